@@ -1,0 +1,37 @@
+# throttlelab. `make` builds the binary, `make test` runs every check CI runs.
+GO ?= go
+BIN ?= bin/throttlelab
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/throttlelab/throttlelab/internal/cli.Version=$(VERSION)
+
+.PHONY: all build test fmt-check vet catalog bench bench-kernel bench-server clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/throttlelab
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+test: fmt-check vet
+	$(GO) test -race ./...
+
+# Regenerates the committed tile catalogue: tens of CPU minutes.
+catalog: build
+	$(BIN) tiles catalog --out workload/testdata/tiles.csv.gz
+
+bench: bench-kernel bench-server
+
+bench-kernel:
+	./bench/kernel/run
+
+bench-server: build
+	./bench/server/run
+
+clean:
+	rm -rf bin

@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"encoding/json"
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/workload"
+)
+
+type burstFlags struct {
+	workers    int
+	busy       time.Duration
+	sleep      time.Duration
+	cycles     int
+	gomaxprocs int
+}
+
+func newBurstCmd() *cobra.Command {
+	var f burstFlags
+	cmd := &cobra.Command{
+		Use:   "burst",
+		Short: "Periodic burst worker: N goroutines busy for B, then asleep for S (one JSON line per cycle)",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.workers < 1 {
+				return usagef("--workers %d: must be at least 1", f.workers)
+			}
+			if f.busy <= 0 {
+				return usagef("--busy %s: must be positive", f.busy)
+			}
+			if f.sleep < 0 {
+				return usagef("--sleep %s: must not be negative", f.sleep)
+			}
+			if f.cycles < 0 {
+				return usagef("--cycles %d: must be 0 (until stopped) or more", f.cycles)
+			}
+			if f.gomaxprocs < 0 {
+				return usagef("--gomaxprocs %d: must be 0 (host CPUs) or more", f.gomaxprocs)
+			}
+			runtime.GOMAXPROCS(gomaxprocsOrHost(f.gomaxprocs))
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			var encErr error
+			err := workload.RunBurst(cmd.Context(), workload.BurstConfig{Workers: f.workers, Busy: f.busy, Sleep: f.sleep, Cycles: f.cycles},
+				func(c workload.BurstCycle) {
+					if encErr == nil {
+						encErr = enc.Encode(c)
+					}
+				})
+			if err != nil {
+				return err
+			}
+			return encErr
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.workers, "workers", 4, "goroutines, each on its own OS thread while busy")
+	fl.DurationVar(&f.busy, "busy", 200*time.Millisecond, "busy phase per cycle (wall time)")
+	fl.DurationVar(&f.sleep, "sleep", 2*time.Second, "sleep between busy phases")
+	fl.IntVar(&f.cycles, "cycles", 0, "stop after this many cycles (0: until stopped)")
+	fl.IntVar(&f.gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS (0: all host CPUs)")
+	return cmd
+}
+
+// gomaxprocsOrHost returns n, or the host's online CPUs when n is 0. GOMAXPROCS is
+// an experiment variable, so it is always set explicitly rather than left to the
+// runtime's cgroup-aware default.
+func gomaxprocsOrHost(n int) int {
+	if n > 0 {
+		return n
+	}
+	if h, err := cgroup.OnlineCPUs("/"); err == nil {
+		return h
+	}
+	return runtime.NumCPU()
+}
+
+type noiseFlags struct {
+	threads  int
+	duration time.Duration
+}
+
+func newNoiseCmd() *cobra.Command {
+	var f noiseFlags
+	cmd := &cobra.Command{
+		Use:   "noise",
+		Short: "CPU hog with N spinning threads, for neighbour experiments (until stopped)",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.threads < 0 {
+				return usagef("--threads %d: must be 0 (host CPUs) or more", f.threads)
+			}
+			if f.duration < 0 {
+				return usagef("--duration %s: must not be negative", f.duration)
+			}
+			n := gomaxprocsOrHost(f.threads)
+			// Every spinning thread needs a P of its own.
+			runtime.GOMAXPROCS(n)
+			ctx := cmd.Context()
+			if f.duration > 0 {
+				var cancel func()
+				ctx, cancel = contextWithTimeout(ctx, f.duration)
+				defer cancel()
+			}
+			return workload.Noise(ctx, n)
+		},
+	}
+	cmd.Flags().IntVar(&f.threads, "threads", 0, "spinning threads (0: all host CPUs)")
+	cmd.Flags().DurationVar(&f.duration, "duration", 0, "stop after this long (0: until stopped)")
+	return cmd
+}

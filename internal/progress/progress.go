@@ -1,0 +1,96 @@
+// Package progress draws a progress bar with an ETA on a terminal, or writes a
+// plain line every few seconds when the output is a pipe or a file.
+package progress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Bar reports the progress of a job with a known number of steps. It is safe for
+// concurrent use.
+type Bar struct {
+	w        io.Writer
+	label    string
+	total    int
+	terminal bool
+	now      func() time.Time
+
+	mu       sync.Mutex
+	start    time.Time
+	lastDraw time.Time
+	done     int
+}
+
+// New returns a bar for total steps written to w. It redraws in place when w is a
+// terminal and writes a line at most every 5 seconds otherwise.
+func New(w io.Writer, label string, total int) *Bar {
+	return &Bar{w: w, label: label, total: total, terminal: IsTerminal(w), now: time.Now, start: time.Now()}
+}
+
+// IsTerminal reports whether w is a character device (a terminal).
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// Set records that done steps are complete and redraws if it is time to.
+func (b *Bar) Set(done int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if done > b.done {
+		b.done = done
+	}
+	now := b.now()
+	every := 5 * time.Second
+	if b.terminal {
+		every = 100 * time.Millisecond
+	}
+	if b.done < b.total && now.Sub(b.lastDraw) < every {
+		return
+	}
+	b.lastDraw = now
+	b.draw(now)
+}
+
+// Finish draws the final state and ends the line.
+func (b *Bar) Finish() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.draw(b.now())
+	if b.terminal {
+		fmt.Fprintln(b.w)
+	}
+}
+
+func (b *Bar) draw(now time.Time) {
+	elapsed := now.Sub(b.start)
+	frac := 0.0
+	if b.total > 0 {
+		frac = float64(b.done) / float64(b.total)
+	}
+	eta := "?"
+	if b.done > 0 && b.done < b.total {
+		rem := time.Duration(float64(elapsed) * (1 - frac) / frac)
+		eta = rem.Round(time.Second).String()
+	} else if b.done >= b.total {
+		eta = "0s"
+	}
+	if !b.terminal {
+		fmt.Fprintf(b.w, "%s: %d/%d (%.0f%%) elapsed %s eta %s\n", b.label, b.done, b.total, 100*frac, elapsed.Round(time.Second), eta)
+		return
+	}
+	const width = 30
+	n := int(frac * width)
+	fmt.Fprintf(b.w, "\r%s [%s%s] %d/%d %3.0f%% eta %s  ", b.label, strings.Repeat("#", n), strings.Repeat(".", width-n), b.done, b.total, 100*frac, eta)
+}

@@ -1,0 +1,272 @@
+package server
+
+import (
+	"bytes"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/png"
+	"net/http"
+	"net/url"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/throttlelab/throttlelab/workload"
+)
+
+// A job is the CPU work of one request. It runs on a locked OS thread and fills in
+// its response; the server measures the thread's CPU time around it.
+type job struct {
+	endpoint string
+	run      func(*response)
+	arrival  time.Time
+	// Set by whoever runs the job.
+	resp    response
+	started time.Time
+	cpu     time.Duration
+	done    chan struct{}
+	// cancelled is set (under the queue's discipline: before the worker picks the
+	// job) when the client gave up while the job was queued.
+	cancelled atomicBool
+}
+
+type response struct {
+	contentType string
+	headers     map[string]string
+	body        []byte
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/tile", s.getOnly(s.handleTile))
+	mux.HandleFunc("/burn", s.getOnly(s.handleBurn))
+	mux.HandleFunc("/api", s.getOnly(s.handleAPI))
+	mux.HandleFunc("/healthz", s.getOnly(s.handleHealthz))
+	mux.HandleFunc("/info", s.getOnly(s.handleInfo))
+	metrics := promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})
+	mux.HandleFunc("/metrics", s.getOnly(metrics.ServeHTTP))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, "other", http.StatusNotFound, fmt.Sprintf("no endpoint %s: try /tile, /burn, /api, /healthz, /metrics or /info", r.URL.Path))
+	})
+	return mux
+}
+
+func (s *Server) getOnly(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			s.fail(w, r, "other", http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s: use GET", r.Method, r.URL.Path))
+			return
+		}
+		h(w, r)
+	}
+}
+
+// fail answers with a one-line plain-text reason.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, endpoint string, code int, reason string) {
+	w.Header().Set("X-Instance", s.cfg.Name)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	fmt.Fprintln(w, reason)
+	s.metrics.count(endpoint, code)
+}
+
+// query parses the request's query string, allowing only the given parameters,
+// each at most once.
+func query(r *http.Request, allowed ...string) (url.Values, error) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return nil, fmt.Errorf("malformed query: %v", err)
+	}
+	for k, v := range q {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			return nil, fmt.Errorf("unknown parameter %q: %s takes %v", k, r.URL.Path, allowed)
+		}
+		if len(v) > 1 {
+			return nil, fmt.Errorf("parameter %q given %d times", k, len(v))
+		}
+	}
+	return q, nil
+}
+
+func intParam(q url.Values, name string) (int, error) {
+	v := q.Get(name)
+	if v == "" {
+		return 0, fmt.Errorf("missing parameter %s", name)
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("parameter %s=%q is not an integer", name, v)
+	}
+	return n, nil
+}
+
+var pixPool = sync.Pool{New: func() any { return make([]byte, workload.TilePixels) }}
+
+type pngPool struct{ p sync.Pool }
+
+func (p *pngPool) Get() *png.EncoderBuffer {
+	b, _ := p.p.Get().(*png.EncoderBuffer)
+	return b
+}
+func (p *pngPool) Put(b *png.EncoderBuffer) { p.p.Put(b) }
+
+var pngEncoder = png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &pngPool{}}
+
+func (s *Server) handleTile(w http.ResponseWriter, r *http.Request) {
+	arrival := time.Now()
+	q, err := query(r, "x", "y")
+	var t workload.Tile
+	if err == nil {
+		t.X, err = intParam(q, "x")
+	}
+	if err == nil {
+		t.Y, err = intParam(q, "y")
+	}
+	if err == nil {
+		err = workload.CheckTile(t)
+	}
+	if err != nil {
+		s.fail(w, r, "tile", http.StatusBadRequest, "bad request: "+err.Error())
+		return
+	}
+	s.serveJob(w, r, &job{endpoint: "tile", arrival: arrival, run: func(out *response) {
+		pix := pixPool.Get().([]byte)
+		defer pixPool.Put(pix)
+		pix, iters := workload.RenderTile(t, pix)
+		h := workload.HashPixels(pix)
+		img := &image.Gray{Pix: pix, Stride: workload.TileSize, Rect: image.Rect(0, 0, workload.TileSize, workload.TileSize)}
+		var buf bytes.Buffer
+		buf.Grow(16 << 10)
+		if err := pngEncoder.Encode(&buf, img); err != nil {
+			// Encoding into memory cannot fail for a valid image.
+			panic(err)
+		}
+		out.contentType = "image/png"
+		out.body = buf.Bytes()
+		out.headers = map[string]string{
+			"X-Tile":            t.String(),
+			"X-Tile-Iterations": strconv.FormatUint(iters, 10),
+			"X-Tile-Sha256":     hex.EncodeToString(h[:]),
+		}
+	}})
+}
+
+func (s *Server) handleBurn(w http.ResponseWriter, r *http.Request) {
+	arrival := time.Now()
+	n, err := s.burnIterations(r)
+	if err != nil {
+		s.fail(w, r, "burn", http.StatusBadRequest, "bad request: "+err.Error())
+		return
+	}
+	s.serveJob(w, r, &job{endpoint: "burn", arrival: arrival, run: func(out *response) {
+		x := workload.Burn(n)
+		out.contentType = "application/json"
+		out.body = fmt.Appendf(nil, "{\"iterations\":%d,\"result\":%d}\n", n, x)
+	}})
+}
+
+func (s *Server) burnIterations(r *http.Request) (uint64, error) {
+	q, err := query(r, "iterations", "cpu")
+	if err != nil {
+		return 0, err
+	}
+	maxIter := s.cfg.Burn.Iterations(s.cfg.MaxCPU)
+	switch it, cpu := q.Get("iterations"), q.Get("cpu"); {
+	case it != "" && cpu != "":
+		return 0, fmt.Errorf("give iterations or cpu, not both")
+	case it != "":
+		n, err := strconv.ParseUint(it, 10, 64)
+		if err != nil || n == 0 {
+			return 0, fmt.Errorf("iterations=%q: want a positive integer", it)
+		}
+		if n > maxIter {
+			return 0, fmt.Errorf("iterations=%d is over the limit of %d (%s of CPU per request)", n, maxIter, s.cfg.MaxCPU)
+		}
+		return n, nil
+	case cpu != "":
+		d, err := time.ParseDuration(cpu)
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("cpu=%q: want a positive duration such as 5ms", cpu)
+		}
+		if d > s.cfg.MaxCPU {
+			return 0, fmt.Errorf("cpu=%s is over the limit of %s per request", d, s.cfg.MaxCPU)
+		}
+		n := s.cfg.Burn.Iterations(d)
+		if n == 0 {
+			n = 1
+		}
+		return n, nil
+	default:
+		return 0, fmt.Errorf("missing parameter: give iterations=N or cpu=DURATION")
+	}
+}
+
+var apiBody = []byte("{\"ok\":true}\n")
+
+func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
+	arrival := time.Now()
+	if _, err := query(r); err != nil {
+		s.fail(w, r, "api", http.StatusBadRequest, "bad request: "+err.Error())
+		return
+	}
+	s.serveJob(w, r, &job{endpoint: "api", arrival: arrival, run: func(out *response) {
+		out.contentType = "application/json"
+		out.body = apiBody
+	}})
+}
+
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Instance", s.cfg.Name)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fmt.Fprintln(w, "ok")
+	s.metrics.count("healthz", http.StatusOK)
+}
+
+// InfoResponse is the body of GET /info.
+type InfoResponse struct {
+	Name              string                   `json:"name"`
+	Concurrency       Concurrency              `json:"concurrency"`
+	MaxInflight       int                      `json:"max_inflight"`
+	MaxCPUMs          float64                  `json:"max_request_cpu_ms"`
+	Burn              workload.BurnCalibration `json:"burn_calibration"`
+	Tiles             map[string]any           `json:"tiles"`
+	PID               int                      `json:"pid"`
+	UptimeSec         float64                  `json:"uptime_sec"`
+	InFlight          int64                    `json:"in_flight"`
+	RuntimeGOMAXPROCS int                      `json:"runtime_gomaxprocs"`
+	Info
+}
+
+func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
+	resp := InfoResponse{
+		Name:              s.cfg.Name,
+		Concurrency:       s.cfg.Concurrency,
+		MaxInflight:       s.cfg.MaxInflight,
+		MaxCPUMs:          float64(s.cfg.MaxCPU) / float64(time.Millisecond),
+		Burn:              s.cfg.Burn,
+		Tiles:             map[string]any{"kernel": workload.KernelVersion, "max_iter": workload.MaxIter, "tiles_x": workload.TilesX, "tiles_y": workload.TilesY, "tile_size": workload.TileSize},
+		PID:               pid,
+		UptimeSec:         time.Since(s.started).Seconds(),
+		InFlight:          s.inflight.Load(),
+		RuntimeGOMAXPROCS: runtime.GOMAXPROCS(0),
+		Info:              s.cfg.Info,
+	}
+	w.Header().Set("X-Instance", s.cfg.Name)
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(resp)
+	s.metrics.count("info", http.StatusOK)
+}
