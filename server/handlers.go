@@ -50,7 +50,10 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/healthz", s.getOnly(s.handleHealthz))
 	mux.HandleFunc("/info", s.getOnly(s.handleInfo))
 	metrics := promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})
-	mux.HandleFunc("/metrics", s.getOnly(metrics.ServeHTTP))
+	mux.HandleFunc("/metrics", s.getOnly(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Instance", s.cfg.Name)
+		metrics.ServeHTTP(w, r)
+	}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "other", http.StatusNotFound, fmt.Sprintf("no endpoint %s: try /tile, /burn, /api, /healthz, /metrics or /info", r.URL.Path))
 	})

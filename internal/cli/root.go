@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -47,7 +48,7 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "throttlelab: %v\n", err)
 	var ue usageError
-	if errors.As(err, &ue) {
+	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
 		return 2
 	}
 	return 1

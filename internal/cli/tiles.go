@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -98,6 +100,7 @@ func loadCatalog(path string) (*workload.Catalog, error) {
 }
 
 type tilesVerifyFlags struct {
+	tiles   []string
 	sample  int
 	seed    uint64
 	catalog string
@@ -111,14 +114,25 @@ func newTilesVerifyCmd() *cobra.Command {
 		Short: "Recompute tiles and check them against the catalogue",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.sample < 1 || f.sample > workload.TileCount {
-				return usagef("--sample %d: must be 1..%d", f.sample, workload.TileCount)
+			if f.sample < 0 || f.sample > workload.TileCount {
+				return usagef("--sample %d: must be 0..%d", f.sample, workload.TileCount)
+			}
+			var tiles []workload.Tile
+			for _, s := range f.tiles {
+				t, err := parseTile(s)
+				if err != nil {
+					return usagef("--tile %q: %v", s, err)
+				}
+				tiles = append(tiles, t)
+			}
+			if len(tiles) == 0 && f.sample == 0 {
+				return usagef("--sample 0 and no --tile: nothing to verify")
 			}
 			c, err := loadCatalog(f.catalog)
 			if err != nil {
 				return err
 			}
-			tiles := workload.SampleTiles(rand.New(rand.NewPCG(f.seed, 0)), f.sample)
+			tiles = append(tiles, workload.SampleTiles(rand.New(rand.NewPCG(f.seed, 0)), f.sample)...)
 			bar := progress.New(cmd.ErrOrStderr(), "verify", len(tiles))
 			got, err := workload.RenderTiles(cmd.Context(), tiles, f.workers, bar.Set)
 			if err != nil {
@@ -138,8 +152,24 @@ func newTilesVerifyCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&f.sample, "sample", 50, "number of random tiles to recompute")
+	cmd.Flags().StringArrayVar(&f.tiles, "tile", nil, "also verify tile X,Y (repeatable)")
 	cmd.Flags().Uint64Var(&f.seed, "seed", uint64(time.Now().UnixNano()), "random seed for the sample (default: the time)")
 	cmd.Flags().StringVar(&f.catalog, "catalog", "", "catalogue file (default: the one built in)")
 	cmd.Flags().IntVar(&f.workers, "workers", 0, "parallel renderers (0: all CPUs)")
 	return cmd
+}
+
+// parseTile parses "X,Y" tile indices.
+func parseTile(s string) (workload.Tile, error) {
+	xs, ys, ok := strings.Cut(s, ",")
+	if !ok {
+		return workload.Tile{}, fmt.Errorf("want X,Y")
+	}
+	x, err1 := strconv.Atoi(strings.TrimSpace(xs))
+	y, err2 := strconv.Atoi(strings.TrimSpace(ys))
+	if err1 != nil || err2 != nil {
+		return workload.Tile{}, fmt.Errorf("want integer X,Y")
+	}
+	t := workload.Tile{X: x, Y: y}
+	return t, workload.CheckTile(t)
 }
