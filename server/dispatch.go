@@ -23,7 +23,8 @@ const statusClientGone = 499
 // serveJob runs j under the server's concurrency discipline and writes the
 // response with its timing headers.
 func (s *Server) serveJob(w http.ResponseWriter, r *http.Request, j *job) {
-	if n := s.inflight.Add(1); n > int64(s.cfg.MaxInflight) {
+	n := s.inflight.Add(1)
+	if n > int64(s.cfg.MaxInflight) {
 		s.inflight.Add(-1)
 		w.Header().Set("Retry-After", "1")
 		s.fail(w, r, j.endpoint, http.StatusServiceUnavailable,
@@ -31,6 +32,12 @@ func (s *Server) serveJob(w http.ResponseWriter, r *http.Request, j *job) {
 		return
 	}
 	defer s.inflight.Add(-1)
+	for {
+		p := s.peak.Load()
+		if n <= p || s.peak.CompareAndSwap(p, n) {
+			break
+		}
+	}
 	s.metrics.inflight.Inc()
 	defer s.metrics.inflight.Dec()
 

@@ -68,6 +68,7 @@ type Server struct {
 	cfg      Config
 	metrics  *metrics
 	inflight atomic.Int64
+	peak     atomic.Int64  // most requests ever admitted at once
 	queue    chan *job     // Single mode only
 	stop     chan struct{} // closed when the queue worker should stop
 	started  time.Time
@@ -103,6 +104,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	return s, nil
 }
+
+// PeakInflight returns the most work requests the server ever had admitted at once.
+func (s *Server) PeakInflight() int64 { return s.peak.Load() }
 
 // Config returns the server's configuration with defaults filled in.
 func (s *Server) Config() Config { return s.cfg }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,25 +89,14 @@ func fetch(url string) (*http.Response, []byte, error) {
 // timing parses a Server-Timing header into durations in ms.
 func timing(t *testing.T, h string) map[string]float64 {
 	t.Helper()
-	out := map[string]float64{}
-	for _, part := range strings.Split(h, ",") {
-		name, dur, ok := strings.Cut(strings.TrimSpace(part), ";dur=")
-		if !ok {
-			t.Fatalf("malformed Server-Timing %q", h)
-		}
-		v, err := strconv.ParseFloat(dur, 64)
-		if err != nil {
-			t.Fatalf("Server-Timing %q: %v", h, err)
-		}
-		out[name] = v
+	tm, err := ParseTiming(h)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, k := range []string{"queue", "cpu", "wall"} {
-		if _, ok := out[k]; !ok {
-			t.Fatalf("Server-Timing %q lacks %s", h, k)
-		}
-	}
-	return out
+	return map[string]float64{"queue": ms(tm.Queue), "cpu": ms(tm.CPU), "wall": ms(tm.Wall)}
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func TestBadInput(t *testing.T) {
 	_, base, _ := start(t, Config{MaxCPU: time.Second})
@@ -280,13 +270,13 @@ func TestSingleServesInArrivalOrder(t *testing.T) {
 				t.Error(err)
 				return
 			}
+			tm, err := ParseTiming(resp.Header.Get("Server-Timing"))
+			if err != nil {
+				t.Error(err)
+			}
 			mu.Lock()
 			order = append(order, i)
-			timings[i] = map[string]float64{}
-			for _, part := range strings.Split(resp.Header.Get("Server-Timing"), ",") {
-				name, dur, _ := strings.Cut(strings.TrimSpace(part), ";dur=")
-				timings[i][name], _ = strconv.ParseFloat(dur, 64)
-			}
+			timings[i] = map[string]float64{"queue": ms(tm.Queue), "cpu": ms(tm.CPU), "wall": ms(tm.Wall)}
 			mu.Unlock()
 		}()
 		// Each request is admitted (and queued) before the next is sent.
@@ -422,5 +412,57 @@ func TestResolveGOMAXPROCS(t *testing.T) {
 		if (err != nil) != tt.wantErr || got != tt.want {
 			t.Errorf("ResolveGOMAXPROCS(%q, %+v) = %d (%s), %v; want %d", tt.spec, tt.limits, got, src, err, tt.want)
 		}
+	}
+}
+
+// TestFloodStaysBounded sends far more concurrent requests than the server admits:
+// the excess is refused with 503, admission never exceeds the bound, and the heap
+// does not grow with the flood.
+func TestFloodStaysBounded(t *testing.T) {
+	for _, conc := range []Concurrency{Goroutine, Single} {
+		t.Run(string(conc), func(t *testing.T) {
+			s, base, _ := start(t, Config{Concurrency: conc, MaxInflight: 8})
+			tr := &http.Transport{MaxIdleConnsPerHost: 300, MaxConnsPerHost: 300}
+			defer tr.CloseIdleConnections()
+			client := &http.Client{Transport: tr}
+			var before runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			const n = 300
+			codes := make(chan int, n)
+			var wg sync.WaitGroup
+			for i := 0; i < n; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					resp, err := client.Get(base + "/tile?x=85&y=70")
+					if err != nil {
+						codes <- 0
+						return
+					}
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					codes <- resp.StatusCode
+				}()
+			}
+			wg.Wait()
+			close(codes)
+			count := map[int]int{}
+			for c := range codes {
+				count[c]++
+			}
+			if count[200] == 0 || count[503] == 0 || count[200]+count[503] != n {
+				t.Errorf("status counts %v: want some 200, some 503, nothing else", count)
+			}
+			if p := s.PeakInflight(); p > 8 || p < 1 {
+				t.Errorf("peak in flight %d, want 1..8", p)
+			}
+			var after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			if grow := int64(after.HeapInuse) - int64(before.HeapInuse); grow > 64<<20 {
+				t.Errorf("heap grew by %d MiB over a flood of %d requests", grow>>20, n)
+			}
+		})
 	}
 }

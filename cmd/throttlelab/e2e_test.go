@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+	"github.com/throttlelab/throttlelab/server"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -59,8 +61,8 @@ func run(t *testing.T, args ...string) result {
 	return result{code, out.String(), errb.String()}
 }
 
-// server is a running `throttlelab serve`.
-type server struct {
+// serveProc is a running `throttlelab serve`.
+type serveProc struct {
 	cmd  *exec.Cmd
 	base string
 	done chan error
@@ -68,7 +70,7 @@ type server struct {
 
 // startServe starts `throttlelab serve` with args (through sh -c prefix if given)
 // and waits for its "listening on" line.
-func startServe(t *testing.T, shellPrefix string, args ...string) *server {
+func startServe(t *testing.T, shellPrefix string, args ...string) *serveProc {
 	t.Helper()
 	all := append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)
 	var cmd *exec.Cmd
@@ -89,7 +91,7 @@ func startServe(t *testing.T, shellPrefix string, args ...string) *server {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{cmd: cmd, done: make(chan error, 1)}
+	s := &serveProc{cmd: cmd, done: make(chan error, 1)}
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		cmd.Process.Kill()
@@ -117,15 +119,6 @@ func httpGet(url string) (*http.Response, []byte, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp, b, err
-}
-
-func serverTiming(h string) map[string]float64 {
-	out := map[string]float64{}
-	for _, part := range strings.Split(h, ",") {
-		name, dur, _ := strings.Cut(strings.TrimSpace(part), ";dur=")
-		out[name], _ = strconv.ParseFloat(dur, 64)
-	}
-	return out
 }
 
 func TestServeEndToEnd(t *testing.T) {
@@ -219,47 +212,8 @@ func waitFor(t *testing.T, cond func() bool) {
 // checks the shapes: /info sees the limit, GOMAXPROCS=limit gives 1, requests
 // stall (wall well above CPU) and the kernel counts throttled periods.
 func TestServeThrottledInRealCgroup(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create a cgroup")
-	}
-	l, err := cgroup.ReadLayout("/")
-	if err != nil {
-		t.Skipf("no cgroups: %v", err)
-	}
-	var dir, statFile string
-	name := fmt.Sprintf("throttlelab-e2e-%d", os.Getpid())
-	switch l.CPUVersion() {
-	case "v1":
-		dir = filepath.Join(l.V1["cpu"].MountPoint, name)
-	case "v2":
-		dir = filepath.Join(l.Unified.MountPoint, name)
-	default:
-		t.Skip("no cpu controller")
-	}
-	statFile = filepath.Join(dir, "cpu.stat")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Skipf("cannot create a cgroup: %v", err)
-	}
-	t.Cleanup(func() {
-		// The server is killed by startServe's cleanup, which runs first.
-		waitFor(t, func() bool {
-			b, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-			return len(strings.TrimSpace(string(b))) == 0
-		})
-		if err := os.Remove(dir); err != nil {
-			t.Errorf("removing %s: %v", dir, err)
-		}
-	})
-	if l.CPUVersion() == "v1" {
-		os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte("100000"), 0o644)
-		err = os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte("20000"), 0o644)
-	} else {
-		err = os.WriteFile(filepath.Join(dir, "cpu.max"), []byte("20000 100000"), 0o644)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := startServe(t, "echo $$ > "+filepath.Join(dir, "cgroup.procs")+" &&", "--name", "limited", "--gomaxprocs", "limit", "--burn-calibration", "1000000")
+	g := cgrouptest.LimitedGroup(t, 20000, 100000)
+	s := startServe(t, g.ShellPrefix(), "--name", "limited", "--gomaxprocs", "limit", "--burn-calibration", "1000000")
 	_, body, err := httpGet(s.base + "/info")
 	if err != nil {
 		t.Fatal(err)
@@ -269,7 +223,7 @@ func TestServeThrottledInRealCgroup(t *testing.T) {
 		Limits     cgroup.CPULimits
 	}
 	json.Unmarshal(body, &info)
-	if info.GOMAXPROCS != 1 || info.Limits.LimitCores != 0.2 || info.Limits.Group != dir {
+	if info.GOMAXPROCS != 1 || info.Limits.LimitCores != 0.2 || info.Limits.Group != g.Dir {
 		t.Errorf("/info in a 0.2-CPU group: %s", body)
 	}
 	for i := 0; i < 3; i++ {
@@ -277,24 +231,17 @@ func TestServeThrottledInRealCgroup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tm := serverTiming(resp.Header.Get("Server-Timing"))
+		tm, err := server.ParseTiming(resp.Header.Get("Server-Timing"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		// 50 ms of CPU at 20 ms per 100 ms period cannot finish in one period.
-		if tm["cpu"] <= 0 || tm["wall"] < 2*tm["cpu"] {
-			t.Errorf("burn in a 0.2-CPU group: Server-Timing %v, want wall >= 2 x cpu", tm)
+		if tm.CPU <= 0 || tm.Wall < 2*tm.CPU {
+			t.Errorf("burn in a 0.2-CPU group: %+v, want wall >= 2 x cpu", tm)
 		}
 	}
-	b, err := os.ReadFile(statFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	throttled := -1
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "nr_throttled "); ok {
-			throttled, _ = strconv.Atoi(v)
-		}
-	}
-	if throttled <= 0 {
-		t.Errorf("cpu.stat nr_throttled = %d after 150 ms of CPU at 0.2 CPU, want > 0:\n%s", throttled, b)
+	if n := g.Stat(t)["nr_throttled"]; n <= 0 {
+		t.Errorf("cpu.stat nr_throttled = %d after 150 ms of CPU at 0.2 CPU, want > 0", n)
 	}
 }
 

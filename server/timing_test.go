@@ -1,0 +1,38 @@
+package server
+
+import (
+	"testing"
+	"time"
+)
+
+func TestParseTiming(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    Timing
+		wantErr bool
+	}{
+		{"queue;dur=0.5, cpu;dur=5, wall;dur=20", Timing{500 * time.Microsecond, 5 * time.Millisecond, 20 * time.Millisecond}, false},
+		{`cpu;desc="thread";dur=1,wall;dur=2,queue;dur=0,db;dur=3`, Timing{0, time.Millisecond, 2 * time.Millisecond}, false},
+		{"queue;dur=0, cpu;dur=5", Timing{}, true},
+		{"queue;dur=x, cpu;dur=5, wall;dur=6", Timing{}, true},
+		{"queue;dur=-1, cpu;dur=5, wall;dur=6", Timing{}, true},
+		{"queue, cpu;dur=5, wall;dur=6", Timing{}, true},
+		{"", Timing{}, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseTiming(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("ParseTiming(%q) = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+	}
+	if s := (Timing{Queue: 1, CPU: 5, Wall: 20}).Stall(); s != 14 {
+		t.Errorf("Stall = %d, want 14", s)
+	}
+	if s := (Timing{CPU: 5, Wall: 4}).Stall(); s != 0 {
+		t.Errorf("Stall of a clock-skewed timing = %d, want 0", s)
+	}
+	// What the server writes, it reads back.
+	if got, err := ParseTiming(serverTiming(time.Millisecond, 2*time.Millisecond, 3*time.Millisecond)); err != nil || got.Wall != 3*time.Millisecond {
+		t.Errorf("round trip: %+v %v", got, err)
+	}
+}
