@@ -38,6 +38,10 @@ const (
 	// KernelVersion names the kernel, colouring and region. It is written into the
 	// catalogue so that a catalogue can never be checked against a different kernel.
 	KernelVersion = "mandelbrot-v1"
+
+	// ImageSHA256 is the checksum of the whole image: SHA-256 over the 26010 tile
+	// hashes in row-major order. A load that renders every tile must arrive at it.
+	ImageSHA256 = "4b497bb5611fbd9a274bb81f96643fb49c956fc554861407bd045dd6b5501d44"
 )
 
 // pixelStep is the width (and height) of one pixel in the complex plane. The two

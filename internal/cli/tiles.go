@@ -68,6 +68,11 @@ func writeFileAtomic(path string, write func(*os.File) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name())
+	// CreateTemp makes the file 0600; the result is an ordinary readable file.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
 	if err := write(tmp); err != nil {
 		tmp.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
