@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,6 +21,22 @@ type atomicBool = atomic.Bool
 // its queued request ran.
 const statusClientGone = 499
 
+var jobPool = sync.Pool{New: func() any { return new(job) }}
+
+// newJob returns a job from the pool, ready to run.
+func newJob(endpoint string, arrival time.Time, run func(*response)) *job {
+	j := jobPool.Get().(*job)
+	j.endpoint, j.arrival, j.run = endpoint, arrival, run
+	return j
+}
+
+// release returns j to the pool. A job whose client left while it was queued is
+// not released: the queue worker may still be about to look at it.
+func (j *job) release() {
+	*j = job{}
+	jobPool.Put(j)
+}
+
 // serveJob runs j under the server's concurrency discipline and writes the
 // response with its timing headers.
 func (s *Server) serveJob(w http.ResponseWriter, r *http.Request, j *job) {
@@ -29,6 +46,7 @@ func (s *Server) serveJob(w http.ResponseWriter, r *http.Request, j *job) {
 		w.Header().Set("Retry-After", "1")
 		s.fail(w, r, j.endpoint, http.StatusServiceUnavailable,
 			fmt.Sprintf("server busy: %d requests in flight, the maximum is %d (--max-inflight)", n-1, s.cfg.MaxInflight))
+		j.release()
 		return
 	}
 	defer s.inflight.Add(-1)
@@ -43,7 +61,12 @@ func (s *Server) serveJob(w http.ResponseWriter, r *http.Request, j *job) {
 
 	if s.queue == nil {
 		j.started = time.Now()
-		j.cpu = workload.OnThread(func() { j.run(&j.resp) })
+		if s.cfg.SkipCPUClock {
+			j.cpu = -1
+			j.run(&j.resp)
+		} else {
+			j.cpu = workload.OnThread(func() { j.run(&j.resp) })
+		}
 	} else {
 		j.done = make(chan struct{})
 		// Never blocks: the queue holds MaxInflight jobs and at most MaxInflight
@@ -54,29 +77,74 @@ func (s *Server) serveJob(w http.ResponseWriter, r *http.Request, j *job) {
 		case <-r.Context().Done():
 			j.cancelled.Store(true)
 			s.metrics.count(j.endpoint, statusClientGone)
-			return
+			return // not released: see release
 		}
 	}
 	wall := time.Since(j.arrival)
 	queue := j.started.Sub(j.arrival)
 
+	// Keys are already canonical and the constant values are shared slices, so the
+	// hot path skips header canonicalisation and allocation (net/http never
+	// modifies header values). Every key in the map costs net/http a sort and a
+	// scan when it writes the header, which shows on trivial requests: bodies up
+	// to its chunking threshold get Content-Length from net/http's own fast path.
 	h := w.Header()
-	h.Set("X-Instance", s.cfg.Name)
-	h.Set("Server-Timing", serverTiming(queue, j.cpu, wall))
-	h.Set("Content-Type", j.resp.contentType)
-	h.Set("Content-Length", strconv.Itoa(len(j.resp.body)))
+	h["X-Instance"] = s.instanceHeader
+	h["Server-Timing"] = []string{serverTiming(queue, j.cpu, wall)}
+	ct, ok := contentTypes[j.resp.contentType]
+	if !ok {
+		ct = []string{j.resp.contentType}
+	}
+	h["Content-Type"] = ct
+	if len(j.resp.body) > netHTTPChunkingSize {
+		h["Content-Length"] = []string{strconv.Itoa(len(j.resp.body))}
+	}
 	for k, v := range j.resp.headers {
 		h.Set(k, v)
 	}
 	w.WriteHeader(http.StatusOK)
 	w.Write(j.resp.body)
 	s.metrics.observe(j.endpoint, wall, queue, j.cpu)
+	j.release()
 }
 
-// serverTiming formats the standard Server-Timing header (durations in ms).
+// netHTTPChunkingSize is net/http's bufferBeforeChunkingSize: a handler that
+// writes no more than this and returns gets a Content-Length header computed by
+// net/http; a larger body without one would be sent chunked.
+const netHTTPChunkingSize = 2048
+
+var contentTypes = map[string][]string{
+	"image/png":        {"image/png"},
+	"application/json": {"application/json"},
+}
+
+// serverTiming formats the standard Server-Timing header, durations in ms with
+// microsecond resolution. cpu < 0 means it was not measured and is left out.
 func serverTiming(queue, cpu, wall time.Duration) string {
-	ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
-	return "queue;dur=" + ms(queue) + ", cpu;dur=" + ms(cpu) + ", wall;dur=" + ms(wall)
+	b := make([]byte, 0, 64)
+	b = append(b, "queue;dur="...)
+	b = appendMs(b, queue)
+	if cpu >= 0 {
+		b = append(b, ", cpu;dur="...)
+		b = appendMs(b, cpu)
+	}
+	b = append(b, ", wall;dur="...)
+	b = appendMs(b, wall)
+	return string(b)
+}
+
+// appendMs appends d in milliseconds with three decimals ("12.345"), formatted
+// from integer microseconds: float formatting is a measurable part of the cost
+// of a trivial request.
+func appendMs(b []byte, d time.Duration) []byte {
+	us := int64(d / time.Microsecond)
+	if us < 0 {
+		b = append(b, '-')
+		us = -us
+	}
+	b = strconv.AppendInt(b, us/1000, 10)
+	frac := us % 1000
+	return append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
 }
 
 // runQueue serves queued jobs one at a time, in arrival order, on one OS thread.
@@ -91,9 +159,14 @@ func (s *Server) runQueue() {
 				continue
 			}
 			j.started = time.Now()
-			start := workload.ThreadCPU()
-			j.run(&j.resp)
-			j.cpu = workload.ThreadCPU() - start
+			if s.cfg.SkipCPUClock {
+				j.cpu = -1
+				j.run(&j.resp)
+			} else {
+				start := workload.ThreadCPU()
+				j.run(&j.resp)
+				j.cpu = workload.ThreadCPU() - start
+			}
 			close(j.done)
 		case <-s.stop:
 			return

@@ -84,6 +84,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, endpoint string, c
 // query parses the request's query string, allowing only the given parameters,
 // each at most once.
 func query(r *http.Request, allowed ...string) (url.Values, error) {
+	if r.URL.RawQuery == "" {
+		return nil, nil
+	}
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, fmt.Errorf("malformed query: %v", err)
@@ -144,7 +147,7 @@ func (s *Server) handleTile(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "tile", http.StatusBadRequest, "bad request: "+err.Error())
 		return
 	}
-	s.serveJob(w, r, &job{endpoint: "tile", arrival: arrival, run: func(out *response) {
+	s.serveJob(w, r, newJob("tile", arrival, func(out *response) {
 		pix := pixPool.Get().([]byte)
 		defer pixPool.Put(pix)
 		pix, iters := workload.RenderTile(t, pix)
@@ -163,7 +166,7 @@ func (s *Server) handleTile(w http.ResponseWriter, r *http.Request) {
 			"X-Tile-Iterations": strconv.FormatUint(iters, 10),
 			"X-Tile-Sha256":     hex.EncodeToString(h[:]),
 		}
-	}})
+	}))
 }
 
 func (s *Server) handleBurn(w http.ResponseWriter, r *http.Request) {
@@ -173,11 +176,11 @@ func (s *Server) handleBurn(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "burn", http.StatusBadRequest, "bad request: "+err.Error())
 		return
 	}
-	s.serveJob(w, r, &job{endpoint: "burn", arrival: arrival, run: func(out *response) {
+	s.serveJob(w, r, newJob("burn", arrival, func(out *response) {
 		x := workload.Burn(n)
 		out.contentType = "application/json"
 		out.body = fmt.Appendf(nil, "{\"iterations\":%d,\"result\":%d}\n", n, x)
-	}})
+	}))
 }
 
 func (s *Server) burnIterations(r *http.Request) (uint64, error) {
@@ -224,10 +227,10 @@ func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "api", http.StatusBadRequest, "bad request: "+err.Error())
 		return
 	}
-	s.serveJob(w, r, &job{endpoint: "api", arrival: arrival, run: func(out *response) {
+	s.serveJob(w, r, newJob("api", arrival, func(out *response) {
 		out.contentType = "application/json"
 		out.body = apiBody
-	}})
+	}))
 }
 
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
@@ -241,6 +244,7 @@ func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
 type InfoResponse struct {
 	Name              string                   `json:"name"`
 	Concurrency       Concurrency              `json:"concurrency"`
+	CPUClock          bool                     `json:"cpu_clock"`
 	MaxInflight       int                      `json:"max_inflight"`
 	MaxCPUMs          float64                  `json:"max_request_cpu_ms"`
 	Burn              workload.BurnCalibration `json:"burn_calibration"`
@@ -256,6 +260,7 @@ func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 	resp := InfoResponse{
 		Name:              s.cfg.Name,
 		Concurrency:       s.cfg.Concurrency,
+		CPUClock:          !s.cfg.SkipCPUClock,
 		MaxInflight:       s.cfg.MaxInflight,
 		MaxCPUMs:          float64(s.cfg.MaxCPU) / float64(time.Millisecond),
 		Burn:              s.cfg.Burn,

@@ -78,8 +78,11 @@ func (m *metrics) observe(endpoint string, wall, queue, cpu time.Duration) {
 	}
 	e.ok.Inc()
 	e.duration.Observe(wall.Seconds())
-	e.cpu.Add(cpu.Seconds())
 	e.queue.Add(queue.Seconds())
+	if cpu < 0 {
+		return // not measured (--cpu-clock=false)
+	}
+	e.cpu.Add(cpu.Seconds())
 	if stall := wall - queue - cpu; stall > 0 {
 		e.stall.Add(stall.Seconds())
 	}

@@ -44,6 +44,10 @@ type Config struct {
 	// MaxCPU is the most CPU a single request may ask for; above it the request is
 	// refused with 400.
 	MaxCPU time.Duration
+	// SkipCPUClock turns off the per-request thread CPU clock: Server-Timing then
+	// has no cpu (and the stall cannot be derived). The clock costs two system
+	// calls per request, which shows only on trivial requests such as /api.
+	SkipCPUClock bool
 	// Grace is how long shutdown waits for in-flight requests.
 	Grace time.Duration
 	// Burn converts burn=DURATION requests to iterations.
@@ -68,10 +72,12 @@ type Server struct {
 	cfg      Config
 	metrics  *metrics
 	inflight atomic.Int64
-	peak     atomic.Int64  // most requests ever admitted at once
-	queue    chan *job     // Single mode only
-	stop     chan struct{} // closed when the queue worker should stop
-	started  time.Time
+	peak     atomic.Int64 // most requests ever admitted at once
+	// instanceHeader is the X-Instance value, shared by every response.
+	instanceHeader []string
+	queue          chan *job     // Single mode only
+	stop           chan struct{} // closed when the queue worker should stop
+	started        time.Time
 }
 
 // New checks cfg, fills in defaults and returns a server.
@@ -97,7 +103,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Burn.IterationsPerMs <= 0 {
 		return nil, errors.New("server needs a burn calibration (iterations per ms > 0)")
 	}
-	s := &Server{cfg: cfg, metrics: newMetrics(cfg.Name), started: time.Now()}
+	s := &Server{cfg: cfg, metrics: newMetrics(cfg.Name), started: time.Now(), instanceHeader: []string{cfg.Name}}
 	if cfg.Concurrency == Single {
 		s.queue = make(chan *job, cfg.MaxInflight)
 		s.stop = make(chan struct{})

@@ -466,3 +466,29 @@ func TestFloodStaysBounded(t *testing.T) {
 		})
 	}
 }
+
+func TestSkipCPUClock(t *testing.T) {
+	_, base, _ := start(t, Config{SkipCPUClock: true})
+	resp, _ := get(t, base+"/burn?cpu=2ms")
+	h := resp.Header.Get("Server-Timing")
+	tm, err := ParseTiming(h)
+	if err != nil || strings.Contains(h, "cpu") || tm.CPU != -1 || tm.Wall <= 0 {
+		t.Errorf("Server-Timing %q (%+v, %v): want queue and wall only", h, tm, err)
+	}
+	_, body := get(t, base+"/info")
+	if !strings.Contains(string(body), `"cpu_clock": false`) {
+		t.Errorf("/info does not say the CPU clock is off: %s", body)
+	}
+}
+
+// TestContentLength checks that small and large bodies both carry a
+// Content-Length (the small ones from net/http itself) and none is chunked.
+func TestContentLength(t *testing.T) {
+	_, base, _ := start(t, Config{})
+	for _, path := range []string{"/api", "/burn?iterations=10", "/tile?x=85&y=70"} {
+		resp, body := get(t, base+path)
+		if resp.ContentLength != int64(len(body)) || len(resp.TransferEncoding) != 0 {
+			t.Errorf("%s: Content-Length %d for a body of %d, transfer encoding %v", path, resp.ContentLength, len(body), resp.TransferEncoding)
+		}
+	}
+}

@@ -12,23 +12,29 @@ import (
 type Timing struct {
 	// Queue is the time the request waited for a worker.
 	Queue time.Duration
-	// CPU is the CPU time the request's thread got.
+	// CPU is the CPU time the request's thread got, or -1 if the server did not
+	// measure it (serve --cpu-clock=false).
 	CPU time.Duration
 	// Wall is the time from the request being read to the response being written.
 	Wall time.Duration
 }
 
 // Stall returns Wall - Queue - CPU (at least 0): the time the request was runnable
-// but not running, throttled or preempted.
-func (t Timing) Stall() time.Duration { return max(0, t.Wall-t.Queue-t.CPU) }
+// but not running, throttled or preempted. It is -1 when CPU was not measured.
+func (t Timing) Stall() time.Duration {
+	if t.CPU < 0 {
+		return -1
+	}
+	return max(0, t.Wall-t.Queue-t.CPU)
+}
 
 // ParseTiming parses a Server-Timing header such as
 // "queue;dur=0.012, cpu;dur=5.1, wall;dur=5.3" (durations in ms). Unknown metrics
-// and parameters are ignored, as the standard asks; queue, cpu and wall must all
-// be present.
+// and parameters are ignored, as the standard asks; queue and wall must be
+// present, and a missing cpu gives CPU = -1.
 func ParseTiming(h string) (Timing, error) {
-	var t Timing
-	seen := 0
+	t := Timing{CPU: -1}
+	seen := map[string]bool{}
 	for _, metric := range strings.Split(h, ",") {
 		params := strings.Split(strings.TrimSpace(metric), ";")
 		var dst *time.Duration
@@ -58,10 +64,10 @@ func ParseTiming(h string) (Timing, error) {
 		if !found {
 			return Timing{}, fmt.Errorf("Server-Timing %q: %s has no dur", h, params[0])
 		}
-		seen++
+		seen[strings.TrimSpace(params[0])] = true
 	}
-	if seen != 3 {
-		return Timing{}, fmt.Errorf("Server-Timing %q: want queue, cpu and wall", h)
+	if !seen["queue"] || !seen["wall"] {
+		return Timing{}, fmt.Errorf("Server-Timing %q: want queue and wall (and cpu)", h)
 	}
 	return t, nil
 }

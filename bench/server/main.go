@@ -27,6 +27,28 @@ import (
 
 type sample struct {
 	rps, p50ms, p99ms float64
+	requests          float64
+	cpuUsPerReq       float64 // server process CPU (user+system) per request
+}
+
+// processCPU returns the CPU time (user + system) process pid has used, from
+// /proc/PID/stat. Time stolen by the hypervisor or other tenants is not in it,
+// which makes CPU per request steadier than throughput on a shared machine.
+func processCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name may contain spaces: fields count from after its ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: too few fields", pid)
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	const ticksPerSec = 100 // USER_HZ on Linux
+	return time.Duration(utime+stime) * time.Second / ticksPerSec, nil
 }
 
 func main() {
@@ -34,8 +56,9 @@ func main() {
 	rounds := flag.Int("rounds", 3, "alternating rounds")
 	duration := flag.Duration("duration", 5*time.Second, "wrk duration per run")
 	conns := flag.Int("connections", 32, "wrk connections")
+	instr := flag.Bool("instructions", true, "also count instructions per request under valgrind (if installed)")
 	flag.Parse()
-	if err := run(*bin, *rounds, *duration, *conns); err != nil {
+	if err := run(*bin, *rounds, *duration, *conns, *instr); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/server:", err)
 		os.Exit(1)
 	}
@@ -53,37 +76,45 @@ func pin(cpu int, args ...string) []string {
 // "listening on URL" line.
 func startServer(ctx context.Context, args []string) (string, *exec.Cmd, error) {
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Stderr = io.Discard
+	url, err := startCmd(cmd, args)
+	return url, cmd, err
+}
+
+// startCmd starts cmd, reads its "listening on URL" line and makes one request to
+// check it is ready.
+func startCmd(cmd *exec.Cmd, args []string) (string, error) {
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", nil, err
+		return "", err
 	}
-	cmd.Stderr = io.Discard
 	if err := cmd.Start(); err != nil {
-		return "", nil, fmt.Errorf("starting %v: %w", args, err)
+		return "", fmt.Errorf("starting %v: %w", args, err)
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		cmd.Process.Kill()
-		return "", nil, fmt.Errorf("%v printed no address: %w", args, err)
+		return "", fmt.Errorf("%v printed no address: %w", args, err)
 	}
 	f := strings.Fields(line)
 	if len(f) < 3 || f[0] != "listening" {
 		cmd.Process.Kill()
-		return "", nil, fmt.Errorf("%v: unexpected first line %q", args, line)
+		return "", fmt.Errorf("%v: unexpected first line %q", args, line)
 	}
 	go io.Copy(io.Discard, out)
 	resp, err := http.Get(f[2] + "/api")
 	if err != nil {
 		cmd.Process.Kill()
-		return "", nil, err
+		return "", err
 	}
 	resp.Body.Close()
-	return f[2], cmd, nil
+	return f[2], nil
 }
 
 var (
-	reqsRe = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
-	pctRe  = regexp.MustCompile(`(?m)^\s+(50|99)\.000%\s+([0-9.]+)(us|ms|s)`)
+	reqsRe  = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	totalRe = regexp.MustCompile(`([0-9]+) requests in`)
+	pctRe   = regexp.MustCompile(`(?m)^\s+(50|99)(?:\.000)?%\s+([0-9.]+)(us|ms|s)\s*$`)
 )
 
 func wrk(url string, d time.Duration, conns int) (sample, error) {
@@ -98,6 +129,9 @@ func wrk(url string, d time.Duration, conns int) (sample, error) {
 		return s, fmt.Errorf("no Requests/sec in wrk output:\n%s", out)
 	}
 	s.rps, _ = strconv.ParseFloat(string(m[1]), 64)
+	if m := totalRe.FindSubmatch(out); m != nil {
+		s.requests, _ = strconv.ParseFloat(string(m[1]), 64)
+	}
 	for _, p := range pctRe.FindAllSubmatch(out, -1) {
 		v, _ := strconv.ParseFloat(string(p[2]), 64)
 		switch string(p[3]) {
@@ -115,7 +149,7 @@ func wrk(url string, d time.Duration, conns int) (sample, error) {
 	return s, nil
 }
 
-func run(bin string, rounds int, d time.Duration, conns int) error {
+func run(bin string, rounds int, d time.Duration, conns int, instr bool) error {
 	if _, err := exec.LookPath("wrk"); err != nil {
 		return fmt.Errorf("wrk is not installed: apt-get install wrk")
 	}
@@ -140,6 +174,7 @@ func run(bin string, rounds int, d time.Duration, conns int) error {
 	}{
 		{"throttlelab serve", pin(0, bin, "serve", "--listen", "127.0.0.1:0", "--name", "bench", "--gomaxprocs", "1", "--burn-calibration", "1000000")},
 		{"minimal net/http", pin(0, minimal, "--gomaxprocs", "1")},
+		{"serve --cpu-clock=f", pin(0, bin, "serve", "--listen", "127.0.0.1:0", "--name", "bench", "--gomaxprocs", "1", "--burn-calibration", "1000000", "--cpu-clock=false")},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -150,14 +185,25 @@ func run(bin string, rounds int, d time.Duration, conns int) error {
 			if err != nil {
 				return err
 			}
+			cpu0, err := processCPU(cmd.Process.Pid)
+			if err != nil {
+				return err
+			}
 			s, err := wrk(url, d, conns)
+			cpu1, cpuErr := processCPU(cmd.Process.Pid)
 			cmd.Process.Kill()
 			cmd.Wait()
 			if err != nil {
 				return err
 			}
+			if cpuErr != nil {
+				return cpuErr
+			}
+			if s.requests > 0 {
+				s.cpuUsPerReq = float64(cpu1-cpu0) / float64(time.Microsecond) / s.requests
+			}
 			res[i] = append(res[i], s)
-			fmt.Printf("round %d %-18s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms\n", r+1, sv.name, s.rps, s.p50ms, s.p99ms)
+			fmt.Printf("round %d %-19s %9.0f req/s  %6.2f us CPU/req  p50 %6.3f ms  p99 %6.3f ms\n", r+1, sv.name, s.rps, s.cpuUsPerReq, s.p50ms, s.p99ms)
 		}
 	}
 	med := func(v []sample, f func(sample) float64) float64 {
@@ -171,16 +217,113 @@ func run(bin string, rounds int, d time.Duration, conns int) error {
 	rps := func(s sample) float64 { return s.rps }
 	p50 := func(s sample) float64 { return s.p50ms }
 	p99 := func(s sample) float64 { return s.p99ms }
+	cpu := func(s sample) float64 { return s.cpuUsPerReq }
 	fmt.Printf("\n/api, wrk -t1 -c%d, %s x %d rounds, servers GOMAXPROCS=1 pinned to CPU 0, wrk to CPU 1\n", conns, d, rounds)
 	for i, sv := range servers {
-		fmt.Printf("median %-18s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms\n", sv.name, med(res[i], rps), med(res[i], p50), med(res[i], p99))
+		fmt.Printf("median %-19s %9.0f req/s  %6.2f us CPU/req  p50 %6.3f ms  p99 %6.3f ms\n", sv.name, med(res[i], rps), med(res[i], cpu), med(res[i], p50), med(res[i], p99))
 	}
-	ratio := med(res[0], rps) / med(res[1], rps)
-	verdict := "within"
-	if ratio < 0.9 {
-		verdict = "NOT within"
+	var ipr []float64
+	if _, err := exec.LookPath("valgrind"); instr && err == nil {
+		fmt.Println("\ninstructions per request (valgrind callgrind; repeatable whatever else the machine does):")
+		for _, sv := range servers {
+			n, err := instructionsPerRequest(ctx, sv.args, dir, conns)
+			if err != nil {
+				return err
+			}
+			ipr = append(ipr, n)
+			fmt.Printf("  %-19s %8.0f instructions/request\n", sv.name, n)
+		}
+	} else if instr {
+		fmt.Println("\n(valgrind is not installed: no instruction counts; apt-get install valgrind)")
 	}
-	fmt.Printf("throughput throttlelab/minimal = %.3f: instrumentation costs %.1f%% (%s the 10%% goal); p50 ratio %.2f, p99 ratio %.2f\n",
-		ratio, 100*(1-ratio), verdict, med(res[0], p50)/med(res[1], p50), med(res[0], p99)/med(res[1], p99))
+	fmt.Println()
+	for _, i := range []int{0, 2} {
+		if ipr != nil {
+			fmt.Printf("%s / minimal: instructions per request %.3f (instrumentation costs %.1f%%)\n", servers[i].name, ipr[i]/ipr[1], 100*(ipr[i]/ipr[1]-1))
+		}
+		ratio := med(res[i], rps) / med(res[1], rps)
+		verdict := "within"
+		if ratio < 0.9 {
+			verdict = "NOT within"
+		}
+		cpuRatio := med(res[i], cpu) / med(res[1], cpu)
+		fmt.Printf("%s / minimal: throughput %.3f (costs %.1f%%, %s the 10%% goal), CPU per request %.3f; p50 ratio %.2f, p99 ratio %.2f\n",
+			servers[i].name, ratio, 100*(1-ratio), verdict, cpuRatio, med(res[i], p50)/med(res[1], p50), med(res[i], p99)/med(res[1], p99))
+	}
 	return nil
+}
+
+var summaryRe = regexp.MustCompile(`(?m)^summary: ([0-9]+)`)
+
+// instructionsPerRequest runs the server under callgrind and takes three dumps
+// of its instruction count with callgrind_control (each holds the count since the
+// one before): after start-up, after an idle interval, and after wrk ran for an
+// interval as long. (loaded - idle) / requests is the cost of a request without
+// start-up and background work. Unlike time, instruction counts do not depend on
+// what else the machine is doing. Dumps are used instead of a clean exit because
+// callgrind trips over a Go program's signal handling on SIGTERM.
+func instructionsPerRequest(ctx context.Context, args []string, dir string, conns int) (float64, error) {
+	// valgrind runs the program about 50 times slower: a short interval is plenty.
+	const d = 4 * time.Second
+	vg := append([]string{"valgrind", "--tool=callgrind", "--callgrind-out-file=" + filepath.Join(dir, "cg.%p")}, stripTaskset(args)...)
+	url, cmd, stderr, err := startServerCapture(ctx, pin(0, vg...), "GODEBUG=asyncpreemptoff=1")
+	if err != nil {
+		return 0, err
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	pid := cmd.Process.Pid
+	dump := func(n int) (float64, error) {
+		if out, err := exec.Command("callgrind_control", "-d", strconv.Itoa(pid)).CombinedOutput(); err != nil {
+			return 0, fmt.Errorf("callgrind_control -d: %v\n%s", err, out)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("cg.%d.%d", pid, n)))
+		if err != nil {
+			return 0, fmt.Errorf("reading callgrind dump %d: %v\n%s", n, err, stderr.String())
+		}
+		m := summaryRe.FindSubmatch(b)
+		if m == nil {
+			return 0, fmt.Errorf("callgrind dump %d has no summary", n)
+		}
+		return strconv.ParseFloat(string(m[1]), 64)
+	}
+	if _, err := dump(1); err != nil { // start-up
+		return 0, err
+	}
+	time.Sleep(d)
+	idle, err := dump(2)
+	if err != nil {
+		return 0, err
+	}
+	s, err := wrk(url, d, conns)
+	if err != nil {
+		return 0, err
+	}
+	loaded, err := dump(3)
+	if err != nil {
+		return 0, err
+	}
+	if s.requests == 0 {
+		return 0, fmt.Errorf("wrk made no requests under valgrind")
+	}
+	return (loaded - idle) / s.requests, nil
+}
+
+// stripTaskset removes a taskset prefix added by pin.
+func stripTaskset(args []string) []string {
+	if len(args) > 3 && args[0] == "taskset" {
+		return args[3:]
+	}
+	return args
+}
+
+// startServerCapture is startServer keeping the process's stderr.
+// env is added to the environment: callgrind trips over the signals of Go's
+// asynchronous preemption, so it is turned off for every server alike.
+func startServerCapture(ctx context.Context, args []string, env ...string) (string, *exec.Cmd, *strings.Builder, error) {
+	var stderr strings.Builder
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = &stderr
+	url, err := startCmd(cmd, args)
+	return url, cmd, &stderr, err
 }
