@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"runtime"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlelab/throttlelab/workload"
+)
+
+type noiseFlags struct {
+	threads  int
+	duration time.Duration
+}
+
+func newNoiseCmd() *cobra.Command {
+	var f noiseFlags
+	cmd := &cobra.Command{
+		Use:   "noise",
+		Short: "CPU hog with N spinning threads, for neighbour experiments (until stopped)",
+		Args:  exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.threads < 0 {
+				return usagef("--threads %d: must be 0 (host CPUs) or more", f.threads)
+			}
+			if f.duration < 0 {
+				return usagef("--duration %s: must not be negative", f.duration)
+			}
+			n := gomaxprocsOrHost(f.threads)
+			// Every spinning thread needs a P of its own.
+			runtime.GOMAXPROCS(n)
+			ctx := cmd.Context()
+			if f.duration > 0 {
+				var cancel func()
+				ctx, cancel = contextWithTimeout(ctx, f.duration)
+				defer cancel()
+			}
+			return workload.Noise(ctx, n)
+		},
+	}
+	cmd.Flags().IntVar(&f.threads, "threads", 0, "spinning threads (0: all host CPUs)")
+	cmd.Flags().DurationVar(&f.duration, "duration", 0, "stop after this long (0: until stopped)")
+	return cmd
+}
