@@ -1,0 +1,33 @@
+package loadgen
+
+import (
+	"context"
+	"time"
+)
+
+// Clock is the load generator's view of time, so that tests can run the
+// schedulers on a fake clock.
+type Clock interface {
+	Now() time.Time
+	// SleepUntil returns at t, or with ctx's error when ctx ends first.
+	SleepUntil(ctx context.Context, t time.Time) error
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) SleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,170 @@
+package loadgen
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/throttlelab/throttlelab/workload"
+)
+
+// Mode is a load model.
+type Mode string
+
+// Load modes.
+const (
+	// ModeImage: closed loop over a tile set, each tile once, checked against the
+	// catalogue (and the whole image's checksum when all tiles are asked for).
+	ModeImage Mode = "image"
+	// ModeRamp: closed loop, workers from Ramp.From to Ramp.To, Step each.
+	ModeRamp Mode = "ramp"
+	// ModeRate: open loop at Rate, constant or Poisson.
+	ModeRate Mode = "rate"
+	// ModeOnOff: Sources independent Markov on/off sources.
+	ModeOnOff Mode = "onoff"
+	// ModeProbe: a steady low-rate open-loop latency probe.
+	ModeProbe Mode = "probe"
+	// ModeSequential: one request after another.
+	ModeSequential Mode = "sequential"
+)
+
+// Modes lists the modes, for help texts.
+var Modes = []Mode{ModeImage, ModeRamp, ModeRate, ModeOnOff, ModeProbe, ModeSequential}
+
+// DefaultProbeRate is the probe mode's rate when none is given.
+const DefaultProbeRate = 10.0
+
+// Config describes one load.
+type Config struct {
+	Mode Mode
+	// Targets are base URLs of the instances ("http://127.0.0.1:8080").
+	Targets []string
+	// Balancer: random (default), roundrobin, ingress:K, least, p2c.
+	Balancer string
+	Workload WorkloadSpec
+	// Workers for closed-loop modes (image, and ramp's ceiling comes from Ramp).
+	Workers int
+	// RampFrom..RampTo workers, each for RampStep (ramp mode).
+	RampFrom, RampTo int
+	RampStep         time.Duration
+	// Rate in requests per second (rate, probe) and Arrivals: constant or poisson.
+	Rate     float64
+	Arrivals string
+	// Sources with exponential ON and OFF periods of these means (onoff).
+	Sources     int
+	OnMean      time.Duration
+	OffMean     time.Duration
+	Duration    time.Duration
+	Requests    int64
+	Timeout     time.Duration
+	Grace       time.Duration
+	MaxInflight int
+	// NewConnection opens a connection per request instead of keeping them alive.
+	NewConnection bool
+	// Verify checks tile answers against the catalogue (default on for tiles).
+	NoVerify bool
+	Seed     uint64
+	// Records receives requests.csv (nil: not written).
+	Records io.Writer
+	// Progress, if set, is called now and then with the work done and the total
+	// (requests, or milliseconds for timed loads).
+	Progress func(done, total int64)
+	// Catalog is the tile catalogue (the built-in one if nil).
+	Catalog *workload.Catalog
+	// Clock and Doer replace real time and HTTP in tests.
+	Clock Clock
+	Doer  Doer
+}
+
+// ParseRamp parses "A:B" worker counts.
+func ParseRamp(s string) (from, to int, err error) {
+	a, b, ok := strings.Cut(s, ":")
+	from, err1 := strconv.Atoi(a)
+	to, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || from < 1 || to < from {
+		return 0, 0, fmt.Errorf("ramp %q: want FROM:TO workers with 1 <= FROM <= TO", s)
+	}
+	return from, to, nil
+}
+
+// withDefaults checks c and fills in defaults, naming the field at fault.
+func (c Config) withDefaults() (Config, error) {
+	ok := false
+	for _, m := range Modes {
+		ok = ok || c.Mode == m
+	}
+	if !ok {
+		return c, fmt.Errorf("mode %q: want one of %v", c.Mode, Modes)
+	}
+	if len(c.Targets) == 0 && c.Doer == nil {
+		return c, fmt.Errorf("no targets: give at least one --target URL")
+	}
+	if c.Balancer == "" {
+		c.Balancer = "random"
+	}
+	if c.Workload.Kind == "" {
+		c.Workload.Kind = KindTile
+	}
+	if c.Mode == ModeImage && c.Workload.Kind != KindTile {
+		return c, fmt.Errorf("mode image renders tiles: --request must be tile, not %s", c.Workload.Kind)
+	}
+	if c.Workers == 0 {
+		c.Workers = 1
+	}
+	if c.Workers < 0 {
+		return c, fmt.Errorf("workers %d: must be at least 1", c.Workers)
+	}
+	if c.Duration < 0 || c.Requests < 0 {
+		return c, fmt.Errorf("duration and requests must not be negative")
+	}
+	switch c.Mode {
+	case ModeRamp:
+		if c.RampFrom < 1 || c.RampTo < c.RampFrom {
+			return c, fmt.Errorf("ramp %d:%d: want FROM:TO with 1 <= FROM <= TO", c.RampFrom, c.RampTo)
+		}
+		if c.RampStep <= 0 {
+			return c, fmt.Errorf("ramp step %s: must be positive", c.RampStep)
+		}
+	case ModeRate, ModeProbe:
+		if c.Mode == ModeProbe && c.Rate == 0 {
+			c.Rate = DefaultProbeRate
+		}
+		if !(c.Rate > 0) {
+			return c, fmt.Errorf("rate %g: must be positive", c.Rate)
+		}
+		if c.Arrivals == "" {
+			c.Arrivals = "constant"
+		}
+		if c.Arrivals != "constant" && c.Arrivals != "poisson" {
+			return c, fmt.Errorf("arrivals %q: want constant or poisson", c.Arrivals)
+		}
+	case ModeOnOff:
+		if c.Sources < 1 {
+			return c, fmt.Errorf("sources %d: must be at least 1", c.Sources)
+		}
+		if c.OnMean <= 0 || c.OffMean <= 0 {
+			return c, fmt.Errorf("on %s, off %s: both means must be positive", c.OnMean, c.OffMean)
+		}
+	}
+	if c.Mode != ModeImage && c.Mode != ModeRamp && c.Duration == 0 && c.Requests == 0 {
+		return c, fmt.Errorf("mode %s needs --duration or --requests to know when to stop", c.Mode)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 30 * time.Second
+	}
+	if c.Grace == 0 {
+		c.Grace = 10 * time.Second
+	}
+	if c.MaxInflight == 0 {
+		c.MaxInflight = 1000
+	}
+	if c.Timeout < 0 || c.Grace < 0 || c.MaxInflight < 0 {
+		return c, fmt.Errorf("timeout, grace and max-inflight must be positive")
+	}
+	if c.Clock == nil {
+		c.Clock = realClock{}
+	}
+	return c, nil
+}

@@ -1,0 +1,200 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/server"
+)
+
+// fakeClock is a clock that only moves when told to: sleeping jumps to the wake-up
+// time, and the fake doer advances it by each request's latency.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Unix(1_000_000, 0)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) SleepUntil(ctx context.Context, t time.Time) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.After(c.now) {
+		c.now = t
+	}
+	return ctx.Err()
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// fakeDoer answers every request after latency(n) of fake time, n counting from 0.
+type fakeDoer struct {
+	clock   *fakeClock
+	latency func(n int) time.Duration
+	mu      sync.Mutex
+	n       int
+}
+
+func (d *fakeDoer) Do(ctx context.Context, target int, req Request, keepBody bool) Response {
+	d.mu.Lock()
+	n := d.n
+	d.n++
+	d.mu.Unlock()
+	lat := d.latency(n)
+	d.clock.advance(lat)
+	return Response{Status: 200, Bytes: 12, Instance: "i" + strconv.Itoa(target), Timing: server.Timing{Queue: 0, CPU: lat / 2, Wall: lat}}
+}
+
+// readCSV parses requests.csv into records by seq.
+func readCSV(t *testing.T, b []byte) []map[string]string {
+	t.Helper()
+	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]string
+	for _, row := range rows[1:] {
+		m := map[string]string{}
+		for i, k := range rows[0] {
+			m[k] = row[i]
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func ns(t *testing.T, s string) time.Duration {
+	t.Helper()
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(v)
+}
+
+func TestConstantRateOnFakeClock(t *testing.T) {
+	clk := newFakeClock()
+	var records bytes.Buffer
+	res, err := Run(context.Background(), Config{
+		Mode: ModeRate, Rate: 100, Duration: 10 * time.Second, MaxInflight: 1,
+		Workload: WorkloadSpec{Kind: KindAPI}, Clock: clk, Records: &records,
+		Doer: &fakeDoer{clock: clk, latency: func(int) time.Duration { return time.Millisecond }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	// Exactly rate x duration requests, the last one due at 9.99 s.
+	if s.Requests != 1000 || s.OK != 1000 || s.LateSends != 0 {
+		t.Fatalf("summary %+v: want 1000 requests, none late", s)
+	}
+	recs := readCSV(t, records.Bytes())
+	if len(recs) != 1000 {
+		t.Fatalf("%d records, want 1000", len(recs))
+	}
+	for i, r := range recs {
+		if ns(t, r["intended_ns"]) != time.Duration(i)*10*time.Millisecond || ns(t, r["latency_ns"]) != time.Millisecond || r["seq"] != strconv.Itoa(i) {
+			t.Fatalf("record %d: %v", i, r)
+		}
+	}
+	if s.DurationSec < 9.99 || s.DurationSec > 10.0 || s.Latency.P50 != 1 || s.Latency.Max != 1 {
+		t.Errorf("duration %.4f s, latency %+v", s.DurationSec, s.Latency)
+	}
+
+	// With a request limit instead: N requests in N/rate seconds.
+	clk = newFakeClock()
+	res, err = Run(context.Background(), Config{
+		Mode: ModeRate, Rate: 250, Requests: 500, MaxInflight: 1, Workload: WorkloadSpec{Kind: KindAPI}, Clock: clk,
+		Doer: &fakeDoer{clock: clk, latency: func(int) time.Duration { return 0 }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.Requests != 500 || res.Summary.DurationSec != 1.996 {
+		t.Errorf("500 requests at 250/s: %d requests in %.4f s, want 500 in 1.996 s (the last due at 499/250)", res.Summary.Requests, res.Summary.DurationSec)
+	}
+}
+
+// TestStalledTargetCountsFromIntendedTime: the target stalls 1 s on the first
+// request of a 100 req/s schedule. The requests due during the stall go out late
+// and their latency is counted from when they were due, not from when they were
+// sent: a tool with coordinated omission would report 1 ms for them.
+func TestStalledTargetCountsFromIntendedTime(t *testing.T) {
+	clk := newFakeClock()
+	var records bytes.Buffer
+	res, err := Run(context.Background(), Config{
+		Mode: ModeRate, Rate: 100, Requests: 200, MaxInflight: 1, Workload: WorkloadSpec{Kind: KindAPI}, Clock: clk, Records: &records,
+		Doer: &fakeDoer{clock: clk, latency: func(n int) time.Duration {
+			if n == 0 {
+				return time.Second
+			}
+			return time.Millisecond
+		}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := readCSV(t, records.Bytes())
+	// Request k (k >= 1) is due at 10k ms but starts when the one before ends, at
+	// 1000 + (k-1) ms, and ends 1 ms later: latency 1000 - 9k ms, until the
+	// schedule catches up at k = 112 (due 1120 ms, previous ends at 1111 ms).
+	for k, r := range recs {
+		var want time.Duration
+		switch {
+		case k == 0:
+			want = time.Second
+		case k < 112:
+			want = time.Duration(1000-9*k) * time.Millisecond
+		default:
+			want = time.Millisecond
+		}
+		if got := ns(t, r["latency_ns"]); got != want {
+			t.Fatalf("request %d: latency %s, want %s (start %s, intended %s)", k, got, want, ns(t, r["start_ns"]), ns(t, r["intended_ns"]))
+		}
+	}
+	s := res.Summary
+	// Request k starts 999 - 9k ms behind schedule: late for k = 1..110; request
+	// 111 (due 1110 ms) starts exactly on time.
+	if s.LateSends != 110 || s.MaxLateMs != 990 {
+		t.Errorf("late sends %d (worst %.1f ms), want 110 (worst 990 ms)", s.LateSends, s.MaxLateMs)
+	}
+	// The tail shows the stall: a tenth of requests took over 0.5 s.
+	if s.Latency.P90 < 100 || s.Latency.Max < 999 {
+		t.Errorf("latency %+v does not show the stall", s.Latency)
+	}
+}
+
+func TestClosedLoopOnFakeClock(t *testing.T) {
+	clk := newFakeClock()
+	res, err := Run(context.Background(), Config{
+		Mode: ModeSequential, Requests: 50, Targets: []string{"a", "b", "c"}, Balancer: "roundrobin",
+		Workload: WorkloadSpec{Kind: KindBurn, Burn: "cpu=5ms"}, Clock: clk,
+		Doer: &fakeDoer{clock: clk, latency: func(int) time.Duration { return 5 * time.Millisecond }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	// Back to back: 50 x 5 ms = 250 ms, 200 req/s, every instance a third.
+	if s.Requests != 50 || s.DurationSec != 0.25 || s.ThroughputRPS != 200 || s.SameInstanceRate != 0 {
+		t.Errorf("summary %+v", s)
+	}
+	if s.PerInstance["i0"] != 17 || s.PerInstance["i1"] != 17 || s.PerInstance["i2"] != 16 {
+		t.Errorf("per instance %v, want 17/17/16", s.PerInstance)
+	}
+}

@@ -1,0 +1,152 @@
+package loadgen
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/png"
+	"math/rand/v2"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/throttlelab/throttlelab/workload"
+)
+
+// Kind is what a request asks the server for.
+type Kind string
+
+// Request kinds.
+const (
+	KindTile Kind = "tile"
+	KindBurn Kind = "burn"
+	KindAPI  Kind = "api"
+)
+
+// Request is one request to send: a path and query, and the tile it asks for.
+type Request struct {
+	Kind Kind
+	// Path is the request's path and query, e.g. "/tile?x=3&y=4".
+	Path string
+	// Tile is the tile asked for (KindTile only).
+	Tile workload.Tile
+}
+
+// WorkloadSpec says what requests to send.
+type WorkloadSpec struct {
+	// Kind is tile (default), burn or api.
+	Kind Kind
+	// Tiles selects tiles: "all", "sample:N" or "class:small|medium|large".
+	Tiles string
+	// Burn is "cpu=DURATION" or "iterations=N" (KindBurn).
+	Burn string
+}
+
+// source hands out requests to the workers. Tile sets are shuffled with the seed;
+// a finite source (the image mode) hands each tile out once, others cycle.
+type source struct {
+	reqs   []Request
+	finite bool
+	next   atomic.Int64
+}
+
+// next returns the next request, or false when a finite source is exhausted.
+func (s *source) take() (Request, bool) {
+	i := s.next.Add(1) - 1
+	if s.finite && i >= int64(len(s.reqs)) {
+		return Request{}, false
+	}
+	return s.reqs[i%int64(len(s.reqs))], true
+}
+
+// newSource builds the request source for a workload.
+func newSource(w WorkloadSpec, cat *workload.Catalog, seed uint64, finite bool) (*source, error) {
+	switch w.Kind {
+	case KindTile, "":
+		tiles, err := SelectTiles(w.Tiles, cat, seed)
+		if err != nil {
+			return nil, err
+		}
+		reqs := make([]Request, len(tiles))
+		for i, t := range tiles {
+			reqs[i] = Request{Kind: KindTile, Tile: t, Path: "/tile?x=" + strconv.Itoa(t.X) + "&y=" + strconv.Itoa(t.Y)}
+		}
+		return &source{reqs: reqs, finite: finite}, nil
+	case KindBurn:
+		q, err := ParseBurn(w.Burn)
+		if err != nil {
+			return nil, err
+		}
+		return &source{reqs: []Request{{Kind: KindBurn, Path: "/burn?" + q}}}, nil
+	case KindAPI:
+		return &source{reqs: []Request{{Kind: KindAPI, Path: "/api"}}}, nil
+	}
+	return nil, fmt.Errorf("request kind %q: want tile, burn or api", w.Kind)
+}
+
+// SelectTiles returns the tiles a spec names, shuffled with seed: "all" (or ""),
+// "sample:N" (N distinct random tiles) or "class:small|medium|large" (by cost,
+// from the catalogue).
+func SelectTiles(spec string, cat *workload.Catalog, seed uint64) ([]workload.Tile, error) {
+	rng := rand.New(rand.NewPCG(seed, 0x711e))
+	var tiles []workload.Tile
+	switch {
+	case spec == "" || spec == "all":
+		tiles = make([]workload.Tile, workload.TileCount)
+		for i := range tiles {
+			tiles[i] = workload.TileAt(i)
+		}
+	case strings.HasPrefix(spec, "sample:"):
+		n, err := strconv.Atoi(strings.TrimPrefix(spec, "sample:"))
+		if err != nil || n < 1 || n > workload.TileCount {
+			return nil, fmt.Errorf("tiles %q: want sample:N with N in 1..%d", spec, workload.TileCount)
+		}
+		return workload.SampleTiles(rng, n), nil
+	case strings.HasPrefix(spec, "class:"):
+		cl, err := workload.ParseClass(strings.TrimPrefix(spec, "class:"))
+		if err != nil {
+			return nil, fmt.Errorf("tiles %q: %w", spec, err)
+		}
+		for _, t := range cat.TilesOfClass(cl) {
+			tiles = append(tiles, t.Tile)
+		}
+	default:
+		return nil, fmt.Errorf("tiles %q: want all, sample:N or class:small|medium|large", spec)
+	}
+	rng.Shuffle(len(tiles), func(i, j int) { tiles[i], tiles[j] = tiles[j], tiles[i] })
+	return tiles, nil
+}
+
+// ParseBurn checks a burn spec ("cpu=5ms" or "iterations=N") and returns it as a
+// query string.
+func ParseBurn(spec string) (string, error) {
+	k, v, ok := strings.Cut(spec, "=")
+	switch {
+	case !ok:
+	case k == "cpu":
+		if d, err := time.ParseDuration(v); err == nil && d > 0 {
+			return "cpu=" + url.QueryEscape(v), nil
+		}
+	case k == "iterations":
+		if n, err := strconv.ParseUint(v, 10, 64); err == nil && n > 0 {
+			return "iterations=" + v, nil
+		}
+	}
+	return "", fmt.Errorf("burn %q: want cpu=DURATION (such as cpu=5ms) or iterations=N", spec)
+}
+
+// tileHash decodes a tile PNG and returns the SHA-256 of its raw pixels, so the
+// answer is checked from what arrived, not from what the server says it sent.
+func tileHash(body []byte) (workload.TileHash, error) {
+	img, err := png.Decode(bytes.NewReader(body))
+	if err != nil {
+		return workload.TileHash{}, fmt.Errorf("decoding the tile: %w", err)
+	}
+	g, ok := img.(*image.Gray)
+	if !ok || g.Rect.Dx() != workload.TileSize || g.Rect.Dy() != workload.TileSize || g.Stride != workload.TileSize {
+		return workload.TileHash{}, fmt.Errorf("tile is a %T of %v, want %dx%d 8-bit grey", img, img.Bounds(), workload.TileSize, workload.TileSize)
+	}
+	return workload.HashPixels(g.Pix), nil
+}
