@@ -170,8 +170,13 @@ func TestStalledTargetCountsFromIntendedTime(t *testing.T) {
 	s := res.Summary
 	// Request k starts 999 - 9k ms behind schedule: late for k = 1..110; request
 	// 111 (due 1110 ms) starts exactly on time.
-	if s.LateSends != 110 || s.MaxLateMs != 990 {
-		t.Errorf("late sends %d (worst %.1f ms), want 110 (worst 990 ms)", s.LateSends, s.MaxLateMs)
+	if s.LateSends != 110 || s.MaxLagMs != 990 {
+		t.Errorf("late sends %d (worst lag %.1f ms), want 110 (990 ms)", s.LateSends, s.MaxLagMs)
+	}
+	for k, r := range recs {
+		if want := map[bool]string{true: "1", false: "0"}[k >= 1 && k <= 110]; r["waited"] != want {
+			t.Fatalf("request %d: waited %q, want %q", k, r["waited"], want)
+		}
 	}
 	// The tail shows the stall: a tenth of requests took over 0.5 s.
 	if s.Latency.P90 < 100 || s.Latency.Max < 999 {

@@ -37,10 +37,14 @@ type Record struct {
 	Tile string
 	// Step is the ramp step (0 outside ramps); Worker the worker or source.
 	Step, Worker int
+	// Waited is set on an open-loop send that could not go out when it was due
+	// because the in-flight limit was reached (or, with one slot, the request
+	// before was still running).
+	Waited bool
 }
 
 // csvHeader names the columns of requests.csv. Durations are in nanoseconds.
-const csvHeader = "seq,intended_ns,start_ns,latency_ns,target,instance,status,bytes,error,server_queue_ns,server_cpu_ns,server_wall_ns,tile,step,worker\n"
+const csvHeader = "seq,intended_ns,start_ns,latency_ns,target,instance,status,bytes,error,server_queue_ns,server_cpu_ns,server_wall_ns,tile,step,worker,waited\n"
 
 func (r *Record) appendCSV(b []byte) []byte {
 	b = strconv.AppendInt(b, r.Seq, 10)
@@ -66,7 +70,10 @@ func (r *Record) appendCSV(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(r.Step), 10)
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(r.Worker), 10)
-	return append(b, '\n')
+	if r.Waited {
+		return append(b, ",1\n"...)
+	}
+	return append(b, ",0\n"...)
 }
 
 // appendCSVString quotes s if it needs it.
@@ -149,11 +156,6 @@ func newRecorder(w io.Writer) (*recorder, error) {
 	return r, nil
 }
 
-// lateThreshold is how far behind its intended time a send may start before it
-// counts as late: above timer and scheduler jitter, far below any latency of
-// interest.
-const lateThreshold = time.Millisecond
-
 func (r *recorder) add(rec *Record) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -168,10 +170,10 @@ func (r *recorder) add(rec *Record) {
 	} else {
 		r.errors[rec.Err]++
 	}
-	if l := rec.Start - rec.Intended; l > lateThreshold {
+	if rec.Waited {
 		r.late++
-		r.maxLate = max(r.maxLate, l)
 	}
+	r.maxLate = max(r.maxLate, rec.Start-rec.Intended)
 	id := rec.Instance
 	if id == "" {
 		id = "target:" + strconv.Itoa(rec.Target)

@@ -115,11 +115,16 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.onOff(ctx)
 	}
 	stopProgress()
-	end := r.clock.Now()
+	elapsed := r.clock.Now().Sub(r.start)
 	if ferr := r.rec.flush(); ferr != nil && err == nil {
 		err = ferr
 	}
-	s := r.summary(end.Sub(r.start))
+	// A timed load that ran to its end spans its whole duration, even when the
+	// last request went out (and came back) before it: that is the rate it ran at.
+	if cfg.Duration > 0 && ctx.Err() == nil {
+		elapsed = max(elapsed, cfg.Duration)
+	}
+	s := r.summary(elapsed)
 	s.Interrupted = ctx.Err() != nil
 	return &Result{Summary: s, Histogram: r.rec.all}, err
 }
@@ -144,7 +149,7 @@ func (r *runner) timeUp() bool {
 }
 
 // send performs one request that was due at intended and records it.
-func (r *runner) send(intended time.Time, req Request, seq int64, target, step, worker int) {
+func (r *runner) send(intended time.Time, req Request, seq int64, target, step, worker int, waited bool) {
 	start := r.clock.Now()
 	ctx, cancel := context.WithTimeout(r.reqCtx, r.cfg.Timeout)
 	res := r.cfg.Doer.Do(ctx, target, req, r.verify && req.Kind == KindTile)
@@ -155,7 +160,7 @@ func (r *runner) send(intended time.Time, req Request, seq int64, target, step, 
 		Seq: seq, Intended: intended.Sub(r.start), Start: start.Sub(r.start), Latency: end.Sub(intended),
 		Target: target, Instance: res.Instance, Status: res.Status, Bytes: res.Bytes, Err: res.ErrKind,
 		ServerQueue: res.Timing.Queue, ServerCPU: res.Timing.CPU, ServerWall: res.Timing.Wall,
-		Step: step, Worker: worker,
+		Step: step, Worker: worker, Waited: waited,
 	}
 	if res.ErrKind != "" && res.Status == 0 {
 		rec.ServerQueue, rec.ServerCPU, rec.ServerWall = -1, -1, -1
@@ -197,7 +202,7 @@ func (r *runner) closedLoop(ctx context.Context, workers, step int, until time.T
 					return
 				}
 				seq, target := r.pick()
-				r.send(r.clock.Now(), req, seq, target, step, w)
+				r.send(r.clock.Now(), req, seq, target, step, w, false)
 			}
 		}()
 	}
@@ -222,9 +227,8 @@ func (r *runner) ramp(ctx context.Context) {
 }
 
 // openLoop sends on the schedule of the arrivals, whatever the responses do. A
-// send waits for a free slot (at most MaxInflight at once); one that starts more
-// than lateThreshold behind schedule is counted late, and its latency still runs
-// from its intended time.
+// send waits for a free slot (at most MaxInflight at once); one that had to wait
+// is counted late, and its latency still runs from its intended time.
 func (r *runner) openLoop(ctx context.Context) error {
 	var arr Arrivals
 	var err error
@@ -247,20 +251,28 @@ func (r *runner) openLoop(ctx context.Context) error {
 		if !r.admit() {
 			return nil
 		}
+		// With one slot the request before ran inline: if it ended after this one
+		// was due, this one waited for it.
+		waited := r.cfg.MaxInflight == 1 && r.clock.Now().After(intended)
 		if r.clock.SleepUntil(ctx, intended) != nil {
 			return nil
 		}
 		select {
 		case slots <- struct{}{}:
-		case <-ctx.Done():
-			return nil
+		default:
+			waited = true
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return nil
+			}
 		}
 		req, _ := r.src.take()
 		seq, target := r.pick()
 		if r.cfg.MaxInflight == 1 {
 			// One slot: the next send waits for this one anyway, so send inline
 			// (which also makes the schedule exact on a fake clock).
-			r.send(intended, req, seq, target, 0, 0)
+			r.send(intended, req, seq, target, 0, 0, waited)
 			<-slots
 			continue
 		}
@@ -268,7 +280,7 @@ func (r *runner) openLoop(ctx context.Context) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			r.send(intended, req, seq, target, 0, 0)
+			r.send(intended, req, seq, target, 0, 0, waited)
 		}()
 	}
 	return nil
@@ -289,7 +301,11 @@ func (r *runner) onOff(ctx context.Context) {
 			on := rng.Float64() < onFrac
 			for ctx.Err() == nil && r.reqCtx.Err() == nil && !r.timeUp() {
 				if !on {
-					if r.clock.SleepUntil(ctx, r.clock.Now().Add(exp(r.cfg.OffMean))) != nil {
+					wake := r.clock.Now().Add(exp(r.cfg.OffMean))
+					if !r.until.IsZero() && r.until.Before(wake) {
+						wake = r.until // sleeping past the end would only stretch the run
+					}
+					if r.clock.SleepUntil(ctx, wake) != nil {
 						return
 					}
 					on = true
@@ -302,7 +318,7 @@ func (r *runner) onOff(ctx context.Context) {
 					}
 					req, _ := r.src.take()
 					seq, target := r.pick()
-					r.send(r.clock.Now(), req, seq, target, 0, s)
+					r.send(r.clock.Now(), req, seq, target, 0, s, false)
 				}
 				on = false
 			}

@@ -37,9 +37,11 @@ type Summary struct {
 	// SameInstanceRate is the fraction of consecutive requests (in the order
 	// their targets were picked) that went to the same instance.
 	SameInstanceRate float64 `json:"same_instance_rate"`
-	// LateSends counts open-loop sends that started over 1 ms behind schedule.
+	// LateSends counts open-loop sends that had to wait for a free slot (the
+	// in-flight limit) past their due time; MaxLagMs is the largest gap between
+	// a request's due time and its send, whatever the cause (timer jitter too).
 	LateSends int64         `json:"late_sends"`
-	MaxLateMs float64       `json:"max_late_ms"`
+	MaxLagMs  float64       `json:"max_lag_ms"`
 	Steps     []StepSummary `json:"steps,omitempty"`
 	Image     *ImageCheck   `json:"image,omitempty"`
 	// Interrupted is set when the load was stopped before it finished.
@@ -116,7 +118,7 @@ func (r *runner) summary(elapsed time.Duration) *Summary {
 	s := &Summary{
 		Mode: c.Mode, Request: requestString(c.Workload), Targets: c.Targets, Balancer: c.Balancer, Seed: c.Seed,
 		Requests: rec.n, OK: rec.ok, Errors: maps.Clone(rec.errors), DurationSec: elapsed.Seconds(),
-		Latency: latencySummary(rec.all), PerInstance: maps.Clone(rec.instances), LateSends: rec.late, MaxLateMs: ms(rec.maxLate),
+		Latency: latencySummary(rec.all), PerInstance: maps.Clone(rec.instances), LateSends: rec.late, MaxLagMs: ms(rec.maxLate),
 	}
 	if c.Mode == ModeRate || c.Mode == ModeProbe {
 		s.Arrivals, s.RateRPS = c.Arrivals, c.Rate
@@ -189,7 +191,7 @@ func (s *Summary) WriteTable(w io.Writer) {
 	l := s.Latency
 	fmt.Fprintf(tw, "latency\tmean %.2f ms  p50 %.2f ms  p90 %.2f ms  p99 %.2f ms  p99.9 %.2f ms  max %.2f ms\n", l.Mean, l.P50, l.P90, l.P99, l.P999, l.Max)
 	if s.Mode == ModeRate || s.Mode == ModeProbe {
-		fmt.Fprintf(tw, "schedule\t%s at %g req/s; %d sends late by over 1 ms (worst %.2f ms), latency counted from the intended time\n", s.Arrivals, s.RateRPS, s.LateSends, s.MaxLateMs)
+		fmt.Fprintf(tw, "schedule\t%s at %g req/s; %d sends waited for the in-flight limit; worst lag behind schedule %.2f ms; latency counts from the due time\n", s.Arrivals, s.RateRPS, s.LateSends, s.MaxLagMs)
 	}
 	if len(s.PerInstance) > 0 {
 		var parts []string

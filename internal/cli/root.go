@@ -25,6 +25,15 @@ type usageError struct{ err error }
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
 
+// exitError ends the command with a given exit status.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+
 // usagef returns a usage error; the message should name the flag or argument at fault.
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
@@ -51,6 +60,10 @@ func Run(args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
 		return 2
 	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
 	return 1
 }
 
@@ -66,7 +79,7 @@ burst, shares, cpusets) and measures the latency and throttling that result.`,
 	}
 	// Flag parse errors are bad input: exit 2 with the flag named.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newServeCmd(), newTilesCmd(), newBurstCmd(), newNoiseCmd())
+	root.AddCommand(newServeCmd(), newLoadCmd(), newTilesCmd(), newBurstCmd(), newNoiseCmd())
 	return root
 }
 

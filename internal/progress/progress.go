@@ -26,12 +26,13 @@ type Bar struct {
 	start    time.Time
 	lastDraw time.Time
 	done     int
+	drawn    int // done at the last draw, -1 before the first
 }
 
 // New returns a bar for total steps written to w. It redraws in place when w is a
 // terminal and writes a line at most every 5 seconds otherwise.
 func New(w io.Writer, label string, total int) *Bar {
-	return &Bar{w: w, label: label, total: total, terminal: IsTerminal(w), now: time.Now, start: time.Now()}
+	return &Bar{w: w, label: label, total: total, terminal: IsTerminal(w), now: time.Now, start: time.Now(), drawn: -1}
 }
 
 // IsTerminal reports whether w is a character device (a terminal).
@@ -42,6 +43,13 @@ func IsTerminal(w io.Writer) bool {
 	}
 	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
 	return err == nil
+}
+
+// SetTotal changes the number of steps (for jobs that learn it as they start).
+func (b *Bar) SetTotal(total int) {
+	b.mu.Lock()
+	b.total = total
+	b.mu.Unlock()
 }
 
 // Set records that done steps are complete and redraws if it is time to.
@@ -56,24 +64,28 @@ func (b *Bar) Set(done int) {
 	if b.terminal {
 		every = 100 * time.Millisecond
 	}
-	if b.done < b.total && now.Sub(b.lastDraw) < every {
+	if (b.done < b.total && now.Sub(b.lastDraw) < every) || (b.done == b.drawn && !b.terminal) {
 		return
 	}
 	b.lastDraw = now
 	b.draw(now)
 }
 
-// Finish draws the final state and ends the line.
+// Finish draws the final state (unless a plain line already showed it) and ends
+// the line.
 func (b *Bar) Finish() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.draw(b.now())
+	if b.terminal || b.done != b.drawn {
+		b.draw(b.now())
+	}
 	if b.terminal {
 		fmt.Fprintln(b.w)
 	}
 }
 
 func (b *Bar) draw(now time.Time) {
+	b.drawn = b.done
 	elapsed := now.Sub(b.start)
 	frac := 0.0
 	if b.total > 0 {

@@ -1,0 +1,278 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlelab/throttlelab/internal/progress"
+	"github.com/throttlelab/throttlelab/loadgen"
+)
+
+type loadFlags struct {
+	mode          string
+	targets       []string
+	targetsFile   string
+	balancer      string
+	request       string
+	tiles         string
+	burn          string
+	workers       int
+	ramp          string
+	step          time.Duration
+	rate          float64
+	arrivals      string
+	sources       int
+	on, off       time.Duration
+	duration      time.Duration
+	requests      int64
+	timeout       time.Duration
+	grace         time.Duration
+	maxInflight   int
+	newConnection bool
+	noVerify      bool
+	seed          uint64
+	out           string
+}
+
+func newLoadCmd() *cobra.Command {
+	var f loadFlags
+	cmd := &cobra.Command{
+		Use:   "load",
+		Short: "Drive workload server instances and record every request",
+		Long: `Drive one or more throttlelab serve instances and record every request.
+
+Modes: image (closed loop over tiles, each once, checked against the catalogue),
+ramp (closed loop, workers FROM..TO), rate (open loop, constant or Poisson, latency
+from the intended send time), onoff (Markov on/off sources), probe (steady low-rate
+open loop), sequential (one request after another).`,
+		Example: `  throttlelab load --mode image --target http://127.0.0.1:8080 --workers 8 --tiles sample:500 --out results/img
+  throttlelab load --mode rate --rate 200 --arrivals poisson --request api --duration 30s --target http://127.0.0.1:8080
+  throttlelab load --mode ramp --ramp 1:8 --step 10s --tiles class:small --target http://127.0.0.1:8080 --target http://127.0.0.1:8081`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLoad(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.mode, "mode", "", "image, ramp, rate, onoff, probe or sequential (required)")
+	fl.StringArrayVar(&f.targets, "target", nil, "instance base URL, e.g. http://127.0.0.1:8080 (repeatable)")
+	fl.StringVar(&f.targetsFile, "targets-file", "", "file with one target URL per line")
+	fl.StringVar(&f.balancer, "balancer", "random", "random, roundrobin, ingress:K, least or p2c")
+	fl.StringVar(&f.request, "request", "tile", "tile, burn or api")
+	fl.StringVar(&f.tiles, "tiles", "all", "tile set: all, sample:N or class:small|medium|large")
+	fl.StringVar(&f.burn, "burn", "cpu=5ms", "burn request: cpu=DURATION or iterations=N")
+	fl.IntVar(&f.workers, "workers", 1, "closed-loop workers (image mode)")
+	fl.StringVar(&f.ramp, "ramp", "1:8", "ramp mode: workers FROM:TO")
+	fl.DurationVar(&f.step, "step", 10*time.Second, "ramp mode: duration of each step")
+	fl.Float64Var(&f.rate, "rate", 0, "rate and probe modes: requests per second (probe default 10)")
+	fl.StringVar(&f.arrivals, "arrivals", "constant", "rate and probe modes: constant or poisson")
+	fl.IntVar(&f.sources, "sources", 64, "onoff mode: independent sources")
+	fl.DurationVar(&f.on, "on", 100*time.Millisecond, "onoff mode: mean ON period (exponential)")
+	fl.DurationVar(&f.off, "off", time.Second, "onoff mode: mean OFF period (exponential)")
+	fl.DurationVar(&f.duration, "duration", 0, "stop after this long")
+	fl.Int64Var(&f.requests, "requests", 0, "stop after this many requests")
+	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "per-request timeout")
+	fl.DurationVar(&f.grace, "grace", 10*time.Second, "on Ctrl-C, how long in-flight requests may finish")
+	fl.IntVar(&f.maxInflight, "max-inflight", 1000, "open loop: most requests in flight at once")
+	fl.BoolVar(&f.newConnection, "new-connection", false, "open a new connection for every request (default: keep-alive)")
+	fl.BoolVar(&f.noVerify, "no-verify", false, "do not check tiles against the catalogue")
+	fl.Uint64Var(&f.seed, "seed", 1, "seed for tile order, balancer and arrival choices")
+	fl.StringVar(&f.out, "out", "", "directory for requests.csv, summary.json and latency.hdr")
+	return cmd
+}
+
+func (f loadFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
+	fl := cmd.Flags()
+	c := loadgen.Config{
+		Mode: loadgen.Mode(f.mode), Balancer: f.balancer,
+		Workload: loadgen.WorkloadSpec{Kind: loadgen.Kind(f.request), Tiles: f.tiles, Burn: f.burn},
+		Workers:  f.workers, RampStep: f.step, Rate: f.rate, Arrivals: f.arrivals,
+		Sources: f.sources, OnMean: f.on, OffMean: f.off, Duration: f.duration, Requests: f.requests,
+		Timeout: f.timeout, Grace: f.grace, MaxInflight: f.maxInflight, NewConnection: f.newConnection,
+		NoVerify: f.noVerify, Seed: f.seed,
+	}
+	if f.mode == "" {
+		return c, usagef("--mode is required: one of %v", loadgen.Modes)
+	}
+	known := false
+	for _, m := range loadgen.Modes {
+		known = known || c.Mode == m
+	}
+	if !known {
+		return c, usagef("--mode %q: want one of %v", f.mode, loadgen.Modes)
+	}
+	switch c.Workload.Kind {
+	case loadgen.KindTile, loadgen.KindBurn, loadgen.KindAPI:
+	default:
+		return c, usagef("--request %q: want tile, burn or api", f.request)
+	}
+	if c.Workload.Kind == loadgen.KindBurn {
+		if _, err := loadgen.ParseBurn(f.burn); err != nil {
+			return c, usagef("--burn: %v", err)
+		}
+	}
+	if _, err := loadgen.ParseBalancer(f.balancer, 1, 0); err != nil {
+		return c, usagef("--balancer: %v", err)
+	}
+	if f.workers < 1 {
+		return c, usagef("--workers %d: must be at least 1", f.workers)
+	}
+	if c.Mode == loadgen.ModeRamp {
+		var err error
+		if c.RampFrom, c.RampTo, err = loadgen.ParseRamp(f.ramp); err != nil {
+			return c, usagef("--ramp: %v", err)
+		}
+		if f.step <= 0 {
+			return c, usagef("--step %s: must be positive", f.step)
+		}
+	}
+	if (c.Mode == loadgen.ModeRate || (c.Mode == loadgen.ModeProbe && fl.Changed("rate"))) && !(f.rate > 0) {
+		return c, usagef("--rate %g: must be a positive number of requests per second", f.rate)
+	}
+	if f.arrivals != "constant" && f.arrivals != "poisson" {
+		return c, usagef("--arrivals %q: want constant or poisson", f.arrivals)
+	}
+	if c.Mode == loadgen.ModeOnOff && (f.sources < 1 || f.on <= 0 || f.off <= 0) {
+		return c, usagef("--sources %d, --on %s, --off %s: need at least one source and positive means", f.sources, f.on, f.off)
+	}
+	if f.duration < 0 {
+		return c, usagef("--duration %s: must not be negative", f.duration)
+	}
+	if f.requests < 0 {
+		return c, usagef("--requests %d: must not be negative", f.requests)
+	}
+	if c.Mode != loadgen.ModeImage && c.Mode != loadgen.ModeRamp && f.duration == 0 && f.requests == 0 {
+		return c, usagef("--mode %s runs until told: give --duration or --requests", f.mode)
+	}
+	if f.timeout <= 0 || f.grace < 0 || f.maxInflight < 1 {
+		return c, usagef("--timeout, --grace and --max-inflight must be positive")
+	}
+	targets, err := readTargets(f.targets, f.targetsFile)
+	if err != nil {
+		return c, err
+	}
+	c.Targets = targets
+	return c, nil
+}
+
+// readTargets collects --target and --targets-file URLs and checks their form.
+func readTargets(flagTargets []string, file string) ([]string, error) {
+	all := append([]string(nil), flagTargets...)
+	if file != "" {
+		fh, err := os.Open(file)
+		if err != nil {
+			return nil, usagef("--targets-file: %v", err)
+		}
+		defer fh.Close()
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
+				all = append(all, l)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, usagef("--targets-file %s: %v", file, err)
+		}
+	}
+	if len(all) == 0 {
+		return nil, usagef("no targets: give --target URL (repeatable) or --targets-file")
+	}
+	for i, t := range all {
+		u, err := url.Parse(t)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+			return nil, usagef("--target %q: want a base URL such as http://127.0.0.1:8080", t)
+		}
+		all[i] = strings.TrimRight(t, "/")
+	}
+	return all, nil
+}
+
+// checkTargets makes sure every target answers /healthz before the load starts.
+func checkTargets(ctx context.Context, targets []string) error {
+	client := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	for _, t := range targets {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, t+"/healthz", nil)
+		resp, err := client.Do(req)
+		if err != nil {
+			return usagef("--target %s is unreachable: %v", t, errors.Unwrap(err))
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return usagef("--target %s: /healthz answered %s: is it a throttlelab serve instance?", t, resp.Status)
+		}
+	}
+	return nil
+}
+
+func runLoad(cmd *cobra.Command, f loadFlags) error {
+	cfg, err := f.config(cmd)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if err := checkTargets(ctx, cfg.Targets); err != nil {
+		return err
+	}
+	var records *os.File
+	if f.out != "" {
+		if err := os.MkdirAll(f.out, 0o755); err != nil {
+			return usagef("--out: %v", err)
+		}
+		if records, err = os.Create(filepath.Join(f.out, "requests.csv")); err != nil {
+			return usagef("--out: %v", err)
+		}
+		defer records.Close()
+		cfg.Records = records
+	}
+	bar := progress.New(cmd.ErrOrStderr(), string(cfg.Mode), 0)
+	cfg.Progress = func(done, total int64) { bar.SetTotal(int(total)); bar.Set(int(done)) }
+	start := time.Now()
+	res, runErr := loadgen.Run(ctx, cfg)
+	if res == nil {
+		return usageError{runErr}
+	}
+	bar.Finish()
+	out := cmd.OutOrStdout()
+	res.Summary.WriteTable(out)
+	if f.out != "" {
+		if err := writeLoadResults(f.out, res, start); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "records, summary and histogram in %s\n", f.out)
+	} else {
+		fmt.Fprintln(out, "(records not kept: use --out DIR to keep requests.csv, summary.json and latency.hdr)")
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if err := res.Summary.Failed(); err != nil {
+		return err
+	}
+	if res.Summary.Interrupted {
+		return exitError{code: 130, err: errors.New("interrupted: the summary above covers what was done")}
+	}
+	return nil
+}
+
+func writeLoadResults(dir string, res *loadgen.Result, start time.Time) error {
+	err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res.Summary)
+	})
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, "latency.hdr"), func(w *os.File) error {
+		return loadgen.WriteHistogram(w, res.Histogram, start)
+	})
+}
