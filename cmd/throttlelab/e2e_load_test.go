@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -180,10 +181,9 @@ func TestLoadDetectsWrongTiles(t *testing.T) {
 }
 
 func TestLoadRecordsErrorsAndTimeouts(t *testing.T) {
-	n := 0
+	var n atomic.Int64
 	url := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
-		n++
-		switch n % 3 {
+		switch n.Add(1) % 3 {
 		case 0:
 			time.Sleep(300 * time.Millisecond) // over the timeout below
 		case 1:
