@@ -4,7 +4,7 @@ BIN ?= bin/throttlelab
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/throttlelab/throttlelab/internal/cli.Version=$(VERSION)
 
-.PHONY: all build test fmt-check vet catalog bench bench-kernel bench-server clean
+.PHONY: all build test fmt-check vet catalog bench bench-kernel bench-server bench-loadgen clean
 
 all: build
 
@@ -25,13 +25,16 @@ test: fmt-check vet
 catalog: build
 	$(BIN) tiles catalog --out workload/testdata/tiles.csv.gz
 
-bench: bench-kernel bench-server
+bench: bench-kernel bench-server bench-loadgen
 
 bench-kernel:
-	./bench/kernel/run
+	$(GO) run ./bench/kernel
 
 bench-server: build
-	./bench/server/run
+	$(GO) run ./bench/server -bin $(BIN)
+
+bench-loadgen: build
+	$(GO) run ./bench/loadgen -bin $(BIN)
 
 clean:
 	rm -rf bin

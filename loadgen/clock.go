@@ -17,7 +17,12 @@ type realClock struct{}
 
 func (realClock) Now() time.Time { return time.Now() }
 
+// SleepUntil waits with a timerfd (microsecond wake-ups) where the kernel has
+// them, else with a time.Timer (which the Go runtime may fire up to 1 ms late).
 func (realClock) SleepUntil(ctx context.Context, t time.Time) error {
+	if ok, err := sleepPrecise(ctx, t); ok {
+		return err
+	}
 	d := time.Until(t)
 	if d <= 0 {
 		return ctx.Err()

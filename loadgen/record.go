@@ -135,7 +135,6 @@ type recorder struct {
 	maxLate  time.Duration
 	first    time.Duration
 	last     time.Duration
-	onRecord func(*Record)
 }
 
 type stepAcc struct {
@@ -205,9 +204,6 @@ func (r *recorder) add(rec *Record) {
 	if rec.Err == "" {
 		s.ok++
 		recordHist(s.hist, rec.Latency)
-	}
-	if r.onRecord != nil {
-		r.onRecord(rec)
 	}
 }
 

@@ -31,42 +31,46 @@ func (t Timing) Stall() time.Duration {
 // ParseTiming parses a Server-Timing header such as
 // "queue;dur=0.012, cpu;dur=5.1, wall;dur=5.3" (durations in ms). Unknown metrics
 // and parameters are ignored, as the standard asks; queue and wall must be
-// present, and a missing cpu gives CPU = -1.
+// present, and a missing cpu gives CPU = -1. The load generator parses one per
+// response, so it scans the string without allocating.
 func ParseTiming(h string) (Timing, error) {
 	t := Timing{CPU: -1}
-	seen := map[string]bool{}
-	for _, metric := range strings.Split(h, ",") {
-		params := strings.Split(strings.TrimSpace(metric), ";")
+	var seenQueue, seenWall bool
+	for rest := h; rest != ""; {
+		metric, next, _ := strings.Cut(rest, ",")
+		rest = next
+		name, params, _ := strings.Cut(metric, ";")
 		var dst *time.Duration
-		switch strings.TrimSpace(params[0]) {
+		switch strings.TrimSpace(name) {
 		case "queue":
-			dst = &t.Queue
+			dst, seenQueue = &t.Queue, true
 		case "cpu":
 			dst = &t.CPU
 		case "wall":
-			dst = &t.Wall
+			dst, seenWall = &t.Wall, true
 		default:
 			continue
 		}
 		found := false
-		for _, p := range params[1:] {
+		for params != "" {
+			var p string
+			p, params, _ = strings.Cut(params, ";")
 			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
 			if !ok || k != "dur" {
 				continue
 			}
 			ms, err := strconv.ParseFloat(v, 64)
 			if err != nil || ms < 0 {
-				return Timing{}, fmt.Errorf("Server-Timing %q: %s dur=%q is not a duration in ms", h, params[0], v)
+				return Timing{}, fmt.Errorf("Server-Timing %q: %s dur=%q is not a duration in ms", h, strings.TrimSpace(name), v)
 			}
 			*dst = time.Duration(ms * float64(time.Millisecond))
 			found = true
 		}
 		if !found {
-			return Timing{}, fmt.Errorf("Server-Timing %q: %s has no dur", h, params[0])
+			return Timing{}, fmt.Errorf("Server-Timing %q: %s has no dur", h, strings.TrimSpace(name))
 		}
-		seen[strings.TrimSpace(params[0])] = true
 	}
-	if !seen["queue"] || !seen["wall"] {
+	if !seenQueue || !seenWall {
 		return Timing{}, fmt.Errorf("Server-Timing %q: want queue and wall (and cpu)", h)
 	}
 	return t, nil

@@ -51,3 +51,13 @@ func TestParseTiming(t *testing.T) {
 		t.Errorf("round trip: %+v %v", got, err)
 	}
 }
+
+func BenchmarkParseTiming(b *testing.B) {
+	h := "queue;dur=0.012, cpu;dur=5.170, wall;dur=5.342"
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := ParseTiming(h); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,34 +1,45 @@
 // Command server benchmarks the cost of throttlelab serve's instrumentation: wrk
-// drives /api on throttlelab serve and on a minimal net/http handler
-// (bench/server/minimal), alternately in one session, each server pinned to one
-// CPU with GOMAXPROCS=1 and wrk to the other. It reports requests per second and
-// p50/p99 latency, and the throughput ratio.
+// drives /api on throttlelab serve, on a minimal net/http handler
+// (bench/server/minimal) and on serve --cpu-clock=false, alternately in one
+// session, each server pinned to one CPU with GOMAXPROCS=1 and wrk to the other.
+// It reports requests per second, p50/p99 latency, the server's CPU time per
+// request and, with valgrind, user-space instructions per request.
 //
 //	make build && go run ./bench/server [-bin bin/throttlelab] [-rounds 3] [-duration 5s]
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/throttlelab/throttlelab/bench/internal/harness"
 )
 
 type sample struct {
-	rps, p50ms, p99ms float64
-	requests          float64
-	cpuUsPerReq       float64 // server process CPU (user+system) per request
+	harness.WrkResult
+	cpuUsPerReq float64 // server process CPU (user+system) per request
+}
+
+func main() {
+	bin := flag.String("bin", "bin/throttlelab", "throttlelab binary (make build)")
+	rounds := flag.Int("rounds", 3, "alternating rounds")
+	duration := flag.Duration("duration", 5*time.Second, "wrk duration per run")
+	conns := flag.Int("connections", 32, "wrk connections")
+	instr := flag.Bool("instructions", true, "also count instructions per request under valgrind (if installed)")
+	flag.Parse()
+	if err := run(*bin, *rounds, *duration, *conns, *instr); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/server:", err)
+		os.Exit(1)
+	}
 }
 
 // processCPU returns the CPU time (user + system) process pid has used, from
@@ -51,104 +62,6 @@ func processCPU(pid int) (time.Duration, error) {
 	return time.Duration(utime+stime) * time.Second / ticksPerSec, nil
 }
 
-func main() {
-	bin := flag.String("bin", "bin/throttlelab", "throttlelab binary (make build)")
-	rounds := flag.Int("rounds", 3, "alternating rounds")
-	duration := flag.Duration("duration", 5*time.Second, "wrk duration per run")
-	conns := flag.Int("connections", 32, "wrk connections")
-	instr := flag.Bool("instructions", true, "also count instructions per request under valgrind (if installed)")
-	flag.Parse()
-	if err := run(*bin, *rounds, *duration, *conns, *instr); err != nil {
-		fmt.Fprintln(os.Stderr, "bench/server:", err)
-		os.Exit(1)
-	}
-}
-
-// pin prefixes a command with taskset when there are at least two CPUs.
-func pin(cpu int, args ...string) []string {
-	if _, err := exec.LookPath("taskset"); err == nil && runtime.NumCPU() >= 2 {
-		return append([]string{"taskset", "-c", strconv.Itoa(cpu)}, args...)
-	}
-	return args
-}
-
-// startServer starts a server command and returns its base URL from its
-// "listening on URL" line.
-func startServer(ctx context.Context, args []string) (string, *exec.Cmd, error) {
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Stderr = io.Discard
-	url, err := startCmd(cmd, args)
-	return url, cmd, err
-}
-
-// startCmd starts cmd, reads its "listening on URL" line and makes one request to
-// check it is ready.
-func startCmd(cmd *exec.Cmd, args []string) (string, error) {
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("starting %v: %w", args, err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		cmd.Process.Kill()
-		return "", fmt.Errorf("%v printed no address: %w", args, err)
-	}
-	f := strings.Fields(line)
-	if len(f) < 3 || f[0] != "listening" {
-		cmd.Process.Kill()
-		return "", fmt.Errorf("%v: unexpected first line %q", args, line)
-	}
-	go io.Copy(io.Discard, out)
-	resp, err := http.Get(f[2] + "/api")
-	if err != nil {
-		cmd.Process.Kill()
-		return "", err
-	}
-	resp.Body.Close()
-	return f[2], nil
-}
-
-var (
-	reqsRe  = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
-	totalRe = regexp.MustCompile(`([0-9]+) requests in`)
-	pctRe   = regexp.MustCompile(`(?m)^\s+(50|99)(?:\.000)?%\s+([0-9.]+)(us|ms|s)\s*$`)
-)
-
-func wrk(url string, d time.Duration, conns int) (sample, error) {
-	args := pin(1, "wrk", "-t1", "-c"+strconv.Itoa(conns), "-d"+d.String(), "--latency", url+"/api")
-	out, err := exec.Command(args[0], args[1:]...).CombinedOutput()
-	if err != nil {
-		return sample{}, fmt.Errorf("wrk: %v\n%s", err, out)
-	}
-	var s sample
-	m := reqsRe.FindSubmatch(out)
-	if m == nil {
-		return s, fmt.Errorf("no Requests/sec in wrk output:\n%s", out)
-	}
-	s.rps, _ = strconv.ParseFloat(string(m[1]), 64)
-	if m := totalRe.FindSubmatch(out); m != nil {
-		s.requests, _ = strconv.ParseFloat(string(m[1]), 64)
-	}
-	for _, p := range pctRe.FindAllSubmatch(out, -1) {
-		v, _ := strconv.ParseFloat(string(p[2]), 64)
-		switch string(p[3]) {
-		case "us":
-			v /= 1000
-		case "s":
-			v *= 1000
-		}
-		if string(p[1]) == "50" {
-			s.p50ms = v
-		} else {
-			s.p99ms = v
-		}
-	}
-	return s, nil
-}
-
 func run(bin string, rounds int, d time.Duration, conns int, instr bool) error {
 	if _, err := exec.LookPath("wrk"); err != nil {
 		return fmt.Errorf("wrk is not installed: apt-get install wrk")
@@ -168,56 +81,51 @@ func run(bin string, rounds int, d time.Duration, conns int, instr bool) error {
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("building the minimal server: %v\n%s", err, out)
 	}
+	serve := []string{bin, "serve", "--listen", "127.0.0.1:0", "--name", "bench", "--gomaxprocs", "1", "--burn-calibration", "1000000"}
 	servers := []struct {
 		name string
 		args []string
 	}{
-		{"throttlelab serve", pin(0, bin, "serve", "--listen", "127.0.0.1:0", "--name", "bench", "--gomaxprocs", "1", "--burn-calibration", "1000000")},
-		{"minimal net/http", pin(0, minimal, "--gomaxprocs", "1")},
-		{"serve --cpu-clock=f", pin(0, bin, "serve", "--listen", "127.0.0.1:0", "--name", "bench", "--gomaxprocs", "1", "--burn-calibration", "1000000", "--cpu-clock=false")},
+		{"throttlelab serve", harness.Pin(0, serve...)},
+		{"minimal net/http", harness.Pin(0, minimal, "--gomaxprocs", "1")},
+		{"serve --cpu-clock=f", harness.Pin(0, append(serve, "--cpu-clock=false")...)},
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	res := make([][]sample, len(servers))
 	for r := 0; r < rounds; r++ {
 		for i, sv := range servers {
-			url, cmd, err := startServer(ctx, sv.args)
+			url, cmd, err := harness.StartServer(ctx, sv.args, "/api")
 			if err != nil {
 				return err
 			}
 			cpu0, err := processCPU(cmd.Process.Pid)
 			if err != nil {
+				harness.Stop(cmd)
 				return err
 			}
-			s, err := wrk(url, d, conns)
+			w, err := harness.Wrk(1, url+"/api", d, conns)
 			cpu1, cpuErr := processCPU(cmd.Process.Pid)
-			cmd.Process.Kill()
-			cmd.Wait()
+			harness.Stop(cmd)
 			if err != nil {
 				return err
 			}
 			if cpuErr != nil {
 				return cpuErr
 			}
-			if s.requests > 0 {
-				s.cpuUsPerReq = float64(cpu1-cpu0) / float64(time.Microsecond) / s.requests
+			s := sample{WrkResult: w}
+			if w.Requests > 0 {
+				s.cpuUsPerReq = float64(cpu1-cpu0) / float64(time.Microsecond) / w.Requests
 			}
 			res[i] = append(res[i], s)
-			fmt.Printf("round %d %-19s %9.0f req/s  %6.2f us CPU/req  p50 %6.3f ms  p99 %6.3f ms\n", r+1, sv.name, s.rps, s.cpuUsPerReq, s.p50ms, s.p99ms)
+			fmt.Printf("round %d %-19s %9.0f req/s  %6.2f us CPU/req  p50 %6.3f ms  p99 %6.3f ms\n", r+1, sv.name, s.RPS, s.cpuUsPerReq, s.P50Ms, s.P99Ms)
 		}
 	}
-	med := func(v []sample, f func(sample) float64) float64 {
-		x := make([]float64, len(v))
-		for i := range v {
-			x[i] = f(v[i])
-		}
-		slices.Sort(x)
-		return x[len(x)/2]
-	}
-	rps := func(s sample) float64 { return s.rps }
-	p50 := func(s sample) float64 { return s.p50ms }
-	p99 := func(s sample) float64 { return s.p99ms }
+	rps := func(s sample) float64 { return s.RPS }
+	p50 := func(s sample) float64 { return s.P50Ms }
+	p99 := func(s sample) float64 { return s.P99Ms }
 	cpu := func(s sample) float64 { return s.cpuUsPerReq }
+	med := harness.Median[sample]
 	fmt.Printf("\n/api, wrk -t1 -c%d, %s x %d rounds, servers GOMAXPROCS=1 pinned to CPU 0, wrk to CPU 1\n", conns, d, rounds)
 	for i, sv := range servers {
 		fmt.Printf("median %-19s %9.0f req/s  %6.2f us CPU/req  p50 %6.3f ms  p99 %6.3f ms\n", sv.name, med(res[i], rps), med(res[i], cpu), med(res[i], p50), med(res[i], p99))
@@ -261,16 +169,22 @@ var summaryRe = regexp.MustCompile(`(?m)^summary: ([0-9]+)`)
 // interval as long. (loaded - idle) / requests is the cost of a request without
 // start-up and background work. Unlike time, instruction counts do not depend on
 // what else the machine is doing. Dumps are used instead of a clean exit because
-// callgrind trips over a Go program's signal handling on SIGTERM.
+// callgrind trips over a Go program's signal handling on SIGTERM, and Go's
+// asynchronous preemption (also signals) is turned off for every server alike.
 func instructionsPerRequest(ctx context.Context, args []string, dir string, conns int) (float64, error) {
 	// valgrind runs the program about 50 times slower: a short interval is plenty.
 	const d = 4 * time.Second
-	vg := append([]string{"valgrind", "--tool=callgrind", "--callgrind-out-file=" + filepath.Join(dir, "cg.%p")}, stripTaskset(args)...)
-	url, cmd, stderr, err := startServerCapture(ctx, pin(0, vg...), "GODEBUG=asyncpreemptoff=1")
+	vg := append([]string{"valgrind", "--tool=callgrind", "--callgrind-out-file=" + filepath.Join(dir, "cg.%p")}, harness.Unpin(args)...)
+	vg = harness.Pin(0, vg...)
+	var stderr strings.Builder
+	cmd := exec.CommandContext(ctx, vg[0], vg[1:]...)
+	cmd.Stderr = &stderr
+	cmd.Env = append(os.Environ(), "GODEBUG=asyncpreemptoff=1")
+	url, err := harness.Start(cmd, "/api")
 	if err != nil {
 		return 0, err
 	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	defer harness.Stop(cmd)
 	pid := cmd.Process.Pid
 	dump := func(n int) (float64, error) {
 		if out, err := exec.Command("callgrind_control", "-d", strconv.Itoa(pid)).CombinedOutput(); err != nil {
@@ -294,7 +208,7 @@ func instructionsPerRequest(ctx context.Context, args []string, dir string, conn
 	if err != nil {
 		return 0, err
 	}
-	s, err := wrk(url, d, conns)
+	w, err := harness.Wrk(1, url+"/api", d, conns)
 	if err != nil {
 		return 0, err
 	}
@@ -302,28 +216,8 @@ func instructionsPerRequest(ctx context.Context, args []string, dir string, conn
 	if err != nil {
 		return 0, err
 	}
-	if s.requests == 0 {
+	if w.Requests == 0 {
 		return 0, fmt.Errorf("wrk made no requests under valgrind")
 	}
-	return (loaded - idle) / s.requests, nil
-}
-
-// stripTaskset removes a taskset prefix added by pin.
-func stripTaskset(args []string) []string {
-	if len(args) > 3 && args[0] == "taskset" {
-		return args[3:]
-	}
-	return args
-}
-
-// startServerCapture is startServer keeping the process's stderr.
-// env is added to the environment: callgrind trips over the signals of Go's
-// asynchronous preemption, so it is turned off for every server alike.
-func startServerCapture(ctx context.Context, args []string, env ...string) (string, *exec.Cmd, *strings.Builder, error) {
-	var stderr strings.Builder
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = &stderr
-	url, err := startCmd(cmd, args)
-	return url, cmd, &stderr, err
+	return (loaded - idle) / w.Requests, nil
 }

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -43,6 +44,7 @@ type loadFlags struct {
 	noVerify      bool
 	seed          uint64
 	out           string
+	gomaxprocs    int
 }
 
 func newLoadCmd() *cobra.Command {
@@ -87,6 +89,7 @@ open loop), sequential (one request after another).`,
 	fl.BoolVar(&f.noVerify, "no-verify", false, "do not check tiles against the catalogue")
 	fl.Uint64Var(&f.seed, "seed", 1, "seed for tile order, balancer and arrival choices")
 	fl.StringVar(&f.out, "out", "", "directory for requests.csv, summary.json and latency.hdr")
+	fl.IntVar(&f.gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS of the load generator (0: the CPUs it may run on)")
 	return cmd
 }
 
@@ -218,6 +221,14 @@ func runLoad(cmd *cobra.Command, f loadFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.gomaxprocs < 0 {
+		return usagef("--gomaxprocs %d: must be 0 (the CPUs it may run on) or more", f.gomaxprocs)
+	}
+	// Set explicitly, never left to the runtime's cgroup-aware default.
+	if f.gomaxprocs == 0 {
+		f.gomaxprocs = runtime.NumCPU()
+	}
+	runtime.GOMAXPROCS(f.gomaxprocs)
 	ctx := cmd.Context()
 	if err := checkTargets(ctx, cfg.Targets); err != nil {
 		return err

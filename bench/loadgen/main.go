@@ -1,0 +1,279 @@
+// Command loadgen benchmarks throttlelab load against wrk and hey on the same
+// /api server (throttlelab serve, pinned to CPU 0) in one session, the load
+// generators pinned to CPU 1 with one thread (wrk -t1, GOMAXPROCS=1):
+//
+//   - closed loop at the same concurrency: throughput and p50/p99;
+//   - open loop at the same fixed rate: p50/p99 (throttlelab load --mode rate;
+//     hey -q per worker; wrk paced by a Lua delay(), as Debian's wrk has no -R).
+//
+// Rounds alternate the tools so that a noisy machine hits them alike.
+//
+//	make build && go run ./bench/loadgen [-rounds 3] [-duration 5s] [-rate 1000]
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/throttlelab/throttlelab/bench/internal/harness"
+	"github.com/throttlelab/throttlelab/loadgen"
+)
+
+// sample is one run of one tool: its throughput, latency, and its own CPU time
+// (user + system, from the process's rusage) per request: what the load
+// generator costs, which a noisy machine moves far less than throughput.
+type sample struct{ rps, p50, p99, cpuUs, p50FromSend float64 }
+
+// cpuPerRequest returns the finished process's CPU time per request in us.
+func cpuPerRequest(cmd *exec.Cmd, requests float64) float64 {
+	if cmd.ProcessState == nil || requests <= 0 {
+		return 0
+	}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return float64(cpu) / float64(time.Microsecond) / requests
+}
+
+type bench struct {
+	bin, hey string
+	url      string
+	dir      string
+	d        time.Duration
+}
+
+func main() {
+	bin := flag.String("bin", "bin/throttlelab", "throttlelab binary (make build)")
+	hey := flag.String("hey", "", "hey binary (default: hey on PATH or in $HOME/go/bin)")
+	rounds := flag.Int("rounds", 3, "alternating rounds")
+	d := flag.Duration("duration", 5*time.Second, "duration of each run")
+	conns := flag.Int("concurrency", 32, "closed loop: connections / workers")
+	rate := flag.Float64("rate", 1000, "open loop: requests per second")
+	rateConns := flag.Int("rate-connections", 10, "open loop: connections for wrk and workers for hey")
+	flag.Parse()
+	if err := run(*bin, *hey, *rounds, *d, *conns, *rate, *rateConns); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/loadgen:", err)
+		os.Exit(1)
+	}
+}
+
+func findHey(flagPath string) (string, error) {
+	if flagPath != "" {
+		return flagPath, nil
+	}
+	if p, err := exec.LookPath("hey"); err == nil {
+		return p, nil
+	}
+	home, _ := os.UserHomeDir()
+	if p := filepath.Join(home, "go", "bin", "hey"); fileExists(p) {
+		return p, nil
+	}
+	return "", fmt.Errorf("hey is not installed: go install github.com/rakyll/hey@v0.1.5")
+}
+
+func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+var (
+	heyRPS = regexp.MustCompile(`Requests/sec:\s+([0-9.]+)`)
+	// hey v0.1.5 prints "50%% in 0.0003 secs" (a doubled percent sign).
+	heyPct = regexp.MustCompile(`(?m)^\s+(50|99)%{1,2} in ([0-9.]+) secs`)
+)
+
+// heyRun runs hey pinned to CPU 1 with one thread; qps > 0 limits each worker.
+func (b *bench) heyRun(workers int, qps float64) (sample, error) {
+	args := []string{b.hey, "-c", strconv.Itoa(workers), "-z", b.d.String()}
+	if qps > 0 {
+		args = append(args, "-q", strconv.FormatFloat(qps, 'f', -1, 64))
+	}
+	args = harness.Pin(1, append(args, b.url+"/api")...)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return sample{}, fmt.Errorf("hey: %v\n%s", err, out)
+	}
+	var s sample
+	m := heyRPS.FindSubmatch(out)
+	if m == nil {
+		return s, fmt.Errorf("no Requests/sec in hey output:\n%s", out)
+	}
+	s.rps, _ = strconv.ParseFloat(string(m[1]), 64)
+	s.cpuUs = cpuPerRequest(cmd, s.rps*b.d.Seconds())
+	for _, p := range heyPct.FindAllSubmatch(out, -1) {
+		v := harness.ToMs(string(p[2]), "secs")
+		if string(p[1]) == "50" {
+			s.p50 = v
+		} else {
+			s.p99 = v
+		}
+	}
+	return s, nil
+}
+
+// wrkRun runs wrk; with rate > 0 each connection waits conns/rate between
+// requests (a closed loop paced to about the rate).
+func (b *bench) wrkRun(conns int, rate float64) (sample, error) {
+	var extra []string
+	if rate > 0 {
+		script := filepath.Join(b.dir, "pace.lua")
+		body := fmt.Sprintf("function delay()\n  return %g\nend\n", 1000*float64(conns)/rate)
+		if err := os.WriteFile(script, []byte(body), 0o644); err != nil {
+			return sample{}, err
+		}
+		extra = []string{"-s", script}
+	}
+	var st *os.ProcessState
+	w, err := harness.WrkState(1, b.url+"/api", b.d, conns, &st, extra...)
+	s := sample{rps: w.RPS, p50: w.P50Ms, p99: w.P99Ms}
+	if st != nil {
+		s.cpuUs = cpuPerRequest(&exec.Cmd{ProcessState: st}, w.Requests)
+	}
+	return s, err
+}
+
+// tlRun runs throttlelab load and reads its summary.
+func (b *bench) tlRun(args ...string) (sample, error) {
+	out := filepath.Join(b.dir, "tl")
+	os.RemoveAll(out)
+	all := append([]string{b.bin, "load", "--target", b.url, "--request", "api", "--gomaxprocs", "1", "--out", out}, args...)
+	all = harness.Pin(1, all...)
+	cmd := exec.Command(all[0], all[1:]...)
+	if o, err := cmd.CombinedOutput(); err != nil {
+		return sample{}, fmt.Errorf("throttlelab load: %v\n%s", err, o)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		return sample{}, err
+	}
+	var s loadgen.Summary
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return sample{}, err
+	}
+	fromSend, err := p50FromSend(filepath.Join(out, "requests.csv"))
+	if err != nil {
+		return sample{}, err
+	}
+	return sample{s.ThroughputRPS, s.Latency.P50, s.Latency.P99, cpuPerRequest(cmd, float64(s.Requests)), fromSend}, nil
+}
+
+// p50FromSend is the median of latency - (start - intended) over a load's
+// records: the latency counted from the actual send, as wrk and hey count it.
+func p50FromSend(path string) (float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(rows) < 2 {
+		return 0, fmt.Errorf("%s: %v", path, err)
+	}
+	col := map[string]int{}
+	for i, k := range rows[0] {
+		col[k] = i
+	}
+	v := make([]float64, 0, len(rows)-1)
+	for _, r := range rows[1:] {
+		lat, _ := strconv.ParseFloat(r[col["latency_ns"]], 64)
+		start, _ := strconv.ParseFloat(r[col["start_ns"]], 64)
+		due, _ := strconv.ParseFloat(r[col["intended_ns"]], 64)
+		v = append(v, (lat-(start-due))/1e6)
+	}
+	return harness.Median(v, func(x float64) float64 { return x }), nil
+}
+
+func run(bin, heyFlag string, rounds int, d time.Duration, conns int, rate float64, rateConns int) error {
+	if _, err := exec.LookPath("wrk"); err != nil {
+		return fmt.Errorf("wrk is not installed: apt-get install wrk")
+	}
+	hey, err := findHey(heyFlag)
+	if err != nil {
+		return err
+	}
+	if !fileExists(bin) {
+		return fmt.Errorf("%s not found: run make build first", bin)
+	}
+	dir, err := os.MkdirTemp("", "bench-loadgen")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	url, srv, err := harness.StartServer(ctx, harness.Pin(0, bin, "serve", "--listen", "127.0.0.1:0", "--name", "bench", "--gomaxprocs", "1", "--burn-calibration", "1000000"), "/api")
+	if err != nil {
+		return err
+	}
+	defer harness.Stop(srv)
+	b := &bench{bin: bin, hey: hey, url: url, dir: dir, d: d}
+
+	tools := []string{"wrk", "hey", "throttlelab load"}
+	closed := make([][]sample, 3)
+	open := make([][]sample, 3)
+	for r := 0; r < rounds; r++ {
+		for i, run := range []func() (sample, error){
+			func() (sample, error) { return b.wrkRun(conns, 0) },
+			func() (sample, error) { return b.heyRun(conns, 0) },
+			func() (sample, error) {
+				return b.tlRun("--mode", "ramp", "--ramp", fmt.Sprintf("%d:%d", conns, conns), "--step", d.String())
+			},
+		} {
+			s, err := run()
+			if err != nil {
+				return err
+			}
+			closed[i] = append(closed[i], s)
+			fmt.Printf("round %d closed loop c=%d  %-16s %9.0f req/s  %5.2f us CPU/req  p50 %6.3f ms  p99 %6.3f ms\n", r+1, conns, tools[i], s.rps, s.cpuUs, s.p50, s.p99)
+		}
+		for i, run := range []func() (sample, error){
+			func() (sample, error) { return b.wrkRun(rateConns, rate) },
+			func() (sample, error) { return b.heyRun(rateConns, rate/float64(rateConns)) },
+			func() (sample, error) {
+				return b.tlRun("--mode", "rate", "--rate", strconv.FormatFloat(rate, 'f', -1, 64), "--duration", d.String())
+			},
+		} {
+			s, err := run()
+			if err != nil {
+				return err
+			}
+			open[i] = append(open[i], s)
+			fmt.Printf("round %d fixed rate %g/s  %-16s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms\n", r+1, rate, tools[i], s.rps, s.p50, s.p99)
+		}
+	}
+	med := harness.Median[sample]
+	rps := func(s sample) float64 { return s.rps }
+	p50 := func(s sample) float64 { return s.p50 }
+	p99 := func(s sample) float64 { return s.p99 }
+	cpu := func(s sample) float64 { return s.cpuUs }
+	fmt.Printf("\n/api on throttlelab serve (GOMAXPROCS=1, CPU 0); load generators on CPU 1, one thread; %s runs, %d rounds, medians\n", d, rounds)
+	for i, t := range tools {
+		fmt.Printf("closed loop c=%-3d %-16s %9.0f req/s  %5.2f us CPU/req  p50 %6.3f ms  p99 %6.3f ms\n", conns, t, med(closed[i], rps), med(closed[i], cpu), med(closed[i], p50), med(closed[i], p99))
+	}
+	for i, t := range tools {
+		fmt.Printf("rate %6g/s     %-16s %9.0f req/s  p50 %6.3f ms  p99 %6.3f ms\n", rate, t, med(open[i], rps), med(open[i], p50), med(open[i], p99))
+	}
+	tl := med(closed[2], rps)
+	vsHey, vsWrk := tl/med(closed[1], rps), tl/med(closed[0], rps)
+	lowest := min(med(open[0], p50), med(open[1], p50))
+	p50Ratio := med(open[2], p50) / lowest
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "NOT met"
+	}
+	fmt.Printf("\nthroughput throttlelab/hey = %.3f (goal >= 1: %s); throttlelab/wrk = %.3f (goal >= 0.7: %s)\n", vsHey, verdict(vsHey >= 1), vsWrk, verdict(vsWrk >= 0.7))
+	fmt.Printf("generator CPU per request (lower is better): throttlelab/hey = %.3f, throttlelab/wrk = %.3f\n", med(closed[2], cpu)/med(closed[1], cpu), med(closed[2], cpu)/med(closed[0], cpu))
+	fmt.Printf("p50 at %g/s: throttlelab / lowest of wrk and hey = %.3f (goal <= 1.2: %s)\n", rate, p50Ratio, verdict(p50Ratio <= 1.2))
+	fromSend := med(open[2], func(s sample) float64 { return s.p50FromSend }) / lowest
+	fmt.Printf("  throttlelab counts open-loop latency from each request's due time, its own wake-up lag included;\n  wrk and hey count from the actual send. Counted the same way, throttlelab's p50 is %.3f ms: ratio %.3f (goal <= 1.2: %s)\n",
+		med(open[2], func(s sample) float64 { return s.p50FromSend }), fromSend, verdict(fromSend <= 1.2))
+	return nil
+}
