@@ -104,6 +104,11 @@ func TestLoadModes(t *testing.T) {
 				t.Errorf("probe at its default 10/s for 1 s: %+v", s)
 			}
 		}},
+		{"new connections", []string{"--mode", "sequential", "--requests", "20", "--request", "api", "--new-connection", "--balancer", "ingress:1"}, func(t *testing.T, s loadgen.Summary, _ []map[string]string) {
+			if s.Requests != 20 || s.SameInstanceRate != 0 {
+				t.Errorf("new connections: %+v", s)
+			}
+		}},
 		{"sequential", []string{"--mode", "sequential", "--requests", "30", "--request", "burn", "--burn", "cpu=1ms", "--balancer", "roundrobin"}, func(t *testing.T, s loadgen.Summary, _ []map[string]string) {
 			if s.Requests != 30 || s.SameInstanceRate != 0 || s.PerInstance["a"] != 15 || s.PerInstance["b"] != 15 {
 				t.Errorf("sequential roundrobin: %+v", s)

@@ -1,0 +1,26 @@
+// Package loadgen is throttlelab's load generator: closed-loop, open-loop
+// (constant or Poisson, without coordinated omission), Markov on/off and ramp
+// loads against one or more workload server instances, behind a choice of
+// balancers, with every request recorded.
+//
+// Open-loop latency runs from each request's due time, so a stalled server
+// cannot hide its queue; the schedule is paced with a kernel timerfd, since the
+// Go runtime rounds short sleeps up to a millisecond.
+//
+// Example:
+//
+//	res, err := loadgen.Run(ctx, loadgen.Config{
+//		Mode:     loadgen.ModeRate,
+//		Targets:  []string{"http://127.0.0.1:8080", "http://127.0.0.1:8081"},
+//		Balancer: "random",
+//		Workload: loadgen.WorkloadSpec{Kind: loadgen.KindBurn, Burn: "cpu=5ms"},
+//		Rate:     50,
+//		Arrivals: "poisson",
+//		Duration: 30 * time.Second,
+//		Records:  csvFile, // requests.csv, one row per request (optional)
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	fmt.Printf("p99 %.1f ms over %d requests\n", res.Summary.Latency.P99, res.Summary.Requests)
+package loadgen
