@@ -245,6 +245,9 @@ func runLoad(cmd *cobra.Command, f loadFlags) error {
 		cfg.Records = records
 	}
 	bar := progress.New(cmd.ErrOrStderr(), string(cfg.Mode), 0)
+	// Loads bounded by a request count or a tile set count requests; the rest
+	// run for a time, which the bar shows as durations.
+	bar.Millis(cfg.Requests == 0 && cfg.Mode != loadgen.ModeImage)
 	cfg.Progress = func(done, total int64) { bar.SetTotal(int(total)); bar.Set(int(done)) }
 	start := time.Now()
 	res, runErr := loadgen.Run(ctx, cfg)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -27,6 +28,23 @@ type Bar struct {
 	lastDraw time.Time
 	done     int
 	drawn    int // done at the last draw, -1 before the first
+	// millis shows done and total as durations (they count milliseconds).
+	millis bool
+}
+
+// Millis makes the bar show its counts as durations: for jobs that run for a
+// time rather than a number of steps.
+func (b *Bar) Millis(on bool) {
+	b.mu.Lock()
+	b.millis = on
+	b.mu.Unlock()
+}
+
+func (b *Bar) count(n int) string {
+	if b.millis {
+		return (time.Duration(n) * time.Millisecond).Round(100 * time.Millisecond).String()
+	}
+	return strconv.Itoa(n)
 }
 
 // New returns a bar for total steps written to w. It redraws in place when w is a
@@ -99,10 +117,10 @@ func (b *Bar) draw(now time.Time) {
 		eta = "0s"
 	}
 	if !b.terminal {
-		fmt.Fprintf(b.w, "%s: %d/%d (%.0f%%) elapsed %s eta %s\n", b.label, b.done, b.total, 100*frac, elapsed.Round(time.Second), eta)
+		fmt.Fprintf(b.w, "%s: %s/%s (%.0f%%) elapsed %s eta %s\n", b.label, b.count(b.done), b.count(b.total), 100*frac, elapsed.Round(time.Second), eta)
 		return
 	}
 	const width = 30
 	n := int(frac * width)
-	fmt.Fprintf(b.w, "\r%s [%s%s] %d/%d %3.0f%% eta %s  ", b.label, strings.Repeat("#", n), strings.Repeat(".", width-n), b.done, b.total, 100*frac, eta)
+	fmt.Fprintf(b.w, "\r%s [%s%s] %s/%s %3.0f%% eta %s  ", b.label, strings.Repeat("#", n), strings.Repeat(".", width-n), b.count(b.done), b.count(b.total), 100*frac, eta)
 }

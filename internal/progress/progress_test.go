@@ -70,3 +70,12 @@ func TestIsTerminal(t *testing.T) {
 		t.Error("a strings.Builder is not a terminal")
 	}
 }
+
+func TestMillis(t *testing.T) {
+	b, out, _ := newFake(false, 3000)
+	b.Millis(true)
+	b.Set(1500)
+	if !strings.Contains(out.String(), "work: 1.5s/3s (50%)") {
+		t.Errorf("timed progress %q", out.String())
+	}
+}
