@@ -1,0 +1,99 @@
+package cgroup_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+)
+
+// TestManagerReal runs a busy process in a real group with a 0.25-CPU limit, a
+// burst and a one-CPU cpuset, and checks what the kernel says: throttled periods,
+// usage, the CPU it may run on. Cleanup with kill leaves neither process nor
+// directory behind.
+func TestManagerReal(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("real cgroup test needs root")
+	}
+	runID := fmt.Sprintf("test-%d", os.Getpid())
+	m, err := cgroup.NewManager("/", runID, true)
+	if err != nil {
+		t.Skipf("cannot manage cgroups here: %v", err)
+	}
+	defer func() {
+		if err := m.Cleanup(true); err != nil {
+			t.Error(err)
+		}
+	}()
+	k := cgroup.KubeCPU{RequestMilli: 250, LimitMilli: 250, Cpus: "0"}
+	if m.BurstSupported() {
+		k.BurstUsec = 10000
+	}
+	s, qos, err := k.Settings(cgroup.WeightQuadratic)
+	if err != nil || qos != cgroup.Guaranteed {
+		t.Fatal(qos, err)
+	}
+	g, err := m.NewGroup("limited", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The shell moves itself in before it spins: it never runs unconfined.
+	cmd := exec.Command("sh", "-c", "for d in \"$@\"; do echo $$ > \"$d/cgroup.procs\"; done; while :; do :; done", "sh")
+	for _, d := range g.Dirs {
+		cmd.Args = append(cmd.Args, d)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	before, _ := g.Stat()
+	// Let it spin through a few periods; the deadline is a safety net.
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		st, err := g.Stat()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := st.Sub(before); d.ThrottledPeriods >= 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	st, _ := g.Stat()
+	if d := st.Sub(before); d.ThrottledPeriods < 3 || d.ThrottledUsec == 0 {
+		t.Errorf("a spinning process at 0.25 CPU: cpu.stat delta %+v, want throttled periods", d)
+	}
+	if u, err := g.Usage(); err != nil || u <= 0 {
+		t.Errorf("usage %s, %v", u, err)
+	}
+	status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if !strings.Contains(string(status), "Cpus_allowed_list:\t0\n") {
+		t.Errorf("the process may run on more than CPU 0:\n%s", status)
+	}
+	if procs := g.Procs(); len(procs) != 1 || procs[0] != cmd.Process.Pid {
+		t.Errorf("group holds %v, want [%d]", procs, cmd.Process.Pid)
+	}
+	dirs := g.Dirs
+	if err := m.Cleanup(true); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if err := cmd.Process.Signal(syscall.Signal(0)); err == nil {
+		t.Error("the process survived the cleanup")
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s left behind", d)
+		}
+		if _, err := os.Stat(filepath.Dir(d)); !os.IsNotExist(err) {
+			t.Errorf("%s left behind", filepath.Dir(d))
+		}
+	}
+}
