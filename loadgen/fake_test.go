@@ -203,3 +203,21 @@ func TestClosedLoopOnFakeClock(t *testing.T) {
 		t.Errorf("per instance %v, want 17/17/16", s.PerInstance)
 	}
 }
+
+// TestImageHonoursDuration: an image load bounded by time stops when the time is
+// up, with the tiles it did, and says the image is incomplete.
+func TestImageHonoursDuration(t *testing.T) {
+	clk := newFakeClock()
+	res, err := Run(context.Background(), Config{
+		Mode: ModeImage, Workers: 1, Duration: time.Second, NoVerify: true, Clock: clk,
+		Workload: WorkloadSpec{Kind: KindTile, Tiles: "sample:100"},
+		Doer:     &fakeDoer{clock: clk, latency: func(int) time.Duration { return 100 * time.Millisecond }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.Requests != 10 || s.Image == nil || s.Image.Tiles != 100 || s.Image.Checksum != "" {
+		t.Errorf("1 s of 100 ms tiles: %d requests, image %+v; want 10 and no checksum", s.Requests, s.Image)
+	}
+}

@@ -104,7 +104,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	stopProgress := r.progress()
 	switch cfg.Mode {
 	case ModeImage:
-		r.closedLoop(ctx, cfg.Workers, 0, time.Time{})
+		r.closedLoop(ctx, cfg.Workers, 0, r.until)
 	case ModeSequential:
 		r.closedLoop(ctx, 1, 0, r.until)
 	case ModeRamp:
