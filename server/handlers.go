@@ -55,7 +55,7 @@ func (s *Server) Handler() http.Handler {
 		metrics.ServeHTTP(w, r)
 	}))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, "other", http.StatusNotFound, fmt.Sprintf("no endpoint %s: try /tile, /burn, /api, /healthz, /metrics or /info", r.URL.Path))
+		s.fail(w, r, "other", http.StatusNotFound, fmt.Sprintf("no endpoint %q: try /tile, /burn, /api, /healthz, /metrics or /info", r.URL.Path))
 	})
 	return mux
 }
@@ -64,7 +64,7 @@ func (s *Server) getOnly(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			s.fail(w, r, "other", http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed on %s: use GET", r.Method, r.URL.Path))
+			s.fail(w, r, "other", http.StatusMethodNotAllowed, fmt.Sprintf("method %q not allowed on %q: use GET", r.Method, r.URL.Path))
 			return
 		}
 		h(w, r)
@@ -97,7 +97,7 @@ func query(r *http.Request, allowed ...string) (url.Values, error) {
 			ok = ok || k == a
 		}
 		if !ok {
-			return nil, fmt.Errorf("unknown parameter %q: %s takes %v", k, r.URL.Path, allowed)
+			return nil, fmt.Errorf("unknown parameter %q: %s takes %v", k, r.URL.Path, allowed) // paths here are known endpoints
 		}
 		if len(v) > 1 {
 			return nil, fmt.Errorf("parameter %q given %d times", k, len(v))

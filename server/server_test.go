@@ -124,9 +124,10 @@ func TestBadInput(t *testing.T) {
 		{"GET", "/burn?cpu=-5ms", 400, "positive duration"},
 		{"GET", "/burn?cpu=5ms&iterations=3", 400, "not both"},
 		{"GET", "/api?x=1", 400, "unknown parameter"},
-		{"GET", "/nope", 404, "no endpoint /nope"},
-		{"GET", "/", 404, "no endpoint /"},
-		{"POST", "/tile?x=1&y=1", 405, "method POST not allowed"},
+		{"GET", "/nope", 404, `no endpoint "/nope"`},
+		{"GET", "/%0Ainjected", 404, `no endpoint "/\ninjected"`},
+		{"GET", "/", 404, `no endpoint "/"`},
+		{"POST", "/tile?x=1&y=1", 405, `method "POST" not allowed`},
 		{"DELETE", "/api", 405, "use GET"},
 	}
 	for _, tt := range tests {
