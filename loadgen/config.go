@@ -89,6 +89,16 @@ func ParseRamp(s string) (from, to int, err error) {
 	return from, to, nil
 }
 
+// Check reports whether c describes a load Run would accept, naming the field at
+// fault. Targets are not needed for the check.
+func (c Config) Check() error {
+	if len(c.Targets) == 0 {
+		c.Targets = []string{"http://check.invalid"}
+	}
+	_, err := c.withDefaults()
+	return err
+}
+
 // withDefaults checks c and fills in defaults, naming the field at fault.
 func (c Config) withDefaults() (Config, error) {
 	ok := false

@@ -1,0 +1,58 @@
+package experiment
+
+import (
+	"fmt"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+)
+
+// Run is one run of an experiment: one config under one load, one repeat.
+type Run struct {
+	// Index is the run's place in the order runs are done.
+	Index  int
+	Config Config
+	Load   Load
+	// Repeat counts from 1.
+	Repeat int
+}
+
+// ID names the run, and its directory in the results: config/load/rN.
+func (r Run) ID() string { return fmt.Sprintf("%s/%s/r%d", r.Config.Name, r.Load.Name, r.Repeat) }
+
+// Runs returns the experiment's runs in the order they are done: configs crossed
+// with loads, repeated; interleaved (every config once, then again) or grouped
+// (each config's repeats together).
+func (e *Experiment) Runs() []Run {
+	s := e.Spec
+	var runs []Run
+	add := func(c Config, l Load, rep int) {
+		runs = append(runs, Run{Index: len(runs), Config: c, Load: l, Repeat: rep})
+	}
+	if s.Order == "grouped" {
+		for _, c := range s.Configs {
+			for _, l := range s.Loads {
+				for rep := 1; rep <= s.Repeats; rep++ {
+					add(c, l, rep)
+				}
+			}
+		}
+		return runs
+	}
+	for rep := 1; rep <= s.Repeats; rep++ {
+		for _, l := range s.Loads {
+			for _, c := range s.Configs {
+				add(c, l, rep)
+			}
+		}
+	}
+	return runs
+}
+
+// Settings returns the cgroup settings and QoS class of a config's instances.
+func (e *Experiment) Settings(c Config) (cgroup.Settings, cgroup.QoSClass, error) {
+	k, err := c.CPU.Kube()
+	if err != nil {
+		return cgroup.Settings{}, "", err
+	}
+	return k.Settings(cgroup.WeightMapping(e.Spec.WeightMapping))
+}

@@ -1,0 +1,287 @@
+package experiment
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/loadgen"
+)
+
+// APIVersion is the version of the experiment format this build reads.
+const APIVersion = "throttlelab/v1alpha1"
+
+// Experiment is an experiment spec: what to run, under which CPU settings, with
+// which load, how often and in which order.
+type Experiment struct {
+	APIVersion string   `yaml:"apiVersion"`
+	Kind       string   `yaml:"kind"`
+	Metadata   Metadata `yaml:"metadata"`
+	Spec       Spec     `yaml:"spec"`
+}
+
+// Metadata names and describes an experiment.
+type Metadata struct {
+	Name        string `yaml:"name"`
+	Description string `yaml:"description,omitempty"`
+}
+
+// Spec is the body of an experiment.
+type Spec struct {
+	// Workload is what each request asks the servers for.
+	Workload Workload `yaml:"workload"`
+	// Load is the load model; Loads several, each crossed with every config.
+	Load  *Load  `yaml:"load,omitempty"`
+	Loads []Load `yaml:"loads,omitempty"`
+	// Balancer spreads requests over a config's instances (random, roundrobin,
+	// ingress:K, least, p2c).
+	Balancer string `yaml:"balancer"`
+	// Configs are the systems under test, each a set of instances.
+	Configs []Config `yaml:"configs"`
+	// Neighbours run beside the system under test in every run.
+	Neighbours []Neighbour `yaml:"neighbours,omitempty"`
+	Repeats    int         `yaml:"repeats"`
+	// Order is interleaved (A B C A B C ..., the default: drift of a shared
+	// machine hits every config alike) or grouped (A A B B C C).
+	Order  string   `yaml:"order"`
+	Warmup Duration `yaml:"warmup"`
+	// Reference names the config the others are compared with (default: the
+	// first one without a limit, else the first).
+	Reference string `yaml:"reference"`
+	// WeightMapping turns shares into a v2 cpu.weight: linear (classic runc) or
+	// quadratic (newer runc and crun).
+	WeightMapping string `yaml:"weightMapping"`
+	Seed          uint64 `yaml:"seed"`
+}
+
+// Workload is what requests ask for.
+type Workload struct {
+	Request string `yaml:"request"` // tile, burn or api
+	Burn    string `yaml:"burn,omitempty"`
+	Tiles   string `yaml:"tiles,omitempty"`
+}
+
+// Load is a load model, as `throttlelab load` takes it.
+type Load struct {
+	Name     string   `yaml:"name"`
+	Mode     string   `yaml:"mode"`
+	Workers  int      `yaml:"workers,omitempty"`
+	Ramp     string   `yaml:"ramp,omitempty"`
+	Step     Duration `yaml:"step,omitempty"`
+	Rate     float64  `yaml:"rate,omitempty"`
+	Arrivals string   `yaml:"arrivals,omitempty"`
+	Sources  int      `yaml:"sources,omitempty"`
+	On       Duration `yaml:"on,omitempty"`
+	Off      Duration `yaml:"off,omitempty"`
+	Duration Duration `yaml:"duration,omitempty"`
+	Requests int64    `yaml:"requests,omitempty"`
+	Timeout  Duration `yaml:"timeout,omitempty"`
+}
+
+// Config is one system under test: instances of the server with CPU settings.
+type Config struct {
+	Name      string `yaml:"name"`
+	Instances int    `yaml:"instances"`
+	CPU       CPU    `yaml:"cpu"`
+	Server    Server `yaml:"server"`
+}
+
+// CPU holds Kubernetes-style CPU settings of one instance.
+type CPU struct {
+	Request string   `yaml:"request,omitempty"` // "250m", "0.25", "2"
+	Limit   string   `yaml:"limit,omitempty"`
+	Period  Duration `yaml:"period,omitempty"`
+	Burst   Duration `yaml:"burst,omitempty"`
+	Cpuset  string   `yaml:"cpuset,omitempty"` // "0-1"
+}
+
+// Server is the concurrency of the server instances.
+type Server struct {
+	GOMAXPROCS string `yaml:"gomaxprocs"` // host, N or limit
+	Single     bool   `yaml:"single,omitempty"`
+	CPUClock   *bool  `yaml:"cpuClock,omitempty"`
+}
+
+// Neighbour is a process beside the system under test.
+type Neighbour struct {
+	Name string `yaml:"name"`
+	// Kind is noise (a CPU hog), burst (the periodic burst worker), probe (a
+	// latency probe against the config's instances) or server (another server).
+	Kind    string   `yaml:"kind"`
+	Threads int      `yaml:"threads,omitempty"`
+	Workers int      `yaml:"workers,omitempty"`
+	Busy    Duration `yaml:"busy,omitempty"`
+	Sleep   Duration `yaml:"sleep,omitempty"`
+	Rate    float64  `yaml:"rate,omitempty"`
+	CPU     CPU      `yaml:"cpu"`
+}
+
+// Duration is a time.Duration written as "100ms" in YAML.
+type Duration struct{ time.Duration }
+
+// UnmarshalYAML parses "100ms", "5s" and such, naming the line of a bad one.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: want a duration such as 100ms", n.Line)
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		if n.Value == "0" {
+			d.Duration = 0
+			return nil
+		}
+		return fmt.Errorf("line %d: %q is not a duration: want a number with a unit, such as 100ms or 5s", n.Line, n.Value)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalYAML writes the duration as "100ms".
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+// IsZero lets omitempty leave zero durations out.
+func (d Duration) IsZero() bool { return d.Duration == 0 }
+
+// LoadFile reads and checks an experiment spec from a file.
+func LoadFile(path string) (*Experiment, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(b, path)
+}
+
+// Parse reads an experiment spec strictly (unknown fields are errors), applies
+// the defaults and checks every value. Errors name the file, line and field.
+func Parse(b []byte, file string) (*Experiment, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, cleanYAMLError(err))
+	}
+	lines := map[string]int{}
+	indexLines(&root, "", lines)
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	var e Experiment
+	if err := dec.Decode(&e); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, cleanYAMLError(err))
+	}
+	if err := e.resolve(); err != nil {
+		var fe *fieldError
+		if errors.As(err, &fe) {
+			return nil, fmt.Errorf("%s:%d: %s: %s", file, lineOf(lines, fe.path), fe.path, fe.msg)
+		}
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	return &e, nil
+}
+
+// cleanYAMLError drops yaml.v3's "yaml: unmarshal errors:" preamble so the error
+// is one line per problem.
+func cleanYAMLError(err error) error {
+	s := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
+	s = strings.TrimPrefix(s, "yaml: ")
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimSpace(lines[i])
+	}
+	return errors.New(strings.Join(lines, "; "))
+}
+
+// indexLines records the line of every field by its path (spec.configs[1].cpu.limit).
+func indexLines(n *yaml.Node, path string, lines map[string]int) {
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			indexLines(c, path, lines)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := n.Content[i].Value
+			if path != "" {
+				p = path + "." + p
+			}
+			lines[p] = n.Content[i].Line
+			indexLines(n.Content[i+1], p, lines)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := path + "[" + strconv.Itoa(i) + "]"
+			lines[p] = c.Line
+			indexLines(c, p, lines)
+		}
+	}
+}
+
+// lineOf finds the line of a path, or of its nearest ancestor that is in the file
+// (defaults have no line of their own).
+func lineOf(lines map[string]int, path string) int {
+	for p := path; p != ""; {
+		if l, ok := lines[p]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			break
+		}
+		p = p[:i]
+	}
+	return 1
+}
+
+type fieldError struct{ path, msg string }
+
+func (e *fieldError) Error() string { return e.path + ": " + e.msg }
+
+func bad(path, format string, args ...any) error {
+	return &fieldError{path, fmt.Sprintf(format, args...)}
+}
+
+// Kube returns the CPU settings in millicores and microseconds.
+func (c CPU) Kube() (cgroup.KubeCPU, error) {
+	var k cgroup.KubeCPU
+	var err error
+	if c.Request != "" {
+		if k.RequestMilli, err = cgroup.ParseMilliCPU(c.Request); err != nil {
+			return k, &fieldError{"request", err.Error()}
+		}
+	}
+	if c.Limit != "" {
+		if k.LimitMilli, err = cgroup.ParseMilliCPU(c.Limit); err != nil {
+			return k, &fieldError{"limit", err.Error()}
+		}
+	}
+	k.PeriodUsec = uint64(c.Period.Microseconds())
+	k.BurstUsec = uint64(c.Burst.Microseconds())
+	if c.Cpuset != "" {
+		if _, err := cgroup.ParseCPUList(c.Cpuset); err != nil {
+			return k, &fieldError{"cpuset", err.Error()}
+		}
+		k.Cpus = c.Cpuset
+	}
+	return k, nil
+}
+
+// LoadConfig turns a load into the load generator's configuration (without
+// targets, records or progress, which the runner adds).
+func (e *Experiment) LoadConfig(l Load) loadgen.Config {
+	w := e.Spec.Workload
+	c := loadgen.Config{
+		Mode: loadgen.Mode(l.Mode), Balancer: e.Spec.Balancer,
+		Workload: loadgen.WorkloadSpec{Kind: loadgen.Kind(w.Request), Burn: w.Burn, Tiles: w.Tiles},
+		Workers:  l.Workers, RampStep: l.Step.Duration, Rate: l.Rate, Arrivals: l.Arrivals,
+		Sources: l.Sources, OnMean: l.On.Duration, OffMean: l.Off.Duration,
+		Duration: l.Duration.Duration, Requests: l.Requests, Timeout: l.Timeout.Duration, Seed: e.Spec.Seed,
+	}
+	if l.Mode == string(loadgen.ModeRamp) {
+		c.RampFrom, c.RampTo, _ = loadgen.ParseRamp(l.Ramp)
+	}
+	return c
+}

@@ -1,0 +1,133 @@
+package experiment
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+)
+
+func TestExampleLimits(t *testing.T) {
+	e, err := LoadFile("../examples/limits.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.Spec
+	if e.Metadata.Name != "limits" || len(s.Configs) != 2 || s.Configs[1].Instances != 4 || s.Repeats != 2 || s.Reference != "unlimited" {
+		t.Errorf("spec %+v", s)
+	}
+	// Defaults, applied in one place.
+	if s.Balancer != "random" || s.WeightMapping != "linear" || s.Seed != 1 || s.Configs[0].Server.GOMAXPROCS != "host" ||
+		s.Configs[0].CPU.Period.Duration != 100*time.Millisecond || s.Loads[0].Timeout.Duration != 30*time.Second || s.Loads[0].Name != "load0" {
+		t.Errorf("defaults not applied: %+v", s)
+	}
+	set, qos, err := e.Settings(s.Configs[1])
+	if err != nil || qos != cgroup.Guaranteed || set.QuotaUsec != 25000 || set.Shares != 256 {
+		t.Errorf("limited config: %+v %s %v", set, qos, err)
+	}
+	set, qos, _ = e.Settings(s.Configs[0])
+	if qos != cgroup.BestEffort || set.QuotaUsec != -1 {
+		t.Errorf("unlimited config: %+v %s", set, qos)
+	}
+	lc := e.LoadConfig(s.Loads[0])
+	if lc.Rate != 40 || lc.Arrivals != "poisson" || lc.Duration != 5*time.Second || lc.Workload.Burn != "cpu=5ms" {
+		t.Errorf("load config %+v", lc)
+	}
+}
+
+func TestRunsOrder(t *testing.T) {
+	base := `apiVersion: throttlelab/v1alpha1
+kind: Experiment
+metadata: {name: order}
+spec:
+  loads: [{name: slow, mode: sequential, requests: 5}, {name: fast, mode: sequential, requests: 9}]
+  configs: [{name: a}, {name: b}]
+  repeats: 2
+`
+	ids := func(e *Experiment) string {
+		var out []string
+		for _, r := range e.Runs() {
+			out = append(out, r.ID())
+		}
+		return strings.Join(out, " ")
+	}
+	e, err := Parse([]byte(base), "order.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(e); got != "a/slow/r1 b/slow/r1 a/fast/r1 b/fast/r1 a/slow/r2 b/slow/r2 a/fast/r2 b/fast/r2" {
+		t.Errorf("interleaved: %s", got)
+	}
+	e, err = Parse([]byte(base+"  order: grouped\n"), "order.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(e); got != "a/slow/r1 a/slow/r2 a/fast/r1 a/fast/r2 b/slow/r1 b/slow/r2 b/fast/r1 b/fast/r2" {
+		t.Errorf("grouped: %s", got)
+	}
+}
+
+// TestBadSpecs: every mistake gets an error that names the file, the line and the
+// field.
+func TestBadSpecs(t *testing.T) {
+	good := `apiVersion: throttlelab/v1alpha1
+kind: Experiment
+metadata:
+  name: x
+spec:
+  load:
+    mode: rate
+    rate: 10
+    duration: 2s
+  configs:
+    - name: a
+      cpu:
+        limit: 500m
+`
+	tests := []struct {
+		name, from, to, want string
+	}{
+		{"unknown field", "    rate: 10\n", "    rate: 10\n    rat: 11\n", "line 9: field rat not found"},
+		{"bad duration", "duration: 2s", "duration: soon", `line 9: "soon" is not a duration`},
+		{"bad limit", "limit: 500m", "limit: lots", "x.yaml:13: spec.configs[0].cpu.limit: cpu quantity"},
+		{"request above limit", "        limit: 500m\n", "        limit: 500m\n        request: 2\n", "x.yaml:14: spec.configs[0].cpu.request: cpu request 2000m is above the limit"},
+		{"burst above quota", "        limit: 500m\n", "        limit: 500m\n        burst: 100ms\n", "x.yaml:14: spec.configs[0].cpu.burst"},
+		{"burst without limit", "        limit: 500m\n", "        burst: 10ms\n", "spec.configs[0].cpu.burst: cpu burst needs a limit"},
+		{"bad mode", "mode: rate", "mode: flood", `x.yaml:7: spec.load.mode: mode "flood"`},
+		{"bad rate", "rate: 10", "rate: -3", "x.yaml:8: spec.load.rate: rate -3: must be positive"},
+		{"no stop", "    duration: 2s\n", "", "needs --duration or --requests"},
+		{"wrong version", "throttlelab/v1alpha1", "throttlelab/v9", `x.yaml:1: apiVersion: "throttlelab/v9" is not a version`},
+		{"wrong kind", "kind: Experiment", "kind: Pod", `x.yaml:2: kind: "Pod": want Experiment`},
+		{"bad name", "  name: x\n", "  name: ../x\n", "metadata.name"},
+		{"duplicate config", "    - name: a\n", "    - name: a\n    - name: a\n", `spec.configs[1].name: "a" is used twice`},
+		{"bad cpuset", "        limit: 500m\n", "        cpuset: 3-1\n", "spec.configs[0].cpu.cpuset"},
+		{"bad balancer", "spec:\n", "spec:\n  balancer: nearest\n", "x.yaml:6: spec.balancer"},
+		{"bad order", "spec:\n", "spec:\n  order: shuffled\n", "spec.order"},
+		{"bad reference", "spec:\n", "spec:\n  reference: nope\n", `spec.reference: "nope" is not the name of a config`},
+		{"bad neighbour", "spec:\n", "spec:\n  neighbours: [{name: n, kind: fan}]\n", `spec.neighbours[0].kind: "fan"`},
+		{"too many instances", "    - name: a\n", "    - name: a\n      instances: 1000\n", "spec.configs[0].instances: 1000"},
+		{"bad gomaxprocs", "    - name: a\n", "    - name: a\n      server: {gomaxprocs: lots}\n", "spec.configs[0].server.gomaxprocs"},
+		{"no configs", "  configs:\n    - name: a\n      cpu:\n        limit: 500m\n", "", "spec.configs: missing"},
+		{"load and loads", "spec:\n", "spec:\n  loads: [{mode: sequential, requests: 1}]\n", "not both"},
+		{"bad weight mapping", "spec:\n", "spec:\n  weightMapping: cubic\n", "spec.weightMapping"},
+		{"not yaml", "kind: Experiment", "kind: [Experiment", "x.yaml"},
+	}
+	if _, err := Parse([]byte(good), "x.yaml"); err != nil {
+		t.Fatalf("the good spec: %v", err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(good, tt.from) {
+				t.Fatalf("test broken: %q not in the spec", tt.from)
+			}
+			_, err := Parse([]byte(strings.Replace(good, tt.from, tt.to, 1)), "x.yaml")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v\nwant one containing %q", err, tt.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "\n") {
+				t.Errorf("error spans lines: %q", err)
+			}
+		})
+	}
+}
