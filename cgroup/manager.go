@@ -269,6 +269,21 @@ func (m *Manager) NewGroup(name string, s Settings) (*Group, error) {
 	return g, nil
 }
 
+// Remove removes the group's directories (it must hold no process any more).
+func (g *Group) Remove() error {
+	m := g.m
+	var errs []error
+	for _, d := range g.distinctDirs() {
+		if err := m.removeDir(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("removing cgroup %s: %w", d, err))
+			continue
+		}
+		m.made = slices.DeleteFunc(m.made, func(x string) bool { return x == d })
+	}
+	m.groups = slices.DeleteFunc(m.groups, func(x *Group) bool { return x == g })
+	return errors.Join(errs...)
+}
+
 // Attach moves process pid into the group in every hierarchy it has.
 func (g *Group) Attach(pid int) error {
 	for _, dir := range g.distinctDirs() {

@@ -31,7 +31,7 @@ func TestExampleLimits(t *testing.T) {
 		t.Errorf("unlimited config: %+v %s", set, qos)
 	}
 	lc := e.LoadConfig(s.Loads[0])
-	if lc.Rate != 40 || lc.Arrivals != "poisson" || lc.Duration != 5*time.Second || lc.Workload.Burn != "cpu=5ms" {
+	if lc.Rate != 100 || lc.Arrivals != "poisson" || lc.Duration != 5*time.Second || lc.Workload.Burn != "cpu=5ms" {
 		t.Errorf("load config %+v", lc)
 	}
 }

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/throttlelab/throttlelab/experiment"
+)
+
+func needRoot(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("run needs root for real cgroups")
+	}
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+}
+
+func readExpSummary(t *testing.T, dir string) experiment.Summary {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s experiment.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// ourLeftovers lists processes started from the test binary's throttlelab and
+// cgroup directories of throttlelab runs, which a finished or killed run must
+// not leave behind.
+func ourLeftovers(t *testing.T) []string {
+	t.Helper()
+	var left []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.HasPrefix(b, []byte(binary+"\x00serve")) {
+			left = append(left, "process "+p)
+		}
+	}
+	for _, root := range []string{"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpuset", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
+		dirs, _ := filepath.Glob(filepath.Join(root, "throttlelab", "*"))
+		for _, d := range dirs {
+			if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+				left = append(left, "cgroup "+d)
+			}
+		}
+	}
+	return left
+}
+
+// TestRunExample is the issue's definition of done: the example experiment
+// shows throttled periods and a worse p99 for the limited config.
+func TestRunExample(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	r := run(t, "run", "../../examples/limits.yaml", "--out", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	s := readExpSummary(t, dir)
+	if len(s.Configs) != 2 || len(s.Runs) != 4 {
+		t.Fatalf("summary: %d configs, %d runs", len(s.Configs), len(s.Runs))
+	}
+	unl, lim := s.Configs[0], s.Configs[1]
+	if unl.ThrottledPct != 0 || lim.ThrottledPct <= 0 || lim.ThrottledMs <= 0 {
+		t.Errorf("throttling: unlimited %.1f%%, limited %.1f%% (%.1f ms)", unl.ThrottledPct, lim.ThrottledPct, lim.ThrottledMs)
+	}
+	if lim.P99Ms <= unl.P99Ms {
+		t.Errorf("p99: limited %.2f ms, unlimited %.2f ms: want the limited one worse", lim.P99Ms, unl.P99Ms)
+	}
+	for _, f := range []string{"spec.yaml", "env.json", "runs/limited/load0/r2/requests.csv", "runs/limited/load0/r2/usage.csv", "runs/limited/load0/r2/latency.hdr"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+	if !strings.Contains(r.stdout, "throttled %") || !strings.Contains(r.stderr, "run 4/4") {
+		t.Errorf("no progress or table:\n%s%s", r.stdout, r.stderr)
+	}
+	if left := ourLeftovers(t); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+const smallSpec = `apiVersion: throttlelab/v1alpha1
+kind: Experiment
+metadata: {name: killme}
+spec:
+  workload: {request: burn, burn: cpu=2ms}
+  load: {mode: rate, rate: 50, duration: 2s}
+  configs:
+    - name: a
+    - name: b
+      instances: 2
+      cpu: {limit: 300m}
+  repeats: 2
+`
+
+// TestRunKillAndResume interrupts an experiment mid-run: nothing may be left
+// running or mounted, finished runs stay, and --resume finishes the rest.
+func TestRunKillAndResume(t *testing.T) {
+	needRoot(t)
+	spec := filepath.Join(t.TempDir(), "spec.yaml")
+	os.WriteFile(spec, []byte(smallSpec), 0o644)
+	dir := filepath.Join(t.TempDir(), "res")
+	cmd := exec.Command(binary, "run", spec, "--out", dir)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Once the first run is written and the second has its instances running.
+	waitFor(t, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "runs/a/load0/r1/summary.json"))
+		return err == nil && len(ourLeftovers(t)) > 0
+	})
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != 130 || !strings.Contains(out.String(), "--resume") {
+		t.Errorf("exit %d after SIGTERM\n%s%s", code, out.String(), errb.String())
+	}
+	if left := ourLeftovers(t); len(left) > 0 {
+		t.Fatalf("left behind after SIGTERM: %v", left)
+	}
+	tmps, _ := filepath.Glob(filepath.Join(dir, "runs/*/*/.tmp-*"))
+	if len(tmps) > 0 {
+		t.Errorf("half-written runs left: %v", tmps)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs/a/load0/r1/summary.json")); err != nil {
+		t.Error("the finished run was lost")
+	}
+
+	r := run(t, "run", "--resume", dir)
+	if r.code != 0 || !strings.Contains(r.stderr, "run 1/4 a/load0/r1: done before, kept") {
+		t.Fatalf("resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	s := readExpSummary(t, dir)
+	if len(s.Runs) != 4 || len(s.Configs) != 2 || s.Configs[1].Repeats != 2 {
+		t.Errorf("after resume: %d runs, configs %+v", len(s.Runs), s.Configs)
+	}
+	if left := ourLeftovers(t); len(left) > 0 {
+		t.Errorf("left behind after resume: %v", left)
+	}
+}
+
+func TestRunBadInput(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte(strings.Replace(smallSpec, "limit: 300m", "limit: lots", 1)), 0o644)
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "give an experiment spec"},
+		{[]string{"run", "/nonexistent.yaml"}, "no such file"},
+		{[]string{"run", bad}, "bad.yaml:11: spec.configs[1].cpu.limit"},
+		{[]string{"run", bad, "--resume", "/tmp"}, "not both"},
+		{[]string{"run", "--resume", "/nonexistent"}, "--resume"},
+	}
+	for _, tt := range tests {
+		r := run(t, tt.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tt.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q: want exit 2 and one line containing %q", tt.args, r.code, r.stderr, tt.want)
+		}
+	}
+}

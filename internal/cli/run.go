@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlelab/throttlelab/experiment"
+)
+
+type runFlags struct {
+	out    string
+	resume string
+	binary string
+}
+
+func newRunCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run SPEC.yaml | --resume DIR",
+		Short: "Run an experiment with real processes in real cgroups (needs root)",
+		Long: `Run an experiment: for each run, make cgroups with the config's CPU settings,
+start the server instances (and neighbours) inside them, drive the load, sample
+CPU use every 10 ms, read cpu.stat, stop everything and remove the groups.
+Results go to results/NAME/TIMESTAMP (or --out) as each run finishes; an
+interrupted experiment is finished with --resume DIR.`,
+		Example: `  sudo throttlelab run examples/limits.yaml
+  sudo throttlelab run --resume results/limits/20261121-101500`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runRun(cmd, f, args) },
+	}
+	cmd.Flags().StringVar(&f.out, "out", "", "results directory (default results/NAME/TIMESTAMP)")
+	cmd.Flags().StringVar(&f.resume, "resume", "", "finish the experiment in this results directory")
+	cmd.Flags().StringVar(&f.binary, "binary", "", "throttlelab binary for the instances (default: this one)")
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, f runFlags, args []string) error {
+	var e *experiment.Experiment
+	var err error
+	dir := f.out
+	switch {
+	case f.resume != "" && len(args) > 0:
+		return usagef("give a SPEC or --resume DIR, not both")
+	case f.resume != "":
+		if e, err = experiment.LoadFile(filepath.Join(f.resume, "spec.yaml")); err != nil {
+			return usagef("--resume %s: %v", f.resume, err)
+		}
+		dir = f.resume
+	case len(args) == 1:
+		if e, err = experiment.LoadFile(args[0]); err != nil {
+			return usageError{err}
+		}
+		if dir == "" {
+			dir = filepath.Join("results", e.Metadata.Name, time.Now().Format("20060102-150405"))
+		}
+	default:
+		return usagef("give an experiment spec (SPEC.yaml) or --resume DIR")
+	}
+	bin := f.binary
+	if bin == "" {
+		if bin, err = os.Executable(); err != nil {
+			return err
+		}
+	}
+	out := cmd.OutOrStdout()
+	runs := e.Runs()
+	fmt.Fprintf(out, "experiment %s: %d runs (%d configs x %d loads x %d repeats, %s) -> %s\n",
+		e.Metadata.Name, len(runs), len(e.Spec.Configs), len(e.Spec.Loads), e.Spec.Repeats, e.Spec.Order, dir)
+	results, runErr := experiment.RunLocal(cmd.Context(), e, experiment.Options{
+		Binary: bin, Dir: dir, Resume: f.resume != "", Version: Version, Log: cmd.ErrOrStderr(),
+	})
+	if len(results) > 0 {
+		s := experiment.Summarize(e, results)
+		if err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error { return jsonTo(w, s) }); err != nil {
+			return err
+		}
+		s.WriteTable(out)
+	}
+	if runErr != nil {
+		if errors.Is(runErr, context.Canceled) || cmd.Context().Err() != nil {
+			fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept; finish with: throttlelab run --resume %s\n", len(results), len(runs), dir)
+			return exitError{code: 130, err: errors.New("interrupted")}
+		}
+		return fmt.Errorf("%w (finished runs are kept in %s; finish with --resume)", runErr, dir)
+	}
+	fmt.Fprintf(out, "results in %s\n", dir)
+	return nil
+}
