@@ -79,7 +79,7 @@ func NewManager(root, runID string, withCpuset bool) (*Manager, error) {
 				if c == "cpuacct" {
 					continue // usage then comes from nowhere; Usage says so
 				}
-				return nil, fmt.Errorf("the %s controller is not mounted: mount it, or use --backend sim", c)
+				return nil, fmt.Errorf("the %s controller is not mounted: mount it (e.g. mount -t cgroup -o %s cgroup /sys/fs/cgroup/%s)", c, c, c)
 			}
 			if m.base[c], err = m.makeBase(filepath.Join(root, mnt.MountPoint), c == "cpuset"); err != nil {
 				m.Cleanup(false)
@@ -111,7 +111,7 @@ func NewManager(root, runID string, withCpuset bool) (*Manager, error) {
 			m.base[c] = dir
 		}
 	default:
-		return nil, errors.New("no cgroup hierarchy has the cpu controller: limits cannot be enforced here; use --backend sim")
+		return nil, errors.New("no cgroup hierarchy has the cpu controller: CPU limits cannot be enforced on this host")
 	}
 	dir := m.base["cpu"]
 	if m.version == "v1" {
@@ -139,7 +139,7 @@ func (m *Manager) makeBase(mount string, cpuset bool) (string, error) {
 		case errors.Is(err, fs.ErrExist):
 			return "", fmt.Errorf("cgroup %s already exists: another run with id %s is going on, or crashed (remove it with rmdir)", dir, m.runID)
 		case errors.Is(err, fs.ErrPermission):
-			return "", fmt.Errorf("creating cgroup %s: permission denied: run as root, or use --backend sim", dir)
+			return "", fmt.Errorf("creating cgroup %s: permission denied: real CPU limits need root (sudo throttlelab run ...)", dir)
 		default:
 			return "", fmt.Errorf("creating cgroup %s: %w", dir, err)
 		}
@@ -205,7 +205,7 @@ func writeFile(dir, file, value string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("writing %q to %s: permission denied: run as root, or use --backend sim", value, p)
+		return fmt.Errorf("writing %q to %s: permission denied: real CPU limits need root (sudo throttlelab run ...)", value, p)
 	case errors.Is(err, syscall.EINVAL):
 		return fmt.Errorf("writing %q to %s: the kernel refused the value (invalid argument)", value, p)
 	}
@@ -227,7 +227,7 @@ func (m *Manager) NewGroup(name string, s Settings) (*Group, error) {
 		return nil, err
 	}
 	if s.BurstUsec > 0 && !m.burst {
-		return nil, errors.New("cpu burst is not supported by this kernel (needs Linux 5.14+, cpu.cfs_burst_us or cpu.max.burst): drop burst, or use --backend sim")
+		return nil, errors.New("cpu burst is not supported by this kernel (needs Linux 5.14+, cpu.cfs_burst_us or cpu.max.burst): drop burst from the spec")
 	}
 	g := &Group{Name: name, Dirs: map[string]string{}, Settings: s, m: m}
 	ctrls := []string{"cpu", "cpuacct"}

@@ -199,7 +199,7 @@ func TestManagerOnFakeV2(t *testing.T) {
 
 func TestManagerWithoutCPUController(t *testing.T) {
 	root := fakeRoot(t, "v2-host", "0::/\n", map[string]string{"sys/fs/cgroup/cgroup.controllers": "memory pids\n"})
-	if _, err := NewManager(root, "run1", false); err == nil || !strings.Contains(err.Error(), "--backend sim") {
-		t.Errorf("error %v, want one suggesting the simulator", err)
+	if _, err := NewManager(root, "run1", false); err == nil || !strings.Contains(err.Error(), "cannot be enforced") {
+		t.Errorf("error %v, want one saying limits cannot be enforced", err)
 	}
 }

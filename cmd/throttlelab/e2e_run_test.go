@@ -178,3 +178,57 @@ func TestRunBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestRunNeighbours runs a config beside a limited CPU hog and a probe.
+func TestRunNeighbours(t *testing.T) {
+	needRoot(t)
+	spec := filepath.Join(t.TempDir(), "n.yaml")
+	os.WriteFile(spec, []byte(`apiVersion: throttlelab/v1alpha1
+kind: Experiment
+metadata: {name: neighbours}
+spec:
+  workload: {request: api}
+  load: {mode: rate, rate: 20, duration: 1s}
+  configs: [{name: svc}]
+  neighbours:
+    - {name: hog, kind: noise, threads: 1, cpu: {limit: 200m}}
+    - {name: watch, kind: probe, rate: 20}
+`), 0o644)
+	dir := t.TempDir()
+	r := run(t, "run", spec, "--out", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	s := readExpSummary(t, dir)
+	rs := s.Runs[0]
+	var hog *struct{ throttled uint64 }
+	for name, st := range rs.Neighbours {
+		if strings.HasSuffix(name, "-n-hog") {
+			hog = &struct{ throttled uint64 }{st.ThrottledPeriods}
+		}
+	}
+	// A spinning thread at 0.2 CPU is throttled nearly every period.
+	if hog == nil || hog.throttled == 0 {
+		t.Errorf("noise neighbour: %+v", rs.Neighbours)
+	}
+	if rs.Probe == nil || rs.Probe.Requests < 10 || rs.Probe.OK != rs.Probe.Requests {
+		t.Errorf("probe neighbour: %+v", rs.Probe)
+	}
+	if left := ourLeftovers(t); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestRunWithoutRoot runs the binary as an unprivileged user: it must stop with a
+// message that says root is needed, and leave nothing.
+func TestRunWithoutRoot(t *testing.T) {
+	needRoot(t) // to switch to another user
+	os.Chmod(filepath.Dir(binary), 0o755)
+	cmd := exec.Command(binary, "run", "../../examples/limits.yaml", "--out", filepath.Join(os.TempDir(), "tl-noroot"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Dir, _ = os.Getwd()
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "need root") {
+		t.Errorf("as nobody: %v\n%s", err, out)
+	}
+}
