@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -230,5 +231,52 @@ func TestRunWithoutRoot(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "need root") {
 		t.Errorf("as nobody: %v\n%s", err, out)
+	}
+}
+
+// TestRunCrashedInstance kills an instance mid-run: the runner says which one,
+// fails, and still removes every process and group.
+func TestRunCrashedInstance(t *testing.T) {
+	needRoot(t)
+	spec := filepath.Join(t.TempDir(), "c.yaml")
+	os.WriteFile(spec, []byte(`apiVersion: throttlelab/v1alpha1
+kind: Experiment
+metadata: {name: crash}
+spec:
+  workload: {request: api}
+  load: {mode: rate, rate: 50, duration: 3s}
+  configs: [{name: victim, instances: 2}]
+`), 0o644)
+	cmd := exec.Command(binary, "run", spec, "--out", t.TempDir())
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Kill one instance once both run.
+	var victim int
+	waitFor(t, func() bool {
+		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		n := 0
+		for _, p := range procs {
+			b, err := os.ReadFile(p)
+			if err == nil && bytes.HasPrefix(b, []byte(binary+"\x00serve")) && bytes.Contains(b, []byte("victim-1")) {
+				victim, _ = strconv.Atoi(strings.Split(p, "/")[2])
+				n++
+			}
+		}
+		return n == 1
+	})
+	syscall.Kill(victim, syscall.SIGKILL)
+	err := cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != 1 || !strings.Contains(errb.String(), "instance victim-1 stopped during the run") {
+		t.Errorf("exit %d\n%s%s", code, out.String(), errb.String())
+	}
+	if left := ourLeftovers(t); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
 	}
 }
