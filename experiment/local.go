@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -94,6 +95,11 @@ func RunLocal(ctx context.Context, e *Experiment, opt Options) ([]*RunSummary, e
 	}
 	for _, n := range e.Spec.Neighbours {
 		withCpuset = withCpuset || n.CPU.Cpuset != ""
+	}
+	// Groups left by a runner that was killed outright (its instances died with
+	// it, through PDEATHSIG, but nobody removed the groups).
+	if removed, _ := cgroup.RemoveStale(opt.Root); len(removed) > 0 {
+		fmt.Fprintf(opt.Log, "removed the cgroups of a run that was killed: %s\n", strings.Join(removed, " "))
 	}
 	m, err := cgroup.NewManager(opt.Root, opt.RunID, withCpuset)
 	if err != nil {

@@ -280,3 +280,49 @@ spec:
 		t.Errorf("left behind: %v", left)
 	}
 }
+
+// TestRunKilledOutright: SIGKILL gives the runner no chance to clean up. Its
+// instances die with it (PDEATHSIG); the next run removes the groups it left.
+func TestRunKilledOutright(t *testing.T) {
+	needRoot(t)
+	spec := filepath.Join(t.TempDir(), "k.yaml")
+	os.WriteFile(spec, []byte(`apiVersion: throttlelab/v1alpha1
+kind: Experiment
+metadata: {name: killed}
+spec:
+  workload: {request: api}
+  load: {mode: rate, rate: 20, duration: 5s}
+  configs: [{name: a, instances: 2}]
+`), 0o644)
+	cmd := exec.Command(binary, "run", spec, "--out", t.TempDir())
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		n := 0
+		for _, l := range ourLeftovers(t) {
+			if strings.HasPrefix(l, "process") {
+				n++
+			}
+		}
+		return n == 2
+	})
+	cmd.Process.Kill()
+	cmd.Wait()
+	waitFor(t, func() bool {
+		for _, l := range ourLeftovers(t) {
+			if strings.HasPrefix(l, "process") {
+				return false
+			}
+		}
+		return true
+	})
+	// The groups are still there; the next run removes them.
+	r := run(t, "run", "--out", t.TempDir(), spec)
+	if r.code != 0 || !strings.Contains(r.stderr, "removed the cgroups of a run that was killed") {
+		t.Errorf("next run: exit %d\n%s", r.code, r.stderr)
+	}
+	if left := ourLeftovers(t); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}

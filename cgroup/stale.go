@@ -1,0 +1,85 @@
+package cgroup
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// RemoveStale removes the groups of runs whose runner died without cleaning up
+// (killed with SIGKILL, say): under throttlelab/ in every cpu, cpuacct and cpuset
+// hierarchy, a run directory named NAME-PID whose PID is no longer alive and whose
+// groups hold no process. It returns the directories it removed.
+func RemoveStale(root string) ([]string, error) {
+	l, err := ReadLayout(root)
+	if err != nil {
+		return nil, err
+	}
+	var mounts []string
+	for _, c := range []string{"cpu", "cpuacct", "cpuset"} {
+		if m, ok := l.V1[c]; ok {
+			mounts = append(mounts, filepath.Join(root, m.MountPoint))
+		}
+	}
+	if l.Unified != nil {
+		mounts = append(mounts, filepath.Join(root, l.Unified.MountPoint))
+	}
+	var removed []string
+	var errs []error
+	for _, m := range mounts {
+		runs, _ := os.ReadDir(filepath.Join(m, "throttlelab"))
+		for _, r := range runs {
+			if !r.IsDir() || !staleRun(r.Name()) {
+				continue
+			}
+			dir := filepath.Join(m, "throttlelab", r.Name())
+			if busy(dir) {
+				continue
+			}
+			groups, _ := os.ReadDir(dir)
+			for _, g := range groups {
+				if g.IsDir() {
+					if err := os.Remove(filepath.Join(dir, g.Name())); err != nil {
+						errs = append(errs, err)
+					}
+				}
+			}
+			if err := os.Remove(dir); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			removed = append(removed, dir)
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// staleRun reports whether a run directory NAME-PID belongs to a dead process.
+func staleRun(name string) bool {
+	i := strings.LastIndexByte(name, '-')
+	if i < 0 {
+		return false
+	}
+	pid, err := strconv.Atoi(name[i+1:])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	return syscall.Kill(pid, 0) == syscall.ESRCH
+}
+
+// busy reports whether any group under dir holds a process.
+func busy(dir string) bool {
+	found := false
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == "cgroup.procs" {
+			if b, _ := os.ReadFile(p); len(strings.TrimSpace(string(b))) > 0 {
+				found = true
+			}
+		}
+		return nil
+	})
+	return found
+}
