@@ -12,8 +12,8 @@ func TestStaleRun(t *testing.T) {
 		want bool
 	}{
 		{"x-" + strconv.Itoa(os.Getpid()), false}, // alive: this test
-		{"x-999999999", true},                      // no such process
-		{"limits", false},                          // not NAME-PID: not ours to judge
+		{"x-999999999", true},                     // no such process
+		{"limits", false},                         // not NAME-PID: not ours to judge
 		{"x-0", false},
 		{"x-abc", false},
 	}

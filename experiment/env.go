@@ -13,17 +13,19 @@ import (
 
 // Env describes the machine a results directory was measured on.
 type Env struct {
-	Hostname      string    `json:"hostname"`
-	Kernel        string    `json:"kernel"`
-	CgroupMode    string    `json:"cgroup_mode"`
-	CPUController string    `json:"cpu_controller"`
-	BurstSupport  bool      `json:"burst_supported"`
-	CPUModel      string    `json:"cpu_model"`
-	Cores         int       `json:"cores"`
-	GoVersion     string    `json:"go_version"`
-	Version       string    `json:"throttlelab_version"`
-	Backend       string    `json:"backend"`
-	Started       time.Time `json:"started"`
+	Hostname      string `json:"hostname"`
+	Kernel        string `json:"kernel"`
+	CgroupMode    string `json:"cgroup_mode"`
+	CPUController string `json:"cpu_controller"`
+	BurstSupport  bool   `json:"burst_supported"`
+	CPUModel      string `json:"cpu_model"`
+	Cores         int    `json:"cores"`
+	GoVersion     string `json:"go_version"`
+	Version       string `json:"throttlelab_version"`
+	Backend       string `json:"backend"`
+	// GOMAXPROCS is each config's GOMAXPROCS policy (host, N or limit).
+	GOMAXPROCS map[string]string `json:"gomaxprocs_policy,omitempty"`
+	Started    time.Time         `json:"started"`
 }
 
 // ReadEnv describes this machine.

@@ -110,7 +110,12 @@ func RunLocal(ctx context.Context, e *Experiment, opt Options) ([]*RunSummary, e
 		return nil, err
 	}
 	if !opt.Resume {
-		if err := writeJSON(filepath.Join(opt.Dir, "env.json"), ReadEnv(opt.Version, m)); err != nil {
+		env := ReadEnv(opt.Version, m)
+		env.GOMAXPROCS = map[string]string{}
+		for _, c := range e.Spec.Configs {
+			env.GOMAXPROCS[c.Name] = c.Server.GOMAXPROCS
+		}
+		if err := writeJSON(filepath.Join(opt.Dir, "env.json"), env); err != nil {
 			return nil, err
 		}
 		spec, err := yaml.Marshal(e)
@@ -209,7 +214,7 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 			return nil, err
 		}
 		groups = append(groups, g)
-		p, err := startInGroup(g, name, x.opt.Binary, x.serveArgs(name, run.Config.Server), true)
+		p, err := startInGroup(g, name, x.opt.Binary, x.serveArgs(name, run.Config.Server), true, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -247,7 +252,17 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 		case "server":
 			args = x.serveArgs(n.Name, Server{GOMAXPROCS: "host"})
 		}
-		p, err := startInGroup(g, n.Name, x.opt.Binary, args, n.Kind == "server")
+		var stdout io.Writer
+		if n.Kind == "burst" {
+			// One JSON line per cycle: the burst worker's goodput is a measurement.
+			f, err := os.Create(filepath.Join(tmp, "burst-"+n.Name+".jsonl"))
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			stdout = f
+		}
+		p, err := startInGroup(g, n.Name, x.opt.Binary, args, n.Kind == "server", stdout)
 		if err != nil {
 			return nil, err
 		}
@@ -303,8 +318,14 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 
 	probeDone := make(chan *loadgen.Result, 1)
 	if probe != nil {
+		probeRecords, err := os.Create(filepath.Join(tmp, "probe.csv"))
+		if err != nil {
+			stopSampling()
+			return nil, err
+		}
+		defer probeRecords.Close()
 		pc := lc
-		pc.Mode, pc.Rate, pc.Requests, pc.Balancer, pc.Records = loadgen.ModeProbe, probe.Rate, 0, "roundrobin", nil
+		pc.Mode, pc.Rate, pc.Requests, pc.Balancer, pc.Records = loadgen.ModeProbe, probe.Rate, 0, "roundrobin", probeRecords
 		if pc.Duration == 0 {
 			pc.Duration = 10 * time.Second
 		}
@@ -352,6 +373,10 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 		rs.Usage[name] = usageStats(*samples, i)
 	}
 	rs.Summary = res.Summary
+	// Stop the neighbours now, so what they print is complete before the rename.
+	for _, p := range procs {
+		p.stop(5 * time.Second)
+	}
 	if err := records.Close(); err != nil {
 		return nil, err
 	}

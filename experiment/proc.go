@@ -32,7 +32,8 @@ const placeScript = `for d in $TL_CGROUPS; do echo $$ > "$d/cgroup.procs" || exi
 
 // startInGroup starts binary args... inside group g. Children die with the runner
 // (PDEATHSIG), so even a killed runner leaves no process behind.
-func startInGroup(g *cgroup.Group, name, binary string, args []string, wantURL bool) (*proc, error) {
+// Without wantURL, the program's standard output goes to stdout (if not nil).
+func startInGroup(g *cgroup.Group, name, binary string, args []string, wantURL bool, stdout io.Writer) (*proc, error) {
 	var dirs []string
 	for _, d := range g.Dirs {
 		if strings.ContainsAny(d, " \t\n") {
@@ -51,6 +52,8 @@ func startInGroup(g *cgroup.Group, name, binary string, args []string, wantURL b
 		if out, err = cmd.StdoutPipe(); err != nil {
 			return nil, err
 		}
+	} else {
+		cmd.Stdout = stdout
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)

@@ -194,6 +194,7 @@ spec:
   neighbours:
     - {name: hog, kind: noise, threads: 1, cpu: {limit: 200m}}
     - {name: watch, kind: probe, rate: 20}
+    - {name: pulse, kind: burst, workers: 1, busy: 50ms, sleep: 100ms}
 `), 0o644)
 	dir := t.TempDir()
 	r := run(t, "run", spec, "--out", dir)
@@ -214,6 +215,15 @@ spec:
 	}
 	if rs.Probe == nil || rs.Probe.Requests < 10 || rs.Probe.OK != rs.Probe.Requests {
 		t.Errorf("probe neighbour: %+v", rs.Probe)
+	}
+	// Nothing measured is lost: the probe's records and the burst worker's cycles.
+	probe, _ := os.ReadFile(filepath.Join(dir, "runs/svc/load0/r1/probe.csv"))
+	if n := bytes.Count(probe, []byte("\n")) - 1; int64(n) != rs.Probe.Requests {
+		t.Errorf("probe.csv has %d records, the probe sent %d", n, rs.Probe.Requests)
+	}
+	cycles, _ := os.ReadFile(filepath.Join(dir, "runs/svc/load0/r1/burst-pulse.jsonl"))
+	if !bytes.Contains(cycles, []byte(`"iterations"`)) {
+		t.Errorf("burst-pulse.jsonl: %q", cycles)
 	}
 	if left := ourLeftovers(t); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
