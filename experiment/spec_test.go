@@ -1,9 +1,12 @@
 package experiment
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
+
+	"gopkg.in/yaml.v3"
 
 	"github.com/throttlelab/throttlelab/cgroup"
 )
@@ -129,5 +132,25 @@ spec:
 				t.Errorf("error spans lines: %q", err)
 			}
 		})
+	}
+}
+
+// TestResolvedSpecRoundTrip: the spec.yaml a run writes (every default filled in)
+// reads back as the same experiment, which is what --resume relies on.
+func TestResolvedSpecRoundTrip(t *testing.T) {
+	e, err := LoadFile("../examples/limits.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := yaml.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse(b, "spec.yaml")
+	if err != nil {
+		t.Fatalf("the resolved spec does not parse: %v\n%s", err, b)
+	}
+	if !reflect.DeepEqual(e, again) {
+		t.Errorf("round trip changed the spec:\n%+v\n%+v\n%s", e.Spec, again.Spec, b)
 	}
 }
