@@ -221,11 +221,7 @@ func TestLoadInterruptKeepsEverything(t *testing.T) {
 		return err == nil && fi.Size() > 64<<10
 	})
 	cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	}
+	code := exitCode(cmd.Wait())
 	s := readSummary(t, dir)
 	recs := readRecords(t, dir)
 	if code != 130 || !s.Interrupted || int64(len(recs)) != s.Requests || s.Requests < 500 || !strings.Contains(out.String(), "INTERRUPTED") {

@@ -127,11 +127,7 @@ func TestRunKillAndResume(t *testing.T) {
 		return err == nil && len(ourLeftovers(t)) > 0
 	})
 	cmd.Process.Signal(syscall.SIGTERM)
-	err := cmd.Wait()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	}
+	code := exitCode(cmd.Wait())
 	if code != 130 || !strings.Contains(out.String(), "--resume") {
 		t.Errorf("exit %d after SIGTERM\n%s%s", code, out.String(), errb.String())
 	}
@@ -257,13 +253,19 @@ spec:
   load: {mode: rate, rate: 50, duration: 3s}
   configs: [{name: victim, instances: 2}]
 `), 0o644)
-	cmd := exec.Command(binary, "run", spec, "--out", t.TempDir())
+	res := t.TempDir()
+	cmd := exec.Command(binary, "run", spec, "--out", res)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Kill one instance once both run.
+	// The runner creates the run's requests.csv when the instances are healthy
+	// and the load starts: only then is the kill a crash mid-run.
+	waitFor(t, func() bool {
+		_, err := os.Stat(filepath.Join(res, "runs/victim/load0/.tmp-r1/requests.csv"))
+		return err == nil
+	})
 	var victim int
 	waitFor(t, func() bool {
 		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
@@ -278,11 +280,7 @@ spec:
 		return n == 1
 	})
 	syscall.Kill(victim, syscall.SIGKILL)
-	err := cmd.Wait()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	}
+	code := exitCode(cmd.Wait())
 	if code != 1 || !strings.Contains(errb.String(), "instance victim-1 stopped during the run") {
 		t.Errorf("exit %d\n%s%s", code, out.String(), errb.String())
 	}

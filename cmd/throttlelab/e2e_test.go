@@ -46,6 +46,17 @@ type result struct {
 	stdout, stderr string
 }
 
+// exitCode returns the exit status a finished command's Wait reported (0 for nil).
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
 func run(t *testing.T, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
