@@ -74,8 +74,7 @@ func ReadProcessLimits(root, pid string) (*CPULimits, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cm, cdir, err := l.processGroup(lines, "cpuset"); err == nil {
-		_ = cm
+	if _, cdir, err := l.processGroup(lines, "cpuset"); err == nil {
 		out.Cpuset = readCpuset(filepath.Join(root, cdir))
 	}
 	return out, nil

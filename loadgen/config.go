@@ -63,7 +63,8 @@ type Config struct {
 	MaxInflight int
 	// NewConnection opens a connection per request instead of keeping them alive.
 	NewConnection bool
-	// Verify checks tile answers against the catalogue (default on for tiles).
+	// NoVerify skips checking tile answers against the catalogue (checked by
+	// default: each PNG is decoded and its pixels hashed).
 	NoVerify bool
 	Seed     uint64
 	// Records receives requests.csv (nil: not written).

@@ -7,15 +7,12 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/throttlelab/throttlelab/workload"
 )
 
 var pid = os.Getpid()
-
-type atomicBool = atomic.Bool
 
 // statusClientGone is recorded (as nginx does) when the client disconnected before
 // its queued request ran.

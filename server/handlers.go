@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -32,7 +33,7 @@ type job struct {
 	done    chan struct{}
 	// cancelled is set (under the queue's discipline: before the worker picks the
 	// job) when the client gave up while the job was queued.
-	cancelled atomicBool
+	cancelled atomic.Bool
 }
 
 type response struct {
