@@ -3,7 +3,6 @@ package loadgen
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"strconv"
 	"sync"
 	"testing"
@@ -60,31 +59,14 @@ func (d *fakeDoer) Do(ctx context.Context, target int, req Request, keepBody boo
 	return Response{Status: 200, Bytes: 12, Instance: "i" + strconv.Itoa(target), Timing: server.Timing{Queue: 0, CPU: lat / 2, Wall: lat}}
 }
 
-// readCSV parses requests.csv into records by seq.
-func readCSV(t *testing.T, b []byte) []map[string]string {
+// readCSV parses requests.csv.
+func readCSV(t *testing.T, b []byte) []Record {
 	t.Helper()
-	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	recs, err := ReadRecords(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []map[string]string
-	for _, row := range rows[1:] {
-		m := map[string]string{}
-		for i, k := range rows[0] {
-			m[k] = row[i]
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-func ns(t *testing.T, s string) time.Duration {
-	t.Helper()
-	v, err := strconv.ParseInt(s, 10, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return time.Duration(v)
+	return recs
 }
 
 func TestConstantRateOnFakeClock(t *testing.T) {
@@ -108,7 +90,7 @@ func TestConstantRateOnFakeClock(t *testing.T) {
 		t.Fatalf("%d records, want 1000", len(recs))
 	}
 	for i, r := range recs {
-		if ns(t, r["intended_ns"]) != time.Duration(i)*10*time.Millisecond || ns(t, r["latency_ns"]) != time.Millisecond || r["seq"] != strconv.Itoa(i) {
+		if r.Intended != time.Duration(i)*10*time.Millisecond || r.Latency != time.Millisecond || r.Seq != int64(i) {
 			t.Fatalf("record %d: %v", i, r)
 		}
 	}
@@ -163,8 +145,8 @@ func TestStalledTargetCountsFromIntendedTime(t *testing.T) {
 		default:
 			want = time.Millisecond
 		}
-		if got := ns(t, r["latency_ns"]); got != want {
-			t.Fatalf("request %d: latency %s, want %s (start %s, intended %s)", k, got, want, ns(t, r["start_ns"]), ns(t, r["intended_ns"]))
+		if r.Latency != want {
+			t.Fatalf("request %d: latency %s, want %s (start %s, intended %s)", k, r.Latency, want, r.Start, r.Intended)
 		}
 	}
 	s := res.Summary
@@ -174,8 +156,8 @@ func TestStalledTargetCountsFromIntendedTime(t *testing.T) {
 		t.Errorf("late sends %d (worst lag %.1f ms), want 110 (990 ms)", s.LateSends, s.MaxLagMs)
 	}
 	for k, r := range recs {
-		if want := map[bool]string{true: "1", false: "0"}[k >= 1 && k <= 110]; r["waited"] != want {
-			t.Fatalf("request %d: waited %q, want %q", k, r["waited"], want)
+		if want := k >= 1 && k <= 110; r.Waited != want {
+			t.Fatalf("request %d: waited %v, want %v", k, r.Waited, want)
 		}
 	}
 	// The tail shows the stall: a tenth of requests took over 0.5 s.

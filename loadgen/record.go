@@ -2,9 +2,11 @@ package loadgen
 
 import (
 	"bufio"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -255,4 +257,39 @@ func WriteHistogram(w io.Writer, h *hdrhistogram.Histogram, start time.Time) err
 		return err
 	}
 	return lw.OutputIntervalHistogram(h)
+}
+
+// ReadRecords parses a requests.csv written by a load (the inverse of its
+// writer), so that reports, benchmarks and tests read records one way.
+func ReadRecords(r io.Reader) ([]Record, error) {
+	cr := csv.NewReader(r)
+	header, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("requests.csv: %w", err)
+	}
+	if got := strings.Join(header, ",") + "\n"; got != csvHeader {
+		return nil, fmt.Errorf("requests.csv: header %q is not %q", strings.TrimSpace(got), strings.TrimSpace(csvHeader))
+	}
+	var out []Record
+	for line := 2; ; line++ {
+		f, err := cr.Read()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("requests.csv: %w", err)
+		}
+		var n [12]int64
+		for i, col := range []int{0, 1, 2, 3, 4, 6, 7, 9, 10, 11, 13, 14} {
+			if n[i], err = strconv.ParseInt(f[col], 10, 64); err != nil {
+				return nil, fmt.Errorf("requests.csv line %d: %s: %w", line, header[col], err)
+			}
+		}
+		out = append(out, Record{
+			Seq: n[0], Intended: time.Duration(n[1]), Start: time.Duration(n[2]), Latency: time.Duration(n[3]),
+			Target: int(n[4]), Instance: f[5], Status: int(n[5]), Bytes: n[6], Err: f[8],
+			ServerQueue: time.Duration(n[7]), ServerCPU: time.Duration(n[8]), ServerWall: time.Duration(n[9]),
+			Tile: f[12], Step: int(n[10]), Worker: int(n[11]), Waited: f[15] == "1",
+		})
+	}
 }

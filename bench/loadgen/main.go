@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -171,22 +170,13 @@ func p50FromSend(path string) (float64, error) {
 		return 0, err
 	}
 	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
-	if err != nil || len(rows) < 2 {
-		return 0, fmt.Errorf("%s: %v", path, err)
+	recs, err := loadgen.ReadRecords(f)
+	if err != nil {
+		return 0, err
 	}
-	col := map[string]int{}
-	for i, k := range rows[0] {
-		col[k] = i
-	}
-	v := make([]float64, 0, len(rows)-1)
-	for _, r := range rows[1:] {
-		lat, _ := strconv.ParseFloat(r[col["latency_ns"]], 64)
-		start, _ := strconv.ParseFloat(r[col["start_ns"]], 64)
-		due, _ := strconv.ParseFloat(r[col["intended_ns"]], 64)
-		v = append(v, (lat-(start-due))/1e6)
-	}
-	return harness.Median(v, func(x float64) float64 { return x }), nil
+	return harness.Median(recs, func(r loadgen.Record) float64 {
+		return float64(r.Latency-(r.Start-r.Intended)) / float64(time.Millisecond)
+	}), nil
 }
 
 func run(bin, heyFlag string, rounds int, d time.Duration, conns int, rate float64, rateConns int) error {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"image"
 	"image/png"
@@ -41,25 +40,18 @@ func readSummary(t *testing.T, dir string) loadgen.Summary {
 	return s
 }
 
-func readRecords(t *testing.T, dir string) []map[string]string {
+func readRecords(t *testing.T, dir string) []loadgen.Record {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, "requests.csv"))
+	f, err := os.Open(filepath.Join(dir, "requests.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := csv.NewReader(bytes.NewReader(b)).ReadAll()
+	defer f.Close()
+	recs, err := loadgen.ReadRecords(f)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []map[string]string
-	for _, row := range rows[1:] {
-		m := map[string]string{}
-		for i, k := range rows[0] {
-			m[k] = row[i]
-		}
-		out = append(out, m)
-	}
-	return out
+	return recs
 }
 
 func TestLoadModes(t *testing.T) {
@@ -67,49 +59,49 @@ func TestLoadModes(t *testing.T) {
 	tests := []struct {
 		name  string
 		args  []string
-		check func(t *testing.T, s loadgen.Summary, recs []map[string]string)
+		check func(t *testing.T, s loadgen.Summary, recs []loadgen.Record)
 	}{
-		{"image", []string{"--mode", "image", "--tiles", "sample:120", "--workers", "4"}, func(t *testing.T, s loadgen.Summary, _ []map[string]string) {
+		{"image", []string{"--mode", "image", "--tiles", "sample:120", "--workers", "4"}, func(t *testing.T, s loadgen.Summary, _ []loadgen.Record) {
 			if s.Requests != 120 || s.OK != 120 || s.Image == nil || s.Image.Verified != 120 || s.Image.Bad != 0 {
 				t.Errorf("image: %+v %+v", s, s.Image)
 			}
 		}},
-		{"ramp", []string{"--mode", "ramp", "--ramp", "1:3", "--step", "500ms", "--tiles", "class:small"}, func(t *testing.T, s loadgen.Summary, _ []map[string]string) {
+		{"ramp", []string{"--mode", "ramp", "--ramp", "1:3", "--step", "500ms", "--tiles", "class:small"}, func(t *testing.T, s loadgen.Summary, _ []loadgen.Record) {
 			if len(s.Steps) != 3 || s.Steps[0].Workers != 1 || s.Steps[2].Workers != 3 || s.Steps[0].Requests == 0 || s.Steps[2].P99Ms < s.Steps[2].P50Ms {
 				t.Errorf("ramp steps: %+v", s.Steps)
 			}
 		}},
-		{"rate", []string{"--mode", "rate", "--rate", "100", "--duration", "1s", "--request", "api"}, func(t *testing.T, s loadgen.Summary, recs []map[string]string) {
+		{"rate", []string{"--mode", "rate", "--rate", "100", "--duration", "1s", "--request", "api"}, func(t *testing.T, s loadgen.Summary, recs []loadgen.Record) {
 			// A constant schedule: exactly 100 requests due in 1 s, at 10 ms steps.
-			if s.Requests != 100 || s.Arrivals != "constant" || recs[99]["intended_ns"] != "990000000" {
-				t.Errorf("rate: %d requests, last due %s", s.Requests, recs[len(recs)-1]["intended_ns"])
+			if s.Requests != 100 || s.Arrivals != "constant" || recs[99].Intended != 990*time.Millisecond {
+				t.Errorf("rate: %d requests, last due %s", s.Requests, recs[len(recs)-1].Intended)
 			}
 		}},
-		{"poisson", []string{"--mode", "rate", "--rate", "200", "--arrivals", "poisson", "--requests", "150", "--request", "burn", "--burn", "iterations=1000"}, func(t *testing.T, s loadgen.Summary, _ []map[string]string) {
+		{"poisson", []string{"--mode", "rate", "--rate", "200", "--arrivals", "poisson", "--requests", "150", "--request", "burn", "--burn", "iterations=1000"}, func(t *testing.T, s loadgen.Summary, _ []loadgen.Record) {
 			if s.Requests != 150 || s.Arrivals != "poisson" {
 				t.Errorf("poisson: %+v", s)
 			}
 		}},
-		{"onoff", []string{"--mode", "onoff", "--sources", "6", "--on", "50ms", "--off", "100ms", "--duration", "1s", "--request", "burn", "--burn", "cpu=1ms"}, func(t *testing.T, s loadgen.Summary, recs []map[string]string) {
-			workers := map[string]bool{}
+		{"onoff", []string{"--mode", "onoff", "--sources", "6", "--on", "50ms", "--off", "100ms", "--duration", "1s", "--request", "burn", "--burn", "cpu=1ms"}, func(t *testing.T, s loadgen.Summary, recs []loadgen.Record) {
+			workers := map[int]bool{}
 			for _, r := range recs {
-				workers[r["worker"]] = true
+				workers[r.Worker] = true
 			}
 			if s.Requests < 20 || len(workers) < 3 || s.DurationSec < 1 || s.DurationSec > 1.5 {
 				t.Errorf("onoff: %d requests from %d sources in %.2f s", s.Requests, len(workers), s.DurationSec)
 			}
 		}},
-		{"probe", []string{"--mode", "probe", "--duration", "1s", "--request", "api"}, func(t *testing.T, s loadgen.Summary, _ []map[string]string) {
+		{"probe", []string{"--mode", "probe", "--duration", "1s", "--request", "api"}, func(t *testing.T, s loadgen.Summary, _ []loadgen.Record) {
 			if s.Requests != 10 || s.RateRPS != 10 || s.ThroughputRPS != 10 {
 				t.Errorf("probe at its default 10/s for 1 s: %+v", s)
 			}
 		}},
-		{"new connections", []string{"--mode", "sequential", "--requests", "20", "--request", "api", "--new-connection", "--balancer", "ingress:1"}, func(t *testing.T, s loadgen.Summary, _ []map[string]string) {
+		{"new connections", []string{"--mode", "sequential", "--requests", "20", "--request", "api", "--new-connection", "--balancer", "ingress:1"}, func(t *testing.T, s loadgen.Summary, _ []loadgen.Record) {
 			if s.Requests != 20 || s.SameInstanceRate != 0 {
 				t.Errorf("new connections: %+v", s)
 			}
 		}},
-		{"sequential", []string{"--mode", "sequential", "--requests", "30", "--request", "burn", "--burn", "cpu=1ms", "--balancer", "roundrobin"}, func(t *testing.T, s loadgen.Summary, _ []map[string]string) {
+		{"sequential", []string{"--mode", "sequential", "--requests", "30", "--request", "burn", "--burn", "cpu=1ms", "--balancer", "roundrobin"}, func(t *testing.T, s loadgen.Summary, _ []loadgen.Record) {
 			if s.Requests != 30 || s.SameInstanceRate != 0 || s.PerInstance["a"] != 15 || s.PerInstance["b"] != 15 {
 				t.Errorf("sequential roundrobin: %+v", s)
 			}
@@ -133,7 +125,7 @@ func TestLoadModes(t *testing.T) {
 				t.Errorf("%d records, summary %d requests (%d ok, per instance %d, errors %v)", len(recs), s.Requests, s.OK, perInstance, s.Errors)
 			}
 			for _, rec := range recs {
-				if rec["status"] != "200" || rec["server_wall_ns"] == "-1" || (rec["instance"] != "a" && rec["instance"] != "b") {
+				if rec.Status != 200 || rec.ServerWall < 0 || (rec.Instance != "a" && rec.Instance != "b") {
 					t.Fatalf("record %v", rec)
 				}
 			}
