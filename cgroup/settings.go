@@ -19,6 +19,14 @@ type Settings struct {
 	Cpus, Mems string
 }
 
+// FieldError is a bad CPU setting; Field names it (request, limit, period, burst).
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Msg }
+
 // KubeCPU is a container's CPU settings in Kubernetes terms.
 type KubeCPU struct {
 	RequestMilli, LimitMilli int64
@@ -30,17 +38,17 @@ type KubeCPU struct {
 // Settings translates k as the kubelet and runc would, and returns its QoS class.
 func (k KubeCPU) Settings(m WeightMapping) (Settings, QoSClass, error) {
 	if k.RequestMilli < 0 || k.LimitMilli < 0 {
-		return Settings{}, "", fmt.Errorf("cpu request and limit must not be negative")
+		return Settings{}, "", &FieldError{"request", "cpu request and limit must not be negative"}
 	}
 	if k.LimitMilli > 0 && k.RequestMilli > k.LimitMilli {
-		return Settings{}, "", fmt.Errorf("cpu request %dm is above the limit %dm: Kubernetes rejects that", k.RequestMilli, k.LimitMilli)
+		return Settings{}, "", &FieldError{"request", fmt.Sprintf("cpu request %dm is above the limit %dm: Kubernetes rejects that", k.RequestMilli, k.LimitMilli)}
 	}
 	period := k.PeriodUsec
 	if period == 0 {
 		period = DefaultPeriod
 	}
 	if period < 1000 || period > 1000000 {
-		return Settings{}, "", fmt.Errorf("cpu period %d us: the kernel takes 1000 to 1000000", period)
+		return Settings{}, "", &FieldError{"period", fmt.Sprintf("cpu period %d us: the kernel takes 1000 to 1000000", period)}
 	}
 	request := k.RequestMilli
 	if request == 0 && k.LimitMilli > 0 {
@@ -49,10 +57,10 @@ func (k KubeCPU) Settings(m WeightMapping) (Settings, QoSClass, error) {
 	s := Settings{PeriodUsec: period, QuotaUsec: MilliCPUToQuota(k.LimitMilli, period), Shares: MilliCPUToShares(request), Cpus: k.Cpus}
 	if k.BurstUsec > 0 {
 		if s.QuotaUsec < 0 {
-			return Settings{}, "", fmt.Errorf("cpu burst needs a limit: burst is quota carried over between periods")
+			return Settings{}, "", &FieldError{"burst", "cpu burst needs a limit: burst is quota carried over between periods"}
 		}
 		if int64(k.BurstUsec) > s.QuotaUsec {
-			return Settings{}, "", fmt.Errorf("cpu burst %d us is above the quota %d us: the kernel refuses a burst larger than the quota", k.BurstUsec, s.QuotaUsec)
+			return Settings{}, "", &FieldError{"burst", fmt.Sprintf("cpu burst %d us is above the quota %d us: the kernel refuses a burst larger than the quota", k.BurstUsec, s.QuotaUsec)}
 		}
 		s.BurstUsec = k.BurstUsec
 	}

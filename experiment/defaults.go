@@ -248,15 +248,13 @@ func (e *Experiment) resolveLoad(i int, path string) error {
 	if l.Workers == 0 {
 		l.Workers = 1
 	}
-	// The load generator's own rules, so that a spec accepts what `load` accepts.
-	// Its messages start with the field they are about, which points the error
-	// at that field's line.
+	// The load generator's own rules, so that a spec accepts what `load` accepts;
+	// they name the setting at fault, which points the error at its line.
 	if err := e.LoadConfig(*l).Check(); err != nil {
 		field := path
-		first, _, _ := strings.Cut(err.Error(), " ")
-		switch first {
-		case "mode", "rate", "arrivals", "ramp", "workers", "sources", "duration", "timeout":
-			field += "." + first
+		var fe *loadgen.FieldError
+		if errors.As(err, &fe) {
+			field += "." + fe.Field
 		}
 		return bad(field, "%v", err)
 	}
@@ -280,13 +278,9 @@ func resolveCPU(c *CPU, path string, m cgroup.WeightMapping) error {
 	}
 	if _, _, err := k.Settings(m); err != nil {
 		field := path
-		switch {
-		case strings.Contains(err.Error(), "burst"):
-			field += ".burst"
-		case strings.Contains(err.Error(), "period"):
-			field += ".period"
-		case strings.Contains(err.Error(), "request"):
-			field += ".request"
+		var fe *cgroup.FieldError
+		if errors.As(err, &fe) {
+			field += "." + fe.Field
 		}
 		return bad(field, "%v", err)
 	}

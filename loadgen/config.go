@@ -90,6 +90,20 @@ func ParseRamp(s string) (from, to int, err error) {
 	return from, to, nil
 }
 
+// FieldError is a bad load setting. Field names the setting as both the
+// `throttlelab load` flag and the experiment spec field are named (rate,
+// arrivals, duration, ...), so each caller can point at its own spelling of it.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+func (e *FieldError) Error() string { return e.Msg }
+
+func bad(field, format string, args ...any) error {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
 // Check reports whether c describes a load Run would accept, naming the field at
 // fault. Targets are not needed for the check.
 func (c Config) Check() error {
@@ -107,10 +121,10 @@ func (c Config) withDefaults() (Config, error) {
 		ok = ok || c.Mode == m
 	}
 	if !ok {
-		return c, fmt.Errorf("mode %q: want one of %v", c.Mode, Modes)
+		return c, bad("mode", "mode %q: want one of %v", c.Mode, Modes)
 	}
 	if len(c.Targets) == 0 && c.Doer == nil {
-		return c, fmt.Errorf("no targets: give at least one --target URL")
+		return c, bad("target", "no targets: give at least one --target URL")
 	}
 	if c.Balancer == "" {
 		c.Balancer = "random"
@@ -118,49 +132,64 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Workload.Kind == "" {
 		c.Workload.Kind = KindTile
 	}
+	switch c.Workload.Kind {
+	case KindTile, KindAPI:
+	case KindBurn:
+		if _, err := ParseBurn(c.Workload.Burn); err != nil {
+			return c, bad("burn", "%v", err)
+		}
+	default:
+		return c, bad("request", "request %q: want tile, burn or api", c.Workload.Kind)
+	}
+	if _, err := ParseBalancer(c.Balancer, 1, 0); err != nil {
+		return c, bad("balancer", "%v", err)
+	}
 	if c.Mode == ModeImage && c.Workload.Kind != KindTile {
-		return c, fmt.Errorf("mode image renders tiles: --request must be tile, not %s", c.Workload.Kind)
+		return c, bad("request", "mode image renders tiles: --request must be tile, not %s", c.Workload.Kind)
 	}
 	if c.Workers == 0 {
 		c.Workers = 1
 	}
 	if c.Workers < 0 {
-		return c, fmt.Errorf("workers %d: must be at least 1", c.Workers)
+		return c, bad("workers", "workers %d: must be at least 1", c.Workers)
 	}
-	if c.Duration < 0 || c.Requests < 0 {
-		return c, fmt.Errorf("duration and requests must not be negative")
+	if c.Duration < 0 {
+		return c, bad("duration", "duration %s: must not be negative", c.Duration)
+	}
+	if c.Requests < 0 {
+		return c, bad("requests", "requests %d: must not be negative", c.Requests)
 	}
 	switch c.Mode {
 	case ModeRamp:
 		if c.RampFrom < 1 || c.RampTo < c.RampFrom {
-			return c, fmt.Errorf("ramp %d:%d: want FROM:TO with 1 <= FROM <= TO", c.RampFrom, c.RampTo)
+			return c, bad("ramp", "ramp %d:%d: want FROM:TO with 1 <= FROM <= TO", c.RampFrom, c.RampTo)
 		}
 		if c.RampStep <= 0 {
-			return c, fmt.Errorf("ramp step %s: must be positive", c.RampStep)
+			return c, bad("step", "ramp step %s: must be positive", c.RampStep)
 		}
 	case ModeRate, ModeProbe:
 		if c.Mode == ModeProbe && c.Rate == 0 {
 			c.Rate = DefaultProbeRate
 		}
 		if !(c.Rate > 0) {
-			return c, fmt.Errorf("rate %g: must be positive", c.Rate)
+			return c, bad("rate", "rate %g: must be positive", c.Rate)
 		}
 		if c.Arrivals == "" {
 			c.Arrivals = "constant"
 		}
 		if c.Arrivals != "constant" && c.Arrivals != "poisson" {
-			return c, fmt.Errorf("arrivals %q: want constant or poisson", c.Arrivals)
+			return c, bad("arrivals", "arrivals %q: want constant or poisson", c.Arrivals)
 		}
 	case ModeOnOff:
 		if c.Sources < 1 {
-			return c, fmt.Errorf("sources %d: must be at least 1", c.Sources)
+			return c, bad("sources", "sources %d: must be at least 1", c.Sources)
 		}
 		if c.OnMean <= 0 || c.OffMean <= 0 {
-			return c, fmt.Errorf("on %s, off %s: both means must be positive", c.OnMean, c.OffMean)
+			return c, bad("on", "on %s, off %s: both means must be positive", c.OnMean, c.OffMean)
 		}
 	}
 	if c.Mode != ModeImage && c.Mode != ModeRamp && c.Duration == 0 && c.Requests == 0 {
-		return c, fmt.Errorf("mode %s needs --duration or --requests to know when to stop", c.Mode)
+		return c, bad("duration", "mode %s needs --duration or --requests to know when to stop", c.Mode)
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 30 * time.Second
@@ -171,8 +200,14 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxInflight == 0 {
 		c.MaxInflight = 1000
 	}
-	if c.Timeout < 0 || c.Grace < 0 || c.MaxInflight < 0 {
-		return c, fmt.Errorf("timeout, grace and max-inflight must be positive")
+	if c.Timeout < 0 {
+		return c, bad("timeout", "timeout %s: must be positive", c.Timeout)
+	}
+	if c.Grace < 0 {
+		return c, bad("grace", "grace %s: must not be negative", c.Grace)
+	}
+	if c.MaxInflight < 0 {
+		return c, bad("max-inflight", "max-inflight %d: must be positive", c.MaxInflight)
 	}
 	if c.Clock == nil {
 		c.Clock = realClock{}

@@ -94,7 +94,6 @@ open loop), sequential (one request after another).`,
 }
 
 func (f loadFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
-	fl := cmd.Flags()
 	c := loadgen.Config{
 		Mode: loadgen.Mode(f.mode), Balancer: f.balancer,
 		Workload: loadgen.WorkloadSpec{Kind: loadgen.Kind(f.request), Tiles: f.tiles, Burn: f.burn},
@@ -106,58 +105,25 @@ func (f loadFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	if f.mode == "" {
 		return c, usagef("--mode is required: one of %v", loadgen.Modes)
 	}
-	known := false
-	for _, m := range loadgen.Modes {
-		known = known || c.Mode == m
-	}
-	if !known {
-		return c, usagef("--mode %q: want one of %v", f.mode, loadgen.Modes)
-	}
-	switch c.Workload.Kind {
-	case loadgen.KindTile, loadgen.KindBurn, loadgen.KindAPI:
-	default:
-		return c, usagef("--request %q: want tile, burn or api", f.request)
-	}
-	if c.Workload.Kind == loadgen.KindBurn {
-		if _, err := loadgen.ParseBurn(f.burn); err != nil {
-			return c, usagef("--burn: %v", err)
-		}
-	}
-	if _, err := loadgen.ParseBalancer(f.balancer, 1, 0); err != nil {
-		return c, usagef("--balancer: %v", err)
-	}
+	// Flags where 0 would otherwise mean "the default" to the library.
 	if f.workers < 1 {
 		return c, usagef("--workers %d: must be at least 1", f.workers)
+	}
+	if f.timeout <= 0 {
+		return c, usagef("--timeout %s: must be positive", f.timeout)
+	}
+	if f.maxInflight < 1 {
+		return c, usagef("--max-inflight %d: must be at least 1", f.maxInflight)
 	}
 	if c.Mode == loadgen.ModeRamp {
 		var err error
 		if c.RampFrom, c.RampTo, err = loadgen.ParseRamp(f.ramp); err != nil {
 			return c, usagef("--ramp: %v", err)
 		}
-		if f.step <= 0 {
-			return c, usagef("--step %s: must be positive", f.step)
-		}
 	}
-	if (c.Mode == loadgen.ModeRate || (c.Mode == loadgen.ModeProbe && fl.Changed("rate"))) && !(f.rate > 0) {
-		return c, usagef("--rate %g: must be a positive number of requests per second", f.rate)
-	}
-	if f.arrivals != "constant" && f.arrivals != "poisson" {
-		return c, usagef("--arrivals %q: want constant or poisson", f.arrivals)
-	}
-	if c.Mode == loadgen.ModeOnOff && (f.sources < 1 || f.on <= 0 || f.off <= 0) {
-		return c, usagef("--sources %d, --on %s, --off %s: need at least one source and positive means", f.sources, f.on, f.off)
-	}
-	if f.duration < 0 {
-		return c, usagef("--duration %s: must not be negative", f.duration)
-	}
-	if f.requests < 0 {
-		return c, usagef("--requests %d: must not be negative", f.requests)
-	}
-	if c.Mode != loadgen.ModeImage && c.Mode != loadgen.ModeRamp && f.duration == 0 && f.requests == 0 {
-		return c, usagef("--mode %s runs until told: give --duration or --requests", f.mode)
-	}
-	if f.timeout <= 0 || f.grace < 0 || f.maxInflight < 1 {
-		return c, usagef("--timeout, --grace and --max-inflight must be positive")
+	// Every other rule is the load generator's own.
+	if err := c.Check(); err != nil {
+		return c, flagError(err)
 	}
 	targets, err := readTargets(f.targets, f.targetsFile)
 	if err != nil {
@@ -165,6 +131,19 @@ func (f loadFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	}
 	c.Targets = targets
 	return c, nil
+}
+
+// flagError names the flag of a bad load setting: loadgen's FieldError says
+// which setting, and the flags are named like the settings.
+func flagError(err error) error {
+	var fe *loadgen.FieldError
+	if !errors.As(err, &fe) {
+		return usageError{err}
+	}
+	if strings.HasPrefix(fe.Msg, fe.Field+" ") {
+		return usagef("--%s", fe.Msg)
+	}
+	return usagef("--%s: %s", fe.Field, fe.Msg)
 }
 
 // readTargets collects --target and --targets-file URLs and checks their form.
