@@ -37,18 +37,39 @@ func readExpSummary(t *testing.T, dir string) experiment.Summary {
 	return s
 }
 
+// servePIDs returns the serve processes started from the test binary whose
+// arguments contain match ("" for all of them).
+func servePIDs(match string) []int {
+	var pids []int
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && bytes.HasPrefix(b, []byte(binary+"\x00serve")) && bytes.Contains(b, []byte(match)) {
+			pid, _ := strconv.Atoi(strings.Split(p, "/")[2])
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// writeSpec writes an experiment spec into a temporary file.
+func writeSpec(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "spec.yaml")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // ourLeftovers lists processes started from the test binary's throttlelab and
 // cgroup directories of throttlelab runs, which a finished or killed run must
 // not leave behind.
 func ourLeftovers(t *testing.T) []string {
 	t.Helper()
 	var left []string
-	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-	for _, p := range procs {
-		b, err := os.ReadFile(p)
-		if err == nil && bytes.HasPrefix(b, []byte(binary+"\x00serve")) {
-			left = append(left, "process "+p)
-		}
+	for _, pid := range servePIDs("") {
+		left = append(left, "process "+strconv.Itoa(pid))
 	}
 	for _, root := range []string{"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup/cpuset", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"} {
 		dirs, _ := filepath.Glob(filepath.Join(root, "throttlelab", "*"))
@@ -112,8 +133,7 @@ spec:
 // running or mounted, finished runs stay, and --resume finishes the rest.
 func TestRunKillAndResume(t *testing.T) {
 	needRoot(t)
-	spec := filepath.Join(t.TempDir(), "spec.yaml")
-	os.WriteFile(spec, []byte(smallSpec), 0o644)
+	spec := writeSpec(t, smallSpec)
 	dir := filepath.Join(t.TempDir(), "res")
 	cmd := exec.Command(binary, "run", spec, "--out", dir)
 	var out, errb bytes.Buffer
@@ -179,8 +199,7 @@ func TestRunBadInput(t *testing.T) {
 // TestRunNeighbours runs a config beside a limited CPU hog and a probe.
 func TestRunNeighbours(t *testing.T) {
 	needRoot(t)
-	spec := filepath.Join(t.TempDir(), "n.yaml")
-	os.WriteFile(spec, []byte(`apiVersion: throttlelab/v1alpha1
+	spec := writeSpec(t, `apiVersion: throttlelab/v1alpha1
 kind: Experiment
 metadata: {name: neighbours}
 spec:
@@ -191,7 +210,7 @@ spec:
     - {name: hog, kind: noise, threads: 1, cpu: {limit: 200m}}
     - {name: watch, kind: probe, rate: 20}
     - {name: pulse, kind: burst, workers: 1, busy: 50ms, sleep: 100ms}
-`), 0o644)
+`)
 	dir := t.TempDir()
 	r := run(t, "run", spec, "--out", dir)
 	if r.code != 0 {
@@ -244,15 +263,14 @@ func TestRunWithoutRoot(t *testing.T) {
 // fails, and still removes every process and group.
 func TestRunCrashedInstance(t *testing.T) {
 	needRoot(t)
-	spec := filepath.Join(t.TempDir(), "c.yaml")
-	os.WriteFile(spec, []byte(`apiVersion: throttlelab/v1alpha1
+	spec := writeSpec(t, `apiVersion: throttlelab/v1alpha1
 kind: Experiment
 metadata: {name: crash}
 spec:
   workload: {request: api}
   load: {mode: rate, rate: 50, duration: 3s}
   configs: [{name: victim, instances: 2}]
-`), 0o644)
+`)
 	res := t.TempDir()
 	cmd := exec.Command(binary, "run", spec, "--out", res)
 	var out, errb bytes.Buffer
@@ -266,20 +284,9 @@ spec:
 		_, err := os.Stat(filepath.Join(res, "runs/victim/load0/.tmp-r1/requests.csv"))
 		return err == nil
 	})
-	var victim int
-	waitFor(t, func() bool {
-		procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
-		n := 0
-		for _, p := range procs {
-			b, err := os.ReadFile(p)
-			if err == nil && bytes.HasPrefix(b, []byte(binary+"\x00serve")) && bytes.Contains(b, []byte("victim-1")) {
-				victim, _ = strconv.Atoi(strings.Split(p, "/")[2])
-				n++
-			}
-		}
-		return n == 1
-	})
-	syscall.Kill(victim, syscall.SIGKILL)
+	var victim []int
+	waitFor(t, func() bool { victim = servePIDs("victim-1"); return len(victim) == 1 })
+	syscall.Kill(victim[0], syscall.SIGKILL)
 	code := exitCode(cmd.Wait())
 	if code != 1 || !strings.Contains(errb.String(), "instance victim-1 stopped during the run") {
 		t.Errorf("exit %d\n%s%s", code, out.String(), errb.String())
@@ -293,38 +300,22 @@ spec:
 // instances die with it (PDEATHSIG); the next run removes the groups it left.
 func TestRunKilledOutright(t *testing.T) {
 	needRoot(t)
-	spec := filepath.Join(t.TempDir(), "k.yaml")
-	os.WriteFile(spec, []byte(`apiVersion: throttlelab/v1alpha1
+	spec := writeSpec(t, `apiVersion: throttlelab/v1alpha1
 kind: Experiment
 metadata: {name: killed}
 spec:
   workload: {request: api}
   load: {mode: rate, rate: 20, duration: 5s}
   configs: [{name: a, instances: 2}]
-`), 0o644)
+`)
 	cmd := exec.Command(binary, "run", spec, "--out", t.TempDir())
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool {
-		n := 0
-		for _, l := range ourLeftovers(t) {
-			if strings.HasPrefix(l, "process") {
-				n++
-			}
-		}
-		return n == 2
-	})
+	waitFor(t, func() bool { return len(servePIDs("")) == 2 })
 	cmd.Process.Kill()
 	cmd.Wait()
-	waitFor(t, func() bool {
-		for _, l := range ourLeftovers(t) {
-			if strings.HasPrefix(l, "process") {
-				return false
-			}
-		}
-		return true
-	})
+	waitFor(t, func() bool { return len(servePIDs("")) == 0 })
 	// The groups are still there; the next run removes them.
 	r := run(t, "run", "--out", t.TempDir(), spec)
 	if r.code != 0 || !strings.Contains(r.stderr, "removed the cgroups of a run that was killed") {
