@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +16,9 @@ type UsageSample struct {
 	At time.Duration
 	// Usage holds each group's cumulative CPU time, in the order given.
 	Usage []time.Duration
+	// Throttled holds each group's cumulative count of throttled periods
+	// (nr_throttled), so a report can mark the periods where they happened.
+	Throttled []uint64
 }
 
 // usageFile is one group's usage counter, kept open: a sample is one pread per
@@ -23,6 +27,9 @@ type usageFile struct {
 	f   *os.File
 	v2  bool // cpu.stat (usage_usec line) rather than cpuacct.usage (ns)
 	buf []byte
+	// stat is the v1 cpu.stat, for nr_throttled (on v2 it is f itself).
+	stat    *os.File
+	statBuf []byte
 }
 
 func openUsage(g *Group) (*usageFile, error) {
@@ -35,15 +42,52 @@ func openUsage(g *Group) (*usageFile, error) {
 		return nil, errors.New("the cpuacct controller is not mounted: no CPU usage on this cgroup v1 host")
 	}
 	f, err := os.Open(filepath.Join(d, "cpuacct.usage"))
-	return &usageFile{f: f, buf: make([]byte, 32)}, err
+	if err != nil {
+		return nil, err
+	}
+	stat, err := os.Open(filepath.Join(g.Dirs["cpu"], "cpu.stat"))
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &usageFile{f: f, buf: make([]byte, 32), stat: stat, statBuf: make([]byte, 512)}, nil
+}
+
+// throttled reads nr_throttled from cpu.stat. On v2 it parses the buffer the
+// last read() filled, as both counters live in the same file.
+func (u *usageFile) throttled() (uint64, error) {
+	b := u.buf
+	if !u.v2 {
+		n, err := u.stat.ReadAt(u.statBuf, 0)
+		if n == 0 && err != nil {
+			return 0, err
+		}
+		b = u.statBuf[:n]
+	}
+	const key = "nr_throttled "
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if bytes.HasPrefix(line, []byte(key)) {
+			return parseUintPrefix(line[len(key):])
+		}
+	}
+	return 0, errors.New("cpu.stat has no nr_throttled")
 }
 
 func (u *usageFile) read() (time.Duration, error) {
+	// buf keeps what the last read returned, for throttled() on v2.
+	u.buf = u.buf[:cap(u.buf)]
 	n, err := u.f.ReadAt(u.buf, 0)
 	if n == 0 && err != nil {
 		return 0, err
 	}
-	b := u.buf[:n]
+	u.buf = u.buf[:n]
+	b := u.buf
 	if !u.v2 {
 		v, err := parseUintPrefix(b)
 		return time.Duration(v), err
@@ -88,14 +132,20 @@ func NewSampler(groups []*Group) (*Sampler, error) {
 	return s, nil
 }
 
-// Sample reads every group's usage once into dst (len(groups) long).
-func (s *Sampler) Sample(dst []time.Duration) error {
+// Sample reads every group's usage once into dst (len(groups) long), and,
+// when throttled is not nil, its count of throttled periods.
+func (s *Sampler) Sample(dst []time.Duration, throttled []uint64) error {
 	for i, u := range s.files {
 		v, err := u.read()
 		if err != nil {
 			return err
 		}
 		dst[i] = v
+		if throttled != nil {
+			if throttled[i], err = u.throttled(); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -108,8 +158,8 @@ func (s *Sampler) Run(ctx context.Context, interval time.Duration, emit func(Usa
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		u := UsageSample{At: time.Since(start), Usage: make([]time.Duration, len(s.files))}
-		if err := s.Sample(u.Usage); err != nil {
+		u := UsageSample{At: time.Since(start), Usage: make([]time.Duration, len(s.files)), Throttled: make([]uint64, len(s.files))}
+		if err := s.Sample(u.Usage, u.Throttled); err != nil {
 			return err
 		}
 		emit(u)
@@ -127,6 +177,9 @@ func (s *Sampler) Close() error {
 	for _, u := range s.files {
 		if u != nil && u.f != nil {
 			errs = append(errs, u.f.Close())
+		}
+		if u != nil && u.stat != nil {
+			errs = append(errs, u.stat.Close())
 		}
 	}
 	return errors.Join(errs...)

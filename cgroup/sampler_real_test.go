@@ -65,7 +65,7 @@ func TestSamplerReal(t *testing.T) {
 		}
 	})
 	last := samples[len(samples)-1]
-	if last.Usage[0] <= 50*time.Millisecond || last.Usage[1] != 0 {
+	if last.Usage[0] <= 50*time.Millisecond || last.Usage[1] != 0 || last.Throttled[1] != 0 {
 		t.Errorf("busy group used %s, idle group %s", last.Usage[0], last.Usage[1])
 	}
 	for i := 1; i < len(samples); i++ {
@@ -85,10 +85,10 @@ func BenchmarkSampler16(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	dst := make([]time.Duration, len(gs))
+	dst, thr := make([]time.Duration, len(gs)), make([]uint64, len(gs))
 	b.Run("sampler", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if err := s.Sample(dst); err != nil {
+			if err := s.Sample(dst, thr); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -19,18 +19,20 @@ func TestSamplerOnFakeTrees(t *testing.T) {
 	b, _ := m.NewGroup("b", Settings{QuotaUsec: -1})
 	os.WriteFile(filepath.Join(a.Dirs["cpuacct"], "cpuacct.usage"), []byte("1500000\n"), 0o644)
 	os.WriteFile(filepath.Join(b.Dirs["cpuacct"], "cpuacct.usage"), []byte("42\n"), 0o644)
+	os.WriteFile(filepath.Join(a.Dirs["cpu"], "cpu.stat"), []byte("nr_periods 10\nnr_throttled 3\nthrottled_time 5000\n"), 0o644)
+	os.WriteFile(filepath.Join(b.Dirs["cpu"], "cpu.stat"), []byte("nr_periods 0\nnr_throttled 0\nthrottled_time 0\n"), 0o644)
 	s, err := NewSampler([]*Group{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got := make([]time.Duration, 2)
-	if err := s.Sample(got); err != nil || got[0] != 1500*time.Microsecond || got[1] != 42 {
-		t.Errorf("v1 sample %v, %v", got, err)
+	got, thr := make([]time.Duration, 2), make([]uint64, 2)
+	if err := s.Sample(got, thr); err != nil || got[0] != 1500*time.Microsecond || got[1] != 42 || thr[0] != 3 || thr[1] != 0 {
+		t.Errorf("v1 sample %v %v, %v", got, thr, err)
 	}
 	// The counter is read afresh each time (pread at offset 0).
 	os.WriteFile(filepath.Join(a.Dirs["cpuacct"], "cpuacct.usage"), []byte("2000000\n"), 0o644)
-	s.Sample(got)
+	s.Sample(got, nil)
 	if got[0] != 2*time.Millisecond {
 		t.Errorf("second sample %v", got[0])
 	}
@@ -38,7 +40,7 @@ func TestSamplerOnFakeTrees(t *testing.T) {
 	// v2: usage_usec from cpu.stat.
 	m2, _ := fakeManager(t, "v2-host", "0::/\n", map[string]string{"sys/fs/cgroup/cgroup.controllers": "cpu\n", "sys/fs/cgroup/cgroup.subtree_control": "cpu\n"}, false)
 	c, _ := m2.NewGroup("c", Settings{QuotaUsec: -1})
-	os.WriteFile(filepath.Join(c.Dirs["cpu"], "cpu.stat"), []byte("usage_usec 777\nuser_usec 700\n"), 0o644)
+	os.WriteFile(filepath.Join(c.Dirs["cpu"], "cpu.stat"), []byte("usage_usec 777\nuser_usec 700\nsystem_usec 77\nnr_periods 9\nnr_throttled 4\nthrottled_usec 12\n"), 0o644)
 	s2, err := NewSampler([]*Group{c})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +54,7 @@ func TestSamplerOnFakeTrees(t *testing.T) {
 			cancel()
 		}
 	})
-	if len(samples) != 3 || samples[2].Usage[0] != 777*time.Microsecond || samples[2].At < samples[1].At {
+	if len(samples) != 3 || samples[2].Usage[0] != 777*time.Microsecond || samples[2].Throttled[0] != 4 || samples[2].At < samples[1].At {
 		t.Errorf("v2 samples %+v", samples)
 	}
 }

@@ -304,7 +304,12 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 		return nil, err
 	}
 	defer usage.Close()
-	samples, stopSampling, err := x.sample(all, usage)
+	throttled, err := os.Create(filepath.Join(tmp, "throttled.csv"))
+	if err != nil {
+		return nil, err
+	}
+	defer throttled.Close()
+	samples, stopSampling, err := x.sample(all, usage, throttled)
 	if err != nil {
 		return nil, err
 	}
@@ -399,18 +404,21 @@ func addStat(a, b cgroup.CPUStat) cgroup.CPUStat {
 }
 
 // sample writes usage.csv (cumulative usage in ns of each group every 10 ms)
-// and keeps the samples for the summary.
-func (x *local) sample(groups []*cgroup.Group, w io.Writer) (*[]cgroup.UsageSample, func(), error) {
+// and throttled.csv (cumulative throttled periods at the same instants), and
+// keeps the samples for the summary.
+func (x *local) sample(groups []*cgroup.Group, usage, throttled io.Writer) (*[]cgroup.UsageSample, func(), error) {
 	s, err := cgroup.NewSampler(groups)
 	if err != nil {
 		return nil, nil, err
 	}
-	bw := bufio.NewWriter(w)
-	bw.WriteString("t_ns")
-	for _, g := range groups {
-		bw.WriteString("," + g.Name)
+	bu, bt := bufio.NewWriter(usage), bufio.NewWriter(throttled)
+	for _, bw := range []*bufio.Writer{bu, bt} {
+		bw.WriteString("t_ns")
+		for _, g := range groups {
+			bw.WriteString("," + g.Name)
+		}
+		bw.WriteString("\n")
 	}
-	bw.WriteString("\n")
 	samples := &[]cgroup.UsageSample{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -418,14 +426,18 @@ func (x *local) sample(groups []*cgroup.Group, w io.Writer) (*[]cgroup.UsageSamp
 		defer close(done)
 		s.Run(ctx, 10*time.Millisecond, func(u cgroup.UsageSample) {
 			*samples = append(*samples, u)
-			bw.WriteString(strconv.FormatInt(int64(u.At), 10))
-			for _, v := range u.Usage {
-				bw.WriteString("," + strconv.FormatInt(int64(v), 10))
+			at := strconv.FormatInt(int64(u.At), 10)
+			bu.WriteString(at)
+			bt.WriteString(at)
+			for i, v := range u.Usage {
+				bu.WriteString("," + strconv.FormatInt(int64(v), 10))
+				bt.WriteString("," + strconv.FormatUint(u.Throttled[i], 10))
 			}
-			bw.WriteString("\n")
+			bu.WriteString("\n")
+			bt.WriteString("\n")
 		})
 	}()
-	return samples, func() { cancel(); <-done; bw.Flush(); s.Close() }, nil
+	return samples, func() { cancel(); <-done; bu.Flush(); bt.Flush(); s.Close() }, nil
 }
 
 // usageStats computes one group's use in cores from cumulative samples.
