@@ -102,12 +102,12 @@ func TestRunExample(t *testing.T) {
 	if lim.P99Ms <= unl.P99Ms {
 		t.Errorf("p99: limited %.2f ms, unlimited %.2f ms: want the limited one worse", lim.P99Ms, unl.P99Ms)
 	}
-	for _, f := range []string{"spec.yaml", "env.json", "runs/limited/load0/r2/requests.csv", "runs/limited/load0/r2/usage.csv", "runs/limited/load0/r2/latency.hdr"} {
+	for _, f := range []string{"spec.yaml", "env.json", "runs/limited/load0/r2/requests.csv", "runs/limited/load0/r2/usage.csv", "runs/limited/load0/r2/throttled.csv", "runs/limited/load0/r2/latency.hdr", "report.html"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("missing %s", f)
 		}
 	}
-	if !strings.Contains(r.stdout, "throttled %") || !strings.Contains(r.stderr, "run 4/4") {
+	if !strings.Contains(r.stdout, "p99/ref") || !strings.Contains(r.stdout, "report: "+filepath.Join(dir, "report.html")) || !strings.Contains(r.stderr, "run 4/4") {
 		t.Errorf("no progress or table:\n%s%s", r.stdout, r.stderr)
 	}
 	if left := ourLeftovers(t); len(left) > 0 {

@@ -79,7 +79,11 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		if err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error { return jsonTo(w, s) }); err != nil {
 			return err
 		}
-		s.WriteTable(out)
+		if err := reportOf(out, dir); err != nil {
+			// The measurements are on disk; only the report failed.
+			s.WriteTable(out)
+			fmt.Fprintf(cmd.ErrOrStderr(), "throttlelab: no report: %v (the results are kept; try throttlelab report %s)\n", err, dir)
+		}
 	}
 	if runErr != nil {
 		if errors.Is(runErr, context.Canceled) || cmd.Context().Err() != nil {

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlelab/throttlelab/internal/progress"
+	"github.com/throttlelab/throttlelab/report"
+)
+
+type reportFlags struct {
+	out          string
+	maxInstances int
+}
+
+func newReportCmd() *cobra.Command {
+	var f reportFlags
+	cmd := &cobra.Command{
+		Use:   "report DIR [DIR...]",
+		Short: "Write the HTML report of results dirs and print their summary",
+		Long: `Turn one or more results directories (from run or sim) into one
+self-contained HTML file (report.html in the first directory, or --out) and print
+the summary table. Several directories are compared in one report: configs of
+the same name share a colour, each directory its own dash, so a simulated and a
+measured run of one spec are drawn over each other.`,
+		Example: `  throttlelab report results/limits/20261121-101500
+  throttlelab report --out compare.html results/limits/A results/limits-sim/B`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("give at least one results directory (written by throttlelab run or sim)")
+			}
+			if f.maxInstances < 1 {
+				return usagef("--max-instances %d: give 1 or more", f.maxInstances)
+			}
+			var sources []*report.Source
+			for _, dir := range args {
+				s, err := report.Load(dir)
+				if err != nil {
+					return usageError{err}
+				}
+				sources = append(sources, s)
+			}
+			out := f.out
+			if out == "" {
+				out = filepath.Join(args[0], "report.html")
+			}
+			return writeReport(cmd.OutOrStdout(), sources, out, f.maxInstances)
+		},
+	}
+	cmd.Flags().StringVar(&f.out, "out", "", "HTML file to write (default DIR/report.html of the first DIR)")
+	cmd.Flags().IntVar(&f.maxInstances, "max-instances", 4, "CPU-use charts per config at most")
+	return cmd
+}
+
+// writeReport prints the table and writes the HTML file; run and sim call it
+// when they finish.
+func writeReport(w io.Writer, sources []*report.Source, out string, maxInstances int) error {
+	report.WriteTable(w, sources, progress.IsTerminal(w))
+	err := writeFileAtomic(out, func(f *os.File) error {
+		return report.WriteHTML(f, sources, report.Options{MaxInstances: maxInstances})
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "report: %s\n", out)
+	return nil
+}
+
+// reportOf writes the report of one results directory into it.
+func reportOf(w io.Writer, dir string) error {
+	s, err := report.Load(dir)
+	if err != nil {
+		return err
+	}
+	return writeReport(w, []*report.Source{s}, filepath.Join(dir, "report.html"), 4)
+}

@@ -1,0 +1,148 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds Debian's chromium. In CI it must be there (.ci/run installs
+// it); elsewhere the browser test skips without it.
+func chromium(t *testing.T) string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium is not installed: .ci/run should have installed it (apt-get install chromium)")
+	}
+	t.Skip("chromium is not installed (apt-get install chromium): the browser test needs it")
+	return ""
+}
+
+// chartCheck runs in the page: for every chart, how many series paths have a
+// non-empty box, and for every picture whether it decoded.
+const chartCheck = `(() => {
+  const out = [];
+  document.querySelectorAll("svg.chart").forEach(svg => {
+    let drawn = 0;
+    svg.querySelectorAll("path.series").forEach(p => {
+      const b = p.getBBox();
+      if ((b.width > 0 || b.height > 0) && p.getTotalLength() > 0) drawn++;
+    });
+    const r = svg.getBoundingClientRect();
+    out.push({id: svg.id, drawn: drawn, width: r.width, height: r.height});
+  });
+  document.querySelectorAll("img").forEach((img, i) => {
+    out.push({id: "img" + i, drawn: img.complete && img.naturalWidth > 0 ? 1 : 0, width: img.width, height: img.height});
+  });
+  return out;
+})()`
+
+type drawn struct {
+	ID     string  `json:"id"`
+	Drawn  int     `json:"drawn"`
+	Width  float64 `json:"width"`
+	Height float64 `json:"height"`
+}
+
+// TestInBrowser opens each golden report from disk in headless Chromium: no
+// console error, no exception, no request leaving the file, every chart drawn
+// with visible lines, every picture decoded; and saves a screenshot.
+func TestInBrowser(t *testing.T) {
+	exe := chromium(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900),
+	}
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	bctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Run(bctx); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "report.html")
+			if err := os.WriteFile(path, render(t, c.dirs), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := chromedp.NewContext(bctx)
+			defer cancel()
+			ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+			defer cancel()
+			var mu sync.Mutex
+			var problems []string
+			chromedp.ListenTarget(ctx, func(ev any) {
+				mu.Lock()
+				defer mu.Unlock()
+				switch e := ev.(type) {
+				case *runtime.EventConsoleAPICalled:
+					if e.Type == runtime.APITypeError || e.Type == runtime.APITypeWarning {
+						var args []string
+						for _, a := range e.Args {
+							args = append(args, string(a.Value))
+						}
+						problems = append(problems, fmt.Sprintf("console %s: %s", e.Type, strings.Join(args, " ")))
+					}
+				case *runtime.EventExceptionThrown:
+					problems = append(problems, "exception: "+e.ExceptionDetails.Error())
+				case *network.EventRequestWillBeSent:
+					u := e.Request.URL
+					if !strings.HasPrefix(u, "file://") && !strings.HasPrefix(u, "data:") {
+						problems = append(problems, "request leaving the file: "+u)
+					}
+				}
+			})
+			var got []drawn
+			var shot []byte
+			err := chromedp.Run(ctx, network.Enable(), runtime.Enable(),
+				chromedp.Navigate("file://"+path),
+				chromedp.WaitReady("footer"),
+				chromedp.Evaluate(chartCheck, &got),
+				chromedp.FullScreenshot(&shot, 100)) // 100: PNG
+			if err != nil {
+				t.Fatal(err)
+			}
+			mu.Lock()
+			for _, p := range problems {
+				t.Error(p)
+			}
+			mu.Unlock()
+			charts := 0
+			for _, d := range got {
+				if d.Drawn == 0 || d.Width < 100 || d.Height < 30 {
+					t.Errorf("%s not drawn: %+v", d.ID, d)
+				}
+				if !strings.HasPrefix(d.ID, "img") {
+					charts++
+				}
+			}
+			if charts < 4 {
+				t.Errorf("only %d charts on the page", charts)
+			}
+			out := filepath.Join(t.TempDir(), c.name+".png")
+			if *update && c.name == "limits" { // the README's picture
+				out = filepath.Join("..", "docs", "report-"+c.name+".png")
+				os.MkdirAll(filepath.Dir(out), 0o755)
+			}
+			if err := os.WriteFile(out, shot, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d charts drawn; screenshot %s (%d KB)", charts, out, len(shot)/1024)
+		})
+	}
+}

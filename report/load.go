@@ -1,0 +1,232 @@
+package report
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/loadgen"
+)
+
+// Source is one results directory, as run or sim wrote it.
+type Source struct {
+	Dir string
+	// Label tells sources apart in a comparison (the directory's name, or the
+	// backend when a measured and a simulated run of one spec are compared).
+	Label   string
+	Env     experiment.Env
+	Spec    *experiment.Experiment
+	Summary *experiment.Summary
+	// Runs are in the order they were made.
+	Runs []*Run
+}
+
+// Run is one run's data.
+type Run struct {
+	*experiment.RunSummary
+	Records []loadgen.Record
+	// Groups are the run's sampled cgroups (instances, then neighbours).
+	Groups []GroupUsage
+}
+
+// GroupUsage is one cgroup's samples: cumulative CPU time and throttled
+// periods at each instant (10 ms apart).
+type GroupUsage struct {
+	Name      string
+	At        []time.Duration
+	Usage     []time.Duration
+	Throttled []uint64
+}
+
+// Simulated reports whether the source came from the simulator.
+func (s *Source) Simulated() bool { return s.Env.Backend == "sim" }
+
+// Load reads a results directory. A run without summary.json (interrupted
+// before it finished) is not in the directory: runs are renamed into place
+// when complete.
+func Load(dir string) (*Source, error) {
+	spec, err := experiment.LoadFile(filepath.Join(dir, "spec.yaml"))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: not a results directory (no spec.yaml): give a directory written by throttlelab run or sim", dir)
+		}
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	s := &Source{Dir: dir, Label: filepath.Base(filepath.Clean(dir)), Spec: spec}
+	if b, err := os.ReadFile(filepath.Join(dir, "env.json")); err == nil {
+		if err := json.Unmarshal(b, &s.Env); err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "env.json"), err)
+		}
+	}
+	var sums []string
+	filepath.WalkDir(filepath.Join(dir, "runs"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Name() == "summary.json" && !strings.Contains(p, string(filepath.Separator)+".tmp-") {
+			sums = append(sums, p)
+		}
+		return nil
+	})
+	for _, p := range sums {
+		r, err := loadRun(filepath.Dir(p))
+		if err != nil {
+			return nil, err
+		}
+		s.Runs = append(s.Runs, r)
+	}
+	if len(s.Runs) == 0 {
+		return nil, fmt.Errorf("%s: no finished runs yet: finish the experiment with --resume", dir)
+	}
+	slices.SortStableFunc(s.Runs, func(a, b *Run) int { return a.Index - b.Index })
+	sums2 := make([]*experiment.RunSummary, len(s.Runs))
+	for i, r := range s.Runs {
+		sums2[i] = r.RunSummary
+	}
+	s.Summary = experiment.Summarize(spec, sums2)
+	return s, nil
+}
+
+func loadRun(dir string) (*Run, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{RunSummary: &experiment.RunSummary{}}
+	if err := json.Unmarshal(b, r.RunSummary); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)
+	}
+	if r.Summary == nil {
+		return nil, fmt.Errorf("%s: incomplete run summary", dir)
+	}
+	if r.Records, err = readRecords(dir); err != nil {
+		return nil, err
+	}
+	usage, err := readColumns(filepath.Join(dir, "usage.csv"))
+	if err != nil {
+		return nil, err
+	}
+	thr, err := readColumns(filepath.Join(dir, "throttled.csv"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) { // older results have no throttled.csv
+		return nil, err
+	}
+	for i, name := range usage.names {
+		g := GroupUsage{Name: name, At: usage.at, Usage: make([]time.Duration, len(usage.at))}
+		for j := range usage.at {
+			g.Usage[j] = time.Duration(usage.cols[i][j])
+		}
+		if thr != nil && i < len(thr.cols) && len(thr.at) == len(usage.at) {
+			g.Throttled = make([]uint64, len(usage.at))
+			for j := range usage.at {
+				g.Throttled[j] = uint64(thr.cols[i][j])
+			}
+		}
+		r.Groups = append(r.Groups, g)
+	}
+	return r, nil
+}
+
+// readRecords reads requests.csv, or requests.csv.gz where the records were
+// compressed to be kept.
+func readRecords(dir string) ([]loadgen.Record, error) {
+	path := filepath.Join(dir, "requests.csv")
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		path += ".gz"
+		f, err = os.Open(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rd io.Reader = bufio.NewReaderSize(f, 1<<16)
+	if strings.HasSuffix(path, ".gz") {
+		gz, err := gzip.NewReader(rd)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		rd = gz
+	}
+	recs, err := loadgen.ReadRecords(rd)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return recs, nil
+}
+
+type columns struct {
+	names []string
+	at    []time.Duration
+	cols  [][]int64
+}
+
+// readColumns reads usage.csv or throttled.csv: t_ns, then one column per group.
+func readColumns(path string) (*columns, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	if !sc.Scan() {
+		return nil, fmt.Errorf("%s: empty", path)
+	}
+	head := strings.Split(sc.Text(), ",")
+	if head[0] != "t_ns" {
+		return nil, fmt.Errorf("%s: first column is %q, not t_ns", path, head[0])
+	}
+	c := &columns{names: head[1:], cols: make([][]int64, len(head)-1)}
+	line := 1
+	for sc.Scan() {
+		line++
+		f := strings.Split(sc.Text(), ",")
+		if len(f) != len(head) {
+			return nil, fmt.Errorf("%s:%d: %d fields, want %d", path, line, len(f), len(head))
+		}
+		for i, v := range f {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+			}
+			if i == 0 {
+				c.at = append(c.at, time.Duration(n))
+			} else {
+				c.cols[i-1] = append(c.cols[i-1], n)
+			}
+		}
+	}
+	return c, sc.Err()
+}
+
+// InstanceName turns a group name ("r003-limited-1") into the instance's name.
+func InstanceName(group string) string {
+	if len(group) > 5 && group[0] == 'r' && group[4] == '-' {
+		if _, err := strconv.Atoi(group[1:4]); err == nil {
+			return group[5:]
+		}
+	}
+	return group
+}
+
+// readVerdict reads verdict.json, which a preset's run writes next to its
+// results; nil when there is none.
+func readVerdict(dir string) *Verdict {
+	b, err := os.ReadFile(filepath.Join(dir, "verdict.json"))
+	if err != nil {
+		return nil
+	}
+	var v Verdict
+	if json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	return &v
+}
