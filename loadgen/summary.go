@@ -111,10 +111,31 @@ func latencySummary(h *hdrhistogram.Histogram) LatencySummary {
 }
 
 func (r *runner) summary(elapsed time.Duration) *Summary {
-	rec := r.rec
+	s := summarize(r.cfg, r.rec, elapsed)
+	if r.cfg.Mode == ModeImage {
+		r.rec.mu.Lock()
+		defer r.rec.mu.Unlock()
+		ic := &ImageCheck{Tiles: len(r.src.reqs), Bad: int(r.rec.errors[ErrBadTile])}
+		for _, ok := range r.received {
+			if ok {
+				ic.Verified++
+			}
+		}
+		if ic.Tiles == workload.TileCount {
+			ic.Want = workload.ImageSHA256
+			if sum, ok := r.imageChecksum(); ok {
+				ic.Checksum, ic.Match = sum, sum == ic.Want
+			}
+		}
+		s.Image = ic
+	}
+	return s
+}
+
+// summarize sums up what a recorder collected.
+func summarize(c Config, rec *recorder, elapsed time.Duration) *Summary {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	c := r.cfg
 	s := &Summary{
 		Mode: c.Mode, Request: requestString(c.Workload), Targets: c.Targets, Balancer: c.Balancer, Seed: c.Seed,
 		Requests: rec.n, OK: rec.ok, Errors: maps.Clone(rec.errors), DurationSec: elapsed.Seconds(),
@@ -139,22 +160,47 @@ func (r *runner) summary(elapsed time.Duration) *Summary {
 			s.Steps = append(s.Steps, ss)
 		}
 	}
-	if c.Mode == ModeImage {
-		ic := &ImageCheck{Tiles: len(r.src.reqs), Bad: int(rec.errors[ErrBadTile])}
-		for _, ok := range r.received {
-			if ok {
-				ic.Verified++
-			}
-		}
-		if ic.Tiles == workload.TileCount {
-			ic.Want = workload.ImageSHA256
-			if sum, ok := r.imageChecksum(); ok {
-				ic.Checksum, ic.Match = sum, sum == ic.Want
-			}
-		}
-		s.Image = ic
-	}
 	return s
+}
+
+// Collector turns the records of a load driven elsewhere (the simulator) into
+// requests.csv, a histogram and a Summary, the same way Run does.
+type Collector struct {
+	cfg Config
+	rec *recorder
+}
+
+// NewCollector checks cfg (targets may be names, not URLs) and writes the
+// records to w (nil: none written).
+func NewCollector(cfg Config, w io.Writer) (*Collector, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	rec, err := newRecorder(w)
+	if err != nil {
+		return nil, err
+	}
+	return &Collector{cfg: cfg, rec: rec}, nil
+}
+
+// Config is the checked configuration, with defaults filled in.
+func (c *Collector) Config() Config { return c.cfg }
+
+// Step starts ramp step number step, with workers workers, at offset at.
+func (c *Collector) Step(step, workers int, at time.Duration) {
+	c.rec.mu.Lock()
+	c.rec.steps[step] = &stepAcc{hist: newHist(), workers: workers, start: at}
+	c.rec.mu.Unlock()
+}
+
+// Add records one request.
+func (c *Collector) Add(r *Record) { c.rec.add(r) }
+
+// Finish flushes the records and sums up a load that took elapsed.
+func (c *Collector) Finish(elapsed time.Duration) (*Result, error) {
+	err := c.rec.flush()
+	return &Result{Summary: summarize(c.cfg, c.rec, elapsed), Histogram: c.rec.all}, err
 }
 
 func requestString(w WorkloadSpec) string {

@@ -1,0 +1,248 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+)
+
+// Group is a cgroup: a weight, an optional CFS bandwidth limit and an allowed
+// set of cores.
+type Group struct {
+	Name string
+	// Shares is the weight (cpu.shares, 2..262144).
+	Shares uint64
+	// Quota, Period and Burst; Quota 0 means no limit.
+	Quota, Period, Burst time.Duration
+	cpus                 []bool // nil: every core
+	threads              []*Thread
+	runnable             int
+
+	rq []rq // per core
+	// The bandwidth pool, as the kernel's cfs_bandwidth: runtime left this
+	// period, its value at the last refill, whether the period timer runs and
+	// whether the group used no runtime since the last refill.
+	pool, snap   float64
+	active, idle bool
+	phase        time.Duration
+	throttledRqs []int // cores where the group is throttled, in order
+
+	// UsageNs is the CPU the group has used.
+	UsageNs float64
+	// Stat counts what cpu.stat counts.
+	Stat cgroup.CPUStat
+	// throttledNs accumulates throttled time (summed over cores, like the
+	// kernel's throttled_time) exactly; Stat.ThrottledUsec is set from it.
+	throttledNs float64
+}
+
+// rq is a group's run queue on one core (the kernel's per-CPU cfs_rq).
+type rq struct {
+	local     float64 // runtime_remaining, ns
+	n         int     // runnable threads of the group here
+	throttled bool
+	since     time.Duration
+	parked    []*Thread
+}
+
+// NewGroup adds a group. Periods of different groups start at different
+// phases: phase is when this one's period timer ticks, modulo the period.
+func (m *Machine) NewGroup(name string, shares uint64, quota, period, burst time.Duration, cpus []int, phase time.Duration) *Group {
+	g := &Group{Name: name, Shares: max(shares, 2), Quota: quota, Period: period, Burst: burst, rq: make([]rq, len(m.cores)), phase: phase}
+	if len(cpus) > 0 {
+		g.cpus = make([]bool, len(m.cores))
+		for _, c := range cpus {
+			if c >= 0 && c < len(m.cores) {
+				g.cpus[c] = true
+			}
+		}
+	}
+	if g.limited() {
+		g.pool, g.snap = float64(quota), float64(quota)
+	}
+	m.groups = append(m.groups, g)
+	return g
+}
+
+func (g *Group) limited() bool { return g.Quota > 0 }
+
+func (g *Group) allowed(c int) bool { return g.cpus == nil || g.cpus[c] }
+
+func (g *Group) firstAllowed() int {
+	for c := range g.rq {
+		if g.allowed(c) {
+			return c
+		}
+	}
+	return 0
+}
+
+// CPUStat returns the group's cpu.stat counters so far.
+func (g *Group) CPUStat(m *Machine) cgroup.CPUStat {
+	s := g.Stat
+	t := g.throttledNs
+	for c := range g.rq {
+		if g.rq[c].throttled {
+			t += float64(m.now - g.rq[c].since)
+		}
+	}
+	s.ThrottledUsec = uint64(t / 1e3)
+	return s
+}
+
+// assign tops a core's local runtime up to a slice from the pool
+// (assign_cfs_rq_runtime). It reports whether the core has runtime now.
+func (g *Group) assign(m *Machine, c int) bool {
+	r := &g.rq[c]
+	g.start(m)
+	if g.pool > 0 {
+		amt := min(g.pool, float64(m.p.Slice)-r.local)
+		if amt > 0 {
+			g.pool -= amt
+			r.local += amt
+			g.idle = false
+		}
+	}
+	return r.local > eps
+}
+
+// start runs the period timer if it was stopped (start_cfs_bandwidth): it
+// keeps its phase, so the next refill is at the next tick of the group's grid.
+func (g *Group) start(m *Machine) {
+	if g.active {
+		return
+	}
+	g.active = true
+	k := (m.now-g.phase)/g.Period + 1
+	if m.now < g.phase {
+		k = 0
+	}
+	m.q.push(g.phase+k*g.Period, periodTimer{g}, 0)
+}
+
+// throttle stops the group's threads on core c until runtime comes back.
+func (g *Group) throttle(m *Machine, c int) {
+	r := &g.rq[c]
+	if r.throttled {
+		return
+	}
+	co := m.cores[c]
+	m.touch(co)
+	r.throttled, r.since = true, m.now
+	m.tracef("throttle %s on cpu%d (pool %.3f ms)", g.Name, c, g.pool/1e6)
+	g.throttledRqs = append(g.throttledRqs, c)
+	kept := co.run[:0]
+	for _, t := range co.run {
+		if t.g == g {
+			t.state = parked
+			r.parked = append(r.parked, t)
+			continue
+		}
+		kept = append(kept, t)
+	}
+	for i := len(kept); i < len(co.run); i++ {
+		co.run[i] = nil
+	}
+	co.run = kept
+	g.runnable -= r.n
+	r.n = 0
+	if len(co.run) == 0 {
+		m.pullTo(c)
+	}
+}
+
+// unthrottle puts the group's parked threads on core c back to work.
+func (g *Group) unthrottle(m *Machine, c int) {
+	r := &g.rq[c]
+	co := m.cores[c]
+	m.touch(co)
+	r.throttled = false
+	g.throttledNs += float64(m.now - r.since)
+	m.tracef("unthrottle %s on cpu%d (local %.3f ms, throttled %.3f ms)", g.Name, c, r.local/1e6, float64(m.now-r.since)/1e6)
+	for i, x := range g.throttledRqs {
+		if x == c {
+			g.throttledRqs = append(g.throttledRqs[:i], g.throttledRqs[i+1:]...)
+			break
+		}
+	}
+	for _, t := range r.parked {
+		t.state = running
+		co.run = append(co.run, t)
+		r.n++
+		g.runnable++
+	}
+	r.parked = r.parked[:0]
+}
+
+// returnSlack gives what a core holds beyond MinRuntime back to the pool when
+// the group has nothing left to run there (return_cfs_rq_runtime), and lets
+// a throttled core use it.
+func (g *Group) returnSlack(m *Machine, c int) {
+	r := &g.rq[c]
+	if !g.limited() || r.throttled {
+		return
+	}
+	if slack := r.local - float64(m.p.MinRuntime); slack > 0 {
+		g.pool += slack
+		r.local -= slack
+	}
+	// The kernel hands returned runtime to throttled cores from its slack timer
+	// (5 ms later), and only when more than a slice is free.
+	if g.pool > float64(m.p.Slice) && len(g.throttledRqs) > 0 {
+		g.distribute(m)
+	}
+}
+
+// distribute gives the pool to throttled cores, in the order they were
+// throttled, and unthrottles each that gets some.
+func (g *Group) distribute(m *Machine) {
+	for len(g.throttledRqs) > 0 && g.pool > 0 {
+		c := g.throttledRqs[0]
+		r := &g.rq[c]
+		amt := min(g.pool, float64(m.p.Slice)-r.local)
+		if amt <= 0 && r.local <= eps {
+			break
+		}
+		g.pool -= max(amt, 0)
+		r.local += max(amt, 0)
+		g.unthrottle(m, c)
+	}
+}
+
+type periodTimer struct{ g *Group }
+
+// handle is the period timer (do_sched_cfs_period_timer): count the period,
+// refill the pool (carrying over up to Burst), count bursts, and unthrottle;
+// it stops after a period in which the group used nothing.
+func (p periodTimer) handle(m *Machine, _ int64) {
+	g := p.g
+	throttled := len(g.throttledRqs) > 0
+	g.Stat.Periods++
+	// __refill_cfs_bandwidth_runtime
+	g.pool += float64(g.Quota)
+	if used := g.snap - g.pool; used > 0 {
+		g.Stat.BurstUsec += uint64(used / 1e3)
+		g.Stat.Bursts++
+	}
+	g.pool = min(g.pool, float64(g.Quota+g.Burst))
+	g.snap = g.pool
+	m.tracef("refill %s: pool %.3f ms, periods %d, throttled %d, bursts %d", g.Name, g.pool/1e6, g.Stat.Periods, g.Stat.ThrottledPeriods+boolU(throttled), g.Stat.Bursts)
+	if g.idle && !throttled {
+		g.active = false
+		return
+	}
+	m.q.push(m.now+g.Period, p, 0)
+	if !throttled {
+		g.idle = true
+		return
+	}
+	g.Stat.ThrottledPeriods++
+	g.distribute(m)
+}
+
+func boolU(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,360 @@
+package sim
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/workload"
+)
+
+// Costs turn requests into CPU time. The defaults were measured on the
+// reference machine (see the README); sim --compare takes the burn speed from
+// the results it compares with.
+type Costs struct {
+	// NsPerIteration is the Mandelbrot kernel's cost per escape-time iteration.
+	NsPerIteration float64
+	// TileOverhead is the rest of a tile request: PNG encoding and HTTP.
+	TileOverhead time.Duration
+	// RequestOverhead is the server's CPU per request besides the work (HTTP).
+	RequestOverhead time.Duration
+	// BurnIterationsPerMs converts burn iterations (and burst goodput) to CPU.
+	BurnIterationsPerMs float64
+	// Network is the one-way delay between client and server (loopback).
+	Network time.Duration
+}
+
+// DefaultCosts are the reference machine's (2-core AMD EPYC VM): 2.8 ns per
+// kernel iteration, 0.35 ms of PNG and HTTP work per tile (the easiest tile
+// served takes 0.46 ms, 0.11 ms of it kernel), 15 us per request, about
+// 913,000 burn iterations per ms, 40 us each way on loopback.
+func DefaultCosts() Costs {
+	return Costs{NsPerIteration: 2.8, TileOverhead: 350 * time.Microsecond, RequestOverhead: 15 * time.Microsecond,
+		BurnIterationsPerMs: 913_000, Network: 40 * time.Microsecond}
+}
+
+// simReq is one request as the client sees it.
+type simReq struct {
+	kind     loadgen.Kind
+	tile     workload.Tile
+	cost     time.Duration
+	tileName string
+}
+
+// requestsOf builds the request source of a workload, as the load generator
+// does: tiles shuffled with the seed, or one burn or api request.
+func requestsOf(w loadgen.WorkloadSpec, cat *workload.Catalog, seed uint64, c Costs) ([]simReq, error) {
+	switch w.Kind {
+	case loadgen.KindTile, "":
+		tiles, err := loadgen.SelectTiles(w.Tiles, cat, seed)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]simReq, len(tiles))
+		for i, t := range tiles {
+			info, _ := cat.Lookup(t)
+			out[i] = simReq{kind: loadgen.KindTile, tile: t, tileName: t.String(),
+				cost: time.Duration(float64(info.Iterations)*c.NsPerIteration) + c.TileOverhead}
+		}
+		return out, nil
+	case loadgen.KindBurn:
+		q, err := loadgen.ParseBurn(w.Burn)
+		if err != nil {
+			return nil, err
+		}
+		v, err := url.ParseQuery(q)
+		if err != nil {
+			return nil, err
+		}
+		var cost time.Duration
+		if s := v.Get("cpu"); s != "" {
+			if cost, err = time.ParseDuration(s); err != nil {
+				return nil, err
+			}
+		} else {
+			n, err := strconv.ParseUint(v.Get("iterations"), 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("burn %q: %w", w.Burn, err)
+			}
+			cost = time.Duration(float64(n) / c.BurnIterationsPerMs * float64(time.Millisecond))
+		}
+		return []simReq{{kind: loadgen.KindBurn, cost: cost + c.RequestOverhead}}, nil
+	case loadgen.KindAPI:
+		return []simReq{{kind: loadgen.KindAPI, cost: c.RequestOverhead}}, nil
+	}
+	return nil, fmt.Errorf("request kind %q: want tile, burn or api", w.Kind)
+}
+
+// fn adapts a closure to an event handler (for the client's few events per
+// request; the scheduler's own events do not allocate).
+type fn func(m *Machine)
+
+func (f fn) handle(m *Machine, _ int64) { f(m) }
+
+// client drives one load against servers, as loadgen.Run does against real
+// ones, and records every request through a loadgen.Collector.
+type client struct {
+	cfg     loadgen.Config
+	col     *loadgen.Collector
+	servers []*Server
+	bal     loadgen.Balancer
+	reqs    []simReq
+	finite  bool
+	next    int
+	costs   Costs
+	seq     int64
+	issued  int64
+	// inflight counts sent requests without a response; pending are open-loop
+	// sends waiting for a slot.
+	inflight int
+	pending  []pendingSend
+	until    time.Duration // 0: none
+	sending  bool          // false once nothing more will be sent
+	end      time.Duration // when the last response came back
+	// ramp state
+	step, stepWorkers int
+	stepUntil         time.Duration
+	active            int // closed-loop workers still sending in this step
+}
+
+type pendingSend struct {
+	intended time.Duration
+}
+
+func newClient(cfg loadgen.Config, col *loadgen.Collector, servers []*Server, cat *workload.Catalog, costs Costs) (*client, error) {
+	c := &client{cfg: col.Config(), col: col, servers: servers, costs: costs, sending: true}
+	var err error
+	if c.bal, err = loadgen.ParseBalancer(c.cfg.Balancer, len(servers), c.cfg.Seed); err != nil {
+		return nil, err
+	}
+	if c.reqs, err = requestsOf(c.cfg.Workload, cat, c.cfg.Seed, costs); err != nil {
+		return nil, err
+	}
+	c.finite = c.cfg.Mode == loadgen.ModeImage
+	if c.cfg.Duration > 0 {
+		c.until = c.cfg.Duration
+	}
+	return c, nil
+}
+
+// done reports whether the load is over: nothing more to send, nothing in flight.
+func (c *client) done() bool { return !c.sending && c.inflight == 0 }
+
+func (c *client) take() (simReq, bool) {
+	if c.finite && c.next >= len(c.reqs) {
+		return simReq{}, false
+	}
+	r := c.reqs[c.next%len(c.reqs)]
+	c.next++
+	return r, true
+}
+
+func (c *client) admit() bool { return c.cfg.Requests == 0 || c.issued < c.cfg.Requests }
+
+func (c *client) timeUp(m *Machine) bool { return c.until > 0 && m.Now() >= c.until }
+
+// send issues one request now; after the response, then() runs.
+func (c *client) send(m *Machine, intended time.Duration, r simReq, step, worker int, waited bool, then func(m *Machine)) {
+	c.issued++
+	c.inflight++
+	seq := c.seq
+	c.seq++
+	target := c.bal.Pick()
+	srv := c.servers[target]
+	sent := m.Now()
+	sr := &Request{Work: r.cost}
+	sr.Done = func(m *Machine, sr *Request) {
+		finished := m.Now()
+		m.At(finished+c.costs.Network, fn(func(m *Machine) {
+			c.inflight--
+			c.bal.Done(target)
+			rec := loadgen.Record{Seq: seq, Intended: intended, Start: sent, Latency: m.Now() - intended, Target: target,
+				Instance: srv.Name, Status: 200, ServerCPU: sr.Work, ServerWall: finished - sr.Arrived, Tile: r.tileName,
+				Step: step, Worker: worker, Waited: waited}
+			if srv.single {
+				rec.ServerQueue = sr.Started - sr.Arrived
+			}
+			if rec.Latency > c.cfg.Timeout {
+				rec.Err, rec.Status, rec.Latency = "timeout", 0, c.cfg.Timeout
+				rec.ServerQueue, rec.ServerCPU, rec.ServerWall = -1, -1, -1
+			}
+			c.col.Add(&rec)
+			c.end = max(c.end, m.Now())
+			if then != nil {
+				then(m)
+			}
+		}), 0)
+	}
+	m.At(sent+c.costs.Network, fn(func(m *Machine) { srv.Arrive(m, sr) }), 0)
+}
+
+// start schedules the load from time 0.
+func (c *client) start(m *Machine) error {
+	switch c.cfg.Mode {
+	case loadgen.ModeImage:
+		c.startClosed(m, c.cfg.Workers, 0, 0)
+	case loadgen.ModeSequential:
+		c.startClosed(m, 1, 0, 0)
+	case loadgen.ModeRamp:
+		c.startStep(m, 0)
+	case loadgen.ModeRate, loadgen.ModeProbe:
+		return c.startOpen(m)
+	case loadgen.ModeOnOff:
+		c.startOnOff(m)
+	default:
+		return fmt.Errorf("mode %q", c.cfg.Mode)
+	}
+	return nil
+}
+
+// startClosed runs workers that each send one request after another, until
+// the source, the request limit or stepUntil (0: the load's end) stops them.
+func (c *client) startClosed(m *Machine, workers, step int, stepUntil time.Duration) {
+	c.active = workers
+	for w := 0; w < workers; w++ {
+		c.loop(m, w, step, stepUntil)
+	}
+	if workers == 0 {
+		c.stepDone(m)
+	}
+}
+
+func (c *client) loop(m *Machine, w, step int, stepUntil time.Duration) {
+	if c.timeUp(m) || stepUntil > 0 && m.Now() >= stepUntil || !c.admit() {
+		c.workerDone(m)
+		return
+	}
+	r, ok := c.take()
+	if !ok {
+		c.workerDone(m)
+		return
+	}
+	c.send(m, m.Now(), r, step, w, false, func(m *Machine) { c.loop(m, w, step, stepUntil) })
+}
+
+// workerDone: a closed-loop worker stopped; the last one ends the step.
+func (c *client) workerDone(m *Machine) {
+	c.active--
+	if c.active == 0 {
+		c.stepDone(m)
+	}
+}
+
+func (c *client) stepDone(m *Machine) {
+	if c.cfg.Mode == loadgen.ModeRamp && !c.timeUp(m) && c.admit() && c.cfg.RampFrom+c.step+1 <= c.cfg.RampTo {
+		c.startStep(m, c.step+1)
+		return
+	}
+	c.sending = false
+}
+
+// startStep starts ramp step k: RampFrom+k workers for RampStep. As in the
+// load generator, requests in flight at a step's end finish before the next
+// step starts.
+func (c *client) startStep(m *Machine, k int) {
+	c.step = k
+	workers := c.cfg.RampFrom + k
+	c.col.Step(k, workers, m.Now())
+	until := m.Now() + c.cfg.RampStep
+	if c.until > 0 {
+		until = min(until, c.until)
+	}
+	c.startClosed(m, workers, k, until)
+}
+
+// startOpen schedules sends at the arrival times, whatever the responses do;
+// a send that finds MaxInflight requests out waits for a slot.
+func (c *client) startOpen(m *Machine) error {
+	var arr loadgen.Arrivals
+	var err error
+	if c.cfg.Arrivals == "poisson" {
+		arr, err = loadgen.NewPoisson(c.cfg.Rate, c.cfg.Seed)
+	} else {
+		arr, err = loadgen.NewConstant(c.cfg.Rate)
+	}
+	if err != nil {
+		return err
+	}
+	var tick func(m *Machine)
+	var scheduled int64
+	schedule := func() {
+		at := arr.Next()
+		if c.until > 0 && at >= c.until || c.cfg.Requests > 0 && scheduled >= c.cfg.Requests {
+			c.sending = false
+			return
+		}
+		scheduled++
+		m.At(at, fn(tick), 0)
+	}
+	tick = func(m *Machine) {
+		intended := m.Now()
+		if c.inflight >= c.cfg.MaxInflight {
+			c.pending = append(c.pending, pendingSend{intended})
+		} else {
+			r, _ := c.take()
+			c.send(m, intended, r, 0, 0, false, c.freeSlot)
+		}
+		schedule()
+	}
+	schedule()
+	return nil
+}
+
+// freeSlot sends the oldest waiting open-loop request, late.
+func (c *client) freeSlot(m *Machine) {
+	if len(c.pending) == 0 {
+		return
+	}
+	p := c.pending[0]
+	c.pending = c.pending[1:]
+	r, _ := c.take()
+	c.send(m, p.intended, r, 0, 0, true, c.freeSlot)
+}
+
+// startOnOff runs Markov on/off sources: exponential ON periods sending back
+// to back, exponential OFF periods silent, each source with its own generator
+// seeded as the load generator seeds it.
+func (c *client) startOnOff(m *Machine) {
+	onFrac := float64(c.cfg.OnMean) / float64(c.cfg.OnMean+c.cfg.OffMean)
+	c.active = c.cfg.Sources
+	for s := 0; s < c.cfg.Sources; s++ {
+		rng := rand.New(rand.NewPCG(c.cfg.Seed, uint64(s)+1))
+		exp := func(mean time.Duration) time.Duration { return time.Duration(rng.ExpFloat64() * float64(mean)) }
+		var on, off func(m *Machine)
+		var phaseEnd time.Duration
+		src := s
+		on = func(m *Machine) {
+			if c.timeUp(m) || !c.admit() {
+				c.workerDone(m)
+				return
+			}
+			if m.Now() >= phaseEnd {
+				off(m)
+				return
+			}
+			r, _ := c.take()
+			c.send(m, m.Now(), r, 0, src, false, on)
+		}
+		off = func(m *Machine) {
+			wake := m.Now() + exp(c.cfg.OffMean)
+			if c.until > 0 && wake >= c.until {
+				c.workerDone(m)
+				return
+			}
+			m.At(wake, fn(func(m *Machine) {
+				phaseEnd = m.Now() + exp(c.cfg.OnMean)
+				on(m)
+			}), 0)
+		}
+		if rng.Float64() < onFrac {
+			phaseEnd = exp(c.cfg.OnMean)
+			m.At(0, fn(on), 0)
+		} else {
+			m.At(0, fn(off), 0)
+		}
+	}
+}
+

@@ -1,0 +1,455 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"time"
+)
+
+// Params describe the simulated machine and the scheduler's tunables.
+type Params struct {
+	// Cores is the number of CPUs.
+	Cores int
+	// Slice is how much runtime a core takes from its group's pool at a time
+	// (sched_cfs_bandwidth_slice_us, 5 ms).
+	Slice time.Duration
+	// MinRuntime is what a core keeps when its group goes idle there; the rest
+	// goes back to the pool (min_cfs_rq_runtime, 1 ms).
+	MinRuntime time.Duration
+	// BalanceInterval is the load balancer's tick; busy cores balance every
+	// BusyFactor ticks only (the kernel's busy_factor), idle ones every tick.
+	BalanceInterval time.Duration
+	BusyFactor      int
+}
+
+// DefaultParams are the kernel's defaults.
+func DefaultParams(cores int) Params {
+	return Params{Cores: cores, Slice: 5 * time.Millisecond, MinRuntime: time.Millisecond, BalanceInterval: 4 * time.Millisecond, BusyFactor: 16}
+}
+
+// eps is the work (in ns) below which a chunk counts as done: event times are
+// rounded up to whole nanoseconds, so a chunk ends at or just past zero.
+const eps = 1e-6
+
+// Machine is the discrete-event model of a multi-core machine: per-core run
+// queues where groups share a core by weight (weights are local to each core,
+// as in Linux), wake-up placement, a periodic load balancer, and CFS bandwidth
+// control per group. It is single-threaded and deterministic.
+type Machine struct {
+	p      Params
+	now    time.Duration
+	q      queue
+	cores  []*core
+	groups []*Group
+	dirty  []*core
+	ticks  int64
+	// Events counts the events handled, for the benchmark.
+	Events uint64
+	// Trace, if set, receives a line per scheduler decision (throttle,
+	// unthrottle, refill, migration), for the scenario tests.
+	Trace io.Writer
+	done   []*Thread // scratch
+}
+
+type core struct {
+	id    int
+	run   []*Thread // runnable threads on this core (not throttled)
+	last  time.Duration
+	ver   int64
+	dirty bool
+}
+
+// NewMachine returns an idle machine at time 0.
+func NewMachine(p Params) *Machine {
+	if p.Slice == 0 {
+		p = DefaultParams(p.Cores)
+	}
+	m := &Machine{p: p}
+	for i := 0; i < p.Cores; i++ {
+		m.cores = append(m.cores, &core{id: i})
+	}
+	m.q.push(p.BalanceInterval, balanceTick{}, 0)
+	return m
+}
+
+// Now is the simulated time.
+func (m *Machine) Now() time.Duration { return m.now }
+
+// Cores is the number of CPUs.
+func (m *Machine) Cores() int { return len(m.cores) }
+
+// At schedules h at time at (not before now).
+func (m *Machine) At(at time.Duration, h handler, arg int64) {
+	m.q.push(max(at, m.now), h, arg)
+}
+
+// RunUntil handles events until stop returns true (checked after each event)
+// or the clock passes limit.
+func (m *Machine) RunUntil(limit time.Duration, stop func() bool) {
+	m.flush() // changes made from outside, before the first event
+	for m.q.len() > 0 && !stop() {
+		e := m.q.pop()
+		if e.at > limit {
+			m.q.push(e.at, e.h, e.arg)
+			return
+		}
+		m.now = e.at
+		m.Events++
+		e.h.handle(m, e.arg)
+		m.flush()
+	}
+}
+
+// touch brings a core's accounting up to now before its runnable set changes,
+// and marks it for rescheduling.
+func (m *Machine) touch(c *core) {
+	m.advance(c)
+	if !c.dirty {
+		c.dirty = true
+		m.dirty = append(m.dirty, c)
+	}
+}
+
+// advance accounts the CPU each runnable thread got since the core was last
+// brought up to date. The rates have not changed since, so the core's pending
+// event stays right.
+func (m *Machine) advance(c *core) {
+	dt := float64(m.now - c.last)
+	c.last = m.now
+	if dt <= 0 {
+		return
+	}
+	for _, t := range c.run {
+		d := t.rate * dt
+		t.work -= d
+		t.CPU += d
+		t.g.UsageNs += d
+		if t.g.limited() {
+			t.g.rq[c.id].local -= d
+		}
+	}
+}
+
+// AdvanceAll brings every core up to now (before reading usage).
+func (m *Machine) AdvanceAll() {
+	for _, c := range m.cores {
+		m.advance(c)
+	}
+}
+
+func (m *Machine) flush() {
+	for len(m.dirty) > 0 {
+		c := m.dirty[len(m.dirty)-1]
+		m.dirty = m.dirty[:len(m.dirty)-1]
+		c.dirty = false
+		m.reschedule(c)
+	}
+}
+
+// reschedule sets the rates on a core and schedules its next event: the first
+// chunk to finish or the first group to run out of local runtime. A group's
+// threads share its weight; groups share the core by weight.
+func (m *Machine) reschedule(c *core) {
+	c.ver++
+	if len(c.run) == 0 {
+		return
+	}
+	wsum := 0.0
+	for _, t := range c.run {
+		wsum += float64(t.g.Shares) / float64(t.g.rq[c.id].n)
+	}
+	next := math.Inf(1)
+	for _, t := range c.run {
+		rq := &t.g.rq[c.id]
+		t.rate = float64(t.g.Shares) / wsum / float64(rq.n)
+		next = math.Min(next, math.Max(t.work, 0)/t.rate)
+		if t.g.limited() {
+			// The group's threads here use the runtime at the group's share.
+			next = math.Min(next, math.Max(rq.local, 0)/(float64(t.g.Shares)/wsum))
+		}
+	}
+	m.q.push(m.now+time.Duration(math.Ceil(next)), coreEvent{c}, c.ver)
+}
+
+type coreEvent struct{ c *core }
+
+func (e coreEvent) handle(m *Machine, ver int64) {
+	c := e.c
+	if ver != c.ver {
+		return // rescheduled since
+	}
+	m.touch(c)
+	m.done = m.done[:0]
+	for _, t := range c.run {
+		if t.work <= eps {
+			m.done = append(m.done, t)
+		}
+	}
+	for _, t := range m.done {
+		if t.state == running && t.core == c.id && t.work <= eps {
+			t.owner.ChunkDone(m, t)
+		}
+	}
+	// Groups that used up their local runtime take more, or are throttled.
+	for i := 0; i < len(c.run); i++ {
+		g := c.run[i].g
+		if rq := &g.rq[c.id]; g.limited() && rq.local <= eps && !rq.throttled {
+			if !g.assign(m, c.id) {
+				g.throttle(m, c.id)
+				i = -1 // the run queue changed: look again
+			}
+		}
+	}
+}
+
+// threadState is where a thread is.
+type threadState uint8
+
+const (
+	blocked threadState = iota
+	running             // on a core's run queue
+	parked              // on a core, but its group is throttled there
+)
+
+// Owner is told when a thread's chunk of work is done. It gives the thread more
+// work (SetWork) or blocks it (Block).
+type Owner interface {
+	ChunkDone(m *Machine, t *Thread)
+}
+
+// Thread is a kernel thread in a group.
+type Thread struct {
+	g     *Group
+	owner Owner
+	state threadState
+	core  int
+	work  float64 // ns of CPU left in the current chunk
+	rate  float64 // share of its core, while running
+	// CPU is the CPU time the thread has had, in ns.
+	CPU float64
+	// Tag is for the owner.
+	Tag int
+}
+
+// NewThread makes a blocked thread in g.
+func (m *Machine) NewThread(g *Group, o Owner) *Thread {
+	t := &Thread{g: g, owner: o, core: -1}
+	g.threads = append(g.threads, t)
+	return t
+}
+
+// Work is the CPU left in the thread's current chunk (ns).
+func (t *Thread) Work() float64 { return t.work }
+
+// Running reports whether the thread is runnable or throttled (not blocked).
+func (t *Thread) Running() bool { return t.state != blocked }
+
+// SetWork gives a runnable thread its next chunk, from its ChunkDone.
+func (m *Machine) SetWork(t *Thread, work time.Duration) {
+	if t.state != blocked && t.core >= 0 {
+		m.touch(m.cores[t.core])
+	}
+	t.work = float64(work)
+}
+
+// CutWork shortens the current chunk of a running thread to at most work
+// (a preemption point), returning how much was cut.
+func (m *Machine) CutWork(t *Thread, work float64) float64 {
+	if t.state == blocked {
+		return 0
+	}
+	m.touch(m.cores[t.core])
+	if t.work <= work {
+		return 0
+	}
+	cut := t.work - work
+	t.work = work
+	return cut
+}
+
+// Wake makes a blocked thread runnable with a chunk of work, on an idle core
+// of its group's allowed set if there is one (its last core first), else on
+// its last core.
+func (m *Machine) Wake(t *Thread, work time.Duration) {
+	if t.state != blocked {
+		panic("sim: waking a thread that is not blocked")
+	}
+	t.work = float64(work)
+	m.place(t, m.pickCore(t))
+}
+
+func (m *Machine) pickCore(t *Thread) int {
+	g, n := t.g, len(m.cores)
+	prev := t.core
+	if prev < 0 || !g.allowed(prev) {
+		prev = g.firstAllowed()
+	}
+	for i := 0; i < n; i++ {
+		c := (prev + i) % n
+		if g.allowed(c) && len(m.cores[c].run) == 0 {
+			return c
+		}
+	}
+	return prev
+}
+
+// place puts a thread on a core: runnable, or parked if its group is throttled
+// there (or has no runtime left to give it).
+func (m *Machine) place(t *Thread, c int) {
+	co := m.cores[c]
+	m.touch(co)
+	t.core = c
+	g := t.g
+	rq := &g.rq[c]
+	if rq.throttled {
+		t.state = parked
+		rq.parked = append(rq.parked, t)
+		return
+	}
+	t.state = running
+	co.run = append(co.run, t)
+	rq.n++
+	g.runnable++
+	if g.limited() && rq.local <= eps && !g.assign(m, c) {
+		g.throttle(m, c)
+	}
+}
+
+// Block takes a thread off its core (it waits for something).
+func (m *Machine) Block(t *Thread) {
+	switch t.state {
+	case blocked:
+		return
+	case parked:
+		rq := &t.g.rq[t.core]
+		rq.parked = removeThread(rq.parked, t)
+		t.state = blocked
+		return
+	}
+	c := m.cores[t.core]
+	m.unqueue(t)
+	t.state = blocked
+	if len(c.run) == 0 {
+		m.pullTo(c.id)
+	}
+}
+
+// unqueue removes a running thread from its core's run queue.
+func (m *Machine) unqueue(t *Thread) {
+	c := m.cores[t.core]
+	m.touch(c)
+	c.run = removeThread(c.run, t)
+	g := t.g
+	rq := &g.rq[c.id]
+	rq.n--
+	g.runnable--
+	if rq.n == 0 {
+		g.returnSlack(m, c.id)
+	}
+}
+
+func removeThread(s []*Thread, t *Thread) []*Thread {
+	for i, x := range s {
+		if x == t {
+			copy(s[i:], s[i+1:])
+			s[len(s)-1] = nil
+			return s[:len(s)-1]
+		}
+	}
+	return s
+}
+
+// pullTo moves one runnable thread from the busiest core (two or more
+// runnable) to the idle core c: the kernel's idle balancing.
+func (m *Machine) pullTo(c int) bool {
+	var from *core
+	var pick *Thread
+	for _, o := range m.cores {
+		if o.id == c || len(o.run) < 2 || from != nil && len(o.run) <= len(from.run) {
+			continue
+		}
+		for i := len(o.run) - 1; i >= 0; i-- {
+			if o.run[i].g.allowed(c) {
+				from, pick = o, o.run[i]
+				break
+			}
+		}
+	}
+	if pick == nil {
+		return false
+	}
+	m.tracef("pull %s: cpu%d -> cpu%d", pick.g.Name, from.id, c)
+	m.unqueue(pick)
+	m.place(pick, c)
+	return true
+}
+
+type balanceTick struct{}
+
+// handle is the periodic load balancer: idle cores pull work every tick; busy
+// cores compare load every BusyFactor ticks and the least loaded takes a
+// thread from the most loaded when that narrows the gap.
+func (balanceTick) handle(m *Machine, _ int64) {
+	m.ticks++
+	m.q.push(m.now+m.p.BalanceInterval, balanceTick{}, 0)
+	for _, c := range m.cores {
+		if len(c.run) == 0 {
+			m.pullTo(c.id)
+		}
+	}
+	if m.p.BusyFactor <= 0 || m.ticks%int64(m.p.BusyFactor) != 0 {
+		return
+	}
+	load := func(c *core) float64 {
+		l := 0.0
+		for _, t := range c.run {
+			l += t.load()
+		}
+		return l
+	}
+	var hi, lo *core
+	var hl, ll float64
+	for _, c := range m.cores {
+		l := load(c)
+		if hi == nil || l > hl {
+			hi, hl = c, l
+		}
+		if lo == nil || l < ll {
+			lo, ll = c, l
+		}
+	}
+	if hi == lo || len(hi.run) < 2 || hl <= 1.25*ll {
+		return
+	}
+	gap := hl - ll
+	for i := len(hi.run) - 1; i >= 0; i-- {
+		t := hi.run[i]
+		if t.g.allowed(lo.id) && t.load() < gap {
+			m.tracef("balance %s: cpu%d -> cpu%d", t.g.Name, hi.id, lo.id)
+			m.unqueue(t)
+			m.place(t, lo.id)
+			return
+		}
+	}
+}
+
+// load is a thread's weight for balancing: its group's weight spread over the
+// group's runnable threads.
+func (t *Thread) load() float64 {
+	return float64(t.g.Shares) / float64(max(t.g.runnable, 1))
+}
+
+func (m *Machine) String() string {
+	return fmt.Sprintf("machine{cores %d, now %s, events %d}", len(m.cores), m.now, m.Events)
+}
+
+// tracef writes a trace line stamped with the simulated time in ms.
+func (m *Machine) tracef(format string, args ...any) {
+	if m.Trace == nil {
+		return
+	}
+	fmt.Fprintf(m.Trace, "%9.3f ", float64(m.now)/1e6)
+	fmt.Fprintf(m.Trace, format, args...)
+	fmt.Fprintln(m.Trace)
+}
