@@ -357,4 +357,3 @@ func (c *client) startOnOff(m *Machine) {
 		}
 	}
 }
-

@@ -49,7 +49,7 @@ type Machine struct {
 	// Trace, if set, receives a line per scheduler decision (throttle,
 	// unthrottle, refill, migration), for the scenario tests.
 	Trace io.Writer
-	done   []*Thread // scratch
+	done  []*Thread // scratch
 }
 
 type core struct {
