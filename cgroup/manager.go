@@ -139,7 +139,7 @@ func (m *Manager) makeBase(mount string, cpuset bool) (string, error) {
 		case errors.Is(err, fs.ErrExist):
 			return "", fmt.Errorf("cgroup %s already exists: another run with id %s is going on, or crashed (remove it with rmdir)", dir, m.runID)
 		case errors.Is(err, fs.ErrPermission):
-			return "", fmt.Errorf("creating cgroup %s: permission denied: real CPU limits need root (sudo throttlelab run ...)", dir)
+			return "", fmt.Errorf("creating cgroup %s: permission denied: real CPU limits need root (sudo throttlelab run ...), or simulate the experiment without root: throttlelab sim SPEC", dir)
 		default:
 			return "", fmt.Errorf("creating cgroup %s: %w", dir, err)
 		}
@@ -205,7 +205,7 @@ func writeFile(dir, file, value string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("writing %q to %s: permission denied: real CPU limits need root (sudo throttlelab run ...)", value, p)
+		return fmt.Errorf("writing %q to %s: permission denied: real CPU limits need root (sudo throttlelab run ...), or simulate the experiment without root: throttlelab sim SPEC", value, p)
 	case errors.Is(err, syscall.EINVAL):
 		return fmt.Errorf("writing %q to %s: the kernel refused the value (invalid argument)", value, p)
 	}

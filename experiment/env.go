@@ -25,7 +25,10 @@ type Env struct {
 	Backend       string `json:"backend"`
 	// GOMAXPROCS is each config's GOMAXPROCS policy (host, N or limit).
 	GOMAXPROCS map[string]string `json:"gomaxprocs_policy,omitempty"`
-	Started    time.Time         `json:"started"`
+	// BurnIterationsPerMs is the burn loop's measured speed (iterations per
+	// ms of CPU) that every instance used.
+	BurnIterationsPerMs float64   `json:"burn_iterations_per_ms,omitempty"`
+	Started             time.Time `json:"started"`
 }
 
 // ReadEnv describes this machine.

@@ -110,14 +110,6 @@ func RunLocal(ctx context.Context, e *Experiment, opt Options) ([]*RunSummary, e
 		return nil, err
 	}
 	if !opt.Resume {
-		env := ReadEnv(opt.Version, m)
-		env.GOMAXPROCS = map[string]string{}
-		for _, c := range e.Spec.Configs {
-			env.GOMAXPROCS[c.Name] = c.Server.GOMAXPROCS
-		}
-		if err := writeJSON(filepath.Join(opt.Dir, "env.json"), env); err != nil {
-			return nil, err
-		}
 		spec, err := yaml.Marshal(e)
 		if err != nil {
 			return nil, err
@@ -130,6 +122,19 @@ func RunLocal(ctx context.Context, e *Experiment, opt Options) ([]*RunSummary, e
 	cal, err := workload.CalibrateBurn(20_000_000, 5)
 	if err != nil {
 		return nil, err
+	}
+	if !opt.Resume {
+		// The calibration is a measurement: the simulator takes the burn
+		// speed from it when it is compared with this run.
+		env := ReadEnv(opt.Version, m)
+		env.GOMAXPROCS = map[string]string{}
+		for _, c := range e.Spec.Configs {
+			env.GOMAXPROCS[c.Name] = c.Server.GOMAXPROCS
+		}
+		env.BurnIterationsPerMs = cal.IterationsPerMs
+		if err := WriteJSON(filepath.Join(opt.Dir, "env.json"), env); err != nil {
+			return nil, err
+		}
 	}
 	x := &local{e: e, opt: opt, m: m, cal: cal}
 	runs := e.Runs()
@@ -375,7 +380,7 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 		}
 	}
 	for i, name := range rs.Instances {
-		rs.Usage[name] = usageStats(*samples, i)
+		rs.Usage[name] = UsageStatsOf(*samples, i)
 	}
 	rs.Summary = res.Summary
 	// Stop the neighbours now, so what they print is complete before the rename.
@@ -385,10 +390,10 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 	if err := records.Close(); err != nil {
 		return nil, err
 	}
-	if err := writeHist(filepath.Join(tmp, "latency.hdr"), res.Histogram, start); err != nil {
+	if err := WriteHist(filepath.Join(tmp, "latency.hdr"), res.Histogram, start); err != nil {
 		return nil, err
 	}
-	if err := writeJSON(filepath.Join(tmp, "summary.json"), rs); err != nil {
+	if err := WriteJSON(filepath.Join(tmp, "summary.json"), rs); err != nil {
 		return nil, err
 	}
 	os.RemoveAll(dir) // a leftover of an interrupted earlier attempt
@@ -440,8 +445,8 @@ func (x *local) sample(groups []*cgroup.Group, usage, throttled io.Writer) (*[]c
 	return samples, func() { cancel(); <-done; bu.Flush(); bt.Flush(); s.Close() }, nil
 }
 
-// usageStats computes one group's use in cores from cumulative samples.
-func usageStats(samples []cgroup.UsageSample, i int) UsageStats {
+// UsageStatsOf computes one group's use in cores from cumulative samples.
+func UsageStatsOf(samples []cgroup.UsageSample, i int) UsageStats {
 	var st UsageStats
 	if len(samples) < 2 {
 		return st
@@ -466,7 +471,8 @@ func usageStats(samples []cgroup.UsageSample, i int) UsageStats {
 	return st
 }
 
-func writeJSON(path string, v any) error {
+// WriteJSON writes v as indented JSON.
+func WriteJSON(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
@@ -474,7 +480,8 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
-func writeHist(path string, h *hdrhistogram.Histogram, start time.Time) error {
+// WriteHist writes a latency histogram as latency.hdr.
+func WriteHist(path string, h *hdrhistogram.Histogram, start time.Time) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

@@ -1,8 +1,11 @@
 package experiment
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"text/tabwriter"
 )
@@ -113,4 +116,31 @@ func (s *Summary) WriteTable(w io.Writer) {
 			c.P50Ms, c.P99Ms, c.P99VsReference, c.MaxMs, c.ThroughputRPS, c.ThrottledPct, c.ThrottledMs, c.MeanCores, c.Peak100msCores)
 	}
 	tw.Flush()
+}
+
+// ReadResults reads a results directory: the resolved spec, the environment
+// and the summaries of the runs that finished, in the order they were run.
+func ReadResults(dir string) (*Experiment, Env, []*RunSummary, error) {
+	var env Env
+	e, err := LoadFile(filepath.Join(dir, "spec.yaml"))
+	if err != nil {
+		return nil, env, nil, fmt.Errorf("%s is not a results directory: %w", dir, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "env.json")); err == nil {
+		if err := json.Unmarshal(b, &env); err != nil {
+			return nil, env, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "env.json"), err)
+		}
+	}
+	var runs []*RunSummary
+	for _, r := range e.Runs() {
+		rs, err := readRunSummary(filepath.Join(dir, "runs", r.ID()))
+		if err != nil {
+			continue // not run yet
+		}
+		runs = append(runs, rs)
+	}
+	if len(runs) == 0 {
+		return nil, env, nil, fmt.Errorf("%s: no finished runs", dir)
+	}
+	return e, env, runs, nil
 }

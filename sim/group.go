@@ -12,6 +12,9 @@ type Group struct {
 	Name string
 	// Shares is the weight (cpu.shares, 2..262144).
 	Shares uint64
+	// Root marks the threads of processes outside the experiment's groups
+	// (the load generator): each weighs 1024 beside the experiment.
+	Root bool
 	// Quota, Period and Burst; Quota 0 means no limit.
 	Quota, Period, Burst time.Duration
 	cpus                 []bool // nil: every core

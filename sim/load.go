@@ -25,15 +25,36 @@ type Costs struct {
 	BurnIterationsPerMs float64
 	// Network is the one-way delay between client and server (loopback).
 	Network time.Duration
+	// BurnOvershoot is how much longer than asked the burn loop runs (the
+	// server's thread clock said 5.08 ms for cpu=5ms: 0.016).
+	BurnOvershoot float64
+	// Background is the CPU an idle Go server uses (sysmon, timers), in cores;
+	// it runs beside the next request, for the idle time before it (up to 1 s).
+	Background float64
+	// IdleWake is the extra delay of reaching a process that has been idle for
+	// over a millisecond (a halted virtual CPU, an idle netpoller), each way.
+	IdleWake time.Duration
+	// ClientTile and ClientRequest are the load generator's CPU per response
+	// (a tile is decoded and its pixels hashed; others are only read). The
+	// generator runs beside the servers and competes with them for the cores.
+	ClientTile, ClientRequest time.Duration
 }
 
-// DefaultCosts are the reference machine's (2-core AMD EPYC VM): 2.8 ns per
-// kernel iteration, 0.35 ms of PNG and HTTP work per tile (the easiest tile
-// served takes 0.46 ms, 0.11 ms of it kernel), 15 us per request, about
-// 913,000 burn iterations per ms, 40 us each way on loopback.
+// DefaultCosts are the reference machine's (2-core AMD EPYC VM), from the
+// validation runs in testdata/real: 2.8 ns per kernel iteration; 0.1 ms of PNG
+// and handler work per tile beyond the kernel (thread CPU clock: 0.61 ms per
+// small tile against 0.51 ms of iterations); 0.1 ms of HTTP work per request
+// outside the handler (group CPU 0.69-0.72 ms per small tile); burns 1.6%
+// over their calibrated time; 0.005 cores of background CPU per idle server
+// (group CPU per cpu=5ms burn: 5.23 ms at 185/s, 5.5 ms at 18/s); 913,000
+// burn iterations per ms; 0.12 ms each way between busy client and server
+// (client latency 0.24 ms above the server's wall time, sequential), plus
+// 0.2 ms each way into an idle process (0.69 ms p50 for /api at 20/s); and the
+// load generator's 0.24 ms of CPU per tile and 0.08 ms per other response.
 func DefaultCosts() Costs {
-	return Costs{NsPerIteration: 2.8, TileOverhead: 350 * time.Microsecond, RequestOverhead: 15 * time.Microsecond,
-		BurnIterationsPerMs: 913_000, Network: 40 * time.Microsecond}
+	return Costs{NsPerIteration: 2.8, TileOverhead: 100 * time.Microsecond, RequestOverhead: 100 * time.Microsecond,
+		BurnIterationsPerMs: 913_000, BurnOvershoot: 0.016, Background: 0.005, IdleWake: 200 * time.Microsecond,
+		Network: 120 * time.Microsecond, ClientTile: 240 * time.Microsecond, ClientRequest: 80 * time.Microsecond}
 }
 
 // simReq is one request as the client sees it.
@@ -57,7 +78,7 @@ func requestsOf(w loadgen.WorkloadSpec, cat *workload.Catalog, seed uint64, c Co
 		for i, t := range tiles {
 			info, _ := cat.Lookup(t)
 			out[i] = simReq{kind: loadgen.KindTile, tile: t, tileName: t.String(),
-				cost: time.Duration(float64(info.Iterations)*c.NsPerIteration) + c.TileOverhead}
+				cost: time.Duration(float64(info.Iterations)*c.NsPerIteration) + c.TileOverhead + c.RequestOverhead}
 		}
 		return out, nil
 	case loadgen.KindBurn:
@@ -81,6 +102,7 @@ func requestsOf(w loadgen.WorkloadSpec, cat *workload.Catalog, seed uint64, c Co
 			}
 			cost = time.Duration(float64(n) / c.BurnIterationsPerMs * float64(time.Millisecond))
 		}
+		cost = time.Duration(float64(cost) * (1 + c.BurnOvershoot))
 		return []simReq{{kind: loadgen.KindBurn, cost: cost + c.RequestOverhead}}, nil
 	case loadgen.KindAPI:
 		return []simReq{{kind: loadgen.KindAPI, cost: c.RequestOverhead}}, nil
@@ -97,6 +119,8 @@ func (f fn) handle(m *Machine, _ int64) { f(m) }
 // client drives one load against servers, as loadgen.Run does against real
 // ones, and records every request through a loadgen.Collector.
 type client struct {
+	// proc is the load generator's own process, whose CPU the responses take.
+	proc    *Server
 	cfg     loadgen.Config
 	col     *loadgen.Collector
 	servers []*Server
@@ -124,8 +148,8 @@ type pendingSend struct {
 	intended time.Duration
 }
 
-func newClient(cfg loadgen.Config, col *loadgen.Collector, servers []*Server, cat *workload.Catalog, costs Costs) (*client, error) {
-	c := &client{cfg: col.Config(), col: col, servers: servers, costs: costs, sending: true}
+func newClient(cfg loadgen.Config, col *loadgen.Collector, servers []*Server, proc *Server, cat *workload.Catalog, costs Costs) (*client, error) {
+	c := &client{cfg: col.Config(), col: col, servers: servers, proc: proc, costs: costs, sending: true}
 	var err error
 	if c.bal, err = loadgen.ParseBalancer(c.cfg.Balancer, len(servers), c.cfg.Seed); err != nil {
 		return nil, err
@@ -166,11 +190,16 @@ func (c *client) send(m *Machine, intended time.Duration, r simReq, step, worker
 	srv := c.servers[target]
 	sent := m.Now()
 	sr := &Request{Work: r.cost}
+	clientCost := c.costs.ClientRequest
+	if r.kind == loadgen.KindTile {
+		clientCost = c.costs.ClientTile
+	}
 	sr.Done = func(m *Machine, sr *Request) {
 		finished := m.Now()
-		m.At(finished+c.costs.Network, fn(func(m *Machine) {
-			c.inflight--
-			c.bal.Done(target)
+		m.At(finished+c.costs.Network+c.wake(c.proc, finished), fn(func(m *Machine) {
+			// The response is in: its latency ends here. Reading (and for a
+			// tile, decoding and hashing) it takes the generator's CPU before
+			// the worker goes on.
 			rec := loadgen.Record{Seq: seq, Intended: intended, Start: sent, Latency: m.Now() - intended, Target: target,
 				Instance: srv.Name, Status: 200, ServerCPU: sr.Work, ServerWall: finished - sr.Arrived, Tile: r.tileName,
 				Step: step, Worker: worker, Waited: waited}
@@ -183,12 +212,36 @@ func (c *client) send(m *Machine, intended time.Duration, r simReq, step, worker
 			}
 			c.col.Add(&rec)
 			c.end = max(c.end, m.Now())
-			if then != nil {
-				then(m)
+			after := func(m *Machine) {
+				c.inflight--
+				c.bal.Done(target)
+				if then != nil {
+					then(m)
+				}
 			}
+			if c.proc == nil || clientCost == 0 {
+				after(m)
+				return
+			}
+			c.proc.Arrive(m, &Request{Work: clientCost, Done: func(m *Machine, _ *Request) { after(m) }})
 		}), 0)
 	}
-	m.At(sent+c.costs.Network, fn(func(m *Machine) { srv.Arrive(m, sr) }), 0)
+	m.At(sent+c.costs.Network+c.wake(srv, sent), fn(func(m *Machine) {
+		// An idle server's runtime used some CPU meanwhile (charged when
+		// the idle spell ends, to keep events few).
+		if idle := min(m.Now()-srv.lastArrival, time.Second); idle > 2*time.Millisecond {
+			srv.Background(m, time.Duration(c.costs.Background*float64(idle)))
+		}
+		srv.Arrive(m, sr)
+	}), 0)
+}
+
+// wake is the extra delay into a process idle for over a millisecond.
+func (c *client) wake(s *Server, now time.Duration) time.Duration {
+	if s == nil || s.IdleFor(now) <= time.Millisecond {
+		return 0
+	}
+	return c.costs.IdleWake
 }
 
 // start schedules the load from time 0.

@@ -40,6 +40,7 @@ type Machine struct {
 	p      Params
 	now    time.Duration
 	q      queue
+	cq     coreQueue
 	cores  []*core
 	groups []*Group
 	dirty  []*core
@@ -56,8 +57,12 @@ type core struct {
 	id    int
 	run   []*Thread // runnable threads on this core (not throttled)
 	last  time.Duration
-	ver   int64
 	dirty bool
+	// The core's pending event: when, its place among ties, and its index in
+	// the core queue (-1: none).
+	at  time.Duration
+	seq uint64
+	pos int
 }
 
 // NewMachine returns an idle machine at time 0.
@@ -67,7 +72,7 @@ func NewMachine(p Params) *Machine {
 	}
 	m := &Machine{p: p}
 	for i := 0; i < p.Cores; i++ {
-		m.cores = append(m.cores, &core{id: i})
+		m.cores = append(m.cores, &core{id: i, pos: -1})
 	}
 	m.q.push(p.BalanceInterval, balanceTick{}, 0)
 	return m
@@ -88,12 +93,30 @@ func (m *Machine) At(at time.Duration, h handler, arg int64) {
 // or the clock passes limit.
 func (m *Machine) RunUntil(limit time.Duration, stop func() bool) {
 	m.flush() // changes made from outside, before the first event
-	for m.q.len() > 0 && !stop() {
-		e := m.q.pop()
-		if e.at > limit {
-			m.q.push(e.at, e.h, e.arg)
+	for !stop() {
+		// The next event: the main queue's or a core's, by (time, seq).
+		var c *core
+		if len(m.cq.heap) > 0 {
+			c = m.cq.heap[0]
+		}
+		if c != nil && (m.q.len() == 0 || c.at < m.q.ev[0].at || c.at == m.q.ev[0].at && c.seq < m.q.ev[0].seq) {
+			if c.at > limit {
+				return
+			}
+			m.cq.remove(c)
+			m.now = c.at
+			m.Events++
+			m.coreEvent(c)
+			m.flush()
+			continue
+		}
+		if m.q.len() == 0 {
 			return
 		}
+		if m.q.ev[0].at > limit {
+			return
+		}
+		e := m.q.pop()
 		m.now = e.at
 		m.Events++
 		e.h.handle(m, e.arg)
@@ -149,36 +172,53 @@ func (m *Machine) flush() {
 
 // reschedule sets the rates on a core and schedules its next event: the first
 // chunk to finish or the first group to run out of local runtime. A group's
-// threads share its weight; groups share the core by weight.
+// threads share its weight; groups share the core by weight. Threads of root
+// groups (the load generator, which runs outside the experiment's cgroups)
+// each weigh 1024 against the experiment's groups together, which weigh 1024
+// as one entity, as in the cgroup hierarchy.
 func (m *Machine) reschedule(c *core) {
-	c.ver++
 	if len(c.run) == 0 {
+		m.cq.remove(c)
 		return
 	}
-	wsum := 0.0
+	wsum, roots := 0.0, 0
 	for _, t := range c.run {
+		if t.g.Root {
+			roots++
+			continue
+		}
 		wsum += float64(t.g.Shares) / float64(t.g.rq[c.id].n)
+	}
+	expShare := 1.0
+	if roots > 0 {
+		if wsum > 0 {
+			expShare = 1 / float64(roots+1)
+		} else {
+			expShare = 0
+		}
 	}
 	next := math.Inf(1)
 	for _, t := range c.run {
 		rq := &t.g.rq[c.id]
-		t.rate = float64(t.g.Shares) / wsum / float64(rq.n)
+		if t.g.Root {
+			t.rate = (1 - expShare) / float64(roots)
+		} else {
+			t.rate = expShare * float64(t.g.Shares) / wsum / float64(rq.n)
+		}
 		next = math.Min(next, math.Max(t.work, 0)/t.rate)
 		if t.g.limited() {
 			// The group's threads here use the runtime at the group's share.
-			next = math.Min(next, math.Max(rq.local, 0)/(float64(t.g.Shares)/wsum))
+			next = math.Min(next, math.Max(rq.local, 0)/(t.rate*float64(rq.n)))
 		}
 	}
-	m.q.push(m.now+time.Duration(math.Ceil(next)), coreEvent{c}, c.ver)
+	m.q.seq++
+	c.at, c.seq = m.now+time.Duration(math.Ceil(next)), m.q.seq
+	m.cq.set(c)
 }
 
-type coreEvent struct{ c *core }
-
-func (e coreEvent) handle(m *Machine, ver int64) {
-	c := e.c
-	if ver != c.ver {
-		return // rescheduled since
-	}
+// coreEvent handles a core's event: chunks that are done, and groups out of
+// local runtime.
+func (m *Machine) coreEvent(c *core) {
 	m.touch(c)
 	m.done = m.done[:0]
 	for _, t := range c.run {
@@ -393,8 +433,16 @@ type balanceTick struct{}
 func (balanceTick) handle(m *Machine, _ int64) {
 	m.ticks++
 	m.q.push(m.now+m.p.BalanceInterval, balanceTick{}, 0)
+	queued, idle := false, false
 	for _, c := range m.cores {
-		if len(c.run) == 0 {
+		queued = queued || len(c.run) > 1
+		idle = idle || len(c.run) == 0
+	}
+	if !queued {
+		return // nothing waits for a core: nothing to balance
+	}
+	for _, c := range m.cores {
+		if idle && len(c.run) == 0 {
 			m.pullTo(c.id)
 		}
 	}

@@ -34,6 +34,42 @@ type Server struct {
 	cur     []*Request // by thread Tag
 	queue   []*Request
 	head    int
+	// idleSince is when the last busy thread went idle; lastArrival when the
+	// last request came.
+	idleSince, lastArrival time.Duration
+	// runtime is the Go runtime's own thread (sysmon, timers, GC workers): it
+	// spends the background CPU of idle spells, beside the requests.
+	runtime *Thread
+	bgWork  float64
+}
+
+// Background charges the server background CPU: the runtime thread runs it
+// beside the request threads, within the same group (and quota).
+func (s *Server) Background(m *Machine, work time.Duration) {
+	if work <= 0 {
+		return
+	}
+	if s.runtime == nil {
+		s.runtime = m.NewThread(s.Group, runtimeOwner{})
+	}
+	if s.runtime.Running() {
+		m.SetWork(s.runtime, time.Duration(s.runtime.Work())+work)
+		return
+	}
+	m.Wake(s.runtime, work)
+}
+
+type runtimeOwner struct{}
+
+func (runtimeOwner) ChunkDone(m *Machine, t *Thread) { m.Block(t) }
+
+// IdleFor is how long every thread of the server has been idle (0 if one is
+// busy).
+func (s *Server) IdleFor(now time.Duration) time.Duration {
+	if len(s.idle) < len(s.threads) {
+		return 0
+	}
+	return now - s.idleSince
 }
 
 // NewServer makes a server with procs threads in g.
@@ -61,6 +97,7 @@ func (s *Server) Waiting() int { return len(s.queue) - s.head }
 // Arrive hands the server a request.
 func (s *Server) Arrive(m *Machine, r *Request) {
 	r.Arrived, r.Left = m.Now(), r.Work
+	s.lastArrival = m.Now()
 	if n := len(s.idle); n > 0 {
 		t := s.idle[n-1]
 		s.idle = s.idle[:n-1]
@@ -145,4 +182,7 @@ func (s *Server) next(m *Machine, t *Thread) {
 	}
 	m.Block(t)
 	s.idle = append(s.idle, t)
+	if len(s.idle) == len(s.threads) {
+		s.idleSince = m.Now()
+	}
 }

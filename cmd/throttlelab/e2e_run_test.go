@@ -254,7 +254,7 @@ func TestRunWithoutRoot(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	cmd.Dir, _ = os.Getwd()
 	out, err := cmd.CombinedOutput()
-	if err == nil || !strings.Contains(string(out), "need root") {
+	if err == nil || !strings.Contains(string(out), "need root") || !strings.Contains(string(out), "throttlelab sim SPEC") {
 		t.Errorf("as nobody: %v\n%s", err, out)
 	}
 }

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/throttlelab/throttlelab/experiment"
+)
+
+// TestSimExample simulates the main example as a user without root would:
+// the same results as run, a report, and the limited config worse.
+func TestSimExample(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sim")
+	cmd := exec.Command(binary, "sim", "../../examples/limits.yaml", "--out", dir, "--cores", "2")
+	if os.Geteuid() == 0 {
+		os.Chmod(filepath.Dir(binary), 0o755)
+		os.Chmod(filepath.Dir(dir), 0o777)
+		os.Chmod(filepath.Dir(filepath.Dir(dir)), 0o755)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s%s", err, out.String(), errb.String())
+	}
+	for _, f := range []string{"spec.yaml", "env.json", "sim.json", "summary.json", "report.html",
+		"runs/limited/load0/r2/requests.csv", "runs/limited/load0/r2/usage.csv", "runs/limited/load0/r2/throttled.csv", "runs/limited/load0/r2/latency.hdr"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s experiment.Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	unl, lim := s.Configs[0], s.Configs[1]
+	if lim.ThrottledPct <= 0 || unl.ThrottledPct != 0 || lim.P99Ms <= 1.5*unl.P99Ms {
+		t.Errorf("simulated: unlimited p99 %.1f ms, limited p99 %.1f ms throttled %.1f%%: want the limited one throttled and worse", unl.P99Ms, lim.P99Ms, lim.ThrottledPct)
+	}
+	if !strings.Contains(errb.String(), "events/s") || !strings.Contains(out.String(), "p99/ref") {
+		t.Errorf("no speed line or table:\n%s%s", out.String(), errb.String())
+	}
+}
+
+// TestSimCompare compares a recorded real run with its simulation.
+func TestSimCompare(t *testing.T) {
+	meas := copyDir(t, "../../sim/testdata/real/seq-burn")
+	r := run(t, "sim", "--compare", meas)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"measured", "simulated", "cpu0.1 / load0", "within tolerance", "every figure within the tolerances"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("no %q in\n%s", want, r.stdout)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(meas+"-sim", "report.html"))
+	if err != nil || !strings.Contains(string(html), "simulated: cpu0.1") || !strings.Contains(string(html), "measured: cpu0.1") {
+		t.Errorf("the comparison report does not draw both: %v", err)
+	}
+}
+
+func TestSimBadInput(t *testing.T) {
+	spec := writeSpec(t, smallSpec)
+	simDir := filepath.Join(t.TempDir(), "s")
+	if r := run(t, "sim", spec, "--out", simDir); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sim"}, "give an experiment spec"},
+		{[]string{"sim", "--cores", "-3", spec}, "--cores -3"},
+		{[]string{"sim", "--ns-per-iteration", "0", spec}, "--ns-per-iteration 0"},
+		{[]string{"sim", "nosuch.yaml"}, "nosuch.yaml"},
+		{[]string{"sim", "--compare", simDir}, "simulated already"},
+		{[]string{"sim", "--compare", t.TempDir()}, "not a results directory"},
+		{[]string{"sim", "--compare", simDir, spec}, "not both"},
+	} {
+		r := run(t, c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line with %q", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}

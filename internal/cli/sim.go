@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/report"
+	"github.com/throttlelab/throttlelab/sim"
+)
+
+type simFlags struct {
+	out            string
+	cores          int
+	compare        string
+	nsPerIteration float64
+	seed           int64
+}
+
+func newSimCmd() *cobra.Command {
+	var f simFlags
+	cmd := &cobra.Command{
+		Use:   "sim SPEC.yaml | --compare DIR",
+		Short: "Run an experiment in the simulator (no root, any core count)",
+		Long: `Run an experiment spec through a discrete-event model of a machine: per-core
+run queues with weights local to each core, wake-up placement, load balancing,
+and CFS bandwidth control (quota per period, 5 ms slices, throttling, burst).
+It writes the same results as run (backend "sim"), so report draws both alike,
+and ends with the table and report.html. The same spec and seed give the same
+bytes.
+
+--compare DIR simulates the experiment of a measured results directory on a
+machine like the one it was measured on (its cores and burn speed), prints
+simulated against measured per config, and writes a report with both.`,
+		Example: `  throttlelab sim examples/limits.yaml
+  throttlelab sim --cores 16 examples/limits.yaml
+  throttlelab sim --compare results/limits/20261121-105420`,
+		RunE: func(cmd *cobra.Command, args []string) error { return runSim(cmd, f, args) },
+	}
+	cmd.Flags().StringVar(&f.out, "out", "", "results directory (default results/NAME/sim-TIMESTAMP, or DIR-sim with --compare)")
+	cmd.Flags().IntVar(&f.cores, "cores", 0, "CPUs of the simulated machine (default: this machine's, or the measured one's with --compare)")
+	cmd.Flags().StringVar(&f.compare, "compare", "", "simulate the experiment of this measured results directory and compare")
+	cmd.Flags().Float64Var(&f.nsPerIteration, "ns-per-iteration", sim.DefaultCosts().NsPerIteration, "CPU cost of one Mandelbrot iteration (ns)")
+	cmd.Flags().Int64Var(&f.seed, "seed", -1, "override the spec's seed")
+	return cmd
+}
+
+func runSim(cmd *cobra.Command, f simFlags, args []string) error {
+	var e *experiment.Experiment
+	var measured []*experiment.RunSummary
+	var err error
+	costs := sim.DefaultCosts()
+	if !(f.nsPerIteration > 0) {
+		return usagef("--ns-per-iteration %g: must be positive", f.nsPerIteration)
+	}
+	costs.NsPerIteration = f.nsPerIteration
+	cores, dir := f.cores, f.out
+	switch {
+	case f.compare != "" && len(args) > 0:
+		return usagef("give a SPEC or --compare DIR, not both")
+	case f.compare != "":
+		var env experiment.Env
+		if e, env, measured, err = experiment.ReadResults(f.compare); err != nil {
+			return usageError{err}
+		}
+		if env.Backend == "sim" {
+			return usagef("--compare %s: these results are simulated already: give a directory written by throttlelab run", f.compare)
+		}
+		if cores == 0 {
+			cores = env.Cores
+		}
+		if env.BurnIterationsPerMs > 0 {
+			costs.BurnIterationsPerMs = env.BurnIterationsPerMs
+		}
+		if dir == "" {
+			dir = filepath.Clean(f.compare) + "-sim"
+		}
+	case len(args) == 1:
+		if e, err = experiment.LoadFile(args[0]); err != nil {
+			return usageError{err}
+		}
+		if dir == "" {
+			dir = filepath.Join("results", e.Metadata.Name, "sim-"+time.Now().Format("20060102-150405"))
+		}
+	default:
+		return usagef("give an experiment spec (SPEC.yaml) or --compare DIR")
+	}
+	if cores == 0 {
+		if cores, err = cgroup.OnlineCPUs("/"); err != nil {
+			return fmt.Errorf("counting this machine's CPUs: %w: give --cores", err)
+		}
+	}
+	if cores < 1 || cores > 4096 {
+		return usagef("--cores %d: want 1 to 4096", cores)
+	}
+	if f.seed >= 0 {
+		e.Spec.Seed = uint64(f.seed)
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "simulating %s on %d cores: %d runs -> %s\n", e.Metadata.Name, cores, len(e.Runs()), dir)
+	start := time.Now()
+	results, info, simErr := sim.Run(cmd.Context(), e, sim.Options{Dir: dir, Cores: cores, Costs: costs, Version: Version, Log: cmd.ErrOrStderr()})
+	if simErr != nil {
+		if errors.Is(simErr, context.Canceled) || cmd.Context().Err() != nil {
+			return exitError{code: 130, err: errors.New("interrupted")}
+		}
+		return simErr
+	}
+	wall := time.Since(start)
+	s := experiment.Summarize(e, results)
+	if err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error { return jsonTo(w, s) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "simulated %.1f s in %.2f s (%d events, %.1f M events/s)\n", info.SimulatedSec, wall.Seconds(), info.Events, float64(info.Events)/wall.Seconds()/1e6)
+	simSrc, err := report.Load(dir)
+	if err != nil {
+		return err
+	}
+	srcs := []*report.Source{simSrc}
+	if f.compare != "" {
+		meas, err := report.Load(f.compare)
+		if err != nil {
+			return err
+		}
+		meas.Label, simSrc.Label = "measured", "simulated"
+		srcs = []*report.Source{meas, simSrc}
+	}
+	if err := writeReport(out, srcs, filepath.Join(dir, "report.html"), 4); err != nil {
+		return err
+	}
+	if f.compare != "" {
+		fmt.Fprintln(out)
+		cs := sim.Compare(e, measured, results, f.compare, dir, sim.DefaultTolerances)
+		if bad := sim.WriteComparison(out, cs); bad > 0 {
+			fmt.Fprintf(out, "%d figures outside the tolerances (throttled periods 10 points, p50/p99 25%%, throughput 15%%)\n", bad)
+		} else {
+			fmt.Fprintln(out, "every figure within the tolerances (throttled periods 10 points, p50/p99 25%, throughput 15%)")
+		}
+	}
+	fmt.Fprintf(out, "results in %s\n", dir)
+	return nil
+}

@@ -1,0 +1,513 @@
+package sim
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/workload"
+)
+
+// Options control a simulated experiment.
+type Options struct {
+	// Dir is the results directory.
+	Dir string
+	// Cores is the simulated machine's CPU count.
+	Cores int
+	// Costs turn requests into CPU time (DefaultCosts if zero).
+	Costs Costs
+	// Version is written into env.json.
+	Version string
+	// Log receives one line per run.
+	Log io.Writer
+}
+
+// Epoch is the simulated clock's origin: results carry times from it, so the
+// same spec and seed give the same bytes.
+var Epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Info is sim.json: how the results were simulated.
+type Info struct {
+	Cores  int    `json:"cores"`
+	Params Params `json:"params"`
+	Costs  Costs  `json:"costs"`
+	// Events is the number of events handled over all runs.
+	Events uint64 `json:"events"`
+	// SimulatedSec is the simulated time over all runs.
+	SimulatedSec float64 `json:"simulated_sec"`
+}
+
+// Run simulates every run of the experiment and writes the same results as
+// the local backend: spec.yaml, env.json (backend "sim"), sim.json and per
+// run requests.csv, usage.csv, throttled.csv, latency.hdr and summary.json.
+func Run(ctx context.Context, e *experiment.Experiment, opt Options) ([]*experiment.RunSummary, *Info, error) {
+	if opt.Cores < 1 {
+		return nil, nil, fmt.Errorf("cores %d: the simulated machine needs at least one", opt.Cores)
+	}
+	if opt.Costs == (Costs{}) {
+		opt.Costs = DefaultCosts()
+	}
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	spec, err := yaml.Marshal(e)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := os.WriteFile(filepath.Join(opt.Dir, "spec.yaml"), spec, 0o644); err != nil {
+		return nil, nil, err
+	}
+	env := experiment.Env{Hostname: "simulator", Kernel: "CFS bandwidth model", CgroupMode: "simulated", CPUController: "sim",
+		BurstSupport: true, CPUModel: "simulated", Cores: opt.Cores, Version: opt.Version, Backend: "sim", Started: Epoch,
+		BurnIterationsPerMs: opt.Costs.BurnIterationsPerMs, GOMAXPROCS: map[string]string{}}
+	for _, c := range e.Spec.Configs {
+		env.GOMAXPROCS[c.Name] = c.Server.GOMAXPROCS
+	}
+	if err := experiment.WriteJSON(filepath.Join(opt.Dir, "env.json"), env); err != nil {
+		return nil, nil, err
+	}
+	var cat *workload.Catalog
+	if e.Spec.Workload.Request == string(loadgen.KindTile) {
+		if cat, err = workload.DefaultCatalog(); err != nil {
+			return nil, nil, err
+		}
+	}
+	info := &Info{Cores: opt.Cores, Params: DefaultParams(opt.Cores), Costs: opt.Costs}
+	var out []*experiment.RunSummary
+	for _, run := range e.Runs() {
+		if err := ctx.Err(); err != nil {
+			return out, info, err
+		}
+		dir := filepath.Join(opt.Dir, "runs", run.ID())
+		rs, events, err := simulate(ctx, e, run, opt, cat, dir)
+		if err != nil {
+			return out, info, fmt.Errorf("run %s: %w", run.ID(), err)
+		}
+		info.Events += events
+		info.SimulatedSec += rs.Seconds
+		fmt.Fprintf(opt.Log, "run %d/%d %s: %d requests, %.1f s simulated\n", run.Index+1, len(e.Runs()), run.ID(), rs.Summary.Requests, rs.Seconds)
+		out = append(out, rs)
+	}
+	return out, info, experiment.WriteJSON(filepath.Join(opt.Dir, "sim.json"), info)
+}
+
+// procsOf is the GOMAXPROCS an instance would resolve: host CPUs, N, or the
+// limit rounded up (within its cpuset).
+func procsOf(spec string, cores int, s cgroup.Settings, cpus []int) (int, error) {
+	avail := cores
+	if len(cpus) > 0 {
+		avail = len(cpus)
+	}
+	switch spec {
+	case "", "host":
+		return cores, nil
+	case "limit":
+		if s.QuotaUsec <= 0 || s.PeriodUsec == 0 {
+			return avail, nil
+		}
+		n := int(math.Ceil(float64(s.QuotaUsec)/float64(s.PeriodUsec) - 1e-9))
+		return max(1, min(n, avail)), nil
+	}
+	n, err := strconv.Atoi(spec)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("gomaxprocs %q: want host, limit or a positive number", spec)
+	}
+	return n, nil
+}
+
+// groupOf makes a group with cgroup settings; its period timer starts at a
+// random phase.
+func groupOf(m *Machine, name string, s cgroup.Settings, rng *rand.Rand) (*Group, []int, error) {
+	var cpus []int
+	if s.Cpus != "" {
+		var err error
+		if cpus, err = cgroup.ParseCPUList(s.Cpus); err != nil {
+			return nil, nil, fmt.Errorf("cpuset %q: %w", s.Cpus, err)
+		}
+		for _, c := range cpus {
+			if c >= m.Cores() {
+				return nil, nil, fmt.Errorf("cpuset %q: CPU %d does not exist on a %d-core machine: give --cores %d or more", s.Cpus, c, m.Cores(), c+1)
+			}
+		}
+	}
+	period := time.Duration(s.PeriodUsec) * time.Microsecond
+	if period == 0 {
+		period = 100 * time.Millisecond
+	}
+	var quota time.Duration
+	if s.QuotaUsec > 0 {
+		quota = time.Duration(s.QuotaUsec) * time.Microsecond
+	}
+	phase := time.Duration(rng.Int64N(int64(period)))
+	shares := s.Shares
+	if shares == 0 {
+		shares = 1024
+	}
+	return m.NewGroup(name, shares, quota, period, time.Duration(s.BurstUsec)*time.Microsecond, cpus, phase), cpus, nil
+}
+
+// simulate performs one run and writes its directory.
+func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options, cat *workload.Catalog, dir string) (*experiment.RunSummary, uint64, error) {
+	tmp := filepath.Join(filepath.Dir(dir), ".tmp-"+filepath.Base(dir))
+	os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, 0, err
+	}
+	defer os.RemoveAll(tmp)
+	m := NewMachine(DefaultParams(opt.Cores))
+	rng := rand.New(rand.NewPCG(e.Spec.Seed, uint64(run.Index)+1))
+	settings, qos, err := e.Settings(run.Config)
+	if err != nil {
+		return nil, 0, err
+	}
+	rs := &experiment.RunSummary{ID: run.ID(), Index: run.Index, Config: run.Config.Name, Load: run.Load.Name, Repeat: run.Repeat,
+		QoS: qos, Settings: settings, CPUStat: map[string]cgroup.CPUStat{}, Usage: map[string]experiment.UsageStats{},
+		Neighbours: map[string]cgroup.CPUStat{}, Started: Epoch}
+	var groups []*Group
+	var groupNames []string
+	var servers []*Server
+	for i := 0; i < run.Config.Instances; i++ {
+		name := fmt.Sprintf("%s-%d", run.Config.Name, i)
+		gname := fmt.Sprintf("r%03d-%s", run.Index, name)
+		g, cpus, err := groupOf(m, gname, settings, rng)
+		if err != nil {
+			return nil, 0, err
+		}
+		procs, err := procsOf(run.Config.Server.GOMAXPROCS, opt.Cores, settings, cpus)
+		if err != nil {
+			return nil, 0, err
+		}
+		servers = append(servers, m.NewServer(name, g, procs, run.Config.Server.Single))
+		groups, groupNames = append(groups, g), append(groupNames, gname)
+		rs.Instances = append(rs.Instances, name)
+	}
+	var bursts []*burstWorker
+	var probe *experiment.Neighbour
+	for i := range e.Spec.Neighbours {
+		n := &e.Spec.Neighbours[i]
+		if n.Kind == "probe" {
+			probe = n
+			continue
+		}
+		k, err := n.CPU.Kube()
+		if err != nil {
+			return nil, 0, err
+		}
+		ns, _, err := k.Settings(cgroup.WeightMapping(e.Spec.WeightMapping))
+		if err != nil {
+			return nil, 0, err
+		}
+		gname := fmt.Sprintf("r%03d-n-%s", run.Index, n.Name)
+		g, _, err := groupOf(m, gname, ns, rng)
+		if err != nil {
+			return nil, 0, err
+		}
+		groups, groupNames = append(groups, g), append(groupNames, gname)
+		switch n.Kind {
+		case "noise":
+			startNoise(m, g, n.Threads)
+		case "burst":
+			bursts = append(bursts, startBurst(m, g, n.Name, n.Workers, n.Busy.Duration, n.Sleep.Duration, opt.Costs))
+		case "server":
+			m.NewServer(n.Name, g, opt.Cores, false) // idle: nothing loads it
+		}
+	}
+
+	// The load generator runs outside the groups, on any core, and takes CPU
+	// for each response.
+	gen := m.NewGroup("loadgen", 1024, 0, 0, 0, nil, 0)
+	gen.Root = true
+	genProc := m.NewServer("loadgen", gen, opt.Cores, false)
+
+	// The load, as loadgen.Run would drive it, against the simulated servers.
+	lc := e.LoadConfig(run.Load)
+	lc.Targets = rs.Instances
+	recs, err := os.Create(filepath.Join(tmp, "requests.csv"))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer recs.Close()
+	col, err := loadgen.NewCollector(lc, recs)
+	if err != nil {
+		return nil, 0, err
+	}
+	cl, err := newClient(lc, col, servers, genProc, cat, opt.Costs)
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := cl.start(m); err != nil {
+		return nil, 0, err
+	}
+	var pcl *client
+	var pcol *loadgen.Collector
+	if probe != nil {
+		pf, err := os.Create(filepath.Join(tmp, "probe.csv"))
+		if err != nil {
+			return nil, 0, err
+		}
+		defer pf.Close()
+		pc := lc
+		pc.Mode, pc.Rate, pc.Requests, pc.Balancer = loadgen.ModeProbe, probe.Rate, 0, "roundrobin"
+		if pc.Duration == 0 {
+			pc.Duration = 10 * time.Second
+		}
+		pc.Workload = loadgen.WorkloadSpec{Kind: loadgen.KindAPI}
+		if pcol, err = loadgen.NewCollector(pc, pf); err != nil {
+			return nil, 0, err
+		}
+		if pcl, err = newClient(pc, pcol, servers, genProc, cat, opt.Costs); err != nil {
+			return nil, 0, err
+		}
+		if err := pcl.start(m); err != nil {
+			return nil, 0, err
+		}
+	}
+
+	smp, err := newSampler(m, groups, groupNames, tmp)
+	if err != nil {
+		return nil, 0, err
+	}
+	n := 0
+	stopped := false
+	m.RunUntil(time.Duration(math.MaxInt64), func() bool {
+		if n++; n%4096 == 0 && ctx.Err() != nil {
+			stopped = true
+			return true
+		}
+		return cl.done() && (pcl == nil || pcl.done())
+	})
+	if stopped {
+		return nil, 0, ctx.Err()
+	}
+	end := m.Now()
+	smp.sample(m) // the last sample, at the end of the load
+	if err := smp.close(); err != nil {
+		return nil, 0, err
+	}
+	elapsed := cl.end
+	if lc.Duration > 0 {
+		elapsed = max(elapsed, lc.Duration)
+	}
+	res, err := col.Finish(elapsed)
+	if err != nil {
+		return nil, 0, err
+	}
+	rs.Summary = res.Summary
+	rs.Seconds = end.Seconds()
+	if pcol != nil {
+		pres, err := pcol.Finish(max(pcl.end, 10*time.Second))
+		if err != nil {
+			return nil, 0, err
+		}
+		rs.Probe = pres.Summary
+	}
+	for i, g := range groups {
+		st := g.CPUStat(m)
+		if i < len(servers) {
+			rs.CPUStat[rs.Instances[i]] = st
+			rs.Total = addStat(rs.Total, st)
+			rs.Usage[rs.Instances[i]] = experiment.UsageStatsOf(smp.samples, i)
+		} else {
+			rs.Neighbours[groupNames[i]] = st
+		}
+	}
+	for _, b := range bursts {
+		if err := b.write(tmp); err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := recs.Close(); err != nil {
+		return nil, 0, err
+	}
+	if err := experiment.WriteHist(filepath.Join(tmp, "latency.hdr"), res.Histogram, Epoch); err != nil {
+		return nil, 0, err
+	}
+	if err := experiment.WriteJSON(filepath.Join(tmp, "summary.json"), rs); err != nil {
+		return nil, 0, err
+	}
+	os.RemoveAll(dir)
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, 0, err
+	}
+	return rs, m.Events, os.Rename(tmp, dir)
+}
+
+func addStat(a, b cgroup.CPUStat) cgroup.CPUStat {
+	return cgroup.CPUStat{Periods: a.Periods + b.Periods, ThrottledPeriods: a.ThrottledPeriods + b.ThrottledPeriods,
+		ThrottledUsec: a.ThrottledUsec + b.ThrottledUsec, Bursts: a.Bursts + b.Bursts, BurstUsec: a.BurstUsec + b.BurstUsec}
+}
+
+// sampler writes usage.csv and throttled.csv every 10 ms of simulated time, as
+// the local backend's sampler does, and keeps the samples for the summary.
+type sampler struct {
+	groups  []*Group
+	samples []cgroup.UsageSample
+	files   []*os.File
+	u, t    *bufio.Writer
+	ub, tb  []byte
+	usage   []time.Duration
+	thr     []uint64
+}
+
+const sampleEvery = 10 * time.Millisecond
+
+func newSampler(m *Machine, groups []*Group, names []string, dir string) (*sampler, error) {
+	s := &sampler{groups: groups}
+	for _, name := range []string{"usage.csv", "throttled.csv"} {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			s.close()
+			return nil, err
+		}
+		s.files = append(s.files, f)
+	}
+	s.u, s.t = bufio.NewWriterSize(s.files[0], 256<<10), bufio.NewWriterSize(s.files[1], 256<<10)
+	s.samples = make([]cgroup.UsageSample, 0, 4096)
+	for _, w := range []*bufio.Writer{s.u, s.t} {
+		w.WriteString("t_ns")
+		for _, n := range names {
+			w.WriteString("," + n)
+		}
+		w.WriteString("\n")
+	}
+	m.At(0, s, 0)
+	return s, nil
+}
+
+func (s *sampler) handle(m *Machine, _ int64) {
+	s.sample(m)
+	m.At(m.Now()+sampleEvery, s, 0)
+}
+
+func (s *sampler) sample(m *Machine) {
+	if n := len(s.samples); n > 0 && s.samples[n-1].At == m.Now() {
+		return
+	}
+	m.AdvanceAll()
+	n := len(s.groups)
+	if len(s.usage) < n {
+		// Samples are carved from slabs: one allocation per 1024 samples.
+		s.usage, s.thr = make([]time.Duration, 1024*n), make([]uint64, 1024*n)
+	}
+	u := cgroup.UsageSample{At: m.Now(), Usage: s.usage[:n:n], Throttled: s.thr[:n:n]}
+	s.usage, s.thr = s.usage[n:], s.thr[n:]
+	s.ub = strconv.AppendInt(s.ub[:0], int64(u.At), 10)
+	s.tb = strconv.AppendInt(s.tb[:0], int64(u.At), 10)
+	for i, g := range s.groups {
+		u.Usage[i] = time.Duration(g.UsageNs)
+		u.Throttled[i] = g.Stat.ThrottledPeriods
+		s.ub = strconv.AppendInt(append(s.ub, ','), int64(u.Usage[i]), 10)
+		s.tb = strconv.AppendUint(append(s.tb, ','), u.Throttled[i], 10)
+	}
+	s.u.Write(append(s.ub, '\n'))
+	s.t.Write(append(s.tb, '\n'))
+	s.samples = append(s.samples, u)
+}
+
+func (s *sampler) close() error {
+	var err error
+	if s.u != nil {
+		err = s.u.Flush()
+		if e := s.t.Flush(); err == nil {
+			err = e
+		}
+	}
+	for _, f := range s.files {
+		if e := f.Close(); err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// noise is a CPU hog: threads that always have work.
+type noise struct{}
+
+func (noise) ChunkDone(m *Machine, t *Thread) { m.SetWork(t, time.Hour) }
+
+func startNoise(m *Machine, g *Group, threads int) {
+	for i := 0; i < max(threads, 1); i++ {
+		m.Wake(m.NewThread(g, noise{}), time.Hour)
+	}
+}
+
+// burstWorker is the periodic burst process: its workers spin for busy (wall
+// time), then all sleep; its goodput is the CPU each worker got while busy,
+// in burn iterations.
+type burstWorker struct {
+	name        string
+	threads     []*Thread
+	busy, sleep time.Duration
+	costs       Costs
+	cycles      []workload.BurstCycle
+	cpuAtStart  []float64
+	cycle       int
+}
+
+func startBurst(m *Machine, g *Group, name string, workers int, busy, sleep time.Duration, c Costs) *burstWorker {
+	b := &burstWorker{name: name, busy: busy, sleep: sleep, costs: c}
+	for i := 0; i < max(workers, 1); i++ {
+		b.threads = append(b.threads, m.NewThread(g, noise{}))
+	}
+	m.At(0, b, 0)
+	return b
+}
+
+// handle starts a busy phase (arg 0) or ends it (arg 1).
+func (b *burstWorker) handle(m *Machine, arg int64) {
+	if arg == 0 {
+		b.cpuAtStart = b.cpuAtStart[:0]
+		for _, t := range b.threads {
+			m.advance(m.cores[max(t.core, 0)])
+			b.cpuAtStart = append(b.cpuAtStart, t.CPU)
+			m.Wake(t, time.Hour)
+		}
+		m.At(m.Now()+b.busy, b, 1)
+		return
+	}
+	m.AdvanceAll()
+	cyc := workload.BurstCycle{Cycle: b.cycle, Start: Epoch.Add(m.Now() - b.busy), BusyWallMs: float64(b.busy) / 1e6}
+	for i, t := range b.threads {
+		cpu := (t.CPU - b.cpuAtStart[i]) / 1e6
+		it := uint64(cpu * b.costs.BurnIterationsPerMs)
+		cyc.Iterations = append(cyc.Iterations, it)
+		cyc.CPUMs = append(cyc.CPUMs, cpu)
+		cyc.Total += it
+		m.Block(t)
+	}
+	b.cycles = append(b.cycles, cyc)
+	b.cycle++
+	m.At(m.Now()+b.sleep, b, 0)
+}
+
+// write writes burst-NAME.jsonl, one cycle per line, as the burst process prints.
+func (b *burstWorker) write(dir string) error {
+	f, err := os.Create(filepath.Join(dir, "burst-"+b.name+".jsonl"))
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	for _, c := range b.cycles {
+		if err := enc.Encode(c); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}

@@ -1,0 +1,112 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/throttlelab/throttlelab/experiment"
+)
+
+// knownMisses are figures the model is known not to reach, with the reason.
+// They are reported, not asserted; every other figure must be within the
+// tolerances.
+var knownMisses = map[string]string{
+	"tiles-closed/unlimited / load0/p99 ms": "the unlimited tail comes from Go's GC pauses and CFS time slices shared with the load generator; the fluid model has neither",
+	"burst-none/api / load0/p99 ms":         "p99 of 100 requests to an idle server is its single slowest: host jitter the model does not have",
+	"burst-1/api / load0/p99 ms":            "a weight-2 (BestEffort) server beside the burst worker: the fluid model gives it 0.2% of a shared core, the kernel's wake-up placement lets it run sooner",
+}
+
+// TestValidationAgainstRealRuns simulates each recorded real run on a machine
+// like the one it was recorded on and compares: throttled periods within 10
+// points, p50 and p99 within 25%, throughput and burst goodput within 15%.
+func TestValidationAgainstRealRuns(t *testing.T) {
+	dirs, _ := filepath.Glob("testdata/real/*/spec.yaml")
+	if len(dirs) < 4 {
+		t.Fatalf("found %d recorded runs, want 4", len(dirs))
+	}
+	for _, spec := range dirs {
+		dir := filepath.Dir(spec)
+		name := filepath.Base(dir)
+		t.Run(name, func(t *testing.T) {
+			e, env, measured, err := experiment.ReadResults(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			costs := DefaultCosts()
+			if env.BurnIterationsPerMs > 0 {
+				costs.BurnIterationsPerMs = env.BurnIterationsPerMs
+			}
+			out := t.TempDir()
+			simulated, _, err := Run(context.Background(), e, Options{Dir: out, Cores: env.Cores, Costs: costs})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs := Compare(e, measured, simulated, dir, out, DefaultTolerances)
+			var table bytes.Buffer
+			WriteComparison(&table, cs)
+			t.Logf("%s\n%s", name, table.String())
+			checked := 0
+			for _, c := range cs {
+				for _, m := range c.Metrics {
+					key := name + "/" + c.Subject + "/" + m.Name
+					if why, ok := knownMisses[key]; ok {
+						t.Logf("known miss %s: measured %.2f, simulated %.2f (%s)", key, m.Measured, m.Simulated, why)
+						continue
+					}
+					checked++
+					if !m.OK {
+						t.Errorf("%s: measured %.2f, simulated %.2f (error %+.3f)", key, m.Measured, m.Simulated, m.Error)
+					}
+				}
+			}
+			if checked < 3 {
+				t.Errorf("only %d figures compared", checked)
+			}
+		})
+	}
+}
+
+// TestDeterministic: the same spec and seed give byte-identical results.
+func TestDeterministic(t *testing.T) {
+	e, _, _, err := experiment.ReadResults("testdata/real/tiles-closed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var trees [2]map[string][]byte
+	for i := range trees {
+		dir := t.TempDir()
+		if _, _, err := Run(context.Background(), e, Options{Dir: dir, Cores: 4}); err != nil {
+			t.Fatal(err)
+		}
+		trees[i] = map[string][]byte{}
+		filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && !fi.IsDir() {
+				b, _ := os.ReadFile(p)
+				rel, _ := filepath.Rel(dir, p)
+				trees[i][rel] = b
+			}
+			return nil
+		})
+	}
+	if len(trees[0]) < 8 {
+		t.Fatalf("only %d files written", len(trees[0]))
+	}
+	for name, b := range trees[0] {
+		if !bytes.Equal(b, trees[1][name]) {
+			t.Errorf("%s differs between two runs", name)
+		}
+	}
+	// A different seed gives a different run.
+	e.Spec.Seed++
+	dir := t.TempDir()
+	if _, _, err := Run(context.Background(), e, Options{Dir: dir, Cores: 4}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "runs/limited/load0/r1/requests.csv"))
+	if bytes.Equal(b, trees[0][filepath.Join("runs/limited/load0/r1/requests.csv")]) {
+		t.Error("another seed gave the same requests")
+	}
+}
