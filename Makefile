@@ -4,7 +4,7 @@ BIN ?= bin/throttlelab
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/throttlelab/throttlelab/internal/cli.Version=$(VERSION)
 
-.PHONY: all build test fmt-check vet catalog bench bench-kernel bench-server bench-loadgen clean
+.PHONY: all build test fmt-check vet catalog bench bench-kernel bench-server bench-loadgen bench-sim clean
 
 all: build
 
@@ -25,7 +25,7 @@ test: fmt-check vet
 catalog: build
 	$(BIN) tiles catalog --out workload/testdata/tiles.csv.gz
 
-bench: bench-kernel bench-server bench-loadgen
+bench: bench-kernel bench-server bench-loadgen bench-sim
 
 bench-kernel:
 	$(GO) run ./bench/kernel
@@ -35,6 +35,10 @@ bench-server: build
 
 bench-loadgen: build
 	$(GO) run ./bench/loadgen -bin $(BIN)
+
+# The full-scale log jam experiment in the simulator, pinned to one core.
+bench-sim:
+	taskset -c 0 $(GO) test -run '^$$' -bench LogJam -benchtime 3x ./sim
 
 clean:
 	rm -rf bin

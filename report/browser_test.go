@@ -62,10 +62,18 @@ type drawn struct {
 // with visible lines, every picture decoded; and saves a screenshot.
 func TestInBrowser(t *testing.T) {
 	exe := chromium(t)
+	// Not t.TempDir: Chromium's helper processes may still be writing to the
+	// profile when the test ends, and a failed cleanup would fail the test.
+	profile, err := os.MkdirTemp("", "throttlelab-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(profile)
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1200, 900),
+		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-crash-reporter", true), chromedp.Flag("disable-breakpad", true),
+		chromedp.UserDataDir(profile), chromedp.WindowSize(1200, 900),
 	}
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	defer cancel()

@@ -64,7 +64,7 @@ type HLine struct {
 }
 
 const (
-	padLeft, padRight, padTop, padBottom = 64, 16, 46, 44
+	padLeft, padRight, padTop0, padBottom = 64, 16, 46, 44
 )
 
 // ninesX maps a percentile (0..100) to the nines scale.
@@ -218,7 +218,19 @@ func (c *Chart) SVG() string {
 		ys = append(ys, l.Y)
 	}
 	sx := newScale(c.X, xs, padLeft, float64(w-padRight))
-	sy := newScale(c.Y, ys, float64(h-padBottom), padTop)
+	// The legend sits in rows under the title; the plot starts below them.
+	item := func(name string) int { return 32 + int(6.2*float64(len([]rune(name)))) + 14 }
+	padTop, lx := padTop0, padLeft
+	for _, s := range c.Series {
+		if s.NoLegend || s.Name == "" {
+			continue
+		}
+		if lx+item(s.Name) > w-padRight && lx > padLeft {
+			lx, padTop = padLeft, padTop+13
+		}
+		lx += item(s.Name)
+	}
+	sy := newScale(c.Y, ys, float64(h-padBottom), float64(padTop))
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" id="%s" viewBox="0 0 %d %d" role="img" aria-labelledby="%s-t" xmlns="http://www.w3.org/2000/svg">`, c.ID, w, h, c.ID)
 	fmt.Fprintf(&b, `<title id="%s-t">%s</title>`, c.ID, html.EscapeString(c.Title))
@@ -289,13 +301,12 @@ func (c *Chart) SVG() string {
 	// Legend: one row under the title, each line sample with the same width
 	// and dash as its line, so it reads without colour.
 	lx, ly := padLeft, 34
-	item := func(name string) int { return 32 + int(6.2*float64(len([]rune(name)))) + 14 }
 	for i, s := range c.Series {
 		if s.NoLegend || s.Name == "" {
 			continue
 		}
 		if lx+item(s.Name) > w-padRight && lx > padLeft {
-			lx, ly = padLeft, ly+13 // no room: a second row, over the plot's top
+			lx, ly = padLeft, ly+13 // no room: another row
 		}
 		width := s.Width
 		if width == 0 {

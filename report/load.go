@@ -49,6 +49,22 @@ type GroupUsage struct {
 	Throttled []uint64
 }
 
+// AutoLabel names sources by their backend ("measured", "simulated") when
+// they are one measurement and one simulation of the same experiment, the
+// comparison sim --compare makes; otherwise they keep their directory names.
+func AutoLabel(sources []*Source) {
+	if len(sources) != 2 || sources[0].Spec.Metadata.Name != sources[1].Spec.Metadata.Name ||
+		sources[0].Simulated() == sources[1].Simulated() {
+		return
+	}
+	for _, s := range sources {
+		s.Label = "measured"
+		if s.Simulated() {
+			s.Label = "simulated"
+		}
+	}
+}
+
 // Simulated reports whether the source came from the simulator.
 func (s *Source) Simulated() bool { return s.Env.Backend == "sim" }
 

@@ -19,6 +19,7 @@ var cases = []struct {
 	{"limits", []string{"testdata/limits"}},
 	{"ramp", []string{"testdata/ramp"}},
 	{"compare", []string{"testdata/limits", "testdata/limits-b"}},
+	{"measured-vs-simulated", []string{"testdata/limits", "testdata/limits-sim"}},
 }
 
 func load(t testing.TB, dirs []string) []*Source {
@@ -31,6 +32,7 @@ func load(t testing.TB, dirs []string) []*Source {
 		}
 		out = append(out, s)
 	}
+	AutoLabel(out)
 	return out
 }
 

@@ -148,13 +148,29 @@ type pendingSend struct {
 	intended time.Duration
 }
 
-func newClient(cfg loadgen.Config, col *loadgen.Collector, servers []*Server, proc *Server, cat *workload.Catalog, costs Costs) (*client, error) {
+// requestCache keeps request sources between runs: every repeat of a load
+// asks for the same tiles in the same order (the seed is the spec's).
+type requestCache map[string][]simReq
+
+func (rc requestCache) get(w loadgen.WorkloadSpec, cat *workload.Catalog, seed uint64, c Costs) ([]simReq, error) {
+	key := fmt.Sprintf("%s|%s|%s|%d", w.Kind, w.Tiles, w.Burn, seed)
+	if r, ok := rc[key]; ok {
+		return r, nil
+	}
+	r, err := requestsOf(w, cat, seed, c)
+	if err == nil {
+		rc[key] = r
+	}
+	return r, err
+}
+
+func newClient(cfg loadgen.Config, col *loadgen.Collector, servers []*Server, proc *Server, cat *workload.Catalog, costs Costs, rc requestCache) (*client, error) {
 	c := &client{cfg: col.Config(), col: col, servers: servers, proc: proc, costs: costs, sending: true}
 	var err error
 	if c.bal, err = loadgen.ParseBalancer(c.cfg.Balancer, len(servers), c.cfg.Seed); err != nil {
 		return nil, err
 	}
-	if c.reqs, err = requestsOf(c.cfg.Workload, cat, c.cfg.Seed, costs); err != nil {
+	if c.reqs, err = rc.get(c.cfg.Workload, cat, c.cfg.Seed, costs); err != nil {
 		return nil, err
 	}
 	c.finite = c.cfg.Mode == loadgen.ModeImage

@@ -44,7 +44,9 @@ type Machine struct {
 	cores  []*core
 	groups []*Group
 	dirty  []*core
-	ticks  int64
+	// tickPending is set while a balancer tick is scheduled: ticks run only
+	// while some core has a thread waiting, on the grid of BalanceInterval.
+	tickPending bool
 	// Events counts the events handled, for the benchmark.
 	Events uint64
 	// Trace, if set, receives a line per scheduler decision (throttle,
@@ -74,7 +76,6 @@ func NewMachine(p Params) *Machine {
 	for i := 0; i < p.Cores; i++ {
 		m.cores = append(m.cores, &core{id: i, pos: -1})
 	}
-	m.q.push(p.BalanceInterval, balanceTick{}, 0)
 	return m
 }
 
@@ -349,7 +350,13 @@ func (m *Machine) place(t *Thread, c int) {
 	}
 	t.state = running
 	co.run = append(co.run, t)
+	if len(co.run) > 1 {
+		m.scheduleTick()
+	}
 	rq.n++
+	if rq.n == 1 {
+		g.activeRqs++
+	}
 	g.runnable++
 	if g.limited() && rq.local <= eps && !g.assign(m, c) {
 		g.throttle(m, c)
@@ -383,6 +390,9 @@ func (m *Machine) unqueue(t *Thread) {
 	g := t.g
 	rq := &g.rq[c.id]
 	rq.n--
+	if rq.n == 0 {
+		g.activeRqs--
+	}
 	g.runnable--
 	if rq.n == 0 {
 		g.returnSlack(m, c.id)
@@ -427,26 +437,35 @@ func (m *Machine) pullTo(c int) bool {
 
 type balanceTick struct{}
 
+// scheduleTick schedules the balancer's next tick on its grid.
+func (m *Machine) scheduleTick() {
+	if m.tickPending || m.p.BalanceInterval <= 0 {
+		return
+	}
+	m.tickPending = true
+	m.q.push((m.now/m.p.BalanceInterval+1)*m.p.BalanceInterval, balanceTick{}, 0)
+}
+
 // handle is the periodic load balancer: idle cores pull work every tick; busy
 // cores compare load every BusyFactor ticks and the least loaded takes a
 // thread from the most loaded when that narrows the gap.
 func (balanceTick) handle(m *Machine, _ int64) {
-	m.ticks++
-	m.q.push(m.now+m.p.BalanceInterval, balanceTick{}, 0)
+	m.tickPending = false
 	queued, idle := false, false
 	for _, c := range m.cores {
 		queued = queued || len(c.run) > 1
 		idle = idle || len(c.run) == 0
 	}
 	if !queued {
-		return // nothing waits for a core: nothing to balance
+		return // nothing waits for a core: the next wait starts the ticks again
 	}
+	m.scheduleTick()
 	for _, c := range m.cores {
 		if idle && len(c.run) == 0 {
 			m.pullTo(c.id)
 		}
 	}
-	if m.p.BusyFactor <= 0 || m.ticks%int64(m.p.BusyFactor) != 0 {
+	if tick := int64(m.now / m.p.BalanceInterval); m.p.BusyFactor <= 0 || tick%int64(m.p.BusyFactor) != 0 {
 		return
 	}
 	load := func(c *core) float64 {

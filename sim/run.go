@@ -89,13 +89,14 @@ func Run(ctx context.Context, e *experiment.Experiment, opt Options) ([]*experim
 		}
 	}
 	info := &Info{Cores: opt.Cores, Params: DefaultParams(opt.Cores), Costs: opt.Costs}
+	rc := requestCache{}
 	var out []*experiment.RunSummary
 	for _, run := range e.Runs() {
 		if err := ctx.Err(); err != nil {
 			return out, info, err
 		}
 		dir := filepath.Join(opt.Dir, "runs", run.ID())
-		rs, events, err := simulate(ctx, e, run, opt, cat, dir)
+		rs, events, err := simulate(ctx, e, run, opt, cat, rc, dir)
 		if err != nil {
 			return out, info, fmt.Errorf("run %s: %w", run.ID(), err)
 		}
@@ -163,7 +164,7 @@ func groupOf(m *Machine, name string, s cgroup.Settings, rng *rand.Rand) (*Group
 }
 
 // simulate performs one run and writes its directory.
-func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options, cat *workload.Catalog, dir string) (*experiment.RunSummary, uint64, error) {
+func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options, cat *workload.Catalog, rc requestCache, dir string) (*experiment.RunSummary, uint64, error) {
 	tmp := filepath.Join(filepath.Dir(dir), ".tmp-"+filepath.Base(dir))
 	os.RemoveAll(tmp)
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
@@ -247,7 +248,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 	if err != nil {
 		return nil, 0, err
 	}
-	cl, err := newClient(lc, col, servers, genProc, cat, opt.Costs)
+	cl, err := newClient(lc, col, servers, genProc, cat, opt.Costs, rc)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -271,7 +272,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		if pcol, err = loadgen.NewCollector(pc, pf); err != nil {
 			return nil, 0, err
 		}
-		if pcl, err = newClient(pc, pcol, servers, genProc, cat, opt.Costs); err != nil {
+		if pcl, err = newClient(pc, pcol, servers, genProc, cat, opt.Costs, rc); err != nil {
 			return nil, 0, err
 		}
 		if err := pcl.start(m); err != nil {

@@ -45,6 +45,7 @@ measured run of one spec are drawn over each other.`,
 				}
 				sources = append(sources, s)
 			}
+			report.AutoLabel(sources)
 			out := f.out
 			if out == "" {
 				out = filepath.Join(args[0], "report.html")

@@ -129,8 +129,8 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 		if err != nil {
 			return err
 		}
-		meas.Label, simSrc.Label = "measured", "simulated"
 		srcs = []*report.Source{meas, simSrc}
+		report.AutoLabel(srcs)
 	}
 	if err := writeReport(out, srcs, filepath.Join(dir, "report.html"), 4); err != nil {
 		return err
