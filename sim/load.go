@@ -31,6 +31,10 @@ type Costs struct {
 	// Background is the CPU an idle Go server uses (sysmon, timers), in cores;
 	// it runs beside the next request, for the idle time before it (up to 1 s).
 	Background float64
+	// WakeCPU is the CPU a Go server spends on waking from idle (idle for
+	// over a millisecond) for a request: its scheduler spins threads up, polls
+	// the network, parks them again. It runs beside the request.
+	WakeCPU time.Duration
 	// IdleWake is the extra delay of reaching a process that has been idle for
 	// over a millisecond (a halted virtual CPU, an idle netpoller), each way.
 	IdleWake time.Duration
@@ -49,11 +53,13 @@ type Costs struct {
 // (group CPU per cpu=5ms burn: 5.23 ms at 185/s, 5.5 ms at 18/s); 913,000
 // burn iterations per ms; 0.12 ms each way between busy client and server
 // (client latency 0.24 ms above the server's wall time, sequential), plus
-// 0.2 ms each way into an idle process (0.69 ms p50 for /api at 20/s); and the
-// load generator's 0.24 ms of CPU per tile and 0.08 ms per other response.
+// 0.2 ms each way into an idle process (0.69 ms p50 for /api at 20/s); 0.3 ms
+// of CPU for a Go server to wake from idle (group CPU per cpu=5ms burn at 25/s
+// Poisson: 6.04 ms, against 5.23 ms on the handler's clock); and the load
+// generator's 0.24 ms of CPU per tile and 0.08 ms per other response.
 func DefaultCosts() Costs {
 	return Costs{NsPerIteration: 2.8, TileOverhead: 100 * time.Microsecond, RequestOverhead: 100 * time.Microsecond,
-		BurnIterationsPerMs: 913_000, BurnOvershoot: 0.016, Background: 0.005, IdleWake: 200 * time.Microsecond,
+		BurnIterationsPerMs: 913_000, BurnOvershoot: 0.016, Background: 0.005, IdleWake: 200 * time.Microsecond, WakeCPU: 300 * time.Microsecond,
 		Network: 120 * time.Microsecond, ClientTile: 240 * time.Microsecond, ClientRequest: 80 * time.Microsecond}
 }
 
@@ -247,6 +253,9 @@ func (c *client) send(m *Machine, intended time.Duration, r simReq, step, worker
 		// the idle spell ends, to keep events few).
 		if idle := min(m.Now()-srv.lastArrival, time.Second); idle > 2*time.Millisecond {
 			srv.Background(m, time.Duration(c.costs.Background*float64(idle)))
+		}
+		if srv.IdleFor(m.Now()) > time.Millisecond {
+			srv.Background(m, c.costs.WakeCPU)
 		}
 		srv.Arrive(m, sr)
 	}), 0)

@@ -3,9 +3,11 @@ package sim
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
 )
@@ -16,6 +18,7 @@ import (
 var knownMisses = map[string]string{
 	"tiles-closed/unlimited / load0/p99 ms": "the unlimited tail comes from Go's GC pauses and CFS time slices shared with the load generator; the fluid model has neither",
 	"burst-none/api / load0/p99 ms":         "p99 of 100 requests to an idle server is its single slowest: host jitter the model does not have",
+	"limits/unlimited / load0/p99 ms":       "the same: an unlimited instance's tail under Poisson arrivals is 30-35% longer than the model's M/D/2-like queue",
 	"burst-1/api / load0/p99 ms":            "a weight-2 (BestEffort) server beside the burst worker: the fluid model gives it 0.2% of a shared core, the kernel's wake-up placement lets it run sooner",
 }
 
@@ -24,8 +27,8 @@ var knownMisses = map[string]string{
 // points, p50 and p99 within 25%, throughput and burst goodput within 15%.
 func TestValidationAgainstRealRuns(t *testing.T) {
 	dirs, _ := filepath.Glob("testdata/real/*/spec.yaml")
-	if len(dirs) < 4 {
-		t.Fatalf("found %d recorded runs, want 4", len(dirs))
+	if len(dirs) < 5 {
+		t.Fatalf("found %d recorded runs, want 5", len(dirs))
 	}
 	for _, spec := range dirs {
 		dir := filepath.Dir(spec)
@@ -35,7 +38,7 @@ func TestValidationAgainstRealRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			costs := DefaultCosts()
+			costs := testCosts()
 			if env.BurnIterationsPerMs > 0 {
 				costs.BurnIterationsPerMs = env.BurnIterationsPerMs
 			}
@@ -109,4 +112,16 @@ func TestDeterministic(t *testing.T) {
 	if bytes.Equal(b, trees[0][filepath.Join("runs/limited/load0/r1/requests.csv")]) {
 		t.Error("another seed gave the same requests")
 	}
+}
+
+// testCosts are the default costs, with overrides from TL_COSTS for fitting.
+func testCosts() Costs {
+	c := DefaultCosts()
+	if v := os.Getenv("TL_WAKECPU"); v != "" {
+		c.WakeCPU, _ = time.ParseDuration(v)
+	}
+	if v := os.Getenv("TL_BG"); v != "" {
+		fmt.Sscanf(v, "%g", &c.Background)
+	}
+	return c
 }
