@@ -3,11 +3,9 @@ package sim
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
 )
@@ -38,7 +36,7 @@ func TestValidationAgainstRealRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			costs := testCosts()
+			costs := DefaultCosts()
 			if env.BurnIterationsPerMs > 0 {
 				costs.BurnIterationsPerMs = env.BurnIterationsPerMs
 			}
@@ -112,16 +110,4 @@ func TestDeterministic(t *testing.T) {
 	if bytes.Equal(b, trees[0][filepath.Join("runs/limited/load0/r1/requests.csv")]) {
 		t.Error("another seed gave the same requests")
 	}
-}
-
-// testCosts are the default costs, with overrides from TL_COSTS for fitting.
-func testCosts() Costs {
-	c := DefaultCosts()
-	if v := os.Getenv("TL_WAKECPU"); v != "" {
-		c.WakeCPU, _ = time.ParseDuration(v)
-	}
-	if v := os.Getenv("TL_BG"); v != "" {
-		fmt.Sscanf(v, "%g", &c.Background)
-	}
-	return c
 }
