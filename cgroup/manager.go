@@ -335,6 +335,11 @@ func (s CPUStat) Sub(o CPUStat) CPUStat {
 	return CPUStat{s.Periods - o.Periods, s.ThrottledPeriods - o.ThrottledPeriods, s.ThrottledUsec - o.ThrottledUsec, s.Bursts - o.Bursts, s.BurstUsec - o.BurstUsec}
 }
 
+// Add returns s + o, field by field: several groups' counters together.
+func (s CPUStat) Add(o CPUStat) CPUStat {
+	return CPUStat{s.Periods + o.Periods, s.ThrottledPeriods + o.ThrottledPeriods, s.ThrottledUsec + o.ThrottledUsec, s.Bursts + o.Bursts, s.BurstUsec + o.BurstUsec}
+}
+
 // ParseCPUStat parses a cpu.stat file of either version (v1 counts time in ns,
 // v2 in us).
 func ParseCPUStat(b []byte) (CPUStat, error) {

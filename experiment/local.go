@@ -374,7 +374,7 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 		d := after.Sub(before[i])
 		if i < len(instGroups) {
 			rs.CPUStat[rs.Instances[i]] = d
-			rs.Total = addStat(rs.Total, d)
+			rs.Total = rs.Total.Add(d)
 		} else {
 			rs.Neighbours[g.Name] = d
 		}
@@ -401,11 +401,6 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 		return nil, err
 	}
 	return rs, nil
-}
-
-func addStat(a, b cgroup.CPUStat) cgroup.CPUStat {
-	return cgroup.CPUStat{Periods: a.Periods + b.Periods, ThrottledPeriods: a.ThrottledPeriods + b.ThrottledPeriods,
-		ThrottledUsec: a.ThrottledUsec + b.ThrottledUsec, Bursts: a.Bursts + b.Bursts, BurstUsec: a.BurstUsec + b.BurstUsec}
 }
 
 // sample writes usage.csv (cumulative usage in ns of each group every 10 ms)

@@ -37,7 +37,9 @@ type Summary struct {
 	Runs    []*RunSummary   `json:"runs"`
 }
 
-func median(v []float64) float64 {
+// Median is the middle of v (the mean of the two middle values of an even
+// count), 0 for none; v is left as it is.
+func Median(v []float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
@@ -83,7 +85,7 @@ func Summarize(e *Experiment, runs []*RunSummary) *Summary {
 				continue
 			}
 			cs.MeanCores /= float64(cs.Repeats)
-			cs.P50Ms, cs.P99Ms, cs.ThroughputRPS = median(p50), median(p99), median(rps)
+			cs.P50Ms, cs.P99Ms, cs.ThroughputRPS = Median(p50), Median(p99), Median(rps)
 			if periods > 0 {
 				cs.ThrottledPct = 100 * float64(throttled) / float64(periods)
 			}

@@ -115,14 +115,7 @@ func medianOf(rs []*Run, f func(*loadgen.Summary) float64) float64 {
 	for i, r := range rs {
 		v[i] = f(r.Summary)
 	}
-	slices.Sort(v)
-	if len(v) == 0 {
-		return 0
-	}
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+	return experiment.Median(v)
 }
 
 // rowOf sums an entry up: latency figures and throughput are medians over the

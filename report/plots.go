@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/throttlelab/throttlelab/experiment"
 	"math"
 	"slices"
 	"strings"
@@ -143,7 +144,7 @@ func rampCharts(es []*entry, load, id string) []*Chart {
 					ps, ts = append(ps, r.Summary.Steps[i].P99Ms), append(ts, r.Summary.Steps[i].ThroughputRPS)
 				}
 			}
-			a, b = append(a, Point{float64(workers), med(ps)}), append(b, Point{float64(workers), med(ts)})
+			a, b = append(a, Point{float64(workers), experiment.Median(ps)}), append(b, Point{float64(workers), experiment.Median(ts)})
 		}
 		color, width := e.color, 2.0
 		if e.ref {
@@ -153,18 +154,6 @@ func rampCharts(es []*entry, load, id string) []*Chart {
 		tput.Series = append(tput.Series, Series{Name: e.label, Points: b, Color: color, Dash: e.dash, Width: width})
 	}
 	return []*Chart{p99, tput}
-}
-
-func med(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // stairs returns, for consecutive windows, a point at each window's start and

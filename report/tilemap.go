@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -57,7 +58,7 @@ func tileMedians(e *entry) map[int]float64 {
 	}
 	out := make(map[int]float64, len(by))
 	for k, v := range by {
-		out[k] = med(v)
+		out[k] = experiment.Median(v)
 	}
 	return out
 }

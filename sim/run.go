@@ -322,7 +322,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		st := g.CPUStat(m)
 		if i < len(servers) {
 			rs.CPUStat[rs.Instances[i]] = st
-			rs.Total = addStat(rs.Total, st)
+			rs.Total = rs.Total.Add(st)
 			rs.Usage[rs.Instances[i]] = experiment.UsageStatsOf(smp.samples, i)
 		} else {
 			rs.Neighbours[groupNames[i]] = st
@@ -347,11 +347,6 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		return nil, 0, err
 	}
 	return rs, m.Events, os.Rename(tmp, dir)
-}
-
-func addStat(a, b cgroup.CPUStat) cgroup.CPUStat {
-	return cgroup.CPUStat{Periods: a.Periods + b.Periods, ThrottledPeriods: a.ThrottledPeriods + b.ThrottledPeriods,
-		ThrottledUsec: a.ThrottledUsec + b.ThrottledUsec, Bursts: a.Bursts + b.Bursts, BurstUsec: a.BurstUsec + b.BurstUsec}
 }
 
 // sampler writes usage.csv and throttled.csv every 10 ms of simulated time, as

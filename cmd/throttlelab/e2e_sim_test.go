@@ -2,15 +2,12 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-
-	"github.com/throttlelab/throttlelab/experiment"
 )
 
 // TestSimExample simulates the main example as a user without root would:
@@ -35,14 +32,7 @@ func TestSimExample(t *testing.T) {
 			t.Errorf("missing %s", f)
 		}
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var s experiment.Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
+	s := readExpSummary(t, dir)
 	unl, lim := s.Configs[0], s.Configs[1]
 	if lim.ThrottledPct <= 0 || unl.ThrottledPct != 0 || lim.P99Ms <= 1.5*unl.P99Ms {
 		t.Errorf("simulated: unlimited p99 %.1f ms, limited p99 %.1f ms throttled %.1f%%: want the limited one throttled and worse", unl.P99Ms, lim.P99Ms, lim.ThrottledPct)
