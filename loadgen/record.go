@@ -43,10 +43,16 @@ type Record struct {
 	// because the in-flight limit was reached (or, with one slot, the request
 	// before was still running).
 	Waited bool
+	// Throttled is how long the request's thread was throttled (simulated
+	// runs only: a real server cannot see it; -1 there).
+	Throttled time.Duration
 }
 
 // csvHeader names the columns of requests.csv. Durations are in nanoseconds.
-const csvHeader = "seq,intended_ns,start_ns,latency_ns,target,instance,status,bytes,error,server_queue_ns,server_cpu_ns,server_wall_ns,tile,step,worker,waited\n"
+const csvHeader = "seq,intended_ns,start_ns,latency_ns,target,instance,status,bytes,error,server_queue_ns,server_cpu_ns,server_wall_ns,tile,step,worker,waited,throttled_ns\n"
+
+// csvHeaderV1 is the header before throttled_ns: such files still read.
+const csvHeaderV1 = "seq,intended_ns,start_ns,latency_ns,target,instance,status,bytes,error,server_queue_ns,server_cpu_ns,server_wall_ns,tile,step,worker,waited\n"
 
 func (r *Record) appendCSV(b []byte) []byte {
 	b = strconv.AppendInt(b, r.Seq, 10)
@@ -73,9 +79,12 @@ func (r *Record) appendCSV(b []byte) []byte {
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(r.Worker), 10)
 	if r.Waited {
-		return append(b, ",1\n"...)
+		b = append(b, ",1,"...)
+	} else {
+		b = append(b, ",0,"...)
 	}
-	return append(b, ",0\n"...)
+	b = strconv.AppendInt(b, int64(r.Throttled), 10)
+	return append(b, '\n')
 }
 
 // appendCSVString quotes s if it needs it.
@@ -267,9 +276,11 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("requests.csv: %w", err)
 	}
-	if got := strings.Join(header, ",") + "\n"; got != csvHeader {
+	got := strings.Join(header, ",") + "\n"
+	if got != csvHeader && got != csvHeaderV1 {
 		return nil, fmt.Errorf("requests.csv: header %q is not %q", strings.TrimSpace(got), strings.TrimSpace(csvHeader))
 	}
+	withThrottled := got == csvHeader
 	var out []Record
 	for line := 2; ; line++ {
 		f, err := cr.Read()
@@ -285,11 +296,19 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 				return nil, fmt.Errorf("requests.csv line %d: %s: %w", line, header[col], err)
 			}
 		}
-		out = append(out, Record{
+		rec := Record{
 			Seq: n[0], Intended: time.Duration(n[1]), Start: time.Duration(n[2]), Latency: time.Duration(n[3]),
 			Target: int(n[4]), Instance: f[5], Status: int(n[5]), Bytes: n[6], Err: f[8],
 			ServerQueue: time.Duration(n[7]), ServerCPU: time.Duration(n[8]), ServerWall: time.Duration(n[9]),
-			Tile: f[12], Step: int(n[10]), Worker: int(n[11]), Waited: f[15] == "1",
-		})
+			Tile: f[12], Step: int(n[10]), Worker: int(n[11]), Waited: f[15] == "1", Throttled: -1,
+		}
+		if withThrottled {
+			v, err := strconv.ParseInt(f[16], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("requests.csv line %d: throttled_ns: %w", line, err)
+			}
+			rec.Throttled = time.Duration(v)
+		}
+		out = append(out, rec)
 	}
 }

@@ -10,8 +10,8 @@ import (
 func TestRecordsRoundTrip(t *testing.T) {
 	in := []Record{
 		{Seq: 0, Intended: 5, Start: 7, Latency: 1500 * time.Microsecond, Target: 1, Instance: `odd, "name"`, Status: 200, Bytes: 12,
-			ServerQueue: 1, ServerCPU: 2, ServerWall: 3, Tile: "85,70", Step: 2, Worker: 3, Waited: true},
-		{Seq: 1, Intended: 10, Start: 10, Latency: time.Second, Target: 0, Err: ErrTimeout, ServerQueue: -1, ServerCPU: -1, ServerWall: -1},
+			ServerQueue: 1, ServerCPU: 2, ServerWall: 3, Tile: "85,70", Step: 2, Worker: 3, Waited: true, Throttled: 70 * time.Millisecond},
+		{Seq: 1, Intended: 10, Start: 10, Latency: time.Second, Target: 0, Err: ErrTimeout, ServerQueue: -1, ServerCPU: -1, ServerWall: -1, Throttled: -1},
 	}
 	var buf bytes.Buffer
 	rec, _ := newRecorder(&buf)
@@ -31,7 +31,12 @@ func TestRecordsRoundTrip(t *testing.T) {
 	if _, err := ReadRecords(strings.NewReader("a,b\n1,2\n")); err == nil {
 		t.Error("a foreign CSV was read as records")
 	}
-	bad := strings.Replace(csvHeader, "", "", 1) + "x,0,0,0,0,a,200,1,,0,0,0,\"\",0,0,0\n"
+	// Files from before throttled_ns read, with the column unknown (-1).
+	old, err := ReadRecords(strings.NewReader(csvHeaderV1 + "3,0,0,5,0,a,200,1,,0,0,0,\"\",0,0,0\n"))
+	if err != nil || len(old) != 1 || old[0].Seq != 3 || old[0].Throttled != -1 {
+		t.Errorf("old file: %+v, %v", old, err)
+	}
+	bad := csvHeader + "x,0,0,0,0,a,200,1,,0,0,0,\"\",0,0,0,-1\n"
 	if _, err := ReadRecords(strings.NewReader(bad)); err == nil || !strings.Contains(err.Error(), "line 2: seq") {
 		t.Errorf("bad seq: %v", err)
 	}

@@ -160,7 +160,7 @@ func (r *runner) send(intended time.Time, req Request, seq int64, target, step, 
 		Seq: seq, Intended: intended.Sub(r.start), Start: start.Sub(r.start), Latency: end.Sub(intended),
 		Target: target, Instance: res.Instance, Status: res.Status, Bytes: res.Bytes, Err: res.ErrKind,
 		ServerQueue: res.Timing.Queue, ServerCPU: res.Timing.CPU, ServerWall: res.Timing.Wall,
-		Step: step, Worker: worker, Waited: waited,
+		Step: step, Worker: worker, Waited: waited, Throttled: -1,
 	}
 	if res.ErrKind != "" && res.Status == 0 {
 		rec.ServerQueue, rec.ServerCPU, rec.ServerWall = -1, -1, -1

@@ -151,6 +151,7 @@ func viewOf(s *Source) sourceView {
 	v.Machine = fmt.Sprintf("%s: %s, %d cores, Linux %s, %s", s.Env.Hostname, s.Env.CPUModel, s.Env.Cores, s.Env.Kernel, s.Env.GoVersion)
 	if s.Simulated() {
 		v.Machine = fmt.Sprintf("simulated: %d cores", s.Env.Cores)
+		v.Date = fmt.Sprintf("simulated time (seed %d)", s.Spec.Spec.Seed)
 	}
 	v.Cgroups = fmt.Sprintf("%s (cpu controller %s, burst %s)", s.Env.CgroupMode, s.Env.CPUController, yesNo(s.Env.BurstSupport))
 	return v

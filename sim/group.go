@@ -178,7 +178,7 @@ func (g *Group) throttle(m *Machine, c int) {
 	kept := co.run[:0]
 	for _, t := range co.run {
 		if t.g == g {
-			t.state = parked
+			t.state, t.parkedAt = parked, m.now
 			r.parked = append(r.parked, t)
 			continue
 		}
@@ -217,6 +217,7 @@ func (g *Group) unthrottle(m *Machine, c int) {
 	}
 	for _, t := range r.parked {
 		t.state = running
+		t.Parked += float64(m.now - t.parkedAt)
 		co.run = append(co.run, t)
 		if len(co.run) > 1 {
 			m.scheduleTick()

@@ -224,13 +224,13 @@ func (c *client) send(m *Machine, intended time.Duration, r simReq, step, worker
 			// the worker goes on.
 			rec := loadgen.Record{Seq: seq, Intended: intended, Start: sent, Latency: m.Now() - intended, Target: target,
 				Instance: srv.Name, Status: 200, ServerCPU: sr.Work, ServerWall: finished - sr.Arrived, Tile: r.tileName,
-				Step: step, Worker: worker, Waited: waited}
+				Step: step, Worker: worker, Waited: waited, Throttled: sr.Throttled}
 			if srv.single {
 				rec.ServerQueue = sr.Started - sr.Arrived
 			}
 			if rec.Latency > c.cfg.Timeout {
 				rec.Err, rec.Status, rec.Latency = "timeout", 0, c.cfg.Timeout
-				rec.ServerQueue, rec.ServerCPU, rec.ServerWall = -1, -1, -1
+				rec.ServerQueue, rec.ServerCPU, rec.ServerWall, rec.Throttled = -1, -1, -1, -1
 			}
 			c.col.Add(&rec)
 			c.end = max(c.end, m.Now())

@@ -267,8 +267,10 @@ type Thread struct {
 	core  int
 	work  float64 // ns of CPU left in the current chunk
 	rate  float64 // share of its core, while running
-	// CPU is the CPU time the thread has had, in ns.
-	CPU float64
+	// CPU is the CPU time the thread has had, in ns; Parked the time it was
+	// runnable but throttled.
+	CPU, Parked float64
+	parkedAt    time.Duration
 	// Tag is for the owner.
 	Tag int
 }
@@ -344,7 +346,7 @@ func (m *Machine) place(t *Thread, c int) {
 	g := t.g
 	rq := &g.rq[c]
 	if rq.throttled {
-		t.state = parked
+		t.state, t.parkedAt = parked, m.now
 		rq.parked = append(rq.parked, t)
 		return
 	}
@@ -372,6 +374,7 @@ func (m *Machine) Block(t *Thread) {
 		rq := &t.g.rq[t.core]
 		rq.parked = removeThread(rq.parked, t)
 		t.state = blocked
+		t.Parked += float64(m.now - t.parkedAt)
 		return
 	}
 	c := m.cores[t.core]

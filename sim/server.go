@@ -19,6 +19,10 @@ type Request struct {
 	// ran is the CPU the request had since it was scheduled, before its
 	// current chunk; chunk is the CPU that chunk was given.
 	ran, chunk float64
+	// Throttled is how long the request's thread was throttled while it ran
+	// the request; parked0 the thread's count when it took the request.
+	Throttled time.Duration
+	parked0   float64
 }
 
 // Server is a workload server instance: GOMAXPROCS threads running one
@@ -128,7 +132,7 @@ func (s *Server) start(m *Machine, t *Thread, r *Request, wake bool) {
 		r.started, r.Started = true, m.Now()
 	}
 	s.cur[t.Tag] = r
-	r.ran = 0
+	r.ran, r.parked0 = 0, t.Parked
 	chunk := r.Left
 	if !s.single && s.Waiting() > 0 {
 		chunk = min(chunk, GoPreempt)
@@ -145,6 +149,8 @@ func (s *Server) start(m *Machine, t *Thread, r *Request, wake bool) {
 func (s *Server) ChunkDone(m *Machine, t *Thread) {
 	r := s.cur[t.Tag]
 	did := r.chunk - t.work
+	r.Throttled += time.Duration(t.Parked - r.parked0)
+	r.parked0 = t.Parked
 	r.Left -= time.Duration(did + 0.5)
 	if r.Left < time.Nanosecond {
 		r.Left = 0
