@@ -3,6 +3,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -156,50 +157,68 @@ func (e *Experiment) resolve() error {
 	}
 
 	for i := range s.Neighbours {
-		n := &s.Neighbours[i]
-		path := fmt.Sprintf("spec.neighbours[%d]", i)
-		if err := cgroup.CheckName(n.Name); err != nil {
-			return bad(path+".name", "%v", err)
-		}
-		if names[n.Name] {
-			return bad(path+".name", "%q is already the name of a config or neighbour", n.Name)
-		}
-		names[n.Name] = true
-		switch n.Kind {
-		case "noise":
-			if n.Threads == 0 {
-				n.Threads = 1
-			}
-			if n.Threads < 0 {
-				return bad(path+".threads", "must be positive")
-			}
-		case "burst":
-			if n.Workers == 0 {
-				n.Workers = 4
-			}
-			if n.Busy.Duration == 0 {
-				n.Busy.Duration = 200 * time.Millisecond
-			}
-			if n.Sleep.Duration == 0 {
-				n.Sleep.Duration = 2 * time.Second
-			}
-			if n.Workers < 0 || n.Busy.Duration < 0 || n.Sleep.Duration < 0 {
-				return bad(path, "workers, busy and sleep must be positive")
-			}
-		case "probe":
-			if n.Rate == 0 {
-				n.Rate = loadgen.DefaultProbeRate
-			}
-			if n.Rate < 0 {
-				return bad(path+".rate", "must be positive")
-			}
-		case "server":
-		default:
-			return bad(path+".kind", "%q: want noise, burst, probe or server", n.Kind)
-		}
-		if err := resolveCPU(&n.CPU, path+".cpu", cgroup.WeightMapping(s.WeightMapping)); err != nil {
+		if err := resolveNeighbour(&s.Neighbours[i], fmt.Sprintf("spec.neighbours[%d]", i), names, cgroup.WeightMapping(s.WeightMapping)); err != nil {
 			return err
 		}
+	}
+	for i := range s.Configs {
+		// A config's neighbours share a namespace with the configs and the
+		// spec's neighbours; two configs may each have one of the same name.
+		own := maps.Clone(names)
+		for j := range s.Configs[i].Neighbours {
+			path := fmt.Sprintf("spec.configs[%d].neighbours[%d]", i, j)
+			if err := resolveNeighbour(&s.Configs[i].Neighbours[j], path, own, cgroup.WeightMapping(s.WeightMapping)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// resolveNeighbour checks a neighbour and fills in its defaults; names holds
+// the names taken so far.
+func resolveNeighbour(n *Neighbour, path string, names map[string]bool, wm cgroup.WeightMapping) error {
+	if err := cgroup.CheckName(n.Name); err != nil {
+		return bad(path+".name", "%v", err)
+	}
+	if names[n.Name] {
+		return bad(path+".name", "%q is already the name of a config or neighbour", n.Name)
+	}
+	names[n.Name] = true
+	switch n.Kind {
+	case "noise":
+		if n.Threads == 0 {
+			n.Threads = 1
+		}
+		if n.Threads < 0 {
+			return bad(path+".threads", "must be positive")
+		}
+	case "burst":
+		if n.Workers == 0 {
+			n.Workers = 4
+		}
+		if n.Busy.Duration == 0 {
+			n.Busy.Duration = 200 * time.Millisecond
+		}
+		if n.Sleep.Duration == 0 {
+			n.Sleep.Duration = 2 * time.Second
+		}
+		if n.Workers < 0 || n.Busy.Duration < 0 || n.Sleep.Duration < 0 {
+			return bad(path, "workers, busy and sleep must be positive")
+		}
+	case "probe":
+		if n.Rate == 0 {
+			n.Rate = loadgen.DefaultProbeRate
+		}
+		if n.Rate < 0 {
+			return bad(path+".rate", "must be positive")
+		}
+	case "server":
+	default:
+		return bad(path+".kind", "%q: want noise, burst, probe or server", n.Kind)
+	}
+	if err := resolveCPU(&n.CPU, path+".cpu", wm); err != nil {
+		return err
 	}
 	return nil
 }

@@ -92,9 +92,9 @@ func RunLocal(ctx context.Context, e *Experiment, opt Options) ([]*RunSummary, e
 	withCpuset := false
 	for _, c := range e.Spec.Configs {
 		withCpuset = withCpuset || c.CPU.Cpuset != ""
-	}
-	for _, n := range e.Spec.Neighbours {
-		withCpuset = withCpuset || n.CPU.Cpuset != ""
+		for _, n := range e.NeighboursOf(c) {
+			withCpuset = withCpuset || n.CPU.Cpuset != ""
+		}
 	}
 	// Groups left by a runner that was killed outright (its instances died with
 	// it, through PDEATHSIG, but nobody removed the groups).
@@ -228,8 +228,9 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 	}
 	var neighbourGroups []*cgroup.Group
 	var probe *Neighbour
-	for i := range x.e.Spec.Neighbours {
-		n := &x.e.Spec.Neighbours[i]
+	neighbours := x.e.NeighboursOf(run.Config)
+	for i := range neighbours {
+		n := &neighbours[i]
 		if n.Kind == "probe" {
 			probe = n
 			continue

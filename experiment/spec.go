@@ -91,6 +91,15 @@ type Config struct {
 	Instances int    `yaml:"instances"`
 	CPU       CPU    `yaml:"cpu"`
 	Server    Server `yaml:"server"`
+	// Neighbours run beside this config's instances only (with the spec's
+	// own neighbours): "alone" against "with a noisy neighbour" is two configs.
+	Neighbours []Neighbour `yaml:"neighbours,omitempty"`
+}
+
+// NeighboursOf returns the neighbours of a config's runs: the spec's, then
+// the config's own.
+func (e *Experiment) NeighboursOf(c Config) []Neighbour {
+	return append(append([]Neighbour{}, e.Spec.Neighbours...), c.Neighbours...)
 }
 
 // CPU holds Kubernetes-style CPU settings of one instance.

@@ -154,3 +154,42 @@ func TestResolvedSpecRoundTrip(t *testing.T) {
 		t.Errorf("round trip changed the spec:\n%+v\n%+v\n%s", e.Spec, again.Spec, b)
 	}
 }
+
+func TestConfigNeighbours(t *testing.T) {
+	spec := func(configs string) string {
+		return "apiVersion: throttlelab/v1alpha1\nkind: Experiment\nmetadata: {name: nb}\nspec:\n  load: {mode: sequential, requests: 5}\n" +
+			"  neighbours: [{name: probe, kind: probe}]\n  configs:\n" + configs
+	}
+	e, err := Parse([]byte(spec(`    - name: alone
+    - name: noisy
+      neighbours: [{name: hog, kind: noise, threads: 2}]
+    - name: noisy-limited
+      neighbours: [{name: hog, kind: noise, cpu: {limit: 500m}}]
+`)), "nb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := func(c int) string {
+		var names []string
+		for _, n := range e.NeighboursOf(e.Spec.Configs[c]) {
+			names = append(names, n.Name+"/"+n.Kind)
+		}
+		return strings.Join(names, " ")
+	}
+	if got(0) != "probe/probe" || got(1) != "probe/probe hog/noise" || got(2) != "probe/probe hog/noise" {
+		t.Errorf("neighbours: %q %q %q", got(0), got(1), got(2))
+	}
+	if n := e.Spec.Configs[2].Neighbours[0]; n.Threads != 1 || n.CPU.Period.Duration != 100*time.Millisecond {
+		t.Errorf("defaults not applied to a config's neighbour: %+v", n)
+	}
+	for _, c := range []struct{ configs, want string }{
+		{"    - name: a\n      neighbours: [{name: x, kind: noise}, {name: x, kind: noise}]\n", "spec.configs[0].neighbours[1].name"},
+		{"    - name: a\n      neighbours: [{name: a, kind: noise}]\n", "spec.configs[0].neighbours[0].name"},
+		{"    - name: a\n      neighbours: [{name: probe, kind: noise}]\n", "already the name"},
+		{"    - name: a\n      neighbours: [{name: x, kind: nosuch}]\n", "spec.configs[0].neighbours[0].kind"},
+	} {
+		if _, err := Parse([]byte(spec(c.configs)), "nb.yaml"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want an error with %q", c.configs, err, c.want)
+		}
+	}
+}

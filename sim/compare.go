@@ -79,7 +79,17 @@ func Compare(e *experiment.Experiment, measured, simulated []*experiment.RunSumm
 			}})
 		}
 	}
-	for _, n := range e.Spec.Neighbours {
+	seen := map[string]bool{}
+	var all []experiment.Neighbour
+	for _, c := range e.Spec.Configs {
+		for _, n := range e.NeighboursOf(c) {
+			if !seen[n.Name] {
+				seen[n.Name] = true
+				all = append(all, n)
+			}
+		}
+	}
+	for _, n := range all {
 		if n.Kind == "probe" {
 			continue
 		}

@@ -200,8 +200,9 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 	}
 	var bursts []*burstWorker
 	var probe *experiment.Neighbour
-	for i := range e.Spec.Neighbours {
-		n := &e.Spec.Neighbours[i]
+	neighbours := e.NeighboursOf(run.Config)
+	for i := range neighbours {
+		n := &neighbours[i]
 		if n.Kind == "probe" {
 			probe = n
 			continue

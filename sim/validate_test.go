@@ -111,3 +111,35 @@ func TestDeterministic(t *testing.T) {
 		t.Error("another seed gave the same requests")
 	}
 }
+
+// TestConfigNeighbours: a config's own neighbour runs in its runs only, and
+// a weight-2 hog beside a server on a shared core slows the server.
+func TestConfigNeighbours(t *testing.T) {
+	e, err := experiment.Parse([]byte(`apiVersion: throttlelab/v1alpha1
+kind: Experiment
+metadata: {name: nb}
+spec:
+  workload: {request: burn, burn: cpu=5ms}
+  load: {mode: rate, rate: 150, arrivals: poisson, duration: 4s}
+  configs:
+    - name: alone
+      cpu: {request: "1"}
+    - name: besteffort-hog
+      cpu: {request: "1"}
+      neighbours: [{name: hog, kind: noise, threads: 2}]
+`), "nb.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, _, err := Run(context.Background(), e, Options{Dir: t.TempDir(), Cores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, noisy := runs[0], runs[1]
+	if len(alone.Neighbours) != 0 || len(noisy.Neighbours) != 1 {
+		t.Fatalf("neighbours: alone %v, with hog %v", alone.Neighbours, noisy.Neighbours)
+	}
+	if noisy.Summary.Latency.P99 <= 1.2*alone.Summary.Latency.P99 {
+		t.Errorf("p99 alone %.2f ms, beside a weight-2 hog %.2f ms: want the hog to hurt", alone.Summary.Latency.P99, noisy.Summary.Latency.P99)
+	}
+}
