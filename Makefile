@@ -4,7 +4,7 @@ BIN ?= bin/throttlelab
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/throttlelab/throttlelab/internal/cli.Version=$(VERSION)
 
-.PHONY: all build test fmt-check vet catalog bench bench-kernel bench-server bench-loadgen bench-sim clean
+.PHONY: all build test fmt-check vet catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
 
 all: build
 
@@ -39,6 +39,11 @@ bench-loadgen: build
 # The full-scale log jam experiment in the simulator, pinned to one core.
 bench-sim:
 	taskset -c 0 $(GO) test -run '^$$' -bench LogJam -benchtime 3x ./sim
+
+# Every preset: its quick variant measured here (as root), and simulated at
+# its original scale; rewrites docs/findings.md. Not part of make test.
+reproduce: build
+	$(GO) run ./experiments/reproduce -bin $(BIN) -out docs/findings.md
 
 clean:
 	rm -rf bin

@@ -139,3 +139,22 @@ func (l *Layout) processGroup(lines []ProcCgroup, controller string) (MountInfo,
 	}
 	return MountInfo{}, "", fmt.Errorf("no cgroup hierarchy has the %s controller", controller)
 }
+
+// BurstSupported reports whether the kernel under root has CPU burst: the
+// cpu.cfs_burst_us file on v1, cpu.max.burst in a v2 group (the root group
+// has none, so any group below it is looked at).
+func BurstSupported(root string) (bool, error) {
+	l, err := ReadLayout(root)
+	if err != nil {
+		return false, err
+	}
+	switch l.CPUVersion() {
+	case "v1":
+		_, err := os.Stat(filepath.Join(root, l.V1["cpu"].MountPoint, "cpu.cfs_burst_us"))
+		return err == nil, nil
+	case "v2":
+		found, _ := filepath.Glob(filepath.Join(root, l.Unified.MountPoint, "*", "cpu.max.burst"))
+		return len(found) > 0, nil
+	}
+	return false, nil
+}

@@ -56,9 +56,11 @@ type RunSummary struct {
 	// 100 ms and 1 s windows (from the 10 ms samples).
 	Usage      map[string]UsageStats     `json:"usage_cores"`
 	Neighbours map[string]cgroup.CPUStat `json:"neighbour_cpu_stat,omitempty"`
-	Probe      *loadgen.Summary          `json:"probe_summary,omitempty"`
-	Started    time.Time                 `json:"started"`
-	Seconds    float64                   `json:"seconds"`
+	// NeighbourUsage is each neighbour group's use in cores, like Usage.
+	NeighbourUsage map[string]UsageStats `json:"neighbour_usage_cores,omitempty"`
+	Probe          *loadgen.Summary      `json:"probe_summary,omitempty"`
+	Started        time.Time             `json:"started"`
+	Seconds        float64               `json:"seconds"`
 }
 
 // UsageStats is an instance's CPU use in cores at three resolutions.
@@ -378,6 +380,10 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 			rs.Total = rs.Total.Add(d)
 		} else {
 			rs.Neighbours[g.Name] = d
+			if rs.NeighbourUsage == nil {
+				rs.NeighbourUsage = map[string]UsageStats{}
+			}
+			rs.NeighbourUsage[g.Name] = UsageStatsOf(*samples, i)
 		}
 	}
 	for i, name := range rs.Instances {

@@ -294,3 +294,7 @@ func (e *Experiment) LoadConfig(l Load) loadgen.Config {
 	}
 	return c
 }
+
+// Marshal writes the experiment as YAML, every default filled in: what
+// spec.yaml in a results directory holds.
+func Marshal(e *Experiment) ([]byte, error) { return yaml.Marshal(e) }

@@ -146,3 +146,20 @@ func ReadResults(dir string) (*Experiment, Env, []*RunSummary, error) {
 	}
 	return e, env, runs, nil
 }
+
+// Verdict is a preset's check, computed from what a run measured. It is
+// verdict.json in the results directory, and the report's header shows it.
+type Verdict struct {
+	Preset  string `json:"preset"`
+	Finding string `json:"finding"`
+	Source  string `json:"source"`
+	Claim   string `json:"claim"`
+	Check   string `json:"check"`
+	// Reproduced says whether the check passed; Numbers gives the measured
+	// figures behind it.
+	Reproduced bool   `json:"reproduced"`
+	Numbers    string `json:"numbers"`
+	// Scaled says how a --quick run was scaled down ("" at original scale).
+	Scaled  string `json:"scaled,omitempty"`
+	Backend string `json:"backend"`
+}

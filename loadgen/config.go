@@ -187,6 +187,9 @@ func (c Config) withDefaults() (Config, error) {
 		if c.OnMean <= 0 || c.OffMean <= 0 {
 			return c, bad("on", "on %s, off %s: both means must be positive", c.OnMean, c.OffMean)
 		}
+		if c.Rate < 0 {
+			return c, bad("rate", "rate %g: must be positive (or 0: back to back while on)", c.Rate)
+		}
 	}
 	if c.Mode != ModeImage && c.Mode != ModeRamp && c.Duration == 0 && c.Requests == 0 {
 		return c, bad("duration", "mode %s needs --duration or --requests to know when to stop", c.Mode)

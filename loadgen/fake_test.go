@@ -203,3 +203,38 @@ func TestImageHonoursDuration(t *testing.T) {
 		t.Errorf("1 s of 100 ms tiles: %d requests, image %+v; want 10 and no checksum", s.Requests, s.Image)
 	}
 }
+
+// TestOnOffOpenLoopOnFakeClock: with a rate, an on/off source sends Poisson
+// arrivals while on (here always), each due at its own time.
+func TestOnOffOpenLoopOnFakeClock(t *testing.T) {
+	clk := newFakeClock()
+	var records bytes.Buffer
+	res, err := Run(context.Background(), Config{
+		Mode: ModeOnOff, Sources: 1, OnMean: time.Hour, OffMean: time.Nanosecond, Rate: 100, Duration: 10 * time.Second,
+		Workload: WorkloadSpec{Kind: KindAPI}, Clock: clk, Records: &records,
+		Doer: &fakeDoer{clock: clk, latency: func(int) time.Duration { return 0 }},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := res.Summary.Requests
+	if n < 900 || n > 1100 {
+		t.Fatalf("%d requests in 10 s at 100/s", n)
+	}
+	recs := readCSV(t, records.Bytes())
+	due := map[time.Duration]bool{}
+	for _, r := range recs {
+		// Sends run in goroutines while the source sleeps on: on a fake clock
+		// they may end later than due, never earlier.
+		if r.Intended >= 10*time.Second || r.Latency < 0 || r.Start < r.Intended {
+			t.Fatalf("record %+v", r)
+		}
+		due[r.Intended] = true
+	}
+	if len(due) < len(recs)*9/10 {
+		t.Errorf("%d distinct due times for %d requests: not a Poisson schedule", len(due), len(recs))
+	}
+	if _, err := Run(context.Background(), Config{Mode: ModeOnOff, Sources: 1, OnMean: 1, OffMean: 1, Rate: -1, Duration: time.Second, Targets: []string{"http://x"}}); err == nil {
+		t.Error("a negative rate was accepted")
+	}
+}

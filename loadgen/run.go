@@ -312,6 +312,15 @@ func (r *runner) onOff(ctx context.Context) {
 					continue
 				}
 				phaseEnd := r.clock.Now().Add(exp(r.cfg.OnMean))
+				if r.cfg.Rate > 0 {
+					// Open loop while ON: Poisson sends at Rate, whatever the
+					// responses do (a Markov-modulated Poisson source).
+					if !r.onOpen(ctx, rng, phaseEnd, s, &wg) {
+						return
+					}
+					on = false
+					continue
+				}
 				for ctx.Err() == nil && r.clock.Now().Before(phaseEnd) && !r.timeUp() {
 					if !r.admit() {
 						return
@@ -325,6 +334,32 @@ func (r *runner) onOff(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+}
+
+// onOpen sends Poisson arrivals at Rate until phaseEnd, each in its own
+// goroutine (latency from its due time), and reports whether to go on.
+func (r *runner) onOpen(ctx context.Context, rng *rand.Rand, phaseEnd time.Time, source int, wg *sync.WaitGroup) bool {
+	next := r.clock.Now()
+	for {
+		next = next.Add(time.Duration(rng.ExpFloat64() / r.cfg.Rate * float64(time.Second)))
+		if !next.Before(phaseEnd) || !r.until.IsZero() && !next.Before(r.until) {
+			wake := phaseEnd
+			if !r.until.IsZero() && r.until.Before(wake) {
+				wake = r.until
+			}
+			return r.clock.SleepUntil(ctx, wake) == nil && !r.timeUp()
+		}
+		if r.clock.SleepUntil(ctx, next) != nil || !r.admit() {
+			return false
+		}
+		req, _ := r.src.take()
+		seq, target := r.pick()
+		wg.Add(1)
+		go func(due time.Time) {
+			defer wg.Done()
+			r.send(due, req, seq, target, 0, source, false)
+		}(next)
+	}
 }
 
 // progress reports progress every 200 ms until the returned function is called.

@@ -3,6 +3,7 @@ package report
 import (
 	_ "embed"
 	"fmt"
+	"github.com/throttlelab/throttlelab/experiment"
 	"html/template"
 	"io"
 	"strings"
@@ -19,19 +20,10 @@ var js string
 //go:embed assets/report.html.tmpl
 var pageTemplate string
 
-// Verdict is a preset's check, as measured: shown in the report's header.
-type Verdict struct {
-	Finding    string `json:"finding"`
-	Check      string `json:"check"`
-	Reproduced bool   `json:"reproduced"`
-	// Numbers are the measured figures behind the verdict, in words.
-	Numbers string `json:"numbers"`
-}
-
 type sourceView struct {
 	Label, Name, Description, Date, Machine, Cgroups, Version, Backend, Dir string
 	Runs                                                                    int
-	Verdict                                                                 *Verdict
+	Verdict                                                                 *experiment.Verdict
 }
 
 type loadView struct {

@@ -235,12 +235,12 @@ func InstanceName(group string) string {
 
 // readVerdict reads verdict.json, which a preset's run writes next to its
 // results; nil when there is none.
-func readVerdict(dir string) *Verdict {
+func readVerdict(dir string) *experiment.Verdict {
 	b, err := os.ReadFile(filepath.Join(dir, "verdict.json"))
 	if err != nil {
 		return nil
 	}
-	var v Verdict
+	var v experiment.Verdict
 	if json.Unmarshal(b, &v) != nil {
 		return nil
 	}

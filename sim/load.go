@@ -413,6 +413,34 @@ func (c *client) startOnOff(m *Machine) {
 				off(m)
 				return
 			}
+			if c.cfg.Rate > 0 {
+				// Open loop while ON: Poisson sends at Rate.
+				next := m.Now() + time.Duration(rng.ExpFloat64()/c.cfg.Rate*float64(time.Second))
+				if next >= phaseEnd || c.until > 0 && next >= c.until {
+					wake := phaseEnd
+					if c.until > 0 && c.until < wake {
+						wake = c.until
+					}
+					m.At(wake, fn(func(m *Machine) {
+						if c.timeUp(m) {
+							c.workerDone(m)
+							return
+						}
+						off(m)
+					}), 0)
+					return
+				}
+				m.At(next, fn(func(m *Machine) {
+					if c.timeUp(m) || !c.admit() {
+						c.workerDone(m)
+						return
+					}
+					r, _ := c.take()
+					c.send(m, m.Now(), r, 0, src, false, nil)
+					on(m)
+				}), 0)
+				return
+			}
 			r, _ := c.take()
 			c.send(m, m.Now(), r, 0, src, false, on)
 		}

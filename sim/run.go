@@ -327,6 +327,10 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 			rs.Usage[rs.Instances[i]] = experiment.UsageStatsOf(smp.samples, i)
 		} else {
 			rs.Neighbours[groupNames[i]] = st
+			if rs.NeighbourUsage == nil {
+				rs.NeighbourUsage = map[string]experiment.UsageStats{}
+			}
+			rs.NeighbourUsage[groupNames[i]] = experiment.UsageStatsOf(smp.samples, i)
 		}
 	}
 	for _, b := range bursts {

@@ -75,7 +75,7 @@ open loop), sequential (one request after another).`,
 	fl.IntVar(&f.workers, "workers", 1, "closed-loop workers (image mode)")
 	fl.StringVar(&f.ramp, "ramp", "1:8", "ramp mode: workers FROM:TO")
 	fl.DurationVar(&f.step, "step", 10*time.Second, "ramp mode: duration of each step")
-	fl.Float64Var(&f.rate, "rate", 0, "rate and probe modes: requests per second (probe default 10)")
+	fl.Float64Var(&f.rate, "rate", 0, "rate and probe modes: requests per second (probe default 10); onoff: each source's Poisson rate while on (0: back to back)")
 	fl.StringVar(&f.arrivals, "arrivals", "constant", "rate and probe modes: constant or poisson")
 	fl.IntVar(&f.sources, "sources", 64, "onoff mode: independent sources")
 	fl.DurationVar(&f.on, "on", 100*time.Millisecond, "onoff mode: mean ON period (exponential)")

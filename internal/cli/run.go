@@ -10,37 +10,48 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/experiments"
+	"github.com/throttlelab/throttlelab/sim"
 )
 
 type runFlags struct {
 	out    string
 	resume string
 	binary string
+	quick  bool
 }
 
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run SPEC.yaml | --resume DIR",
+		Use:   "run SPEC.yaml | PRESET [--quick] | --resume DIR",
 		Short: "Run an experiment with real processes in real cgroups (needs root)",
 		Long: `Run an experiment: for each run, make cgroups with the config's CPU settings,
 start the server instances (and neighbours) inside them, drive the load, sample
 CPU use every 10 ms, read cpu.stat, stop everything and remove the groups.
 Results go to results/NAME/TIMESTAMP (or --out) as each run finishes; an
-interrupted experiment is finished with --resume DIR.`,
+interrupted experiment is finished with --resume DIR.
+
+A preset (throttlelab presets lists them) runs at its original scale, or with
+--quick scaled to this machine in a few minutes; its check is computed from
+the measurements, printed, written to verdict.json and shown in the report.`,
 		Example: `  sudo throttlelab run examples/limits.yaml
+  sudo throttlelab run f09-burn-flow --quick
   sudo throttlelab run --resume results/limits/20261121-101500`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runRun(cmd, f, args) },
 	}
 	cmd.Flags().StringVar(&f.out, "out", "", "results directory (default results/NAME/TIMESTAMP)")
 	cmd.Flags().StringVar(&f.resume, "resume", "", "finish the experiment in this results directory")
 	cmd.Flags().StringVar(&f.binary, "binary", "", "throttlelab binary for the instances (default: this one)")
+	cmd.Flags().BoolVar(&f.quick, "quick", false, "run a preset scaled to this machine (a few minutes)")
 	return cmd
 }
 
 func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	var e *experiment.Experiment
+	var pi *presetInfo
 	var err error
 	dir := f.out
 	switch {
@@ -50,16 +61,32 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		if e, err = experiment.LoadFile(filepath.Join(f.resume, "spec.yaml")); err != nil {
 			return usagef("--resume %s: %v", f.resume, err)
 		}
+		if pi, err = readPresetInfo(f.resume); err != nil {
+			return err
+		}
 		dir = f.resume
 	case len(args) == 1:
-		if e, err = experiment.LoadFile(args[0]); err != nil {
-			return usageError{err}
+		cores, err := cgroup.OnlineCPUs("/")
+		if err != nil {
+			return err
+		}
+		if e, pi, err = specOf(args[0], f.quick, cores); err != nil {
+			return err
+		}
+		if p, ok := experiments.Lookup(args[0]); ok && p.NeedsBurst {
+			if ok, _ := cgroup.BurstSupported("/"); !ok {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s needs CPU burst (cpu.cfs_burst_us or cpu.max.burst, Linux 5.14+), which this kernel does not have: simulating it instead\n", p.Name)
+				return runSim(cmd, simFlags{out: f.out, quick: f.quick, cores: cores, nsPerIteration: sim.DefaultCosts().NsPerIteration, seed: -1}, args)
+			}
 		}
 		if dir == "" {
 			dir = filepath.Join("results", e.Metadata.Name, time.Now().Format("20060102-150405"))
 		}
+		if err := writePresetInfo(dir, pi); err != nil {
+			return err
+		}
 	default:
-		return usagef("give an experiment spec (SPEC.yaml) or --resume DIR")
+		return usagef("give an experiment spec (SPEC.yaml), a preset (throttlelab presets) or --resume DIR")
 	}
 	bin := f.binary
 	if bin == "" {
@@ -78,6 +105,11 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		s := experiment.Summarize(e, results)
 		if err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error { return jsonTo(w, s) }); err != nil {
 			return err
+		}
+		if runErr == nil {
+			if err := judge(cmd, pi, dir); err != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "throttlelab: %v\n", err)
+			}
 		}
 		if err := reportOf(out, dir); err != nil {
 			// The measurements are on disk; only the report failed.

@@ -12,11 +12,13 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/experiments"
 	"github.com/throttlelab/throttlelab/report"
 	"github.com/throttlelab/throttlelab/sim"
 )
 
 type simFlags struct {
+	quick          bool
 	out            string
 	cores          int
 	compare        string
@@ -27,7 +29,7 @@ type simFlags struct {
 func newSimCmd() *cobra.Command {
 	var f simFlags
 	cmd := &cobra.Command{
-		Use:   "sim SPEC.yaml | --compare DIR",
+		Use:   "sim SPEC.yaml | PRESET [--quick] | --compare DIR",
 		Short: "Run an experiment in the simulator (no root, any core count)",
 		Long: `Run an experiment spec through a discrete-event model of a machine: per-core
 run queues with weights local to each core, wake-up placement, load balancing,
@@ -38,9 +40,14 @@ bytes.
 
 --compare DIR simulates the experiment of a measured results directory on a
 machine like the one it was measured on (its cores and burn speed), prints
-simulated against measured per config, and writes a report with both.`,
+simulated against measured per config, and writes a report with both.
+
+A preset (throttlelab presets) is simulated at its original scale, on a
+machine of its original size unless --cores says otherwise; --quick simulates
+the variant scaled to this machine. Its check is computed and printed.`,
 		Example: `  throttlelab sim examples/limits.yaml
   throttlelab sim --cores 16 examples/limits.yaml
+  throttlelab sim f01-logjam
   throttlelab sim --compare results/limits/20261121-105420`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runSim(cmd, f, args) },
 	}
@@ -49,12 +56,14 @@ simulated against measured per config, and writes a report with both.`,
 	cmd.Flags().StringVar(&f.compare, "compare", "", "simulate the experiment of this measured results directory and compare")
 	cmd.Flags().Float64Var(&f.nsPerIteration, "ns-per-iteration", sim.DefaultCosts().NsPerIteration, "CPU cost of one Mandelbrot iteration (ns)")
 	cmd.Flags().Int64Var(&f.seed, "seed", -1, "override the spec's seed")
+	cmd.Flags().BoolVar(&f.quick, "quick", false, "simulate a preset's quick variant, scaled to --cores or this machine")
 	return cmd
 }
 
 func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	var e *experiment.Experiment
 	var measured []*experiment.RunSummary
+	var pi *presetInfo
 	var err error
 	costs := sim.DefaultCosts()
 	if !(f.nsPerIteration > 0) {
@@ -82,9 +91,20 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 		if dir == "" {
 			dir = filepath.Clean(f.compare) + "-sim"
 		}
+		if pi, err = readPresetInfo(f.compare); err != nil {
+			return err
+		}
 	case len(args) == 1:
-		if e, err = experiment.LoadFile(args[0]); err != nil {
-			return usageError{err}
+		if p, ok := experiments.Lookup(args[0]); ok && cores == 0 && !f.quick {
+			cores = p.Cores // the original machine
+		}
+		if cores == 0 {
+			if cores, err = cgroup.OnlineCPUs("/"); err != nil {
+				return fmt.Errorf("counting this machine's CPUs: %w: give --cores", err)
+			}
+		}
+		if e, pi, err = specOf(args[0], f.quick, cores); err != nil {
+			return err
 		}
 		if dir == "" {
 			dir = filepath.Join("results", e.Metadata.Name, "sim-"+time.Now().Format("20060102-150405"))
@@ -117,6 +137,12 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	s := experiment.Summarize(e, results)
 	if err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error { return jsonTo(w, s) }); err != nil {
 		return err
+	}
+	if err := writePresetInfo(dir, pi); err != nil {
+		return err
+	}
+	if err := judge(cmd, pi, dir); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "throttlelab: %v\n", err)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "simulated %.1f s in %.2f s (%d events, %.1f M events/s)\n", info.SimulatedSec, wall.Seconds(), info.Events, float64(info.Events)/wall.Seconds()/1e6)
 	simSrc, err := report.Load(dir)

@@ -1,0 +1,10 @@
+// Package experiments holds the built-in presets: experiment specs (embedded
+// YAML) that reproduce the published findings of FINDINGS.md, each with a
+// variant scaled down to a small machine and its check as code.
+//
+//	p, _ := experiments.Lookup("f09-burn-flow")
+//	e, how, _ := p.Quick(2)                  // scaled to 2 cores, and how
+//	// ... run e with experiment.RunLocal or sim.Run into dir ...
+//	v, _ := p.Evaluate(dir, how)             // computed from the results
+//	fmt.Println(experiments.Line(v))
+package experiments

@@ -1,0 +1,111 @@
+package experiments
+
+import (
+	"embed"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/throttlelab/throttlelab/experiment"
+)
+
+//go:embed *.yaml
+var specs embed.FS
+
+// Preset is a built-in experiment that reproduces a published finding.
+type Preset struct {
+	// Name is the spec's metadata.name and the file's name (without .yaml).
+	Name string
+	// Finding is its id in FINDINGS.md (F1..F14); Source the study.
+	Finding, Source string
+	// Claim is the finding in one line; Check the test a run must pass.
+	Claim, Check string
+	// Published are the original figures, in words.
+	Published string
+	// Cores is the size of the original machine: the simulator's default.
+	Cores int
+	// NeedsBurst marks presets that need the kernel's CPU burst support.
+	NeedsBurst bool
+	// quick shrinks the spec for a machine with cores CPUs, to finish in a
+	// few minutes, and says how.
+	quick func(e *experiment.Experiment, cores int) string
+	// verdict computes the check from what was measured.
+	verdict func(r *Results) (bool, string, error)
+}
+
+// All returns the presets in finding order.
+func All() []*Preset { return presets }
+
+// Lookup finds a preset by name.
+func Lookup(name string) (*Preset, bool) {
+	for _, p := range presets {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// Names lists the preset names, for messages.
+func Names() string {
+	var n []string
+	for _, p := range presets {
+		n = append(n, p.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// YAML returns the preset's embedded spec, as a user would copy it.
+func (p *Preset) YAML() ([]byte, error) { return specs.ReadFile(p.Name + ".yaml") }
+
+// Spec returns the experiment at its original scale.
+func (p *Preset) Spec() (*experiment.Experiment, error) {
+	b, err := p.YAML()
+	if err != nil {
+		return nil, err
+	}
+	return experiment.Parse(b, p.Name+".yaml")
+}
+
+// Quick returns the experiment scaled to a machine with cores CPUs, to
+// finish in about 3 minutes on 2 cores, and a sentence on how it was scaled.
+func (p *Preset) Quick(cores int) (*experiment.Experiment, string, error) {
+	e, err := p.Spec()
+	if err != nil {
+		return nil, "", err
+	}
+	how := p.quick(e, cores)
+	e.Metadata.Description += " (quick: " + how + ")"
+	// Re-resolve: the scaled values get their defaults and checks.
+	b, err := experiment.Marshal(e)
+	if err != nil {
+		return nil, "", err
+	}
+	q, err := experiment.Parse(b, p.Name+" --quick")
+	if err != nil {
+		return nil, "", fmt.Errorf("preset %s, quick variant for %d cores: %w", p.Name, cores, err)
+	}
+	return q, how, nil
+}
+
+// scale multiplies n by cores/orig, rounded, at least lo.
+func scale(n, cores, orig, lo int) int {
+	v := (n*cores + orig/2) / orig
+	return max(v, lo)
+}
+
+// milli writes a CPU amount in Kubernetes units.
+func milli(m int) string {
+	if m%1000 == 0 {
+		return fmt.Sprint(m / 1000)
+	}
+	return fmt.Sprintf("%dm", m)
+}
+
+func config(e *experiment.Experiment, name string) *experiment.Config {
+	i := slices.IndexFunc(e.Spec.Configs, func(c experiment.Config) bool { return c.Name == name })
+	if i < 0 {
+		panic("preset has no config " + name)
+	}
+	return &e.Spec.Configs[i]
+}

@@ -1,0 +1,106 @@
+package experiments
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/throttlelab/throttlelab/sim"
+)
+
+func TestPresetsParse(t *testing.T) {
+	findings := map[string]bool{}
+	files, _ := filepath.Glob("*.yaml")
+	if len(files) != len(All()) {
+		t.Errorf("%d spec files, %d presets", len(files), len(All()))
+	}
+	for _, p := range All() {
+		e, err := p.Spec()
+		if err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		if e.Metadata.Name != p.Name || p.Claim == "" || p.Check == "" || p.Published == "" || p.Cores < 1 {
+			t.Errorf("%s: incomplete preset (spec name %q)", p.Name, e.Metadata.Name)
+		}
+		findings[p.Finding] = true
+		for _, cores := range []int{1, 2, 4, 16} {
+			q, how, err := p.Quick(cores)
+			if err != nil || how == "" || !strings.Contains(q.Metadata.Description, "quick") {
+				t.Errorf("%s quick for %d cores: %v (%q)", p.Name, cores, err, how)
+			}
+		}
+	}
+	for i := 1; i <= 14; i++ {
+		if id := "F" + strconv.Itoa(i); !findings[id] {
+			t.Errorf("no preset for %s", id)
+		}
+	}
+}
+
+// TestChecksOnSimulatedRuns simulates every quick variant for 2 cores and
+// computes its check: each check must find its data and give its numbers.
+func TestChecksOnSimulatedRuns(t *testing.T) {
+	for _, p := range All() {
+		t.Run(p.Name, func(t *testing.T) {
+			e, how, err := p.Quick(2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if _, _, err := sim.Run(context.Background(), e, sim.Options{Dir: dir, Cores: 2}); err != nil {
+				t.Fatal(err)
+			}
+			v, err := p.Evaluate(dir, how)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Numbers == "" || v.Finding != p.Finding || v.Backend != "sim" || v.Scaled != how {
+				t.Errorf("verdict %+v", v)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "verdict.json")); err != nil {
+				t.Error(err)
+			}
+			t.Logf("%s", Line(v))
+		})
+	}
+}
+
+// TestChecksCanFail runs presets changed so that the finding cannot hold:
+// the checks must say so.
+func TestChecksCanFail(t *testing.T) {
+	cases := []struct{ preset string }{
+		// Round robin over the pods never sends two in a row to the same one.
+		{"f05-service"},
+		// Without limits, nothing waits for the next period.
+		{"f09-burn-flow"},
+	}
+	for _, c := range cases {
+		p, _ := Lookup(c.preset)
+		e, how, err := p.Quick(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch c.preset {
+		case "f05-service":
+			e.Spec.Balancer = "roundrobin"
+		case "f09-burn-flow":
+			for i := range e.Spec.Configs {
+				e.Spec.Configs[i].CPU.Limit = "1"
+			}
+		}
+		dir := t.TempDir()
+		if _, _, err := sim.Run(context.Background(), e, sim.Options{Dir: dir, Cores: 2}); err != nil {
+			t.Fatal(err)
+		}
+		v, err := p.Evaluate(dir, how)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Reproduced {
+			t.Errorf("%s changed so it cannot hold, yet: %s", c.preset, Line(v))
+		}
+	}
+}

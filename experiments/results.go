@@ -1,0 +1,186 @@
+package experiments
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/workload"
+)
+
+// Results is what a preset's check reads: a finished results directory.
+type Results struct {
+	Dir     string
+	Spec    *experiment.Experiment
+	Env     experiment.Env
+	Runs    []*experiment.RunSummary
+	Summary *experiment.Summary
+}
+
+// ReadResults reads a results directory for a check.
+func ReadResults(dir string) (*Results, error) {
+	e, env, runs, err := experiment.ReadResults(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Results{Dir: dir, Spec: e, Env: env, Runs: runs, Summary: experiment.Summarize(e, runs)}, nil
+}
+
+// Config returns a config's summary under the first load.
+func (r *Results) Config(name string) (experiment.ConfigSummary, error) {
+	for _, c := range r.Summary.Configs {
+		if c.Config == name {
+			return c, nil
+		}
+	}
+	return experiment.ConfigSummary{}, fmt.Errorf("no finished runs of config %q", name)
+}
+
+// runsOf returns the runs of a config.
+func (r *Results) runsOf(name string) []*experiment.RunSummary {
+	var out []*experiment.RunSummary
+	for _, run := range r.Runs {
+		if run.Config == name {
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
+// median of f over a config's runs.
+func (r *Results) median(name string, f func(*experiment.RunSummary) float64) (float64, error) {
+	runs := r.runsOf(name)
+	if len(runs) == 0 {
+		return 0, fmt.Errorf("no finished runs of config %q", name)
+	}
+	v := make([]float64, len(runs))
+	for i, run := range runs {
+		v[i] = f(run)
+	}
+	return experiment.Median(v), nil
+}
+
+// MeanLatency is the median over repeats of the mean latency (ms).
+func (r *Results) MeanLatency(name string) (float64, error) {
+	return r.median(name, func(s *experiment.RunSummary) float64 { return s.Summary.Latency.Mean })
+}
+
+// SameInstance is the median same-instance rate of consecutive requests.
+func (r *Results) SameInstance(name string) (float64, error) {
+	return r.median(name, func(s *experiment.RunSummary) float64 { return s.Summary.SameInstanceRate })
+}
+
+// neighbourGroups matches a neighbour's group names ("r003-n-NAME").
+func neighbourGroup(group, name string) bool {
+	return len(group) > 7 && group[5:7] == "n-" && group[7:] == name
+}
+
+// NeighbourUsage returns a neighbour's usage in a config's runs: the mean of
+// the means and the highest 100 ms and 1 s windows.
+func (r *Results) NeighbourUsage(config, name string) (experiment.UsageStats, error) {
+	var u experiment.UsageStats
+	n := 0
+	for _, run := range r.runsOf(config) {
+		for g, s := range run.NeighbourUsage {
+			if neighbourGroup(g, name) {
+				u.Mean += s.Mean
+				u.Peak100ms = max(u.Peak100ms, s.Peak100ms)
+				u.Peak1s = max(u.Peak1s, s.Peak1s)
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return u, fmt.Errorf("no usage of neighbour %q in config %q", name, config)
+	}
+	u.Mean /= float64(n)
+	return u, nil
+}
+
+// MachineBusy is the mean number of cores a config's runs kept busy: its
+// instances and all neighbours (the load generator aside).
+func (r *Results) MachineBusy(config string) (float64, error) {
+	return r.median(config, func(s *experiment.RunSummary) float64 {
+		b := 0.0
+		for _, u := range s.Usage {
+			b += u.Mean
+		}
+		for _, u := range s.NeighbourUsage {
+			b += u.Mean
+		}
+		return b
+	})
+}
+
+// BurstGoodput is a burst neighbour's mean goodput per cycle (iterations of
+// all its workers) over a config's runs; cycles cut short by the end of the
+// run are left out.
+func (r *Results) BurstGoodput(config, name string) (float64, int, error) {
+	var sum float64
+	n := 0
+	for _, run := range r.runsOf(config) {
+		f, err := os.Open(filepath.Join(r.Dir, "runs", run.ID, "burst-"+name+".jsonl"))
+		if err != nil {
+			return 0, 0, err
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			var c workload.BurstCycle
+			if json.Unmarshal(sc.Bytes(), &c) == nil && len(c.Iterations) > 0 {
+				sum += float64(c.Total)
+				n++
+			}
+		}
+		f.Close()
+	}
+	if n == 0 {
+		return 0, 0, fmt.Errorf("no burst cycles of %q in config %q", name, config)
+	}
+	return sum / float64(n), n, nil
+}
+
+// Latencies returns every successful request's latency (ms) in a config's runs.
+func (r *Results) Latencies(config string) ([]float64, error) {
+	var out []float64
+	for _, run := range r.runsOf(config) {
+		recs, err := readRecords(filepath.Join(r.Dir, "runs", run.ID))
+		if err != nil {
+			return nil, err
+		}
+		for _, rec := range recs {
+			if rec.Err == "" {
+				out = append(out, float64(rec.Latency)/1e6)
+			}
+		}
+	}
+	return out, nil
+}
+
+func readRecords(dir string) ([]loadgen.Record, error) {
+	path := filepath.Join(dir, "requests.csv")
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		f, err = os.Open(path + ".gz")
+		path += ".gz"
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var rd io.Reader = bufio.NewReader(f)
+	if strings.HasSuffix(path, ".gz") {
+		if rd, err = gzip.NewReader(rd); err != nil {
+			return nil, err
+		}
+	}
+	return loadgen.ReadRecords(rd)
+}

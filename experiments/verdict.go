@@ -1,0 +1,33 @@
+package experiments
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/throttlelab/throttlelab/experiment"
+)
+
+// Evaluate computes the preset's check from the results in dir and writes
+// verdict.json there. scaled says how a quick run was scaled ("" for none).
+func (p *Preset) Evaluate(dir, scaled string) (*experiment.Verdict, error) {
+	r, err := ReadResults(dir)
+	if err != nil {
+		return nil, err
+	}
+	ok, numbers, err := p.verdict(r)
+	if err != nil {
+		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
+	}
+	v := &experiment.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check,
+		Reproduced: ok, Numbers: numbers, Scaled: scaled, Backend: r.Env.Backend}
+	return v, experiment.WriteJSON(filepath.Join(dir, "verdict.json"), v)
+}
+
+// Line is the verdict in one line, as run and sim print it.
+func Line(v *experiment.Verdict) string {
+	word := "NOT REPRODUCED"
+	if v.Reproduced {
+		word = "REPRODUCED"
+	}
+	return fmt.Sprintf("%s %s (%s): %s. %s", v.Finding, word, v.Preset, v.Check, v.Numbers)
+}

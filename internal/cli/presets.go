@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/experiments"
+)
+
+func newPresetsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "presets",
+		Short: "List the built-in experiments that reproduce published findings",
+		Long: `List the built-in experiments, one (or two) per finding of FINDINGS.md, with
+the study and the finding. Run one with "throttlelab run NAME --quick" (scaled to
+this machine, a few minutes) or simulate it at its original scale with
+"throttlelab sim NAME"; "throttlelab presets show NAME" prints its spec.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tFINDING\tSOURCE\tCORES\tFINDING IN ONE LINE")
+			for _, p := range experiments.All() {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", p.Name, p.Finding, p.Source, p.Cores, p.Claim)
+			}
+			return tw.Flush()
+		},
+	}
+	var quick bool
+	var cores int
+	show := &cobra.Command{
+		Use:   "show NAME",
+		Short: "Print a preset's experiment spec (to copy and change)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, ok := experiments.Lookup(args[0])
+			if !ok {
+				return usagef("no preset %q: the presets are %s", args[0], experiments.Names())
+			}
+			if !quick {
+				b, err := p.YAML()
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(b)
+				return err
+			}
+			if cores == 0 {
+				var err error
+				if cores, err = cgroup.OnlineCPUs("/"); err != nil {
+					return err
+				}
+			}
+			e, how, err := p.Quick(cores)
+			if err != nil {
+				return err
+			}
+			b, err := experiment.Marshal(e)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "# %s --quick for %d cores: %s\n", p.Name, cores, how)
+			_, err = cmd.OutOrStdout().Write(b)
+			return err
+		},
+	}
+	show.Flags().BoolVar(&quick, "quick", false, "show the quick variant (resolved, with every default)")
+	show.Flags().IntVar(&cores, "cores", 0, "scale the quick variant for this many cores (default: this machine's)")
+	cmd.AddCommand(show)
+	return cmd
+}
+
+// presetInfo is preset.json: which preset a results directory ran, and how
+// it was scaled, so --resume and report know.
+type presetInfo struct {
+	Preset string `json:"preset"`
+	Scaled string `json:"scaled,omitempty"`
+}
+
+// specOf turns a command's argument into an experiment: a spec file, or a
+// preset's name (its quick variant for cores CPUs when quick is set).
+func specOf(arg string, quick bool, cores int) (*experiment.Experiment, *presetInfo, error) {
+	if _, err := os.Stat(arg); err == nil {
+		if quick {
+			return nil, nil, usagef("--quick is for presets: %s is a spec file", arg)
+		}
+		e, err := experiment.LoadFile(arg)
+		if err != nil {
+			return nil, nil, usageError{err}
+		}
+		return e, nil, nil
+	}
+	p, ok := experiments.Lookup(arg)
+	if !ok {
+		if filepath.Ext(arg) == ".yaml" || filepath.Ext(arg) == ".yml" {
+			return nil, nil, usagef("%s: no such spec file", arg)
+		}
+		return nil, nil, usagef("%s is neither a spec file nor a preset: the presets are %s", arg, experiments.Names())
+	}
+	if !quick {
+		e, err := p.Spec()
+		return e, &presetInfo{Preset: p.Name}, err
+	}
+	e, how, err := p.Quick(cores)
+	return e, &presetInfo{Preset: p.Name, Scaled: how}, err
+}
+
+// readPresetInfo reads preset.json, nil if the directory ran no preset.
+func readPresetInfo(dir string) (*presetInfo, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "preset.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var pi presetInfo
+	return &pi, json.Unmarshal(b, &pi)
+}
+
+// judge computes a preset's verdict over a results directory and prints it.
+func judge(cmd *cobra.Command, pi *presetInfo, dir string) error {
+	if pi == nil {
+		return nil
+	}
+	p, ok := experiments.Lookup(pi.Preset)
+	if !ok {
+		return fmt.Errorf("%s ran preset %q, which this version does not have", dir, pi.Preset)
+	}
+	v, err := p.Evaluate(dir, pi.Scaled)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), experiments.Line(v))
+	return nil
+}
+
+// writePresetInfo records the preset in a results directory.
+func writePresetInfo(dir string, pi *presetInfo) error {
+	if pi == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return experiment.WriteJSON(filepath.Join(dir, "preset.json"), pi)
+}
