@@ -9,6 +9,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/workload"
 )
 
 // MaxInstances bounds the instances of one config: each is a process and a group.
@@ -41,6 +42,13 @@ func (e *Experiment) resolve() error {
 	case loadgen.KindTile:
 		if s.Workload.Tiles == "" {
 			s.Workload.Tiles = "all"
+		}
+		cat, err := workload.DefaultCatalog()
+		if err != nil {
+			return err
+		}
+		if _, err := loadgen.SelectTiles(s.Workload.Tiles, cat, s.Seed); err != nil {
+			return bad("spec.workload.tiles", "%v", err)
 		}
 	case loadgen.KindBurn:
 		if s.Workload.Burn == "" {

@@ -290,7 +290,8 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 		warm := lc
 		warm.Duration, warm.Requests = w, 0
 		if warm.Mode == loadgen.ModeRamp {
-			warm.Mode, warm.Workers = loadgen.ModeImage, warm.RampTo
+			// One step at the top of the ramp, whatever the requests are.
+			warm.RampFrom, warm.RampStep = warm.RampTo, w
 		}
 		if _, err := loadgen.Run(ctx, warm); err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)

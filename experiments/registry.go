@@ -422,7 +422,10 @@ var presets = []*Preset{
 			m := milli(n * 1000)
 			for i := range e.Spec.Configs {
 				c := &e.Spec.Configs[i]
-				c.CPU.Request, c.CPU.Limit = m, m
+				c.CPU.Request = m
+				if c.CPU.Limit != "" {
+					c.CPU.Limit = m
+				}
 				if c.CPU.Cpuset != "" {
 					c.CPU.Cpuset = fmt.Sprintf("%d-%d", cores-n, cores-1)
 					if n == 1 {

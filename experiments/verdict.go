@@ -9,16 +9,22 @@ import (
 
 // Evaluate computes the preset's check from the results in dir and writes
 // verdict.json there. scaled says how a quick run was scaled ("" for none).
-func (p *Preset) Evaluate(dir, scaled string) (*experiment.Verdict, error) {
+func (p *Preset) Evaluate(dir, scaled string) (v *experiment.Verdict, err error) {
 	r, err := ReadResults(dir)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		// A spec changed by hand may lack a config the check reads.
+		if e := recover(); e != nil {
+			v, err = nil, fmt.Errorf("preset %s: cannot check %s: %v", p.Name, dir, e)
+		}
+	}()
 	ok, numbers, err := p.verdict(r)
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
 	}
-	v := &experiment.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check,
+	v = &experiment.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check,
 		Reproduced: ok, Numbers: numbers, Scaled: scaled, Backend: r.Env.Backend}
 	return v, experiment.WriteJSON(filepath.Join(dir, "verdict.json"), v)
 }

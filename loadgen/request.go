@@ -87,8 +87,9 @@ func newSource(w WorkloadSpec, cat *workload.Catalog, seed uint64, finite bool) 
 }
 
 // SelectTiles returns the tiles a spec names, shuffled with seed: "all" (or ""),
-// "sample:N" (N distinct random tiles) or "class:small|medium|large" (by cost,
-// from the catalogue).
+// "sample:N" (N distinct random tiles), "class:small|medium|large" (by cost,
+// from the catalogue) or "iters:LO-HI" (tiles of LO to HI escape-time
+// iterations: nearly uniform costs).
 func SelectTiles(spec string, cat *workload.Catalog, seed uint64) ([]workload.Tile, error) {
 	rng := rand.New(rand.NewPCG(seed, 0x711e))
 	var tiles []workload.Tile
@@ -112,8 +113,24 @@ func SelectTiles(spec string, cat *workload.Catalog, seed uint64) ([]workload.Ti
 		for _, t := range cat.TilesOfClass(cl) {
 			tiles = append(tiles, t.Tile)
 		}
+	case strings.HasPrefix(spec, "iters:"):
+		// Tiles of nearly the same cost: LO <= iterations < HI.
+		lo, hi, ok := strings.Cut(strings.TrimPrefix(spec, "iters:"), "-")
+		l, err1 := strconv.ParseUint(lo, 10, 64)
+		h, err2 := strconv.ParseUint(hi, 10, 64)
+		if !ok || err1 != nil || err2 != nil || l >= h {
+			return nil, fmt.Errorf("tiles %q: want iters:LO-HI with LO < HI (escape-time iterations per tile, 40000 to 180000000)", spec)
+		}
+		for _, t := range cat.Tiles {
+			if t.Iterations >= l && t.Iterations < h {
+				tiles = append(tiles, t.Tile)
+			}
+		}
+		if len(tiles) == 0 {
+			return nil, fmt.Errorf("tiles %q: no tile costs between %d and %d iterations (tiles stats shows the distribution)", spec, l, h)
+		}
 	default:
-		return nil, fmt.Errorf("tiles %q: want all, sample:N or class:small|medium|large", spec)
+		return nil, fmt.Errorf("tiles %q: want all, sample:N, class:small|medium|large or iters:LO-HI", spec)
 	}
 	rng.Shuffle(len(tiles), func(i, j int) { tiles[i], tiles[j] = tiles[j], tiles[i] })
 	return tiles, nil

@@ -183,7 +183,7 @@ func TestRunBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"run"}, "give an experiment spec"},
-		{[]string{"run", "/nonexistent.yaml"}, "no such file"},
+		{[]string{"run", "/nonexistent.yaml"}, "no such spec file"},
 		{[]string{"run", bad}, "bad.yaml:11: spec.configs[1].cpu.limit"},
 		{[]string{"run", bad, "--resume", "/tmp"}, "not both"},
 		{[]string{"run", "--resume", "/nonexistent"}, "--resume"},
@@ -323,5 +323,27 @@ spec:
 	}
 	if left := ourLeftovers(t); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestRunRampWarmup: a ramp of burns with a warm-up (the warm-up is a closed
+// loop at the ramp's top, whatever the requests are).
+func TestRunRampWarmup(t *testing.T) {
+	needRoot(t)
+	spec := writeSpec(t, `apiVersion: throttlelab/v1alpha1
+kind: Experiment
+metadata: {name: rampwarm}
+spec:
+  workload: {request: burn, burn: cpu=1ms}
+  load: {mode: ramp, ramp: "1:2", step: 500ms}
+  configs: [{name: a, cpu: {limit: 500m}}]
+  warmup: 200ms
+`)
+	dir := filepath.Join(t.TempDir(), "res")
+	if r := run(t, "run", spec, "--out", dir); r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if s := readExpSummary(t, dir); len(s.Runs) != 1 || len(s.Runs[0].Summary.Steps) != 2 {
+		t.Errorf("summary %+v", s.Runs)
 	}
 }

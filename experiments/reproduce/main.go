@@ -31,7 +31,7 @@ func main() {
 	bin := flag.String("bin", "bin/throttlelab", "throttlelab binary")
 	out := flag.String("out", "docs/findings.md", "table to write")
 	results := flag.String("results", "results/reproduce", "where the runs go")
-	only := flag.String("only", "", "comma-separated presets (default: all)")
+	only := flag.String("only", "", "comma-separated presets to run again; the others' last results are read from -results")
 	flag.Parse()
 	want := map[string]bool{}
 	for _, n := range strings.Split(*only, ",") {
@@ -45,12 +45,14 @@ func main() {
 	}
 	var rows []row
 	for _, p := range experiments.All() {
-		if len(want) > 0 && !want[p.Name] {
-			continue
-		}
 		r := row{p: p}
-		r.meas = do(*bin, filepath.Join(*results, p.Name), "run", p.Name, "--quick")
-		r.sim = do(*bin, filepath.Join(*results, p.Name+"-sim"), "sim", p.Name)
+		measDir, simDir := filepath.Join(*results, p.Name), filepath.Join(*results, p.Name+"-sim")
+		if len(want) > 0 && !want[p.Name] {
+			r.meas, r.sim = load(measDir), load(simDir)
+		} else {
+			r.meas = do(*bin, measDir, "run", p.Name, "--quick")
+			r.sim = do(*bin, simDir, "sim", p.Name)
+		}
 		fmt.Fprintf(os.Stderr, "%s: measured %s, simulated %s\n", p.Name, word(r.meas), word(r.sim))
 		rows = append(rows, r)
 	}
@@ -107,6 +109,31 @@ func do(bin, dir string, args ...string) outcome {
 		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 		o.err = fmt.Sprintf("%v: %s", err, lines[len(lines)-1])
 	}
+	os.MkdirAll(dir, 0o755)
+	b, _ := json.Marshal(record{Cmd: o.cmd, TookSec: o.took.Seconds(), Err: o.err})
+	os.WriteFile(filepath.Join(dir, "reproduce.json"), b, 0o644)
+	return read(dir, o)
+}
+
+// record is reproduce.json: how a result was made, for a later table.
+type record struct {
+	Cmd     string  `json:"cmd"`
+	TookSec float64 `json:"took_sec"`
+	Err     string  `json:"error,omitempty"`
+}
+
+// load reads an earlier result of this program.
+func load(dir string) outcome {
+	var rec record
+	b, err := os.ReadFile(filepath.Join(dir, "reproduce.json"))
+	if err != nil {
+		return outcome{err: "not run yet: run make reproduce"}
+	}
+	json.Unmarshal(b, &rec)
+	return read(dir, outcome{cmd: rec.Cmd, took: time.Duration(rec.TookSec * float64(time.Second)), err: rec.Err})
+}
+
+func read(dir string, o outcome) outcome {
 	if b, err := os.ReadFile(filepath.Join(dir, "verdict.json")); err == nil {
 		var v experiment.Verdict
 		if json.Unmarshal(b, &v) == nil {

@@ -70,7 +70,7 @@ open loop), sequential (one request after another).`,
 	fl.StringVar(&f.targetsFile, "targets-file", "", "file with one target URL per line")
 	fl.StringVar(&f.balancer, "balancer", "random", "random, roundrobin, ingress:K, least or p2c")
 	fl.StringVar(&f.request, "request", "tile", "tile, burn or api")
-	fl.StringVar(&f.tiles, "tiles", "all", "tile set: all, sample:N or class:small|medium|large")
+	fl.StringVar(&f.tiles, "tiles", "all", "tile set: all, sample:N, class:small|medium|large or iters:LO-HI (tiles of LO to HI iterations)")
 	fl.StringVar(&f.burn, "burn", "cpu=5ms", "burn request: cpu=DURATION or iterations=N")
 	fl.IntVar(&f.workers, "workers", 1, "closed-loop workers (image mode)")
 	fl.StringVar(&f.ramp, "ramp", "1:8", "ramp mode: workers FROM:TO")
