@@ -107,15 +107,22 @@ func colorBar(lo, hi float64, unit, id string) string {
 		c := colormap(float64(i) / 8)
 		fmt.Fprintf(&b, `<stop offset="%d%%" stop-color="#%02x%02x%02x"/>`, i*100/8, c.R, c.G, c.B)
 	}
-	fmt.Fprintf(&b, `</linearGradient></defs><rect x="10" y="4" width="%d" height="12" fill="url(#%s-g)"/>`, w-20, id)
+	fmt.Fprintf(&b, `</linearGradient></defs><rect x="16" y="4" width="%d" height="12" fill="url(#%s-g)"/>`, w-32, id)
 	llo, lhi := math.Log10(lo), math.Log10(hi)
-	for e := math.Ceil(llo); e <= math.Floor(lhi)+1e-9; e++ {
-		for _, m := range []float64{1, 2, 5} {
+	// Ticks at 1, 2 and 5 per decade, fewer when the scale spans many.
+	marks := []float64{1, 2, 5}
+	if lhi-llo > 4 {
+		marks = []float64{1}
+	} else if lhi-llo > 2.5 {
+		marks = []float64{1, 3}
+	}
+	for e := math.Floor(llo); e <= math.Floor(lhi)+1e-9; e++ {
+		for _, m := range marks {
 			v := m * math.Pow(10, e)
 			if v < lo || v > hi || lhi == llo {
 				continue
 			}
-			x := 10 + (math.Log10(v)-llo)/(lhi-llo)*float64(w-20)
+			x := 16 + (math.Log10(v)-llo)/(lhi-llo)*float64(w-32)
 			fmt.Fprintf(&b, `<line x1="%s" x2="%s" y1="16" y2="20" stroke="#333"/><text x="%s" y="31">%s</text>`, px(x), px(x), px(x), fmtNum(v))
 		}
 	}
