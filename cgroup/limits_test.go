@@ -221,3 +221,22 @@ func TestOnlineCPUs(t *testing.T) {
 		t.Error("missing file gave no error")
 	}
 }
+
+func TestBurstSupported(t *testing.T) {
+	for _, c := range []struct {
+		name, mountinfo string
+		files           map[string]string
+		want            bool
+	}{
+		{"v1 with burst", "hybrid-host", map[string]string{"sys/fs/cgroup/cpu/cpu.cfs_burst_us": "0\n"}, true},
+		{"v1 without", "hybrid-host", map[string]string{"sys/fs/cgroup/cpu/cpu.cfs_quota_us": "-1\n"}, false},
+		{"v2 with burst", "v2-host", map[string]string{"sys/fs/cgroup/cgroup.controllers": "cpu\n", "sys/fs/cgroup/system.slice/cpu.max.burst": "0\n"}, true},
+		{"v2 without", "v2-host", map[string]string{"sys/fs/cgroup/cgroup.controllers": "cpu\n", "sys/fs/cgroup/system.slice/cpu.max": "max 100000\n"}, false},
+	} {
+		root := fakeRoot(t, c.mountinfo, "0::/\n", c.files)
+		got, err := BurstSupported(root)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
+}

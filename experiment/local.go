@@ -245,7 +245,7 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 		if err != nil {
 			return nil, err
 		}
-		g, err := x.m.NewGroup(fmt.Sprintf("r%03d-n-%s", run.Index, n.Name), ns)
+		g, err := x.m.NewGroup(NeighbourGroup(run.Index, n.Name), ns)
 		if err != nil {
 			return nil, err
 		}

@@ -1,20 +1,11 @@
 package experiments
 
 import (
-	"bufio"
-	"compress/gzip"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
-	"github.com/throttlelab/throttlelab/workload"
 )
 
 // Results is what a preset's check reads: a finished results directory.
@@ -79,11 +70,6 @@ func (r *Results) SameInstance(name string) (float64, error) {
 	return r.median(name, func(s *experiment.RunSummary) float64 { return s.Summary.SameInstanceRate })
 }
 
-// neighbourGroups matches a neighbour's group names ("r003-n-NAME").
-func neighbourGroup(group, name string) bool {
-	return len(group) > 7 && group[5:7] == "n-" && group[7:] == name
-}
-
 // NeighbourUsage returns a neighbour's usage in a config's runs: the mean of
 // the means and the highest 100 ms and 1 s windows.
 func (r *Results) NeighbourUsage(config, name string) (experiment.UsageStats, error) {
@@ -91,7 +77,7 @@ func (r *Results) NeighbourUsage(config, name string) (experiment.UsageStats, er
 	n := 0
 	for _, run := range r.runsOf(config) {
 		for g, s := range run.NeighbourUsage {
-			if neighbourGroup(g, name) {
+			if experiment.IsNeighbourGroup(g, name) {
 				u.Mean += s.Mean
 				u.Peak100ms = max(u.Peak100ms, s.Peak100ms)
 				u.Peak1s = max(u.Peak1s, s.Peak1s)
@@ -123,24 +109,19 @@ func (r *Results) MachineBusy(config string) (float64, error) {
 
 // BurstGoodput is a burst neighbour's mean goodput per cycle (iterations of
 // all its workers) over a config's runs; cycles cut short by the end of the
-// run are left out.
+// run are not in the file.
 func (r *Results) BurstGoodput(config, name string) (float64, int, error) {
 	var sum float64
 	n := 0
 	for _, run := range r.runsOf(config) {
-		f, err := os.Open(filepath.Join(r.Dir, "runs", run.ID, "burst-"+name+".jsonl"))
+		cycles, err := experiment.ReadBurstCycles(filepath.Join(r.Dir, "runs", run.ID), name)
 		if err != nil {
 			return 0, 0, err
 		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			var c workload.BurstCycle
-			if json.Unmarshal(sc.Bytes(), &c) == nil && len(c.Iterations) > 0 {
-				sum += float64(c.Total)
-				n++
-			}
+		for _, c := range cycles {
+			sum += float64(c.Total)
+			n++
 		}
-		f.Close()
 	}
 	if n == 0 {
 		return 0, 0, fmt.Errorf("no burst cycles of %q in config %q", name, config)
@@ -152,7 +133,7 @@ func (r *Results) BurstGoodput(config, name string) (float64, int, error) {
 func (r *Results) Latencies(config string) ([]float64, error) {
 	var out []float64
 	for _, run := range r.runsOf(config) {
-		recs, err := readRecords(filepath.Join(r.Dir, "runs", run.ID))
+		recs, err := loadgen.ReadRecordsIn(filepath.Join(r.Dir, "runs", run.ID))
 		if err != nil {
 			return nil, err
 		}
@@ -163,24 +144,4 @@ func (r *Results) Latencies(config string) ([]float64, error) {
 		}
 	}
 	return out, nil
-}
-
-func readRecords(dir string) ([]loadgen.Record, error) {
-	path := filepath.Join(dir, "requests.csv")
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		f, err = os.Open(path + ".gz")
-		path += ".gz"
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var rd io.Reader = bufio.NewReader(f)
-	if strings.HasSuffix(path, ".gz") {
-		if rd, err = gzip.NewReader(rd); err != nil {
-			return nil, err
-		}
-	}
-	return loadgen.ReadRecords(rd)
 }

@@ -2,11 +2,9 @@ package report
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -123,7 +121,7 @@ func loadRun(dir string) (*Run, error) {
 	if r.Summary == nil {
 		return nil, fmt.Errorf("%s: incomplete run summary", dir)
 	}
-	if r.Records, err = readRecords(dir); err != nil {
+	if r.Records, err = loadgen.ReadRecordsIn(dir); err != nil {
 		return nil, err
 	}
 	usage, err := readColumns(filepath.Join(dir, "usage.csv"))
@@ -148,34 +146,6 @@ func loadRun(dir string) (*Run, error) {
 		r.Groups = append(r.Groups, g)
 	}
 	return r, nil
-}
-
-// readRecords reads requests.csv, or requests.csv.gz where the records were
-// compressed to be kept.
-func readRecords(dir string) ([]loadgen.Record, error) {
-	path := filepath.Join(dir, "requests.csv")
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		path += ".gz"
-		f, err = os.Open(path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var rd io.Reader = bufio.NewReaderSize(f, 1<<16)
-	if strings.HasSuffix(path, ".gz") {
-		gz, err := gzip.NewReader(rd)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		rd = gz
-	}
-	recs, err := loadgen.ReadRecords(rd)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return recs, nil
 }
 
 type columns struct {

@@ -1,17 +1,13 @@
 package sim
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/workload"
 )
 
 // Tolerances are how close a simulation must come to a measurement.
@@ -113,7 +109,7 @@ func neighbourThrottled(runs []*experiment.RunSummary, name string) float64 {
 	var p, t uint64
 	for _, r := range runs {
 		for g, st := range r.Neighbours {
-			if len(g) > 7 && g[5:7] == "n-" && g[7:] == name {
+			if experiment.IsNeighbourGroup(g, name) {
 				p += st.Periods
 				t += st.ThrottledPeriods
 			}
@@ -131,19 +127,14 @@ func burstGoodput(dir string, runs []*experiment.RunSummary, name string) (float
 	var sum float64
 	var n int
 	for _, r := range runs {
-		f, err := os.Open(filepath.Join(dir, "runs", r.ID, "burst-"+name+".jsonl"))
+		cycles, err := experiment.ReadBurstCycles(filepath.Join(dir, "runs", r.ID), name)
 		if err != nil {
 			return 0, err
 		}
-		sc := bufio.NewScanner(f)
-		for sc.Scan() {
-			var c workload.BurstCycle
-			if json.Unmarshal(sc.Bytes(), &c) == nil {
-				sum += float64(c.Total)
-				n++
-			}
+		for _, c := range cycles {
+			sum += float64(c.Total)
+			n++
 		}
-		f.Close()
 	}
 	if n == 0 {
 		return 0, fmt.Errorf("no burst cycles for %s", name)

@@ -215,7 +215,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		if err != nil {
 			return nil, 0, err
 		}
-		gname := fmt.Sprintf("r%03d-n-%s", run.Index, n.Name)
+		gname := experiment.NeighbourGroup(run.Index, n.Name)
 		g, _, err := groupOf(m, gname, ns, rng)
 		if err != nil {
 			return nil, 0, err
