@@ -133,3 +133,33 @@ func TestReportShowsWhatWasMeasured(t *testing.T) {
 		}
 	}
 }
+
+func TestTableColourOnlyOnRequest(t *testing.T) {
+	srcs := load(t, []string{"testdata/limits"})
+	var plain, colour strings.Builder
+	WriteTable(&plain, srcs, false)
+	WriteTable(&colour, srcs, true)
+	if strings.Contains(plain.String(), "\x1b[") {
+		t.Error("escape codes without colour")
+	}
+	lines := strings.Split(colour.String(), "\n")
+	var ref, limited string
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, "unlimited (reference)"):
+			ref = l
+		case strings.Contains(l, " limited "):
+			limited = l
+		}
+	}
+	// The reference is dimmed; the limited config (p99 over twice the
+	// reference's) is red; the header and units stay as they are.
+	if !strings.HasPrefix(ref, ansiDim) || !strings.HasPrefix(limited, ansiRed) || !strings.Contains(colour.String(), "p99 ms") {
+		t.Errorf("colours:\n%q\n%q", ref, limited)
+	}
+	// Colour does not move the columns.
+	strip := strings.NewReplacer(ansiDim, "", ansiRed, "", ansiYellow, "", ansiReset, "")
+	if strip.Replace(colour.String()) != plain.String() {
+		t.Error("the coloured table is not the plain one with colours")
+	}
+}
