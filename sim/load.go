@@ -202,53 +202,48 @@ func (c *client) admit() bool { return c.cfg.Requests == 0 || c.issued < c.cfg.R
 
 func (c *client) timeUp(m *Machine) bool { return c.until > 0 && m.Now() >= c.until }
 
+// flight is one request from the client's side: one allocation carries it
+// through every event (sent, arrived, served, answered, read).
+type flight struct {
+	c                      *client
+	r                      simReq
+	seq                    int64
+	target, step, worker   int
+	waited                 bool
+	intended, sent, served time.Duration
+	srv                    *Server
+	// next runs when the client has read the response: loopNext continues a
+	// closed-loop worker until stepUntil, then a function.
+	loopNext  bool
+	stepUntil time.Duration
+	then      func(m *Machine)
+	// sr is the request at the server, cr the client's work on the response.
+	sr, cr Request
+}
+
+// Flight phases, as event arguments.
+const (
+	atServer = iota
+	atClient
+)
+
 // send issues one request now; after the response, then() runs.
-func (c *client) send(m *Machine, intended time.Duration, r simReq, step, worker int, waited bool, then func(m *Machine)) {
+func (c *client) send(m *Machine, intended time.Duration, r simReq, step, worker int, waited bool, then func(m *Machine)) *flight {
 	c.issued++
 	c.inflight++
-	seq := c.seq
+	f := &flight{c: c, r: r, seq: c.seq, intended: intended, sent: m.Now(), step: step, worker: worker, waited: waited, then: then}
 	c.seq++
-	target := c.bal.Pick()
-	srv := c.servers[target]
-	sent := m.Now()
-	sr := &Request{Work: r.cost}
-	clientCost := c.costs.ClientRequest
-	if r.kind == loadgen.KindTile {
-		clientCost = c.costs.ClientTile
-	}
-	sr.Done = func(m *Machine, sr *Request) {
-		finished := m.Now()
-		m.At(finished+c.costs.Network+c.wake(c.proc, finished), fn(func(m *Machine) {
-			// The response is in: its latency ends here. Reading (and for a
-			// tile, decoding and hashing) it takes the generator's CPU before
-			// the worker goes on.
-			rec := loadgen.Record{Seq: seq, Intended: intended, Start: sent, Latency: m.Now() - intended, Target: target,
-				Instance: srv.Name, Status: 200, ServerCPU: sr.Work, ServerWall: finished - sr.Arrived, Tile: r.tileName,
-				Step: step, Worker: worker, Waited: waited, Throttled: sr.Throttled}
-			if srv.single {
-				rec.ServerQueue = sr.Started - sr.Arrived
-			}
-			if rec.Latency > c.cfg.Timeout {
-				rec.Err, rec.Status, rec.Latency = "timeout", 0, c.cfg.Timeout
-				rec.ServerQueue, rec.ServerCPU, rec.ServerWall, rec.Throttled = -1, -1, -1, -1
-			}
-			c.col.Add(&rec)
-			c.end = max(c.end, m.Now())
-			after := func(m *Machine) {
-				c.inflight--
-				c.bal.Done(target)
-				if then != nil {
-					then(m)
-				}
-			}
-			if c.proc == nil || clientCost == 0 {
-				after(m)
-				return
-			}
-			c.proc.Arrive(m, &Request{Work: clientCost, Done: func(m *Machine, _ *Request) { after(m) }})
-		}), 0)
-	}
-	m.At(sent+c.costs.Network+c.wake(srv, sent), fn(func(m *Machine) {
+	f.target = c.bal.Pick()
+	f.srv = c.servers[f.target]
+	f.sr = Request{Work: r.cost, Done: f}
+	m.At(f.sent+c.costs.Network+c.wake(f.srv, f.sent), f, atServer)
+	return f
+}
+
+func (f *flight) handle(m *Machine, phase int64) {
+	c, srv := f.c, f.srv
+	switch phase {
+	case atServer:
 		// An idle server's runtime used some CPU meanwhile (charged when
 		// the idle spell ends, to keep events few).
 		if idle := min(m.Now()-srv.lastArrival, time.Second); idle > 2*time.Millisecond {
@@ -257,8 +252,59 @@ func (c *client) send(m *Machine, intended time.Duration, r simReq, step, worker
 		if srv.IdleFor(m.Now()) > time.Millisecond {
 			srv.Background(m, c.costs.WakeCPU)
 		}
-		srv.Arrive(m, sr)
-	}), 0)
+		srv.Arrive(m, &f.sr)
+	case atClient:
+		// The response is in: its latency ends here. Reading (and for a
+		// tile, decoding and hashing) it takes the generator's CPU before
+		// the worker goes on.
+		sr := &f.sr
+		rec := loadgen.Record{Seq: f.seq, Intended: f.intended, Start: f.sent, Latency: m.Now() - f.intended, Target: f.target,
+			Instance: srv.Name, Status: 200, ServerCPU: sr.Work, ServerWall: f.served - sr.Arrived, Tile: f.r.tileName,
+			Step: f.step, Worker: f.worker, Waited: f.waited, Throttled: sr.Throttled}
+		if srv.single {
+			rec.ServerQueue = sr.Started - sr.Arrived
+		}
+		if rec.Latency > c.cfg.Timeout {
+			rec.Err, rec.Status, rec.Latency = "timeout", 0, c.cfg.Timeout
+			rec.ServerQueue, rec.ServerCPU, rec.ServerWall, rec.Throttled = -1, -1, -1, -1
+		}
+		c.col.Add(&rec)
+		c.end = max(c.end, m.Now())
+		cost := c.costs.ClientRequest
+		if f.r.kind == loadgen.KindTile {
+			cost = c.costs.ClientTile
+		}
+		if c.proc == nil || cost == 0 {
+			f.read(m)
+			return
+		}
+		f.cr = Request{Work: cost, Done: f}
+		c.proc.Arrive(m, &f.cr)
+	}
+}
+
+// RequestDone implements Doner: the server has served the request, or the
+// client has read the response.
+func (f *flight) RequestDone(m *Machine, r *Request) {
+	if r == &f.sr {
+		f.served = m.Now()
+		m.At(f.served+f.c.costs.Network+f.c.wake(f.c.proc, f.served), f, atClient)
+		return
+	}
+	f.read(m)
+}
+
+// read ends the request: its slot is free and its worker goes on.
+func (f *flight) read(m *Machine) {
+	c := f.c
+	c.inflight--
+	c.bal.Done(f.target)
+	switch {
+	case f.loopNext:
+		c.loop(m, f.worker, f.step, f.stepUntil)
+	case f.then != nil:
+		f.then(m)
+	}
 }
 
 // wake is the extra delay into a process idle for over a millisecond.
@@ -310,7 +356,8 @@ func (c *client) loop(m *Machine, w, step int, stepUntil time.Duration) {
 		c.workerDone(m)
 		return
 	}
-	c.send(m, m.Now(), r, step, w, false, func(m *Machine) { c.loop(m, w, step, stepUntil) })
+	f := c.send(m, m.Now(), r, step, w, false, nil)
+	f.loopNext, f.stepUntil = true, stepUntil
 }
 
 // workerDone: a closed-loop worker stopped; the last one ends the step.

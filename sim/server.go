@@ -14,8 +14,8 @@ type Request struct {
 	// (for the queue time of the single-threaded server).
 	Arrived, Started time.Duration
 	started          bool
-	// Done is called when the request's last CPU is done.
-	Done func(m *Machine, r *Request)
+	// Done is told when the request's last CPU is done.
+	Done Doner
 	// ran is the CPU the request had since it was scheduled, before its
 	// current chunk; chunk is the CPU that chunk was given.
 	ran, chunk float64
@@ -23,6 +23,11 @@ type Request struct {
 	// the request; parked0 the thread's count when it took the request.
 	Throttled time.Duration
 	parked0   float64
+}
+
+// Doner is told when a request is done.
+type Doner interface {
+	RequestDone(m *Machine, r *Request)
 }
 
 // Server is a workload server instance: GOMAXPROCS threads running one
@@ -157,7 +162,7 @@ func (s *Server) ChunkDone(m *Machine, t *Thread) {
 	}
 	if r.Left == 0 {
 		s.cur[t.Tag] = nil
-		r.Done(m, r)
+		r.Done.RequestDone(m, r)
 		s.next(m, t)
 		return
 	}
