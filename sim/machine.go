@@ -21,11 +21,16 @@ type Params struct {
 	// BusyFactor ticks only (the kernel's busy_factor), idle ones every tick.
 	BalanceInterval time.Duration
 	BusyFactor      int
+	// SMT pairs the CPUs as hyperthreads of one core (0 and 1, 2 and 3, ...):
+	// while both of a pair run, each does SMTSpeed of the work it would do
+	// alone in the same CPU time (time is still accounted in full).
+	SMT      bool
+	SMTSpeed float64
 }
 
 // DefaultParams are the kernel's defaults.
 func DefaultParams(cores int) Params {
-	return Params{Cores: cores, Slice: 5 * time.Millisecond, MinRuntime: time.Millisecond, BalanceInterval: 4 * time.Millisecond, BusyFactor: 16}
+	return Params{Cores: cores, Slice: 5 * time.Millisecond, MinRuntime: time.Millisecond, BalanceInterval: 4 * time.Millisecond, BusyFactor: 16, SMTSpeed: 0.6}
 }
 
 // eps is the work (in ns) below which a chunk counts as done: event times are
@@ -60,6 +65,10 @@ type core struct {
 	run   []*Thread // runnable threads on this core (not throttled)
 	last  time.Duration
 	dirty bool
+	// speed is the work done per CPU time (below 1 while an SMT sibling
+	// runs); busy whether the core ran anything at its last reschedule.
+	speed float64
+	busy  bool
 	// The core's pending event: when, its place among ties, and its index in
 	// the core queue (-1: none).
 	at  time.Duration
@@ -74,7 +83,7 @@ func NewMachine(p Params) *Machine {
 	}
 	m := &Machine{p: p}
 	for i := 0; i < p.Cores; i++ {
-		m.cores = append(m.cores, &core{id: i, pos: -1})
+		m.cores = append(m.cores, &core{id: i, pos: -1, speed: 1})
 	}
 	return m
 }
@@ -146,7 +155,7 @@ func (m *Machine) advance(c *core) {
 	}
 	for _, t := range c.run {
 		d := t.rate * dt
-		t.work -= d
+		t.work -= d * c.speed
 		t.CPU += d
 		t.g.UsageNs += d
 		if t.g.limited() {
@@ -168,6 +177,12 @@ func (m *Machine) flush() {
 		m.dirty = m.dirty[:len(m.dirty)-1]
 		c.dirty = false
 		m.reschedule(c)
+		if busy := len(c.run) > 0; m.p.SMT && busy != c.busy && c.id^1 < len(m.cores) {
+			// The sibling's speed changes now: account its past at the old
+			// speed, then reschedule it at the new.
+			c.busy = busy
+			m.touch(m.cores[c.id^1])
+		}
 	}
 }
 
@@ -190,6 +205,10 @@ func (m *Machine) reschedule(c *core) {
 		}
 		wsum += float64(t.g.Shares) / float64(t.g.rq[c.id].n)
 	}
+	c.speed = 1
+	if m.p.SMT && c.id^1 < len(m.cores) && len(m.cores[c.id^1].run) > 0 {
+		c.speed = m.p.SMTSpeed
+	}
 	expShare := 1.0
 	if roots > 0 {
 		if wsum > 0 {
@@ -206,7 +225,7 @@ func (m *Machine) reschedule(c *core) {
 		} else {
 			t.rate = expShare * float64(t.g.Shares) / wsum / float64(rq.n)
 		}
-		next = math.Min(next, math.Max(t.work, 0)/t.rate)
+		next = math.Min(next, math.Max(t.work, 0)/(t.rate*c.speed))
 		if t.g.limited() {
 			// The group's threads here use the runtime at the group's share.
 			next = math.Min(next, math.Max(rq.local, 0)/(t.rate*float64(rq.n)))

@@ -29,6 +29,8 @@ type Options struct {
 	Cores int
 	// Costs turn requests into CPU time (DefaultCosts if zero).
 	Costs Costs
+	// SMT pairs the CPUs as hyperthreads (see Params.SMT).
+	SMT bool
 	// Version is written into env.json.
 	Version string
 	// Log receives one line per run.
@@ -88,7 +90,7 @@ func Run(ctx context.Context, e *experiment.Experiment, opt Options) ([]*experim
 			return nil, nil, err
 		}
 	}
-	info := &Info{Cores: opt.Cores, Params: DefaultParams(opt.Cores), Costs: opt.Costs}
+	info := &Info{Cores: opt.Cores, Params: opt.params(), Costs: opt.Costs}
 	rc := requestCache{}
 	var out []*experiment.RunSummary
 	for _, run := range e.Runs() {
@@ -106,6 +108,12 @@ func Run(ctx context.Context, e *experiment.Experiment, opt Options) ([]*experim
 		out = append(out, rs)
 	}
 	return out, info, experiment.WriteJSON(filepath.Join(opt.Dir, "sim.json"), info)
+}
+
+func (o Options) params() Params {
+	p := DefaultParams(o.Cores)
+	p.SMT = o.SMT
+	return p
 }
 
 // procsOf is the GOMAXPROCS an instance would resolve: host CPUs, N, or the
@@ -171,7 +179,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		return nil, 0, err
 	}
 	defer os.RemoveAll(tmp)
-	m := NewMachine(DefaultParams(opt.Cores))
+	m := NewMachine(opt.params())
 	rng := rand.New(rand.NewPCG(e.Spec.Seed, uint64(run.Index)+1))
 	settings, qos, err := e.Settings(run.Config)
 	if err != nil {

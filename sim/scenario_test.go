@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -154,5 +155,31 @@ func TestScenarioBurstAccumulation(t *testing.T) {
 	// pool of 40), 20 in [400,500), the last 19 by 519 ms.
 	if ws[0].finished != ms(519) || st.Bursts != 1 || st.BurstUsec != 20000 {
 		t.Errorf("finished at %s, %d bursts of %d us; want 519ms, 1, 20000", ws[0].finished, st.Bursts, st.BurstUsec)
+	}
+}
+
+// With SMT, two siblings busy together each do SMTSpeed of the work: two 60
+// ms chunks on CPUs 0 and 1 take 100 ms each (and 100 ms of CPU time each),
+// while a 60 ms chunk alone on its core takes 60 ms.
+func TestSMTSiblings(t *testing.T) {
+	p := DefaultParams(4)
+	p.SMT = true
+	m := NewMachine(p)
+	g := m.NewGroup("g", 1024, 0, 0, 0, nil, 0)
+	var ws []*worker
+	for i, c := range []int{0, 1, 2} {
+		w := &worker{name: fmt.Sprint(i)}
+		th := m.NewThread(g, w)
+		th.core = c
+		m.Wake(th, ms(60))
+		ws = append(ws, w)
+	}
+	m.RunUntil(time.Second, func() bool { return ws[0].finished > 0 && ws[1].finished > 0 && ws[2].finished > 0 })
+	// CPU 2's sibling (3) is idle; 0 and 1 are siblings.
+	if ws[0].finished != ms(100) || ws[1].finished != ms(100) || ws[2].finished != ms(60) {
+		t.Errorf("finished at %s %s %s; want 100ms 100ms 60ms", ws[0].finished, ws[1].finished, ws[2].finished)
+	}
+	if math.Abs(g.UsageNs-260e6) > 1e3 {
+		t.Errorf("CPU time %.3f ms, want 260", g.UsageNs/1e6)
 	}
 }

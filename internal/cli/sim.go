@@ -19,6 +19,7 @@ import (
 
 type simFlags struct {
 	quick          bool
+	smt            bool
 	out            string
 	cores          int
 	compare        string
@@ -56,6 +57,7 @@ the variant scaled to this machine. Its check is computed and printed.`,
 	cmd.Flags().StringVar(&f.compare, "compare", "", "simulate the experiment of this measured results directory and compare")
 	cmd.Flags().Float64Var(&f.nsPerIteration, "ns-per-iteration", sim.DefaultCosts().NsPerIteration, "CPU cost of one Mandelbrot iteration (ns)")
 	cmd.Flags().Int64Var(&f.seed, "seed", -1, "override the spec's seed")
+	cmd.Flags().BoolVar(&f.smt, "smt", false, "pair the CPUs as hyperthreads (0-1, 2-3, ...): two busy siblings each do 0.6 of a core's work")
 	cmd.Flags().BoolVar(&f.quick, "quick", false, "simulate a preset's quick variant, scaled to --cores or this machine")
 	return cmd
 }
@@ -126,7 +128,7 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "simulating %s on %d cores: %d runs -> %s\n", e.Metadata.Name, cores, len(e.Runs()), dir)
 	start := time.Now()
-	results, info, simErr := sim.Run(cmd.Context(), e, sim.Options{Dir: dir, Cores: cores, Costs: costs, Version: Version, Log: cmd.ErrOrStderr()})
+	results, info, simErr := sim.Run(cmd.Context(), e, sim.Options{Dir: dir, Cores: cores, Costs: costs, SMT: f.smt, Version: Version, Log: cmd.ErrOrStderr()})
 	if simErr != nil {
 		if errors.Is(simErr, context.Canceled) || cmd.Context().Err() != nil {
 			return exitError{code: 130, err: errors.New("interrupted")}
