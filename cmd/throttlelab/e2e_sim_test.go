@@ -84,3 +84,24 @@ func TestSimBadInput(t *testing.T) {
 		}
 	}
 }
+
+// TestSimDefaultDirs: two simulations in the same second get directories
+// of their own.
+func TestSimDefaultDirs(t *testing.T) {
+	spec, err := filepath.Abs("../../examples/limits.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wd := t.TempDir()
+	for i := 0; i < 2; i++ {
+		cmd := exec.Command(binary, "sim", spec, "--cores", "2")
+		cmd.Dir = wd
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+	}
+	dirs, _ := filepath.Glob(filepath.Join(wd, "results/limits/sim-*"))
+	if len(dirs) != 2 {
+		t.Errorf("results dirs %v, want two", dirs)
+	}
+}

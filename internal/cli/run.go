@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -80,7 +81,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 			}
 		}
 		if dir == "" {
-			dir = filepath.Join("results", e.Metadata.Name, time.Now().Format("20060102-150405"))
+			dir = newResultsDir(e.Metadata.Name, "")
 		}
 		if err := writePresetInfo(dir, pi); err != nil {
 			return err
@@ -126,4 +127,17 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 	fmt.Fprintf(out, "results in %s\n", dir)
 	return nil
+}
+
+// newResultsDir names a fresh results directory, results/NAME/[PREFIX]TIMESTAMP,
+// with -2, -3... when one of that second exists (a simulation takes less).
+func newResultsDir(name, prefix string) string {
+	base := filepath.Join("results", name, prefix+time.Now().Format("20060102-150405"))
+	dir := base
+	for i := 2; ; i++ {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			return dir
+		}
+		dir = fmt.Sprintf("%s-%d", base, i)
+	}
 }

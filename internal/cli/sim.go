@@ -109,7 +109,7 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 			return err
 		}
 		if dir == "" {
-			dir = filepath.Join("results", e.Metadata.Name, "sim-"+time.Now().Format("20060102-150405"))
+			dir = newResultsDir(e.Metadata.Name, "sim-")
 		}
 	default:
 		return usagef("give an experiment spec (SPEC.yaml) or --compare DIR")
