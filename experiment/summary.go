@@ -35,6 +35,8 @@ type Summary struct {
 	Name    string          `json:"name"`
 	Configs []ConfigSummary `json:"configs"`
 	Runs    []*RunSummary   `json:"runs"`
+	// Verdict is a preset's check, when the experiment is one.
+	Verdict *Verdict `json:"verdict,omitempty"`
 }
 
 // Median is the middle of v (the mean of the two middle values of an even

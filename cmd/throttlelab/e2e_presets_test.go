@@ -64,6 +64,9 @@ func TestPresetSimulated(t *testing.T) {
 
 func assertVerdict(t *testing.T, dir, preset string) {
 	t.Helper()
+	if s := readExpSummary(t, dir); s.Verdict == nil || s.Verdict.Preset != preset {
+		t.Errorf("summary.json has no verdict for %s: %+v", preset, s.Verdict)
+	}
 	b, err := os.ReadFile(filepath.Join(dir, "verdict.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -126,21 +126,22 @@ func readPresetInfo(dir string) (*presetInfo, error) {
 	return &pi, json.Unmarshal(b, &pi)
 }
 
-// judge computes a preset's verdict over a results directory and prints it.
-func judge(cmd *cobra.Command, pi *presetInfo, dir string) error {
+// judge computes a preset's verdict over a results directory, prints it and
+// returns it (nil for an experiment that is no preset).
+func judge(cmd *cobra.Command, pi *presetInfo, dir string) (*experiment.Verdict, error) {
 	if pi == nil {
-		return nil
+		return nil, nil
 	}
 	p, ok := experiments.Lookup(pi.Preset)
 	if !ok {
-		return fmt.Errorf("%s ran preset %q, which this version does not have", dir, pi.Preset)
+		return nil, fmt.Errorf("%s ran preset %q, which this version does not have", dir, pi.Preset)
 	}
 	v, err := p.Evaluate(dir, pi.Scaled)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), experiments.Line(v))
-	return nil
+	return v, nil
 }
 
 // writePresetInfo records the preset in a results directory.

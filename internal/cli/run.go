@@ -104,13 +104,17 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	})
 	if len(results) > 0 {
 		s := experiment.Summarize(e, results)
-		if err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error { return jsonTo(w, s) }); err != nil {
-			return err
-		}
 		if runErr == nil {
-			if err := judge(cmd, pi, dir); err != nil {
+			// The check reads the runs, not summary.json, so the summary can
+			// carry the verdict.
+			v, err := judge(cmd, pi, dir)
+			if err != nil {
 				fmt.Fprintf(cmd.ErrOrStderr(), "throttlelab: %v\n", err)
 			}
+			s.Verdict = v
+		}
+		if err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error { return jsonTo(w, s) }); err != nil {
+			return err
 		}
 		if err := reportOf(out, dir); err != nil {
 			// The measurements are on disk; only the report failed.

@@ -137,14 +137,16 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	}
 	wall := time.Since(start)
 	s := experiment.Summarize(e, results)
-	if err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error { return jsonTo(w, s) }); err != nil {
-		return err
-	}
 	if err := writePresetInfo(dir, pi); err != nil {
 		return err
 	}
-	if err := judge(cmd, pi, dir); err != nil {
+	v, err := judge(cmd, pi, dir)
+	if err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "throttlelab: %v\n", err)
+	}
+	s.Verdict = v
+	if err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error { return jsonTo(w, s) }); err != nil {
+		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "simulated %.1f s in %.2f s (%d events, %.1f M events/s)\n", info.SimulatedSec, wall.Seconds(), info.Events, float64(info.Events)/wall.Seconds()/1e6)
 	simSrc, err := report.Load(dir)
