@@ -105,3 +105,37 @@ func TestSimDefaultDirs(t *testing.T) {
 		t.Errorf("results dirs %v, want two", dirs)
 	}
 }
+
+// TestSimInterrupted: Ctrl-C keeps the finished runs, their summary and report.
+func TestSimInterrupted(t *testing.T) {
+	spec := writeSpec(t, `apiVersion: throttlelab/v1alpha1
+kind: Experiment
+metadata: {name: long}
+spec:
+  workload: {request: burn, burn: cpu=5ms}
+  load: {mode: rate, rate: 2000, duration: 60s}
+  configs: [{name: a, cpu: {limit: "1"}}]
+  repeats: 50
+`)
+	dir := filepath.Join(t.TempDir(), "res")
+	cmd := exec.Command(binary, "sim", spec, "--cores", "4", "--out", dir)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		_, err := os.Stat(filepath.Join(dir, "runs/a/load0/r1/summary.json"))
+		return err == nil
+	})
+	cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	if code := exitCode(err); code != 130 || !strings.Contains(out.String(), "runs finished and kept in") {
+		t.Fatalf("exit %d\n%s", code, out.String())
+	}
+	for _, f := range []string{"summary.json", "report.html", "runs/a/load0/r1/requests.csv"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("missing %s", f)
+		}
+	}
+}

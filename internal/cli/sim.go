@@ -130,7 +130,17 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	start := time.Now()
 	results, info, simErr := sim.Run(cmd.Context(), e, sim.Options{Dir: dir, Cores: cores, Costs: costs, SMT: f.smt, Version: Version, Log: cmd.ErrOrStderr()})
 	if simErr != nil {
+		if len(results) > 0 {
+			// Keep what was simulated: its summary and report.
+			s := experiment.Summarize(e, results)
+			if err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error { return jsonTo(w, s) }); err == nil {
+				if err := reportOf(out, dir); err != nil {
+					fmt.Fprintf(cmd.ErrOrStderr(), "throttlelab: no report: %v\n", err)
+				}
+			}
+		}
 		if errors.Is(simErr, context.Canceled) || cmd.Context().Err() != nil {
+			fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept in %s\n", len(results), len(e.Runs()), dir)
 			return exitError{code: 130, err: errors.New("interrupted")}
 		}
 		return simErr
