@@ -161,6 +161,8 @@ type Verdict struct {
 	// figures behind it.
 	Reproduced bool   `json:"reproduced"`
 	Numbers    string `json:"numbers"`
+	// Why explains a failed check where the results can tell.
+	Why string `json:"why,omitempty"`
 	// Scaled says how a --quick run was scaled down ("" at original scale).
 	Scaled  string `json:"scaled,omitempty"`
 	Backend string `json:"backend"`

@@ -31,6 +31,9 @@ type Preset struct {
 	quick func(e *experiment.Experiment, cores int) string
 	// verdict computes the check from what was measured.
 	verdict func(r *Results) (bool, string, error)
+	// why, if set, explains a check that failed, from the same results ("" if
+	// it cannot tell).
+	why func(r *Results) string
 }
 
 // All returns the presets in finding order.

@@ -104,3 +104,29 @@ func TestChecksCanFail(t *testing.T) {
 		}
 	}
 }
+
+// TestWhy: a failed check says why where the results can tell.
+func TestWhy(t *testing.T) {
+	p, _ := Lookup("f14-pinning")
+	e, how, err := p.Quick(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// With a quota on the pinned container too, it is throttled.
+	for i := range e.Spec.Configs {
+		if e.Spec.Configs[i].Name == "pinned" {
+			e.Spec.Configs[i].CPU.Limit = e.Spec.Configs[i].CPU.Request
+		}
+	}
+	dir := t.TempDir()
+	if _, _, err := sim.Run(context.Background(), e, sim.Options{Dir: dir, Cores: 2}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := p.Evaluate(dir, how)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Reproduced || !strings.Contains(v.Why, "it has a quota") {
+		t.Errorf("verdict %+v", v)
+	}
+}

@@ -47,7 +47,7 @@ func tileQuick(e *experiment.Experiment, tiles int) {
 
 var presets = []*Preset{
 	{
-		Name: "f01-logjam", Finding: "F1", Source: mandelbrot, Cores: 16,
+		Name: "f01-logjam", Finding: "F1", Source: mandelbrot, Cores: 16, why: rarelyThrottled("limited"),
 		Claim:     "8 pods limited to 1 CPU render the image with a far longer latency tail than 1 unlimited pod, though no pod reaches its limit on average",
 		Check:     "p99 (limited) / p99 (unlimited) >= 2 at half-machine load",
 		Published: "tail latency up to ~6x the unlimited run at 8 client threads, ~3x at 4",
@@ -74,7 +74,7 @@ var presets = []*Preset{
 		},
 	},
 	{
-		Name: "f02-limit-size", Finding: "F2", Source: mandelbrot, Cores: 16,
+		Name: "f02-limit-size", Finding: "F2", Source: mandelbrot, Cores: 16, why: rarelyThrottled("limit-1"),
 		Claim:     "raising the limit per pod reduces the harm; 4 CPUs x 8 pods (twice the machine) almost removes it",
 		Check:     "p99 falls as the limit rises; the largest limit is within 1.3x of unlimited",
 		Published: "4 CPUs x 8 pods almost removes the harm, but total render time is still >10% up",
@@ -108,7 +108,7 @@ var presets = []*Preset{
 		},
 	},
 	{
-		Name: "f03-pool-size", Finding: "F3", Source: mandelbrot, Cores: 16,
+		Name: "f03-pool-size", Finding: "F3", Source: mandelbrot, Cores: 16, why: rarelyThrottled("4x4cpu"),
 		Claim:     "with limits adding up to the machine, fewer larger pools beat more smaller ones, and limits are worse than running out of CPU",
 		Check:     "p99: 2 big pools < 4 small pools; unlimited overload < limited",
 		Published: "2 x 8 CPUs better than 4 x 4 CPUs; unlimited pods under overload better than either",
@@ -364,6 +364,9 @@ var presets = []*Preset{
 	},
 	{
 		Name: "f12-weights", Finding: "F12", Source: qosPaper, Cores: 4,
+		why: func(r *Results) string {
+			return "here the larger weight did shield the server: with weight 10000 its threads won the cores they shared with the BestEffort job"
+		},
 		Claim:     "a larger weight for the server does not reduce a BestEffort neighbour's interference",
 		Check:     "p99 at weight 10000 within 1.2x of p99 at weight 100",
 		Published: "weights 100 to 10000 against 1: no improvement",
@@ -382,7 +385,7 @@ var presets = []*Preset{
 		},
 	},
 	{
-		Name: "f13-cpu-burst", Finding: "F13", Source: burstStudy, Cores: 8, NeedsBurst: true,
+		Name: "f13-cpu-burst", Finding: "F13", Source: burstStudy, Cores: 8, NeedsBurst: true, why: rarelyThrottled("no-burst"),
 		Claim:     "CPU burst removes most throttling and cuts tail latency at the same average CPU; 1 s averages hide 100 ms peaks above the limit",
 		Check:     "p99 with burst <= 0.8x without; throttled periods drop >= 50%; 100 ms peak usage > limit > 1 s average",
 		Published: "usage averaging 2.5 cores over 1 s peaks above 4 cores in 100 ms windows; burst removes most throttling",
@@ -420,6 +423,20 @@ var presets = []*Preset{
 	},
 	{
 		Name: "f14-pinning", Finding: "F14", Source: burstStudy, Cores: 4,
+		why: func(r *Results) string {
+			s, err1 := r.Config("shared")
+			p, err2 := r.Config("pinned")
+			if err1 != nil || err2 != nil {
+				return ""
+			}
+			if p.ThrottledPct >= 1 {
+				return fmt.Sprintf("the pinned container was throttled in %.1f%% of periods: it has a quota as well as its cores", p.ThrottledPct)
+			}
+			if p.P99Ms < 0.9*s.P99Ms {
+				return fmt.Sprintf("the pinned cores served the requests sooner: in the shared pool they ran in parallel on every core until the quota ran out, then all waited for the next period (throttled in %.0f%% of periods)", s.ThrottledPct)
+			}
+			return ""
+		},
 		Claim:     "pinned threads queue on their cores while the shared pool serves them at once: pinning is no cure for throttling latency",
 		Check:     "pinned: no throttled periods, yet p99 no better than 0.9x the shared pool's with an equal limit",
 		Published: "4 requests of 60 ms to a 2-CPU container: pinned no faster than shared",
@@ -524,4 +541,16 @@ func cpus(q string) float64 {
 		return 0
 	}
 	return float64(m) / 1000
+}
+
+// rarelyThrottled explains a failed limit check whose limited config was
+// seldom throttled: the load did not reach the quota.
+func rarelyThrottled(config string) func(r *Results) string {
+	return func(r *Results) string {
+		c, err := r.Config(config)
+		if err != nil || c.ThrottledPct >= 5 {
+			return ""
+		}
+		return fmt.Sprintf("%s was throttled in only %.1f%% of periods: the load seldom reached its quota", config, c.ThrottledPct)
+	}
 }

@@ -26,6 +26,9 @@ func (p *Preset) Evaluate(dir, scaled string) (v *experiment.Verdict, err error)
 	}
 	v = &experiment.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check,
 		Reproduced: ok, Numbers: numbers, Scaled: scaled, Backend: r.Env.Backend}
+	if !ok && p.why != nil {
+		v.Why = p.why(r)
+	}
 	return v, experiment.WriteJSON(filepath.Join(dir, "verdict.json"), v)
 }
 
@@ -35,5 +38,9 @@ func Line(v *experiment.Verdict) string {
 	if v.Reproduced {
 		word = "REPRODUCED"
 	}
-	return fmt.Sprintf("%s %s (%s): %s. %s", v.Finding, word, v.Preset, v.Check, v.Numbers)
+	line := fmt.Sprintf("%s %s (%s): %s. %s", v.Finding, word, v.Preset, v.Check, v.Numbers)
+	if v.Why != "" {
+		line += ". Why: " + v.Why
+	}
+	return line
 }

@@ -167,5 +167,9 @@ func cell(o outcome) string {
 	if o.verdict.Backend == "sim" && strings.HasPrefix(o.cmd, "throttlelab run") {
 		w += " (simulated: no CPU burst in this kernel)"
 	}
-	return w + ": " + strings.ReplaceAll(o.verdict.Numbers, "|", "/")
+	c := w + ": " + strings.ReplaceAll(o.verdict.Numbers, "|", "/")
+	if o.verdict.Why != "" {
+		c += ". Why: " + strings.ReplaceAll(o.verdict.Why, "|", "/")
+	}
+	return c
 }
