@@ -237,11 +237,7 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 			probe = n
 			continue
 		}
-		k, err := n.CPU.Kube()
-		if err != nil {
-			return nil, err
-		}
-		ns, _, err := k.Settings(cgroup.WeightMapping(x.e.Spec.WeightMapping))
+		ns, err := x.e.NeighbourSettings(*n)
 		if err != nil {
 			return nil, err
 		}
@@ -338,12 +334,8 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 			return nil, err
 		}
 		defer probeRecords.Close()
-		pc := lc
-		pc.Mode, pc.Rate, pc.Requests, pc.Balancer, pc.Records = loadgen.ModeProbe, probe.Rate, 0, "roundrobin", probeRecords
-		if pc.Duration == 0 {
-			pc.Duration = 10 * time.Second
-		}
-		pc.Workload = loadgen.WorkloadSpec{Kind: loadgen.KindAPI}
+		pc := ProbeConfig(lc, *probe)
+		pc.Records = probeRecords
 		go func() {
 			r, _ := loadgen.Run(ctx, pc)
 			probeDone <- r

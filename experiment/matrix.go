@@ -2,8 +2,10 @@ package experiment
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/loadgen"
 )
 
 // Run is one run of an experiment: one config under one load, one repeat.
@@ -55,4 +57,27 @@ func (e *Experiment) Settings(c Config) (cgroup.Settings, cgroup.QoSClass, error
 		return cgroup.Settings{}, "", err
 	}
 	return k.Settings(cgroup.WeightMapping(e.Spec.WeightMapping))
+}
+
+// NeighbourSettings returns the cgroup settings of a neighbour's group.
+func (e *Experiment) NeighbourSettings(n Neighbour) (cgroup.Settings, error) {
+	k, err := n.CPU.Kube()
+	if err != nil {
+		return cgroup.Settings{}, err
+	}
+	s, _, err := k.Settings(cgroup.WeightMapping(e.Spec.WeightMapping))
+	return s, err
+}
+
+// ProbeConfig is the load of a probe neighbour beside load lc: /api requests
+// at the probe's rate, round robin over the instances, for the load's
+// duration (10 s if it has none).
+func ProbeConfig(lc loadgen.Config, probe Neighbour) loadgen.Config {
+	pc := lc
+	pc.Mode, pc.Rate, pc.Requests, pc.Balancer, pc.Records = loadgen.ModeProbe, probe.Rate, 0, "roundrobin", nil
+	if pc.Duration == 0 {
+		pc.Duration = 10 * time.Second
+	}
+	pc.Workload = loadgen.WorkloadSpec{Kind: loadgen.KindAPI}
+	return pc
 }

@@ -215,11 +215,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 			probe = n
 			continue
 		}
-		k, err := n.CPU.Kube()
-		if err != nil {
-			return nil, 0, err
-		}
-		ns, _, err := k.Settings(cgroup.WeightMapping(e.Spec.WeightMapping))
+		ns, err := e.NeighbourSettings(*n)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -272,12 +268,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 			return nil, 0, err
 		}
 		defer pf.Close()
-		pc := lc
-		pc.Mode, pc.Rate, pc.Requests, pc.Balancer = loadgen.ModeProbe, probe.Rate, 0, "roundrobin"
-		if pc.Duration == 0 {
-			pc.Duration = 10 * time.Second
-		}
-		pc.Workload = loadgen.WorkloadSpec{Kind: loadgen.KindAPI}
+		pc := experiment.ProbeConfig(lc, *probe)
 		if pcol, err = loadgen.NewCollector(pc, pf); err != nil {
 			return nil, 0, err
 		}

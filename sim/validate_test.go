@@ -121,6 +121,7 @@ metadata: {name: nb}
 spec:
   workload: {request: burn, burn: cpu=5ms}
   load: {mode: rate, rate: 150, arrivals: poisson, duration: 4s}
+  neighbours: [{name: probe, kind: probe, rate: 20}]
   configs:
     - name: alone
       cpu: {request: "1"}
@@ -138,6 +139,9 @@ spec:
 	alone, noisy := runs[0], runs[1]
 	if len(alone.Neighbours) != 0 || len(noisy.Neighbours) != 1 {
 		t.Fatalf("neighbours: alone %v, with hog %v", alone.Neighbours, noisy.Neighbours)
+	}
+	if alone.Probe == nil || alone.Probe.Requests < 70 || alone.Probe.Requests > 90 || alone.Probe.Mode != "probe" {
+		t.Errorf("probe at 20/s for 4 s: %+v", alone.Probe)
 	}
 	if noisy.Summary.Latency.P99 <= 1.2*alone.Summary.Latency.P99 {
 		t.Errorf("p99 alone %.2f ms, beside a weight-2 hog %.2f ms: want the hog to hurt", alone.Summary.Latency.P99, noisy.Summary.Latency.P99)
