@@ -84,9 +84,9 @@ func loadNames(es []*entry) []string {
 func okLatencies(rs []*Run) []float64 {
 	var v []float64
 	for _, r := range rs {
-		for i := range r.Records {
-			if r.Records[i].Err == "" {
-				v = append(v, float64(r.Records[i].Latency)/1e6)
+		for _, q := range r.Requests {
+			if q.OK {
+				v = append(v, float64(q.Latency)/1e6)
 			}
 		}
 	}
@@ -137,10 +137,9 @@ func rowOf(e *entry) row {
 			r.Peak1s = math.Max(r.Peak1s, u.Peak1s)
 		}
 		r.SameInstance += run.Summary.SameInstanceRate / float64(len(e.runs))
-		for i := range run.Records {
-			rec := &run.Records[i]
-			if rec.Err == "" && rec.ServerCPU >= 0 && rec.ServerWall >= 0 {
-				stall += max(rec.ServerWall-rec.ServerCPU-max(rec.ServerQueue, 0), 0)
+		for _, q := range run.Requests {
+			if q.OK && q.Stall >= 0 {
+				stall += q.Stall
 				stalls++
 			}
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/workload"
 )
 
 // Source is one results directory, as run or sim wrote it.
@@ -33,9 +34,42 @@ type Source struct {
 // Run is one run's data.
 type Run struct {
 	*experiment.RunSummary
-	Records []loadgen.Record
+	// Requests holds what the report needs of each request, compactly: a
+	// full log jam has 130,000 of them per config.
+	Requests []Request
 	// Groups are the run's sampled cgroups (instances, then neighbours).
 	Groups []GroupUsage
+}
+
+// Request is one request as the report sees it.
+type Request struct {
+	// Latency from the intended send time; OK unless it failed.
+	Latency time.Duration
+	OK      bool
+	// Stall is server wall - CPU - queue, -1 where the server gave no timing.
+	Stall time.Duration
+	// Tile is the tile's index (row-major), -1 for other requests.
+	Tile int32
+}
+
+func compact(recs []loadgen.Record) []Request {
+	out := make([]Request, len(recs))
+	for i := range recs {
+		rec := &recs[i]
+		r := Request{Latency: rec.Latency, OK: rec.Err == "", Stall: -1, Tile: -1}
+		if rec.ServerCPU >= 0 && rec.ServerWall >= 0 {
+			r.Stall = max(rec.ServerWall-rec.ServerCPU-max(rec.ServerQueue, 0), 0)
+		}
+		if x, y, ok := strings.Cut(rec.Tile, ","); ok {
+			tx, err1 := strconv.Atoi(x)
+			ty, err2 := strconv.Atoi(y)
+			if t := (workload.Tile{X: tx, Y: ty}); err1 == nil && err2 == nil && t.Valid() {
+				r.Tile = int32(t.Index())
+			}
+		}
+		out[i] = r
+	}
+	return out
 }
 
 // GroupUsage is one cgroup's samples: cumulative CPU time and throttled
@@ -121,9 +155,11 @@ func loadRun(dir string) (*Run, error) {
 	if r.Summary == nil {
 		return nil, fmt.Errorf("%s: incomplete run summary", dir)
 	}
-	if r.Records, err = loadgen.ReadRecordsIn(dir); err != nil {
+	recs, err := loadgen.ReadRecordsIn(dir)
+	if err != nil {
 		return nil, err
 	}
+	r.Requests = compact(recs)
 	usage, err := readColumns(filepath.Join(dir, "usage.csv"))
 	if err != nil {
 		return nil, err

@@ -10,7 +10,6 @@ import (
 	"image/color"
 	"image/png"
 	"math"
-	"strconv"
 	"strings"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -38,22 +37,10 @@ func colormap(t float64) color.NRGBA {
 func tileMedians(e *entry) map[int]float64 {
 	by := map[int][]float64{}
 	for _, r := range e.runs {
-		for i := range r.Records {
-			rec := &r.Records[i]
-			if rec.Err != "" || rec.Tile == "" {
-				continue
+		for _, q := range r.Requests {
+			if q.OK && q.Tile >= 0 {
+				by[int(q.Tile)] = append(by[int(q.Tile)], float64(q.Latency)/1e6)
 			}
-			x, y, ok := strings.Cut(rec.Tile, ",")
-			if !ok {
-				continue
-			}
-			tx, err1 := strconv.Atoi(x)
-			ty, err2 := strconv.Atoi(y)
-			if err1 != nil || err2 != nil || tx < 0 || ty < 0 || tx >= workload.TilesX || ty >= workload.TilesY {
-				continue
-			}
-			k := ty*workload.TilesX + tx
-			by[k] = append(by[k], float64(rec.Latency)/1e6)
 		}
 	}
 	out := make(map[int]float64, len(by))
