@@ -219,17 +219,8 @@ func (c *Chart) SVG() string {
 	}
 	sx := newScale(c.X, xs, padLeft, float64(w-padRight))
 	// The legend sits in rows under the title; the plot starts below them.
-	item := func(name string) int { return 32 + int(6.2*float64(len([]rune(name)))) + 14 }
-	padTop, lx := padTop0, padLeft
-	for _, s := range c.Series {
-		if s.NoLegend || s.Name == "" {
-			continue
-		}
-		if lx+item(s.Name) > w-padRight && lx > padLeft {
-			lx, padTop = padLeft, padTop+13
-		}
-		lx += item(s.Name)
-	}
+	legend, lx, ly := c.legendLayout(w)
+	padTop := padTop0 + ly - legendTop
 	sy := newScale(c.Y, ys, float64(h-padBottom), float64(padTop))
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" id="%s" viewBox="0 0 %d %d" role="img" aria-labelledby="%s-t" xmlns="http://www.w3.org/2000/svg">`, c.ID, w, h, c.ID)
@@ -277,17 +268,10 @@ func (c *Chart) SVG() string {
 				d.WriteString("L" + px(x) + " " + px(y))
 			}
 		}
-		width := s.Width
-		if width == 0 {
-			width = 1.5
-		}
+		width, dash := stroke(s)
 		op := ""
 		if s.Opacity > 0 && s.Opacity < 1 {
 			op = ` stroke-opacity="` + strconv.FormatFloat(s.Opacity, 'f', 2, 64) + `"`
-		}
-		dash := ""
-		if s.Dash != "" {
-			dash = ` stroke-dasharray="` + s.Dash + `"`
 		}
 		fmt.Fprintf(&b, `<path class="series" data-series="%d" data-name="%s" d="%s" stroke="%s" stroke-width="%s"%s%s fill="none"><title>%s</title></path>`,
 			i, html.EscapeString(s.Name), d.String(), s.Color, px(width), op, dash, html.EscapeString(s.Name))
@@ -298,33 +282,54 @@ func (c *Chart) SVG() string {
 		x0, x1 := sx.f(m.X0), sx.f(m.X1)
 		fmt.Fprintf(&b, `<rect class="mark" x="%s" y="%d" width="%s" height="5"/>`, px(x0), h-padBottom+1, px(math.Max(x1-x0, 2)))
 	}
-	// Legend: one row under the title, each line sample with the same width
-	// and dash as its line, so it reads without colour.
-	lx, ly := padLeft, 34
-	for i, s := range c.Series {
-		if s.NoLegend || s.Name == "" {
-			continue
-		}
-		if lx+item(s.Name) > w-padRight && lx > padLeft {
-			lx, ly = padLeft, ly+13 // no room: another row
-		}
-		width := s.Width
-		if width == 0 {
-			width = 1.5
-		}
-		dash := ""
-		if s.Dash != "" {
-			dash = ` stroke-dasharray="` + s.Dash + `"`
-		}
+	// Legend: rows under the title, each line sample with the same width and
+	// dash as its line, so it reads without colour.
+	for _, it := range legend {
+		s := c.Series[it.series]
+		width, dash := stroke(s)
 		fmt.Fprintf(&b, `<g class="legend" data-series="%d"><line x1="%d" x2="%d" y1="%d" y2="%d" stroke="%s" stroke-width="%s"%s/><text x="%d" y="%d">%s</text></g>`,
-			i, lx, lx+24, ly-4, ly-4, s.Color, px(math.Min(width, 6)), dash, lx+30, ly, html.EscapeString(s.Name))
-		lx += item(s.Name)
+			it.series, it.x, it.x+24, it.y-4, it.y-4, s.Color, px(math.Min(width, 6)), dash, it.x+30, it.y, html.EscapeString(s.Name))
 	}
 	if c.MarkLabel != "" && len(c.Marks) > 0 {
 		fmt.Fprintf(&b, `<g class="legend"><rect class="mark" x="%d" y="%d" width="24" height="6"/><text x="%d" y="%d">%s</text></g>`, lx, ly-7, lx+30, ly, html.EscapeString(c.MarkLabel))
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// stroke returns a series' line width (1.5 by default) and its dash attribute.
+func stroke(s Series) (float64, string) {
+	width, dash := s.Width, ""
+	if width == 0 {
+		width = 1.5
+	}
+	if s.Dash != "" {
+		dash = ` stroke-dasharray="` + s.Dash + `"`
+	}
+	return width, dash
+}
+
+type legendItem struct{ series, x, y int }
+
+// legendTop is the baseline of the legend's first row.
+const legendTop = 34
+
+// legendLayout places the named series in rows under the title, wrapping
+// when a row is full; it returns where the next item would go.
+func (c *Chart) legendLayout(w int) (items []legendItem, x, y int) {
+	x, y = padLeft, legendTop
+	for i, s := range c.Series {
+		if s.NoLegend || s.Name == "" {
+			continue
+		}
+		size := 32 + int(6.2*float64(len([]rune(s.Name)))) + 14
+		if x+size > w-padRight && x > padLeft {
+			x, y = padLeft, y+13
+		}
+		items = append(items, legendItem{i, x, y})
+		x += size
+	}
+	return items, x, y
 }
 
 // Downsample keeps at most 2*buckets points of a series sorted by X: the

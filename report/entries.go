@@ -13,7 +13,6 @@ import (
 // entry is one config under one load in one source: the unit every plot and
 // table row is about.
 type entry struct {
-	src    *Source
 	srcIdx int
 	config experiment.Config
 	load   experiment.Load
@@ -39,7 +38,7 @@ func buildEntries(sources []*Source) []*entry {
 	for si, s := range sources {
 		for _, l := range s.Spec.Spec.Loads {
 			for ci, c := range s.Spec.Spec.Configs {
-				e := &entry{src: s, srcIdx: si, config: c, load: l, ref: c.Name == s.Spec.Spec.Reference}
+				e := &entry{srcIdx: si, config: c, load: l, ref: c.Name == s.Spec.Spec.Reference}
 				for _, r := range s.Runs {
 					if r.Config == c.Name && r.Load == l.Name {
 						e.runs = append(e.runs, r)
