@@ -11,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/experiments"
 )
@@ -53,11 +52,9 @@ this machine, a few minutes) or simulate it at its original scale with
 				_, err = cmd.OutOrStdout().Write(b)
 				return err
 			}
-			if cores == 0 {
-				var err error
-				if cores, err = cgroup.OnlineCPUs("/"); err != nil {
-					return err
-				}
+			cores, err := orHostCores(cores)
+			if err != nil {
+				return err
 			}
 			e, how, err := p.Quick(cores)
 			if err != nil {

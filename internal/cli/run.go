@@ -67,7 +67,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		}
 		dir = f.resume
 	case len(args) == 1:
-		cores, err := cgroup.OnlineCPUs("/")
+		cores, err := orHostCores(0)
 		if err != nil {
 			return err
 		}

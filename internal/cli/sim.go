@@ -100,10 +100,9 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 		if p, ok := experiments.Lookup(args[0]); ok && cores == 0 && !f.quick {
 			cores = p.Cores // the original machine
 		}
-		if cores == 0 {
-			if cores, err = cgroup.OnlineCPUs("/"); err != nil {
-				return fmt.Errorf("counting this machine's CPUs: %w: give --cores", err)
-			}
+		// A quick variant is scaled to the machine it is simulated on.
+		if cores, err = orHostCores(cores); err != nil {
+			return err
 		}
 		if e, pi, err = specOf(args[0], f.quick, cores); err != nil {
 			return err
@@ -114,10 +113,8 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	default:
 		return usagef("give an experiment spec (SPEC.yaml) or --compare DIR")
 	}
-	if cores == 0 {
-		if cores, err = cgroup.OnlineCPUs("/"); err != nil {
-			return fmt.Errorf("counting this machine's CPUs: %w: give --cores", err)
-		}
+	if cores, err = orHostCores(cores); err != nil {
+		return err
 	}
 	if cores < 1 || cores > 4096 {
 		return usagef("--cores %d: want 1 to 4096", cores)
@@ -186,4 +183,16 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	}
 	fmt.Fprintf(out, "results in %s\n", dir)
 	return nil
+}
+
+// orHostCores returns cores, or this machine's CPU count when it is 0.
+func orHostCores(cores int) (int, error) {
+	if cores != 0 {
+		return cores, nil
+	}
+	n, err := cgroup.OnlineCPUs("/")
+	if err != nil {
+		return 0, fmt.Errorf("counting this machine's CPUs: %w: give --cores", err)
+	}
+	return n, nil
 }
