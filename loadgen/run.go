@@ -257,39 +257,52 @@ func (r *runner) openLoop(ctx context.Context) error {
 		if r.clock.SleepUntil(ctx, intended) != nil {
 			return nil
 		}
-		select {
-		case slots <- struct{}{}:
-		default:
-			waited = true
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return nil
-			}
-		}
-		req, _ := r.src.take()
-		seq, target := r.pick()
 		if r.cfg.MaxInflight == 1 {
 			// One slot: the next send waits for this one anyway, so send inline
 			// (which also makes the schedule exact on a fake clock).
+			req, _ := r.src.take()
+			seq, target := r.pick()
 			r.send(intended, req, seq, target, 0, 0, waited)
-			<-slots
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-slots }()
-			r.send(intended, req, seq, target, 0, 0, waited)
-		}()
+		if !r.sendAsync(ctx, slots, &wg, intended, 0, waited) {
+			return nil
+		}
 	}
 	return nil
+}
+
+// sendAsync sends one open-loop request due at intended in its own goroutine,
+// once one of the slots (MaxInflight of them) is free; a send that had to wait
+// for one counts as late. It reports false if ctx ended while waiting.
+func (r *runner) sendAsync(ctx context.Context, slots chan struct{}, wg *sync.WaitGroup, intended time.Time, source int, waited bool) bool {
+	select {
+	case slots <- struct{}{}:
+	default:
+		waited = true
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	req, _ := r.src.take()
+	seq, target := r.pick()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer func() { <-slots }()
+		r.send(intended, req, seq, target, 0, source, waited)
+	}()
+	return true
 }
 
 // onOff runs independent Markov on/off sources: each alternates exponentially
 // distributed ON periods, sending back to back, and OFF periods, silent.
 func (r *runner) onOff(ctx context.Context) {
 	var wg sync.WaitGroup
+	// Open-loop sources share the in-flight limit, as the rate mode does.
+	slots := make(chan struct{}, r.cfg.MaxInflight)
 	onFrac := float64(r.cfg.OnMean) / float64(r.cfg.OnMean+r.cfg.OffMean)
 	for s := 0; s < r.cfg.Sources; s++ {
 		rng := rand.New(rand.NewPCG(r.cfg.Seed, uint64(s)+1))
@@ -315,7 +328,7 @@ func (r *runner) onOff(ctx context.Context) {
 				if r.cfg.Rate > 0 {
 					// Open loop while ON: Poisson sends at Rate, whatever the
 					// responses do (a Markov-modulated Poisson source).
-					if !r.onOpen(ctx, rng, phaseEnd, s, &wg) {
+					if !r.onOpen(ctx, rng, phaseEnd, s, slots, &wg) {
 						return
 					}
 					on = false
@@ -337,8 +350,9 @@ func (r *runner) onOff(ctx context.Context) {
 }
 
 // onOpen sends Poisson arrivals at Rate until phaseEnd, each in its own
-// goroutine (latency from its due time), and reports whether to go on.
-func (r *runner) onOpen(ctx context.Context, rng *rand.Rand, phaseEnd time.Time, source int, wg *sync.WaitGroup) bool {
+// goroutine within the in-flight limit (latency from its due time), and
+// reports whether to go on.
+func (r *runner) onOpen(ctx context.Context, rng *rand.Rand, phaseEnd time.Time, source int, slots chan struct{}, wg *sync.WaitGroup) bool {
 	next := r.clock.Now()
 	for {
 		next = next.Add(time.Duration(rng.ExpFloat64() / r.cfg.Rate * float64(time.Second)))
@@ -349,16 +363,9 @@ func (r *runner) onOpen(ctx context.Context, rng *rand.Rand, phaseEnd time.Time,
 			}
 			return r.clock.SleepUntil(ctx, wake) == nil && !r.timeUp()
 		}
-		if r.clock.SleepUntil(ctx, next) != nil || !r.admit() {
+		if r.clock.SleepUntil(ctx, next) != nil || !r.admit() || !r.sendAsync(ctx, slots, wg, next, source, false) {
 			return false
 		}
-		req, _ := r.src.take()
-		seq, target := r.pick()
-		wg.Add(1)
-		go func(due time.Time) {
-			defer wg.Done()
-			r.send(due, req, seq, target, 0, source, false)
-		}(next)
 	}
 }
 

@@ -152,6 +152,7 @@ type client struct {
 
 type pendingSend struct {
 	intended time.Duration
+	worker   int
 }
 
 // requestCache keeps request sources between runs: every repeat of a load
@@ -415,17 +416,22 @@ func (c *client) startOpen(m *Machine) error {
 		m.At(at, fn(tick), 0)
 	}
 	tick = func(m *Machine) {
-		intended := m.Now()
-		if c.inflight >= c.cfg.MaxInflight {
-			c.pending = append(c.pending, pendingSend{intended})
-		} else {
-			r, _ := c.take()
-			c.send(m, intended, r, 0, 0, false, c.freeSlot)
-		}
+		c.sendOpen(m, 0)
 		schedule()
 	}
 	schedule()
 	return nil
+}
+
+// sendOpen sends an open-loop request due now, or queues it when MaxInflight
+// requests are out; worker is the source.
+func (c *client) sendOpen(m *Machine, worker int) {
+	if c.inflight >= c.cfg.MaxInflight {
+		c.pending = append(c.pending, pendingSend{m.Now(), worker})
+		return
+	}
+	r, _ := c.take()
+	c.send(m, m.Now(), r, 0, worker, false, c.freeSlot)
 }
 
 // freeSlot sends the oldest waiting open-loop request, late.
@@ -436,7 +442,7 @@ func (c *client) freeSlot(m *Machine) {
 	p := c.pending[0]
 	c.pending = c.pending[1:]
 	r, _ := c.take()
-	c.send(m, p.intended, r, 0, 0, true, c.freeSlot)
+	c.send(m, p.intended, r, 0, p.worker, true, c.freeSlot)
 }
 
 // startOnOff runs Markov on/off sources: exponential ON periods sending back
@@ -482,8 +488,7 @@ func (c *client) startOnOff(m *Machine) {
 						c.workerDone(m)
 						return
 					}
-					r, _ := c.take()
-					c.send(m, m.Now(), r, 0, src, false, nil)
+					c.sendOpen(m, src)
 					on(m)
 				}), 0)
 				return

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ func TestPresetsList(t *testing.T) {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
 	for i := 1; i <= 14; i++ {
-		if !strings.Contains(r.stdout, " F"+itoa(i)+" ") {
+		if !strings.Contains(r.stdout, " F"+strconv.Itoa(i)+" ") {
 			t.Errorf("no preset for F%d in\n%s", i, r.stdout)
 		}
 	}
@@ -42,13 +43,6 @@ func TestPresetsList(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", c.args, r.code, r.stderr, c.want)
 		}
 	}
-}
-
-func itoa(i int) string {
-	if i < 10 {
-		return string(rune('0' + i))
-	}
-	return "1" + string(rune('0'+i-10))
 }
 
 // TestPresetSimulated simulates a preset: the verdict is printed, written
