@@ -173,7 +173,9 @@ func (g *Group) throttle(m *Machine, c int) {
 	co := m.cores[c]
 	m.touch(co)
 	r.throttled, r.since = true, m.now
-	m.tracef("throttle %s on cpu%d (pool %.3f ms)", g.Name, c, g.pool/1e6)
+	if m.Trace != nil {
+		m.tracef("throttle %s on cpu%d (pool %.3f ms)", g.Name, c, g.pool/1e6)
+	}
 	g.throttledRqs = append(g.throttledRqs, c)
 	kept := co.run[:0]
 	for _, t := range co.run {
@@ -205,7 +207,9 @@ func (g *Group) unthrottle(m *Machine, c int) {
 	m.touch(co)
 	r.throttled = false
 	g.throttledNs += float64(m.now - r.since)
-	m.tracef("unthrottle %s on cpu%d (local %.3f ms, throttled %.3f ms)", g.Name, c, r.local/1e6, float64(m.now-r.since)/1e6)
+	if m.Trace != nil {
+		m.tracef("unthrottle %s on cpu%d (local %.3f ms, throttled %.3f ms)", g.Name, c, r.local/1e6, float64(m.now-r.since)/1e6)
+	}
 	for i, x := range g.throttledRqs {
 		if x == c {
 			g.throttledRqs = append(g.throttledRqs[:i], g.throttledRqs[i+1:]...)
@@ -290,7 +294,9 @@ func (p periodTimer) handle(m *Machine, _ int64) {
 	}
 	g.pool = min(g.pool, float64(g.Quota+g.Burst))
 	g.snap = g.pool
-	m.tracef("refill %s: pool %.3f ms, periods %d, throttled %d, bursts %d", g.Name, g.pool/1e6, g.Stat.Periods, g.Stat.ThrottledPeriods+boolU(throttled), g.Stat.Bursts)
+	if m.Trace != nil {
+		m.tracef("refill %s: pool %.3f ms, periods %d, throttled %d, bursts %d", g.Name, g.pool/1e6, g.Stat.Periods, g.Stat.ThrottledPeriods+boolU(throttled), g.Stat.Bursts)
+	}
 	if g.idle && !throttled {
 		g.active = false
 		return

@@ -451,7 +451,9 @@ func (m *Machine) pullTo(c int) bool {
 	if pick == nil {
 		return false
 	}
-	m.tracef("pull %s: cpu%d -> cpu%d", pick.g.Name, from.id, c)
+	if m.Trace != nil {
+		m.tracef("pull %s: cpu%d -> cpu%d", pick.g.Name, from.id, c)
+	}
 	m.unqueue(pick)
 	m.place(pick, c)
 	return true
@@ -515,7 +517,9 @@ func (balanceTick) handle(m *Machine, _ int64) {
 	for i := len(hi.run) - 1; i >= 0; i-- {
 		t := hi.run[i]
 		if t.g.allowed(lo.id) && t.load() < gap {
-			m.tracef("balance %s: cpu%d -> cpu%d", t.g.Name, hi.id, lo.id)
+			if m.Trace != nil {
+				m.tracef("balance %s: cpu%d -> cpu%d", t.g.Name, hi.id, lo.id)
+			}
 			m.unqueue(t)
 			m.place(t, lo.id)
 			return
@@ -533,7 +537,8 @@ func (m *Machine) String() string {
 	return fmt.Sprintf("machine{cores %d, now %s, events %d}", len(m.cores), m.now, m.Events)
 }
 
-// tracef writes a trace line stamped with the simulated time in ms.
+// tracef writes a trace line stamped with the simulated time in ms. Callers
+// test m.Trace first: boxing the arguments would allocate on the event loop.
 func (m *Machine) tracef(format string, args ...any) {
 	if m.Trace == nil {
 		return
