@@ -23,10 +23,9 @@ type Source struct {
 	Dir string
 	// Label tells sources apart in a comparison (the directory's name, or the
 	// backend when a measured and a simulated run of one spec are compared).
-	Label   string
-	Env     experiment.Env
-	Spec    *experiment.Experiment
-	Summary *experiment.Summary
+	Label string
+	Env   experiment.Env
+	Spec  *experiment.Experiment
 	// Runs are in the order they were made.
 	Runs []*Run
 }
@@ -135,11 +134,6 @@ func Load(dir string) (*Source, error) {
 		return nil, fmt.Errorf("%s: no finished runs yet: finish the experiment with --resume", dir)
 	}
 	slices.SortStableFunc(s.Runs, func(a, b *Run) int { return a.Index - b.Index })
-	sums2 := make([]*experiment.RunSummary, len(s.Runs))
-	for i, r := range s.Runs {
-		sums2[i] = r.RunSummary
-	}
-	s.Summary = experiment.Summarize(spec, sums2)
 	return s, nil
 }
 
