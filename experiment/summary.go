@@ -2,8 +2,10 @@ package experiment
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -125,10 +127,15 @@ func (s *Summary) WriteTable(w io.Writer) {
 // ReadResults reads a results directory: the resolved spec, the environment
 // and the summaries of the runs that finished, in the order they were run.
 func ReadResults(dir string) (*Experiment, Env, []*RunSummary, error) {
+	// Runs are read by their IDs, in the order they were made; one not
+	// renamed into place yet (unfinished) is not there.
 	var env Env
 	e, err := LoadFile(filepath.Join(dir, "spec.yaml"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, env, nil, fmt.Errorf("%s: not a results directory (no spec.yaml): give a directory written by throttlelab run or sim", dir)
+	}
 	if err != nil {
-		return nil, env, nil, fmt.Errorf("%s is not a results directory: %w", dir, err)
+		return nil, env, nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "env.json")); err == nil {
 		if err := json.Unmarshal(b, &env); err != nil {
@@ -144,7 +151,7 @@ func ReadResults(dir string) (*Experiment, Env, []*RunSummary, error) {
 		runs = append(runs, rs)
 	}
 	if len(runs) == 0 {
-		return nil, env, nil, fmt.Errorf("%s: no finished runs", dir)
+		return nil, env, nil, fmt.Errorf("%s: no finished runs yet: finish the experiment with --resume", dir)
 	}
 	return e, env, runs, nil
 }

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -103,52 +102,24 @@ func (s *Source) Simulated() bool { return s.Env.Backend == "sim" }
 // before it finished) is not in the directory: runs are renamed into place
 // when complete.
 func Load(dir string) (*Source, error) {
-	spec, err := experiment.LoadFile(filepath.Join(dir, "spec.yaml"))
+	spec, env, sums, err := experiment.ReadResults(dir)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: not a results directory (no spec.yaml): give a directory written by throttlelab run or sim", dir)
-		}
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		return nil, err
 	}
-	s := &Source{Dir: dir, Label: filepath.Base(filepath.Clean(dir)), Spec: spec}
-	if b, err := os.ReadFile(filepath.Join(dir, "env.json")); err == nil {
-		if err := json.Unmarshal(b, &s.Env); err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "env.json"), err)
-		}
-	}
-	var sums []string
-	filepath.WalkDir(filepath.Join(dir, "runs"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && d.Name() == "summary.json" && !strings.Contains(p, string(filepath.Separator)+".tmp-") {
-			sums = append(sums, p)
-		}
-		return nil
-	})
-	for _, p := range sums {
-		r, err := loadRun(filepath.Dir(p))
+	s := &Source{Dir: dir, Label: filepath.Base(filepath.Clean(dir)), Spec: spec, Env: env}
+	for _, rs := range sums {
+		r, err := loadRun(filepath.Join(dir, "runs", rs.ID), rs)
 		if err != nil {
 			return nil, err
 		}
 		s.Runs = append(s.Runs, r)
 	}
-	if len(s.Runs) == 0 {
-		return nil, fmt.Errorf("%s: no finished runs yet: finish the experiment with --resume", dir)
-	}
-	slices.SortStableFunc(s.Runs, func(a, b *Run) int { return a.Index - b.Index })
 	return s, nil
 }
 
-func loadRun(dir string) (*Run, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
-	if err != nil {
-		return nil, err
-	}
-	r := &Run{RunSummary: &experiment.RunSummary{}}
-	if err := json.Unmarshal(b, r.RunSummary); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)
-	}
-	if r.Summary == nil {
-		return nil, fmt.Errorf("%s: incomplete run summary", dir)
-	}
+// loadRun reads a finished run's records and usage samples.
+func loadRun(dir string, rs *experiment.RunSummary) (*Run, error) {
+	r := &Run{RunSummary: rs}
 	recs, err := loadgen.ReadRecordsIn(dir)
 	if err != nil {
 		return nil, err
