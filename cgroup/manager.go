@@ -28,11 +28,16 @@ type Manager struct {
 	runID   string
 	// base holds, per controller, the directory of throttlelab/<run-id> in its
 	// hierarchy (on v2 all controllers share one).
-	base   map[string]string
-	made   []string // directories made, in creation order
-	groups []*Group
-	// removeDir removes a group directory: os.Remove on cgroupfs, where rmdir
-	// works although the directory lists files; tests on fake trees replace it.
+	base map[string]string
+	// v2 says which controllers live in the v2 hierarchy (on a hybrid host cpu
+	// may be there while cpuset is on v1).
+	v2 map[string]bool
+	// enabled holds the controllers this run enabled in a v2 subtree_control
+	// outside its throttlelab tree (directory, controller), to be disabled again.
+	enabled   [][2]string
+	made      []string // directories made, in creation order
+	groups    []*Group
+	mkdir     func(string, os.FileMode) error
 	removeDir func(string) error
 }
 
@@ -57,8 +62,17 @@ func CheckName(name string) error {
 
 // NewManager detects the layout under root ("/" on a real host) and makes
 // throttlelab/<runID> in every hierarchy the run needs: cpu (and cpuacct for
-// usage on v1) always, cpuset when withCpuset.
+// usage on v1) always, cpuset when withCpuset. Each controller is used where the
+// host has it, so a hybrid host with cpu on v2 and cpuset on v1 works too.
 func NewManager(root, runID string, withCpuset bool) (*Manager, error) {
+	return newManager(root, runID, withCpuset, os.Mkdir, os.Remove)
+}
+
+// newManager is NewManager with the functions that make and remove group
+// directories: os.Mkdir and os.Remove on cgroupfs, where the kernel fills a new
+// directory with its files and rmdir removes it although it lists them; tests
+// on fake trees pass functions that do what the kernel would.
+func newManager(root, runID string, withCpuset bool, mkdir func(string, os.FileMode) error, removeDir func(string) error) (*Manager, error) {
 	if err := CheckName(runID); err != nil {
 		return nil, err
 	}
@@ -66,52 +80,52 @@ func NewManager(root, runID string, withCpuset bool) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{root: root, layout: l, version: l.CPUVersion(), runID: runID, base: map[string]string{}, removeDir: os.Remove}
-	switch m.version {
-	case "v1":
-		ctrls := []string{"cpu", "cpuacct"}
-		if withCpuset {
-			ctrls = append(ctrls, "cpuset")
+	m := &Manager{root: root, layout: l, version: l.CPUVersion(), runID: runID, base: map[string]string{}, v2: map[string]bool{}, mkdir: mkdir, removeDir: removeDir}
+	if m.version == "" {
+		return nil, errors.New("no cgroup hierarchy has the cpu controller: CPU limits cannot be enforced on this host")
+	}
+	ctrls := []string{"cpu", "cpuacct"}
+	if withCpuset {
+		ctrls = append(ctrls, "cpuset")
+	}
+	// On v2 one directory serves every controller, and each one it needs must be
+	// enabled on the way down.
+	var v2Want []string
+	for _, c := range ctrls {
+		if _, ok := l.V1[c]; !ok && c != "cpuacct" && l.Unified != nil && slices.Contains(l.UnifiedControllers, c) {
+			v2Want = append(v2Want, c)
 		}
-		for _, c := range ctrls {
-			mnt, ok := l.V1[c]
-			if !ok {
-				if c == "cpuacct" {
-					continue // usage then comes from nowhere; Usage says so
-				}
-				return nil, fmt.Errorf("the %s controller is not mounted: mount it (e.g. mount -t cgroup -o %s cgroup /sys/fs/cgroup/%s)", c, c, c)
+	}
+	for _, c := range ctrls {
+		if mnt, ok := l.V1[c]; ok {
+			dir := filepath.Join(root, mnt.MountPoint)
+			if b := m.baseIn(dir); b != "" { // co-mounted with a controller already made
+				m.base[c] = b
+				continue
 			}
-			if m.base[c], err = m.makeBase(filepath.Join(root, mnt.MountPoint), c == "cpuset"); err != nil {
+			if m.base[c], err = m.makeBase(dir, c == "cpuset", nil); err != nil {
 				m.Cleanup(false)
 				return nil, err
 			}
+			continue
 		}
-	case "v2":
-		mnt := filepath.Join(root, l.Unified.MountPoint)
-		want := []string{"cpu"}
-		if withCpuset {
-			if !slices.Contains(l.UnifiedControllers, "cpuset") {
-				return nil, fmt.Errorf("cgroup v2 has no cpuset controller here: cpusets are not available")
-			}
-			want = append(want, "cpuset")
+		// Not on v1: cpuacct's usage is in v2's cpu.stat, with the cpu controller.
+		if c == "cpuacct" && m.version == "v1" {
+			continue // usage then comes from nowhere; Usage says so
 		}
-		if err := enableControllers(mnt, []string{"throttlelab", runID}, want); err != nil {
-			return nil, err
+		if c == "cpuset" && !slices.Contains(v2Want, "cpuset") {
+			return nil, errors.New("no cgroup hierarchy has the cpuset controller here: cpusets are not available (drop cpuset from the spec)")
 		}
-		dir, err := m.makeBase(mnt, false)
-		if err != nil {
+		dir := filepath.Join(root, l.Unified.MountPoint)
+		if b := m.baseIn(dir); b != "" {
+			m.base[c], m.v2[c] = b, true
+			continue
+		}
+		if m.base[c], err = m.makeBase(dir, false, v2Want); err != nil {
 			m.Cleanup(false)
 			return nil, err
 		}
-		if err := enableControllers(dir, nil, want); err != nil {
-			m.Cleanup(false)
-			return nil, err
-		}
-		for _, c := range append(want, "cpuacct") {
-			m.base[c] = dir
-		}
-	default:
-		return nil, errors.New("no cgroup hierarchy has the cpu controller: CPU limits cannot be enforced on this host")
+		m.v2[c] = true
 	}
 	dir := m.base["cpu"]
 	if m.version == "v1" {
@@ -123,15 +137,39 @@ func NewManager(root, runID string, withCpuset bool) (*Manager, error) {
 	return m, nil
 }
 
+// baseIn returns the run's directory already made under mount, or "".
+func (m *Manager) baseIn(mount string) string {
+	for _, b := range m.base {
+		if filepath.Dir(filepath.Dir(b)) == mount {
+			return b
+		}
+	}
+	return ""
+}
+
 // makeBase makes throttlelab/<run-id> under a hierarchy's mount. On v1 cpuset
 // every new group starts with no CPUs and no memory nodes, so it copies its
-// parent's before anything can join.
-func (m *Manager) makeBase(mount string, cpuset bool) (string, error) {
+// parent's before anything can join. On v2 (enable not empty) a group gets a
+// controller only if its parent lists it in cgroup.subtree_control, so the
+// controllers are enabled in the mount's root, in throttlelab and in the run's
+// directory, each before the level below is made (as runc does). The groups
+// that hold processes are the run's leaves, below all of them, so the "no
+// internal processes" rule holds.
+func (m *Manager) makeBase(mount string, cpuset bool, enable []string) (string, error) {
 	dir := mount
+	if len(enable) > 0 {
+		added, err := enableControllers(dir, enable)
+		if err != nil {
+			return "", err
+		}
+		for _, c := range added {
+			m.enabled = append(m.enabled, [2]string{dir, c})
+		}
+	}
 	for _, part := range []string{"throttlelab", m.runID} {
 		parent := dir
 		dir = filepath.Join(dir, part)
-		err := os.Mkdir(dir, 0o755)
+		err := m.mkdir(dir, 0o755)
 		switch {
 		case err == nil:
 			m.made = append(m.made, dir)
@@ -145,6 +183,11 @@ func (m *Manager) makeBase(mount string, cpuset bool) (string, error) {
 		}
 		if cpuset {
 			if err := inheritCpuset(parent, dir); err != nil {
+				return "", err
+			}
+		}
+		if len(enable) > 0 {
+			if _, err := enableControllers(dir, enable); err != nil {
 				return "", err
 			}
 		}
@@ -169,31 +212,31 @@ func inheritCpuset(parent, dir string) error {
 	return nil
 }
 
-// enableControllers makes sure each of the groups from dir down through sub has
-// the controllers in its cgroup.subtree_control, creating nothing: v2 hands a
-// controller to a group only if its parent enabled it.
-func enableControllers(dir string, sub []string, ctrls []string) error {
-	for i := 0; ; i++ {
-		b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // the group below does not exist yet
-			}
-			return err
-		}
-		have := strings.Fields(string(b))
-		for _, c := range ctrls {
-			if !slices.Contains(have, c) {
-				if err := writeFile(dir, "cgroup.subtree_control", "+"+c); err != nil {
-					return fmt.Errorf("enabling the %s controller below %s: %w", c, dir, err)
-				}
-			}
-		}
-		if i >= len(sub) {
-			return nil
-		}
-		dir = filepath.Join(dir, sub[i])
+// enableControllers makes sure the v2 group dir has ctrls in its
+// cgroup.subtree_control, and returns those it had to enable.
+func enableControllers(dir string, ctrls []string) (added []string, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", filepath.Join(dir, "cgroup.subtree_control"), err)
 	}
+	have := strings.Fields(string(b))
+	for _, c := range ctrls {
+		if slices.Contains(have, c) {
+			continue
+		}
+		err := writeFile(dir, "cgroup.subtree_control", "+"+c)
+		switch {
+		case err == nil:
+		case errors.Is(err, syscall.EBUSY):
+			return added, fmt.Errorf("enabling the %s controller below %s: the group holds processes, and cgroup v2 gives controllers only to the children of groups without any (no internal processes): run throttlelab where its cgroup's parent can delegate (e.g. a systemd unit with Delegate=yes), or move the processes into a child group first", c, dir)
+		case errors.Is(err, fs.ErrNotExist):
+			return added, fmt.Errorf("enabling the %s controller below %s: the %s controller is not delegated to this group (not in its cgroup.controllers): enable it in the parent's cgroup.subtree_control", c, dir, c)
+		default:
+			return added, fmt.Errorf("enabling the %s controller below %s: %w", c, dir, err)
+		}
+		added = append(added, c)
+	}
+	return added, nil
 }
 
 // writeFile is the one place that writes to cgroupfs, so every error names the
@@ -244,7 +287,7 @@ func (m *Manager) NewGroup(name string, s Settings) (*Group, error) {
 		}
 		dir := filepath.Join(base, name)
 		if !slices.Contains(m.made, dir) {
-			if err := os.Mkdir(dir, 0o755); err != nil {
+			if err := m.mkdir(dir, 0o755); err != nil {
 				return nil, fmt.Errorf("creating cgroup %s: %w", dir, err)
 			}
 			m.made = append(m.made, dir)
@@ -253,7 +296,7 @@ func (m *Manager) NewGroup(name string, s Settings) (*Group, error) {
 	}
 	// v1 cpuset: the memory nodes default to the parent's, since CPUs alone
 	// would leave the group unusable.
-	if d, ok := g.Dirs["cpuset"]; ok && m.version == "v1" && s.Mems == "" {
+	if d, ok := g.Dirs["cpuset"]; ok && !m.v2["cpuset"] && s.Mems == "" {
 		v, err := os.ReadFile(filepath.Join(filepath.Dir(d), "cpuset.mems"))
 		if err != nil {
 			return nil, fmt.Errorf("group %s: reading the memory nodes of its parent: %w", name, err)
@@ -321,23 +364,64 @@ func (g *Group) Procs() []int {
 	return pids
 }
 
-// CPUStat is cpu.stat in common units, for v1 and v2 alike.
+// CPUStat is cpu.stat in common units, for v1 and v2 alike, with the CPU
+// pressure (PSI) totals of cpu.pressure where the kernel has them (v2).
 type CPUStat struct {
 	Periods          uint64 `json:"nr_periods"`
 	ThrottledPeriods uint64 `json:"nr_throttled"`
 	ThrottledUsec    uint64 `json:"throttled_usec"`
 	Bursts           uint64 `json:"nr_bursts"`
 	BurstUsec        uint64 `json:"burst_usec"`
+	// PressureSomeUsec is the time at least one of the group's runnable tasks
+	// waited for a CPU; PressureFullUsec the time all of them did (cgroup v2
+	// cpu.pressure "total=", 0 where there is none).
+	PressureSomeUsec uint64 `json:"pressure_some_usec,omitempty"`
+	PressureFullUsec uint64 `json:"pressure_full_usec,omitempty"`
 }
 
 // Sub returns s - o, field by field: what happened between two readings.
 func (s CPUStat) Sub(o CPUStat) CPUStat {
-	return CPUStat{s.Periods - o.Periods, s.ThrottledPeriods - o.ThrottledPeriods, s.ThrottledUsec - o.ThrottledUsec, s.Bursts - o.Bursts, s.BurstUsec - o.BurstUsec}
+	return CPUStat{s.Periods - o.Periods, s.ThrottledPeriods - o.ThrottledPeriods, s.ThrottledUsec - o.ThrottledUsec, s.Bursts - o.Bursts, s.BurstUsec - o.BurstUsec,
+		s.PressureSomeUsec - o.PressureSomeUsec, s.PressureFullUsec - o.PressureFullUsec}
 }
 
 // Add returns s + o, field by field: several groups' counters together.
 func (s CPUStat) Add(o CPUStat) CPUStat {
-	return CPUStat{s.Periods + o.Periods, s.ThrottledPeriods + o.ThrottledPeriods, s.ThrottledUsec + o.ThrottledUsec, s.Bursts + o.Bursts, s.BurstUsec + o.BurstUsec}
+	return CPUStat{s.Periods + o.Periods, s.ThrottledPeriods + o.ThrottledPeriods, s.ThrottledUsec + o.ThrottledUsec, s.Bursts + o.Bursts, s.BurstUsec + o.BurstUsec,
+		s.PressureSomeUsec + o.PressureSomeUsec, s.PressureFullUsec + o.PressureFullUsec}
+}
+
+// ParsePressure parses a PSI file (cpu.pressure) into the "some" and "full"
+// totals, in us:
+//
+//	some avg10=0.00 avg60=0.00 avg300=0.00 total=1234
+//	full avg10=0.00 avg60=0.00 avg300=0.00 total=567
+func ParsePressure(b []byte) (some, full uint64, err error) {
+	for _, line := range strings.Split(string(b), "\n") {
+		kind, rest, ok := strings.Cut(line, " ")
+		if !ok || (kind != "some" && kind != "full") {
+			continue
+		}
+		found := false
+		for _, f := range strings.Fields(rest) {
+			if v, ok := strings.CutPrefix(f, "total="); ok {
+				n, perr := strconv.ParseUint(v, 10, 64)
+				if perr != nil {
+					return 0, 0, fmt.Errorf("cpu.pressure %s total %q is not a number", kind, v)
+				}
+				if kind == "some" {
+					some = n
+				} else {
+					full = n
+				}
+				found = true
+			}
+		}
+		if !found {
+			return 0, 0, fmt.Errorf("cpu.pressure %s line has no total: %q", kind, line)
+		}
+	}
+	return some, full, nil
 }
 
 // ParseCPUStat parses a cpu.stat file of either version (v1 counts time in ns,
@@ -374,13 +458,26 @@ func ParseCPUStat(b []byte) (CPUStat, error) {
 	return s, sc.Err()
 }
 
-// Stat reads the group's cpu.stat.
+// Stat reads the group's cpu.stat and, on v2, its cpu.pressure.
 func (g *Group) Stat() (CPUStat, error) {
 	b, err := os.ReadFile(filepath.Join(g.Dirs["cpu"], "cpu.stat"))
 	if err != nil {
 		return CPUStat{}, err
 	}
-	return ParseCPUStat(b)
+	s, err := ParseCPUStat(b)
+	if err != nil || !g.m.v2["cpu"] {
+		return s, err
+	}
+	// PSI may be off (psi=0 on the kernel command line): then there is no file.
+	b, err = os.ReadFile(filepath.Join(g.Dirs["cpu"], "cpu.pressure"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, err
+	}
+	s.PressureSomeUsec, s.PressureFullUsec, err = ParsePressure(b)
+	return s, err
 }
 
 // Usage returns the CPU time the group has used: v2 cpu.stat usage_usec, v1
@@ -415,9 +512,7 @@ func (m *Manager) Cleanup(kill bool) error {
 	var errs []error
 	if kill {
 		for _, g := range m.groups {
-			for _, pid := range g.Procs() {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
+			g.kill()
 		}
 		deadline := time.Now().Add(10 * time.Second)
 		for _, g := range m.groups {
@@ -438,8 +533,29 @@ func (m *Manager) Cleanup(kill bool) error {
 			m.removeDir(filepath.Dir(base))
 		}
 	}
-	m.made, m.groups = nil, nil
+	// Controllers this run enabled above its tree go back to how they were,
+	// unless something else uses them by now (EBUSY: then they stay).
+	for i := len(m.enabled) - 1; i >= 0; i-- {
+		e := m.enabled[i]
+		if err := writeFile(e[0], "cgroup.subtree_control", "-"+e[1]); err != nil && !errors.Is(err, syscall.EBUSY) {
+			errs = append(errs, err)
+		}
+	}
+	m.made, m.groups, m.enabled = nil, nil, nil
 	return errors.Join(errs...)
+}
+
+// kill SIGKILLs every process in the group: through cgroup.kill on v2 (Linux
+// 5.14+), which also catches processes forking while it runs, else one by one.
+func (g *Group) kill() {
+	if d, ok := g.Dirs["cpu"]; ok && g.m.v2["cpu"] {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.kill"), []byte("1"), 0o644); err == nil {
+			return
+		}
+	}
+	for _, pid := range g.Procs() {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 }
 
 func hasSubdir(entries []fs.DirEntry) bool {

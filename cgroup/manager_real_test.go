@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
 )
 
 // TestManagerReal runs a busy process in a real group with a 0.25-CPU limit, a
@@ -18,13 +19,11 @@ import (
 // usage, the CPU it may run on. Cleanup with kill leaves neither process nor
 // directory behind.
 func TestManagerReal(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("real cgroup test needs root")
-	}
+	cgrouptest.Require(t)
 	runID := fmt.Sprintf("test-%d", os.Getpid())
 	m, err := cgroup.NewManager("/", runID, true)
 	if err != nil {
-		t.Skipf("cannot manage cgroups here: %v", err)
+		t.Fatal(err)
 	}
 	defer func() {
 		if err := m.Cleanup(true); err != nil {

@@ -85,18 +85,31 @@ func TestCheckName(t *testing.T) {
 
 func TestParseCPUStat(t *testing.T) {
 	v1, err := ParseCPUStat([]byte("nr_periods 15\nnr_throttled 13\nthrottled_time 1043953256\nnr_bursts 2\nburst_time 5000000\n"))
-	if err != nil || v1 != (CPUStat{15, 13, 1043953, 2, 5000}) {
+	if err != nil || v1 != (CPUStat{15, 13, 1043953, 2, 5000, 0, 0}) {
 		t.Errorf("v1: %+v %v", v1, err)
 	}
 	v2, err := ParseCPUStat([]byte("usage_usec 100\nuser_usec 90\nsystem_usec 10\nnr_periods 7\nnr_throttled 3\nthrottled_usec 4200\nnr_bursts 1\nburst_usec 300\n"))
-	if err != nil || v2 != (CPUStat{7, 3, 4200, 1, 300}) {
+	if err != nil || v2 != (CPUStat{7, 3, 4200, 1, 300, 0, 0}) {
 		t.Errorf("v2: %+v %v", v2, err)
 	}
-	if d := v1.Sub(CPUStat{5, 3, 43953, 1, 0}); d != (CPUStat{10, 10, 1000000, 1, 5000}) {
+	if d := v1.Sub(CPUStat{5, 3, 43953, 1, 0, 0, 0}); d != (CPUStat{10, 10, 1000000, 1, 5000, 0, 0}) {
 		t.Errorf("Sub = %+v", d)
 	}
 	if _, err := ParseCPUStat([]byte("nr_periods lots\n")); err == nil {
 		t.Error("a non-number accepted")
+	}
+}
+
+func TestParsePressure(t *testing.T) {
+	// As Linux 6.18 writes a group's cpu.pressure.
+	some, full, err := ParsePressure([]byte("some avg10=1.50 avg60=0.40 avg300=0.09 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=789\n"))
+	if err != nil || some != 123456 || full != 789 {
+		t.Errorf("got %d %d %v", some, full, err)
+	}
+	for _, bad := range []string{"some avg10=0.00 total=x\n", "some avg10=0.00\n"} {
+		if _, _, err := ParsePressure([]byte(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
 	}
 }
 
@@ -105,12 +118,23 @@ func TestParseCPUStat(t *testing.T) {
 func fakeManager(t *testing.T, mountinfo, procCgroup string, files map[string]string, cpuset bool) (*Manager, string) {
 	t.Helper()
 	root := fakeRoot(t, mountinfo, procCgroup, files)
-	m, err := NewManager(root, "run1", cpuset)
+	m, err := newManager(root, "run1", cpuset, fakeMkdir, os.RemoveAll)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.removeDir = os.RemoveAll
 	return m, root
+}
+
+// fakeMkdir makes a directory as cgroupfs would in the files that matter here:
+// a v2 group (its parent has cgroup.subtree_control) gets an empty one.
+func fakeMkdir(dir string, perm os.FileMode) error {
+	if err := os.Mkdir(dir, perm); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "cgroup.subtree_control")); err == nil {
+		return os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), nil, 0o644)
+	}
+	return nil
 }
 
 func read(t *testing.T, p string) string {
@@ -177,9 +201,12 @@ func TestManagerOnFakeV2(t *testing.T) {
 	if m.Version() != "v2" {
 		t.Fatalf("version %s", m.Version())
 	}
-	// The manager enabled cpu for its subtree, from the root down.
-	if got := read(t, filepath.Join(root, "sys/fs/cgroup/cgroup.subtree_control")); got != "+cpu" {
-		t.Errorf("root subtree_control = %q, want +cpu written", got)
+	// The manager enabled cpu in every group from the root down to its run's
+	// directory (the real kernel's bug report: throttlelab/ was skipped).
+	for _, d := range []string{"", "throttlelab", "throttlelab/run1"} {
+		if got := read(t, filepath.Join(root, "sys/fs/cgroup", d, "cgroup.subtree_control")); got != "+cpu" {
+			t.Errorf("%s/cgroup.subtree_control = %q, want +cpu written", d, got)
+		}
 	}
 	k, _, _ := KubeCPU{LimitMilli: 2000, RequestMilli: 1000}.Settings(WeightQuadratic)
 	g, err := m.NewGroup("big", k)
@@ -194,6 +221,49 @@ func TestManagerOnFakeV2(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, "sys/fs/cgroup/throttlelab")); !os.IsNotExist(err) {
 		t.Error("throttlelab left behind")
+	}
+	// cpu was not enabled at the root before the run: the run disables it again.
+	if got := read(t, filepath.Join(root, "sys/fs/cgroup/cgroup.subtree_control")); got != "-cpu" {
+		t.Errorf("root subtree_control after cleanup = %q, want -cpu written", got)
+	}
+}
+
+// TestManagerOnFakeHybridCPUOnV2: cpu on the v2 hierarchy, cpuset still on v1
+// (this project's test machines after moving cpu; hosts in transition).
+func TestManagerOnFakeHybridCPUOnV2(t *testing.T) {
+	m, root := fakeManager(t, "hybrid-cpu-v2", "0::/\n3:cpuset:/\n", map[string]string{
+		"sys/fs/cgroup/unified/cgroup.controllers":     "cpu pids\n",
+		"sys/fs/cgroup/unified/cgroup.subtree_control": "cpu\n",
+		"sys/fs/cgroup/cpuset/cpuset.cpus":             "0-1\n",
+		"sys/fs/cgroup/cpuset/cpuset.mems":             "0\n",
+	}, true)
+	if m.Version() != "v2" {
+		t.Fatalf("version %s", m.Version())
+	}
+	k, _, _ := KubeCPU{RequestMilli: 500, LimitMilli: 500, Cpus: "1"}.Settings(WeightLinear)
+	g, err := m.NewGroup("pinned", k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := filepath.Join(root, "sys/fs/cgroup/unified/throttlelab/run1/pinned")
+	cpuset := filepath.Join(root, "sys/fs/cgroup/cpuset/throttlelab/run1/pinned")
+	if g.Dirs["cpu"] != cpu || g.Dirs["cpuacct"] != cpu || g.Dirs["cpuset"] != cpuset {
+		t.Fatalf("dirs %v", g.Dirs)
+	}
+	if read(t, filepath.Join(cpu, "cpu.max")) != "50000 100000" || read(t, filepath.Join(cpuset, "cpuset.cpus")) != "1" || read(t, filepath.Join(cpuset, "cpuset.mems")) != "0" {
+		t.Error("group files wrong")
+	}
+	// cpu was enabled at the v2 root already: nothing written there.
+	if got := read(t, filepath.Join(root, "sys/fs/cgroup/unified/cgroup.subtree_control")); got != "cpu" {
+		t.Errorf("v2 root subtree_control = %q, want it untouched", got)
+	}
+	if err := m.Cleanup(false); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"unified", "cpuset"} {
+		if _, err := os.Stat(filepath.Join(root, "sys/fs/cgroup", h, "throttlelab")); !os.IsNotExist(err) {
+			t.Errorf("%s/throttlelab left behind", h)
+		}
 	}
 }
 

@@ -12,17 +12,16 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
 )
 
 // realGroups makes n unlimited groups on this host, or skips.
 func realGroups(tb testing.TB, n int) (*cgroup.Manager, []*cgroup.Group) {
 	tb.Helper()
-	if os.Geteuid() != 0 {
-		tb.Skip("real cgroups need root")
-	}
+	cgrouptest.Require(tb)
 	m, err := cgroup.NewManager("/", fmt.Sprintf("sampler-%d", os.Getpid()), false)
 	if err != nil {
-		tb.Skipf("cannot manage cgroups here: %v", err)
+		tb.Fatal(err)
 	}
 	tb.Cleanup(func() {
 		if err := m.Cleanup(true); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -25,30 +26,51 @@ type Group struct {
 	Version string
 }
 
-// LimitedGroup makes a cgroup limited to quotaUsec per periodUsec, or skips the
-// test if it cannot (not root, no cpu controller, read-only cgroupfs). When the
-// test ends it waits until the group holds no process and removes it.
-func LimitedGroup(t testing.TB, quotaUsec, periodUsec int) *Group {
+// Require returns the host's cgroup layout if real-cgroup tests can run here:
+// as root, with a cpu controller. Elsewhere it skips the test and says why,
+// except in CI (CI set), where a real-cgroup test that cannot run fails.
+func Require(t testing.TB) *cgroup.Layout {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Skip("real cgroup test needs root")
+		Unavailable(t, "real cgroup test needs root")
 	}
 	l, err := cgroup.ReadLayout("/")
 	if err != nil {
-		t.Skipf("no cgroups here: %v", err)
+		Unavailable(t, "no cgroups here: %v", err)
 	}
+	if l.CPUVersion() == "" {
+		Unavailable(t, "no cgroup hierarchy has the cpu controller")
+	}
+	return l
+}
+
+// Unavailable ends a test that needs something the host lacks: a skip that
+// says why, or in CI a failure.
+func Unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("in CI every real-cgroup test must run: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
+
+// LimitedGroup makes a cgroup limited to quotaUsec per periodUsec, or skips the
+// test if it cannot (see Require). When the test ends it waits until the group
+// holds no process and removes it. On v2 it enables the cpu controller at the
+// hierarchy's root if it has to, and disables it again after.
+func LimitedGroup(t testing.TB, quotaUsec, periodUsec int) *Group {
+	t.Helper()
+	l := Require(t)
 	name := fmt.Sprintf("throttlelab-test-%d-%d", os.Getpid(), seq.Add(1))
 	g := &Group{Version: l.CPUVersion()}
-	switch g.Version {
-	case "v1":
+	if g.Version == "v1" {
 		g.Dir = filepath.Join(l.V1["cpu"].MountPoint, name)
-	case "v2":
+	} else {
 		g.Dir = filepath.Join(l.Unified.MountPoint, name)
-	default:
-		t.Skip("no cgroup hierarchy has the cpu controller")
+		enableCPU(t, l.Unified.MountPoint)
 	}
 	if err := os.Mkdir(g.Dir, 0o755); err != nil {
-		t.Skipf("cannot create a cgroup: %v", err)
+		Unavailable(t, "cannot create a cgroup: %v", err)
 	}
 	t.Cleanup(func() {
 		deadline := time.Now().Add(30 * time.Second)
@@ -112,4 +134,27 @@ func (g *Group) Stat(t testing.TB) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// enableCPU makes sure the v2 group dir hands the cpu controller to its
+// children, and takes it back when the test ends if it was not there before
+// (cleanups run last-in first-out, so after the test's groups are gone).
+func enableCPU(t testing.TB, dir string) {
+	t.Helper()
+	ctl := filepath.Join(dir, "cgroup.subtree_control")
+	b, err := os.ReadFile(ctl)
+	if err != nil {
+		Unavailable(t, "reading %s: %v", ctl, err)
+	}
+	if slices.Contains(strings.Fields(string(b)), "cpu") {
+		return
+	}
+	if err := os.WriteFile(ctl, []byte("+cpu"), 0o644); err != nil {
+		Unavailable(t, "enabling the cpu controller in %s: %v", ctl, err)
+	}
+	t.Cleanup(func() {
+		// Busy while another test's groups still use it: that test's own
+		// cleanup, or the next one, takes it back.
+		os.WriteFile(ctl, []byte("-cpu"), 0o644)
+	})
 }
