@@ -42,6 +42,21 @@ func TestManagerReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What the kernel holds now, read back in its own terms.
+	want := map[string]string{"cpu.cfs_quota_us": "25000", "cpu.cfs_period_us": "100000", "cpu.shares": "256"}
+	if m.Version() == "v2" {
+		want = map[string]string{"cpu.max": "25000 100000", "cpu.weight": fmt.Sprint(s.Weight)}
+		if m.BurstSupported() {
+			want["cpu.max.burst"] = "10000"
+		}
+	} else if m.BurstSupported() {
+		want["cpu.cfs_burst_us"] = "10000"
+	}
+	for f, v := range want {
+		if b, err := os.ReadFile(filepath.Join(g.Dirs["cpu"], f)); err != nil || strings.TrimSpace(string(b)) != v {
+			t.Errorf("%s = %q (%v), want %q", f, b, err, v)
+		}
+	}
 	// The shell moves itself in before it spins: it never runs unconfined.
 	cmd := exec.Command("sh", "-c", "for d in \"$@\"; do echo $$ > \"$d/cgroup.procs\"; done; while :; do :; done", "sh")
 	for _, d := range g.Dirs {
@@ -66,8 +81,13 @@ func TestManagerReal(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	st, _ := g.Stat()
-	if d := st.Sub(before); d.ThrottledPeriods < 3 || d.ThrottledUsec == 0 {
+	d := st.Sub(before)
+	if d.ThrottledPeriods < 3 || d.ThrottledUsec == 0 {
 		t.Errorf("a spinning process at 0.25 CPU: cpu.stat delta %+v, want throttled periods", d)
+	}
+	// On v2 a throttled group's runnable task waits for a CPU: CPU pressure.
+	if m.Version() == "v2" && d.PressureSomeUsec == 0 {
+		t.Errorf("cgroup v2: cpu.pressure some total did not move while throttled: %+v", d)
 	}
 	if u, err := g.Usage(); err != nil || u <= 0 {
 		t.Errorf("usage %s, %v", u, err)

@@ -151,8 +151,37 @@ func subgroups(dir string) []string {
 	return out
 }
 
+// detached holds the devices of the v1 hierarchies unmounted last, to name
+// the processes that keep them alive while the kernel is waited for.
+var detached []uint64
+
+// holders lists the processes with a file open on one of the detached
+// hierarchies, as "PID (COMM)".
+func holders() []string {
+	var out []string
+	fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+	for _, fd := range fds {
+		var st unix.Stat_t
+		if unix.Stat(fd, &st) != nil || !slices.Contains(detached, st.Dev) {
+			continue
+		}
+		pid := strings.Split(fd, "/")[2]
+		comm, _ := os.ReadFile("/proc/" + pid + "/comm")
+		h := pid + " (" + strings.TrimSpace(string(comm)) + ")"
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 func unmountAll(points ...string) error {
+	detached = detached[:0]
 	for _, p := range points {
+		var st unix.Stat_t
+		if unix.Stat(p, &st) == nil {
+			detached = append(detached, st.Dev)
+		}
 		// Detached: any Go >= 1.25 program keeps its cgroup's cpu files open
 		// (GOMAXPROCS follows the limit), which makes a plain unmount fail
 		// with EBUSY. The hierarchy itself lives on until those files close;
@@ -293,7 +322,7 @@ func retry(f func() error, transient func(error) bool, what string) error {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		if waited > next && Log != nil {
-			fmt.Fprintf(Log, "still %s after %s (%v): waiting for the kernel to free the old hierarchy; a program started before the switch may hold its files open\n", what, waited.Round(time.Second), err)
+			fmt.Fprintf(Log, "still %s after %s (%v): waiting for the kernel to free the old hierarchy, which these processes hold open (Go programs do): %v\n", what, waited.Round(time.Second), err, holders())
 			next += 30 * time.Second
 		}
 		time.Sleep(50 * time.Millisecond)
