@@ -13,6 +13,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 // APIVersion is the version of the experiment format this build reads.
@@ -258,12 +259,12 @@ func (c CPU) Kube() (cgroup.KubeCPU, error) {
 	var k cgroup.KubeCPU
 	var err error
 	if c.Request != "" {
-		if k.RequestMilli, err = cgroup.ParseMilliCPU(c.Request); err != nil {
+		if k.RequestMilli, _, err = units.ParseMilliCPU(c.Request); err != nil {
 			return k, &fieldError{"request", err.Error()}
 		}
 	}
 	if c.Limit != "" {
-		if k.LimitMilli, err = cgroup.ParseMilliCPU(c.Limit); err != nil {
+		if k.LimitMilli, _, err = units.ParseMilliCPU(c.Limit); err != nil {
 			return k, &fieldError{"limit", err.Error()}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/server"
+	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -80,10 +81,15 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	// GOMAXPROCS is an experiment variable: always set explicitly, never left to
 	// the runtime's container-aware default.
-	n, source, err := server.ResolveGOMAXPROCS(f.gomaxprocs, hostCPUs, runtime.NumCPU(), limits)
+	policy, err := units.ParseGOMAXPROCS(f.gomaxprocs)
 	if err != nil {
-		return usageError{err}
+		return usagef("--%v", err)
 	}
+	limitCores := 0.0
+	if limits != nil {
+		limitCores = limits.LimitCores
+	}
+	n, source := policy.Resolve(hostCPUs, runtime.NumCPU(), limitCores)
 	runtime.GOMAXPROCS(n)
 	info.GOMAXPROCS, info.GOMAXPROCSSource, info.HostCPUs = n, source, hostCPUs
 
