@@ -283,3 +283,17 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckCPUs(t *testing.T) {
+	e, err := Parse([]byte(strings.Replace(hostile, "limit: 500m", "cpuset: 0-7", 1)), "h.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.CheckCPUs(8); err != nil {
+		t.Errorf("8 CPUs: %v", err)
+	}
+	err = e.CheckCPUs(2)
+	if err == nil || err.Error() != "h.yaml:13: spec.configs[0].cpu.cpuset: cpuset 0-7 names CPU 7, which a machine of 2 CPUs (0-1) does not have" || !errors.Is(err, ErrInvalidSpec) {
+		t.Errorf("2 CPUs: %v", err)
+	}
+}

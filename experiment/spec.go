@@ -30,6 +30,9 @@ type Experiment struct {
 	Spec       Spec     `yaml:"spec"`
 
 	warnings []Warning
+	// file and lines locate fields for checks made after Parse (CheckCPUs).
+	file  string
+	lines map[string]int
 }
 
 // Warnings lists the values Parse found that take effect otherwise than they
@@ -222,7 +225,7 @@ func parse(b []byte, file string, legacy bool) (*Experiment, error) {
 		}
 		return nil, &SpecError{File: file, Msg: err.Error()}
 	}
-	e.warnings = r.warnings
+	e.warnings, e.file, e.lines = r.warnings, file, lines
 	return &e, nil
 }
 
