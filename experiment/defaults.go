@@ -289,8 +289,11 @@ func (r *resolver) load(e *Experiment, i int, path string) error {
 		if l.Arrivals == "" {
 			l.Arrivals = "constant"
 		}
-		if l.Rate == 0 && mode == loadgen.ModeProbe && r.written(path+".rate") {
-			err = bad(path+".rate", "0: a probe needs a rate (leave it out for %g requests/s)", loadgen.DefaultProbeRate)
+		if l.Rate == 0 && mode == loadgen.ModeProbe {
+			if r.written(path + ".rate") {
+				err = bad(path+".rate", "0: a probe needs a rate (leave it out for %g requests/s)", loadgen.DefaultProbeRate)
+			}
+			l.Rate = loadgen.DefaultProbeRate
 		}
 	}
 	if err != nil {

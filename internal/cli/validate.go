@@ -177,7 +177,7 @@ func loadLine(l experiment.Load) string {
 	case loadgen.ModeRamp:
 		p = append(p, fmt.Sprintf("ramp of %s workers, %s per step", l.Ramp, l.Step.Duration))
 	case loadgen.ModeRate, loadgen.ModeProbe:
-		p = append(p, fmt.Sprintf("%s at %g requests/s, %s arrivals (open loop)", l.Mode, rateOr(l), l.Arrivals))
+		p = append(p, fmt.Sprintf("%s at %g requests/s, %s arrivals (open loop)", l.Mode, l.Rate, l.Arrivals))
 	case loadgen.ModeOnOff:
 		each := "back to back while on"
 		if l.Rate > 0 {
@@ -195,13 +195,6 @@ func loadLine(l experiment.Load) string {
 	}
 	p = append(p, "timeout "+l.Timeout.Duration.String())
 	return strings.Join(p, ", ")
-}
-
-func rateOr(l experiment.Load) float64 {
-	if l.Rate == 0 && l.Mode == string(loadgen.ModeProbe) {
-		return loadgen.DefaultProbeRate
-	}
-	return l.Rate
 }
 
 func neighbourLine(n experiment.Neighbour) string {
