@@ -79,11 +79,11 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		if e, pi, err = specOf(args[0], f.quick, cores); err != nil {
 			return err
 		}
-		printWarnings(cmd, e)
 		if err := e.CheckCPUs(cores); err != nil {
-			return usageError{fmt.Errorf("%w: on this machine, run cannot confine to it (throttlelab sim --cores N can)", err)}
+			return usageError{fmt.Errorf("%w: simulate it with throttlelab sim --cores %d", err, maxCPUOf(e)+1)}
 		}
 		if f.dryRun {
+			printWarnings(cmd, e)
 			return describe(cmd.OutOrStdout(), e, args[0], cores)
 		}
 		if p, ok := experiments.Lookup(args[0]); ok && p.NeedsBurst {
@@ -92,6 +92,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 				return runSim(cmd, simFlags{out: f.out, quick: f.quick, cores: cores, nsPerIteration: sim.DefaultCosts().NsPerIteration, seed: -1}, args)
 			}
 		}
+		printWarnings(cmd, e) // the simulation above prints its own
 		if dir == "" {
 			dir = newResultsDir(e.Metadata.Name, "")
 		}
