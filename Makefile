@@ -4,7 +4,7 @@ BIN ?= bin/throttlelab
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/throttlelab/throttlelab/internal/cli.Version=$(VERSION)
 
-.PHONY: all build test test-cgroup-layouts cgroup-restore fmt-check vet catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
+.PHONY: all build test test-cgroup-layouts cgroup-restore fmt-check vet fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
 
 all: build
 
@@ -20,6 +20,7 @@ vet:
 
 test: fmt-check vet
 	$(GO) test -race -p 1 ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 	$(MAKE) test-cgroup-layouts
 
 # The real-cgroup tests (named *Real*, and the e2e run and preset tests) again
@@ -37,6 +38,20 @@ test-cgroup-layouts:
 cgroup-restore:
 	$(GO) build -o bin/cgmode ./cgroup/cgrouptest/cgmode
 	bin/cgmode -restore
+
+# Go native fuzz targets, PACKAGE:TARGET. `go test` runs their seed corpus
+# (and testdata/fuzz) as ordinary tests; `make fuzz` explores each for
+# FUZZTIME, `make test` briefly. A finding is written to the package's
+# testdata/fuzz/TARGET/ and fails the run.
+FUZZ_TARGETS := ./experiment:FuzzParse ./units:FuzzParseMilliCPU ./server:FuzzHandler ./server:FuzzTileQuery ./server:FuzzBurnQuery
+FUZZTIME ?= 60s
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg || exit 1; \
+	done
 
 # Regenerates the committed tile catalogue: tens of CPU minutes.
 catalog: build

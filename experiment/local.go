@@ -18,6 +18,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -131,7 +132,7 @@ func RunLocal(ctx context.Context, e *Experiment, opt Options) ([]*RunSummary, e
 		env := ReadEnv(opt.Version, m)
 		env.GOMAXPROCS = map[string]string{}
 		for _, c := range e.Spec.Configs {
-			env.GOMAXPROCS[c.Name] = c.Server.GOMAXPROCS
+			env.GOMAXPROCS[c.Name] = c.Server.GOMAXPROCS.String()
 		}
 		env.BurnIterationsPerMs = cal.IterationsPerMs
 		if err := WriteJSON(filepath.Join(opt.Dir, "env.json"), env); err != nil {
@@ -174,7 +175,7 @@ type local struct {
 }
 
 func (x *local) serveArgs(name string, s Server) []string {
-	args := []string{"serve", "--listen", "127.0.0.1:0", "--name", name, "--gomaxprocs", s.GOMAXPROCS,
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--name", name, "--gomaxprocs", s.GOMAXPROCS.String(),
 		"--burn-calibration", strconv.FormatFloat(x.cal.IterationsPerMs, 'f', 1, 64)}
 	if s.Single {
 		args = append(args, "--single")
@@ -254,7 +255,7 @@ func (x *local) run(ctx context.Context, run Run, dir string) (*RunSummary, erro
 		case "burst":
 			args = []string{"burst", "--workers", strconv.Itoa(n.Workers), "--busy", n.Busy.String(), "--sleep", n.Sleep.String(), "--gomaxprocs", strconv.Itoa(n.Workers)}
 		case "server":
-			args = x.serveArgs(n.Name, Server{GOMAXPROCS: "host"})
+			args = x.serveArgs(n.Name, Server{GOMAXPROCS: units.GOMAXPROCSHost})
 		}
 		var stdout io.Writer
 		if n.Kind == "burst" {

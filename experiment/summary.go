@@ -130,7 +130,7 @@ func ReadResults(dir string) (*Experiment, Env, []*RunSummary, error) {
 	// Runs are read by their IDs, in the order they were made; one not
 	// renamed into place yet (unfinished) is not there.
 	var env Env
-	e, err := LoadFile(filepath.Join(dir, "spec.yaml"))
+	e, err := ReadSpec(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, env, nil, fmt.Errorf("%s: not a results directory (no spec.yaml): give a directory written by throttlelab run or sim", dir)
 	}
