@@ -93,10 +93,11 @@ func image(opt Options) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The config's diff_id is the digest of the uncompressed tar, the
-	// manifest's that of the gzipped blob: a runtime checks both.
+	// Compressed here, once: handed a gzip stream, the library takes it as
+	// the blob and works out the config's diff_id (the digest of the tar
+	// inside, which a runtime checks as well as the blob's).
 	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(layer)), nil },
-		tarball.WithMediaType(types.OCILayer), tarball.WithCompressionLevel(gzip.BestCompression))
+		tarball.WithMediaType(types.OCILayer))
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +130,7 @@ func image(opt Options) (v1.Image, error) {
 	return mutate.ConfigFile(img, cf)
 }
 
-// rootfs is the layer's tar: the binary, /tmp, and the passwd and group
+// rootfs is the gzipped layer: the binary, /tmp, and the passwd and group
 // entries of the non-root user, every entry with a fixed time and owner.
 func rootfs(binary []byte) ([]byte, error) {
 	passwd := fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", UID, UID)
@@ -153,7 +154,12 @@ func rootfs(binary []byte) ([]byte, error) {
 		{strings.TrimPrefix(BinaryPath, "/"), 0o755, binary, false, 0},
 	}
 	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
+	// No name and no time in the gzip header: the same layer, the same bytes.
+	zw, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+	if err != nil {
+		return nil, err
+	}
+	tw := tar.NewWriter(zw)
 	for _, e := range entries {
 		h := &tar.Header{Name: e.name, Mode: e.mode, Uid: e.uid, Gid: e.uid, ModTime: time.Unix(0, 0), Format: tar.FormatPAX}
 		if e.dir {
@@ -169,6 +175,9 @@ func rootfs(binary []byte) ([]byte, error) {
 		}
 	}
 	if err := tw.Close(); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
