@@ -49,8 +49,10 @@ type loadFlags struct {
 	gomaxprocs    int
 }
 
-func newLoadCmd() *cobra.Command {
-	var f loadFlags
+func newLoadCmd() *cobra.Command { return newLoadCmdInto(new(loadFlags)) }
+
+// newLoadCmdInto is the load command parsing its flags into f.
+func newLoadCmdInto(f *loadFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "load",
 		Short: "Drive workload server instances and record every request",
@@ -64,7 +66,7 @@ open loop), sequential (one request after another).`,
   throttlelab load --mode rate --rate 200 --arrivals poisson --request api --duration 30s --target http://127.0.0.1:8080
   throttlelab load --mode ramp --ramp 1:8 --step 10s --tiles class:small --target http://127.0.0.1:8080 --target http://127.0.0.1:8081`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error { return runLoad(cmd, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLoad(cmd, *f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.mode, "mode", "", "image, ramp, rate, onoff, probe or sequential (required)")
