@@ -79,7 +79,7 @@ burst, shares, cpusets) and measures the latency and throttling that result.`,
 	}
 	// Flag parse errors are bad input: exit 2 with the flag named.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newSimCmd(), newReportCmd(), newPresetsCmd(), newServeCmd(), newLoadCmd(), newTilesCmd(), newBurstCmd(), newNoiseCmd())
+	root.AddCommand(newRunCmd(), newSimCmd(), newReportCmd(), newPresetsCmd(), newServeCmd(), newLoadCmd(), newTilesCmd(), newBurstCmd(), newNoiseCmd(), newTopCmd())
 	return root
 }
 
