@@ -11,46 +11,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/top/toptest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
-// expand writes the files of testdata/NAME.txtar ("-- path --" headers, each
-// followed by the file's content) into a new directory and returns it.
-func expand(t *testing.T, name string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name+".txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	root := t.TempDir()
-	var file string
-	var content []byte
-	flush := func() {
-		if file == "" {
-			return
-		}
-		p := filepath.Join(root, file)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, content, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, line := range strings.SplitAfter(string(b), "\n") {
-		if h, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), "-- "); ok && strings.HasSuffix(h, " --") {
-			flush()
-			file, content = strings.TrimSuffix(h, " --"), nil
-			continue
-		}
-		if file != "" {
-			content = append(content, line...)
-		}
-	}
-	flush()
-	return root
-}
+func expand(t *testing.T, name string) string { return toptest.FakeRoot(t, name) }
 
 func writeFile(t *testing.T, root, p, content string) {
 	t.Helper()

@@ -102,6 +102,19 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.width, m.height = msg.Width, msg.Height
 		return m, nil
 	case tea.KeyMsg:
+		// Keys typed faster than the screen reads arrive as one message
+		// ("/cart" or "ssp"): each rune is a key of its own.
+		if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+			var cmd tea.Cmd
+			var next tea.Model = m
+			for _, r := range msg.Runes {
+				next, cmd = next.(Model).Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+				if cmd != nil {
+					return next, cmd // quit
+				}
+			}
+			return next, nil
+		}
 		if m.filtering {
 			return m.filterKey(msg), nil
 		}
