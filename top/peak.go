@@ -5,8 +5,9 @@ import "time"
 // point is one sample of a group's cumulative counters.
 type point struct {
 	at      time.Duration // since the watcher started
-	usageNs uint64
-	periods uint64 // nr_periods
+	usageNs   uint64
+	periods   uint64 // nr_periods
+	throttled uint64 // nr_throttled
 }
 
 // ringSize bounds the samples kept for sliding windows: a 1 s window (the
@@ -26,6 +27,10 @@ const ringSize = 128
 // quota early in each period and is throttled when samples keep in step with
 // the period; samples that drift against it err by at most a quarter of a
 // slot's usage each side (0.025 cores at 10 ms samples in 100 ms periods).
+// A boundary where nr_throttled moved too, after a slot without usage, is
+// known exactly: the group was throttled through the end of the period, so
+// the whole slot's usage belongs to the new one; between two such marks the
+// use of a throttled group is exact whatever the samples' timing.
 // Where the marks are further apart than the periods between them allow, the
 // timer stopped (an idle group) and restarted, and the usage is divided by
 // the periods counted instead. Successive estimates are a weighted mean of the
@@ -41,11 +46,13 @@ type peakTracker struct {
 	prev     point
 	havePrev bool
 
-	mark     float64       // usage (ns) at the last period boundary found
-	markAt   time.Duration // its time (the middle of its slot)
-	markSlot time.Duration // the length of its slot
-	markN    uint64        // nr_periods there
-	haveMark bool
+	mark      float64       // usage (ns) at the last period boundary found
+	markAt    time.Duration // its time (the middle of its slot)
+	markSlot  time.Duration // the length of its slot
+	markN     uint64        // nr_periods there
+	markExact bool          // the group was throttled at the boundary
+	haveMark  bool
+	idleSlot  bool // no usage in the slot before the last sample
 
 	// Within the current interval:
 	periodPeak float64 // cores
@@ -84,12 +91,18 @@ func (p *peakTracker) add(s point) {
 	}
 	if p.havePrev && p.period > 0 && s.periods > p.prev.periods {
 		mid := (float64(p.prev.usageNs) + float64(s.usageNs)) / 2
+		exact := s.throttled > p.prev.throttled && p.idleSlot
+		if exact {
+			mid = float64(p.prev.usageNs)
+		}
 		at, slot := (p.prev.at+s.at)/2, s.at-p.prev.at
 		if p.haveMark {
-			d := at - p.markAt
 			n := time.Duration(s.periods - p.markN)
-			if d > n*p.period+(slot+p.markSlot)/2 {
-				d = n * p.period // the timer stopped in between
+			d := at - p.markAt
+			if exact && p.markExact || d > n*p.period+(slot+p.markSlot)/2 {
+				// Both boundaries exact (the timer ran throughout), or the
+				// timer stopped in between: the periods counted are the time.
+				d = n * p.period
 			}
 			cores := (mid - p.mark) / float64(d)
 			if p.periodsN == 0 || cores > p.periodPeak {
@@ -97,8 +110,9 @@ func (p *peakTracker) add(s point) {
 			}
 			p.periodsN++
 		}
-		p.mark, p.markAt, p.markSlot, p.markN, p.haveMark = mid, at, slot, s.periods, true
+		p.mark, p.markAt, p.markSlot, p.markN, p.markExact, p.haveMark = mid, at, slot, s.periods, exact, true
 	}
+	p.idleSlot = p.havePrev && s.usageNs == p.prev.usageNs
 	// The newest earlier sample at least one window back.
 	for i := 1; i <= p.n; i++ {
 		old := p.ring[(p.head-i+ringSize)%ringSize]

@@ -260,7 +260,7 @@ func (w *Watcher) Sample(at time.Duration) {
 		g.last = s
 		g.samples++
 		if s.hasUsage {
-			g.tracker.add(point{at: at, usageNs: s.usageNs, periods: s.Periods})
+			g.tracker.add(point{at: at, usageNs: s.usageNs, periods: s.Periods, throttled: s.ThrottledPeriods})
 		}
 	}
 }
