@@ -4,7 +4,7 @@ import "time"
 
 // point is one sample of a group's cumulative counters.
 type point struct {
-	at      time.Duration // since the watcher started
+	at        time.Duration // since the watcher started
 	usageNs   uint64
 	periods   uint64 // nr_periods
 	throttled uint64 // nr_throttled
