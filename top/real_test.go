@@ -8,92 +8,14 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
 	"github.com/throttlelab/throttlelab/top"
+	"github.com/throttlelab/throttlelab/top/toptest"
 )
-
-// cgPath returns a real group's cgroup path (relative to its hierarchy).
-func cgPath(t testing.TB, dir string) string {
-	t.Helper()
-	src, err := top.FindSource("/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rel, err := filepath.Rel(src.CPU.MountPoint, dir)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		t.Fatalf("%s is not under the cpu hierarchy %s", dir, src.CPU.MountPoint)
-	}
-	return filepath.Join(src.CPU.Root, rel)
-}
-
-// withUsage gives a v1 group made in the cpu hierarchy its twin in a cpuacct
-// hierarchy mounted apart (as on this host), so that its usage is counted,
-// and returns the directories a process must join. On v2 or with cpu,cpuacct
-// joined it returns the group alone.
-func withUsage(t testing.TB, g *cgrouptest.Group) []string {
-	t.Helper()
-	src, err := top.FindSource("/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if src.Version != "v1" || src.Acct == nil || src.Acct.MountPoint == src.CPU.MountPoint {
-		return []string{g.Dir}
-	}
-	rel, _ := filepath.Rel(src.CPU.MountPoint, g.Dir)
-	twin := filepath.Join(src.Acct.MountPoint, rel)
-	if err := os.Mkdir(twin, 0o755); err != nil {
-		t.Fatalf("making the cpuacct twin of %s: %v", g.Dir, err)
-	}
-	// Registered before any process starts, so it runs after they are gone.
-	t.Cleanup(func() {
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if err := os.Remove(twin); err == nil || os.IsNotExist(err) {
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		t.Errorf("removing %s: still busy", twin)
-	})
-	return []string{g.Dir, twin}
-}
-
-// start runs a shell loop that joins dirs first; busy spins, else it sleeps.
-func start(t testing.TB, dirs []string, busy bool) {
-	t.Helper()
-	var join strings.Builder
-	for _, d := range dirs {
-		fmt.Fprintf(&join, "echo $$ > '%s/cgroup.procs' && ", d)
-	}
-	body := "exec sleep 60"
-	if busy {
-		body = "while :; do :; done"
-	}
-	cmd := exec.Command("sh", "-c", join.String()+body)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-}
-
-// waitForProcs waits until the group holds a process (the shell has moved
-// itself in).
-func waitForProcs(t testing.TB, g *cgrouptest.Group) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); len(g.Procs(t)) == 0; {
-		if time.Now().After(deadline) {
-			t.Fatal("the process never joined its group")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
 
 // oneReport watches the host for one interval and returns the report.
 func oneReport(t testing.TB, w *top.Watcher, interval time.Duration) []top.Stats {
@@ -117,10 +39,8 @@ func find(stats []top.Stats, path string) *top.Stats {
 func TestRealLimitedAndIdleGroups(t *testing.T) {
 	busy := cgrouptest.LimitedGroup(t, 20000, 100000)
 	idle := cgrouptest.LimitedGroup(t, 20000, 100000)
-	start(t, withUsage(t, busy), true)
-	start(t, withUsage(t, idle), false)
-	waitForProcs(t, busy)
-	waitForProcs(t, idle)
+	toptest.Start(t, toptest.WithUsage(t, busy), true)
+	toptest.Start(t, toptest.WithUsage(t, idle), false)
 	before := busy.Stat(t)
 
 	w, err := top.New(top.Options{Root: "/"})
@@ -131,8 +51,8 @@ func TestRealLimitedAndIdleGroups(t *testing.T) {
 	stats := oneReport(t, w, 2*time.Second)
 	after := busy.Stat(t)
 
-	b := find(stats, cgPath(t, busy.Dir))
-	i := find(stats, cgPath(t, idle.Dir))
+	b := find(stats, toptest.CgroupPath(t, busy.Dir))
+	i := find(stats, toptest.CgroupPath(t, idle.Dir))
 	if b == nil || i == nil {
 		t.Fatalf("the test groups are not among the %d groups reported", len(stats))
 	}
