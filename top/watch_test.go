@@ -162,11 +162,14 @@ func TestGroupsVanishAndAppear(t *testing.T) {
 	sshd := "/system.slice/sshd.service"
 	docker := "/docker/abababababababababababababababababababababababababababababababab"
 	// The kernel answers ENODEV on a file kept open past its group's rmdir:
-	// sshd's group goes between two samples of an interval.
+	// sshd's group goes in the middle of an interval, after two samples
+	// (its directory is still there in this fake tree: the error alone
+	// must drop it).
 	g := w.groups[sshd]
-	g.stat = &failingFile{counterFile: g.stat, ok: 1, err: syscall.ENODEV}
+	g.stat = &failingFile{counterFile: g.stat, ok: 2, err: syscall.ENODEV}
 	w.Sample(0)
 	w.Sample(10 * time.Millisecond)
+	w.Sample(15 * time.Millisecond)
 	// docker's directory goes after the last sample, before the report.
 	for _, h := range []string{"cpu", "cpuacct"} {
 		if err := os.RemoveAll(filepath.Join(root, "sys/fs/cgroup", h, docker)); err != nil {
@@ -195,6 +198,7 @@ func TestGroupsVanishAndAppear(t *testing.T) {
 	}
 	w.Sample(20 * time.Millisecond)
 	w.Sample(30 * time.Millisecond)
+	w.Sample(40 * time.Millisecond)
 	paths = map[string]bool{}
 	for _, s := range w.Report() {
 		paths[s.Path] = true
