@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -129,7 +130,7 @@ func runTop(cmd *cobra.Command, f topFlags) error {
 			return err
 		}
 		if got == nil {
-			return ctx.Err() // interrupted before one interval
+			return exitError{code: 130, err: errors.New("interrupted before the end of the interval")}
 		}
 		rows := view.Rows(got)
 		if f.json {
