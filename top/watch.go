@@ -121,17 +121,19 @@ func (w *Watcher) Discover() error {
 		return err
 	}
 	seen := make(map[string]bool, len(refs))
-	var added []*group
 	for _, r := range refs {
 		seen[r.Path] = true
-		if g, ok := w.groups[r.Path]; ok && !g.gone {
+		g, ok := w.groups[r.Path]
+		// A v1 group can show up in one hierarchy before the other (a
+		// manager makes cpu, then cpuacct): reopen it when its directories
+		// change.
+		if ok && !g.gone && g.ref.CPUDir == r.CPUDir && g.ref.AcctDir == r.AcctDir {
 			continue
-		} else if ok {
+		}
+		if ok {
 			g.close()
 		}
-		g := w.openGroup(r)
-		w.groups[r.Path] = g
-		added = append(added, g)
+		w.groups[r.Path] = w.openGroup(r)
 	}
 	for p, g := range w.groups {
 		if !seen[p] || g.gone {
@@ -139,7 +141,7 @@ func (w *Watcher) Discover() error {
 			delete(w.groups, p)
 		}
 	}
-	w.name(added)
+	w.name()
 	w.sorted = w.sorted[:0]
 	for _, r := range refs {
 		if g, ok := w.groups[r.Path]; ok {
@@ -151,7 +153,7 @@ func (w *Watcher) Discover() error {
 
 // name identifies new groups, reading the kubelet's log directories again
 // when a pod or container is not known yet (or still unnamed).
-func (w *Watcher) name(added []*group) {
+func (w *Watcher) name() {
 	reread := w.pods == nil
 	for _, g := range w.groups {
 		if g.id.Kind == "" {

@@ -209,6 +209,21 @@ func TestGroupsVanishAndAppear(t *testing.T) {
 	if !paths["/system.slice/new.service"] || !paths[sshd] || paths[docker] {
 		t.Errorf("after rediscovery the report holds %v", paths)
 	}
+	// new.service was made in the cpu hierarchy only, so far: no usage. Its
+	// cpuacct twin comes next, and the next discovery counts its usage.
+	acct := filepath.Join(root, "sys/fs/cgroup/cpuacct/system.slice/new.service")
+	os.MkdirAll(acct, 0o755)
+	writeFile(t, acct, "cpuacct.usage", "5\n")
+	if err := w.Discover(); err != nil {
+		t.Fatal(err)
+	}
+	w.Sample(50 * time.Millisecond)
+	w.Sample(60 * time.Millisecond)
+	for _, s := range w.Report() {
+		if s.Path == "/system.slice/new.service" && s.UsageCores == nil {
+			t.Error("a group whose cpuacct twin appeared later still has no usage")
+		}
+	}
 }
 
 func TestUnreadableGroupsAreShownAsSuch(t *testing.T) {
