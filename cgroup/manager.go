@@ -391,39 +391,6 @@ func (s CPUStat) Add(o CPUStat) CPUStat {
 		s.PressureSomeUsec + o.PressureSomeUsec, s.PressureFullUsec + o.PressureFullUsec}
 }
 
-// ParsePressure parses a PSI file (cpu.pressure) into the "some" and "full"
-// totals, in us:
-//
-//	some avg10=0.00 avg60=0.00 avg300=0.00 total=1234
-//	full avg10=0.00 avg60=0.00 avg300=0.00 total=567
-func ParsePressure(b []byte) (some, full uint64, err error) {
-	for _, line := range strings.Split(string(b), "\n") {
-		kind, rest, ok := strings.Cut(line, " ")
-		if !ok || (kind != "some" && kind != "full") {
-			continue
-		}
-		found := false
-		for _, f := range strings.Fields(rest) {
-			if v, ok := strings.CutPrefix(f, "total="); ok {
-				n, perr := strconv.ParseUint(v, 10, 64)
-				if perr != nil {
-					return 0, 0, fmt.Errorf("cpu.pressure %s total %q is not a number", kind, v)
-				}
-				if kind == "some" {
-					some = n
-				} else {
-					full = n
-				}
-				found = true
-			}
-		}
-		if !found {
-			return 0, 0, fmt.Errorf("cpu.pressure %s line has no total: %q", kind, line)
-		}
-	}
-	return some, full, nil
-}
-
 // ParseCPUStat parses a cpu.stat file of either version (v1 counts time in ns,
 // v2 in us).
 func ParseCPUStat(b []byte) (CPUStat, error) {
@@ -476,7 +443,8 @@ func (g *Group) Stat() (CPUStat, error) {
 	if err != nil {
 		return s, err
 	}
-	s.PressureSomeUsec, s.PressureFullUsec, err = ParsePressure(b)
+	p, err := ParsePressure(b)
+	s.PressureSomeUsec, s.PressureFullUsec = p.SomeTotalUsec, p.FullTotalUsec
 	return s, err
 }
 

@@ -102,13 +102,13 @@ func TestParseCPUStat(t *testing.T) {
 
 func TestParsePressure(t *testing.T) {
 	// As Linux 6.18 writes a group's cpu.pressure.
-	some, full, err := ParsePressure([]byte("some avg10=1.50 avg60=0.40 avg300=0.09 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=789\n"))
-	if err != nil || some != 123456 || full != 789 {
-		t.Errorf("got %d %d %v", some, full, err)
+	p, err := ParsePressure([]byte("some avg10=1.52 avg60=0.40 avg300=0.09 total=3052921\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=12\n"))
+	if err != nil || p != (Pressure{SomeAvg10: 1.52, SomeTotalUsec: 3052921, FullTotalUsec: 12}) {
+		t.Errorf("got %+v, %v", p, err)
 	}
-	for _, bad := range []string{"some avg10=0.00 total=x\n", "some avg10=0.00\n"} {
-		if _, _, err := ParsePressure([]byte(bad)); err == nil {
-			t.Errorf("%q accepted", bad)
+	for _, bad := range []string{"", "full avg10=0 total=1\n", "some avg10=x total=1\n", "some total\n", "some avg10=0.00 total=x\n"} {
+		if _, err := ParsePressure([]byte(bad)); err == nil {
+			t.Errorf("ParsePressure(%q) took it", bad)
 		}
 	}
 }

@@ -1,11 +1,9 @@
 package cgroup
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 )
@@ -21,96 +19,70 @@ type UsageSample struct {
 	Throttled []uint64
 }
 
-// usageFile is one group's usage counter, kept open: a sample is one pread per
-// group and no allocation, so sampling 16 groups every 10 ms costs little.
+// usageFile is one group's counters, kept open (PreadFile): a sample is one
+// pread per file and no allocation, so sampling 16 groups every 10 ms costs
+// little.
 type usageFile struct {
-	f   *os.File
-	v2  bool // cpu.stat (usage_usec line) rather than cpuacct.usage (ns)
-	buf []byte
-	// stat is the v1 cpu.stat, for nr_throttled (on v2 it is f itself).
-	stat    *os.File
-	statBuf []byte
+	// usage is the v1 cpuacct.usage (ns); nil on v2, where usage_usec is in
+	// cpu.stat.
+	usage *PreadFile
+	stat  *PreadFile
 }
 
 func openUsage(g *Group) (*usageFile, error) {
+	stat, err := OpenPreadFile(filepath.Join(g.Dirs["cpu"], "cpu.stat"), 1024)
+	if err != nil {
+		return nil, err
+	}
 	if g.m.version == "v2" {
-		f, err := os.Open(filepath.Join(g.Dirs["cpu"], "cpu.stat"))
-		return &usageFile{f: f, v2: true, buf: make([]byte, 512)}, err
+		return &usageFile{stat: stat}, nil
 	}
 	d, ok := g.Dirs["cpuacct"]
 	if !ok {
+		stat.Close()
 		return nil, errors.New("the cpuacct controller is not mounted: no CPU usage on this cgroup v1 host")
 	}
-	f, err := os.Open(filepath.Join(d, "cpuacct.usage"))
+	u, err := OpenPreadFile(filepath.Join(d, "cpuacct.usage"), 32)
 	if err != nil {
+		stat.Close()
 		return nil, err
 	}
-	stat, err := os.Open(filepath.Join(g.Dirs["cpu"], "cpu.stat"))
+	return &usageFile{usage: u, stat: stat}, nil
+}
+
+// read returns the group's usage and, with withThrottled, its count of
+// throttled periods (on v1 that costs a second read, of cpu.stat).
+func (u *usageFile) read(withThrottled bool) (time.Duration, uint64, error) {
+	var usage time.Duration
+	if u.usage != nil {
+		b, err := u.usage.Read()
+		if err != nil {
+			return 0, 0, err
+		}
+		v, err := ParseUintPrefix(b)
+		if err != nil {
+			return 0, 0, fmt.Errorf("cpuacct.usage: %w", err)
+		}
+		usage = time.Duration(v)
+		if !withThrottled {
+			return usage, 0, nil
+		}
+	}
+	b, err := u.stat.Read()
 	if err != nil {
-		f.Close()
-		return nil, err
+		return 0, 0, err
 	}
-	return &usageFile{f: f, buf: make([]byte, 32), stat: stat, statBuf: make([]byte, 512)}, nil
-}
-
-// throttled reads nr_throttled from cpu.stat. On v2 it parses the buffer the
-// last read() filled, as both counters live in the same file.
-func (u *usageFile) throttled() (uint64, error) {
-	b := u.buf
-	if !u.v2 {
-		n, err := u.stat.ReadAt(u.statBuf, 0)
-		if n == 0 && err != nil {
-			return 0, err
+	c, err := ParseCPUCounters(b)
+	if err != nil {
+		return 0, 0, err
+	}
+	if u.usage == nil {
+		if !c.HasUsage {
+			return 0, 0, errors.New("cpu.stat has no usage_usec")
 		}
-		b = u.statBuf[:n]
+		usage = time.Duration(c.UsageUsec) * time.Microsecond
 	}
-	const key = "nr_throttled "
-	for len(b) > 0 {
-		line := b
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line, b = b[:i], b[i+1:]
-		} else {
-			b = nil
-		}
-		if bytes.HasPrefix(line, []byte(key)) {
-			return parseUintPrefix(line[len(key):])
-		}
-	}
-	return 0, errors.New("cpu.stat has no nr_throttled")
-}
-
-func (u *usageFile) read() (time.Duration, error) {
-	// buf keeps what the last read returned, for throttled() on v2.
-	u.buf = u.buf[:cap(u.buf)]
-	n, err := u.f.ReadAt(u.buf, 0)
-	if n == 0 && err != nil {
-		return 0, err
-	}
-	u.buf = u.buf[:n]
-	b := u.buf
-	if !u.v2 {
-		v, err := parseUintPrefix(b)
-		return time.Duration(v), err
-	}
-	// "usage_usec N" is the first line of a v2 cpu.stat.
-	const key = "usage_usec "
-	if len(b) < len(key) || string(b[:len(key)]) != key {
-		return 0, errors.New("cpu.stat does not start with usage_usec")
-	}
-	v, err := parseUintPrefix(b[len(key):])
-	return time.Duration(v) * time.Microsecond, err
-}
-
-func parseUintPrefix(b []byte) (uint64, error) {
-	var v uint64
-	i := 0
-	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
-		v = v*10 + uint64(b[i]-'0')
-	}
-	if i == 0 {
-		return 0, fmt.Errorf("not a number: %q", b)
-	}
-	return v, nil
+	return usage, c.ThrottledPeriods, nil
 }
 
 // Sampler reads the CPU usage of groups at a fixed interval.
@@ -136,15 +108,13 @@ func NewSampler(groups []*Group) (*Sampler, error) {
 // when throttled is not nil, its count of throttled periods.
 func (s *Sampler) Sample(dst []time.Duration, throttled []uint64) error {
 	for i, u := range s.files {
-		v, err := u.read()
+		v, thr, err := u.read(throttled != nil)
 		if err != nil {
 			return err
 		}
 		dst[i] = v
 		if throttled != nil {
-			if throttled[i], err = u.throttled(); err != nil {
-				return err
-			}
+			throttled[i] = thr
 		}
 	}
 	return nil
@@ -175,12 +145,10 @@ func (s *Sampler) Run(ctx context.Context, interval time.Duration, emit func(Usa
 func (s *Sampler) Close() error {
 	var errs []error
 	for _, u := range s.files {
-		if u != nil && u.f != nil {
-			errs = append(errs, u.f.Close())
+		if u.usage != nil {
+			errs = append(errs, u.usage.Close())
 		}
-		if u != nil && u.stat != nil {
-			errs = append(errs, u.stat.Close())
-		}
+		errs = append(errs, u.stat.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,113 @@
+package top
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+)
+
+func TestMetricsScrapedAndParsed(t *testing.T) {
+	root := expand(t, "v2-kubepods-systemd")
+	w, err := New(Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Sample(0)
+	dir := "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope/"
+	writeFile(t, root, dir+"cpu.stat", "usage_usec 1000000\nuser_usec 880000\nsystem_usec 120000\nnr_periods 410\nnr_throttled 308\nthrottled_usec 20600000\nnr_bursts 5\nburst_usec 45000\n")
+	w.Sample(time.Second)
+	c := NewCollector(cgroup.WeightLinear)
+	c.Update(w.Report())
+	srv := httptest.NewServer(c.Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var p expfmt.TextParser
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatalf("the endpoint does not speak the text format: %v", err)
+	}
+	// The container's series, by metric name.
+	id := "/" + dir[len("sys/fs/cgroup/"):len(dir)-1]
+	get := func(name string) *dto.Metric {
+		f, ok := fams[name]
+		if !ok {
+			t.Errorf("no %s", name)
+			return nil
+		}
+		for _, m := range f.Metric {
+			l := map[string]string{}
+			for _, lp := range m.Label {
+				l[lp.GetName()] = lp.GetValue()
+			}
+			if l["id"] == id {
+				if l["container"] != "api" || l["pod"] != "api-0" || l["namespace"] != "web" || l["name"] != "web/api-0/api" {
+					t.Errorf("%s labels %v", name, l)
+				}
+				return m
+			}
+		}
+		t.Errorf("%s has no series for %s", name, id)
+		return nil
+	}
+	counters := map[string]float64{
+		"container_cpu_usage_seconds_total":            1,
+		"container_cpu_user_seconds_total":             0.88,
+		"container_cpu_system_seconds_total":           0.12,
+		"container_cpu_cfs_periods_total":              410,
+		"container_cpu_cfs_throttled_periods_total":    308,
+		"container_cpu_cfs_throttled_seconds_total":    20.6,
+		"container_cpu_cfs_burst_periods_total":        5,
+		"container_cpu_cfs_burst_seconds_total":        0.045,
+		"container_pressure_cpu_waiting_seconds_total": 5,
+		"container_pressure_cpu_stalled_seconds_total": 4.5,
+	}
+	for name, want := range counters {
+		if m := get(name); m != nil && (m.Counter == nil || m.Counter.GetValue() != want) {
+			t.Errorf("%s = %v, want counter %g", name, m, want)
+		}
+	}
+	gauges := map[string]float64{
+		"container_spec_cpu_quota":                20000,
+		"container_spec_cpu_period":               100000,
+		"container_spec_cpu_shares":               238, // weight 10, read as cAdvisor reads weights
+		"container_processes":                     1,
+		"throttlelab_cpu_usage_cores":             0.2,
+		"throttlelab_cpu_peak_period_cores":       0.2,
+		"throttlelab_cpu_limit_cores":             0.2,
+		"throttlelab_cpu_throttled_periods_ratio": 0.8,
+	}
+	for name, want := range gauges {
+		if m := get(name); m != nil && (m.Gauge == nil || m.Gauge.GetValue() < want-1e-9 || m.Gauge.GetValue() > want+1e-9) {
+			t.Errorf("%s = %v, want gauge %g", name, m, want)
+		}
+	}
+	if m := get("container_cpu_usage_seconds_total"); m != nil && labelOf(m, "cpu") != "total" {
+		t.Errorf("usage has cpu=%q, want total as cAdvisor", labelOf(m, "cpu"))
+	}
+	// cAdvisor exports CFS counters for limited groups only.
+	for _, m := range fams["container_cpu_cfs_periods_total"].Metric {
+		if labelOf(m, "id") == "/system.slice" {
+			t.Error("an unlimited slice has CFS counters")
+		}
+	}
+}
+
+func labelOf(m *dto.Metric, name string) string {
+	for _, l := range m.Label {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}

@@ -1,0 +1,149 @@
+// Package toptest lays out the fake cgroup trees of top's tests (testdata/*.txtar
+// in package top) in a temporary directory, for tests of top and of the
+// command that drive it on a tree whose every file they know.
+package toptest
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+)
+
+// Trees lists the fake trees: v1 with cpu and cpuacct apart, v1 joined with
+// Kubernetes (cgroupfs driver), v2 with Kubernetes (systemd driver), a hybrid
+// host with the cpu controller on v2.
+var Trees = []string{"v1-split", "v1-joined-kubepods-cgroupfs", "v2-kubepods-systemd", "hybrid-v2-cpu"}
+
+// FakeRoot writes the files of fake tree name ("-- path --" headers in
+// top/testdata/NAME.txtar, each followed by the file's content) into a new
+// temporary directory and returns it, to be passed as a root path.
+func FakeRoot(t testing.TB, name string) string {
+	t.Helper()
+	_, here, _, _ := runtime.Caller(0)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(here), "..", "testdata", name+".txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	var file string
+	var content []byte
+	flush := func() {
+		if file == "" {
+			return
+		}
+		p := filepath.Join(root, file)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, line := range strings.SplitAfter(string(b), "\n") {
+		if h, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), "-- "); ok && strings.HasSuffix(h, " --") {
+			flush()
+			file, content = strings.TrimSuffix(h, " --"), nil
+			continue
+		}
+		if file != "" {
+			content = append(content, line...)
+		}
+	}
+	flush()
+	return root
+}
+
+// CgroupPath returns a real group's cgroup path (as /proc/PID/cgroup and top
+// show it) from its directory in the cpu controller's hierarchy.
+func CgroupPath(t testing.TB, dir string) string {
+	t.Helper()
+	l, err := cgroup.ReadLayout("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := cpuMount(t, l)
+	rel, err := filepath.Rel(m.MountPoint, dir)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		t.Fatalf("%s is not under the cpu hierarchy %s", dir, m.MountPoint)
+	}
+	return filepath.Join(m.Root, rel)
+}
+
+func cpuMount(t testing.TB, l *cgroup.Layout) cgroup.MountInfo {
+	switch l.CPUVersion() {
+	case "v1":
+		return l.V1["cpu"]
+	case "v2":
+		return *l.Unified
+	}
+	t.Fatal("no hierarchy has the cpu controller")
+	return cgroup.MountInfo{}
+}
+
+// WithUsage gives a v1 group made in the cpu hierarchy (cgrouptest makes it
+// there only) its twin in a cpuacct hierarchy mounted apart, so that its
+// usage is counted, and returns the directories a process must join. On v2,
+// or with cpu,cpuacct mounted together, it returns the group alone. The twin
+// is removed when the test ends, after the processes started later.
+func WithUsage(t testing.TB, g *cgrouptest.Group) []string {
+	t.Helper()
+	l, err := cgroup.ReadLayout("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, ok := l.V1["cpuacct"]
+	cpu := cpuMount(t, l)
+	if g.Version != "v1" || !ok || acct.MountPoint == cpu.MountPoint {
+		return []string{g.Dir}
+	}
+	rel, _ := filepath.Rel(cpu.MountPoint, g.Dir)
+	twin := filepath.Join(acct.MountPoint, rel)
+	if err := os.Mkdir(twin, 0o755); err != nil {
+		t.Fatalf("making the cpuacct twin of %s: %v", g.Dir, err)
+	}
+	t.Cleanup(func() {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if err := os.Remove(twin); err == nil || os.IsNotExist(err) {
+				return
+			}
+		}
+		t.Errorf("removing %s: still busy", twin)
+	})
+	return []string{g.Dir, twin}
+}
+
+// Start runs a shell that moves itself into dirs and then spins (busy) or
+// sleeps, and waits until it is in; it is killed when the test ends.
+func Start(t testing.TB, dirs []string, busy bool) {
+	t.Helper()
+	var join strings.Builder
+	for _, d := range dirs {
+		fmt.Fprintf(&join, "echo $$ > '%s/cgroup.procs' && ", d)
+	}
+	body := "exec sleep 60"
+	if busy {
+		body = "while :; do :; done"
+	}
+	cmd := exec.Command("sh", "-c", join.String()+body)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	procs := filepath.Join(dirs[0], "cgroup.procs")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if b, _ := os.ReadFile(procs); len(strings.TrimSpace(string(b))) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the process never joined its group")
+		}
+	}
+}

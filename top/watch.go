@@ -1,0 +1,458 @@
+package top
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+)
+
+// Options configure a Watcher.
+type Options struct {
+	// Root is prepended to every kernel path ("/" on the host; a fake tree
+	// in tests; the host's root mounted in a container).
+	Root string
+	// SampleEvery is the sampling interval for usage and nr_periods: 10 ms
+	// by default, at least 1 ms.
+	SampleEvery time.Duration
+	// Window is the sliding window for the peak of groups without a quota:
+	// 100 ms by default.
+	Window time.Duration
+	// Mapping is how the runtime turned shares into a v2 weight, for reading
+	// requests back: cgroup.WeightLinear by default.
+	Mapping cgroup.WeightMapping
+}
+
+func (o *Options) defaults() {
+	if o.Root == "" {
+		o.Root = "/"
+	}
+	if o.SampleEvery == 0 {
+		o.SampleEvery = 10 * time.Millisecond
+	}
+	if o.Window == 0 {
+		o.Window = 100 * time.Millisecond
+	}
+	if o.Mapping == "" {
+		o.Mapping = cgroup.WeightLinear
+	}
+}
+
+// counterFile is a counter file kept open (cgroup.PreadFile); tests replace
+// it to fail reads the way the kernel does.
+type counterFile interface {
+	Read() ([]byte, error)
+	Close() error
+}
+
+func openCounter(path string, size int) (counterFile, error) {
+	f, err := cgroup.OpenPreadFile(path, size)
+	if err != nil {
+		return nil, err // not a non-nil interface holding a nil file
+	}
+	return f, nil
+}
+
+// Watcher samples every cgroup of a host: usage and nr_periods every
+// SampleEvery, settings, pressure and processes once per interval. It is not
+// safe for concurrent use; Run drives it from one goroutine.
+type Watcher struct {
+	opts   Options
+	src    *Source
+	pods   *PodNames
+	groups map[string]*group
+	sorted []*group // by path
+	open   func(path string, size int) (counterFile, error)
+}
+
+// group is one watched cgroup.
+type group struct {
+	ref   Ref
+	id    Identity
+	stat  counterFile // cpu.stat in the cpu hierarchy (v2: usage too)
+	usage counterFile // v1 cpuacct.usage
+	err   error       // why it cannot be read (shown in its row)
+	gone  bool        // removed: dropped at the next Discover, never shown
+
+	first, last sample // at the interval's start and now
+	samples     int    // since first
+	tracker     *peakTracker
+	pressure    *Pressure // at the interval's start
+}
+
+// sample is a group's counters at one instant.
+type sample struct {
+	at time.Duration
+	cgroup.CPUCounters
+	usageNs  uint64
+	hasUsage bool
+}
+
+// New finds the hierarchy to watch under opts.Root and the groups in it.
+func New(opts Options) (*Watcher, error) {
+	opts.defaults()
+	if opts.SampleEvery < time.Millisecond {
+		return nil, fmt.Errorf("sampling every %s: give 1ms or more", opts.SampleEvery)
+	}
+	src, err := FindSource(opts.Root)
+	if err != nil {
+		return nil, err
+	}
+	w := &Watcher{opts: opts, src: src, groups: map[string]*group{}, open: openCounter}
+	if err := w.Discover(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Source returns the hierarchy being watched.
+func (w *Watcher) Source() *Source { return w.src }
+
+// Discover finds the groups that appeared since the last call, opens their
+// counters, and drops the groups that are gone.
+func (w *Watcher) Discover() error {
+	refs, err := Discover(w.opts.Root, w.src)
+	if err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(refs))
+	for _, r := range refs {
+		seen[r.Path] = true
+		g, ok := w.groups[r.Path]
+		// A v1 group can show up in one hierarchy before the other (a
+		// manager makes cpu, then cpuacct): reopen it when its directories
+		// change.
+		if ok && !g.gone && g.ref.CPUDir == r.CPUDir && g.ref.AcctDir == r.AcctDir {
+			continue
+		}
+		if ok {
+			g.close()
+		}
+		w.groups[r.Path] = w.openGroup(r)
+	}
+	for p, g := range w.groups {
+		if !seen[p] || g.gone {
+			g.close()
+			delete(w.groups, p)
+		}
+	}
+	w.name()
+	w.sorted = w.sorted[:0]
+	for _, r := range refs {
+		if g, ok := w.groups[r.Path]; ok {
+			w.sorted = append(w.sorted, g)
+		}
+	}
+	return nil
+}
+
+// name identifies new groups, reading the kubelet's log directories again
+// when a pod or container is not known yet (or still unnamed).
+func (w *Watcher) name() {
+	reread := w.pods == nil
+	for _, g := range w.groups {
+		if g.id.Kind == "" {
+			g.id = Identify(g.ref.Path, w.pods)
+		}
+		reread = reread || w.pods.Unknown(g.id)
+	}
+	if !reread {
+		return
+	}
+	w.pods = ReadPodNames(w.opts.Root)
+	for _, g := range w.groups {
+		if w.pods.Unknown(g.id) || g.id.PodUID != "" {
+			g.id = Identify(g.ref.Path, w.pods)
+		}
+	}
+}
+
+func (w *Watcher) openGroup(r Ref) *group {
+	g := &group{ref: r, err: r.Err}
+	if g.err != nil {
+		return g
+	}
+	var err error
+	if r.CPUDir != "" || w.src.Version == "v2" {
+		dir := r.CPUDir
+		if dir == "" {
+			dir = r.AcctDir // v2 without the cpu controller: usage only
+		}
+		if g.stat, err = w.open(filepath.Join(dir, "cpu.stat"), 1024); err != nil {
+			g.err = err
+			return g
+		}
+	}
+	if w.src.Version == "v1" && r.AcctDir != "" {
+		if g.usage, err = w.open(filepath.Join(r.AcctDir, "cpuacct.usage"), 32); err != nil {
+			g.err = err
+			g.close()
+			return g
+		}
+	}
+	period := time.Duration(0)
+	if r.CPUDir != "" {
+		if l, err := cgroup.ReadGroupCPU(r.CPUDir, w.src.Version); err == nil && l.QuotaUsec > 0 {
+			period = time.Duration(l.PeriodUsec) * time.Microsecond
+		}
+	}
+	g.tracker = newPeakTracker(period, w.peakWindow(period))
+	if w.src.Version == "v2" {
+		if p, err := ReadPressure(g.dir()); err == nil {
+			g.pressure = &p
+		}
+	}
+	return g
+}
+
+// peakWindow is the sliding window of a group's peak when its periods cannot
+// be seen: its period if it has a quota, else Options.Window.
+func (w *Watcher) peakWindow(period time.Duration) time.Duration {
+	if period > 0 {
+		return period
+	}
+	return w.opts.Window
+}
+
+func (g *group) close() {
+	if g.stat != nil {
+		g.stat.Close()
+		g.stat = nil
+	}
+	if g.usage != nil {
+		g.usage.Close()
+		g.usage = nil
+	}
+}
+
+// vanished reports whether a read error means the group was removed: the
+// kernel answers ENODEV on a file kept open past its group's rmdir.
+func vanished(err error, dir string) bool {
+	return errors.Is(err, syscall.ENODEV) || errors.Is(err, fs.ErrNotExist) || (dir != "" && !exists(dir))
+}
+
+// Sample reads every group's usage and cpu.stat once; at is the time since
+// the watcher started, in order.
+func (w *Watcher) Sample(at time.Duration) {
+	for _, g := range w.sorted {
+		if g.gone || g.err != nil {
+			continue
+		}
+		s, err := g.read(at)
+		if err != nil {
+			if vanished(err, g.dir()) {
+				g.gone = true
+				g.close()
+			} else {
+				g.err = err
+			}
+			continue
+		}
+		if g.samples > 0 && (s.usageNs < g.last.usageNs || s.Periods < g.last.Periods) {
+			g.samples = 0 // made again under the same path: start over
+		}
+		if g.samples == 0 {
+			g.first = s
+		}
+		g.last = s
+		g.samples++
+		if s.hasUsage {
+			g.tracker.add(point{at: at, usageNs: s.usageNs, periods: s.Periods, throttled: s.ThrottledPeriods})
+		}
+	}
+}
+
+func (g *group) dir() string {
+	if g.ref.CPUDir != "" {
+		return g.ref.CPUDir
+	}
+	return g.ref.AcctDir
+}
+
+func (g *group) read(at time.Duration) (sample, error) {
+	s := sample{at: at}
+	if g.stat != nil {
+		b, err := g.stat.Read()
+		if err != nil {
+			return s, err
+		}
+		if s.CPUCounters, err = cgroup.ParseCPUCounters(b); err != nil {
+			return s, err
+		}
+		s.usageNs, s.hasUsage = s.UsageUsec*1000, s.HasUsage
+	}
+	if g.usage != nil {
+		b, err := g.usage.Read()
+		if err != nil {
+			return s, err
+		}
+		if s.usageNs, err = cgroup.ParseUintPrefix(b); err != nil {
+			return s, fmt.Errorf("cpuacct.usage: %w", err)
+		}
+		s.hasUsage = true
+	}
+	return s, nil
+}
+
+// Report closes the interval that ends with the last Sample and returns one
+// Stats per group that is still there, sorted by path; the next interval
+// starts at that sample. Groups seen in fewer than two samples are left out
+// (they appear in the next report), and so are groups removed meanwhile.
+func (w *Watcher) Report() []Stats {
+	out := make([]Stats, 0, len(w.sorted))
+	for _, g := range w.sorted {
+		if g.gone {
+			continue
+		}
+		if g.err != nil {
+			out = append(out, Stats{Path: g.ref.Path, Identity: g.id, Error: errorText(g.err)})
+			continue
+		}
+		if g.samples < 2 {
+			continue
+		}
+		st, err := w.report(g)
+		if err != nil {
+			if vanished(err, g.dir()) {
+				g.gone = true
+				g.close()
+				continue
+			}
+			st = Stats{Path: g.ref.Path, Identity: g.id, Error: errorText(err)}
+		}
+		out = append(out, st)
+		g.first, g.samples = g.last, 1
+	}
+	return out
+}
+
+// errorText says what an unreadable group's row shows.
+func errorText(err error) string {
+	if errors.Is(err, fs.ErrPermission) {
+		return "permission denied (run as root)"
+	}
+	return err.Error()
+}
+
+func (w *Watcher) report(g *group) (Stats, error) {
+	a, b := g.first, g.last
+	secs := (b.at - a.at).Seconds()
+	st := Stats{Path: g.ref.Path, Identity: g.id, IntervalSeconds: secs}
+	t := &st.Totals
+	t.QuotaUsec, t.HasUsage, t.Limits = -1, b.hasUsage, g.ref.CPUDir != ""
+	if b.hasUsage {
+		st.UsageCores = ptr(float64(b.usageNs-a.usageNs) / 1e9 / secs)
+		t.UsageSeconds = float64(b.usageNs) / 1e9
+		if b.HasUsage { // v2 cpu.stat
+			t.UserSeconds, t.SystemSeconds = ptr(float64(b.UserUsec)/1e6), ptr(float64(b.SystemUsec)/1e6)
+		}
+	}
+	d := b.CPUStat.Sub(a.CPUStat)
+	st.Periods, st.ThrottledPeriods, st.Bursts = d.Periods, d.ThrottledPeriods, d.Bursts
+	if d.Periods > 0 {
+		st.ThrottledPeriodsRatio = float64(d.ThrottledPeriods) / float64(d.Periods)
+	}
+	st.ThrottledSecondsPerSecond = float64(d.ThrottledUsec) / 1e6 / secs
+	st.BurstSecondsPerSecond = float64(d.BurstUsec) / 1e6 / secs
+	t.Periods, t.ThrottledPeriods, t.Bursts = b.Periods, b.ThrottledPeriods, b.Bursts
+	t.ThrottledSeconds, t.BurstSeconds = float64(b.ThrottledUsec)/1e6, float64(b.BurstUsec)/1e6
+
+	if peak, basis, window, ok := g.tracker.take(); ok {
+		st.PeakPeriodCores, st.PeakBasis = ptr(peak), basis
+		if basis == BasisWindow {
+			st.PeakWindowUsec = window.Microseconds()
+		}
+	}
+	if g.ref.CPUDir != "" {
+		l, err := cgroup.ReadGroupCPU(g.ref.CPUDir, w.src.Version)
+		if err != nil {
+			return st, err
+		}
+		st.PeriodUsec, st.Shares, st.Weight, t.QuotaUsec = l.PeriodUsec, l.Shares, l.Weight, l.QuotaUsec
+		period := time.Duration(0)
+		if l.QuotaUsec > 0 {
+			st.LimitCores = ptr(l.LimitCores)
+			st.BurstCores = float64(l.BurstUsec) / float64(l.PeriodUsec)
+			period = time.Duration(l.PeriodUsec) * time.Microsecond
+		}
+		g.tracker.setPeriod(period, w.peakWindow(period))
+		if g.id.Kubelet() {
+			if c, ok := RequestCores(l.Shares, l.Weight, w.opts.Mapping); ok {
+				st.RequestCores = ptr(c)
+			}
+		}
+	}
+	if w.src.Version == "v2" {
+		if p, err := ReadPressure(g.dir()); err == nil {
+			st.PressureSomeAvg10 = ptr(p.SomeAvg10)
+			t.PressureSomeSeconds, t.PressureFullSeconds = ptr(float64(p.SomeTotalUsec)/1e6), ptr(float64(p.FullTotalUsec)/1e6)
+			if g.pressure != nil && p.SomeTotalUsec >= g.pressure.SomeTotalUsec {
+				st.PressureSomeRatio = ptr(float64(p.SomeTotalUsec-g.pressure.SomeTotalUsec) / 1e6 / secs)
+			}
+			g.pressure = &p
+		} else if vanished(err, g.dir()) {
+			return st, err
+		}
+	}
+	n, err := CountProcs(g.dir())
+	if err != nil {
+		return st, err
+	}
+	st.Procs = n
+	return st, nil
+}
+
+// Run samples every SampleEvery and calls emit with a report every interval,
+// from this goroutine, until ctx ends or emit returns false. Groups that
+// appear are picked up after each report. Ticks the watcher could not keep
+// up with are skipped, not queued.
+func (w *Watcher) Run(ctx context.Context, interval time.Duration, emit func([]Stats) bool) error {
+	if interval < w.opts.SampleEvery {
+		return fmt.Errorf("interval %s is shorter than the sampling interval %s: give a longer one", interval, w.opts.SampleEvery)
+	}
+	start := time.Now()
+	w.Sample(0)
+	tick := time.NewTicker(w.opts.SampleEvery)
+	defer tick.Stop()
+	next := interval
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		at := time.Since(start)
+		w.Sample(at)
+		if at < next {
+			continue
+		}
+		stats := w.Report()
+		now := time.Now()
+		for i := range stats {
+			stats[i].Time = now
+		}
+		if !emit(stats) {
+			return nil
+		}
+		for next <= at {
+			next += interval
+		}
+		if err := w.Discover(); err != nil {
+			return err
+		}
+	}
+}
+
+// Close closes every counter file.
+func (w *Watcher) Close() error {
+	for _, g := range w.groups {
+		g.close()
+	}
+	w.groups, w.sorted = map[string]*group{}, nil
+	return nil
+}

@@ -1,0 +1,276 @@
+package top
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/top/toptest"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func expand(t *testing.T, name string) string { return toptest.FakeRoot(t, name) }
+
+func writeFile(t *testing.T, root, p, content string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(root, p), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFakeTrees(t *testing.T) {
+	const c1 = "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1"
+	const c4 = "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
+	pod4 := "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-" + c4 + ".scope/"
+	tests := []struct {
+		tree string
+		// after is what the counter files say one second after the first
+		// sample.
+		after map[string]string
+	}{
+		{"v1-split", map[string]string{
+			"sys/fs/cgroup/cpuacct/throttlelab/limits-4242/limited-0/cpuacct.usage": "300000000\n",
+			"sys/fs/cgroup/cpu/throttlelab/limits-4242/limited-0/cpu.stat":          "nr_periods 110\nnr_throttled 99\nthrottled_time 4700000000\nnr_bursts 0\nburst_time 0\n",
+			"sys/fs/cgroup/cpuacct/system.slice/sshd.service/cpuacct.usage":         "12000000\n",
+			"sys/fs/cgroup/cpuacct/cpuacct.usage":                                   "6500000000\n",
+		}},
+		{"v1-joined-kubepods-cgroupfs", map[string]string{
+			"sys/fs/cgroup/cpu,cpuacct/kubepods/burstable/pod1f2e3d4c-5b6a-4789-8abc-def012345678/" + c1 + "/cpuacct.usage": "1090000000\n",
+		}},
+		{"v2-kubepods-systemd", map[string]string{
+			pod4 + "cpu.stat":     "usage_usec 1000000\nuser_usec 880000\nsystem_usec 120000\nnice_usec 0\nnr_periods 410\nnr_throttled 308\nthrottled_usec 20600000\nnr_bursts 5\nburst_usec 45000\n",
+			pod4 + "cpu.pressure": "some avg10=45.00 avg60=31.00 avg300=10.50 total=5600000\nfull avg10=41.00 avg60=28.50 avg300=9.10 total=5000000\n",
+		}},
+		{"hybrid-v2-cpu", map[string]string{
+			"sys/fs/cgroup/unified/throttlelab/f01-logjam-19473/r001-limited-0/cpu.stat": "usage_usec 950000\nuser_usec 900000\nsystem_usec 50000\nnice_usec 0\nnr_periods 10\nnr_throttled 0\nthrottled_usec 0\nnr_bursts 0\nburst_usec 0\n",
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tree, func(t *testing.T) {
+			root := expand(t, tt.tree)
+			w, err := New(Options{Root: root})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Close()
+			w.Sample(0)
+			for p, c := range tt.after {
+				writeFile(t, root, p, c)
+			}
+			w.Sample(time.Second)
+			stats := w.Report()
+			var b bytes.Buffer
+			WriteTable(&b, w.Source(), View{Tree: true}.Rows(stats), time.Second)
+			golden(t, filepath.Join("testdata", tt.tree+".golden"), b.Bytes())
+		})
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to write it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s--- want\n%s", path, got, want)
+	}
+}
+
+func TestStatsFromFakeTree(t *testing.T) {
+	// The figures behind the golden table, checked by hand for the v2 pod:
+	// 200 ms used in 1 s, 8 of 10 periods throttled, 600 ms throttled, 2
+	// bursts, 600 ms of 1 s with some task waiting.
+	root := expand(t, "v2-kubepods-systemd")
+	w, err := New(Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Sample(0)
+	dir := "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope/"
+	writeFile(t, root, dir+"cpu.stat", "usage_usec 1000000\nuser_usec 880000\nsystem_usec 120000\nnr_periods 410\nnr_throttled 308\nthrottled_usec 20600000\nnr_bursts 5\nburst_usec 45000\n")
+	writeFile(t, root, dir+"cpu.pressure", "some avg10=45.00 avg60=31.00 avg300=10.50 total=5600000\nfull avg10=41.00 avg60=28.50 avg300=9.10 total=5000000\n")
+	w.Sample(time.Second)
+	var got *Stats
+	stats := w.Report()
+	for i := range stats {
+		if stats[i].ContainerID != "" && stats[i].Kind == KindContainer && stats[i].Runtime == "containerd" {
+			got = &stats[i]
+		}
+	}
+	if got == nil {
+		t.Fatalf("no containerd container among %d groups", len(stats))
+	}
+	near := func(name string, v *float64, want float64) {
+		if v == nil || *v < want-1e-9 || *v > want+1e-9 {
+			t.Errorf("%s = %v, want %g", name, v, want)
+		}
+	}
+	if got.Name != "web/api-0/api" || got.Namespace != "web" || got.Pod != "api-0" || got.Container != "api" || got.QoS != "Burstable" || got.PodUID != "abcdef01-2345-4678-9abc-def012345678" {
+		t.Errorf("identity %+v", got.Identity)
+	}
+	near("usage", got.UsageCores, 0.2)
+	near("limit", got.LimitCores, 0.2)
+	near("burst", &got.BurstCores, 0.1)
+	near("pressure ratio", got.PressureSomeRatio, 0.6)
+	near("pressure avg10", got.PressureSomeAvg10, 45)
+	near("throttled ratio", &got.ThrottledPeriodsRatio, 0.8)
+	near("throttled s/s", &got.ThrottledSecondsPerSecond, 0.6)
+	near("request", got.RequestCores, 0.2451171875) // weight 10: shares 238 to 264 (linear)
+	if got.Periods != 10 || got.ThrottledPeriods != 8 || got.Bursts != 2 || got.Procs != 1 || got.Totals.UsageSeconds != 1 || *got.Totals.PressureFullSeconds != 5 {
+		t.Errorf("counts %+v", got)
+	}
+}
+
+// failingFile fails every read with err after ok reads.
+type failingFile struct {
+	counterFile
+	ok  int
+	err error
+}
+
+func (f *failingFile) Read() ([]byte, error) {
+	if f.ok == 0 {
+		return nil, f.err
+	}
+	f.ok--
+	return f.counterFile.Read()
+}
+
+func TestGroupsVanishAndAppear(t *testing.T) {
+	root := expand(t, "v1-split")
+	w, err := New(Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	sshd := "/system.slice/sshd.service"
+	docker := "/docker/abababababababababababababababababababababababababababababababab"
+	// The kernel answers ENODEV on a file kept open past its group's rmdir:
+	// sshd's group goes in the middle of an interval, after two samples
+	// (its directory is still there in this fake tree: the error alone
+	// must drop it).
+	g := w.groups[sshd]
+	g.stat = &failingFile{counterFile: g.stat, ok: 2, err: syscall.ENODEV}
+	w.Sample(0)
+	w.Sample(10 * time.Millisecond)
+	w.Sample(15 * time.Millisecond)
+	// docker's directory goes after the last sample, before the report.
+	for _, h := range []string{"cpu", "cpuacct"} {
+		if err := os.RemoveAll(filepath.Join(root, "sys/fs/cgroup", h, docker)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows := w.Report()
+	paths := map[string]bool{}
+	for _, s := range rows {
+		paths[s.Path] = true
+	}
+	if paths[sshd] || paths[docker] || !paths["/system.slice"] {
+		t.Errorf("after two groups went, the report holds %v", paths)
+	}
+	// A new group appears and an old one is made again under the same path,
+	// its counters starting over.
+	newDir := filepath.Join(root, "sys/fs/cgroup/cpu/system.slice/new.service")
+	os.MkdirAll(newDir, 0o755)
+	for f, v := range map[string]string{"cpu.cfs_quota_us": "-1\n", "cpu.cfs_period_us": "100000\n", "cpu.shares": "1024\n", "cpu.stat": "nr_periods 0\n", "cgroup.procs": "9\n"} {
+		if err := os.WriteFile(filepath.Join(newDir, f), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Discover(); err != nil {
+		t.Fatal(err)
+	}
+	w.Sample(20 * time.Millisecond)
+	w.Sample(30 * time.Millisecond)
+	w.Sample(40 * time.Millisecond)
+	paths = map[string]bool{}
+	for _, s := range w.Report() {
+		paths[s.Path] = true
+		if s.Error != "" {
+			t.Errorf("%s: %s", s.Path, s.Error)
+		}
+	}
+	if !paths["/system.slice/new.service"] || !paths[sshd] || paths[docker] {
+		t.Errorf("after rediscovery the report holds %v", paths)
+	}
+	// new.service was made in the cpu hierarchy only, so far: no usage. Its
+	// cpuacct twin comes next, and the next discovery counts its usage.
+	acct := filepath.Join(root, "sys/fs/cgroup/cpuacct/system.slice/new.service")
+	os.MkdirAll(acct, 0o755)
+	writeFile(t, acct, "cpuacct.usage", "5\n")
+	if err := w.Discover(); err != nil {
+		t.Fatal(err)
+	}
+	w.Sample(50 * time.Millisecond)
+	w.Sample(60 * time.Millisecond)
+	for _, s := range w.Report() {
+		if s.Path == "/system.slice/new.service" && s.UsageCores == nil {
+			t.Error("a group whose cpuacct twin appeared later still has no usage")
+		}
+	}
+}
+
+func TestUnreadableGroupsAreShownAsSuch(t *testing.T) {
+	root := expand(t, "v1-split")
+	w := &Watcher{opts: Options{Root: root}, groups: map[string]*group{}}
+	w.opts.defaults()
+	var err error
+	if w.src, err = FindSource(root); err != nil {
+		t.Fatal(err)
+	}
+	w.open = func(p string, size int) (counterFile, error) {
+		if strings.Contains(p, "sshd.service") {
+			return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrPermission}
+		}
+		return openCounter(p, size)
+	}
+	if err := w.Discover(); err != nil {
+		t.Fatal(err)
+	}
+	w.Sample(0)
+	w.Sample(time.Second)
+	var sshd, others int
+	for _, s := range w.Report() {
+		switch {
+		case strings.HasSuffix(s.Path, "sshd.service"):
+			sshd++
+			if s.Error != "permission denied (run as root)" || s.Name != "sshd.service" || s.UsageCores != nil {
+				t.Errorf("unreadable group shows %+v", s)
+			}
+		case s.Error == "":
+			others++
+		}
+	}
+	if sshd != 1 || others < 5 {
+		t.Errorf("%d rows for the unreadable group, %d readable rows", sshd, others)
+	}
+}
+
+func TestNoCgroupFilesystem(t *testing.T) {
+	root := t.TempDir()
+	os.MkdirAll(filepath.Join(root, "proc/self"), 0o755)
+	writeFile(t, root, "proc/self/mountinfo", "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n")
+	_, err := New(Options{Root: root})
+	if err == nil || !strings.Contains(err.Error(), "no cgroup filesystem") {
+		t.Errorf("New on a host without cgroups: %v", err)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("want a plain message, got %v", err)
+	}
+}
