@@ -8,6 +8,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
 )
 
 const (
@@ -147,7 +148,7 @@ var presets = []*Preset{
 		},
 		verdict: func(r *Results) (bool, string, error) {
 			at := func(name string) (float64, error) {
-				return r.median(name, func(s *experiment.RunSummary) float64 {
+				return r.median(name, func(s *record.Run) float64 {
 					for _, st := range s.Summary.Steps {
 						if st.Workers == 2 {
 							return st.P99Ms

@@ -104,12 +104,12 @@ func TestReportShowsWhatWasMeasured(t *testing.T) {
 	srcs := load(t, []string{"testdata/limits"})
 	html := string(render(t, []string{"testdata/limits"}))
 	rs := rows(buildEntries(srcs), "load0")
-	if len(rs) != 2 || !rs[0].Ref || rs[1].P99VsRef < 2 {
+	if len(rs) != 2 || !rs[0].IsReference || rs[1].P99VsReference < 2 {
 		t.Fatalf("rows %+v", rs)
 	}
 	ratio := regexp.MustCompile(`class="worse">([0-9.]+)x<`).FindStringSubmatch(html)
-	if ratio == nil || ratio[1] != fmt.Sprintf("%.2f", rs[1].P99VsRef) {
-		t.Errorf("table ratio %v, want %.2f", ratio, rs[1].P99VsRef)
+	if ratio == nil || ratio[1] != fmt.Sprintf("%.2f", rs[1].P99VsReference) {
+		t.Errorf("table ratio %v, want %.2f", ratio, rs[1].P99VsReference)
 	}
 	if n := len(regexp.MustCompile(`class="ctitle"[^>]*>Latency distribution: `).FindAllString(html, -1)); n != 2 {
 		t.Errorf("%d distribution charts, want 2", n)
@@ -133,6 +133,14 @@ func TestReportShowsWhatWasMeasured(t *testing.T) {
 		}
 	}
 }
+
+// The codes record.WriteTable paints with.
+const (
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31;1m"
+	ansiYellow = "\x1b[33m"
+	ansiReset  = "\x1b[0m"
+)
 
 func TestTableColourOnlyOnRequest(t *testing.T) {
 	srcs := load(t, []string{"testdata/limits"})
