@@ -9,22 +9,18 @@ import (
 
 // Evaluate computes the preset's check from the results in dir and writes
 // verdict.json there. scaled says how a quick run was scaled ("" for none).
-func (p *Preset) Evaluate(dir, scaled string) (v *record.Verdict, err error) {
+func (p *Preset) Evaluate(dir, scaled string) (*record.Verdict, error) {
 	r, err := ReadResults(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		// A spec changed by hand may lack a config the check reads.
-		if e := recover(); e != nil {
-			v, err = nil, fmt.Errorf("preset %s: cannot check %s: %v", p.Name, dir, e)
-		}
-	}()
+	// A spec changed by hand may lack a config the check reads: the check
+	// says so as an error.
 	ok, numbers, err := p.verdict(r)
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
 	}
-	v = &record.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check,
+	v := &record.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check,
 		Reproduced: ok, Numbers: numbers, Scaled: scaled, Backend: r.Env.Backend}
 	if !ok && p.why != nil {
 		v.Why = p.why(r)
