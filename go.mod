@@ -8,9 +8,9 @@ require (
 	github.com/chromedp/chromedp v0.11.2
 	github.com/prometheus/client_golang v1.20.5
 	github.com/spf13/cobra v1.8.1
+	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/sys v0.28.0
 	golang.org/x/term v0.27.0
-	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
