@@ -1,6 +1,7 @@
 package record
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -87,7 +88,9 @@ func Aggregate(c experiment.Config, load string, runs []*Run) ConfigSummary {
 		periods += r.Total.Periods
 		throttled += r.Total.ThrottledPeriods
 		throttledUsec += r.Total.ThrottledUsec
-		for _, u := range r.Usage {
+		// In the instances' order, so the sum is the same bits every time.
+		for _, name := range slices.Sorted(maps.Keys(r.Usage)) {
+			u := r.Usage[name]
 			cs.MeanCores += u.Mean / n
 			cs.Peak100msCores = max(cs.Peak100msCores, u.Peak100ms)
 			cs.Peak1sCores = max(cs.Peak1sCores, u.Peak1s)

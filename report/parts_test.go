@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/record"
 )
 
 func TestDownsampleKeepsPeaks(t *testing.T) {
@@ -169,5 +171,30 @@ func TestTableColourOnlyOnRequest(t *testing.T) {
 	strip := strings.NewReplacer(ansiDim, "", ansiRed, "", ansiYellow, "", ansiReset, "")
 	if strip.Replace(colour.String()) != plain.String() {
 		t.Error("the coloured table is not the plain one with colours")
+	}
+}
+
+// TestTableIsTheSummary: the report's rows are summary.json's figures (one
+// aggregation), plus the stall only the request records give.
+func TestTableIsTheSummary(t *testing.T) {
+	srcs := load(t, []string{"testdata/limits"})
+	var runs []*record.Run
+	for _, r := range srcs[0].Runs {
+		runs = append(runs, r.Run)
+	}
+	s := record.Summarize(srcs[0].Spec, runs)
+	rs := rows(buildEntries(srcs), "load0")
+	if len(rs) != len(s.Configs) {
+		t.Fatalf("%d rows, %d configs in the summary", len(rs), len(s.Configs))
+	}
+	for i, r := range rs {
+		got := r.ConfigSummary
+		got.StallMs = 0
+		if got != s.Configs[i] {
+			t.Errorf("row %s:\n%+v\nsummary:\n%+v", r.Label, got, s.Configs[i])
+		}
+		if r.StallMs <= 0 {
+			t.Errorf("row %s: no stall", r.Label)
+		}
 	}
 }
