@@ -3,13 +3,28 @@ GO ?= go
 BIN ?= bin/throttlelab
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/throttlelab/throttlelab/internal/cli.Version=$(VERSION)
+# The container image (make image): an OCI image layout in a tar, built
+# without a container engine. GOARCH picks the platform.
+IMAGE_OUT ?= bin/throttlelab-oci.tar
+GOARCH ?= $(shell $(GO) env GOARCH)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: all build test test-cgroup-layouts cgroup-restore fmt-check vet catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
+.PHONY: all build image k8s-binaries test test-cgroup-layouts cgroup-restore fmt-check vet fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/throttlelab
+
+# The same image as the Dockerfile's: the static binary, user 65532, no shell.
+image:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH) $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o bin/throttlelab-linux-$(GOARCH) ./cmd/throttlelab
+	$(GO) run ./hack/ociimage -bin bin/throttlelab-linux-$(GOARCH) -version $(VERSION) -arch $(GOARCH) -created $(SOURCE_DATE_EPOCH) -out $(IMAGE_OUT)
+
+# etcd and kube-apiserver for the k8s package's tests, built from the Go
+# module proxy (minutes the first time, cached in /var/cache/throttlelab).
+k8s-binaries:
+	sh hack/k8s-binaries.sh
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -20,6 +35,7 @@ vet:
 
 test: fmt-check vet
 	$(GO) test -race -p 1 ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 	$(MAKE) test-cgroup-layouts
 
 # The real-cgroup tests (named *Real*, and the e2e run and preset tests) again
@@ -37,6 +53,20 @@ test-cgroup-layouts:
 cgroup-restore:
 	$(GO) build -o bin/cgmode ./cgroup/cgrouptest/cgmode
 	bin/cgmode -restore
+
+# Go native fuzz targets, PACKAGE:TARGET. `go test` runs their seed corpus
+# (and testdata/fuzz) as ordinary tests; `make fuzz` explores each for
+# FUZZTIME, `make test` briefly. A finding is written to the package's
+# testdata/fuzz/TARGET/ and fails the run.
+FUZZ_TARGETS := ./experiment:FuzzParse ./units:FuzzParseMilliCPU ./server:FuzzHandler ./server:FuzzTileQuery ./server:FuzzBurnQuery
+FUZZTIME ?= 60s
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "fuzz $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg || exit 1; \
+	done
 
 # Regenerates the committed tile catalogue: tens of CPU minutes.
 catalog: build

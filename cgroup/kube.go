@@ -3,8 +3,7 @@ package cgroup
 import (
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
+	"math/bits"
 )
 
 // Constants of the kubelet's CPU translation (pkg/kubelet/cm).
@@ -19,50 +18,14 @@ const (
 	milliCPUPerCPU = 1000
 )
 
-// ParseMilliCPU parses a Kubernetes CPU quantity ("250m", "0.25", "2") into
-// millicores, rounding up a finer value as resource.Quantity.MilliValue does.
-func ParseMilliCPU(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	if m, ok := strings.CutSuffix(s, "m"); ok {
-		v, err := strconv.ParseInt(m, 10, 64)
-		if err != nil || v < 0 {
-			return 0, fmt.Errorf("cpu quantity %q: want millicores such as 250m, or cores such as 0.25", s)
-		}
-		return v, nil
-	}
-	whole, frac, _ := strings.Cut(s, ".")
-	if whole == "" && frac == "" {
-		return 0, fmt.Errorf("cpu quantity %q: want millicores such as 250m, or cores such as 0.25", s)
-	}
-	if whole == "" {
-		whole = "0"
-	}
-	w, err := strconv.ParseInt(whole, 10, 64)
-	if err != nil || w < 0 || w > math.MaxInt64/milliCPUPerCPU-1 || strings.ContainsAny(frac, "+-") {
-		return 0, fmt.Errorf("cpu quantity %q: want millicores such as 250m, or cores such as 0.25", s)
-	}
-	milli := w * milliCPUPerCPU
-	if frac != "" {
-		for _, c := range frac {
-			if c < '0' || c > '9' {
-				return 0, fmt.Errorf("cpu quantity %q: want millicores such as 250m, or cores such as 0.25", s)
-			}
-		}
-		digits := (frac + "000")[:3]
-		f, _ := strconv.ParseInt(digits, 10, 64)
-		milli += f
-		if strings.Trim(frac[min(3, len(frac)):], "0") != "" {
-			milli++ // a finer fraction rounds up to the next millicore
-		}
-	}
-	return milli, nil
-}
-
 // MilliCPUToShares turns a CPU request into cpu.shares as the kubelet does: 1024
 // per CPU, at least MinShares (also for no request: BestEffort), at most MaxShares.
 func MilliCPUToShares(milliCPU int64) uint64 {
 	if milliCPU <= 0 {
 		return MinShares
+	}
+	if milliCPU > MaxShares*milliCPUPerCPU/SharesPerCPU+1 {
+		return MaxShares // and no overflow below
 	}
 	shares := milliCPU * SharesPerCPU / milliCPUPerCPU
 	return uint64(min(max(shares, MinShares), MaxShares))
@@ -70,11 +33,16 @@ func MilliCPUToShares(milliCPU int64) uint64 {
 
 // MilliCPUToQuota turns a CPU limit into a CFS quota for the period, as the
 // kubelet does: limit x period, at least MinQuotaUsec; -1 (no quota) for no limit.
+// A product too large for an int64 saturates instead of wrapping.
 func MilliCPUToQuota(milliCPU int64, periodUsec uint64) int64 {
 	if milliCPU <= 0 {
 		return -1
 	}
-	return max(milliCPU*int64(periodUsec)/milliCPUPerCPU, MinQuotaUsec)
+	hi, lo := bits.Mul64(uint64(milliCPU), periodUsec)
+	if hi != 0 || lo/milliCPUPerCPU > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return max(int64(lo/milliCPUPerCPU), MinQuotaUsec)
 }
 
 // WeightMapping selects how cgroup v1 shares become a v2 cpu.weight.

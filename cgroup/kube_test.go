@@ -1,33 +1,18 @@
 package cgroup
 
-import "testing"
-
-func TestParseMilliCPU(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    int64
-		wantErr bool
-	}{
-		{"250m", 250, false}, {"0.25", 250, false}, {"2", 2000, false}, {"1.5", 1500, false},
-		{".5", 500, false}, {"0", 0, false}, {"0.0001", 1, false}, {"0.2501", 251, false},
-		{"0.2500", 250, false}, {"1000m", 1000, false},
-		{"", 0, true}, {"-1", 0, true}, {"-250m", 0, true}, {"m", 0, true}, {"1.5m", 0, true},
-		{"abc", 0, true}, {"1e3", 0, true}, {"1.-5", 0, true}, {".", 0, true},
-	}
-	for _, tt := range tests {
-		got, err := ParseMilliCPU(tt.in)
-		if (err != nil) != tt.wantErr || got != tt.want {
-			t.Errorf("ParseMilliCPU(%q) = %d, %v; want %d", tt.in, got, err, tt.want)
-		}
-	}
-}
+import (
+	"math"
+	"strings"
+	"testing"
+)
 
 // The kubelet's table: pkg/kubelet/cm helper tests.
 func TestMilliCPUToShares(t *testing.T) {
 	for _, tt := range []struct {
 		milli int64
 		want  uint64
-	}{{0, 2}, {1, 2}, {2, 2}, {1000, 1024}, {250, 256}, {100, 102}, {500000, 262144}} {
+	}{{0, 2}, {1, 2}, {2, 2}, {1000, 1024}, {250, 256}, {100, 102}, {500000, 262144},
+		{math.MaxInt64, 262144}, {1e17, 262144}} {
 		if got := MilliCPUToShares(tt.milli); got != tt.want {
 			t.Errorf("MilliCPUToShares(%d) = %d, want %d", tt.milli, got, tt.want)
 		}
@@ -39,7 +24,9 @@ func TestMilliCPUToQuota(t *testing.T) {
 		milli  int64
 		period uint64
 		want   int64
-	}{{0, 100000, -1}, {250, 100000, 25000}, {1000, 100000, 100000}, {5, 100000, 1000}, {1, 100000, 1000}, {1500, 50000, 75000}} {
+	}{{0, 100000, -1}, {250, 100000, 25000}, {1000, 100000, 100000}, {5, 100000, 1000}, {1, 100000, 1000}, {1500, 50000, 75000},
+		// Products beyond an int64 saturate instead of wrapping.
+		{math.MaxInt64, 1000000, math.MaxInt64}, {1e17, 100000, math.MaxInt64}} {
 		if got := MilliCPUToQuota(tt.milli, tt.period); got != tt.want {
 			t.Errorf("MilliCPUToQuota(%d, %d) = %d, want %d", tt.milli, tt.period, got, tt.want)
 		}
@@ -86,6 +73,59 @@ func TestQoSOf(t *testing.T) {
 	}{{0, 0, BestEffort}, {1000, 1000, Guaranteed}, {0, 1000, Guaranteed}, {500, 1000, Burstable}, {500, 0, Burstable}} {
 		if got := QoSOf(tt.req, tt.lim); got != tt.want {
 			t.Errorf("QoSOf(%d, %d) = %s, want %s", tt.req, tt.lim, got, tt.want)
+		}
+	}
+}
+
+// TestKubeCPUBounds: amounts the kubelet's formulas cannot take are refused
+// with the field named, before any product is formed.
+func TestKubeCPUBounds(t *testing.T) {
+	for _, tt := range []struct {
+		k          KubeCPU
+		field, msg string
+	}{
+		{KubeCPU{LimitMilli: 1e17}, "limit", "more than 4096 CPUs"},
+		{KubeCPU{RequestMilli: 1e17}, "request", "more than 4096 CPUs"},
+		{KubeCPU{LimitMilli: -1}, "limit", "must not be negative"},
+		{KubeCPU{PeriodUsec: 1 << 63}, "period", "cpu period 9223372036854775808 us: the kernel takes 1000 to 1000000"},
+		{KubeCPU{PeriodUsec: 999}, "period", "1ms to 1s"},
+		{KubeCPU{LimitMilli: 500, BurstUsec: 1 << 63}, "burst", "above the quota"},
+		{KubeCPU{Cpus: "0-10000000"}, "cpuset", "CPUs are numbered 0 to 4095"},
+	} {
+		_, _, err := tt.k.Settings(WeightLinear)
+		fe, ok := err.(*FieldError)
+		if !ok || fe.Field != tt.field || !strings.Contains(fe.Msg, tt.msg) {
+			t.Errorf("%+v: %v, want a %s error with %q", tt.k, err, tt.field, tt.msg)
+		}
+	}
+	s, qos, err := KubeCPU{LimitMilli: 4096000, RequestMilli: 4096000, PeriodUsec: 1000000}.Settings(WeightLinear)
+	if err != nil || s.QuotaUsec != 4096000000 || s.Shares != MaxShares || qos != Guaranteed {
+		t.Errorf("the largest limit: %+v %s %v", s, qos, err)
+	}
+}
+
+// TestKubeCPUChanges: where Kubernetes semantics change a value, a warning
+// says what takes effect.
+func TestKubeCPUChanges(t *testing.T) {
+	for _, tt := range []struct {
+		k    KubeCPU
+		want []string
+	}{
+		{KubeCPU{LimitMilli: 250}, nil},
+		{KubeCPU{}, nil},
+		{KubeCPU{LimitMilli: 10}, nil}, // 10m x 100ms = 1000us: exactly the floor
+		{KubeCPU{LimitMilli: 1}, []string{"limit: limit 1m with a 100ms period is a quota of 100us, under the kubelet's 1ms floor: it sets 1000us, which is 0.01 CPU",
+			"limit: a request of 1m is 1 cpu.shares; the kubelet sets at least 2 (as for 2m)"}},
+		{KubeCPU{LimitMilli: 500, PeriodUsec: 1500}, []string{"limit: limit 500m with a 1.5ms period is a quota of 750us, under the kubelet's 1ms floor: it sets 1000us, which is 0.667 CPU"}},
+		{KubeCPU{RequestMilli: 1}, []string{"request: a request of 1m is 1 cpu.shares; the kubelet sets at least 2 (as for 2m)"}},
+		{KubeCPU{RequestMilli: 300000}, []string{"request: a request of 300 would be 307200 cpu.shares; the kernel stops at 262144 (256 CPUs)"}},
+	} {
+		var got []string
+		for _, w := range tt.k.Changes() {
+			got = append(got, w.String())
+		}
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("%+v: %q\nwant %q", tt.k, got, tt.want)
 		}
 	}
 }

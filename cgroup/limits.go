@@ -8,9 +8,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/throttlelab/throttlelab/units"
 )
 
 // CPULimits are the CPU settings of one process's cgroup, as the kernel shows them.
@@ -217,29 +218,59 @@ func readInt(p string) (int64, error) {
 	return v, nil
 }
 
-// ParseCPUList parses a cpuset list such as "0-3,6" into the CPU numbers it names.
+// ParseCPUList parses a cpuset list such as "0-3,6" into the CPU numbers it
+// names, in order. CPU numbers go up to units.MaxCPUs-1; a range is checked
+// before it is expanded, so "0-10000000" costs nothing.
 func ParseCPUList(s string) ([]int, error) {
-	var out []int
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, nil
 	}
+	var seen [units.MaxCPUs]bool
+	n := 0
 	for _, part := range strings.Split(s, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("cpu list %q: bad cpu %q", s, lo)
+		a, err := cpuNumber(lo)
+		if err != nil {
+			return nil, fmt.Errorf("cpu list %q: %w", s, err)
 		}
 		b := a
 		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("cpu list %q: bad range %q", s, part)
+			if b, err = cpuNumber(hi); err != nil {
+				return nil, fmt.Errorf("cpu list %q: %w", s, err)
+			}
+			if b < a {
+				return nil, fmt.Errorf("cpu list %q: range %q runs backwards", s, part)
 			}
 		}
 		for c := a; c <= b; c++ {
+			if !seen[c] {
+				seen[c] = true
+				n++
+			}
+		}
+	}
+	out := make([]int, 0, n)
+	for c, ok := range seen {
+		if ok {
 			out = append(out, c)
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return out, nil
+}
+
+// cpuNumber parses one CPU number of a cpuset list: decimal digits, below
+// units.MaxCPUs.
+func cpuNumber(s string) (int, error) {
+	if s == "" || strings.Trim(s, "0123456789") != "" {
+		return 0, fmt.Errorf("bad cpu %q: want numbers and ranges such as 0-3,6", s)
+	}
+	if len(s) > 6 {
+		return 0, fmt.Errorf("cpu %s: CPUs are numbered 0 to %d at most", s, units.MaxCPUs-1)
+	}
+	c, _ := strconv.Atoi(s)
+	if c >= units.MaxCPUs {
+		return 0, fmt.Errorf("cpu %d: CPUs are numbered 0 to %d at most", c, units.MaxCPUs-1)
+	}
+	return c, nil
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -201,6 +202,14 @@ func TestParseCPUList(t *testing.T) {
 		{"3-1", nil, true},
 		{"a", nil, true},
 		{"-1", nil, true},
+		{"3,1-2,2", []int{1, 2, 3}, false},
+		{"4095", []int{4095}, false},
+		{"0-10000000", nil, true},
+		{"4096", nil, true},
+		{"99999999999999999999", nil, true},
+		{"+1", nil, true},
+		{"1-", nil, true},
+		{",", nil, true},
 	}
 	for _, tt := range tests {
 		got, err := ParseCPUList(tt.in)
@@ -238,5 +247,25 @@ func TestBurstSupported(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("%s: %v, %v; want %v", c.name, got, err, c.want)
 		}
+	}
+}
+
+// TestParseCPUListBounded: a huge range is refused before it is expanded
+// (it took 364 MB and a second before).
+func TestParseCPUListBounded(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 10 {
+		if _, err := ParseCPUList("0-10000000"); err == nil {
+			t.Fatal("0-10000000 accepted")
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / 10; per > 64<<10 {
+		t.Errorf("ParseCPUList(\"0-10000000\") allocated %d bytes", per)
+	}
+	all, err := ParseCPUList("0-4095,0-4095")
+	if err != nil || len(all) != 4096 {
+		t.Errorf("the whole range: %d CPUs, %v", len(all), err)
 	}
 }

@@ -3,6 +3,9 @@ package cgroup
 import (
 	"fmt"
 	"strconv"
+	"time"
+
+	"github.com/throttlelab/throttlelab/units"
 )
 
 // Settings is the CPU configuration of one group, in the kernel's terms. Zero
@@ -35,31 +38,61 @@ type KubeCPU struct {
 	Cpus                     string
 }
 
+// Bounds of the CFS period the kernel takes (sched_cfs_bandwidth_slice aside).
+const (
+	MinPeriodUsec = 1000
+	MaxPeriodUsec = 1000000
+)
+
+func (k KubeCPU) period() uint64 {
+	if k.PeriodUsec == 0 {
+		return DefaultPeriod
+	}
+	return k.PeriodUsec
+}
+
+// request is the request that takes effect: the API server defaults an unset
+// request to the limit.
+func (k KubeCPU) request() int64 {
+	if k.RequestMilli == 0 && k.LimitMilli > 0 {
+		return k.LimitMilli
+	}
+	return k.RequestMilli
+}
+
 // Settings translates k as the kubelet and runc would, and returns its QoS class.
+// It refuses what Kubernetes or the kernel would refuse, and amounts beyond
+// units.MaxCPUs, so that no product below overflows.
 func (k KubeCPU) Settings(m WeightMapping) (Settings, QoSClass, error) {
-	if k.RequestMilli < 0 || k.LimitMilli < 0 {
-		return Settings{}, "", &FieldError{"request", "cpu request and limit must not be negative"}
+	for _, f := range []struct {
+		name  string
+		milli int64
+	}{{"request", k.RequestMilli}, {"limit", k.LimitMilli}} {
+		if f.milli < 0 {
+			return Settings{}, "", &FieldError{f.name, fmt.Sprintf("cpu %s %dm: must not be negative", f.name, f.milli)}
+		}
+		if f.milli > units.MaxMilliCPU {
+			return Settings{}, "", &FieldError{f.name, fmt.Sprintf("cpu %s %dm: more than %d CPUs, the most throttlelab takes", f.name, f.milli, units.MaxCPUs)}
+		}
 	}
 	if k.LimitMilli > 0 && k.RequestMilli > k.LimitMilli {
 		return Settings{}, "", &FieldError{"request", fmt.Sprintf("cpu request %dm is above the limit %dm: Kubernetes rejects that", k.RequestMilli, k.LimitMilli)}
 	}
-	period := k.PeriodUsec
-	if period == 0 {
-		period = DefaultPeriod
+	period := k.period()
+	if period < MinPeriodUsec || period > MaxPeriodUsec {
+		return Settings{}, "", &FieldError{"period", fmt.Sprintf("cpu period %d us: the kernel takes %d to %d (1ms to 1s)", period, MinPeriodUsec, MaxPeriodUsec)}
 	}
-	if period < 1000 || period > 1000000 {
-		return Settings{}, "", &FieldError{"period", fmt.Sprintf("cpu period %d us: the kernel takes 1000 to 1000000", period)}
+	if k.Cpus != "" {
+		if _, err := ParseCPUList(k.Cpus); err != nil {
+			return Settings{}, "", &FieldError{"cpuset", err.Error()}
+		}
 	}
-	request := k.RequestMilli
-	if request == 0 && k.LimitMilli > 0 {
-		request = k.LimitMilli // the API server defaults the request to the limit
-	}
-	s := Settings{PeriodUsec: period, QuotaUsec: MilliCPUToQuota(k.LimitMilli, period), Shares: MilliCPUToShares(request), Cpus: k.Cpus}
+	s := Settings{PeriodUsec: period, QuotaUsec: MilliCPUToQuota(k.LimitMilli, period), Shares: MilliCPUToShares(k.request()), Cpus: k.Cpus}
 	if k.BurstUsec > 0 {
 		if s.QuotaUsec < 0 {
 			return Settings{}, "", &FieldError{"burst", "cpu burst needs a limit: burst is quota carried over between periods"}
 		}
-		if int64(k.BurstUsec) > s.QuotaUsec {
+		if k.BurstUsec > uint64(s.QuotaUsec) {
 			return Settings{}, "", &FieldError{"burst", fmt.Sprintf("cpu burst %d us is above the quota %d us: the kernel refuses a burst larger than the quota", k.BurstUsec, s.QuotaUsec)}
 		}
 		s.BurstUsec = k.BurstUsec
@@ -69,6 +102,46 @@ func (k KubeCPU) Settings(m WeightMapping) (Settings, QoSClass, error) {
 		return Settings{}, "", err
 	}
 	return s, QoSOf(k.RequestMilli, k.LimitMilli), nil
+}
+
+// FieldWarning is a CPU setting that Kubernetes would change on its way to
+// the kernel; Field names it (request, limit) and Msg says how.
+type FieldWarning struct {
+	Field string
+	Msg   string
+}
+
+func (w FieldWarning) String() string { return w.Field + ": " + w.Msg }
+
+// Changes lists where the kubelet's translation makes the group's settings
+// differ from what k asks for: the 1 ms floor under a quota, and the bounds
+// of cpu.shares. Nothing is refused; the run gets what a pod would get, and
+// these say so.
+func (k KubeCPU) Changes() []FieldWarning {
+	var out []FieldWarning
+	period := k.period()
+	if k.LimitMilli > 0 && k.LimitMilli <= units.MaxMilliCPU && period >= MinPeriodUsec && period <= MaxPeriodUsec {
+		if exact := float64(k.LimitMilli) * float64(period) / milliCPUPerCPU; exact < MinQuotaUsec {
+			out = append(out, FieldWarning{"limit", fmt.Sprintf(
+				"limit %s with a %s period is a quota of %.4gus, under the kubelet's 1ms floor: it sets %dus, which is %.3g CPU",
+				units.FormatMilliCPU(k.LimitMilli), time.Duration(period)*time.Microsecond, exact, MinQuotaUsec, float64(MinQuotaUsec)/float64(period))})
+		}
+	}
+	if r := k.request(); r > 0 && r <= units.MaxMilliCPU {
+		field := "request"
+		if k.RequestMilli == 0 {
+			field = "limit" // the request defaulted to it
+		}
+		switch raw := r * SharesPerCPU / milliCPUPerCPU; {
+		case raw < MinShares:
+			out = append(out, FieldWarning{field, fmt.Sprintf("a request of %s is %d cpu.shares; the kubelet sets at least %d (as for %dm)",
+				units.FormatMilliCPU(r), raw, MinShares, MinShares*milliCPUPerCPU/SharesPerCPU+1)})
+		case raw > MaxShares:
+			out = append(out, FieldWarning{field, fmt.Sprintf("a request of %s would be %d cpu.shares; the kernel stops at %d (256 CPUs)",
+				units.FormatMilliCPU(r), raw, MaxShares)})
+		}
+	}
+	return out
 }
 
 // Write is one value written to one file of a group, in one controller's

@@ -4,20 +4,98 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
-// MaxInstances bounds the instances of one config: each is a process and a group.
-const MaxInstances = 64
+// Bounds of an experiment, besides those of its loads (loadgen's) and its
+// CPU settings (units.MaxCPUs, the kernel's period range).
+const (
+	// MaxInstances bounds the instances of one config: each is a process and a group.
+	MaxInstances = 64
+	MaxRepeats   = 1000
+	MaxConfigs   = 64
+	MaxLoads     = 64
+	// MaxNeighbours bounds each list of neighbours (the spec's, each config's).
+	MaxNeighbours = 32
+	// MaxRuns bounds configs x loads x repeats.
+	MaxRuns = 10000
+	// MaxNameLen bounds the names of the experiment, its configs and its
+	// neighbours: the run's cgroup names add up to 15 characters to them, and
+	// the kernel's limit here is 63.
+	MaxNameLen = 48
+	MaxWarmup  = time.Hour
+	// MaxBusy and MaxSleep bound a burst neighbour's phases.
+	MaxBusy  = time.Hour
+	MaxSleep = time.Hour
+	// DefaultWeightMapping is how shares become a v2 weight unless the spec says.
+	DefaultWeightMapping = cgroup.WeightLinear
+)
 
-// resolve applies every default (this is the one place they live) and checks the
-// spec, returning a fieldError that names the field at fault.
-func (e *Experiment) resolve() error {
+// resolver applies every default (this is the one place they live) and checks
+// every value of a decoded spec, returning a fieldError that names the field at
+// fault. lines holds the fields the file wrote, so that an explicit 0 is told
+// from an absent field; warnings collects the values Kubernetes would change.
+type resolver struct {
+	file     string
+	lines    map[string]int
+	warnings []Warning
+}
+
+func (r *resolver) written(path string) bool {
+	_, ok := r.lines[path]
+	return ok
+}
+
+func (r *resolver) warn(path, format string, args ...any) {
+	r.warnings = append(r.warnings, Warning{File: r.file, Line: lineOf(r.lines, path), Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+// count defaults an unset count to def, refuses a written 0, and bounds it.
+func (r *resolver) count(path string, v *int, def, lo, hi int) error {
+	if *v == 0 {
+		if r.written(path) {
+			return bad(path, "0: want %d to %d (leave it out for %d)", lo, hi, def)
+		}
+		*v = def
+	}
+	if *v < lo || *v > hi {
+		return bad(path, "%d: want %d to %d", *v, lo, hi)
+	}
+	return nil
+}
+
+// duration defaults an unset duration to def, refuses a written 0, and bounds it.
+func (r *resolver) duration(path string, d *Duration, def, lo, hi time.Duration) error {
+	if d.Duration == 0 {
+		if r.written(path) {
+			return bad(path, "0s: want %s to %s (leave it out for %s)", lo, hi, def)
+		}
+		d.Duration = def
+	}
+	if err := units.CheckDuration(last(path), d.Duration, lo, hi); err != nil {
+		return bad(path, "%v", err)
+	}
+	return nil
+}
+
+// name checks the name of the experiment, a config or a neighbour.
+func name(path, n string) error {
+	if err := cgroup.CheckName(n); err != nil {
+		return bad(path, "%v", err)
+	}
+	if len(n) > MaxNameLen {
+		return bad(path, "%q is %d characters: at most %d (the run's cgroup names add a prefix and a suffix)", n, len(n), MaxNameLen)
+	}
+	return nil
+}
+
+func (r *resolver) resolve(e *Experiment) error {
 	if e.APIVersion == "" {
 		return bad("apiVersion", "missing: add apiVersion: %s", APIVersion)
 	}
@@ -30,49 +108,21 @@ func (e *Experiment) resolve() error {
 	if e.Metadata.Name == "" {
 		return bad("metadata.name", "missing: every experiment needs a name (it names the results directory)")
 	}
-	if err := cgroup.CheckName(e.Metadata.Name); err != nil {
-		return bad("metadata.name", "%v", err)
+	if err := name("metadata.name", e.Metadata.Name); err != nil {
+		return err
 	}
 	s := &e.Spec
-
-	if s.Workload.Request == "" {
-		s.Workload.Request = string(loadgen.KindTile)
+	if err := r.workload(s); err != nil {
+		return err
 	}
-	switch loadgen.Kind(s.Workload.Request) {
-	case loadgen.KindTile:
-		if s.Workload.Tiles == "" {
-			s.Workload.Tiles = "all"
-		}
-		cat, err := workload.DefaultCatalog()
-		if err != nil {
-			return err
-		}
-		if _, err := loadgen.SelectTiles(s.Workload.Tiles, cat, s.Seed); err != nil {
-			return bad("spec.workload.tiles", "%v", err)
-		}
-	case loadgen.KindBurn:
-		if s.Workload.Burn == "" {
-			s.Workload.Burn = "cpu=5ms"
-		}
-		if _, err := loadgen.ParseBurn(s.Workload.Burn); err != nil {
-			return bad("spec.workload.burn", "%v", err)
-		}
-	case loadgen.KindAPI:
-	default:
-		return bad("spec.workload.request", "%q: want tile, burn or api", s.Workload.Request)
-	}
-
 	if s.Balancer == "" {
 		s.Balancer = "random"
 	}
 	if _, err := loadgen.ParseBalancer(s.Balancer, 1, 0); err != nil {
 		return bad("spec.balancer", "%v", err)
 	}
-	if s.Repeats == 0 {
-		s.Repeats = 1
-	}
-	if s.Repeats < 0 || s.Repeats > 1000 {
-		return bad("spec.repeats", "%d: want 1 to 1000", s.Repeats)
+	if err := r.count("spec.repeats", &s.Repeats, 1, 1, MaxRepeats); err != nil {
+		return err
 	}
 	if s.Order == "" {
 		s.Order = "interleaved"
@@ -80,33 +130,98 @@ func (e *Experiment) resolve() error {
 	if s.Order != "interleaved" && s.Order != "grouped" {
 		return bad("spec.order", "%q: want interleaved or grouped", s.Order)
 	}
-	if s.Warmup.Duration < 0 {
-		return bad("spec.warmup", "must not be negative")
+	if err := units.CheckDuration("warmup", s.Warmup.Duration, 0, MaxWarmup); err != nil {
+		return bad("spec.warmup", "%v", err)
 	}
 	if s.WeightMapping == "" {
-		s.WeightMapping = string(cgroup.WeightLinear)
+		s.WeightMapping = string(DefaultWeightMapping)
 	}
 	if _, err := cgroup.SharesToWeight(1024, cgroup.WeightMapping(s.WeightMapping)); err != nil {
 		return bad("spec.weightMapping", "%v", err)
 	}
 	if s.Seed == 0 {
+		if r.written("spec.seed") {
+			return bad("spec.seed", "0: want 1 or more (leave it out for 1)")
+		}
 		s.Seed = 1
 	}
+	if err := r.loads(e); err != nil {
+		return err
+	}
+	if err := r.configs(e); err != nil {
+		return err
+	}
+	if n := len(s.Configs) * len(s.Loads) * s.Repeats; n > MaxRuns {
+		return bad("spec.repeats", "%d configs x %d loads x %d repeats is %d runs: at most %d", len(s.Configs), len(s.Loads), s.Repeats, n, MaxRuns)
+	}
+	return nil
+}
 
+func (r *resolver) workload(s *Spec) error {
+	w := &s.Workload
+	if w.Request == "" {
+		w.Request = string(loadgen.KindTile)
+	}
+	notFor := func(field, what string) error {
+		return bad("spec.workload."+field, "%s does not apply to request %s: it sets %s", field, w.Request, what)
+	}
+	switch loadgen.Kind(w.Request) {
+	case loadgen.KindTile:
+		if w.Burn != "" {
+			return notFor("burn", "what a burn request asks for")
+		}
+		if w.Tiles == "" {
+			w.Tiles = "all"
+		}
+		cat, err := workload.DefaultCatalog()
+		if err != nil {
+			return err
+		}
+		if _, err := loadgen.SelectTiles(w.Tiles, cat, s.Seed); err != nil {
+			return bad("spec.workload.tiles", "%v", err)
+		}
+	case loadgen.KindBurn:
+		if w.Tiles != "" {
+			return notFor("tiles", "which tiles a tile request asks for")
+		}
+		if w.Burn == "" {
+			w.Burn = "cpu=5ms"
+		}
+		if _, err := loadgen.ParseBurn(w.Burn); err != nil {
+			return bad("spec.workload.burn", "%v", err)
+		}
+	case loadgen.KindAPI:
+		if w.Tiles != "" {
+			return notFor("tiles", "which tiles a tile request asks for")
+		}
+		if w.Burn != "" {
+			return notFor("burn", "what a burn request asks for")
+		}
+	default:
+		return bad("spec.workload.request", "%q: want tile, burn or api", w.Request)
+	}
+	return nil
+}
+
+func (r *resolver) loads(e *Experiment) error {
+	s := &e.Spec
 	if s.Load != nil && len(s.Loads) > 0 {
 		return bad("spec.loads", "give load (one) or loads (several), not both")
 	}
 	if s.Load != nil {
 		s.Loads, s.Load = []Load{*s.Load}, nil
-		if err := e.resolveLoad(0, "spec.load"); err != nil {
+		if err := r.load(e, 0, "spec.load"); err != nil {
 			return err
 		}
 	} else {
 		if len(s.Loads) == 0 {
 			return bad("spec.load", "missing: say how to drive the servers (mode: image, ramp, rate, onoff, probe or sequential)")
 		}
+		if len(s.Loads) > MaxLoads {
+			return bad("spec.loads", "%d loads: at most %d", len(s.Loads), MaxLoads)
+		}
 		for i := range s.Loads {
-			if err := e.resolveLoad(i, fmt.Sprintf("spec.loads[%d]", i)); err != nil {
+			if err := r.load(e, i, fmt.Sprintf("spec.loads[%d]", i)); err != nil {
 				return err
 			}
 		}
@@ -118,37 +233,122 @@ func (e *Experiment) resolve() error {
 		}
 		names[s.Loads[i].Name] = true
 	}
+	return nil
+}
 
+func (r *resolver) load(e *Experiment, i int, path string) error {
+	l := &e.Spec.Loads[i]
+	if l.Name == "" {
+		l.Name = fmt.Sprintf("load%d", i)
+	}
+	if err := cgroup.CheckName(l.Name); err != nil {
+		return bad(path+".name", "%v", err)
+	}
+	if l.Mode == "" {
+		return bad(path+".mode", "missing: want image, ramp, rate, onoff, probe or sequential")
+	}
+	mode := loadgen.Mode(l.Mode)
+	if !slices.Contains(loadgen.Modes, mode) {
+		return bad(path+".mode", "mode %q: want one of %v", l.Mode, loadgen.Modes)
+	}
+	// Settings of other modes are refused, not ignored.
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"workers", l.Workers != 0}, {"ramp", l.Ramp != ""}, {"step", l.Step.Duration != 0}, {"rate", l.Rate != 0},
+		{"arrivals", l.Arrivals != ""}, {"sources", l.Sources != 0}, {"on", l.On.Duration != 0}, {"off", l.Off.Duration != 0},
+	} {
+		if f.set || r.written(path+"."+f.name) {
+			if err := loadgen.NotInMode(mode, f.name); err != nil {
+				return bad(path+"."+f.name, "%v", err)
+			}
+		}
+	}
+	var err error
+	switch mode {
+	case loadgen.ModeImage:
+		err = r.count(path+".workers", &l.Workers, 1, 1, loadgen.MaxWorkers)
+	case loadgen.ModeRamp:
+		if l.Ramp == "" {
+			l.Ramp = "1:8"
+		}
+		if _, _, err := loadgen.ParseRamp(l.Ramp); err != nil {
+			return bad(path+".ramp", "%v", err)
+		}
+		err = r.duration(path+".step", &l.Step, 10*time.Second, loadgen.MinDuration, loadgen.MaxStep)
+	case loadgen.ModeOnOff:
+		err = r.count(path+".sources", &l.Sources, 64, 1, loadgen.MaxSources)
+		if err == nil {
+			err = r.duration(path+".on", &l.On, 100*time.Millisecond, loadgen.MinDuration, loadgen.MaxMean)
+		}
+		if err == nil {
+			err = r.duration(path+".off", &l.Off, time.Second, loadgen.MinDuration, loadgen.MaxMean)
+		}
+	case loadgen.ModeRate, loadgen.ModeProbe:
+		if l.Arrivals == "" {
+			l.Arrivals = "constant"
+		}
+		if l.Rate == 0 && mode == loadgen.ModeProbe {
+			if r.written(path + ".rate") {
+				err = bad(path+".rate", "0: a probe needs a rate (leave it out for %g requests/s)", loadgen.DefaultProbeRate)
+			}
+			l.Rate = loadgen.DefaultProbeRate
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := units.CheckRate(l.Rate); err != nil {
+		return bad(path+".rate", "%v", err)
+	}
+	if l.Duration.Duration == 0 && r.written(path+".duration") {
+		return bad(path+".duration", "0s: want %s to %s, or leave it out", loadgen.MinDuration, loadgen.MaxDuration)
+	}
+	if l.Requests == 0 && r.written(path+".requests") {
+		return bad(path+".requests", "0: want 1 to %d, or leave it out", loadgen.MaxRequests)
+	}
+	if err := r.duration(path+".timeout", &l.Timeout, loadgen.DefaultTimeout, loadgen.MinDuration, loadgen.MaxTimeout); err != nil {
+		return err
+	}
+	// The load generator's own rules, so that a spec accepts what `load` accepts;
+	// they name the setting at fault, which points the error at its line.
+	if err := e.LoadConfig(*l).Check(); err != nil {
+		field := path
+		var fe *loadgen.FieldError
+		if errors.As(err, &fe) {
+			field += "." + fe.Field
+		}
+		return bad(field, "%v", err)
+	}
+	return nil
+}
+
+func (r *resolver) configs(e *Experiment) error {
+	s := &e.Spec
+	wm := cgroup.WeightMapping(s.WeightMapping)
 	if len(s.Configs) == 0 {
 		return bad("spec.configs", "missing: give at least one config (instances and their cpu settings)")
 	}
-	names = map[string]bool{}
+	if len(s.Configs) > MaxConfigs {
+		return bad("spec.configs", "%d configs: at most %d", len(s.Configs), MaxConfigs)
+	}
+	names := map[string]bool{}
 	for i := range s.Configs {
 		c := &s.Configs[i]
 		path := fmt.Sprintf("spec.configs[%d]", i)
-		if err := cgroup.CheckName(c.Name); err != nil {
-			return bad(path+".name", "%v", err)
+		if err := name(path+".name", c.Name); err != nil {
+			return err
 		}
 		if names[c.Name] {
 			return bad(path+".name", "%q is used twice", c.Name)
 		}
 		names[c.Name] = true
-		if c.Instances == 0 {
-			c.Instances = 1
-		}
-		if c.Instances < 0 || c.Instances > MaxInstances {
-			return bad(path+".instances", "%d: want 1 to %d", c.Instances, MaxInstances)
-		}
-		if err := resolveCPU(&c.CPU, path+".cpu", cgroup.WeightMapping(s.WeightMapping)); err != nil {
+		if err := r.count(path+".instances", &c.Instances, 1, 1, MaxInstances); err != nil {
 			return err
 		}
-		if c.Server.GOMAXPROCS == "" {
-			c.Server.GOMAXPROCS = "host"
-		}
-		if g := c.Server.GOMAXPROCS; g != "host" && g != "limit" {
-			if n, err := fmt.Sscan(g, new(int)); n != 1 || err != nil || strings.HasPrefix(g, "-") || g == "0" {
-				return bad(path+".server.gomaxprocs", "%q: want host, limit or a positive number", g)
-			}
+		if err := r.cpu(&c.CPU, path+".cpu", wm); err != nil {
+			return err
 		}
 	}
 	if s.Reference == "" {
@@ -164,136 +364,165 @@ func (e *Experiment) resolve() error {
 		return bad("spec.reference", "%q is not the name of a config", s.Reference)
 	}
 
+	if len(s.Neighbours) > MaxNeighbours {
+		return bad("spec.neighbours", "%d neighbours: at most %d", len(s.Neighbours), MaxNeighbours)
+	}
+	probes := 0
 	for i := range s.Neighbours {
-		if err := resolveNeighbour(&s.Neighbours[i], fmt.Sprintf("spec.neighbours[%d]", i), names, cgroup.WeightMapping(s.WeightMapping)); err != nil {
+		if err := r.neighbour(&s.Neighbours[i], fmt.Sprintf("spec.neighbours[%d]", i), names, wm); err != nil {
 			return err
+		}
+		if s.Neighbours[i].Kind == "probe" {
+			probes++
 		}
 	}
 	for i := range s.Configs {
 		// A config's neighbours share a namespace with the configs and the
 		// spec's neighbours; two configs may each have one of the same name.
 		own := maps.Clone(names)
+		path := fmt.Sprintf("spec.configs[%d].neighbours", i)
+		if len(s.Configs[i].Neighbours) > MaxNeighbours {
+			return bad(path, "%d neighbours: at most %d", len(s.Configs[i].Neighbours), MaxNeighbours)
+		}
+		n := probes
 		for j := range s.Configs[i].Neighbours {
-			path := fmt.Sprintf("spec.configs[%d].neighbours[%d]", i, j)
-			if err := resolveNeighbour(&s.Configs[i].Neighbours[j], path, own, cgroup.WeightMapping(s.WeightMapping)); err != nil {
+			nb := &s.Configs[i].Neighbours[j]
+			p := fmt.Sprintf("%s[%d]", path, j)
+			if err := r.neighbour(nb, p, own, wm); err != nil {
 				return err
 			}
+			if nb.Kind == "probe" {
+				if n++; n > 1 {
+					return bad(p+".kind", "a second probe: a run takes one probe (with the spec's neighbours)")
+				}
+			}
 		}
+	}
+	if probes > 1 {
+		return bad("spec.neighbours", "%d probes: a run takes one", probes)
 	}
 	return nil
 }
 
-// resolveNeighbour checks a neighbour and fills in its defaults; names holds
-// the names taken so far.
-func resolveNeighbour(n *Neighbour, path string, names map[string]bool, wm cgroup.WeightMapping) error {
-	if err := cgroup.CheckName(n.Name); err != nil {
-		return bad(path+".name", "%v", err)
+// neighbourFields are the settings that belong to some kinds of neighbour
+// only, and what each sets.
+var neighbourFields = []struct {
+	name  string
+	kinds []string
+	what  string
+	set   func(n *Neighbour) bool
+}{
+	{"threads", []string{"noise"}, "the spinning threads of a noise neighbour", func(n *Neighbour) bool { return n.Threads != 0 }},
+	{"workers", []string{"burst"}, "the busy workers of a burst neighbour", func(n *Neighbour) bool { return n.Workers != 0 }},
+	{"busy", []string{"burst"}, "the busy phase of a burst neighbour", func(n *Neighbour) bool { return n.Busy.Duration != 0 }},
+	{"sleep", []string{"burst"}, "the sleep of a burst neighbour", func(n *Neighbour) bool { return n.Sleep.Duration != 0 }},
+	{"rate", []string{"probe"}, "the request rate of a probe", func(n *Neighbour) bool { return n.Rate != 0 }},
+	{"cpu", []string{"noise", "burst", "server"}, "the cgroup of a neighbour process; a probe runs in the load generator, outside the groups",
+		func(n *Neighbour) bool { return n.CPU != (CPU{}) }},
+}
+
+// neighbour checks a neighbour and fills in its defaults; names holds the
+// names taken so far.
+func (r *resolver) neighbour(n *Neighbour, path string, names map[string]bool, wm cgroup.WeightMapping) error {
+	if err := name(path+".name", n.Name); err != nil {
+		return err
 	}
 	if names[n.Name] {
 		return bad(path+".name", "%q is already the name of a config or neighbour", n.Name)
 	}
 	names[n.Name] = true
+	if !slices.Contains([]string{"noise", "burst", "probe", "server"}, n.Kind) {
+		return bad(path+".kind", "%q: want noise, burst, probe or server", n.Kind)
+	}
+	for _, f := range neighbourFields {
+		if !slices.Contains(f.kinds, n.Kind) && (f.set(n) || r.written(path+"."+f.name)) {
+			return bad(path+"."+f.name, "%s does not apply to a %s neighbour: it sets %s", f.name, n.Kind, f.what)
+		}
+	}
 	switch n.Kind {
 	case "noise":
-		if n.Threads == 0 {
-			n.Threads = 1
-		}
-		if n.Threads < 0 {
-			return bad(path+".threads", "must be positive")
+		if err := r.count(path+".threads", &n.Threads, 1, 1, units.MaxCPUs); err != nil {
+			return err
 		}
 	case "burst":
-		if n.Workers == 0 {
-			n.Workers = 4
+		if err := r.count(path+".workers", &n.Workers, 4, 1, units.MaxCPUs); err != nil {
+			return err
 		}
-		if n.Busy.Duration == 0 {
-			n.Busy.Duration = 200 * time.Millisecond
+		if err := r.duration(path+".busy", &n.Busy, 200*time.Millisecond, time.Millisecond, MaxBusy); err != nil {
+			return err
 		}
-		if n.Sleep.Duration == 0 {
-			n.Sleep.Duration = 2 * time.Second
+		if n.Sleep.Duration == 0 && r.written(path+".sleep") {
+			return bad(path+".sleep", "0s: a burst worker that never sleeps is a noise neighbour (kind: noise); want 1ms to %s", MaxSleep)
 		}
-		if n.Workers < 0 || n.Busy.Duration < 0 || n.Sleep.Duration < 0 {
-			return bad(path, "workers, busy and sleep must be positive")
+		if err := r.duration(path+".sleep", &n.Sleep, 2*time.Second, time.Millisecond, MaxSleep); err != nil {
+			return err
 		}
 	case "probe":
 		if n.Rate == 0 {
+			if r.written(path + ".rate") {
+				return bad(path+".rate", "0: a probe needs a rate (leave it out for %g requests/s)", loadgen.DefaultProbeRate)
+			}
 			n.Rate = loadgen.DefaultProbeRate
 		}
-		if n.Rate < 0 {
-			return bad(path+".rate", "must be positive")
+		if err := units.CheckRate(n.Rate); err != nil {
+			return bad(path+".rate", "%v", err)
 		}
-	case "server":
-	default:
-		return bad(path+".kind", "%q: want noise, burst, probe or server", n.Kind)
+		return nil // no group, no cpu
 	}
-	if err := resolveCPU(&n.CPU, path+".cpu", wm); err != nil {
-		return err
-	}
-	return nil
+	return r.cpu(&n.CPU, path+".cpu", wm)
 }
 
-func (e *Experiment) resolveLoad(i int, path string) error {
-	l := &e.Spec.Loads[i]
-	if l.Name == "" {
-		l.Name = fmt.Sprintf("load%d", i)
-	}
-	if err := cgroup.CheckName(l.Name); err != nil {
-		return bad(path+".name", "%v", err)
-	}
-	if l.Mode == "" {
-		return bad(path+".mode", "missing: want image, ramp, rate, onoff, probe or sequential")
-	}
-	if l.Mode == string(loadgen.ModeRamp) {
-		if l.Ramp == "" {
-			l.Ramp = "1:8"
+// cpu checks a config's or neighbour's CPU settings, fills in the period, and
+// warns where Kubernetes semantics change a value.
+func (r *resolver) cpu(c *CPU, path string, m cgroup.WeightMapping) error {
+	for _, q := range []struct {
+		field string
+		v     string
+		zero  string
+	}{
+		{"request", c.Request, "requests nothing: leave request out"},
+		{"limit", c.Limit, "is no limit to the kubelet, which ignores a zero limit: leave limit out for none"},
+	} {
+		if q.v == "" {
+			if r.written(path + "." + q.field) {
+				return bad(path+"."+q.field, "empty: give a CPU quantity such as 250m, or leave %s out", q.field)
+			}
+			continue
 		}
-		if l.Step.Duration == 0 {
-			l.Step.Duration = 10 * time.Second
+		milli, rounded, err := units.ParseMilliCPU(q.v)
+		if err != nil {
+			return bad(path+"."+q.field, "%v", err)
 		}
-		if _, _, err := loadgen.ParseRamp(l.Ramp); err != nil {
-			return bad(path+".ramp", "%v", err)
+		if milli == 0 {
+			return bad(path+"."+q.field, "%s %s", q.v, q.zero)
 		}
-	}
-	if l.Mode == string(loadgen.ModeOnOff) {
-		if l.Sources == 0 {
-			l.Sources = 64
-		}
-		if l.On.Duration == 0 {
-			l.On.Duration = 100 * time.Millisecond
-		}
-		if l.Off.Duration == 0 {
-			l.Off.Duration = time.Second
+		if rounded {
+			r.warn(path+"."+q.field, "%s is finer than a millicore: Kubernetes rounds it up to %s", q.v, units.FormatMilliCPU(milli))
 		}
 	}
-	if l.Mode == string(loadgen.ModeRate) || l.Mode == string(loadgen.ModeProbe) {
-		if l.Arrivals == "" {
-			l.Arrivals = "constant"
-		}
+	const def = cgroup.DefaultPeriod * time.Microsecond
+	if c.Period.Duration == 0 && r.written(path+".period") {
+		return bad(path+".period", "0s: want 1ms to 1s (leave it out for %s)", def)
 	}
-	if l.Timeout.Duration == 0 {
-		l.Timeout.Duration = 30 * time.Second
-	}
-	if l.Workers == 0 {
-		l.Workers = 1
-	}
-	// The load generator's own rules, so that a spec accepts what `load` accepts;
-	// they name the setting at fault, which points the error at its line.
-	if err := e.LoadConfig(*l).Check(); err != nil {
-		field := path
-		var fe *loadgen.FieldError
-		if errors.As(err, &fe) {
-			field += "." + fe.Field
-		}
-		return bad(field, "%v", err)
-	}
-	return nil
-}
-
-func resolveCPU(c *CPU, path string, m cgroup.WeightMapping) error {
 	if c.Period.Duration == 0 {
-		c.Period.Duration = cgroup.DefaultPeriod * time.Microsecond
+		c.Period.Duration = def
 	}
-	if c.Period.Duration%time.Microsecond != 0 || c.Burst.Duration%time.Microsecond != 0 || c.Burst.Duration < 0 {
-		return bad(path, "period and burst must be whole microseconds, and burst not negative")
+	if err := units.CheckDuration("period", c.Period.Duration, time.Millisecond, time.Second); err != nil {
+		return bad(path+".period", "%v (the kernel's range)", err)
+	}
+	if c.Burst.Duration < 0 {
+		return bad(path+".burst", "burst %s: must not be negative", c.Burst.Duration)
+	}
+	if c.Cpuset != "" {
+		cpus, err := cgroup.ParseCPUList(c.Cpuset)
+		if err != nil {
+			return bad(path+".cpuset", "%v", err)
+		}
+		if len(cpus) == 0 {
+			return bad(path+".cpuset", "%q names no CPU", c.Cpuset)
+		}
+	} else if r.written(path + ".cpuset") {
+		return bad(path+".cpuset", "empty: give CPUs such as 0-1, or leave cpuset out")
 	}
 	k, err := c.Kube()
 	if err != nil {
@@ -311,5 +540,18 @@ func resolveCPU(c *CPU, path string, m cgroup.WeightMapping) error {
 		}
 		return bad(field, "%v", err)
 	}
+	for _, w := range k.Changes() {
+		r.warn(path+"."+w.Field, "%s", w.Msg)
+	}
 	return nil
+}
+
+// last is the last element of a path: spec.load.timeout -> timeout.
+func last(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '.' {
+			return path[i+1:]
+		}
+	}
+	return path
 }

@@ -81,3 +81,40 @@ func ProbeConfig(lc loadgen.Config, probe Neighbour) loadgen.Config {
 	pc.Workload = loadgen.WorkloadSpec{Kind: loadgen.KindAPI}
 	return pc
 }
+
+// CheckCPUs checks that every cpuset of the experiment names CPUs that a
+// machine of cores CPUs (numbered 0 to cores-1) has: the host of a local run,
+// or the simulated machine. The error is a *SpecError pointing at the cpuset.
+func (e *Experiment) CheckCPUs(cores int) error {
+	check := func(c CPU, path string) error {
+		if c.Cpuset == "" {
+			return nil
+		}
+		cpus, err := cgroup.ParseCPUList(c.Cpuset)
+		if err != nil {
+			return err // not after Parse
+		}
+		if top := cpus[len(cpus)-1]; top >= cores {
+			return &SpecError{File: e.file, Line: lineOf(e.lines, path), Path: path,
+				Msg: fmt.Sprintf("cpuset %s names CPU %d, which a machine of %d CPUs (0-%d) does not have", c.Cpuset, top, cores, cores-1)}
+		}
+		return nil
+	}
+	neighbours := func(ns []Neighbour, path string) error {
+		for i, n := range ns {
+			if err := check(n.CPU, fmt.Sprintf("%s[%d].cpu.cpuset", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for i, c := range e.Spec.Configs {
+		if err := check(c.CPU, fmt.Sprintf("spec.configs[%d].cpu.cpuset", i)); err != nil {
+			return err
+		}
+		if err := neighbours(c.Neighbours, fmt.Sprintf("spec.configs[%d].neighbours", i)); err != nil {
+			return err
+		}
+	}
+	return neighbours(e.Spec.Neighbours, "spec.neighbours")
+}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 // APIVersion is the version of the experiment format this build reads.
@@ -25,7 +28,16 @@ type Experiment struct {
 	Kind       string   `yaml:"kind"`
 	Metadata   Metadata `yaml:"metadata"`
 	Spec       Spec     `yaml:"spec"`
+
+	warnings []Warning
+	// file and lines locate fields for checks made after Parse (CheckCPUs).
+	file  string
+	lines map[string]int
 }
+
+// Warnings lists the values Parse found that take effect otherwise than they
+// are written (see Warning); callers show them before running.
+func (e *Experiment) Warnings() []Warning { return e.warnings }
 
 // Metadata names and describes an experiment.
 type Metadata struct {
@@ -113,9 +125,11 @@ type CPU struct {
 
 // Server is the concurrency of the server instances.
 type Server struct {
-	GOMAXPROCS string `yaml:"gomaxprocs"` // host, N or limit
-	Single     bool   `yaml:"single,omitempty"`
-	CPUClock   *bool  `yaml:"cpuClock,omitempty"`
+	// GOMAXPROCS is host (the default: all host CPUs), N, or limit (the CPU
+	// limit rounded up).
+	GOMAXPROCS units.GOMAXPROCS `yaml:"gomaxprocs"`
+	Single     bool             `yaml:"single,omitempty"`
+	CPUClock   *bool            `yaml:"cpuClock,omitempty"`
 }
 
 // Neighbour is a process beside the system under test.
@@ -129,24 +143,22 @@ type Neighbour struct {
 	Busy    Duration `yaml:"busy,omitempty"`
 	Sleep   Duration `yaml:"sleep,omitempty"`
 	Rate    float64  `yaml:"rate,omitempty"`
-	CPU     CPU      `yaml:"cpu"`
+	// CPU is the neighbour's group; a probe has none (it runs in the load
+	// generator).
+	CPU CPU `yaml:"cpu,omitempty"`
 }
 
 // Duration is a time.Duration written as "100ms" in YAML.
 type Duration struct{ time.Duration }
 
-// UnmarshalYAML parses "100ms", "5s" and such, naming the line of a bad one.
+// UnmarshalYAML parses "100ms", "5s" and such with units.ParseDuration.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("line %d: want a duration such as 100ms", n.Line)
+		return errors.New("want a duration such as 100ms")
 	}
-	v, err := time.ParseDuration(n.Value)
+	v, err := units.ParseDuration(n.Value)
 	if err != nil {
-		if n.Value == "0" {
-			d.Duration = 0
-			return nil
-		}
-		return fmt.Errorf("line %d: %q is not a duration: want a number with a unit, such as 100ms or 5s", n.Line, n.Value)
+		return err
 	}
 	d.Duration = v
 	return nil
@@ -167,12 +179,32 @@ func LoadFile(path string) (*Experiment, error) {
 	return Parse(b, path)
 }
 
+// MaxSpecBytes bounds a spec file: a real one is a few kilobytes.
+const MaxSpecBytes = 1 << 20
+
 // Parse reads an experiment spec strictly (unknown fields are errors), applies
-// the defaults and checks every value. Errors name the file, line and field.
+// the defaults and checks every value against its bounds, so that nothing bad
+// is found once runs have started. Every error is a *SpecError naming the
+// file, line and field, on one line; values that Kubernetes would change
+// (see Warning) are listed by Warnings.
 func Parse(b []byte, file string) (*Experiment, error) {
+	return parse(b, file, false)
+}
+
+func parse(b []byte, file string, legacy bool) (*Experiment, error) {
+	if len(b) > MaxSpecBytes {
+		return nil, &SpecError{File: file, Msg: fmt.Sprintf("%d bytes: a spec is at most %d", len(b), MaxSpecBytes)}
+	}
 	var root yaml.Node
 	if err := yaml.Unmarshal(b, &root); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, cleanYAMLError(err))
+		return nil, yamlError(file, err)
+	}
+	if len(root.Content) == 0 {
+		return nil, &SpecError{File: file, Msg: "empty: want an experiment spec (apiVersion: " + APIVersion + ", kind: Experiment, ...)"}
+	}
+	if se := checkNode(root.Content[0], reflect.TypeFor[Experiment](), ""); se != nil {
+		se.File = file
+		return nil, se
 	}
 	lines := map[string]int{}
 	indexLines(&root, "", lines)
@@ -180,28 +212,65 @@ func Parse(b []byte, file string) (*Experiment, error) {
 	dec.KnownFields(true)
 	var e Experiment
 	if err := dec.Decode(&e); err != nil {
-		return nil, fmt.Errorf("%s: %w", file, cleanYAMLError(err))
+		return nil, yamlError(file, err)
 	}
-	if err := e.resolve(); err != nil {
+	if legacy {
+		dropLegacyDefaults(&e, lines)
+	}
+	r := &resolver{file: file, lines: lines}
+	if err := r.resolve(&e); err != nil {
 		var fe *fieldError
 		if errors.As(err, &fe) {
-			return nil, fmt.Errorf("%s:%d: %s: %s", file, lineOf(lines, fe.path), fe.path, fe.msg)
+			return nil, &SpecError{File: file, Line: lineOf(lines, fe.path), Path: fe.path, Msg: fe.msg}
 		}
-		return nil, fmt.Errorf("%s: %w", file, err)
+		return nil, &SpecError{File: file, Msg: err.Error()}
 	}
+	e.warnings, e.file, e.lines = r.warnings, file, lines
 	return &e, nil
 }
 
-// cleanYAMLError drops yaml.v3's "yaml: unmarshal errors:" preamble so the error
-// is one line per problem.
-func cleanYAMLError(err error) error {
-	s := strings.TrimPrefix(err.Error(), "yaml: unmarshal errors:\n")
-	s = strings.TrimPrefix(s, "yaml: ")
-	lines := strings.Split(s, "\n")
-	for i := range lines {
-		lines[i] = strings.TrimSpace(lines[i])
+// ReadSpec reads the spec.yaml of a results directory: the resolved spec a
+// run or simulation wrote, every default filled in. Files written by earlier
+// versions carry defaults that no longer apply (workers: 1 on every load, a
+// period on a probe); they are dropped before the spec is checked.
+func ReadSpec(dir string) (*Experiment, error) {
+	p := filepath.Join(dir, "spec.yaml")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
 	}
-	return errors.New(strings.Join(lines, "; "))
+	return parse(b, p, true)
+}
+
+// dropLegacyDefaults removes what earlier versions wrote as defaults where
+// they do not apply, from the values and from the index of written fields.
+func dropLegacyDefaults(e *Experiment, lines map[string]int) {
+	forget := func(path string) {
+		for p := range lines {
+			if p == path || strings.HasPrefix(p, path+".") {
+				delete(lines, p)
+			}
+		}
+	}
+	for i := range e.Spec.Loads {
+		l := &e.Spec.Loads[i]
+		if l.Mode != string(loadgen.ModeImage) && l.Workers == 1 {
+			l.Workers = 0
+			forget(fmt.Sprintf("spec.loads[%d].workers", i))
+		}
+	}
+	probes := func(ns []Neighbour, path string) {
+		for i := range ns {
+			if ns[i].Kind == "probe" && ns[i].CPU == (CPU{Period: Duration{cgroup.DefaultPeriod * time.Microsecond}}) {
+				ns[i].CPU = CPU{}
+				forget(fmt.Sprintf("%s[%d].cpu", path, i))
+			}
+		}
+	}
+	probes(e.Spec.Neighbours, "spec.neighbours")
+	for i := range e.Spec.Configs {
+		probes(e.Spec.Configs[i].Neighbours, fmt.Sprintf("spec.configs[%d].neighbours", i))
+	}
 }
 
 // indexLines records the line of every field by its path (spec.configs[1].cpu.limit).
@@ -213,10 +282,7 @@ func indexLines(n *yaml.Node, path string, lines map[string]int) {
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
-			p := n.Content[i].Value
-			if path != "" {
-				p = path + "." + p
-			}
+			p := join(path, n.Content[i].Value)
 			lines[p] = n.Content[i].Line
 			indexLines(n.Content[i+1], p, lines)
 		}
@@ -245,36 +311,35 @@ func lineOf(lines map[string]int, path string) int {
 	return 1
 }
 
-type fieldError struct{ path, msg string }
-
-func (e *fieldError) Error() string { return e.path + ": " + e.msg }
-
-func bad(path, format string, args ...any) error {
-	return &fieldError{path, fmt.Sprintf(format, args...)}
-}
-
 // Kube returns the CPU settings in millicores and microseconds.
 func (c CPU) Kube() (cgroup.KubeCPU, error) {
 	var k cgroup.KubeCPU
 	var err error
 	if c.Request != "" {
-		if k.RequestMilli, err = cgroup.ParseMilliCPU(c.Request); err != nil {
+		if k.RequestMilli, _, err = units.ParseMilliCPU(c.Request); err != nil {
 			return k, &fieldError{"request", err.Error()}
 		}
 	}
 	if c.Limit != "" {
-		if k.LimitMilli, err = cgroup.ParseMilliCPU(c.Limit); err != nil {
+		if k.LimitMilli, _, err = units.ParseMilliCPU(c.Limit); err != nil {
 			return k, &fieldError{"limit", err.Error()}
+		}
+	}
+	for _, d := range []struct {
+		name string
+		d    time.Duration
+		max  time.Duration
+	}{{"period", c.Period.Duration, time.Second}, {"burst", c.Burst.Duration, units.MaxCPUs * time.Second}} {
+		if err := units.CheckDuration(d.name, d.d, 0, d.max); err != nil {
+			return k, &fieldError{d.name, err.Error()}
+		}
+		if d.d%time.Microsecond != 0 {
+			return k, &fieldError{d.name, fmt.Sprintf("%s %s: want whole microseconds (the kernel's unit)", d.name, d.d)}
 		}
 	}
 	k.PeriodUsec = uint64(c.Period.Microseconds())
 	k.BurstUsec = uint64(c.Burst.Microseconds())
-	if c.Cpuset != "" {
-		if _, err := cgroup.ParseCPUList(c.Cpuset); err != nil {
-			return k, &fieldError{"cpuset", err.Error()}
-		}
-		k.Cpus = c.Cpuset
-	}
+	k.Cpus = c.Cpuset
 	return k, nil
 }
 

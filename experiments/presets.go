@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 //go:embed *.yaml
@@ -73,6 +74,9 @@ func (p *Preset) Spec() (*experiment.Experiment, error) {
 // Quick returns the experiment scaled to a machine with cores CPUs, to
 // finish in about 3 minutes on 2 cores, and a sentence on how it was scaled.
 func (p *Preset) Quick(cores int) (*experiment.Experiment, string, error) {
+	if cores < 1 || cores > units.MaxCPUs {
+		return nil, "", fmt.Errorf("preset %s, quick variant for %d cores: want 1 to %d cores", p.Name, cores, units.MaxCPUs)
+	}
 	e, err := p.Spec()
 	if err != nil {
 		return nil, "", err

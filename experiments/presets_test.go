@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/throttlelab/throttlelab/sim"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 func TestPresetsParse(t *testing.T) {
@@ -26,10 +27,23 @@ func TestPresetsParse(t *testing.T) {
 			t.Errorf("%s: incomplete preset (spec name %q)", p.Name, e.Metadata.Name)
 		}
 		findings[p.Finding] = true
-		for _, cores := range []int{1, 2, 4, 16} {
+		// A preset is what a pod would get: nothing Kubernetes would change.
+		if w := e.Warnings(); len(w) > 0 {
+			t.Errorf("%s: %v", p.Name, w)
+		}
+		for _, cores := range []int{1, 2, 4, 16, 64} {
 			q, how, err := p.Quick(cores)
 			if err != nil || how == "" || !strings.Contains(q.Metadata.Description, "quick") {
 				t.Errorf("%s quick for %d cores: %v (%q)", p.Name, cores, err, how)
+				continue
+			}
+			if w := q.Warnings(); len(w) > 0 {
+				t.Errorf("%s quick for %d cores: %v", p.Name, cores, w)
+			}
+		}
+		for _, cores := range []int{0, -1, units.MaxCPUs + 1} {
+			if _, _, err := p.Quick(cores); err == nil {
+				t.Errorf("%s quick for %d cores: accepted", p.Name, cores)
 			}
 		}
 	}

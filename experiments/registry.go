@@ -5,8 +5,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 const (
@@ -106,7 +106,7 @@ func p99Worse(base, with string, factor float64) func(r *Results) (bool, string,
 
 // cpus parses a Kubernetes CPU amount ("500m", "2") into cores.
 func cpus(q string) float64 {
-	m, err := cgroup.ParseMilliCPU(q)
+	m, _, err := units.ParseMilliCPU(q)
 	if err != nil {
 		return 0
 	}

@@ -20,6 +20,9 @@ type Balancer interface {
 	Name() string
 }
 
+// MaxIngress bounds K in ingress:K.
+const MaxIngress = 1024
+
 // ParseBalancer makes a balancer over n targets from its spec: random,
 // roundrobin, ingress:K, least or p2c. seed makes the random choices repeatable.
 func ParseBalancer(spec string, n int, seed uint64) (Balancer, error) {
@@ -34,8 +37,8 @@ func ParseBalancer(spec string, n int, seed uint64) (Balancer, error) {
 		return &ingressBalancer{name: spec, rr: []int{n - 1}, n: n, rng: rng}, nil
 	case strings.HasPrefix(spec, "ingress:"):
 		k, err := strconv.Atoi(strings.TrimPrefix(spec, "ingress:"))
-		if err != nil || k < 1 {
-			return nil, fmt.Errorf("balancer %q: want ingress:K with K >= 1 independent round-robin balancers", spec)
+		if err != nil || k < 1 || k > MaxIngress {
+			return nil, fmt.Errorf("balancer %q: want ingress:K with 1 to %d independent round-robin balancers", spec, MaxIngress)
 		}
 		b := &ingressBalancer{name: spec, rr: make([]int, k), n: n, rng: rng}
 		// Independent ingress pods start at independent positions.

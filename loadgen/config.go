@@ -3,10 +3,12 @@ package loadgen
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -79,15 +81,61 @@ type Config struct {
 	Doer  Doer
 }
 
-// ParseRamp parses "A:B" worker counts.
+// Bounds of a load's settings. Each closed-loop worker and each on/off source
+// is a goroutine with a connection of its own, and each ramp step a
+// histogram; the time bounds keep schedules and timeouts within reason.
+const (
+	MaxWorkers     = 4096
+	MaxSources     = 4096
+	MaxRequests    = 1_000_000_000
+	MaxInflight    = 1_000_000
+	MaxDuration    = 24 * time.Hour
+	MaxStep        = time.Hour
+	MaxMean        = time.Hour // of an on or off period
+	MaxTimeout     = time.Hour
+	MaxGrace       = time.Hour
+	MinDuration    = time.Millisecond // of a duration, step, on, off or timeout
+	DefaultTimeout = 30 * time.Second
+)
+
+// ParseRamp parses "A:B" worker counts, 1 <= A <= B <= MaxWorkers.
 func ParseRamp(s string) (from, to int, err error) {
 	a, b, ok := strings.Cut(s, ":")
 	from, err1 := strconv.Atoi(a)
 	to, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || from < 1 || to < from {
-		return 0, 0, fmt.Errorf("ramp %q: want FROM:TO workers with 1 <= FROM <= TO", s)
+	if !ok || err1 != nil || err2 != nil || from < 1 || to < from || to > MaxWorkers {
+		return 0, 0, fmt.Errorf("ramp %q: want FROM:TO workers with 1 <= FROM <= TO <= %d", s, MaxWorkers)
 	}
 	return from, to, nil
+}
+
+// modeFields names the settings that mean something in some modes only, and
+// what each does there; the rest (duration, requests, timeout, ...) apply to
+// every mode.
+var modeFields = map[string]struct {
+	modes []Mode
+	what  string
+}{
+	"workers":      {[]Mode{ModeImage}, "the closed-loop workers of mode image"},
+	"ramp":         {[]Mode{ModeRamp}, "the workers of mode ramp"},
+	"step":         {[]Mode{ModeRamp}, "the length of each step of mode ramp"},
+	"rate":         {[]Mode{ModeRate, ModeProbe, ModeOnOff}, "the request rate of modes rate, probe and onoff"},
+	"arrivals":     {[]Mode{ModeRate, ModeProbe}, "the arrival process of modes rate and probe"},
+	"sources":      {[]Mode{ModeOnOff}, "the sources of mode onoff"},
+	"on":           {[]Mode{ModeOnOff}, "the mean ON period of mode onoff"},
+	"off":          {[]Mode{ModeOnOff}, "the mean OFF period of mode onoff"},
+	"max-inflight": {[]Mode{ModeRate, ModeProbe, ModeOnOff}, "the in-flight limit of the open-loop modes rate, probe and onoff"},
+}
+
+// NotInMode returns an error if setting field (named as FieldError names it)
+// means nothing in mode m, saying which modes it is for; nil if it applies.
+// The spec and the load command refuse such settings rather than ignore them.
+func NotInMode(m Mode, field string) error {
+	f, ok := modeFields[field]
+	if !ok || slices.Contains(f.modes, m) {
+		return nil
+	}
+	return bad(field, "%s does not apply to mode %s: it sets %s", field, m, f.what)
 }
 
 // FieldError is a bad load setting. Field names the setting as both the
@@ -150,22 +198,25 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Workers == 0 {
 		c.Workers = 1
 	}
-	if c.Workers < 0 {
-		return c, bad("workers", "workers %d: must be at least 1", c.Workers)
+	if c.Workers < 0 || c.Workers > MaxWorkers {
+		return c, bad("workers", "workers %d: want 1 to %d", c.Workers, MaxWorkers)
 	}
-	if c.Duration < 0 {
-		return c, bad("duration", "duration %s: must not be negative", c.Duration)
+	if c.Duration < 0 || c.Duration > MaxDuration || (c.Duration > 0 && c.Duration < MinDuration) {
+		return c, bad("duration", "%v", units.CheckDuration("duration", c.Duration, MinDuration, MaxDuration))
 	}
-	if c.Requests < 0 {
-		return c, bad("requests", "requests %d: must not be negative", c.Requests)
+	if c.Requests < 0 || c.Requests > MaxRequests {
+		return c, bad("requests", "requests %d: want 1 to %d", c.Requests, MaxRequests)
+	}
+	if err := units.CheckRate(c.Rate); err != nil {
+		return c, bad("rate", "%v", err)
 	}
 	switch c.Mode {
 	case ModeRamp:
-		if c.RampFrom < 1 || c.RampTo < c.RampFrom {
-			return c, bad("ramp", "ramp %d:%d: want FROM:TO with 1 <= FROM <= TO", c.RampFrom, c.RampTo)
+		if c.RampFrom < 1 || c.RampTo < c.RampFrom || c.RampTo > MaxWorkers {
+			return c, bad("ramp", "ramp %d:%d: want FROM:TO with 1 <= FROM <= TO <= %d", c.RampFrom, c.RampTo, MaxWorkers)
 		}
-		if c.RampStep <= 0 {
-			return c, bad("step", "ramp step %s: must be positive", c.RampStep)
+		if err := units.CheckDuration("ramp step", c.RampStep, MinDuration, MaxStep); err != nil {
+			return c, bad("step", "%v", err)
 		}
 	case ModeRate, ModeProbe:
 		if c.Mode == ModeProbe && c.Rate == 0 {
@@ -181,21 +232,21 @@ func (c Config) withDefaults() (Config, error) {
 			return c, bad("arrivals", "arrivals %q: want constant or poisson", c.Arrivals)
 		}
 	case ModeOnOff:
-		if c.Sources < 1 {
-			return c, bad("sources", "sources %d: must be at least 1", c.Sources)
+		if c.Sources < 1 || c.Sources > MaxSources {
+			return c, bad("sources", "sources %d: want 1 to %d", c.Sources, MaxSources)
 		}
-		if c.OnMean <= 0 || c.OffMean <= 0 {
-			return c, bad("on", "on %s, off %s: both means must be positive", c.OnMean, c.OffMean)
+		if err := units.CheckDuration("on", c.OnMean, MinDuration, MaxMean); err != nil {
+			return c, bad("on", "%v", err)
 		}
-		if c.Rate < 0 {
-			return c, bad("rate", "rate %g: must be positive (or 0: back to back while on)", c.Rate)
+		if err := units.CheckDuration("off", c.OffMean, MinDuration, MaxMean); err != nil {
+			return c, bad("off", "%v", err)
 		}
 	}
 	if c.Mode != ModeImage && c.Mode != ModeRamp && c.Duration == 0 && c.Requests == 0 {
 		return c, bad("duration", "mode %s needs --duration or --requests to know when to stop", c.Mode)
 	}
 	if c.Timeout == 0 {
-		c.Timeout = 30 * time.Second
+		c.Timeout = DefaultTimeout
 	}
 	if c.Grace == 0 {
 		c.Grace = 10 * time.Second
@@ -203,14 +254,14 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxInflight == 0 {
 		c.MaxInflight = 1000
 	}
-	if c.Timeout < 0 {
-		return c, bad("timeout", "timeout %s: must be positive", c.Timeout)
+	if err := units.CheckDuration("timeout", c.Timeout, MinDuration, MaxTimeout); err != nil {
+		return c, bad("timeout", "%v", err)
 	}
-	if c.Grace < 0 {
-		return c, bad("grace", "grace %s: must not be negative", c.Grace)
+	if err := units.CheckDuration("grace", c.Grace, 0, MaxGrace); err != nil {
+		return c, bad("grace", "%v", err)
 	}
-	if c.MaxInflight < 0 {
-		return c, bad("max-inflight", "max-inflight %d: must be positive", c.MaxInflight)
+	if c.MaxInflight < 0 || c.MaxInflight > MaxInflight {
+		return c, bad("max-inflight", "max-inflight %d: want 1 to %d", c.MaxInflight, MaxInflight)
 	}
 	if c.Clock == nil {
 		c.Clock = realClock{}

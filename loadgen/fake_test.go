@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -210,7 +211,7 @@ func TestOnOffOpenLoopOnFakeClock(t *testing.T) {
 	clk := newFakeClock()
 	var records bytes.Buffer
 	res, err := Run(context.Background(), Config{
-		Mode: ModeOnOff, Sources: 1, OnMean: time.Hour, OffMean: time.Nanosecond, Rate: 100, Duration: 10 * time.Second,
+		Mode: ModeOnOff, Sources: 1, OnMean: time.Hour, OffMean: time.Millisecond, Rate: 100, Duration: 10 * time.Second,
 		Workload: WorkloadSpec{Kind: KindAPI}, Clock: clk, Records: &records,
 		Doer: &fakeDoer{clock: clk, latency: func(int) time.Duration { return 0 }},
 	})
@@ -234,7 +235,7 @@ func TestOnOffOpenLoopOnFakeClock(t *testing.T) {
 	if len(due) < len(recs)*9/10 {
 		t.Errorf("%d distinct due times for %d requests: not a Poisson schedule", len(due), len(recs))
 	}
-	if _, err := Run(context.Background(), Config{Mode: ModeOnOff, Sources: 1, OnMean: 1, OffMean: 1, Rate: -1, Duration: time.Second, Targets: []string{"http://x"}}); err == nil {
+	if _, err := Run(context.Background(), Config{Mode: ModeOnOff, Sources: 1, OnMean: time.Second, OffMean: time.Second, Rate: -1, Duration: time.Second, Targets: []string{"http://x"}}); err == nil || !strings.Contains(err.Error(), "rate -1") {
 		t.Error("a negative rate was accepted")
 	}
 }

@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/throttlelab/throttlelab/server"
+	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -75,11 +77,11 @@ func newSource(w WorkloadSpec, cat *workload.Catalog, seed uint64, finite bool) 
 		}
 		return &source{reqs: reqs, finite: finite}, nil
 	case KindBurn:
-		q, err := ParseBurn(w.Burn)
+		b, err := ParseBurn(w.Burn)
 		if err != nil {
 			return nil, err
 		}
-		return &source{reqs: []Request{{Kind: KindBurn, Path: "/burn?" + q}}}, nil
+		return &source{reqs: []Request{{Kind: KindBurn, Path: "/burn?" + b.Query()}}}, nil
 	case KindAPI:
 		return &source{reqs: []Request{{Kind: KindAPI, Path: "/api"}}}, nil
 	}
@@ -136,22 +138,52 @@ func SelectTiles(spec string, cat *workload.Catalog, seed uint64) ([]workload.Ti
 	return tiles, nil
 }
 
-// ParseBurn checks a burn spec ("cpu=5ms" or "iterations=N") and returns it as a
-// query string.
-func ParseBurn(spec string) (string, error) {
+// Bounds of a burn request: the server refuses more than its --max-cpu (10 s
+// by default) per request; 1e10 iterations are about 10 s at 1 ns each.
+const (
+	MinBurnCPU        = time.Microsecond
+	MaxBurnCPU        = server.DefaultMaxCPU
+	MaxBurnIterations = 10_000_000_000
+)
+
+// Burn is what one burn request asks for: CPU time (which the server turns
+// into iterations with its calibration) or a number of iterations.
+type Burn struct {
+	CPU        time.Duration
+	Iterations uint64
+}
+
+// Query is the request's query string: "cpu=5ms" or "iterations=N".
+func (b Burn) Query() string {
+	if b.Iterations > 0 {
+		return "iterations=" + strconv.FormatUint(b.Iterations, 10)
+	}
+	return "cpu=" + url.QueryEscape(b.CPU.String())
+}
+
+// ParseBurn parses a burn spec, "cpu=5ms" or "iterations=N", within the bounds
+// above.
+func ParseBurn(spec string) (Burn, error) {
 	k, v, ok := strings.Cut(spec, "=")
 	switch {
 	case !ok:
 	case k == "cpu":
-		if d, err := time.ParseDuration(v); err == nil && d > 0 {
-			return "cpu=" + url.QueryEscape(v), nil
+		d, err := units.ParseDuration(v)
+		if err != nil {
+			return Burn{}, fmt.Errorf("burn %q: %w", spec, err)
 		}
+		if err := units.CheckDuration("burn cpu", d, MinBurnCPU, MaxBurnCPU); err != nil {
+			return Burn{}, fmt.Errorf("%w (the server's --max-cpu)", err)
+		}
+		return Burn{CPU: d}, nil
 	case k == "iterations":
-		if n, err := strconv.ParseUint(v, 10, 64); err == nil && n > 0 {
-			return "iterations=" + v, nil
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n == 0 || n > MaxBurnIterations || strings.HasPrefix(v, "+") {
+			return Burn{}, fmt.Errorf("burn %q: want iterations=N with N from 1 to %d", spec, uint64(MaxBurnIterations))
 		}
+		return Burn{Iterations: n}, nil
 	}
-	return "", fmt.Errorf("burn %q: want cpu=DURATION (such as cpu=5ms) or iterations=N", spec)
+	return Burn{}, fmt.Errorf("burn %q: want cpu=DURATION (such as cpu=5ms) or iterations=N", spec)
 }
 
 // tileHash decodes a tile PNG and returns the SHA-256 of its raw pixels, so the

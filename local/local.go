@@ -15,6 +15,7 @@ import (
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -102,7 +103,7 @@ func (x *Backend) Close() error {
 }
 
 func (x *Backend) serveArgs(name string, s experiment.Server) []string {
-	args := []string{"serve", "--listen", "127.0.0.1:0", "--name", name, "--gomaxprocs", s.GOMAXPROCS,
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--name", name, "--gomaxprocs", s.GOMAXPROCS.String(),
 		"--burn-calibration", strconv.FormatFloat(x.cal.IterationsPerMs, 'f', 1, 64)}
 	if s.Single {
 		args = append(args, "--single")
@@ -175,7 +176,7 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 		case "burst":
 			args = []string{"burst", "--workers", strconv.Itoa(n.Workers), "--busy", n.Busy.String(), "--sleep", n.Sleep.String(), "--gomaxprocs", strconv.Itoa(n.Workers)}
 		case "server":
-			args = x.serveArgs(n.Name, experiment.Server{GOMAXPROCS: "host"})
+			args = x.serveArgs(n.Name, experiment.Server{GOMAXPROCS: units.GOMAXPROCSHost})
 		}
 		var stdout io.Writer
 		if n.Kind == "burst" {

@@ -43,7 +43,7 @@ func ReadResults(dir string) (*experiment.Experiment, Env, []*Run, error) {
 	// Runs are read by their IDs, in the order they were made; one not
 	// renamed into place yet (unfinished) is not there.
 	var env Env
-	e, err := experiment.LoadFile(filepath.Join(dir, "spec.yaml"))
+	e, err := experiment.ReadSpec(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, env, nil, fmt.Errorf("%s: not a results directory (no spec.yaml): give a directory written by throttlelab run or sim", dir)
 	}

@@ -154,7 +154,7 @@ func writeHead(e *experiment.Experiment, name string, env record.Env, opt Option
 	env.Backend, env.Version = name, opt.Version
 	env.GOMAXPROCS = map[string]string{}
 	for _, c := range e.Spec.Configs {
-		env.GOMAXPROCS[c.Name] = c.Server.GOMAXPROCS
+		env.GOMAXPROCS[c.Name] = c.Server.GOMAXPROCS.String()
 	}
 	return record.WriteJSON(filepath.Join(opt.Dir, "env.json"), env)
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -82,23 +84,19 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, endpoint string, c
 	s.metrics.count(endpoint, code)
 }
 
-// query parses the request's query string, allowing only the given parameters,
-// each at most once.
-func query(r *http.Request, allowed ...string) (url.Values, error) {
-	if r.URL.RawQuery == "" {
+// query parses a request's query string, allowing only the given parameters,
+// each at most once; path names the endpoint in errors.
+func query(rawQuery, path string, allowed ...string) (url.Values, error) {
+	if rawQuery == "" {
 		return nil, nil
 	}
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
 		return nil, fmt.Errorf("malformed query: %v", err)
 	}
 	for k, v := range q {
-		ok := false
-		for _, a := range allowed {
-			ok = ok || k == a
-		}
-		if !ok {
-			return nil, fmt.Errorf("unknown parameter %q: %s takes %v", k, r.URL.Path, allowed) // paths here are known endpoints
+		if !slices.Contains(allowed, k) {
+			return nil, fmt.Errorf("unknown parameter %q: %s takes %v", k, path, allowed)
 		}
 		if len(v) > 1 {
 			return nil, fmt.Errorf("parameter %q given %d times", k, len(v))
@@ -119,6 +117,59 @@ func intParam(q url.Values, name string) (int, error) {
 	return n, nil
 }
 
+// tileQuery parses /tile's query: x and y, each given once, in range.
+func tileQuery(rawQuery string) (workload.Tile, error) {
+	q, err := query(rawQuery, "/tile", "x", "y")
+	var t workload.Tile
+	if err == nil {
+		t.X, err = intParam(q, "x")
+	}
+	if err == nil {
+		t.Y, err = intParam(q, "y")
+	}
+	if err == nil {
+		err = workload.CheckTile(t)
+	}
+	return t, err
+}
+
+// burnQuery parses /burn's query, iterations=N or cpu=DURATION, into a
+// number of iterations of at most maxCPU's worth under the calibration.
+func burnQuery(rawQuery string, cal workload.BurnCalibration, maxCPU time.Duration) (uint64, error) {
+	q, err := query(rawQuery, "/burn", "iterations", "cpu")
+	if err != nil {
+		return 0, err
+	}
+	maxIter := cal.Iterations(maxCPU)
+	switch it, cpu := q.Get("iterations"), q.Get("cpu"); {
+	case it != "" && cpu != "":
+		return 0, fmt.Errorf("give iterations or cpu, not both")
+	case it != "":
+		n, err := strconv.ParseUint(it, 10, 64)
+		if err != nil || n == 0 {
+			return 0, fmt.Errorf("iterations=%q: want a positive integer", it)
+		}
+		if n > maxIter {
+			return 0, fmt.Errorf("iterations=%d is over the limit of %d (%s of CPU per request)", n, maxIter, maxCPU)
+		}
+		return n, nil
+	case cpu != "":
+		d, err := units.ParseDuration(cpu)
+		if err != nil {
+			return 0, fmt.Errorf("cpu=%v", err)
+		}
+		if d <= 0 {
+			return 0, fmt.Errorf("cpu=%s: want a positive duration such as 5ms", d)
+		}
+		if d > maxCPU {
+			return 0, fmt.Errorf("cpu=%s is over the limit of %s per request", d, maxCPU)
+		}
+		return max(cal.Iterations(d), 1), nil
+	default:
+		return 0, fmt.Errorf("missing parameter: give iterations=N or cpu=DURATION")
+	}
+}
+
 var pixPool = sync.Pool{New: func() any { return make([]byte, workload.TilePixels) }}
 
 type pngPool struct{ p sync.Pool }
@@ -133,17 +184,7 @@ var pngEncoder = png.Encoder{CompressionLevel: png.BestSpeed, BufferPool: &pngPo
 
 func (s *Server) handleTile(w http.ResponseWriter, r *http.Request) {
 	arrival := time.Now()
-	q, err := query(r, "x", "y")
-	var t workload.Tile
-	if err == nil {
-		t.X, err = intParam(q, "x")
-	}
-	if err == nil {
-		t.Y, err = intParam(q, "y")
-	}
-	if err == nil {
-		err = workload.CheckTile(t)
-	}
+	t, err := tileQuery(r.URL.RawQuery)
 	if err != nil {
 		s.fail(w, r, "tile", http.StatusBadRequest, "bad request: "+err.Error())
 		return
@@ -172,7 +213,7 @@ func (s *Server) handleTile(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleBurn(w http.ResponseWriter, r *http.Request) {
 	arrival := time.Now()
-	n, err := s.burnIterations(r)
+	n, err := burnQuery(r.URL.RawQuery, s.cfg.Burn, s.cfg.MaxCPU)
 	if err != nil {
 		s.fail(w, r, "burn", http.StatusBadRequest, "bad request: "+err.Error())
 		return
@@ -184,47 +225,11 @@ func (s *Server) handleBurn(w http.ResponseWriter, r *http.Request) {
 	}))
 }
 
-func (s *Server) burnIterations(r *http.Request) (uint64, error) {
-	q, err := query(r, "iterations", "cpu")
-	if err != nil {
-		return 0, err
-	}
-	maxIter := s.cfg.Burn.Iterations(s.cfg.MaxCPU)
-	switch it, cpu := q.Get("iterations"), q.Get("cpu"); {
-	case it != "" && cpu != "":
-		return 0, fmt.Errorf("give iterations or cpu, not both")
-	case it != "":
-		n, err := strconv.ParseUint(it, 10, 64)
-		if err != nil || n == 0 {
-			return 0, fmt.Errorf("iterations=%q: want a positive integer", it)
-		}
-		if n > maxIter {
-			return 0, fmt.Errorf("iterations=%d is over the limit of %d (%s of CPU per request)", n, maxIter, s.cfg.MaxCPU)
-		}
-		return n, nil
-	case cpu != "":
-		d, err := time.ParseDuration(cpu)
-		if err != nil || d <= 0 {
-			return 0, fmt.Errorf("cpu=%q: want a positive duration such as 5ms", cpu)
-		}
-		if d > s.cfg.MaxCPU {
-			return 0, fmt.Errorf("cpu=%s is over the limit of %s per request", d, s.cfg.MaxCPU)
-		}
-		n := s.cfg.Burn.Iterations(d)
-		if n == 0 {
-			n = 1
-		}
-		return n, nil
-	default:
-		return 0, fmt.Errorf("missing parameter: give iterations=N or cpu=DURATION")
-	}
-}
-
 var apiBody = []byte("{\"ok\":true}\n")
 
 func (s *Server) handleAPI(w http.ResponseWriter, r *http.Request) {
 	arrival := time.Now()
-	if _, err := query(r); err != nil {
+	if _, err := query(r.URL.RawQuery, r.URL.Path); err != nil {
 		s.fail(w, r, "api", http.StatusBadRequest, "bad request: "+err.Error())
 		return
 	}

@@ -3,8 +3,6 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
-	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/throttlelab/throttlelab/loadgen"
@@ -88,25 +86,13 @@ func requestsOf(w loadgen.WorkloadSpec, cat *workload.Catalog, seed uint64, c Co
 		}
 		return out, nil
 	case loadgen.KindBurn:
-		q, err := loadgen.ParseBurn(w.Burn)
+		b, err := loadgen.ParseBurn(w.Burn)
 		if err != nil {
 			return nil, err
 		}
-		v, err := url.ParseQuery(q)
-		if err != nil {
-			return nil, err
-		}
-		var cost time.Duration
-		if s := v.Get("cpu"); s != "" {
-			if cost, err = time.ParseDuration(s); err != nil {
-				return nil, err
-			}
-		} else {
-			n, err := strconv.ParseUint(v.Get("iterations"), 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("burn %q: %w", w.Burn, err)
-			}
-			cost = time.Duration(float64(n) / c.BurnIterationsPerMs * float64(time.Millisecond))
+		cost := b.CPU
+		if b.Iterations > 0 {
+			cost = time.Duration(float64(b.Iterations) / c.BurnIterationsPerMs * float64(time.Millisecond))
 		}
 		cost = time.Duration(float64(cost) * (1 + c.BurnOvershoot))
 		return []simReq{{kind: loadgen.KindBurn, cost: cost + c.RequestOverhead}}, nil

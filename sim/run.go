@@ -18,6 +18,7 @@ import (
 	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/runner"
+	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -135,28 +136,19 @@ func (o Options) params() Params {
 	return p
 }
 
-// procsOf is the GOMAXPROCS an instance would resolve: host CPUs, N, or the
-// limit rounded up (within its cpuset).
-func procsOf(spec string, cores int, s cgroup.Settings, cpus []int) (int, error) {
+// procsOf is the GOMAXPROCS an instance resolves, as the server does: host
+// CPUs, N, or the limit rounded up (within its cpuset).
+func procsOf(p units.GOMAXPROCS, cores int, s cgroup.Settings, cpus []int) int {
 	avail := cores
 	if len(cpus) > 0 {
 		avail = len(cpus)
 	}
-	switch spec {
-	case "", "host":
-		return cores, nil
-	case "limit":
-		if s.QuotaUsec <= 0 || s.PeriodUsec == 0 {
-			return avail, nil
-		}
-		n := int(math.Ceil(float64(s.QuotaUsec)/float64(s.PeriodUsec) - 1e-9))
-		return max(1, min(n, avail)), nil
+	limit := 0.0
+	if s.QuotaUsec > 0 && s.PeriodUsec > 0 {
+		limit = float64(s.QuotaUsec) / float64(s.PeriodUsec)
 	}
-	n, err := strconv.Atoi(spec)
-	if err != nil || n < 1 {
-		return 0, fmt.Errorf("gomaxprocs %q: want host, limit or a positive number", spec)
-	}
-	return n, nil
+	n, _ := p.Resolve(cores, avail, limit)
+	return n
 }
 
 // groupOf makes a group with cgroup settings; its period timer starts at a
@@ -210,10 +202,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		if err != nil {
 			return nil, 0, err
 		}
-		procs, err := procsOf(run.Config.Server.GOMAXPROCS, opt.Cores, settings, cpus)
-		if err != nil {
-			return nil, 0, err
-		}
+		procs := procsOf(run.Config.Server.GOMAXPROCS, opt.Cores, settings, cpus)
 		servers = append(servers, m.NewServer(name, g, procs, run.Config.Server.Single))
 		groups, groupNames = append(groups, g), append(groupNames, gname)
 		rs.Instances = append(rs.Instances, name)

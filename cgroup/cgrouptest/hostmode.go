@@ -167,9 +167,36 @@ func unmountAll(points ...string) error {
 // while the kernel still holds the hierarchy those controllers were bound to
 // (EBUSY until its removed groups are freed).
 func mountV1(point, controllers string) error {
+	// The controllers may still be bound to a lingering hierarchy of another
+	// combination (cpu,cpuacct after v1-joined): release it.
+	lingering := controllers
+	if controllers == "cpu" || controllers == "cpuacct" {
+		lingering = "cpu,cpuacct"
+	}
 	return retry(func() error {
 		return unix.Mount("cgroup", point, "cgroup", 0, controllers)
-	}, func(err error) bool { return errors.Is(err, syscall.EBUSY) }, "mounting the v1 "+controllers+" hierarchy at "+point)
+	}, func(err error) bool { return errors.Is(err, syscall.EBUSY) }, "mounting the v1 "+controllers+" hierarchy at "+point,
+		func() { release(lingering) })
+}
+
+// release frees a v1 hierarchy that outlived its last unmount. The kernel
+// destroys a hierarchy at its last unmount only if its root has no child at
+// that moment, and groups removed just before are still children while they
+// die; such a hierarchy then lingers, mounted nowhere, holding its
+// controllers. Mounting the same controllers again attaches to it, and
+// unmounting it once its children are gone destroys it.
+func release(controllers string) {
+	dir, err := os.MkdirTemp("", "cgmode-release-")
+	if err != nil {
+		return
+	}
+	defer os.Remove(dir)
+	if unix.Mount("cgroup", dir, "cgroup", 0, controllers) != nil {
+		return // no such hierarchy lingers (or it is mounted elsewhere)
+	}
+	if unix.Unmount(dir, 0) != nil {
+		unix.Unmount(dir, unix.MNT_DETACH)
+	}
 }
 
 // enableV2 waits until the v2 root offers the controllers (the kernel frees the
@@ -186,7 +213,7 @@ func (st *hostState) enableV2(ctrls []string) error {
 				return fmt.Errorf("the %s controller is not in %s/cgroup.controllers yet", c, st.unified)
 			}
 			return os.WriteFile(filepath.Join(st.unified, "cgroup.subtree_control"), []byte("+"+c), 0o644)
-		}, func(error) bool { return true }, "enabling "+c+" on cgroup v2")
+		}, func(error) bool { return true }, "enabling "+c+" on cgroup v2", func() { release(c) })
 		if err != nil {
 			return err
 		}
@@ -242,7 +269,7 @@ func disableV2(unified, c string) error {
 			return nil
 		}
 		return os.WriteFile(filepath.Join(unified, "cgroup.subtree_control"), []byte("-"+c), 0o644)
-	}, func(err error) bool { return errors.Is(err, syscall.EBUSY) }, "disabling "+c+" on cgroup v2")
+	}, func(err error) bool { return errors.Is(err, syscall.EBUSY) }, "disabling "+c+" on cgroup v2", nil)
 }
 
 // removeTestGroups removes what tests may have left under the v2 mount: the
@@ -267,7 +294,7 @@ func removeTestGroups(unified string) error {
 			if err := os.WriteFile(filepath.Join(d, "cgroup.kill"), []byte("1"), 0o644); err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}
-			err := retry(func() error { return os.Remove(d) }, func(err error) bool { return errors.Is(err, syscall.EBUSY) }, "removing "+d)
+			err := retry(func() error { return os.Remove(d) }, func(err error) bool { return errors.Is(err, syscall.EBUSY) }, "removing "+d, nil)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}
@@ -278,10 +305,12 @@ func removeTestGroups(unified string) error {
 
 // retry calls f until it succeeds, f's error is not transient, or settle has
 // passed: the kernel frees cgroup hierarchies and groups asynchronously, and
-// there is no event to wait on.
-func retry(f func() error, transient func(error) bool, what string) error {
+// there is no event to wait on. nudge, if not nil, is called every few
+// seconds of failure to help the kernel along.
+func retry(f func() error, transient func(error) bool, what string, nudge func()) error {
 	start := time.Now()
 	next := 10 * time.Second
+	nextNudge := 3 * time.Second
 	for {
 		err := f()
 		if err == nil {
@@ -290,6 +319,10 @@ func retry(f func() error, transient func(error) bool, what string) error {
 		waited := time.Since(start)
 		if !transient(err) || waited > settle {
 			return fmt.Errorf("%s: %w", what, err)
+		}
+		if nudge != nil && waited > nextNudge {
+			nudge()
+			nextNudge = waited + 3*time.Second
 		}
 		if waited > next && Log != nil {
 			fmt.Fprintf(Log, "still %s after %s (%v): waiting for the kernel to free the old hierarchy, which these processes hold open (Go programs do): %v\n", what, waited.Round(time.Second), err, holders())

@@ -156,7 +156,7 @@ func TestServeEndToEnd(t *testing.T) {
 	if err := json.Unmarshal(body, &info); err != nil {
 		t.Fatal(err)
 	}
-	if info.GOMAXPROCS != 2 || info.RuntimeGOMAXPROCS != 2 || info.Source != "flag" {
+	if info.GOMAXPROCS != 2 || info.RuntimeGOMAXPROCS != 2 || info.Source != "fixed" {
 		t.Errorf("/info: %s", body)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -38,8 +39,11 @@ func newBurstCmd() *cobra.Command {
 			if f.cycles < 0 {
 				return usagef("--cycles %d: must be 0 (until stopped) or more", f.cycles)
 			}
-			if f.gomaxprocs < 0 {
-				return usagef("--gomaxprocs %d: must be 0 (host CPUs) or more", f.gomaxprocs)
+			if f.workers > units.MaxCPUs {
+				return usagef("--workers %d: want 1 to %d", f.workers, units.MaxCPUs)
+			}
+			if f.gomaxprocs < 0 || f.gomaxprocs > units.MaxCPUs {
+				return usagef("--gomaxprocs %d: want 0 (host CPUs) to %d", f.gomaxprocs, units.MaxCPUs)
 			}
 			runtime.GOMAXPROCS(gomaxprocsOrHost(f.gomaxprocs))
 			enc := json.NewEncoder(cmd.OutOrStdout())
@@ -58,8 +62,8 @@ func newBurstCmd() *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&f.workers, "workers", 4, "goroutines, each on its own OS thread while busy")
-	fl.DurationVar(&f.busy, "busy", 200*time.Millisecond, "busy phase per cycle (wall time)")
-	fl.DurationVar(&f.sleep, "sleep", 2*time.Second, "sleep between busy phases")
+	durationVar(fl, &f.busy, "busy", 200*time.Millisecond, "busy phase per cycle (wall time)")
+	durationVar(fl, &f.sleep, "sleep", 2*time.Second, "sleep between busy phases")
 	fl.IntVar(&f.cycles, "cycles", 0, "stop after this many cycles (0: until stopped)")
 	fl.IntVar(&f.gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS (0: all host CPUs)")
 	return cmd

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 type loadFlags struct {
@@ -47,8 +49,10 @@ type loadFlags struct {
 	gomaxprocs    int
 }
 
-func newLoadCmd() *cobra.Command {
-	var f loadFlags
+func newLoadCmd() *cobra.Command { return newLoadCmdInto(new(loadFlags)) }
+
+// newLoadCmdInto is the load command parsing its flags into f.
+func newLoadCmdInto(f *loadFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "load",
 		Short: "Drive workload server instances and record every request",
@@ -62,7 +66,7 @@ open loop), sequential (one request after another).`,
   throttlelab load --mode rate --rate 200 --arrivals poisson --request api --duration 30s --target http://127.0.0.1:8080
   throttlelab load --mode ramp --ramp 1:8 --step 10s --tiles class:small --target http://127.0.0.1:8080 --target http://127.0.0.1:8081`,
 		Args: exactArgs(0),
-		RunE: func(cmd *cobra.Command, _ []string) error { return runLoad(cmd, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runLoad(cmd, *f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.mode, "mode", "", "image, ramp, rate, onoff, probe or sequential (required)")
@@ -74,16 +78,16 @@ open loop), sequential (one request after another).`,
 	fl.StringVar(&f.burn, "burn", "cpu=5ms", "burn request: cpu=DURATION or iterations=N")
 	fl.IntVar(&f.workers, "workers", 1, "closed-loop workers (image mode)")
 	fl.StringVar(&f.ramp, "ramp", "1:8", "ramp mode: workers FROM:TO")
-	fl.DurationVar(&f.step, "step", 10*time.Second, "ramp mode: duration of each step")
-	fl.Float64Var(&f.rate, "rate", 0, "rate and probe modes: requests per second (probe default 10); onoff: each source's Poisson rate while on (0: back to back)")
+	durationVar(fl, &f.step, "step", 10*time.Second, "ramp mode: duration of each step")
+	rateVar(fl, &f.rate, "rate", 0, "rate and probe modes: requests per second (probe default 10); onoff: each source's Poisson rate while on (0: back to back)")
 	fl.StringVar(&f.arrivals, "arrivals", "constant", "rate and probe modes: constant or poisson")
 	fl.IntVar(&f.sources, "sources", 64, "onoff mode: independent sources")
-	fl.DurationVar(&f.on, "on", 100*time.Millisecond, "onoff mode: mean ON period (exponential)")
-	fl.DurationVar(&f.off, "off", time.Second, "onoff mode: mean OFF period (exponential)")
-	fl.DurationVar(&f.duration, "duration", 0, "stop after this long")
+	durationVar(fl, &f.on, "on", 100*time.Millisecond, "onoff mode: mean ON period (exponential)")
+	durationVar(fl, &f.off, "off", time.Second, "onoff mode: mean OFF period (exponential)")
+	durationVar(fl, &f.duration, "duration", 0, "stop after this long")
 	fl.Int64Var(&f.requests, "requests", 0, "stop after this many requests")
-	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "per-request timeout")
-	fl.DurationVar(&f.grace, "grace", 10*time.Second, "on Ctrl-C, how long in-flight requests may finish")
+	durationVar(fl, &f.timeout, "timeout", 30*time.Second, "per-request timeout")
+	durationVar(fl, &f.grace, "grace", 10*time.Second, "on Ctrl-C, how long in-flight requests may finish")
 	fl.IntVar(&f.maxInflight, "max-inflight", 1000, "open loop: most requests in flight at once")
 	fl.BoolVar(&f.newConnection, "new-connection", false, "open a new connection for every request (default: keep-alive)")
 	fl.BoolVar(&f.noVerify, "no-verify", false, "do not check tiles against the catalogue")
@@ -104,6 +108,21 @@ func (f loadFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 	}
 	if f.mode == "" {
 		return c, usagef("--mode is required: one of %v", loadgen.Modes)
+	}
+	// A flag of another mode is refused, not ignored.
+	if slices.Contains(loadgen.Modes, c.Mode) {
+		for _, name := range []string{"workers", "ramp", "step", "rate", "arrivals", "sources", "on", "off", "max-inflight"} {
+			if cmd.Flags().Changed(name) {
+				if err := loadgen.NotInMode(c.Mode, name); err != nil {
+					return c, usagef("--%v", err)
+				}
+			}
+		}
+	}
+	for flag, kind := range map[string]loadgen.Kind{"tiles": loadgen.KindTile, "burn": loadgen.KindBurn} {
+		if cmd.Flags().Changed(flag) && c.Workload.Kind != kind {
+			return c, usagef("--%s does not apply to --request %s: it is for --request %s", flag, c.Workload.Kind, kind)
+		}
 	}
 	// Flags where 0 would otherwise mean "the default" to the library.
 	if f.workers < 1 {
@@ -200,8 +219,8 @@ func runLoad(cmd *cobra.Command, f loadFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.gomaxprocs < 0 {
-		return usagef("--gomaxprocs %d: must be 0 (the CPUs it may run on) or more", f.gomaxprocs)
+	if f.gomaxprocs < 0 || f.gomaxprocs > units.MaxCPUs {
+		return usagef("--gomaxprocs %d: want 0 (the CPUs it may run on) to %d", f.gomaxprocs, units.MaxCPUs)
 	}
 	// Set explicitly, never left to the runtime's cgroup-aware default.
 	if f.gomaxprocs == 0 {

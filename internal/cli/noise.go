@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -21,8 +22,8 @@ func newNoiseCmd() *cobra.Command {
 		Short: "CPU hog with N spinning threads, for neighbour experiments (until stopped)",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.threads < 0 {
-				return usagef("--threads %d: must be 0 (host CPUs) or more", f.threads)
+			if f.threads < 0 || f.threads > units.MaxCPUs {
+				return usagef("--threads %d: want 0 (host CPUs) to %d", f.threads, units.MaxCPUs)
 			}
 			if f.duration < 0 {
 				return usagef("--duration %s: must not be negative", f.duration)
@@ -40,6 +41,6 @@ func newNoiseCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().IntVar(&f.threads, "threads", 0, "spinning threads (0: all host CPUs)")
-	cmd.Flags().DurationVar(&f.duration, "duration", 0, "stop after this long (0: until stopped)")
+	durationVar(cmd.Flags(), &f.duration, "duration", 0, "stop after this long (0: until stopped)")
 	return cmd
 }

@@ -20,7 +20,7 @@ func newPresetsCmd() *cobra.Command {
 the study and the finding. Run one with "throttlelab run NAME --quick" (scaled to
 this machine, a few minutes) or simulate it at its original scale with
 "throttlelab sim NAME"; "throttlelab presets show NAME" prints its spec.`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tFINDING\tSOURCE\tCORES\tFINDING IN ONE LINE")
@@ -35,13 +35,16 @@ this machine, a few minutes) or simulate it at its original scale with
 	show := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Print a preset's experiment spec (to copy and change)",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, ok := experiments.Lookup(args[0])
 			if !ok {
 				return usagef("no preset %q: the presets are %s", args[0], experiments.Names())
 			}
 			if !quick {
+				if cmd.Flags().Changed("cores") {
+					return usagef("--cores scales the quick variant: give --quick too")
+				}
 				b, err := p.YAML()
 				if err != nil {
 					return err
@@ -49,7 +52,7 @@ this machine, a few minutes) or simulate it at its original scale with
 				_, err = cmd.OutOrStdout().Write(b)
 				return err
 			}
-			cores, err := orHostCores(cores)
+			cores, err := checkCores(cores)
 			if err != nil {
 				return err
 			}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/throttlelab/throttlelab/experiment"
 )
 
 // Version is the tool version, set at build time with -ldflags "-X ...cli.Version=...".
@@ -56,13 +58,20 @@ func Run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stderr, "throttlelab: %v\n", err)
-	var ue usageError
-	if errors.As(err, &ue) || strings.HasPrefix(err.Error(), "unknown command") {
-		return 2
-	}
+	return exitCode(err)
+}
+
+// exitCode maps an error to the exit status by its type, never its text: 2
+// for bad input (a usage error, or a spec that is not valid), the code an
+// exitError carries, 1 for anything else.
+func exitCode(err error) int {
 	var ee exitError
 	if errors.As(err, &ee) {
 		return ee.code
+	}
+	var ue usageError
+	if errors.As(err, &ue) || errors.Is(err, experiment.ErrInvalidSpec) {
+		return 2
 	}
 	return 1
 }
@@ -77,20 +86,54 @@ burst, shares, cpusets) and measures the latency and throttling that result.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	groupCmd(root)
 	// Flag parse errors are bad input: exit 2 with the flag named.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newSimCmd(), newReportCmd(), newPresetsCmd(), newServeCmd(), newLoadCmd(), newTilesCmd(), newBurstCmd(), newNoiseCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newSimCmd(), newReportCmd(), newPresetsCmd(), newServeCmd(), newLoadCmd(), newTilesCmd(), newBurstCmd(), newNoiseCmd(), newK8sCmd())
 	return root
 }
 
 // exactArgs is cobra.ExactArgs returning a usage error.
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return usageError{err}
+		if len(args) != n {
+			return usagef("%s takes %d argument(s), got %d: see %s --help", cmd.CommandPath(), n, len(args), cmd.CommandPath())
 		}
 		return nil
 	}
+}
+
+// groupCmd makes a command that holds subcommands refuse an unknown one with
+// a usage error (cobra's own is plain text), and print its help when called
+// alone.
+func groupCmd(cmd *cobra.Command) {
+	cmd.Args = cobra.ArbitraryArgs
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		return unknownCommand(cmd, args[0])
+	}
+}
+
+func unknownCommand(cmd *cobra.Command, name string) error {
+	hint := ""
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2
+	}
+	if s := cmd.SuggestionsFor(name); len(s) > 0 {
+		hint = " (did you mean " + strings.Join(s, " or ") + "?)"
+	}
+	return usagef("unknown command %q for %q%s: %s --help lists them", name, cmd.CommandPath(), hint, cmd.CommandPath())
+}
+
+// noArgs refuses arguments to a command that takes none (a group's own
+// action, such as presets listing them) as an unknown subcommand.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return unknownCommand(cmd, args[0])
+	}
+	return nil
 }
 
 func contextWithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {

@@ -25,6 +25,7 @@ type runFlags struct {
 	resume string
 	binary string
 	quick  bool
+	dryRun bool
 }
 
 func newRunCmd() *cobra.Command {
@@ -50,6 +51,7 @@ the measurements, printed, written to verdict.json and shown in the report.`,
 	cmd.Flags().StringVar(&f.resume, "resume", "", "finish the experiment in this results directory")
 	cmd.Flags().StringVar(&f.binary, "binary", "", "throttlelab binary for the instances (default: this one)")
 	cmd.Flags().BoolVar(&f.quick, "quick", false, "run a preset scaled to this machine (a few minutes)")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the experiment and show what would run (as throttlelab validate), and stop")
 	return cmd
 }
 
@@ -58,11 +60,14 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	var pi *experiments.Info
 	var err error
 	dir := f.out
+	made := false // this command made dir
 	switch {
 	case f.resume != "" && len(args) > 0:
 		return usagef("give a SPEC or --resume DIR, not both")
+	case f.resume != "" && f.dryRun:
+		return usagef("--dry-run checks a SPEC or PRESET: give one, not --resume")
 	case f.resume != "":
-		if e, err = experiment.LoadFile(filepath.Join(f.resume, "spec.yaml")); err != nil {
+		if e, err = experiment.ReadSpec(f.resume); err != nil {
 			return usagef("--resume %s: %v", f.resume, err)
 		}
 		if pi, err = experiments.ReadInfo(f.resume); err != nil {
@@ -77,14 +82,25 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		if e, pi, err = specOf(args[0], f.quick, cores); err != nil {
 			return err
 		}
+		if err := e.CheckCPUs(cores); err != nil {
+			return usageError{fmt.Errorf("%w: simulate it with throttlelab sim --cores %d", err, maxCPUOf(e)+1)}
+		}
+		if f.dryRun {
+			printWarnings(cmd, e)
+			return describe(cmd.OutOrStdout(), e, args[0], cores)
+		}
 		if p, ok := experiments.Lookup(args[0]); ok && p.NeedsBurst {
 			if ok, _ := cgroup.BurstSupported("/"); !ok {
 				fmt.Fprintf(cmd.OutOrStdout(), "%s needs CPU burst (cpu.cfs_burst_us or cpu.max.burst, Linux 5.14+), which this kernel does not have: simulating it instead\n", p.Name)
 				return runSim(cmd, simFlags{out: f.out, quick: f.quick, cores: cores, nsPerIteration: sim.DefaultCosts().NsPerIteration, seed: -1}, args)
 			}
 		}
+		printWarnings(cmd, e) // the simulation above prints its own
 		if dir == "" {
 			dir = newResultsDir(e.Metadata.Name, "")
+		}
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			made = true
 		}
 		if err := pi.Write(dir); err != nil {
 			return err
@@ -109,6 +125,13 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		if errors.Is(runErr, context.Canceled) || cmd.Context().Err() != nil {
 			fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept; finish with: throttlelab run --resume %s\n", len(results), len(runs), dir)
 			return exitError{code: 130, err: errors.New("interrupted")}
+		}
+		if len(results) == 0 {
+			// Nothing was measured: say so, and leave no empty results behind.
+			if made {
+				os.RemoveAll(dir)
+			}
+			return fmt.Errorf("%w (the experiment failed before its first run finished: nothing was measured)", runErr)
 		}
 		return fmt.Errorf("%w (finished runs are kept in %s; finish with --resume)", runErr, dir)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/server"
+	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -46,8 +47,8 @@ X-Instance and Server-Timing (queue, cpu, wall in ms).`,
 	fl.StringVar(&f.gomaxprocs, "gomaxprocs", "host", `GOMAXPROCS: "host" (all host CPUs), a number, or "limit" (ceil of the cgroup's quota/period)`)
 	fl.BoolVar(&f.single, "single", false, "serve one request at a time; the rest queue in arrival order")
 	fl.IntVar(&f.maxInflight, "max-inflight", server.DefaultMaxInflight, "requests served or queued at once; more get 503")
-	fl.DurationVar(&f.maxCPU, "max-cpu", server.DefaultMaxCPU, "most CPU one request may ask for; more gets 400")
-	fl.DurationVar(&f.grace, "grace", server.DefaultGrace, "how long shutdown waits for in-flight requests")
+	durationVar(fl, &f.maxCPU, "max-cpu", server.DefaultMaxCPU, "most CPU one request may ask for; more gets 400")
+	durationVar(fl, &f.grace, "grace", server.DefaultGrace, "how long shutdown waits for in-flight requests")
 	fl.Float64Var(&f.burnPerMs, "burn-calibration", 0, "burn iterations per ms of CPU (0: measure at start-up)")
 	fl.BoolVar(&f.cpuClock, "cpu-clock", true, "measure each request's thread CPU time for Server-Timing (two system calls per request)")
 	return cmd
@@ -60,8 +61,16 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if f.maxCPU <= 0 {
 		return usagef("--max-cpu %s: must be positive", f.maxCPU)
 	}
-	if f.burnPerMs < 0 {
-		return usagef("--burn-calibration %g: must be positive, or 0 to measure", f.burnPerMs)
+	// 1e9 per ms is one iteration per picosecond: far beyond any CPU, and
+	// small enough that --max-cpu's worth of iterations fits an integer.
+	if !(f.burnPerMs >= 0 && f.burnPerMs <= 1e9) {
+		return usagef("--burn-calibration %g: want iterations per ms up to 1e9, or 0 to measure", f.burnPerMs)
+	}
+	if f.maxCPU > time.Hour || f.grace < 0 || f.grace > time.Hour {
+		return usagef("--max-cpu and --grace: want at most 1h (--grace not negative)")
+	}
+	if f.maxInflight > 1_000_000 {
+		return usagef("--max-inflight %d: want 1 to 1000000", f.maxInflight)
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 	name := f.name
@@ -80,10 +89,15 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	}
 	// GOMAXPROCS is an experiment variable: always set explicitly, never left to
 	// the runtime's container-aware default.
-	n, source, err := server.ResolveGOMAXPROCS(f.gomaxprocs, hostCPUs, runtime.NumCPU(), limits)
+	policy, err := units.ParseGOMAXPROCS(f.gomaxprocs)
 	if err != nil {
-		return usageError{err}
+		return usagef("--%v", err)
 	}
+	limitCores := 0.0
+	if limits != nil {
+		limitCores = limits.LimitCores
+	}
+	n, source := policy.Resolve(hostCPUs, runtime.NumCPU(), limitCores)
 	runtime.GOMAXPROCS(n)
 	info.GOMAXPROCS, info.GOMAXPROCSSource, info.HostCPUs = n, source, hostCPUs
 

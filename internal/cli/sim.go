@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 type simFlags struct {
@@ -24,6 +26,7 @@ type simFlags struct {
 	compare        string
 	nsPerIteration float64
 	seed           int64
+	dryRun         bool
 }
 
 func newSimCmd() *cobra.Command {
@@ -58,6 +61,7 @@ the variant scaled to this machine. Its check is computed and printed.`,
 	cmd.Flags().Int64Var(&f.seed, "seed", -1, "override the spec's seed")
 	cmd.Flags().BoolVar(&f.smt, "smt", false, "pair the CPUs as hyperthreads (0-1, 2-3, ...): two busy siblings each do 0.6 of a core's work")
 	cmd.Flags().BoolVar(&f.quick, "quick", false, "simulate a preset's quick variant, scaled to --cores or this machine")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the experiment and show what would be simulated (as throttlelab validate), and stop")
 	return cmd
 }
 
@@ -67,8 +71,11 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	var pi *experiments.Info
 	var err error
 	costs := sim.DefaultCosts()
-	if !(f.nsPerIteration > 0) {
-		return usagef("--ns-per-iteration %g: must be positive", f.nsPerIteration)
+	if err := positiveFinite("ns-per-iteration", f.nsPerIteration); err != nil {
+		return err
+	}
+	if f.cores < 0 || f.cores > units.MaxCPUs {
+		return usagef("--cores %d: want 1 to %d (or leave it out)", f.cores, units.MaxCPUs)
 	}
 	costs.NsPerIteration = f.nsPerIteration
 	cores, dir := f.cores, f.out
@@ -115,8 +122,17 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	if cores, err = orHostCores(cores); err != nil {
 		return err
 	}
-	if cores < 1 || cores > 4096 {
-		return usagef("--cores %d: want 1 to 4096", cores)
+	if cores < 1 || cores > units.MaxCPUs {
+		return usagef("--cores %d: want 1 to %d", cores, units.MaxCPUs)
+	}
+	if f.compare == "" {
+		printWarnings(cmd, e)
+	}
+	if err := e.CheckCPUs(cores); err != nil {
+		return usageError{fmt.Errorf("%w: give --cores %d or more", err, maxCPUOf(e)+1)}
+	}
+	if f.dryRun {
+		return describe(cmd.OutOrStdout(), e, strings.Join(args, " ")+f.compare, cores)
 	}
 	if f.seed >= 0 {
 		e.Spec.Seed = uint64(f.seed)
@@ -162,4 +178,24 @@ func orHostCores(cores int) (int, error) {
 		return 0, fmt.Errorf("counting this machine's CPUs: %w: give --cores", err)
 	}
 	return n, nil
+}
+
+// maxCPUOf is the highest CPU any cpuset of the experiment names (-1 for none).
+func maxCPUOf(e *experiment.Experiment) int {
+	top := -1
+	see := func(c experiment.CPU) {
+		if cpus, err := cgroup.ParseCPUList(c.Cpuset); err == nil && len(cpus) > 0 {
+			top = max(top, cpus[len(cpus)-1])
+		}
+	}
+	for _, c := range e.Spec.Configs {
+		see(c.CPU)
+		for _, n := range c.Neighbours {
+			see(n.CPU)
+		}
+	}
+	for _, n := range e.Spec.Neighbours {
+		see(n.CPU)
+	}
+	return top
 }

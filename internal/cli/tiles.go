@@ -20,6 +20,7 @@ func newTilesCmd() *cobra.Command {
 		Use:   "tiles",
 		Short: "Build, verify and describe the Mandelbrot tile catalogue",
 	}
+	groupCmd(cmd)
 	cmd.AddCommand(newTilesCatalogCmd(), newTilesVerifyCmd(), newTilesStatsCmd())
 	return cmd
 }

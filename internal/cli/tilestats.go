@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -26,7 +27,7 @@ func newTilesStatsCmd() *cobra.Command {
 		Short: "Print the tile cost distribution (iterations and estimated CPU time here)",
 		Args:  exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if f.nsPerIt < 0 {
+			if !(f.nsPerIt >= 0) || math.IsInf(f.nsPerIt, 0) {
 				return usagef("--ns-per-iteration %g: must be positive, or 0 to measure", f.nsPerIt)
 			}
 			c, err := loadCatalog(f.catalog)

@@ -1,0 +1,71 @@
+#!/bin/sh
+# Builds the Kubernetes control plane that the k8s package's tests run
+# (etcd and kube-apiserver, at pinned versions) from the Go module proxy, with
+# no container engine and no download other than Go modules. The binaries go
+# to $THROTTLELAB_K8S_BIN (default /var/cache/throttlelab/k8s-v1.37.0); a
+# second run finds them there and returns at once. The first build takes
+# minutes (see the README), at nice 10 because the machine may be shared.
+#
+# kube-apiserver: k8s.io/kubernetes cannot be required as it is, because its
+# go.mod points each staging module (k8s.io/api, apimachinery, client-go, ...)
+# at ./staging; a scratch module replaces each with its published version.
+set -eu
+
+K8S_VERSION=v1.37.0
+STAGING_VERSION=v0.37.0 # the staging modules published with K8S_VERSION
+ETCD_VERSION=v3.7.0
+OUT=${THROTTLELAB_K8S_BIN:-/var/cache/throttlelab/k8s-$K8S_VERSION}
+STAMP="kubernetes $K8S_VERSION (staging $STAGING_VERSION), etcd $ETCD_VERSION, $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH)"
+
+if [ -x "$OUT/etcd" ] && [ -x "$OUT/kube-apiserver" ] && [ "$(cat "$OUT/VERSIONS" 2>/dev/null)" = "$STAMP" ]; then
+	echo "k8s-binaries: $OUT has $STAMP"
+	exit 0
+fi
+
+mkdir -p "$(dirname "$OUT")"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT INT TERM
+export GOFLAGS="${GOFLAGS:-} -mod=mod" CGO_ENABLED=0 GOWORK=off
+build() { nice -n 10 go build -trimpath "$@"; }
+
+echo "k8s-binaries: building etcd $ETCD_VERSION"
+mkdir "$work/etcd" "$work/bin"
+(
+	cd "$work/etcd"
+	go mod init throttlelab.local/etcd >/dev/null 2>&1
+	go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+	build -o "$work/bin/etcd" go.etcd.io/etcd/server/v3
+)
+
+echo "k8s-binaries: building kube-apiserver $K8S_VERSION"
+mkdir "$work/k8s"
+(
+	cd "$work/k8s"
+	go mod init throttlelab.local/k8s >/dev/null 2>&1
+	gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')
+	if [ -z "$gomod" ]; then
+		echo "k8s-binaries: could not download k8s.io/kubernetes@$K8S_VERSION from the module proxy" >&2
+		exit 1
+	fi
+	# Every "k8s.io/x => ./staging/src/k8s.io/x" of kubernetes' go.mod.
+	staging=$(sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\) => \./staging/.*#\1#p' "$gomod")
+	if [ -z "$staging" ]; then
+		echo "k8s-binaries: no staging replacements found in $gomod" >&2
+		exit 1
+	fi
+	go mod edit -require="k8s.io/kubernetes@$K8S_VERSION"
+	for m in $staging; do
+		go mod edit -replace="$m=$m@$STAGING_VERSION"
+	done
+	v=k8s.io/component-base/version
+	build -o "$work/bin/kube-apiserver" \
+		-ldflags "-s -w -X $v.gitVersion=$K8S_VERSION -X $v.gitMajor=1 -X $v.gitMinor=37 -X $v.gitTreeState=clean" \
+		k8s.io/kubernetes/cmd/kube-apiserver
+)
+
+echo "$STAMP" >"$work/bin/VERSIONS"
+rm -rf "$OUT.new"
+mv "$work/bin" "$OUT.new"
+rm -rf "$OUT"
+mv "$OUT.new" "$OUT"
+echo "k8s-binaries: $OUT has $STAMP"

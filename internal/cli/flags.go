@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/throttlelab/throttlelab/units"
+)
+
+// durationValue is a flag read by units.ParseDuration, the parser the spec
+// uses, so that a flag and a spec field take the same durations.
+type durationValue time.Duration
+
+func (d *durationValue) Set(s string) error {
+	v, err := units.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = durationValue(v)
+	return nil
+}
+
+func (d *durationValue) String() string { return time.Duration(*d).String() }
+func (d *durationValue) Type() string   { return "duration" }
+
+func durationVar(fs *pflag.FlagSet, p *time.Duration, name string, def time.Duration, usage string) {
+	*p = def
+	fs.Var((*durationValue)(p), name, usage)
+}
+
+// rateValue is a flag read by units.ParseRate: requests per second, finite,
+// within the rate bounds (0 allowed).
+type rateValue float64
+
+func (r *rateValue) Set(s string) error {
+	v, err := units.ParseRate(s)
+	if err != nil {
+		return err
+	}
+	*r = rateValue(v)
+	return nil
+}
+
+func (r *rateValue) String() string { return strconv.FormatFloat(float64(*r), 'g', -1, 64) }
+func (r *rateValue) Type() string   { return "rate" }
+
+func rateVar(fs *pflag.FlagSet, p *float64, name string, def float64, usage string) {
+	*p = def
+	fs.Var((*rateValue)(p), name, usage)
+}
+
+// positiveFinite checks a float flag that must be a positive, finite number
+// (pflag's float flags also take "inf" and "NaN").
+func positiveFinite(flag string, v float64) error {
+	if !(v > 0) || math.IsInf(v, 0) {
+		return usagef("--%s %g: must be a positive number", flag, v)
+	}
+	return nil
+}
+
+// checkCores checks a --cores flag (0: this machine's) and returns the count.
+func checkCores(cores int) (int, error) {
+	if cores < 0 || cores > units.MaxCPUs {
+		return 0, usagef("--cores %d: want 1 to %d (or leave it out for this machine's)", cores, units.MaxCPUs)
+	}
+	return orHostCores(cores)
+}

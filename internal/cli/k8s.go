@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlelab/throttlelab/k8s"
+)
+
+type k8sRenderFlags struct {
+	namespace string
+	image     string
+	quick     bool
+	cores     int
+}
+
+func newK8sCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "k8s",
+		Short: "Kubernetes: render an experiment's manifests",
+		Args:  exactArgs(0),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	var f k8sRenderFlags
+	render := &cobra.Command{
+		Use:   "render SPEC.yaml | PRESET [--namespace NS] [--image IMG] [--quick]",
+		Short: "Print the Kubernetes objects that run an experiment",
+		Long: `Print, as multi-document YAML, the objects that run an experiment on a
+Kubernetes cluster: a Namespace enforcing the restricted Pod Security
+Standard; per config its server pods (CONFIG-0, CONFIG-1, ...) with the
+config's CPU requests and limits, a Service (ClusterIP for the random
+balancer, headless for the client-side ones), its neighbours as pods, and
+one load Job per load. The same spec gives the same bytes.
+
+A spec the cluster cannot express (a cpuset, a CPU burst, a CFS period),
+a name that is not a DNS label, or an image that is no image reference is
+refused before anything is printed.`,
+		Example: `  throttlelab k8s render examples/limits.yaml --image registry.example/throttlelab:v1
+  throttlelab k8s render f01-logjam --quick --namespace lab`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runK8sRender(cmd, f, args[0]) },
+	}
+	fl := render.Flags()
+	fl.StringVar(&f.namespace, "namespace", "", "namespace of every object (default throttlelab-NAME)")
+	fl.StringVar(&f.image, "image", "throttlelab:"+Version, "throttlelab image the pods run (make image builds it)")
+	fl.BoolVar(&f.quick, "quick", false, "render a preset's quick variant")
+	fl.IntVar(&f.cores, "cores", 0, "with --quick: scale for nodes of this many cores (default: this machine's)")
+	cmd.AddCommand(render)
+	return cmd
+}
+
+func runK8sRender(cmd *cobra.Command, f k8sRenderFlags, arg string) error {
+	if f.cores != 0 && !f.quick {
+		return usagef("--cores is for --quick")
+	}
+	if f.cores < 0 {
+		return usagef("--cores %d: must be positive", f.cores)
+	}
+	cores := f.cores
+	if f.quick {
+		var err error
+		if cores, err = orHostCores(f.cores); err != nil {
+			return err
+		}
+	}
+	e, _, err := specOf(arg, f.quick, cores)
+	if err != nil {
+		return err
+	}
+	m, err := k8s.Render(e, k8s.Options{Namespace: f.namespace, Image: f.image})
+	var se *k8s.SpecError
+	var oe *k8s.OptionError
+	switch {
+	case errors.As(err, &se):
+		return usagef("%s: %v", arg, se)
+	case errors.As(err, &oe):
+		return usagef("--%s: %s", oe.Option, oe.Msg)
+	case err != nil:
+		return err
+	}
+	return m.WriteYAML(cmd.OutOrStdout())
+}

@@ -1,0 +1,197 @@
+package k8s
+
+import (
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/loadgen"
+)
+
+// The load generator's own resources: requested so that it is not a
+// BestEffort pod the servers starve, limited so that it cannot take the node,
+// with GOMAXPROCS at its limit so that its own quota rarely throttles it.
+const (
+	LoadCPURequest = "1"
+	LoadCPULimit   = "2"
+	LoadGOMAXPROCS = 2
+	LoadMemory     = "256Mi"
+	LoadMemoryMax  = "1Gi"
+	// The probe sends a few requests a second.
+	ProbeCPURequest = "100m"
+	ProbeCPULimit   = "500m"
+	ProbeMemory     = "64Mi"
+	ProbeMemoryMax  = "256Mi"
+	ProbeGOMAXPROCS = 1
+	// GuaranteedMemory is the memory request and limit of a server or
+	// neighbour whose CPU settings make it Guaranteed: Kubernetes counts a pod
+	// Guaranteed only with memory requested and limited alike, and the local
+	// backend's QoS class follows from the CPU settings alone.
+	GuaranteedMemory = "256Mi"
+)
+
+// resources are a container's requests and limits from a spec's CPU settings:
+// requests.cpu and limits.cpu exactly as given (none given, none set: a
+// config without a limit has no limits.cpu, and a limit alone is defaulted
+// to the request by the API server, as the local backend does too).
+func resources(path string, c experiment.CPU) (corev1.ResourceRequirements, error) {
+	k, err := c.Kube()
+	if err != nil {
+		// A resolved spec has parsed these already.
+		return corev1.ResourceRequirements{}, &SpecError{path, err.Error()}
+	}
+	var r corev1.ResourceRequirements
+	if k.RequestMilli > 0 {
+		r.Requests = corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(k.RequestMilli, resource.DecimalSI)}
+	}
+	if k.LimitMilli > 0 {
+		r.Limits = corev1.ResourceList{corev1.ResourceCPU: *resource.NewMilliQuantity(k.LimitMilli, resource.DecimalSI)}
+	}
+	if cgroup.QoSOf(k.RequestMilli, k.LimitMilli) == cgroup.Guaranteed {
+		mem := resource.MustParse(GuaranteedMemory)
+		if r.Requests == nil {
+			r.Requests = corev1.ResourceList{}
+		}
+		r.Requests[corev1.ResourceMemory], r.Limits[corev1.ResourceMemory] = mem, mem
+	}
+	return r, nil
+}
+
+func fixedResources(cpu, cpuMax, mem, memMax string) corev1.ResourceRequirements {
+	return corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)},
+		Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpuMax), corev1.ResourceMemory: resource.MustParse(memMax)},
+	}
+}
+
+func loadResources() corev1.ResourceRequirements {
+	return fixedResources(LoadCPURequest, LoadCPULimit, LoadMemory, LoadMemoryMax)
+}
+
+func probeResources() corev1.ResourceRequirements {
+	return fixedResources(ProbeCPURequest, ProbeCPULimit, ProbeMemory, ProbeMemoryMax)
+}
+
+// container runs the image with args, as the restricted Pod Security
+// Standard wants it: no privilege escalation, no capabilities, a read-only
+// root file system (/tmp is an emptyDir).
+func container(name, image string, res corev1.ResourceRequirements, args ...string) corev1.Container {
+	f := false
+	t := true
+	return corev1.Container{
+		Name: name, Image: image, Args: args, Resources: res,
+		ImagePullPolicy: corev1.PullIfNotPresent,
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: &f,
+			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+			ReadOnlyRootFilesystem:   &t,
+		},
+		VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
+	}
+}
+
+// serverContainer runs `throttlelab serve` with the flags the local backend
+// gives an instance, listening on Port, ready when /healthz answers.
+func serverContainer(name string, s experiment.Server, res corev1.ResourceRequirements, opt Options) corev1.Container {
+	args := []string{"serve", "--listen", ":" + strconv.Itoa(Port), "--name", name, "--gomaxprocs", s.GOMAXPROCS.String()}
+	if opt.BurnIterationsPerMs > 0 {
+		args = append(args, "--burn-calibration", strconv.FormatFloat(opt.BurnIterationsPerMs, 'f', 1, 64))
+	}
+	if s.Single {
+		args = append(args, "--single")
+	}
+	if s.CPUClock != nil && !*s.CPUClock {
+		args = append(args, "--cpu-clock=false")
+	}
+	c := container("server", opt.Image, res, args...)
+	c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: Port, Protocol: corev1.ProtocolTCP}}
+	c.ReadinessProbe = &corev1.Probe{
+		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
+		PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 3,
+	}
+	return c
+}
+
+// pod is a bare pod of one container, restricted-compliant, on the node of
+// the run's other pods.
+func (b *builder) pod(name string, labels map[string]string, c corev1.Container) *corev1.Pod {
+	t, f := true, false
+	uid := int64(UID)
+	grace := int64(5)
+	return &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: b.meta(name, labels),
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{c},
+			// A process that ends, ends the run, as in the local backend: a
+			// restart would hide it and reset what it measured.
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			TerminationGracePeriodSeconds: &grace,
+			AutomountServiceAccountToken:  &f,
+			EnableServiceLinks:            &f,
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot: &t, RunAsUser: &uid, RunAsGroup: &uid,
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			// Neighbours are only neighbours on the same machine, and the
+			// local backend runs everything on one: every pod of the run
+			// goes where the first one went.
+			Affinity: &corev1.Affinity{PodAffinity: &corev1.PodAffinity{
+				RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+					LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelRun: b.opt.RunID}},
+					TopologyKey:   corev1.LabelHostname,
+				}},
+			}},
+			Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
+		},
+	}
+}
+
+// loadArgs are the `throttlelab load` flags of a load configuration.
+func loadArgs(c loadgen.Config) []string {
+	a := []string{"load", "--mode", string(c.Mode), "--balancer", c.Balancer, "--request", string(c.Workload.Kind)}
+	switch c.Workload.Kind {
+	case loadgen.KindTile:
+		a = append(a, "--tiles", c.Workload.Tiles)
+	case loadgen.KindBurn:
+		a = append(a, "--burn", c.Workload.Burn)
+	}
+	if c.Workers > 0 {
+		a = append(a, "--workers", strconv.Itoa(c.Workers))
+	}
+	if c.Mode == loadgen.ModeRamp {
+		a = append(a, "--ramp", fmt.Sprintf("%d:%d", c.RampFrom, c.RampTo), "--step", c.RampStep.String())
+	}
+	if c.Rate > 0 {
+		a = append(a, "--rate", strconv.FormatFloat(c.Rate, 'g', -1, 64))
+	}
+	if c.Arrivals != "" {
+		a = append(a, "--arrivals", c.Arrivals)
+	}
+	if c.Mode == loadgen.ModeOnOff {
+		a = append(a, "--sources", strconv.Itoa(c.Sources), "--on", c.OnMean.String(), "--off", c.OffMean.String())
+	}
+	if c.Duration > 0 {
+		a = append(a, "--duration", c.Duration.String())
+	}
+	if c.Requests > 0 {
+		a = append(a, "--requests", strconv.FormatInt(c.Requests, 10))
+	}
+	if c.Timeout > 0 {
+		a = append(a, "--timeout", c.Timeout.String())
+	}
+	a = append(a, "--seed", strconv.FormatUint(c.Seed, 10))
+	if c.NewConnection {
+		a = append(a, "--new-connection")
+	}
+	for _, t := range c.Targets {
+		a = append(a, "--target", t)
+	}
+	return a
+}

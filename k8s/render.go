@@ -1,0 +1,327 @@
+package k8s
+
+import (
+	"fmt"
+	"strconv"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/units"
+)
+
+// Labels and ports the rendered objects carry.
+const (
+	// LabelRun is on every object a run makes: one selector deletes them all.
+	LabelRun = "throttlelab/run"
+	// LabelConfig names the config a pod, Service or Job belongs to.
+	LabelConfig = "throttlelab/config"
+	// LabelNeighbour and LabelLoad name a neighbour pod's neighbour and a
+	// Job's load, as the spec names them.
+	LabelNeighbour = "throttlelab/neighbour"
+	LabelLoad      = "throttlelab/load"
+	// Port is where every server listens, in its pod.
+	Port = 8080
+	// UID is the numeric user (and group) every container runs as: distroless's
+	// "nonroot", which the image sets too.
+	UID = 65532
+)
+
+// Options control how an experiment is rendered.
+type Options struct {
+	// Namespace holds every object (default: throttlelab-NAME, NAME the
+	// experiment's).
+	Namespace string
+	// Image is the throttlelab image every container runs (required).
+	Image string
+	// RunID is the value of the run label on every object (default: the
+	// experiment's name).
+	RunID string
+	// BurnIterationsPerMs, if set, is every server's --burn-calibration, so
+	// that cpu=5ms means the same work on every node; 0 lets each server
+	// measure its own at start-up (about 100 ms of CPU, timed with the
+	// thread's CPU clock, so a limit does not distort it).
+	BurnIterationsPerMs float64
+}
+
+// Manifests are the objects that run an experiment on a cluster.
+type Manifests struct {
+	// Experiment is the name of the rendered experiment.
+	Experiment string
+	Namespace  *corev1.Namespace
+	Configs    []ConfigObjects
+}
+
+// ConfigObjects are one config's objects. A run of the config needs its
+// Service, instances and neighbours, then the Job of the run's load.
+type ConfigObjects struct {
+	Name string
+	// Service finds the instances: a ClusterIP Service for the random
+	// balancer (kube-proxy picks a pod per connection), a headless one
+	// giving every pod a DNS name for the client-side balancers.
+	Service *corev1.Service
+	// Instances are the server pods, NAME-0, NAME-1, ... as in the local
+	// backend: bare pods, so each instance keeps its name (it is the
+	// X-Instance the records carry) and a crash ends the run rather than
+	// being replaced behind its back.
+	Instances []*corev1.Pod
+	// Neighbours are the config's neighbours (the spec's and its own, probes
+	// aside: a probe runs in the load Job), one pod each, named CONFIG-NAME.
+	Neighbours []*corev1.Pod
+	// Loads holds one Job per load of the spec, named load-CONFIG-LOAD.
+	Loads []*batchv1.Job
+}
+
+// Objects returns every object in the order to apply them.
+func (m *Manifests) Objects() []runtime.Object {
+	out := []runtime.Object{m.Namespace}
+	for _, c := range m.Configs {
+		out = append(out, c.Service)
+		for _, p := range c.Instances {
+			out = append(out, p)
+		}
+		for _, p := range c.Neighbours {
+			out = append(out, p)
+		}
+		for _, j := range c.Loads {
+			out = append(out, j)
+		}
+	}
+	return out
+}
+
+// Render turns a resolved experiment (experiment.LoadFile, a preset's Spec or
+// Quick) into its Kubernetes objects. Bad input is a *SpecError or an
+// *OptionError, returned before anything is built.
+func Render(e *experiment.Experiment, opt Options) (*Manifests, error) {
+	if err := CheckImage(opt.Image); err != nil {
+		return nil, err
+	}
+	if err := checkSpec(e); err != nil {
+		return nil, err
+	}
+	if opt.RunID == "" {
+		opt.RunID = e.Metadata.Name
+	}
+	if errs := validation.IsValidLabelValue(opt.RunID); len(errs) > 0 {
+		return nil, &OptionError{"run ID", fmt.Sprintf("%q cannot be a label value: use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit", opt.RunID)}
+	}
+	ns := opt.Namespace
+	if ns == "" {
+		ns = "throttlelab-" + e.Metadata.Name
+		if len(ns) > validation.DNS1123LabelMaxLength {
+			return nil, &SpecError{"metadata.name", fmt.Sprintf("the namespace %s would be %d characters, Kubernetes takes %d: give a namespace", ns, len(ns), validation.DNS1123LabelMaxLength)}
+		}
+	} else if len(validation.IsDNS1123Label(ns)) > 0 {
+		return nil, &OptionError{"namespace", fmt.Sprintf("%q is not a DNS label: use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit", ns)}
+	}
+	b := &builder{e: e, opt: opt, ns: ns, taken: map[string]string{}}
+	m := &Manifests{Experiment: e.Metadata.Name, Namespace: b.namespace()}
+	for i, c := range e.Spec.Configs {
+		co, err := b.config(fmt.Sprintf("spec.configs[%d]", i), c)
+		if err != nil {
+			return nil, err
+		}
+		m.Configs = append(m.Configs, co)
+	}
+	return m, nil
+}
+
+type builder struct {
+	e     *experiment.Experiment
+	opt   Options
+	ns    string
+	taken map[string]string // object name -> the spec field that made it
+}
+
+// name checks a derived object name: a DNS label, used once.
+func (b *builder) name(field, name string) (string, error) {
+	if len(name) > validation.DNS1123LabelMaxLength {
+		return "", &SpecError{field, fmt.Sprintf("the object name %s would be %d characters, Kubernetes takes %d: shorten the names", name, len(name), validation.DNS1123LabelMaxLength)}
+	}
+	if other, ok := b.taken[name]; ok {
+		return "", &SpecError{field, fmt.Sprintf("makes an object named %s, as %s does: rename one", name, other)}
+	}
+	b.taken[name] = field
+	return name, nil
+}
+
+func (b *builder) labels(component, config string) map[string]string {
+	l := map[string]string{
+		"app.kubernetes.io/name":       "throttlelab",
+		"app.kubernetes.io/instance":   b.e.Metadata.Name,
+		"app.kubernetes.io/managed-by": "throttlelab",
+		LabelRun:                       b.opt.RunID,
+	}
+	if component != "" {
+		l["app.kubernetes.io/component"] = component
+	}
+	if config != "" {
+		l[LabelConfig] = config
+	}
+	return l
+}
+
+func (b *builder) meta(name string, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: b.ns, Labels: labels}
+}
+
+func (b *builder) namespace() *corev1.Namespace {
+	l := b.labels("", "")
+	// Enforce rejects a pod that breaks the profile; warn and audit say so
+	// to kubectl users and in the audit log.
+	for _, mode := range []string{"enforce", "warn", "audit"} {
+		l["pod-security.kubernetes.io/"+mode] = "restricted"
+	}
+	return &corev1.Namespace{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: b.ns, Labels: l},
+	}
+}
+
+func (b *builder) config(path string, c experiment.Config) (ConfigObjects, error) {
+	co := ConfigObjects{Name: c.Name}
+	svc, err := b.name(path+".name", "svc-"+c.Name)
+	if err != nil {
+		return co, err
+	}
+	// kube-proxy's pick is the random balancer; the others balance in the
+	// load generator, over the pods' own addresses.
+	headless := b.e.Spec.Balancer != "random"
+	co.Service = &corev1.Service{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: b.meta(svc, b.labels("server", c.Name)),
+		Spec: corev1.ServiceSpec{
+			Selector: map[string]string{LabelRun: b.opt.RunID, LabelConfig: c.Name, "app.kubernetes.io/component": "server"},
+			Ports:    []corev1.ServicePort{{Name: "http", Port: Port, TargetPort: intstr.FromString("http"), Protocol: corev1.ProtocolTCP}},
+		},
+	}
+	if headless {
+		co.Service.Spec.ClusterIP = corev1.ClusterIPNone
+	}
+	res, err := resources(path+".cpu", c.CPU)
+	if err != nil {
+		return co, err
+	}
+	var targets []string
+	for i := 0; i < c.Instances; i++ {
+		name, err := b.name(path+".name", c.Name+"-"+strconv.Itoa(i))
+		if err != nil {
+			return co, err
+		}
+		p := b.pod(name, b.labels("server", c.Name), serverContainer(name, c.Server, res, b.opt))
+		if headless {
+			// With a headless Service of the subdomain's name, the pod is
+			// NAME.SERVICE in DNS.
+			p.Spec.Hostname, p.Spec.Subdomain = name, svc
+			targets = append(targets, fmt.Sprintf("http://%s.%s:%d", name, svc, Port))
+		}
+		co.Instances = append(co.Instances, p)
+	}
+	if !headless {
+		targets = []string{fmt.Sprintf("http://%s:%d", svc, Port)}
+	}
+
+	var probe *experiment.Neighbour
+	neighbours := b.e.NeighboursOf(c)
+	for i := range neighbours {
+		n := &neighbours[i]
+		if n.Kind == "probe" {
+			probe = n // as in the local backend: the probe is a client
+			continue
+		}
+		field := fmt.Sprintf("spec.neighbours[%d]", i)
+		if own := i - len(b.e.Spec.Neighbours); own >= 0 {
+			field = fmt.Sprintf("%s.neighbours[%d]", path, own)
+		}
+		p, err := b.neighbour(field, c.Name, *n)
+		if err != nil {
+			return co, err
+		}
+		co.Neighbours = append(co.Neighbours, p)
+	}
+	for i, l := range b.e.Spec.Loads {
+		name, err := b.name(fmt.Sprintf("spec.loads[%d].name", i), "load-"+c.Name+"-"+l.Name)
+		if err != nil {
+			return co, err
+		}
+		lc := b.e.LoadConfig(l)
+		lc.Targets = targets
+		// kube-proxy balances connections, not requests: a new connection
+		// per request makes its pick per request, as random is.
+		lc.NewConnection = !headless
+		co.Loads = append(co.Loads, b.job(name, c.Name, l.Name, lc, probe))
+	}
+	return co, nil
+}
+
+// neighbour is one neighbour of a config's runs; path is its field.
+func (b *builder) neighbour(path, config string, n experiment.Neighbour) (*corev1.Pod, error) {
+	name, err := b.name(path+".name", config+"-"+n.Name)
+	if err != nil {
+		return nil, err
+	}
+	res, err := resources(path+".cpu", n.CPU)
+	if err != nil {
+		return nil, err
+	}
+	var c corev1.Container
+	switch n.Kind {
+	case "noise":
+		c = container("noise", b.opt.Image, res, "noise", "--threads", strconv.Itoa(n.Threads))
+	case "burst":
+		// One JSON line per cycle on standard output: the pod's log.
+		c = container("burst", b.opt.Image, res, "burst", "--workers", strconv.Itoa(n.Workers),
+			"--busy", n.Busy.String(), "--sleep", n.Sleep.String(), "--gomaxprocs", strconv.Itoa(n.Workers))
+	case "server":
+		c = serverContainer(n.Name, experiment.Server{GOMAXPROCS: units.GOMAXPROCSHost}, res, b.opt)
+	default:
+		return nil, &SpecError{path + ".kind", fmt.Sprintf("%q has no pod", n.Kind)}
+	}
+	l := b.labels("neighbour", config)
+	l[LabelNeighbour] = n.Name
+	return b.pod(name, l, c), nil
+}
+
+// job is one load against one config: an init container for the warm-up,
+// the load generator, and the probe if the config has one.
+func (b *builder) job(name, config, load string, lc loadgen.Config, probe *experiment.Neighbour) *batchv1.Job {
+	l := b.labels("load", config)
+	l[LabelLoad] = load
+	main := container("load", b.opt.Image, loadResources(),
+		append(loadArgs(lc), "--out", "/results", "--gomaxprocs", strconv.Itoa(LoadGOMAXPROCS))...)
+	main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{Name: "results", MountPath: "/results"})
+	p := b.pod(name, l, main)
+	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "results", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	if w := b.e.Spec.Warmup.Duration; w > 0 {
+		// The local backend's warm-up: the same load for the warm-up's time,
+		// a ramp at its top.
+		warm := lc
+		warm.Duration, warm.Requests = w, 0
+		if warm.Mode == loadgen.ModeRamp {
+			warm.RampFrom, warm.RampStep = warm.RampTo, w
+		}
+		p.Spec.InitContainers = []corev1.Container{container("warmup", b.opt.Image, loadResources(),
+			append(loadArgs(warm), "--gomaxprocs", strconv.Itoa(LoadGOMAXPROCS))...)}
+	}
+	if probe != nil {
+		p.Spec.Containers = append(p.Spec.Containers, container("probe", b.opt.Image, probeResources(),
+			append(loadArgs(experiment.ProbeConfig(lc, *probe)), "--gomaxprocs", strconv.Itoa(ProbeGOMAXPROCS))...))
+	}
+	// A failed load is a failed run: not retried.
+	backoff := int32(0)
+	return &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: b.meta(name, l),
+		Spec: batchv1.JobSpec{
+			BackoffLimit: &backoff,
+			Template:     corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: l}, Spec: p.Spec},
+		},
+	}
+}
