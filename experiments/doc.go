@@ -4,7 +4,7 @@
 //
 //	p, _ := experiments.Lookup("f09-burn-flow")
 //	e, how, _ := p.Quick(2)                  // scaled to 2 cores, and how
-//	// ... run e with experiment.RunLocal or sim.Run into dir ...
+//	// ... run e with runner.Run (local or sim backend) into dir ...
 //	v, _ := p.Evaluate(dir, how)             // computed from the results
 //	fmt.Println(experiments.Line(v))
 package experiments

@@ -29,7 +29,7 @@ type Preset struct {
 	NeedsBurst bool
 	// quick shrinks the spec for a machine with cores CPUs, to finish in a
 	// few minutes, and says how.
-	quick func(e *experiment.Experiment, cores int) string
+	quick func(e *experiment.Experiment, cores int) (string, error)
 	// verdict computes the check from what was measured.
 	verdict func(r *Results) (bool, string, error)
 	// why, if set, explains a check that failed, from the same results ("" if
@@ -81,7 +81,10 @@ func (p *Preset) Quick(cores int) (*experiment.Experiment, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	how := p.quick(e, cores)
+	how, err := p.quick(e, cores)
+	if err != nil {
+		return nil, "", fmt.Errorf("preset %s, quick variant for %d cores: %w", p.Name, cores, err)
+	}
 	e.Metadata.Description += " (quick: " + how + ")"
 	// Re-resolve: the scaled values get their defaults and checks.
 	b, err := experiment.Marshal(e)
@@ -109,10 +112,12 @@ func milli(m int) string {
 	return fmt.Sprintf("%dm", m)
 }
 
-func config(e *experiment.Experiment, name string) *experiment.Config {
+// config finds a config of the spec by name: a spec changed by hand may lack
+// one that a preset scales or checks.
+func config(e *experiment.Experiment, name string) (*experiment.Config, error) {
 	i := slices.IndexFunc(e.Spec.Configs, func(c experiment.Config) bool { return c.Name == name })
 	if i < 0 {
-		panic("preset has no config " + name)
+		return nil, fmt.Errorf("the spec has no config %q", name)
 	}
-	return &e.Spec.Configs[i]
+	return &e.Spec.Configs[i], nil
 }

@@ -144,3 +144,21 @@ func TestWhy(t *testing.T) {
 		t.Errorf("verdict %+v", v)
 	}
 }
+
+// TestMissingConfigIsAnError: a spec changed by hand that lacks a config a
+// preset scales says so as an error (it used to panic).
+func TestMissingConfigIsAnError(t *testing.T) {
+	for _, name := range []string{"f01-logjam", "f03-pool-size", "f14-pinning"} {
+		p, _ := Lookup(name)
+		e, err := p.Spec()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range e.Spec.Configs {
+			e.Spec.Configs[i].Name += "-renamed"
+		}
+		if _, err := p.quick(e, 2); err == nil || !strings.Contains(err.Error(), "the spec has no config") {
+			t.Errorf("%s: quick of a spec without its configs: %v", name, err)
+		}
+	}
+}

@@ -6,39 +6,40 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/record"
 )
 
 // Results is what a preset's check reads: a finished results directory.
 type Results struct {
 	Dir     string
 	Spec    *experiment.Experiment
-	Env     experiment.Env
-	Runs    []*experiment.RunSummary
-	Summary *experiment.Summary
+	Env     record.Env
+	Runs    []*record.Run
+	Summary *record.Summary
 }
 
 // ReadResults reads a results directory for a check.
 func ReadResults(dir string) (*Results, error) {
-	e, env, runs, err := experiment.ReadResults(dir)
+	e, env, runs, err := record.ReadResults(dir)
 	if err != nil {
 		return nil, err
 	}
-	return &Results{Dir: dir, Spec: e, Env: env, Runs: runs, Summary: experiment.Summarize(e, runs)}, nil
+	return &Results{Dir: dir, Spec: e, Env: env, Runs: runs, Summary: record.Summarize(e, runs)}, nil
 }
 
 // Config returns a config's summary under the first load.
-func (r *Results) Config(name string) (experiment.ConfigSummary, error) {
+func (r *Results) Config(name string) (record.ConfigSummary, error) {
 	for _, c := range r.Summary.Configs {
 		if c.Config == name {
 			return c, nil
 		}
 	}
-	return experiment.ConfigSummary{}, fmt.Errorf("no finished runs of config %q", name)
+	return record.ConfigSummary{}, fmt.Errorf("no finished runs of config %q", name)
 }
 
 // runsOf returns the runs of a config.
-func (r *Results) runsOf(name string) []*experiment.RunSummary {
-	var out []*experiment.RunSummary
+func (r *Results) runsOf(name string) []*record.Run {
+	var out []*record.Run
 	for _, run := range r.Runs {
 		if run.Config == name {
 			out = append(out, run)
@@ -48,7 +49,7 @@ func (r *Results) runsOf(name string) []*experiment.RunSummary {
 }
 
 // median of f over a config's runs.
-func (r *Results) median(name string, f func(*experiment.RunSummary) float64) (float64, error) {
+func (r *Results) median(name string, f func(*record.Run) float64) (float64, error) {
 	runs := r.runsOf(name)
 	if len(runs) == 0 {
 		return 0, fmt.Errorf("no finished runs of config %q", name)
@@ -57,23 +58,23 @@ func (r *Results) median(name string, f func(*experiment.RunSummary) float64) (f
 	for i, run := range runs {
 		v[i] = f(run)
 	}
-	return experiment.Median(v), nil
+	return record.Median(v), nil
 }
 
 // MeanLatency is the median over repeats of the mean latency (ms).
 func (r *Results) MeanLatency(name string) (float64, error) {
-	return r.median(name, func(s *experiment.RunSummary) float64 { return s.Summary.Latency.Mean })
+	return r.median(name, func(s *record.Run) float64 { return s.Summary.Latency.Mean })
 }
 
 // SameInstance is the median same-instance rate of consecutive requests.
 func (r *Results) SameInstance(name string) (float64, error) {
-	return r.median(name, func(s *experiment.RunSummary) float64 { return s.Summary.SameInstanceRate })
+	return r.median(name, func(s *record.Run) float64 { return s.Summary.SameInstanceRate })
 }
 
 // NeighbourUsage returns a neighbour's usage in a config's runs: the mean of
 // the means and the highest 100 ms and 1 s windows.
-func (r *Results) NeighbourUsage(config, name string) (experiment.UsageStats, error) {
-	var u experiment.UsageStats
+func (r *Results) NeighbourUsage(config, name string) (record.UsageStats, error) {
+	var u record.UsageStats
 	n := 0
 	for _, run := range r.runsOf(config) {
 		for g, s := range run.NeighbourUsage {
@@ -95,7 +96,7 @@ func (r *Results) NeighbourUsage(config, name string) (experiment.UsageStats, er
 // MachineBusy is the mean number of cores a config's runs kept busy: its
 // instances and all neighbours (the load generator aside).
 func (r *Results) MachineBusy(config string) (float64, error) {
-	return r.median(config, func(s *experiment.RunSummary) float64 {
+	return r.median(config, func(s *record.Run) float64 {
 		b := 0.0
 		for _, u := range s.Usage {
 			b += u.Mean
@@ -114,7 +115,7 @@ func (r *Results) BurstGoodput(config, name string) (float64, int, error) {
 	var sum float64
 	n := 0
 	for _, run := range r.runsOf(config) {
-		cycles, err := experiment.ReadBurstCycles(filepath.Join(r.Dir, "runs", run.ID), name)
+		cycles, err := record.ReadBurstCycles(filepath.Join(r.Dir, "runs", run.ID), name)
 		if err != nil {
 			return 0, 0, err
 		}

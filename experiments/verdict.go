@@ -4,43 +4,29 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
 )
 
 // Evaluate computes the preset's check from the results in dir and writes
 // verdict.json there. scaled says how a quick run was scaled ("" for none).
-func (p *Preset) Evaluate(dir, scaled string) (v *experiment.Verdict, err error) {
+func (p *Preset) Evaluate(dir, scaled string) (*record.Verdict, error) {
 	r, err := ReadResults(dir)
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		// A spec changed by hand may lack a config the check reads.
-		if e := recover(); e != nil {
-			v, err = nil, fmt.Errorf("preset %s: cannot check %s: %v", p.Name, dir, e)
-		}
-	}()
+	// A spec changed by hand may lack a config the check reads: the check
+	// says so as an error.
 	ok, numbers, err := p.verdict(r)
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
 	}
-	v = &experiment.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check,
+	v := &record.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check,
 		Reproduced: ok, Numbers: numbers, Scaled: scaled, Backend: r.Env.Backend}
 	if !ok && p.why != nil {
 		v.Why = p.why(r)
 	}
-	return v, experiment.WriteJSON(filepath.Join(dir, "verdict.json"), v)
+	return v, record.WriteJSON(filepath.Join(dir, "verdict.json"), v)
 }
 
 // Line is the verdict in one line, as run and sim print it.
-func Line(v *experiment.Verdict) string {
-	word := "NOT REPRODUCED"
-	if v.Reproduced {
-		word = "REPRODUCED"
-	}
-	line := fmt.Sprintf("%s %s (%s): %s. %s", v.Finding, word, v.Preset, v.Check, v.Numbers)
-	if v.Why != "" {
-		line += ". Why: " + v.Why
-	}
-	return line
-}
+func Line(v *record.Verdict) string { return v.Line() }

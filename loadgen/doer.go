@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/throttlelab/throttlelab/server"
+	"github.com/throttlelab/throttlelab/servertiming"
 )
 
 // Response is what came back for one request.
@@ -20,7 +20,7 @@ type Response struct {
 	Bytes    int64
 	Instance string
 	// Timing is the server's Server-Timing; Timing.Wall is -1 if absent.
-	Timing server.Timing
+	Timing servertiming.Timing
 	// Body is kept only when the caller asked for it (to check tiles).
 	Body []byte
 	// ErrKind is empty on success, else one of the Err* kinds.
@@ -86,9 +86,9 @@ func (d *HTTPDoer) Do(ctx context.Context, target int, req Request, keepBody boo
 		r.ErrKind, r.Err = classify(ctx, err), err
 		return r
 	}
-	r.Timing = server.Timing{Queue: -1, CPU: -1, Wall: -1}
+	r.Timing = servertiming.Timing{Queue: -1, CPU: -1, Wall: -1}
 	if h := resp.Header.Get("Server-Timing"); h != "" {
-		if t, err := server.ParseTiming(h); err == nil {
+		if t, err := servertiming.Parse(h); err == nil {
 			r.Timing = t
 		}
 	}

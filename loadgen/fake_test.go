@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/throttlelab/throttlelab/server"
+	"github.com/throttlelab/throttlelab/servertiming"
 )
 
 // fakeClock is a clock that only moves when told to: sleeping jumps to the wake-up
@@ -57,7 +57,7 @@ func (d *fakeDoer) Do(ctx context.Context, target int, req Request, keepBody boo
 	d.mu.Unlock()
 	lat := d.latency(n)
 	d.clock.advance(lat)
-	return Response{Status: 200, Bytes: 12, Instance: "i" + strconv.Itoa(target), Timing: server.Timing{Queue: 0, CPU: lat / 2, Wall: lat}}
+	return Response{Status: 200, Bytes: 12, Instance: "i" + strconv.Itoa(target), Timing: servertiming.Timing{Queue: 0, CPU: lat / 2, Wall: lat}}
 }
 
 // readCSV parses requests.csv.

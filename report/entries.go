@@ -1,13 +1,11 @@
 package report
 
 import (
-	"fmt"
-	"math"
 	"slices"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/record"
 )
 
 // entry is one config under one load in one source: the unit every plot and
@@ -93,49 +91,18 @@ func okLatencies(rs []*Run) []float64 {
 	return v
 }
 
-// row is one line of the results table.
-type row struct {
-	Label                        string
-	Ref                          bool
-	Runs                         int
-	Count, Errors                int64
-	RPS                          float64
-	P50, P90, P99, P999, Max     float64
-	ThrottledPct, ThrottledSec   float64
-	StallMs                      float64
-	MeanCores, Peak100ms, Peak1s float64
-	P99VsRef                     float64
-	SameInstance, SameIfRandom   float64
-	Instances                    int
-}
-
-func medianOf(rs []*Run, f func(*loadgen.Summary) float64) float64 {
-	v := make([]float64, len(rs))
-	for i, r := range rs {
-		v[i] = f(r.Summary)
+// rowOf sums an entry up through the one aggregation (record.Aggregate),
+// and adds what only the request records tell: the mean stall.
+func rowOf(e *entry) record.Row {
+	sums := make([]*record.Run, len(e.runs))
+	for i, run := range e.runs {
+		sums[i] = run.Run
 	}
-	return experiment.Median(v)
-}
-
-// rowOf sums an entry up: latency figures and throughput are medians over the
-// repeats (so one odd repeat does not move them), counts and throttling sums.
-func rowOf(e *entry) row {
-	r := row{Label: e.label, Ref: e.ref, Runs: len(e.runs), Instances: e.config.Instances}
-	var periods, throttled uint64
+	r := record.Row{Label: e.label, ConfigSummary: record.Aggregate(e.config, e.load.Name, sums)}
+	r.IsReference = e.ref
 	var stall time.Duration
 	var stalls int
 	for _, run := range e.runs {
-		r.Count += run.Summary.Requests
-		r.Errors += run.Summary.Requests - run.Summary.OK
-		periods += run.Total.Periods
-		throttled += run.Total.ThrottledPeriods
-		r.ThrottledSec += float64(run.Total.ThrottledUsec) / 1e6
-		for _, u := range run.Usage {
-			r.MeanCores += u.Mean / float64(len(e.runs))
-			r.Peak100ms = math.Max(r.Peak100ms, u.Peak100ms)
-			r.Peak1s = math.Max(r.Peak1s, u.Peak1s)
-		}
-		r.SameInstance += run.Summary.SameInstanceRate / float64(len(e.runs))
 		for _, q := range run.Requests {
 			if q.OK && q.Stall >= 0 {
 				stall += q.Stall
@@ -143,34 +110,20 @@ func rowOf(e *entry) row {
 			}
 		}
 	}
-	if periods > 0 {
-		r.ThrottledPct = 100 * float64(throttled) / float64(periods)
-	}
 	if stalls > 0 {
 		r.StallMs = float64(stall) / float64(stalls) / 1e6
-	}
-	if e.config.Instances > 0 {
-		r.SameIfRandom = 1 / float64(e.config.Instances)
-	}
-	r.RPS = medianOf(e.runs, func(s *loadgen.Summary) float64 { return s.ThroughputRPS })
-	r.P50 = medianOf(e.runs, func(s *loadgen.Summary) float64 { return s.Latency.P50 })
-	r.P90 = medianOf(e.runs, func(s *loadgen.Summary) float64 { return s.Latency.P90 })
-	r.P99 = medianOf(e.runs, func(s *loadgen.Summary) float64 { return s.Latency.P99 })
-	r.P999 = medianOf(e.runs, func(s *loadgen.Summary) float64 { return s.Latency.P999 })
-	for _, run := range e.runs {
-		r.Max = math.Max(r.Max, run.Summary.Latency.Max)
 	}
 	return r
 }
 
 // rows returns the table rows of one load, with p99 against the reference of
 // the same source.
-func rows(es []*entry, load string) []row {
-	var out []row
+func rows(es []*entry, load string) []record.Row {
+	var out []record.Row
 	refP99 := map[int]float64{}
 	for _, e := range es {
 		if e.load.Name == load && e.ref {
-			refP99[e.srcIdx] = rowOf(e).P99
+			refP99[e.srcIdx] = rowOf(e).P99Ms
 		}
 	}
 	for _, e := range es {
@@ -179,22 +132,11 @@ func rows(es []*entry, load string) []row {
 		}
 		r := rowOf(e)
 		if ref := refP99[e.srcIdx]; ref > 0 {
-			r.P99VsRef = r.P99 / ref
+			r.P99VsReference = r.P99Ms / ref
 		}
 		out = append(out, r)
 	}
 	return out
 }
 
-func fmtMs(v float64) string {
-	switch {
-	case v == 0:
-		return "0"
-	case v < 10:
-		return fmt.Sprintf("%.2f", v)
-	case v < 1000:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.0f", v)
-	}
-}
+var fmtMs = record.FormatMs

@@ -3,7 +3,7 @@ package report
 import (
 	_ "embed"
 	"fmt"
-	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
 	"html/template"
 	"io"
 	"strings"
@@ -23,12 +23,12 @@ var pageTemplate string
 type sourceView struct {
 	Label, Name, Description, Date, Machine, Cgroups, Version, Backend, Dir string
 	Runs                                                                    int
-	Verdict                                                                 *experiment.Verdict
+	Verdict                                                                 *record.Verdict
 }
 
 type loadView struct {
 	Name, Describe string
-	Rows           []row
+	Rows           []record.Row
 	Dist           []template.HTML
 	Percentile     template.HTML
 	Ramp           []template.HTML
@@ -106,8 +106,8 @@ func WriteHTML(w io.Writer, sources []*Source, opt Options) error {
 				continue
 			}
 			r := rowOf(e)
-			lv.Instances = append(lv.Instances, instanceView{Label: e.label, Bars: instanceBars(e), SameInstance: r.SameInstance,
-				SameIfRandom: r.SameIfRandom, Balancer: e.runs[0].Summary.Balancer})
+			lv.Instances = append(lv.Instances, instanceView{Label: e.label, Bars: instanceBars(e), SameInstance: r.SameInstanceRate,
+				SameIfRandom: sameIfRandom(r.Instances), Balancer: e.runs[0].Summary.Balancer})
 		}
 		lv.Tiles = tileMaps(es, load, id)
 		p.Loads = append(p.Loads, lv)
@@ -136,7 +136,7 @@ func dedupe(v []string) []string {
 
 func viewOf(s *Source) sourceView {
 	v := sourceView{Label: s.Label, Name: s.Spec.Metadata.Name, Description: s.Spec.Metadata.Description, Dir: s.Dir, Runs: len(s.Runs),
-		Version: s.Env.Version, Backend: s.Env.Backend, Verdict: readVerdict(s.Dir)}
+		Version: s.Env.Version, Backend: s.Env.Backend, Verdict: record.ReadVerdict(s.Dir)}
 	if !s.Env.Started.IsZero() {
 		v.Date = s.Env.Started.Format("2006-01-02 15:04 UTC")
 	}
@@ -163,4 +163,13 @@ func describeLoad(s *loadgen.Summary) string {
 		fmt.Fprintf(&b, ", %s arrivals at %g/s", s.Arrivals, s.RateRPS)
 	}
 	return b.String()
+}
+
+// sameIfRandom is the share of consecutive requests a random pick sends to
+// the same one of n instances.
+func sameIfRandom(n int) float64 {
+	if n > 0 {
+		return 1 / float64(n)
+	}
+	return 0
 }

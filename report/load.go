@@ -2,7 +2,6 @@ package report
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -23,7 +23,7 @@ type Source struct {
 	// Label tells sources apart in a comparison (the directory's name, or the
 	// backend when a measured and a simulated run of one spec are compared).
 	Label string
-	Env   experiment.Env
+	Env   record.Env
 	Spec  *experiment.Experiment
 	// Runs are in the order they were made.
 	Runs []*Run
@@ -31,7 +31,7 @@ type Source struct {
 
 // Run is one run's data.
 type Run struct {
-	*experiment.RunSummary
+	*record.Run
 	// Requests holds what the report needs of each request, compactly: a
 	// full log jam has 130,000 of them per config.
 	Requests []Request
@@ -102,7 +102,7 @@ func (s *Source) Simulated() bool { return s.Env.Backend == "sim" }
 // before it finished) is not in the directory: runs are renamed into place
 // when complete.
 func Load(dir string) (*Source, error) {
-	spec, env, sums, err := experiment.ReadResults(dir)
+	spec, env, sums, err := record.ReadResults(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -118,8 +118,8 @@ func Load(dir string) (*Source, error) {
 }
 
 // loadRun reads a finished run's records and usage samples.
-func loadRun(dir string, rs *experiment.RunSummary) (*Run, error) {
-	r := &Run{RunSummary: rs}
+func loadRun(dir string, rs *record.Run) (*Run, error) {
+	r := &Run{Run: rs}
 	recs, err := loadgen.ReadRecordsIn(dir)
 	if err != nil {
 		return nil, err
@@ -202,18 +202,4 @@ func InstanceName(group string) string {
 		}
 	}
 	return group
-}
-
-// readVerdict reads verdict.json, which a preset's run writes next to its
-// results; nil when there is none.
-func readVerdict(dir string) *experiment.Verdict {
-	b, err := os.ReadFile(filepath.Join(dir, "verdict.json"))
-	if err != nil {
-		return nil
-	}
-	var v experiment.Verdict
-	if json.Unmarshal(b, &v) != nil {
-		return nil
-	}
-	return &v
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/record"
 )
 
 func TestDownsampleKeepsPeaks(t *testing.T) {
@@ -104,12 +106,12 @@ func TestReportShowsWhatWasMeasured(t *testing.T) {
 	srcs := load(t, []string{"testdata/limits"})
 	html := string(render(t, []string{"testdata/limits"}))
 	rs := rows(buildEntries(srcs), "load0")
-	if len(rs) != 2 || !rs[0].Ref || rs[1].P99VsRef < 2 {
+	if len(rs) != 2 || !rs[0].IsReference || rs[1].P99VsReference < 2 {
 		t.Fatalf("rows %+v", rs)
 	}
 	ratio := regexp.MustCompile(`class="worse">([0-9.]+)x<`).FindStringSubmatch(html)
-	if ratio == nil || ratio[1] != fmt.Sprintf("%.2f", rs[1].P99VsRef) {
-		t.Errorf("table ratio %v, want %.2f", ratio, rs[1].P99VsRef)
+	if ratio == nil || ratio[1] != fmt.Sprintf("%.2f", rs[1].P99VsReference) {
+		t.Errorf("table ratio %v, want %.2f", ratio, rs[1].P99VsReference)
 	}
 	if n := len(regexp.MustCompile(`class="ctitle"[^>]*>Latency distribution: `).FindAllString(html, -1)); n != 2 {
 		t.Errorf("%d distribution charts, want 2", n)
@@ -133,6 +135,14 @@ func TestReportShowsWhatWasMeasured(t *testing.T) {
 		}
 	}
 }
+
+// The codes record.WriteTable paints with.
+const (
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31;1m"
+	ansiYellow = "\x1b[33m"
+	ansiReset  = "\x1b[0m"
+)
 
 func TestTableColourOnlyOnRequest(t *testing.T) {
 	srcs := load(t, []string{"testdata/limits"})
@@ -161,5 +171,30 @@ func TestTableColourOnlyOnRequest(t *testing.T) {
 	strip := strings.NewReplacer(ansiDim, "", ansiRed, "", ansiYellow, "", ansiReset, "")
 	if strip.Replace(colour.String()) != plain.String() {
 		t.Error("the coloured table is not the plain one with colours")
+	}
+}
+
+// TestTableIsTheSummary: the report's rows are summary.json's figures (one
+// aggregation), plus the stall only the request records give.
+func TestTableIsTheSummary(t *testing.T) {
+	srcs := load(t, []string{"testdata/limits"})
+	var runs []*record.Run
+	for _, r := range srcs[0].Runs {
+		runs = append(runs, r.Run)
+	}
+	s := record.Summarize(srcs[0].Spec, runs)
+	rs := rows(buildEntries(srcs), "load0")
+	if len(rs) != len(s.Configs) {
+		t.Fatalf("%d rows, %d configs in the summary", len(rs), len(s.Configs))
+	}
+	for i, r := range rs {
+		got := r.ConfigSummary
+		got.StallMs = 0
+		if got != s.Configs[i] {
+			t.Errorf("row %s:\n%+v\nsummary:\n%+v", r.Label, got, s.Configs[i])
+		}
+		if r.StallMs <= 0 {
+			t.Errorf("row %s: no stall", r.Label)
+		}
 	}
 }

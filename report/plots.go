@@ -2,7 +2,7 @@ package report
 
 import (
 	"fmt"
-	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
 	"math"
 	"slices"
 	"strings"
@@ -144,7 +144,7 @@ func rampCharts(es []*entry, load, id string) []*Chart {
 					ps, ts = append(ps, r.Summary.Steps[i].P99Ms), append(ts, r.Summary.Steps[i].ThroughputRPS)
 				}
 			}
-			a, b = append(a, Point{float64(workers), experiment.Median(ps)}), append(b, Point{float64(workers), experiment.Median(ts)})
+			a, b = append(a, Point{float64(workers), record.Median(ps)}), append(b, Point{float64(workers), record.Median(ts)})
 		}
 		color, width := e.color, 2.0
 		if e.ref {

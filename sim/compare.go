@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
 )
 
 // Tolerances are how close a simulation must come to a measurement.
@@ -59,8 +60,8 @@ func points(name string, meas, sim, tol float64) Metric {
 // per config and load the throttled share of periods, p50, p99 and
 // throughput (medians over repeats, as the summary takes them), and per
 // neighbour its throttling and, for burst workers, goodput per cycle.
-func Compare(e *experiment.Experiment, measured, simulated []*experiment.RunSummary, measDir, simDir string, tol Tolerances) []Comparison {
-	ms, ss := experiment.Summarize(e, measured), experiment.Summarize(e, simulated)
+func Compare(e *experiment.Experiment, measured, simulated []*record.Run, measDir, simDir string, tol Tolerances) []Comparison {
+	ms, ss := record.Summarize(e, measured), record.Summarize(e, simulated)
 	var out []Comparison
 	for _, mc := range ms.Configs {
 		for _, sc := range ss.Configs {
@@ -105,7 +106,7 @@ func Compare(e *experiment.Experiment, measured, simulated []*experiment.RunSumm
 
 // neighbourThrottled is the share of a neighbour's periods that were
 // throttled, over all runs.
-func neighbourThrottled(runs []*experiment.RunSummary, name string) float64 {
+func neighbourThrottled(runs []*record.Run, name string) float64 {
 	var p, t uint64
 	for _, r := range runs {
 		for g, st := range r.Neighbours {
@@ -123,11 +124,11 @@ func neighbourThrottled(runs []*experiment.RunSummary, name string) float64 {
 
 // burstGoodput is a burst worker's mean goodput (iterations, all workers) per
 // full cycle, over all runs.
-func burstGoodput(dir string, runs []*experiment.RunSummary, name string) (float64, error) {
+func burstGoodput(dir string, runs []*record.Run, name string) (float64, error) {
 	var sum float64
 	var n int
 	for _, r := range runs {
-		cycles, err := experiment.ReadBurstCycles(filepath.Join(dir, "runs", r.ID), name)
+		cycles, err := record.ReadBurstCycles(filepath.Join(dir, "runs", r.ID), name)
 		if err != nil {
 			return 0, err
 		}

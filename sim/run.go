@@ -13,18 +13,18 @@ import (
 	"strconv"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
 // Options control a simulated experiment.
 type Options struct {
-	// Dir is the results directory.
+	// Dir is the results directory (Run only).
 	Dir string
 	// Cores is the simulated machine's CPU count.
 	Cores int
@@ -32,9 +32,9 @@ type Options struct {
 	Costs Costs
 	// SMT pairs the CPUs as hyperthreads (see Params.SMT).
 	SMT bool
-	// Version is written into env.json.
+	// Version is written into env.json (Run only).
 	Version string
-	// Log receives one line per run.
+	// Log receives one line per run, and how fast the simulation went.
 	Log io.Writer
 }
 
@@ -53,63 +53,82 @@ type Info struct {
 	SimulatedSec float64 `json:"simulated_sec"`
 }
 
-// Run simulates every run of the experiment and writes the same results as
-// the local backend: spec.yaml, env.json (backend "sim"), sim.json and per
-// run requests.csv, usage.csv, throttled.csv, latency.hdr and summary.json.
-func Run(ctx context.Context, e *experiment.Experiment, opt Options) ([]*experiment.RunSummary, *Info, error) {
-	if opt.Cores < 1 {
-		return nil, nil, fmt.Errorf("cores %d: the simulated machine needs at least one", opt.Cores)
-	}
+// Run simulates every run of the experiment under the shared runner loop
+// and writes the same results as the local backend: spec.yaml, env.json
+// (backend "sim"), sim.json, summary.json and per run requests.csv,
+// usage.csv, throttled.csv, latency.hdr and summary.json.
+func Run(ctx context.Context, e *experiment.Experiment, opt Options) ([]*record.Run, *Info, error) {
+	b := NewBackend(opt)
+	out, err := runner.Run(ctx, e, b, runner.Options{Dir: opt.Dir, Version: opt.Version, Log: opt.Log})
+	return out.Runs, b.Info(), err
+}
+
+// Backend is the simulator as a backend of the runner (package runner): each
+// run is simulated on a fresh machine of Options.Cores CPUs, with a seed from
+// the spec's and the run's index, so the same spec gives the same bytes.
+type Backend struct {
+	opt     Options
+	e       *experiment.Experiment
+	cat     *workload.Catalog
+	rc      requestCache
+	info    *Info
+	started time.Time
+}
+
+// NewBackend returns the simulator backend.
+func NewBackend(opt Options) *Backend {
 	if opt.Costs == (Costs{}) {
 		opt.Costs = DefaultCosts()
 	}
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
-		return nil, nil, err
-	}
-	spec, err := yaml.Marshal(e)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := os.WriteFile(filepath.Join(opt.Dir, "spec.yaml"), spec, 0o644); err != nil {
-		return nil, nil, err
-	}
-	env := experiment.Env{Hostname: "simulator", Kernel: "CFS bandwidth model", CgroupMode: "simulated", CPUController: "sim",
-		BurstSupport: true, CPUModel: "simulated", Cores: opt.Cores, Version: opt.Version, Backend: "sim", Started: Epoch,
-		BurnIterationsPerMs: opt.Costs.BurnIterationsPerMs, GOMAXPROCS: map[string]string{}}
-	for _, c := range e.Spec.Configs {
-		env.GOMAXPROCS[c.Name] = c.Server.GOMAXPROCS.String()
-	}
-	if err := experiment.WriteJSON(filepath.Join(opt.Dir, "env.json"), env); err != nil {
-		return nil, nil, err
-	}
-	var cat *workload.Catalog
-	if e.Spec.Workload.Request == string(loadgen.KindTile) {
-		if cat, err = workload.DefaultCatalog(); err != nil {
-			return nil, nil, err
-		}
-	}
-	info := &Info{Cores: opt.Cores, Params: opt.params(), Costs: opt.Costs}
-	rc := requestCache{}
-	var out []*experiment.RunSummary
-	for _, run := range e.Runs() {
-		if err := ctx.Err(); err != nil {
-			return out, info, err
-		}
-		dir := filepath.Join(opt.Dir, "runs", run.ID())
-		rs, events, err := simulate(ctx, e, run, opt, cat, rc, dir)
-		if err != nil {
-			return out, info, fmt.Errorf("run %s: %w", run.ID(), err)
-		}
-		info.Events += events
-		info.SimulatedSec += rs.Seconds
-		fmt.Fprintf(opt.Log, "run %d/%d %s: %d requests, %.1f s simulated\n", run.Index+1, len(e.Runs()), run.ID(), rs.Summary.Requests, rs.Seconds)
-		out = append(out, rs)
-	}
-	return out, info, experiment.WriteJSON(filepath.Join(opt.Dir, "sim.json"), info)
+	return &Backend{opt: opt, rc: requestCache{}, info: &Info{Cores: opt.Cores, Params: opt.params(), Costs: opt.Costs}}
 }
+
+// Name is "sim".
+func (b *Backend) Name() string { return "sim" }
+
+// Info is what was simulated so far: sim.json.
+func (b *Backend) Info() *Info { return b.info }
+
+// Prepare checks the machine and describes it.
+func (b *Backend) Prepare(_ context.Context, e *experiment.Experiment) (record.Env, error) {
+	if b.opt.Cores < 1 {
+		return record.Env{}, fmt.Errorf("cores %d: the simulated machine needs at least one", b.opt.Cores)
+	}
+	b.e, b.started = e, time.Now()
+	if e.Spec.Workload.Request == string(loadgen.KindTile) {
+		var err error
+		if b.cat, err = workload.DefaultCatalog(); err != nil {
+			return record.Env{}, err
+		}
+	}
+	return record.Env{Hostname: "simulator", Kernel: "CFS bandwidth model", CgroupMode: "simulated", CPUController: "sim",
+		BurstSupport: true, CPUModel: "simulated", Cores: b.opt.Cores, Started: Epoch,
+		BurnIterationsPerMs: b.opt.Costs.BurnIterationsPerMs}, nil
+}
+
+// Run simulates one run and writes its files into dir.
+func (b *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*record.Run, error) {
+	rs, events, err := simulate(ctx, b.e, run, b.opt, b.cat, b.rc, dir)
+	if err != nil {
+		return nil, err
+	}
+	b.info.Events += events
+	b.info.SimulatedSec += rs.Seconds
+	return rs, nil
+}
+
+// Finish writes sim.json and logs how fast the simulation went.
+func (b *Backend) Finish(dir string) error {
+	wall := time.Since(b.started)
+	fmt.Fprintf(b.opt.Log, "simulated %.1f s in %.2f s (%d events, %.1f M events/s)\n", b.info.SimulatedSec, wall.Seconds(), b.info.Events, float64(b.info.Events)/wall.Seconds()/1e6)
+	return record.WriteJSON(filepath.Join(dir, "sim.json"), b.info)
+}
+
+// Close does nothing: a simulation holds nothing outside its results.
+func (b *Backend) Close() error { return nil }
 
 func (o Options) params() Params {
 	p := DefaultParams(o.Cores)
@@ -163,22 +182,15 @@ func groupOf(m *Machine, name string, s cgroup.Settings, rng *rand.Rand) (*Group
 	return m.NewGroup(name, shares, quota, period, time.Duration(s.BurstUsec)*time.Microsecond, cpus, phase), cpus, nil
 }
 
-// simulate performs one run and writes its directory.
-func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options, cat *workload.Catalog, rc requestCache, dir string) (*experiment.RunSummary, uint64, error) {
-	tmp := filepath.Join(filepath.Dir(dir), ".tmp-"+filepath.Base(dir))
-	os.RemoveAll(tmp)
-	if err := os.MkdirAll(tmp, 0o755); err != nil {
-		return nil, 0, err
-	}
-	defer os.RemoveAll(tmp)
+// simulate performs one run and writes its files into dir.
+func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options, cat *workload.Catalog, rc requestCache, dir string) (*record.Run, uint64, error) {
 	m := NewMachine(opt.params())
 	rng := rand.New(rand.NewPCG(e.Spec.Seed, uint64(run.Index)+1))
 	settings, qos, err := e.Settings(run.Config)
 	if err != nil {
 		return nil, 0, err
 	}
-	rs := &experiment.RunSummary{ID: run.ID(), Index: run.Index, Config: run.Config.Name, Load: run.Load.Name, Repeat: run.Repeat,
-		QoS: qos, Settings: settings, CPUStat: map[string]cgroup.CPUStat{}, Usage: map[string]experiment.UsageStats{},
+	rs := &record.Run{QoS: qos, Settings: settings, CPUStat: map[string]cgroup.CPUStat{}, Usage: map[string]record.UsageStats{},
 		Neighbours: map[string]cgroup.CPUStat{}, Started: Epoch}
 	var groups []*Group
 	var groupNames []string
@@ -233,7 +245,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 	// The load, as loadgen.Run would drive it, against the simulated servers.
 	lc := e.LoadConfig(run.Load)
 	lc.Targets = rs.Instances
-	recs, err := os.Create(filepath.Join(tmp, "requests.csv"))
+	recs, err := os.Create(filepath.Join(dir, "requests.csv"))
 	if err != nil {
 		return nil, 0, err
 	}
@@ -252,7 +264,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 	var pcl *client
 	var pcol *loadgen.Collector
 	if probe != nil {
-		pf, err := os.Create(filepath.Join(tmp, "probe.csv"))
+		pf, err := os.Create(filepath.Join(dir, "probe.csv"))
 		if err != nil {
 			return nil, 0, err
 		}
@@ -269,7 +281,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		}
 	}
 
-	smp, err := newSampler(m, groups, groupNames, tmp)
+	smp, err := newSampler(m, groups, groupNames, dir)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -312,34 +324,27 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		if i < len(servers) {
 			rs.CPUStat[rs.Instances[i]] = st
 			rs.Total = rs.Total.Add(st)
-			rs.Usage[rs.Instances[i]] = experiment.UsageStatsOf(smp.samples, i)
+			rs.Usage[rs.Instances[i]] = record.UsageStatsOf(smp.samples, i)
 		} else {
 			rs.Neighbours[groupNames[i]] = st
 			if rs.NeighbourUsage == nil {
-				rs.NeighbourUsage = map[string]experiment.UsageStats{}
+				rs.NeighbourUsage = map[string]record.UsageStats{}
 			}
-			rs.NeighbourUsage[groupNames[i]] = experiment.UsageStatsOf(smp.samples, i)
+			rs.NeighbourUsage[groupNames[i]] = record.UsageStatsOf(smp.samples, i)
 		}
 	}
 	for _, b := range bursts {
-		if err := b.write(tmp); err != nil {
+		if err := b.write(dir); err != nil {
 			return nil, 0, err
 		}
 	}
 	if err := recs.Close(); err != nil {
 		return nil, 0, err
 	}
-	if err := experiment.WriteHist(filepath.Join(tmp, "latency.hdr"), res.Histogram, Epoch); err != nil {
+	if err := record.WriteHist(filepath.Join(dir, "latency.hdr"), res.Histogram, Epoch); err != nil {
 		return nil, 0, err
 	}
-	if err := experiment.WriteJSON(filepath.Join(tmp, "summary.json"), rs); err != nil {
-		return nil, 0, err
-	}
-	os.RemoveAll(dir)
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-		return nil, 0, err
-	}
-	return rs, m.Events, os.Rename(tmp, dir)
+	return rs, m.Events, nil
 }
 
 // sampler writes usage.csv and throttled.csv every 10 ms of simulated time, as

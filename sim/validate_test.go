@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
 )
 
 // knownMisses are figures the model is known not to reach, with the reason.
@@ -32,7 +33,7 @@ func TestValidationAgainstRealRuns(t *testing.T) {
 		dir := filepath.Dir(spec)
 		name := filepath.Base(dir)
 		t.Run(name, func(t *testing.T) {
-			e, env, measured, err := experiment.ReadResults(dir)
+			e, env, measured, err := record.ReadResults(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -72,7 +73,7 @@ func TestValidationAgainstRealRuns(t *testing.T) {
 
 // TestDeterministic: the same spec and seed give byte-identical results.
 func TestDeterministic(t *testing.T) {
-	e, _, _, err := experiment.ReadResults("testdata/real/tiles-closed")
+	e, _, _, err := record.ReadResults("testdata/real/tiles-closed")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,9 +1,10 @@
+//go:build linux
+
 package cgrouptest
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,43 +17,12 @@ import (
 	"github.com/throttlelab/throttlelab/cgroup"
 )
 
-// HostMode is one placement of the cpu, cpuacct and cpuset controllers that a
-// test machine of this project can be switched to, so that the real-cgroup tests
-// run on every layout users have.
-type HostMode string
-
-// The layouts SwitchHost can make, starting from the one this project's test
-// machines boot with (Debian's hybrid: cpu, cpuacct and cpuset each on its own v1
-// hierarchy, a v2 mount without controllers at /sys/fs/cgroup/unified).
-const (
-	// V1Split is the layout as found: cpu and cpuacct on separate v1 hierarchies.
-	V1Split HostMode = "v1-split"
-	// V1Joined co-mounts cpu and cpuacct on one v1 hierarchy, as most v1 distributions do.
-	V1Joined HostMode = "v1-joined"
-	// V2CPU moves cpu (and with it CPU accounting) to the v2 hierarchy and leaves
-	// cpuset on v1: a hybrid host with the cpu controller on v2.
-	V2CPU HostMode = "v2-cpu"
-	// V2 moves cpu and cpuset to the v2 hierarchy: for everything throttlelab
-	// touches, a pure cgroup v2 host (other v1 controllers stay where they are).
-	V2 HostMode = "v2"
-)
-
-// HostModes are the modes SwitchHost knows, V1Split first.
-var HostModes = []HostMode{V1Split, V1Joined, V2CPU, V2}
-
-// ErrCannotSwitch means the host is not in the layout SwitchHost starts from,
-// or not ours to change (not root, v1 groups that someone else made).
-var ErrCannotSwitch = errors.New("cannot switch the cgroup layout of this host")
-
 // settle is how long to wait for the kernel to free a v1 hierarchy after its
 // last unmount or to hand a controller to v2. Removed groups die lazily (a few
 // seconds), and a detached hierarchy lives on while any process holds one of its
 // files open: every Go >= 1.25 program started while it was mounted does, until
 // it exits. In CI nothing else runs; on a busy machine it can take minutes.
 const settle = 10 * time.Minute
-
-// Log receives what SwitchHost and RestoreHost are waiting for; nil is quiet.
-var Log io.Writer
 
 // hostState is what SwitchHost needs to know of the host as found.
 type hostState struct {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
 )
 
 func TestPresetsList(t *testing.T) {
@@ -65,7 +65,7 @@ func assertVerdict(t *testing.T, dir, preset string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v experiment.Verdict
+	var v record.Verdict
 	if err := json.Unmarshal(b, &v); err != nil || v.Preset != preset || v.Numbers == "" {
 		t.Fatalf("verdict %+v, %v", v, err)
 	}

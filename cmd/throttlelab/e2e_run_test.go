@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
-	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
 )
 
 // needRoot skips a test that runs experiments in real cgroups where the host
@@ -25,13 +25,13 @@ func needRoot(t *testing.T) {
 	}
 }
 
-func readExpSummary(t *testing.T, dir string) experiment.Summary {
+func readExpSummary(t *testing.T, dir string) record.Summary {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s experiment.Summary
+	var s record.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}

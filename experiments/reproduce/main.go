@@ -15,13 +15,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/experiments"
+	"github.com/throttlelab/throttlelab/record"
 )
 
 type outcome struct {
-	verdict *experiment.Verdict
-	env     experiment.Env
+	verdict *record.Verdict
+	env     record.Env
 	cmd     string
 	err     string
 	took    time.Duration
@@ -110,13 +110,13 @@ func do(bin, dir string, args ...string) outcome {
 		o.err = fmt.Sprintf("%v: %s", err, lines[len(lines)-1])
 	}
 	os.MkdirAll(dir, 0o755)
-	b, _ := json.Marshal(record{Cmd: o.cmd, TookSec: o.took.Seconds(), Err: o.err})
+	b, _ := json.Marshal(provenance{Cmd: o.cmd, TookSec: o.took.Seconds(), Err: o.err})
 	os.WriteFile(filepath.Join(dir, "reproduce.json"), b, 0o644)
 	return read(dir, o)
 }
 
-// record is reproduce.json: how a result was made, for a later table.
-type record struct {
+// provenance is reproduce.json: how a result was made, for a later table.
+type provenance struct {
 	Cmd     string  `json:"cmd"`
 	TookSec float64 `json:"took_sec"`
 	Err     string  `json:"error,omitempty"`
@@ -124,7 +124,7 @@ type record struct {
 
 // load reads an earlier result of this program.
 func load(dir string) outcome {
-	var rec record
+	var rec provenance
 	b, err := os.ReadFile(filepath.Join(dir, "reproduce.json"))
 	if err != nil {
 		return outcome{err: "not run yet: run make reproduce"}
@@ -135,7 +135,7 @@ func load(dir string) outcome {
 
 func read(dir string, o outcome) outcome {
 	if b, err := os.ReadFile(filepath.Join(dir, "verdict.json")); err == nil {
-		var v experiment.Verdict
+		var v record.Verdict
 		if json.Unmarshal(b, &v) == nil {
 			o.verdict = &v
 		}

@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"text/tabwriter"
@@ -78,16 +75,9 @@ this machine, a few minutes) or simulate it at its original scale with
 	return cmd
 }
 
-// presetInfo is preset.json: which preset a results directory ran, and how
-// it was scaled, so --resume and report know.
-type presetInfo struct {
-	Preset string `json:"preset"`
-	Scaled string `json:"scaled,omitempty"`
-}
-
 // specOf turns a command's argument into an experiment: a spec file, or a
 // preset's name (its quick variant for cores CPUs when quick is set).
-func specOf(arg string, quick bool, cores int) (*experiment.Experiment, *presetInfo, error) {
+func specOf(arg string, quick bool, cores int) (*experiment.Experiment, *experiments.Info, error) {
 	if _, err := os.Stat(arg); err == nil {
 		if quick {
 			return nil, nil, usagef("--quick is for presets: %s is a spec file", arg)
@@ -107,50 +97,8 @@ func specOf(arg string, quick bool, cores int) (*experiment.Experiment, *presetI
 	}
 	if !quick {
 		e, err := p.Spec()
-		return e, &presetInfo{Preset: p.Name}, err
+		return e, &experiments.Info{Preset: p.Name}, err
 	}
 	e, how, err := p.Quick(cores)
-	return e, &presetInfo{Preset: p.Name, Scaled: how}, err
-}
-
-// readPresetInfo reads preset.json, nil if the directory ran no preset.
-func readPresetInfo(dir string) (*presetInfo, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "preset.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	var pi presetInfo
-	return &pi, json.Unmarshal(b, &pi)
-}
-
-// judge computes a preset's verdict over a results directory, prints it and
-// returns it (nil for an experiment that is no preset).
-func judge(cmd *cobra.Command, pi *presetInfo, dir string) (*experiment.Verdict, error) {
-	if pi == nil {
-		return nil, nil
-	}
-	p, ok := experiments.Lookup(pi.Preset)
-	if !ok {
-		return nil, fmt.Errorf("%s ran preset %q, which this version does not have", dir, pi.Preset)
-	}
-	v, err := p.Evaluate(dir, pi.Scaled)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintln(cmd.OutOrStdout(), experiments.Line(v))
-	return v, nil
-}
-
-// writePresetInfo records the preset in a results directory.
-func writePresetInfo(dir string, pi *presetInfo) error {
-	if pi == nil {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	return experiment.WriteJSON(filepath.Join(dir, "preset.json"), pi)
+	return e, &experiments.Info{Preset: p.Name, Scaled: how}, err
 }

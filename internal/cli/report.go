@@ -1,15 +1,13 @@
 package cli
 
 import (
-	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/report"
+	"github.com/throttlelab/throttlelab/runner"
 )
 
 type reportFlags struct {
@@ -50,33 +48,11 @@ measured run of one spec are drawn over each other.`,
 			if out == "" {
 				out = filepath.Join(args[0], "report.html")
 			}
-			return writeReport(cmd.OutOrStdout(), sources, out, f.maxInstances)
+			w := cmd.OutOrStdout()
+			return runner.Report(w, sources, out, f.maxInstances, progress.IsTerminal(w))
 		},
 	}
 	cmd.Flags().StringVar(&f.out, "out", "", "HTML file to write (default DIR/report.html of the first DIR)")
 	cmd.Flags().IntVar(&f.maxInstances, "max-instances", 4, "CPU-use charts per config at most")
 	return cmd
-}
-
-// writeReport prints the table and writes the HTML file; run and sim call it
-// when they finish.
-func writeReport(w io.Writer, sources []*report.Source, out string, maxInstances int) error {
-	report.WriteTable(w, sources, progress.IsTerminal(w))
-	err := writeFileAtomic(out, func(f *os.File) error {
-		return report.WriteHTML(f, sources, report.Options{MaxInstances: maxInstances})
-	})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "report: %s\n", out)
-	return nil
-}
-
-// reportOf writes the report of one results directory into it.
-func reportOf(w io.Writer, dir string) error {
-	s, err := report.Load(dir)
-	if err != nil {
-		return err
-	}
-	return writeReport(w, []*report.Source{s}, filepath.Join(dir, "report.html"), 4)
 }

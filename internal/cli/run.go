@@ -14,6 +14,9 @@ import (
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/experiments"
+	"github.com/throttlelab/throttlelab/internal/progress"
+	"github.com/throttlelab/throttlelab/local"
+	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
 )
 
@@ -54,7 +57,7 @@ the measurements, printed, written to verdict.json and shown in the report.`,
 
 func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	var e *experiment.Experiment
-	var pi *presetInfo
+	var pi *experiments.Info
 	var err error
 	dir := f.out
 	made := false // this command made dir
@@ -67,7 +70,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		if e, err = experiment.ReadSpec(f.resume); err != nil {
 			return usagef("--resume %s: %v", f.resume, err)
 		}
-		if pi, err = readPresetInfo(f.resume); err != nil {
+		if pi, err = experiments.ReadInfo(f.resume); err != nil {
 			return err
 		}
 		dir = f.resume
@@ -99,7 +102,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 			made = true
 		}
-		if err := writePresetInfo(dir, pi); err != nil {
+		if err := pi.Write(dir); err != nil {
 			return err
 		}
 	default:
@@ -115,29 +118,9 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	runs := e.Runs()
 	fmt.Fprintf(out, "experiment %s: %d runs (%d configs x %d loads x %d repeats, %s) -> %s\n",
 		e.Metadata.Name, len(runs), len(e.Spec.Configs), len(e.Spec.Loads), e.Spec.Repeats, e.Spec.Order, dir)
-	results, runErr := experiment.RunLocal(cmd.Context(), e, experiment.Options{
-		Binary: bin, Dir: dir, Resume: f.resume != "", Version: Version, Log: cmd.ErrOrStderr(),
-	})
-	if len(results) > 0 {
-		s := experiment.Summarize(e, results)
-		if runErr == nil {
-			// The check reads the runs, not summary.json, so the summary can
-			// carry the verdict.
-			v, err := judge(cmd, pi, dir)
-			if err != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "throttlelab: %v\n", err)
-			}
-			s.Verdict = v
-		}
-		if err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error { return jsonTo(w, s) }); err != nil {
-			return err
-		}
-		if err := reportOf(out, dir); err != nil {
-			// The measurements are on disk; only the report failed.
-			s.WriteTable(out)
-			fmt.Fprintf(cmd.ErrOrStderr(), "throttlelab: no report: %v (the results are kept; try throttlelab report %s)\n", err, dir)
-		}
-	}
+	b := local.New(local.Options{Binary: bin, Log: cmd.ErrOrStderr()})
+	res, runErr := runner.Run(cmd.Context(), e, b, runOptions(cmd, dir, f.resume != "", pi))
+	results := res.Runs
 	if runErr != nil {
 		if errors.Is(runErr, context.Canceled) || cmd.Context().Err() != nil {
 			fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept; finish with: throttlelab run --resume %s\n", len(results), len(runs), dir)
@@ -167,4 +150,16 @@ func newResultsDir(name, prefix string) string {
 		}
 		dir = fmt.Sprintf("%s-%d", base, i)
 	}
+}
+
+// runOptions are the runner's options for a results directory, as run and
+// sim set them: progress to stderr, the table (coloured on a terminal), the
+// verdict of a preset and the report to stdout.
+func runOptions(cmd *cobra.Command, dir string, resume bool, pi *experiments.Info) runner.Options {
+	opt := runner.Options{Dir: dir, Resume: resume, Version: Version, Log: cmd.ErrOrStderr(), Out: cmd.OutOrStdout(),
+		Color: progress.IsTerminal(cmd.OutOrStdout()), Report: true}
+	if pi != nil {
+		opt.Judge = pi
+	}
+	return opt
 }

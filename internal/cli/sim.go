@@ -4,17 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/experiments"
-	"github.com/throttlelab/throttlelab/report"
+	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
 	"github.com/throttlelab/throttlelab/units"
 )
@@ -68,8 +67,8 @@ the variant scaled to this machine. Its check is computed and printed.`,
 
 func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	var e *experiment.Experiment
-	var measured []*experiment.RunSummary
-	var pi *presetInfo
+	var measured []*record.Run
+	var pi *experiments.Info
 	var err error
 	costs := sim.DefaultCosts()
 	if err := positiveFinite("ns-per-iteration", f.nsPerIteration); err != nil {
@@ -84,8 +83,8 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	case f.compare != "" && len(args) > 0:
 		return usagef("give a SPEC or --compare DIR, not both")
 	case f.compare != "":
-		var env experiment.Env
-		if e, env, measured, err = experiment.ReadResults(f.compare); err != nil {
+		var env record.Env
+		if e, env, measured, err = record.ReadResults(f.compare); err != nil {
 			return usageError{err}
 		}
 		if env.Backend == "sim" {
@@ -100,7 +99,7 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 		if dir == "" {
 			dir = filepath.Clean(f.compare) + "-sim"
 		}
-		if pi, err = readPresetInfo(f.compare); err != nil {
+		if pi, err = experiments.ReadInfo(f.compare); err != nil {
 			return err
 		}
 	case len(args) == 1:
@@ -140,57 +139,25 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	}
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "simulating %s on %d cores: %d runs -> %s\n", e.Metadata.Name, cores, len(e.Runs()), dir)
-	start := time.Now()
-	results, info, simErr := sim.Run(cmd.Context(), e, sim.Options{Dir: dir, Cores: cores, Costs: costs, SMT: f.smt, Version: Version, Log: cmd.ErrOrStderr()})
+	if err := pi.Write(dir); err != nil {
+		return err
+	}
+	b := sim.NewBackend(sim.Options{Cores: cores, Costs: costs, SMT: f.smt, Log: cmd.ErrOrStderr()})
+	opt := runOptions(cmd, dir, false, pi)
+	if f.compare != "" {
+		opt.Compare = []string{f.compare}
+	}
+	res, simErr := runner.Run(cmd.Context(), e, b, opt)
 	if simErr != nil {
-		if len(results) > 0 {
-			// Keep what was simulated: its summary and report.
-			s := experiment.Summarize(e, results)
-			if err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error { return jsonTo(w, s) }); err == nil {
-				if err := reportOf(out, dir); err != nil {
-					fmt.Fprintf(cmd.ErrOrStderr(), "throttlelab: no report: %v\n", err)
-				}
-			}
-		}
 		if errors.Is(simErr, context.Canceled) || cmd.Context().Err() != nil {
-			fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept in %s\n", len(results), len(e.Runs()), dir)
+			fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept in %s\n", len(res.Runs), res.Total, dir)
 			return exitError{code: 130, err: errors.New("interrupted")}
 		}
 		return simErr
 	}
-	wall := time.Since(start)
-	s := experiment.Summarize(e, results)
-	if err := writePresetInfo(dir, pi); err != nil {
-		return err
-	}
-	v, err := judge(cmd, pi, dir)
-	if err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "throttlelab: %v\n", err)
-	}
-	s.Verdict = v
-	if err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error { return jsonTo(w, s) }); err != nil {
-		return err
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "simulated %.1f s in %.2f s (%d events, %.1f M events/s)\n", info.SimulatedSec, wall.Seconds(), info.Events, float64(info.Events)/wall.Seconds()/1e6)
-	simSrc, err := report.Load(dir)
-	if err != nil {
-		return err
-	}
-	srcs := []*report.Source{simSrc}
-	if f.compare != "" {
-		meas, err := report.Load(f.compare)
-		if err != nil {
-			return err
-		}
-		srcs = []*report.Source{meas, simSrc}
-		report.AutoLabel(srcs)
-	}
-	if err := writeReport(out, srcs, filepath.Join(dir, "report.html"), 4); err != nil {
-		return err
-	}
 	if f.compare != "" {
 		fmt.Fprintln(out)
-		cs := sim.Compare(e, measured, results, f.compare, dir, sim.DefaultTolerances)
+		cs := sim.Compare(e, measured, res.Runs, f.compare, dir, sim.DefaultTolerances)
 		if bad := sim.WriteComparison(out, cs); bad > 0 {
 			fmt.Fprintf(out, "%d figures outside the tolerances (throttled periods 10 points, p50/p99 25%%, throughput 15%%)\n", bad)
 		} else {

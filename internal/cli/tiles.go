@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/internal/progress"
+	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -63,28 +63,7 @@ func newTilesCatalogCmd() *cobra.Command {
 // writeFileAtomic writes path through a temporary file in the same directory, so a
 // crash never leaves a half-written file behind.
 func writeFileAtomic(path string, write func(*os.File) error) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path))
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	// CreateTemp makes the file 0600; the result is an ordinary readable file.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return record.WriteFileAtomic(path, write)
 }
 
 // loadCatalog reads the catalogue from path, or the one built into the binary if

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
 // Bar reports the progress of a job with a known number of steps. It is safe for
@@ -53,14 +53,13 @@ func New(w io.Writer, label string, total int) *Bar {
 	return &Bar{w: w, label: label, total: total, terminal: IsTerminal(w), now: time.Now, start: time.Now(), drawn: -1}
 }
 
-// IsTerminal reports whether w is a character device (a terminal).
+// IsTerminal reports whether w is a terminal (on any system x/term knows).
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
+	return term.IsTerminal(int(f.Fd()))
 }
 
 // SetTotal changes the number of steps (for jobs that learn it as they start).

@@ -1,4 +1,4 @@
-package experiment
+package local
 
 import (
 	"bufio"
@@ -43,7 +43,7 @@ func startInGroup(g *cgroup.Group, name, binary string, args []string, wantURL b
 	}
 	cmd := exec.Command("/bin/sh", append([]string{"-c", placeScript, binary}, args...)...)
 	cmd.Env = append(cmd.Environ(), "TL_CGROUPS="+strings.Join(dirs, " "))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	cmd.SysProcAttr = sysProcAttr()
 	p := &proc{name: name, cmd: cmd, done: make(chan struct{}), stderr: &tailBuffer{max: 4096}}
 	cmd.Stderr = p.stderr
 	var out io.ReadCloser

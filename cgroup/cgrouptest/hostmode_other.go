@@ -1,0 +1,9 @@
+//go:build !linux
+
+package cgrouptest
+
+// SwitchHost needs Linux's cgroups and mounts: elsewhere it refuses.
+func SwitchHost(mode HostMode) (restore func() error, err error) { return nil, ErrCannotSwitch }
+
+// RestoreHost has nothing to restore off Linux.
+func RestoreHost() error { return nil }

@@ -1,0 +1,42 @@
+package experiments
+
+import (
+	"fmt"
+
+	"github.com/throttlelab/throttlelab/experiment"
+)
+
+// f01Logjam is f01-logjam.yaml.
+var f01Logjam = &Preset{
+	Name: "f01-logjam", Finding: "F1", Source: mandelbrot, Cores: 16, why: rarelyThrottled("limited"),
+	Claim:     "8 pods limited to 1 CPU render the image with a far longer latency tail than 1 unlimited pod, though no pod reaches its limit on average",
+	Check:     "p99 (limited) / p99 (unlimited) >= 2 at half-machine load",
+	Published: "tail latency up to ~6x the unlimited run at 8 client threads, ~3x at 4",
+	quick: func(e *experiment.Experiment, cores int) (string, error) {
+		pods := max(2, scale(8, cores, 16, 2))
+		lim, err := config(e, "limited")
+		if err != nil {
+			return "", err
+		}
+		lim.Instances = pods
+		per := milli(cores * 1000 / 2 / pods)
+		lim.CPU.Request, lim.CPU.Limit = per, per
+		e.Spec.Loads[0].Workers = pods
+		tileQuick(e, 300)
+		return fmt.Sprintf("%d pods of %s CPU (limits still half of %d cores), %d workers (one per pod, as 8 for 8), 300 random tiles, 1 repeat", pods, per, cores, pods), nil
+	},
+	verdict: func(r *Results) (bool, string, error) {
+		v, err := p99s(r, "unlimited", "limited")
+		if err != nil {
+			return false, "", err
+		}
+		lim, _ := r.Config("limited")
+		c, err := config(r.Spec, "limited")
+		if err != nil {
+			return false, "", err
+		}
+		ratio := v[1] / v[0]
+		return ratio >= 2, fmt.Sprintf("p99 %.0f ms limited against %.0f ms unlimited: %.2fx (needs >= 2); a limited pod used %.2f cores on average against its %.2f limit, and was throttled in %.0f%% of periods",
+			v[1], v[0], ratio, lim.MeanCores/float64(c.Instances), cpus(c.CPU.Limit), lim.ThrottledPct), nil
+	},
+}

@@ -1,0 +1,46 @@
+package experiments
+
+import (
+	"fmt"
+
+	"github.com/throttlelab/throttlelab/experiment"
+)
+
+// f02LimitSize is f02-limit-size.yaml.
+var f02LimitSize = &Preset{
+	Name: "f02-limit-size", Finding: "F2", Source: mandelbrot, Cores: 16, why: rarelyThrottled("limit-1"),
+	Claim:     "raising the limit per pod reduces the harm; 4 CPUs x 8 pods (twice the machine) almost removes it",
+	Check:     "p99 falls as the limit rises; the largest limit is within 1.3x of unlimited",
+	Published: "4 CPUs x 8 pods almost removes the harm, but total render time is still >10% up",
+	quick: func(e *experiment.Experiment, cores int) (string, error) {
+		pods := 2
+		var got []string
+		for _, c := range []struct {
+			name string
+			cpus int
+		}{{"limit-1", 1}, {"limit-2", 2}, {"limit-4", 4}} {
+			// The same share of the machine: cpus x 8 pods of 16 cores.
+			m := c.cpus * 8 * cores * 1000 / 16 / pods
+			cfg, err := config(e, c.name)
+			if err != nil {
+				return "", err
+			}
+			cfg.Instances, cfg.CPU.Limit = pods, milli(m)
+			got = append(got, milli(m))
+		}
+		e.Spec.Loads[0].Workers = pods
+		tileQuick(e, 200)
+		return fmt.Sprintf("%d pods each at %s / %s / %s CPU (the same shares of %d cores as 1/2/4 CPUs x 8 pods of 16), %d workers, 200 random tiles, 1 repeat",
+			pods, got[0], got[1], got[2], cores, pods), nil
+	},
+	verdict: func(r *Results) (bool, string, error) {
+		v, err := p99s(r, "unlimited", "limit-1", "limit-2", "limit-4")
+		if err != nil {
+			return false, "", err
+		}
+		falls := v[1] > v[3] && v[2] <= 1.05*v[1] && v[3] <= 1.05*v[2]
+		close := v[3] <= 1.3*v[0]
+		return falls && close, fmt.Sprintf("p99 %.0f / %.0f / %.0f ms from the smallest limit to the largest (falls: %v), unlimited %.0f ms: largest limit at %.2fx (needs <= 1.3)",
+			v[1], v[2], v[3], falls, v[0], v[3]/v[0]), nil
+	},
+}

@@ -1,0 +1,38 @@
+package experiments
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/throttlelab/throttlelab/experiment"
+)
+
+// f03PoolSize is f03-pool-size.yaml.
+var f03PoolSize = &Preset{
+	Name: "f03-pool-size", Finding: "F3", Source: mandelbrot, Cores: 16, why: rarelyThrottled("4x4cpu"),
+	Claim:     "with limits adding up to the machine, fewer larger pools beat more smaller ones, and limits are worse than running out of CPU",
+	Check:     "p99: 2 big pools < 4 small pools; unlimited overload < limited",
+	Published: "2 x 8 CPUs better than 4 x 4 CPUs; unlimited pods under overload better than either",
+	quick: func(e *experiment.Experiment, cores int) (string, error) {
+		small, big := milli(4*cores*1000/16), milli(8*cores*1000/16)
+		for name, limit := range map[string]string{"4x4cpu": small, "2x8cpu": big} {
+			c, err := config(e, name)
+			if err != nil {
+				return "", err
+			}
+			c.CPU.Limit = limit
+		}
+		e.Spec.Loads[0].Workers = scale(20, cores, 16, 2)
+		tileQuick(e, 200)
+		return fmt.Sprintf("4 pods of %s against 2 of %s CPU (both add up to %d cores), %d workers (20 of 16), 200 random tiles, 1 repeat",
+			small, big, cores, e.Spec.Loads[0].Workers), nil
+	},
+	verdict: func(r *Results) (bool, string, error) {
+		v, err := p99s(r, "unlimited", "4x4cpu", "2x8cpu")
+		if err != nil {
+			return false, "", err
+		}
+		ok := v[2] < v[1] && v[0] < math.Min(v[1], v[2])
+		return ok, fmt.Sprintf("p99 4 small pools %.0f ms, 2 big pools %.0f ms, unlimited %.0f ms", v[1], v[2], v[0]), nil
+	},
+}

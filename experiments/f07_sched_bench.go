@@ -1,0 +1,56 @@
+package experiments
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/throttlelab/throttlelab/experiment"
+)
+
+// f07SchedBench is f07-sched-bench.yaml.
+var f07SchedBench = &Preset{
+	Name: "f07-sched-bench", Finding: "F7", Source: schedBench, Cores: 4,
+	Claim:     "a 2-CPU limit cuts the goodput of 200 ms bursts by ~43% although the 1 s average use is under 1 core",
+	Check:     "goodput (limited) / goodput (unlimited) between 0.45 and 0.75; 100 ms usage peaks at the limit while the 1 s average stays below it",
+	Published: "goodput per burst ~4M -> ~2.3M iterations (-43%)",
+	quick: func(e *experiment.Experiment, cores int) (string, error) {
+		workers := scale(4, cores, 4, 1)
+		lim := milli(2 * cores * 1000 / 4)
+		for i := range e.Spec.Configs {
+			n := &e.Spec.Configs[i].Neighbours[0]
+			n.Workers = workers
+			if n.CPU.Limit != "" {
+				n.CPU.Limit = lim
+			}
+		}
+		e.Spec.Loads[0].Duration = dur(11 * time.Second)
+		return fmt.Sprintf("%d burst workers and a %s-CPU limit (4 and 2 of 4 cores, scaled to %d), 11 s (5 bursts)", workers, lim, cores), nil
+	},
+	verdict: func(r *Results) (bool, string, error) {
+		gu, nu, err := r.BurstGoodput("unlimited", "burst")
+		if err != nil {
+			return false, "", err
+		}
+		gl, nl, err := r.BurstGoodput("limit-2", "burst")
+		if err != nil {
+			return false, "", err
+		}
+		u, err := r.NeighbourUsage("limit-2", "burst")
+		if err != nil {
+			return false, "", err
+		}
+		cfg, err := config(r.Spec, "limit-2")
+		if err != nil {
+			return false, "", err
+		}
+		if len(cfg.Neighbours) == 0 {
+			return false, "", fmt.Errorf("config %q has no burst neighbour", cfg.Name)
+		}
+		c := cfg.Neighbours[0]
+		limit := cpus(c.CPU.Limit)
+		ratio := gl / gu
+		ok := ratio >= 0.45 && ratio <= 0.75 && u.Peak100ms >= 0.9*limit && u.Peak1s < limit
+		return ok, fmt.Sprintf("goodput %.0f M iterations per burst limited against %.0f M unlimited (%d and %d bursts): %.2f (needs 0.45-0.75); limited burst used %.2f cores at its 100 ms peak and %.2f over its busiest second, limit %.2f",
+			gl/1e6, gu/1e6, nl, nu, ratio, u.Peak100ms, u.Peak1s, limit), nil
+	},
+}

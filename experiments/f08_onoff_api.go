@@ -1,0 +1,48 @@
+package experiments
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/throttlelab/throttlelab/experiment"
+)
+
+// f08OnoffApi is f08-onoff-api.yaml.
+var f08OnoffApi = &Preset{
+	Name: "f08-onoff-api", Finding: "F8", Source: schedBench, Cores: 4,
+	Claim:     "a 2-CPU limit doubles the mean latency of a web server under bursty clients; 3-4 CPUs cost little",
+	Check:     "mean latency (2 CPU) >= 1.5x unlimited; 4 CPU within 1.2x",
+	Published: "2-CPU limit: ~5% less throughput, mean latency doubled",
+	quick: func(e *experiment.Experiment, cores int) (string, error) {
+		var got []string
+		for _, c := range []struct {
+			name string
+			cpus int
+		}{{"limit-2", 2}, {"limit-3", 3}, {"limit-4", 4}} {
+			m := milli(c.cpus * cores * 1000 / 4)
+			cfg, err := config(e, c.name)
+			if err != nil {
+				return "", err
+			}
+			cfg.CPU.Limit = m
+			got = append(got, m)
+		}
+		e.Spec.Loads[0].Sources = scale(64, cores, 4, 8)
+		e.Spec.Loads[0].Duration = dur(10 * time.Second)
+		e.Spec.Repeats = 1
+		return fmt.Sprintf("limits %s / %s / %s CPU (2, 3, 4 of 4 cores, scaled to %d), %d sources, 10 s, 1 repeat", got[0], got[1], got[2], cores, e.Spec.Loads[0].Sources), nil
+	},
+	verdict: func(r *Results) (bool, string, error) {
+		var m [3]float64
+		for i, n := range []string{"unlimited", "limit-2", "limit-4"} {
+			v, err := r.MeanLatency(n)
+			if err != nil {
+				return false, "", err
+			}
+			m[i] = v
+		}
+		ok := m[1] >= 1.5*m[0] && m[2] <= 1.2*m[0]
+		return ok, fmt.Sprintf("mean latency %.2f ms unlimited, %.2f ms at the smallest limit (%.2fx, needs >= 1.5), %.2f ms at the largest (%.2fx, needs <= 1.2)",
+			m[0], m[1], m[1]/m[0], m[2], m[2]/m[0]), nil
+	},
+}

@@ -1,0 +1,11 @@
+package experiments
+
+// f11Reservations is f11-reservations.yaml.
+var f11Reservations = &Preset{
+	Name: "f11-reservations", Finding: "F11", Source: qosPaper, Cores: 4,
+	Claim:     "a Burstable neighbour's load raises a Guaranteed service's latency although each requests half the cores",
+	Check:     "service1 p99 under service2 load >= 1.5x alone",
+	Published: "service1 mean 6 -> 9.5 ms, p99 7 -> 22 ms",
+	quick:     quickQoS(),
+	verdict:   p99Worse("alone", "service2-load", 1.5),
+}

@@ -1,0 +1,67 @@
+package experiments
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/throttlelab/throttlelab/experiment"
+)
+
+// f14Pinning is f14-pinning.yaml.
+var f14Pinning = &Preset{
+	Name: "f14-pinning", Finding: "F14", Source: burstStudy, Cores: 4,
+	why: func(r *Results) string {
+		s, err1 := r.Config("shared")
+		p, err2 := r.Config("pinned")
+		if err1 != nil || err2 != nil {
+			return ""
+		}
+		if p.ThrottledPct >= 1 {
+			return fmt.Sprintf("the pinned container was throttled in %.1f%% of periods: it has a quota as well as its cores", p.ThrottledPct)
+		}
+		if p.P99Ms < 0.9*s.P99Ms {
+			return fmt.Sprintf("the pinned cores served the requests sooner: in the shared pool they ran in parallel on every core until the quota ran out, then all waited for the next period (throttled in %.0f%% of periods)", s.ThrottledPct)
+		}
+		return ""
+	},
+	Claim:     "pinned threads queue on their cores while the shared pool serves them at once: pinning is no cure for throttling latency",
+	Check:     "pinned: no throttled periods, yet p99 no better than 0.9x the shared pool's with an equal limit",
+	Published: "4 requests of 60 ms to a 2-CPU container: pinned no faster than shared",
+	quick: func(e *experiment.Experiment, cores int) (string, error) {
+		n := max(1, cores/2)
+		m := milli(n * 1000)
+		for i := range e.Spec.Configs {
+			c := &e.Spec.Configs[i]
+			c.CPU.Request = m
+			if c.CPU.Limit != "" {
+				c.CPU.Limit = m
+			}
+			if c.CPU.Cpuset != "" {
+				c.CPU.Cpuset = fmt.Sprintf("%d-%d", cores-n, cores-1)
+				if n == 1 {
+					c.CPU.Cpuset = fmt.Sprint(cores - 1)
+				}
+			}
+		}
+		e.Spec.Loads[0].Step = dur(6 * time.Second)
+		e.Spec.Repeats = 1
+		pinned, err := config(e, "pinned")
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("a %s-CPU container (2 of 4 cores, scaled to %d), pinned to CPU %s, 6 s, 1 repeat", m, cores, pinned.CPU.Cpuset), nil
+	},
+	verdict: func(r *Results) (bool, string, error) {
+		s, err := r.Config("shared")
+		if err != nil {
+			return false, "", err
+		}
+		p, err := r.Config("pinned")
+		if err != nil {
+			return false, "", err
+		}
+		ok := p.ThrottledPct < 1 && p.P99Ms >= 0.9*s.P99Ms
+		return ok, fmt.Sprintf("pinned: %.1f%% of periods throttled (needs none, under 1%%), p99 %.0f ms against %.0f ms shared (%.2fx, needs >= 0.9)",
+			p.ThrottledPct, p.P99Ms, s.P99Ms, p.P99Ms/s.P99Ms), nil
+	},
+}

@@ -1,0 +1,59 @@
+package experiments
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/throttlelab/throttlelab/record"
+)
+
+// Info is preset.json: which preset a results directory ran, and how it was
+// scaled, so --resume and the checks know.
+type Info struct {
+	Preset string `json:"preset"`
+	Scaled string `json:"scaled,omitempty"`
+}
+
+// ReadInfo reads dir/preset.json; nil if the directory ran no preset.
+func ReadInfo(dir string) (*Info, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "preset.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var i Info
+	if err := json.Unmarshal(b, &i); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "preset.json"), err)
+	}
+	return &i, nil
+}
+
+// Write records the preset in dir (nothing for a nil Info).
+func (i *Info) Write(dir string) error {
+	if i == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return record.WriteJSON(filepath.Join(dir, "preset.json"), i)
+}
+
+// Judge computes the preset's check over the results in dir and writes
+// verdict.json (nil verdict for a nil Info: no preset).
+func (i *Info) Judge(dir string) (*record.Verdict, error) {
+	if i == nil {
+		return nil, nil
+	}
+	p, ok := Lookup(i.Preset)
+	if !ok {
+		return nil, fmt.Errorf("%s ran preset %q, which this version does not have", dir, i.Preset)
+	}
+	return p.Evaluate(dir, i.Scaled)
+}

@@ -1,0 +1,356 @@
+package local
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/units"
+	"github.com/throttlelab/throttlelab/workload"
+)
+
+// Options control the local backend.
+type Options struct {
+	// Binary is the throttlelab executable started for instances and neighbours.
+	Binary string
+	// Log receives warnings (groups of a killed run removed).
+	Log io.Writer
+	// Root is the kernel file system root ("/"), RunID the cgroup subtree name
+	// (default NAME-PID).
+	Root  string
+	RunID string
+}
+
+// Backend runs an experiment's runs with real processes in real cgroups: for
+// each run it makes the groups with the config's CPU settings, starts the
+// server instances and neighbours inside them, drives the load, samples CPU
+// use every 10 ms, reads cpu.stat, and stops everything and removes the
+// groups. It needs root (or a delegated cgroup subtree).
+type Backend struct {
+	opt Options
+	e   *experiment.Experiment
+	m   *cgroup.Manager
+	cal workload.BurnCalibration
+}
+
+// New returns the local backend.
+func New(opt Options) *Backend {
+	if opt.Root == "" {
+		opt.Root = "/"
+	}
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	return &Backend{opt: opt}
+}
+
+// Name is "local".
+func (x *Backend) Name() string { return "local" }
+
+// Prepare makes the experiment's cgroup subtree (after removing the groups a
+// killed run left behind), calibrates the burn loop once for every instance
+// (so cpu=5ms means the same everywhere) and describes this machine.
+func (x *Backend) Prepare(_ context.Context, e *experiment.Experiment) (record.Env, error) {
+	x.e = e
+	if x.opt.RunID == "" {
+		x.opt.RunID = fmt.Sprintf("%s-%d", e.Metadata.Name, os.Getpid())
+	}
+	withCpuset := false
+	for _, c := range e.Spec.Configs {
+		withCpuset = withCpuset || c.CPU.Cpuset != ""
+		for _, n := range e.NeighboursOf(c) {
+			withCpuset = withCpuset || n.CPU.Cpuset != ""
+		}
+	}
+	// Groups left by a runner that was killed outright (its instances died with
+	// it, through PDEATHSIG, but nobody removed the groups).
+	if removed, _ := cgroup.RemoveStale(x.opt.Root); len(removed) > 0 {
+		fmt.Fprintf(x.opt.Log, "removed the cgroups of a run that was killed: %s\n", strings.Join(removed, " "))
+	}
+	m, err := cgroup.NewManager(x.opt.Root, x.opt.RunID, withCpuset)
+	if err != nil {
+		return record.Env{}, err
+	}
+	x.m = m
+	cal, err := workload.CalibrateBurn(20_000_000, 5)
+	if err != nil {
+		return record.Env{}, err
+	}
+	x.cal = cal
+	// The calibration is a measurement: the simulator takes the burn speed
+	// from it when it is compared with this run.
+	env := ReadEnv(m)
+	env.BurnIterationsPerMs = cal.IterationsPerMs
+	return env, nil
+}
+
+// Close removes the experiment's cgroup subtree.
+func (x *Backend) Close() error {
+	if x.m == nil {
+		return nil
+	}
+	return x.m.Cleanup(true)
+}
+
+func (x *Backend) serveArgs(name string, s experiment.Server) []string {
+	args := []string{"serve", "--listen", "127.0.0.1:0", "--name", name, "--gomaxprocs", s.GOMAXPROCS.String(),
+		"--burn-calibration", strconv.FormatFloat(x.cal.IterationsPerMs, 'f', 1, 64)}
+	if s.Single {
+		args = append(args, "--single")
+	}
+	if s.CPUClock != nil && !*s.CPUClock {
+		args = append(args, "--cpu-clock=false")
+	}
+	return args
+}
+
+// Run performs one run, writing its files into dir. On cancellation it stops
+// and removes every process and group it made and returns ctx's error.
+func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*record.Run, error) {
+	rs := &record.Run{CPUStat: map[string]cgroup.CPUStat{}, Usage: map[string]record.UsageStats{}, Started: time.Now().UTC()}
+	settings, qos, err := x.e.Settings(run.Config)
+	if err != nil {
+		return nil, err
+	}
+	rs.Settings, rs.QoS = settings, qos
+
+	var procs []*proc
+	var groups []*cgroup.Group
+	defer func() {
+		for _, p := range procs {
+			p.stop(5 * time.Second)
+		}
+		for _, g := range groups {
+			g.Remove()
+		}
+	}()
+	var instances []*proc
+	var instGroups []*cgroup.Group
+	for i := 0; i < run.Config.Instances; i++ {
+		name := fmt.Sprintf("%s-%d", run.Config.Name, i)
+		g, err := x.m.NewGroup(fmt.Sprintf("r%03d-%s", run.Index, name), settings)
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, g)
+		p, err := startInGroup(g, name, x.opt.Binary, x.serveArgs(name, run.Config.Server), true, nil)
+		if err != nil {
+			return nil, err
+		}
+		procs, instances, instGroups = append(procs, p), append(instances, p), append(instGroups, g)
+		rs.Instances = append(rs.Instances, name)
+	}
+	var neighbourGroups []*cgroup.Group
+	var probe *experiment.Neighbour
+	neighbours := x.e.NeighboursOf(run.Config)
+	for i := range neighbours {
+		n := &neighbours[i]
+		if n.Kind == "probe" {
+			probe = n
+			continue
+		}
+		ns, err := x.e.NeighbourSettings(*n)
+		if err != nil {
+			return nil, err
+		}
+		g, err := x.m.NewGroup(experiment.NeighbourGroup(run.Index, n.Name), ns)
+		if err != nil {
+			return nil, err
+		}
+		groups = append(groups, g)
+		neighbourGroups = append(neighbourGroups, g)
+		var args []string
+		switch n.Kind {
+		case "noise":
+			args = []string{"noise", "--threads", strconv.Itoa(n.Threads)}
+		case "burst":
+			args = []string{"burst", "--workers", strconv.Itoa(n.Workers), "--busy", n.Busy.String(), "--sleep", n.Sleep.String(), "--gomaxprocs", strconv.Itoa(n.Workers)}
+		case "server":
+			args = x.serveArgs(n.Name, experiment.Server{GOMAXPROCS: units.GOMAXPROCSHost})
+		}
+		var stdout io.Writer
+		if n.Kind == "burst" {
+			// One JSON line per cycle: the burst worker's goodput is a measurement.
+			f, err := os.Create(filepath.Join(dir, "burst-"+n.Name+".jsonl"))
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			stdout = f
+		}
+		p, err := startInGroup(g, n.Name, x.opt.Binary, args, n.Kind == "server", stdout)
+		if err != nil {
+			return nil, err
+		}
+		procs = append(procs, p)
+	}
+	var targets []string
+	for _, p := range instances {
+		if err := p.waitHealthy(ctx); err != nil {
+			return nil, err
+		}
+		targets = append(targets, p.url)
+	}
+
+	lc := x.e.LoadConfig(run.Load)
+	lc.Targets = targets
+	if w := x.e.Spec.Warmup.Duration; w > 0 {
+		warm := lc
+		warm.Duration, warm.Requests = w, 0
+		if warm.Mode == loadgen.ModeRamp {
+			// One step at the top of the ramp, whatever the requests are.
+			warm.RampFrom, warm.RampStep = warm.RampTo, w
+		}
+		if _, err := loadgen.Run(ctx, warm); err != nil {
+			return nil, fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+
+	all := append(append([]*cgroup.Group{}, instGroups...), neighbourGroups...)
+	before := make([]cgroup.CPUStat, len(all))
+	for i, g := range all {
+		if before[i], err = g.Stat(); err != nil {
+			return nil, err
+		}
+	}
+	usage, err := os.Create(filepath.Join(dir, "usage.csv"))
+	if err != nil {
+		return nil, err
+	}
+	defer usage.Close()
+	throttled, err := os.Create(filepath.Join(dir, "throttled.csv"))
+	if err != nil {
+		return nil, err
+	}
+	defer throttled.Close()
+	samples, stopSampling, err := x.sample(all, usage, throttled)
+	if err != nil {
+		return nil, err
+	}
+	records, err := os.Create(filepath.Join(dir, "requests.csv"))
+	if err != nil {
+		stopSampling()
+		return nil, err
+	}
+	defer records.Close()
+	lc.Records = records
+
+	probeDone := make(chan *loadgen.Result, 1)
+	if probe != nil {
+		probeRecords, err := os.Create(filepath.Join(dir, "probe.csv"))
+		if err != nil {
+			stopSampling()
+			return nil, err
+		}
+		defer probeRecords.Close()
+		pc := experiment.ProbeConfig(lc, *probe)
+		pc.Records = probeRecords
+		go func() {
+			r, _ := loadgen.Run(ctx, pc)
+			probeDone <- r
+		}()
+	} else {
+		probeDone <- nil
+	}
+	start := time.Now()
+	res, err := loadgen.Run(ctx, lc)
+	rs.Seconds = time.Since(start).Seconds()
+	stopSampling()
+	if pr := <-probeDone; pr != nil {
+		rs.Probe = pr.Summary
+	}
+	if err != nil {
+		return nil, err
+	}
+	if res.Summary.Interrupted || ctx.Err() != nil {
+		return nil, context.Canceled
+	}
+	for i, p := range instances {
+		if dead, why := p.exited(); dead {
+			return nil, fmt.Errorf("instance %s stopped during the run (%v): %s", rs.Instances[i], why, p.stderr.String())
+		}
+	}
+	rs.Neighbours = map[string]cgroup.CPUStat{}
+	for i, g := range all {
+		after, err := g.Stat()
+		if err != nil {
+			return nil, err
+		}
+		d := after.Sub(before[i])
+		if i < len(instGroups) {
+			rs.CPUStat[rs.Instances[i]] = d
+			rs.Total = rs.Total.Add(d)
+		} else {
+			rs.Neighbours[g.Name] = d
+			if rs.NeighbourUsage == nil {
+				rs.NeighbourUsage = map[string]record.UsageStats{}
+			}
+			rs.NeighbourUsage[g.Name] = record.UsageStatsOf(*samples, i)
+		}
+	}
+	for i, name := range rs.Instances {
+		rs.Usage[name] = record.UsageStatsOf(*samples, i)
+	}
+	rs.Summary = res.Summary
+	// Stop the neighbours now, so what they print is complete before the rename.
+	for _, p := range procs {
+		p.stop(5 * time.Second)
+	}
+	if err := records.Close(); err != nil {
+		return nil, err
+	}
+	if err := record.WriteHist(filepath.Join(dir, "latency.hdr"), res.Histogram, start); err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+// sample writes usage.csv (cumulative usage in ns of each group every 10 ms)
+// and throttled.csv (cumulative throttled periods at the same instants), and
+// keeps the samples for the summary.
+func (x *Backend) sample(groups []*cgroup.Group, usage, throttled io.Writer) (*[]cgroup.UsageSample, func(), error) {
+	s, err := cgroup.NewSampler(groups)
+	if err != nil {
+		return nil, nil, err
+	}
+	bu, bt := bufio.NewWriter(usage), bufio.NewWriter(throttled)
+	for _, bw := range []*bufio.Writer{bu, bt} {
+		bw.WriteString("t_ns")
+		for _, g := range groups {
+			bw.WriteString("," + g.Name)
+		}
+		bw.WriteString("\n")
+	}
+	samples := &[]cgroup.UsageSample{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Run(ctx, 10*time.Millisecond, func(u cgroup.UsageSample) {
+			*samples = append(*samples, u)
+			at := strconv.FormatInt(int64(u.At), 10)
+			bu.WriteString(at)
+			bt.WriteString(at)
+			for i, v := range u.Usage {
+				bu.WriteString("," + strconv.FormatInt(int64(v), 10))
+				bt.WriteString("," + strconv.FormatUint(u.Throttled[i], 10))
+			}
+			bu.WriteString("\n")
+			bt.WriteString("\n")
+		})
+	}()
+	return samples, func() { cancel(); <-done; bu.Flush(); bt.Flush(); s.Close() }, nil
+}

@@ -1,0 +1,24 @@
+// Package record is the recorded run and the results directory every
+// backend writes and the report reads: a run's summary (Run), where the runs
+// were made (Env), a preset's check (Verdict), reading and writing them, the
+// one aggregation of runs into per-config figures (Summarize) and the one
+// table that prints them (WriteTable).
+//
+// A results directory holds spec.yaml (the resolved spec), env.json,
+// preset.json and verdict.json (presets), summary.json and one directory per
+// run, runs/CONFIG/LOAD/rN, with that run's summary.json, requests.csv,
+// usage.csv, throttled.csv and latency.hdr.
+//
+// Example:
+//
+//	e, env, runs, err := record.ReadResults("results/limits/20261121-101500")
+//	if err != nil {
+//		return err
+//	}
+//	s := record.Summarize(e, runs)
+//	fmt.Println(env.Backend)
+//	record.WriteTable(os.Stdout, s.Rows(), false)
+package record
+
+// The package is not called results: /results/ is where run and sim write
+// their results directories by default (and .gitignore keeps them out).

@@ -1,0 +1,59 @@
+package record
+
+import (
+	"fmt"
+	"time"
+)
+
+// Env describes where a results directory was made: the machine it was
+// measured on, or the simulated one. It is env.json.
+type Env struct {
+	Hostname      string `json:"hostname"`
+	Kernel        string `json:"kernel"`
+	CgroupMode    string `json:"cgroup_mode"`
+	CPUController string `json:"cpu_controller"`
+	BurstSupport  bool   `json:"burst_supported"`
+	CPUModel      string `json:"cpu_model"`
+	Cores         int    `json:"cores"`
+	GoVersion     string `json:"go_version"`
+	Version       string `json:"throttlelab_version"`
+	Backend       string `json:"backend"`
+	// GOMAXPROCS is each config's GOMAXPROCS policy (host, N or limit).
+	GOMAXPROCS map[string]string `json:"gomaxprocs_policy,omitempty"`
+	// BurnIterationsPerMs is the burn loop's measured speed (iterations per
+	// ms of CPU) that every instance used.
+	BurnIterationsPerMs float64   `json:"burn_iterations_per_ms,omitempty"`
+	Started             time.Time `json:"started"`
+}
+
+// Verdict is a preset's check, computed from what a run measured. It is
+// verdict.json in the results directory, and the report's header shows it.
+type Verdict struct {
+	Preset  string `json:"preset"`
+	Finding string `json:"finding"`
+	Source  string `json:"source"`
+	Claim   string `json:"claim"`
+	Check   string `json:"check"`
+	// Reproduced says whether the check passed; Numbers gives the measured
+	// figures behind it.
+	Reproduced bool   `json:"reproduced"`
+	Numbers    string `json:"numbers"`
+	// Why explains a failed check where the results can tell.
+	Why string `json:"why,omitempty"`
+	// Scaled says how a --quick run was scaled down ("" at original scale).
+	Scaled  string `json:"scaled,omitempty"`
+	Backend string `json:"backend"`
+}
+
+// Line is the verdict in one line, as run and sim print it.
+func (v *Verdict) Line() string {
+	word := "NOT REPRODUCED"
+	if v.Reproduced {
+		word = "REPRODUCED"
+	}
+	line := fmt.Sprintf("%s %s (%s): %s. %s", v.Finding, word, v.Preset, v.Check, v.Numbers)
+	if v.Why != "" {
+		line += ". Why: " + v.Why
+	}
+	return line
+}

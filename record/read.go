@@ -1,0 +1,104 @@
+package record
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/workload"
+)
+
+// ErrIncomplete marks a run directory whose summary.json has no load summary.
+var ErrIncomplete = errors.New("incomplete run summary")
+
+// ReadRun reads a run's summary.json in its directory (runs/CONFIG/LOAD/rN).
+// A run that did not finish has no directory: runs are renamed into place
+// when complete.
+func ReadRun(dir string) (*Run, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		return nil, err
+	}
+	var rs Run
+	if err := json.Unmarshal(b, &rs); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), err)
+	}
+	if rs.Summary == nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "summary.json"), ErrIncomplete)
+	}
+	return &rs, nil
+}
+
+// RunDir is the directory of a run in the results directory dir.
+func RunDir(dir string, r experiment.Run) string { return filepath.Join(dir, "runs", r.ID()) }
+
+// ReadResults reads a results directory: the resolved spec, the environment
+// and the summaries of the runs that finished, in the order they were run.
+func ReadResults(dir string) (*experiment.Experiment, Env, []*Run, error) {
+	// Runs are read by their IDs, in the order they were made; one not
+	// renamed into place yet (unfinished) is not there.
+	var env Env
+	e, err := experiment.ReadSpec(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, env, nil, fmt.Errorf("%s: not a results directory (no spec.yaml): give a directory written by throttlelab run or sim", dir)
+	}
+	if err != nil {
+		return nil, env, nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "env.json")); err == nil {
+		if err := json.Unmarshal(b, &env); err != nil {
+			return nil, env, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "env.json"), err)
+		}
+	}
+	var runs []*Run
+	for _, r := range e.Runs() {
+		rs, err := ReadRun(RunDir(dir, r))
+		if err != nil {
+			continue // not run yet
+		}
+		runs = append(runs, rs)
+	}
+	if len(runs) == 0 {
+		return nil, env, nil, fmt.Errorf("%s: no finished runs yet: finish the experiment with --resume", dir)
+	}
+	return e, env, runs, nil
+}
+
+// ReadVerdict reads verdict.json, which a preset's run writes next to its
+// results; nil when there is none or it cannot be read.
+func ReadVerdict(dir string) *Verdict {
+	b, err := os.ReadFile(filepath.Join(dir, "verdict.json"))
+	if err != nil {
+		return nil
+	}
+	var v Verdict
+	if json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	return &v
+}
+
+// ReadBurstCycles reads a burst neighbour's burst-NAME.jsonl in a run's
+// directory: one line per finished cycle.
+func ReadBurstCycles(runDir, name string) ([]workload.BurstCycle, error) {
+	f, err := os.Open(filepath.Join(runDir, "burst-"+name+".jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []workload.BurstCycle
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		var c workload.BurstCycle
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", f.Name(), line, err)
+		}
+		out = append(out, c)
+	}
+	return out, sc.Err()
+}

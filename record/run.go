@@ -1,0 +1,76 @@
+package record
+
+import (
+	"time"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/loadgen"
+)
+
+// Run is what one run measured: the recorded run, whichever backend made it.
+// It is the run's summary.json.
+type Run struct {
+	ID        string           `json:"id"`
+	Index     int              `json:"index"`
+	Config    string           `json:"config"`
+	Load      string           `json:"load"`
+	Repeat    int              `json:"repeat"`
+	QoS       cgroup.QoSClass  `json:"qos"`
+	Settings  cgroup.Settings  `json:"cgroup_settings"`
+	Instances []string         `json:"instances"`
+	Summary   *loadgen.Summary `json:"load_summary"`
+	// CPUStat holds each instance's cpu.stat over the measured load (not the
+	// warm-up), and Total their sum.
+	CPUStat map[string]cgroup.CPUStat `json:"cpu_stat"`
+	Total   cgroup.CPUStat            `json:"cpu_stat_total"`
+	// Usage of each instance in cores: mean over the run, and the highest
+	// 100 ms and 1 s windows (from the 10 ms samples).
+	Usage      map[string]UsageStats     `json:"usage_cores"`
+	Neighbours map[string]cgroup.CPUStat `json:"neighbour_cpu_stat,omitempty"`
+	// NeighbourUsage is each neighbour group's use in cores, like Usage.
+	NeighbourUsage map[string]UsageStats `json:"neighbour_usage_cores,omitempty"`
+	Probe          *loadgen.Summary      `json:"probe_summary,omitempty"`
+	Started        time.Time             `json:"started"`
+	Seconds        float64               `json:"seconds"`
+}
+
+// UsageStats is an instance's CPU use in cores at three resolutions.
+type UsageStats struct {
+	Mean      float64 `json:"mean"`
+	Peak100ms float64 `json:"peak_100ms"`
+	Peak1s    float64 `json:"peak_1s"`
+}
+
+// ThrottledPct is the share of periods in which the run's instances were throttled.
+func (r *Run) ThrottledPct() float64 {
+	if r.Total.Periods == 0 {
+		return 0
+	}
+	return 100 * float64(r.Total.ThrottledPeriods) / float64(r.Total.Periods)
+}
+
+// UsageStatsOf computes one group's use in cores from cumulative samples.
+func UsageStatsOf(samples []cgroup.UsageSample, i int) UsageStats {
+	var st UsageStats
+	if len(samples) < 2 {
+		return st
+	}
+	first, last := samples[0], samples[len(samples)-1]
+	if span := last.At - first.At; span > 0 {
+		st.Mean = float64(last.Usage[i]-first.Usage[i]) / float64(span)
+	}
+	peak := func(window time.Duration) float64 {
+		best, j := 0.0, 0
+		for k := range samples {
+			for j < k && samples[k].At-samples[j].At > window {
+				j++
+			}
+			if span := samples[k].At - samples[j].At; span >= window*9/10 {
+				best = max(best, float64(samples[k].Usage[i]-samples[j].Usage[i])/float64(span))
+			}
+		}
+		return best
+	}
+	st.Peak100ms, st.Peak1s = peak(100*time.Millisecond), peak(time.Second)
+	return st
+}

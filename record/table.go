@@ -1,0 +1,100 @@
+package record
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// Row is one line of the results table: a config under a load, and how the
+// table names it ("limited", "measured: limited (reference)").
+type Row struct {
+	Label string
+	ConfigSummary
+}
+
+const (
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31;1m"
+	ansiYellow = "\x1b[33m"
+	ansiReset  = "\x1b[0m"
+)
+
+// WriteTable prints rows as aligned tables, one per load (in the order the
+// loads first appear), with units in the headers. With color set (the output
+// is a terminal), the reference is dimmed, a p99 at least twice the
+// reference's is red and throttling yellow. It is the one table: run, sim and
+// report all print it.
+func WriteTable(w io.Writer, rows []Row, color bool) {
+	paint := func(code, s string) string {
+		if !color || code == "" {
+			return s
+		}
+		return code + s + ansiReset
+	}
+	var loads []string
+	for _, r := range rows {
+		if !slices.Contains(loads, r.Load) {
+			loads = append(loads, r.Load)
+		}
+	}
+	for i, load := range loads {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "load %s\n", load)
+		var rs []Row
+		for _, r := range rows {
+			if r.Load == load {
+				rs = append(rs, r)
+			}
+		}
+		// Colour goes on whole lines after alignment, so the escape codes do
+		// not count towards the column widths.
+		var b strings.Builder
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "config\truns\trequests\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\tp99/ref\tthrottled\tthrottled s\tstall ms\tmean cores\tpeak 100ms\t")
+		for _, r := range rs {
+			ratio := "-"
+			if r.P99VsReference > 0 {
+				ratio = fmt.Sprintf("%.2fx", r.P99VsReference)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%s\t%.2f\t%.2f\t\n", r.Label, r.Repeats, r.Requests, r.Errors, r.ThroughputRPS,
+				FormatMs(r.P50Ms), FormatMs(r.P90Ms), FormatMs(r.P99Ms), FormatMs(r.P999Ms), FormatMs(r.MaxMs), ratio, r.ThrottledPct, r.ThrottledSec(), FormatMs(r.StallMs), r.MeanCores, r.Peak100msCores)
+		}
+		tw.Flush()
+		lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+		for j, l := range lines {
+			code := ""
+			if j > 0 {
+				r := rs[j-1]
+				switch {
+				case r.IsReference:
+					code = ansiDim
+				case r.P99VsReference >= 2:
+					code = ansiRed
+				case r.ThrottledPct > 0:
+					code = ansiYellow
+				}
+			}
+			fmt.Fprintln(w, paint(code, l))
+		}
+	}
+}
+
+// FormatMs prints a figure in ms with as many decimals as it needs to show
+// three significant digits or so ("0", "4.25", "12.5", "1234").
+func FormatMs(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v < 10:
+		return fmt.Sprintf("%.2f", v)
+	case v < 1000:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.0f", v)
+	}
+}

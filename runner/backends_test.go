@@ -1,0 +1,96 @@
+package runner
+
+import (
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/throttlelab/throttlelab/"
+
+// backends are the backend packages, relative to the module's root: each
+// stands beside the others and none may import another (directly or through
+// other packages of the module), so that one backend's dependencies (client-go
+// for Kubernetes) never reach the rest. A listed directory that does not
+// exist yet is skipped.
+var backends = []string{"local", "sim", "k8s"}
+
+// moduleImports returns the module's packages that the non-test files in
+// dir import, relative to the module's root.
+func moduleImports(t *testing.T, root, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(root, dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range af.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if rel, ok := strings.CutPrefix(p, module); ok {
+				out = append(out, rel)
+			}
+		}
+	}
+	return out
+}
+
+// reaches returns every module package pkg depends on, with the path by
+// which it first got there.
+func reaches(t *testing.T, root, pkg string) map[string]string {
+	t.Helper()
+	seen := map[string]string{pkg: pkg}
+	queue := []string{pkg}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, dep := range moduleImports(t, root, p) {
+			if _, ok := seen[dep]; !ok {
+				seen[dep] = seen[p] + " -> " + dep
+				queue = append(queue, dep)
+			}
+		}
+	}
+	return seen
+}
+
+func TestBackendsImportNoOtherBackend(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, b := range backends {
+		if _, err := os.Stat(filepath.Join(root, b)); err != nil {
+			continue
+		}
+		found++
+		deps := reaches(t, root, b)
+		for _, other := range backends {
+			if path, ok := deps[other]; ok && other != b {
+				t.Errorf("backend %s imports backend %s: %s", b, other, path)
+			}
+		}
+	}
+	if found < 2 {
+		t.Fatalf("found %d of the backends %v: is the list out of date?", found, backends)
+	}
+	// The runner is what every backend plugs into: it imports none of them.
+	deps := reaches(t, root, "runner")
+	for _, b := range backends {
+		if path, ok := deps[b]; ok {
+			t.Errorf("the runner imports backend %s: %s", b, path)
+		}
+	}
+}

@@ -1,0 +1,258 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/report"
+)
+
+// Backend turns one run of an experiment into a recorded run. The runner
+// calls Prepare once, then Run for each run not finished yet, in the spec's
+// order, then Close on every path.
+type Backend interface {
+	// Name is the backend as env.json records it ("local", "sim", "kubernetes").
+	Name() string
+	// Prepare readies the backend for e's runs and describes where they run
+	// (env.json; the runner fills in the backend's name, the tool's version
+	// and the configs' GOMAXPROCS policies).
+	Prepare(ctx context.Context, e *experiment.Experiment) (record.Env, error)
+	// Run performs one run (its config, load and repeat), writes the run's
+	// files (requests.csv, usage.csv, throttled.csv, latency.hdr, ...) into
+	// dir, which exists and is empty, and returns what it measured. The
+	// runner writes summary.json and moves dir into place.
+	Run(ctx context.Context, run experiment.Run, dir string) (*record.Run, error)
+	// Close releases what Prepare and the runs made.
+	Close() error
+}
+
+// Finisher is a Backend with something to write once every run is done
+// (the simulator's sim.json).
+type Finisher interface {
+	Finish(dir string) error
+}
+
+// Judge computes a preset's check over a finished results directory (see
+// experiments.Info); nil verdict for an experiment that is no preset.
+type Judge interface {
+	Judge(dir string) (*record.Verdict, error)
+}
+
+// Options control a run of an experiment.
+type Options struct {
+	// Dir is the results directory; with Resume it holds some runs already,
+	// which are kept and not run again.
+	Dir    string
+	Resume bool
+	// Version is the tool's version, written into env.json.
+	Version string
+	// Log receives one line per run with an ETA, and warnings.
+	Log io.Writer
+	// Out receives the verdict, the table and where the report is (nil: none).
+	Out io.Writer
+	// Color paints the table (Out is a terminal).
+	Color bool
+	// Judge, if set, checks a preset's finding when every run finished.
+	Judge Judge
+	// Report writes report.html and prints the table when the runs end.
+	Report bool
+	// Compare are results directories drawn before this one in the report
+	// (sim --compare draws the measurement beside the simulation).
+	Compare []string
+	// MaxInstances caps the CPU-use charts per config (4 if 0).
+	MaxInstances int
+}
+
+// Outcome is what a run of an experiment produced: the finished runs in
+// order (those kept from before too), and their summary.
+type Outcome struct {
+	Runs []*record.Run
+	// Total is the number of runs the experiment has.
+	Total   int
+	Summary *record.Summary
+}
+
+// Run runs every run of e that Dir does not hold yet on backend b, writing
+// each run as it finishes, then sums up, judges and reports. On error or
+// cancellation it stops, keeps the finished runs (and sums them up and
+// reports them) and returns the error; Outcome is never nil.
+func Run(ctx context.Context, e *experiment.Experiment, b Backend, opt Options) (*Outcome, error) {
+	if opt.Log == nil {
+		opt.Log = io.Discard
+	}
+	runs := e.Runs()
+	out := &Outcome{Total: len(runs)}
+	env, err := b.Prepare(ctx, e)
+	defer b.Close()
+	if err != nil {
+		return out, err
+	}
+	if err := writeHead(e, b.Name(), env, opt); err != nil {
+		return out, err
+	}
+	started := time.Now()
+	done := 0
+	var runErr error
+	for _, run := range runs {
+		dir := record.RunDir(opt.Dir, run)
+		if opt.Resume {
+			if prev, err := record.ReadRun(dir); err == nil {
+				fmt.Fprintf(opt.Log, "run %d/%d %s: done before, kept\n", run.Index+1, len(runs), run.ID())
+				out.Runs = append(out.Runs, prev)
+				continue
+			}
+		}
+		if runErr = ctx.Err(); runErr != nil {
+			break
+		}
+		eta := "?"
+		if done > 0 {
+			per := time.Since(started) / time.Duration(done)
+			eta = (per * time.Duration(len(runs)-run.Index)).Round(time.Second).String()
+		}
+		fmt.Fprintf(opt.Log, "run %d/%d %s (eta %s)\n", run.Index+1, len(runs), run.ID(), eta)
+		rs, err := runOne(ctx, b, run, dir)
+		if err != nil {
+			runErr = fmt.Errorf("run %s: %w", run.ID(), err)
+			break
+		}
+		done++
+		out.Runs = append(out.Runs, rs)
+	}
+	if runErr == nil {
+		if f, ok := b.(Finisher); ok {
+			runErr = f.Finish(opt.Dir)
+		}
+	}
+	if len(out.Runs) > 0 {
+		if err := finish(e, out, runErr == nil, opt); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	return out, runErr
+}
+
+// writeHead writes spec.yaml and env.json of a new results directory.
+func writeHead(e *experiment.Experiment, name string, env record.Env, opt Options) error {
+	if err := os.MkdirAll(opt.Dir, 0o755); err != nil {
+		return err
+	}
+	if opt.Resume {
+		return nil
+	}
+	if err := record.WriteSpec(opt.Dir, e); err != nil {
+		return err
+	}
+	env.Backend, env.Version = name, opt.Version
+	env.GOMAXPROCS = map[string]string{}
+	for _, c := range e.Spec.Configs {
+		env.GOMAXPROCS[c.Name] = c.Server.GOMAXPROCS.String()
+	}
+	return record.WriteJSON(filepath.Join(opt.Dir, "env.json"), env)
+}
+
+// runOne performs one run in a temporary directory beside its own and
+// renames it into place when it is complete, so a run directory either holds
+// a whole run or does not exist.
+func runOne(ctx context.Context, b Backend, run experiment.Run, dir string) (*record.Run, error) {
+	tmp := filepath.Join(filepath.Dir(dir), ".tmp-"+filepath.Base(dir))
+	os.RemoveAll(tmp)
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	rs, err := b.Run(ctx, run, tmp)
+	if err != nil {
+		return nil, err
+	}
+	if rs == nil || rs.Summary == nil {
+		return nil, errors.New("the backend recorded no load summary")
+	}
+	rs.ID, rs.Index, rs.Config, rs.Load, rs.Repeat = run.ID(), run.Index, run.Config.Name, run.Load.Name, run.Repeat
+	if err := record.WriteJSON(filepath.Join(tmp, "summary.json"), rs); err != nil {
+		return nil, err
+	}
+	os.RemoveAll(dir) // a leftover of an interrupted earlier attempt
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+// finish sums the runs up into summary.json, judges a preset (when every run
+// finished) and writes the report.
+func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) error {
+	s := record.Summarize(e, out.Runs)
+	out.Summary = s
+	w := opt.Out
+	if w == nil {
+		w = io.Discard
+	}
+	if complete && opt.Judge != nil {
+		// The check reads the runs, not summary.json, so the summary can
+		// carry the verdict.
+		v, err := opt.Judge.Judge(opt.Dir)
+		if err != nil {
+			fmt.Fprintf(opt.Log, "throttlelab: %v\n", err)
+		}
+		if v != nil {
+			fmt.Fprintln(w, v.Line())
+		}
+		s.Verdict = v
+	}
+	if err := record.WriteFileAtomic(filepath.Join(opt.Dir, "summary.json"), func(f *os.File) error { return writeJSONTo(f, s) }); err != nil {
+		return err
+	}
+	if !opt.Report {
+		return nil
+	}
+	err := func() error {
+		var sources []*report.Source
+		for _, dir := range append(append([]string{}, opt.Compare...), opt.Dir) {
+			src, err := report.Load(dir)
+			if err != nil {
+				return err
+			}
+			sources = append(sources, src)
+		}
+		report.AutoLabel(sources)
+		return Report(w, sources, filepath.Join(opt.Dir, "report.html"), opt.MaxInstances, opt.Color)
+	}()
+	if err != nil {
+		// The measurements are on disk; only the report failed.
+		record.WriteTable(w, s.Rows(), opt.Color)
+		fmt.Fprintf(opt.Log, "throttlelab: no report: %v (the results are kept; try throttlelab report %s)\n", err, opt.Dir)
+	}
+	return nil
+}
+
+// Report prints the table of results directories (read with report.Load)
+// and writes their HTML report to out: what run, sim and report end with.
+func Report(w io.Writer, sources []*report.Source, out string, maxInstances int, color bool) error {
+	if maxInstances <= 0 {
+		maxInstances = 4
+	}
+	report.WriteTable(w, sources, color)
+	err := record.WriteFileAtomic(out, func(f *os.File) error {
+		return report.WriteHTML(f, sources, report.Options{MaxInstances: maxInstances})
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "report: %s\n", out)
+	return nil
+}
+
+func writeJSONTo(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
