@@ -23,18 +23,18 @@ var f09BurnFlow = &Preset{
 		if err != nil {
 			return false, "", err
 		}
-		three, err := r.Config("cpu-0.3")
+		three, err := r.Config("cpu-300m")
 		if err != nil {
 			return false, "", err
 		}
-		lat, err := r.Latencies("cpu-0.1")
+		lat, err := r.Latencies("cpu-100m")
 		if err != nil {
 			return false, "", err
 		}
 		// A request that waits for quota waits for the next period
 		// boundary: the slow ones (over half a period) end near a
 		// multiple of the period.
-		c, err := config(r.Spec, "cpu-0.1")
+		c, err := config(r.Spec, "cpu-100m")
 		if err != nil {
 			return false, "", err
 		}

@@ -178,7 +178,6 @@ func TestK8sRenderCommand(t *testing.T) {
 	}{
 		{[]string{"f13-cpu-burst"}, "f13-cpu-burst: spec.configs[1].cpu.burst: 400ms: Kubernetes has no API for CPU burst"},
 		{[]string{"f14-pinning"}, "spec.configs[1].cpu.cpuset"},
-		{[]string{"f09-burn-flow"}, `spec.configs[1].name: "cpu-0.3" is not a DNS label`},
 		{[]string{"../../examples/limits.yaml", "--image", "Registry/Throttlelab"}, "--image: \"Registry/Throttlelab\" is not an image reference"},
 		{[]string{"../../examples/limits.yaml", "--namespace", "my_lab"}, "--namespace: \"my_lab\" is not a DNS label"},
 		{[]string{"../../examples/limits.yaml", "--quick"}, "--quick is for presets"},
