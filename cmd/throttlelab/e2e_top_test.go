@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -178,16 +179,16 @@ func TestTopInteractive(t *testing.T) {
 		t.Skip("tmux is not installed (apt-get install tmux)")
 	}
 	root := toptest.FakeRoot(t, "v2-kubepods-systemd")
-	sock := "throttlelab-e2e-" + strings.ReplaceAll(t.Name(), "/", "-")
+	sock := filepath.Join(t.TempDir(), "tmux.sock") // a server of its own, its socket removed after
 	tmux := func(args ...string) string {
-		out, err := exec.Command("tmux", append([]string{"-L", sock}, args...)...).CombinedOutput()
+		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("tmux %v: %v: %s", args, err, out)
 		}
 		return string(out)
 	}
 	tmux("new-session", "-d", "-x", "130", "-y", "20", binary+" top --root "+root+" --interval 100ms --sort name")
-	t.Cleanup(func() { exec.Command("tmux", "-L", sock, "kill-server").Run() })
+	t.Cleanup(func() { exec.Command("tmux", "-S", sock, "kill-server").Run() })
 	screen := func(want func(string) bool, what string) string {
 		t.Helper()
 		var s string
@@ -223,7 +224,7 @@ func TestTopInteractive(t *testing.T) {
 	screen(has("sort kind", "PAUSED", "9 groups"), "sort by kind, paused")
 	tmux("send-keys", "-l", "q")
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if exec.Command("tmux", "-L", sock, "has-session").Run() != nil {
+		if exec.Command("tmux", "-S", sock, "has-session").Run() != nil {
 			break // the program quit and its session closed
 		}
 		if time.Now().After(deadline) {
