@@ -112,7 +112,7 @@ func TestTopBadInput(t *testing.T) {
 		{[]string{"--weight-mapping", "cubic"}, 2, "linear or quadratic"},
 		{[]string{"--listen", busy.Addr().String()}, 2, "--listen " + busy.Addr().String()},
 		{[]string{"--root", empty}, 1, "no cgroup filesystem"},
-		{[]string{"extra"}, 2, "accepts 0 arg"},
+		{[]string{"extra"}, 2, "takes 0 argument"},
 	}
 	for _, tt := range tests {
 		r := run(t, append([]string{"top", "--once", "--root", root}, tt.args...)...)
