@@ -1,7 +1,6 @@
 package cgroup
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -394,35 +393,8 @@ func (s CPUStat) Add(o CPUStat) CPUStat {
 // ParseCPUStat parses a cpu.stat file of either version (v1 counts time in ns,
 // v2 in us).
 func ParseCPUStat(b []byte) (CPUStat, error) {
-	var s CPUStat
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), " ")
-		if !ok {
-			continue
-		}
-		n, err := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			return s, fmt.Errorf("cpu.stat %s: %q is not a number", k, v)
-		}
-		switch k {
-		case "nr_periods":
-			s.Periods = n
-		case "nr_throttled":
-			s.ThrottledPeriods = n
-		case "throttled_time":
-			s.ThrottledUsec = n / 1000
-		case "throttled_usec":
-			s.ThrottledUsec = n
-		case "nr_bursts":
-			s.Bursts = n
-		case "burst_time":
-			s.BurstUsec = n / 1000
-		case "burst_usec":
-			s.BurstUsec = n
-		}
-	}
-	return s, sc.Err()
+	c, err := ParseCPUCounters(b)
+	return c.CPUStat, err
 }
 
 // Stat reads the group's cpu.stat and, on v2, its cpu.pressure.

@@ -99,17 +99,7 @@ func container(name, image string, res corev1.ResourceRequirements, args ...stri
 // serverContainer runs `throttlelab serve` with the flags the local backend
 // gives an instance, listening on Port, ready when /healthz answers.
 func serverContainer(name string, s experiment.Server, res corev1.ResourceRequirements, opt Options) corev1.Container {
-	args := []string{"serve", "--listen", ":" + strconv.Itoa(Port), "--name", name, "--gomaxprocs", s.GOMAXPROCS.String()}
-	if opt.BurnIterationsPerMs > 0 {
-		args = append(args, "--burn-calibration", strconv.FormatFloat(opt.BurnIterationsPerMs, 'f', 1, 64))
-	}
-	if s.Single {
-		args = append(args, "--single")
-	}
-	if s.CPUClock != nil && !*s.CPUClock {
-		args = append(args, "--cpu-clock=false")
-	}
-	c := container("server", opt.Image, res, args...)
+	c := container("server", opt.Image, res, s.ServeArgs(name, ":"+strconv.Itoa(Port), opt.BurnIterationsPerMs)...)
 	c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: Port, Protocol: corev1.ProtocolTCP}}
 	c.ReadinessProbe = &corev1.Probe{
 		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},

@@ -13,7 +13,6 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
-	"github.com/throttlelab/throttlelab/units"
 )
 
 // Labels and ports the rendered objects carry.
@@ -273,14 +272,11 @@ func (b *builder) neighbour(path, config string, n experiment.Neighbour) (*corev
 	}
 	var c corev1.Container
 	switch n.Kind {
-	case "noise":
-		c = container("noise", b.opt.Image, res, "noise", "--threads", strconv.Itoa(n.Threads))
-	case "burst":
-		// One JSON line per cycle on standard output: the pod's log.
-		c = container("burst", b.opt.Image, res, "burst", "--workers", strconv.Itoa(n.Workers),
-			"--busy", n.Busy.String(), "--sleep", n.Sleep.String(), "--gomaxprocs", strconv.Itoa(n.Workers))
+	case "noise", "burst":
+		// A burst worker writes one JSON line per cycle on standard output: the pod's log.
+		c = container(n.Kind, b.opt.Image, res, n.ProcessArgs()...)
 	case "server":
-		c = serverContainer(n.Name, experiment.Server{GOMAXPROCS: units.GOMAXPROCSHost}, res, b.opt)
+		c = serverContainer(n.Name, experiment.NeighbourServer, res, b.opt)
 	default:
 		return nil, &SpecError{path + ".kind", fmt.Sprintf("%q has no pod", n.Kind)}
 	}

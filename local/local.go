@@ -15,7 +15,6 @@ import (
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
-	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -103,15 +102,7 @@ func (x *Backend) Close() error {
 }
 
 func (x *Backend) serveArgs(name string, s experiment.Server) []string {
-	args := []string{"serve", "--listen", "127.0.0.1:0", "--name", name, "--gomaxprocs", s.GOMAXPROCS.String(),
-		"--burn-calibration", strconv.FormatFloat(x.cal.IterationsPerMs, 'f', 1, 64)}
-	if s.Single {
-		args = append(args, "--single")
-	}
-	if s.CPUClock != nil && !*s.CPUClock {
-		args = append(args, "--cpu-clock=false")
-	}
-	return args
+	return s.ServeArgs(name, "127.0.0.1:0", x.cal.IterationsPerMs)
 }
 
 // Run performs one run, writing its files into dir. On cancellation it stops
@@ -169,14 +160,9 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 		}
 		groups = append(groups, g)
 		neighbourGroups = append(neighbourGroups, g)
-		var args []string
-		switch n.Kind {
-		case "noise":
-			args = []string{"noise", "--threads", strconv.Itoa(n.Threads)}
-		case "burst":
-			args = []string{"burst", "--workers", strconv.Itoa(n.Workers), "--busy", n.Busy.String(), "--sleep", n.Sleep.String(), "--gomaxprocs", strconv.Itoa(n.Workers)}
-		case "server":
-			args = x.serveArgs(n.Name, experiment.Server{GOMAXPROCS: units.GOMAXPROCSHost})
+		args := n.ProcessArgs()
+		if n.Kind == "server" {
+			args = x.serveArgs(n.Name, experiment.NeighbourServer)
 		}
 		var stdout io.Writer
 		if n.Kind == "burst" {
