@@ -137,6 +137,9 @@ func (g *Group) reclaim(m *Machine, keep int) {
 		if !r.batched || c == keep {
 			continue
 		}
+		// Its local runtime is only current once the core is accounted up to
+		// now; touch also reschedules it, as its runtime runs out sooner.
+		m.touch(m.cores[c])
 		r.batched = false
 		g.batched--
 		if r.local > slice {

@@ -183,3 +183,45 @@ func TestSMTSiblings(t *testing.T) {
 		t.Errorf("CPU time %.3f ms, want 260", g.UsageNs/1e6)
 	}
 }
+
+// wakeAt wakes a thread with some work at a set time.
+type wakeAt struct {
+	t    *Thread
+	work time.Duration
+}
+
+func (h wakeAt) handle(m *Machine, _ int64) { m.Wake(h.t, h.work) }
+
+// One thread busy for a second holds the whole pool on its core (batched); a
+// second thread wakes on the other core for 30 ms, which makes the first give
+// back what it has not used. Under a quota of the machine's size (2 CPUs of 2)
+// the group can never be throttled; under 0.5 CPU it never gets more than its
+// quota a period. The first was throttled (1 period in 10) when the pool was
+// reclaimed from a core whose runtime had not been accounted up to the moment:
+// the core kept running on runtime it had already used, until its stale event.
+func TestReclaimAccountsTheCoreFirst(t *testing.T) {
+	for _, tc := range []struct {
+		quota      time.Duration
+		throttled  bool
+		maxUsageMs float64
+	}{
+		{quota: ms(200), throttled: false, maxUsageMs: 1030},
+		{quota: ms(50), throttled: true, maxUsageMs: 500},
+	} {
+		m := NewMachine(DefaultParams(2))
+		g := m.NewGroup("g", 1024, tc.quota, ms(100), 0, nil, 0)
+		busy := &worker{name: "busy"}
+		m.Wake(m.NewThread(g, busy), ms(1000))
+		brief := &worker{name: "brief"}
+		m.At(ms(150), wakeAt{m.NewThread(g, brief), ms(30)}, 0)
+		m.RunUntil(time.Second, func() bool { return false })
+		m.AdvanceAll()
+		st := g.CPUStat(m)
+		if (st.ThrottledPeriods > 0) != tc.throttled {
+			t.Errorf("quota %v: %d of %d periods throttled, want throttled %v", tc.quota, st.ThrottledPeriods, st.Periods, tc.throttled)
+		}
+		if used := g.UsageNs / 1e6; used > tc.maxUsageMs+0.001 {
+			t.Errorf("quota %v: the group used %.3f ms of CPU in 1 s, more than its quota allows (%.0f ms)", tc.quota, used, tc.maxUsageMs)
+		}
+	}
+}
