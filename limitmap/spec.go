@@ -11,11 +11,13 @@ import (
 	"github.com/throttlelab/throttlelab/units"
 )
 
-// ErrNoReference and ErrNoLimited say that the experiment has no config to
-// map: the errors returned wrap them.
+// ErrNoReference, ErrNoLimited and ErrAxis say that the experiment cannot
+// be mapped as asked (no unlimited config, no limited config, a load
+// without that axis): the errors returned wrap them.
 var (
 	ErrNoReference = errors.New("no unlimited config to compare with")
 	ErrNoLimited   = errors.New("no config with a CPU limit")
+	ErrAxis        = errors.New("the load has no such axis")
 )
 
 // SelfReference as Options.Reference compares the limited config with
@@ -46,7 +48,7 @@ func choose(e *experiment.Experiment, limited, reference string) (pair, error) {
 	}
 	switch {
 	case !found && limited != "":
-		return p, fmt.Errorf("%s has no config named %q: its configs are %s", e.Metadata.Name, limited, configNames(e))
+		return p, fmt.Errorf("%s has no config named %q (%w): its configs are %s", e.Metadata.Name, limited, ErrNoLimited, configNames(e))
 	case !found:
 		return p, fmt.Errorf("%s: %w: map varies the limit of a limited config; add one with cpu.limit", e.Metadata.Name, ErrNoLimited)
 	case !hasLimit(p.limited):
@@ -69,13 +71,13 @@ func choose(e *experiment.Experiment, limited, reference string) (pair, error) {
 	}
 	switch {
 	case !found && reference != "":
-		return p, fmt.Errorf("%s has no config named %q: its configs are %s (or give --reference self)", e.Metadata.Name, reference, configNames(e))
+		return p, fmt.Errorf("%s has no config named %q (%w): its configs are %s (or give --reference self)", e.Metadata.Name, reference, ErrNoReference, configNames(e))
 	case !found:
 		return p, fmt.Errorf("%s: %w: add a config without cpu.limit, or give --reference self (the limited config without its limit)", e.Metadata.Name, ErrNoReference)
 	case hasLimit(p.reference):
 		return p, fmt.Errorf("%s: reference %q has a CPU limit: %w (give --reference self for the limited config without its limit)", e.Metadata.Name, reference, ErrNoReference)
 	case p.reference.Name == p.limited.Name:
-		return p, fmt.Errorf("%s: the reference and the limited config are both %q", e.Metadata.Name, reference)
+		return p, fmt.Errorf("%s: the reference and the limited config are both %q: %w", e.Metadata.Name, reference, ErrNoReference)
 	}
 	return p, nil
 }
@@ -115,21 +117,21 @@ func withLimit(c experiment.Config, milli int64) experiment.Config {
 // checkAxis says whether the experiment's load can vary along axis.
 func checkAxis(e *experiment.Experiment, axis Axis) error {
 	if len(e.Spec.Loads) != 1 {
-		return fmt.Errorf("%s has %d loads: map varies one; keep one load in the spec", e.Metadata.Name, len(e.Spec.Loads))
+		return fmt.Errorf("%s has %d loads (%w): map varies one; keep one load in the spec", e.Metadata.Name, len(e.Spec.Loads), ErrAxis)
 	}
 	mode := loadgen.Mode(e.Spec.Loads[0].Mode)
 	switch axis {
 	case AxisRate:
 		if mode != loadgen.ModeRate && mode != loadgen.ModeOnOff && mode != loadgen.ModeProbe {
-			return fmt.Errorf("%s: its load is a closed loop (mode %s), which has no rate: map it with --workers", e.Metadata.Name, mode)
+			return fmt.Errorf("%s: its load is a closed loop (mode %s), which has no rate (%w): map it with --workers", e.Metadata.Name, mode, ErrAxis)
 		}
 	case AxisWorkers:
 		if mode != loadgen.ModeImage && mode != loadgen.ModeRamp && mode != loadgen.ModeSequential {
-			return fmt.Errorf("%s: its load is open loop (mode %s), which has no workers: map it with --rate", e.Metadata.Name, mode)
+			return fmt.Errorf("%s: its load is open loop (mode %s), which has no workers (%w): map it with --rate", e.Metadata.Name, mode, ErrAxis)
 		}
 	case AxisBurst:
 	default:
-		return fmt.Errorf("axis %q: want %s, %s or %s", axis, AxisRate, AxisWorkers, AxisBurst)
+		return fmt.Errorf("axis %q (%w): want %s, %s or %s", axis, ErrAxis, AxisRate, AxisWorkers, AxisBurst)
 	}
 	return nil
 }
