@@ -1,6 +1,8 @@
 package limitmap
 
 import (
+	"encoding/json"
+	"io"
 	"time"
 )
 
@@ -81,8 +83,8 @@ type Measured struct {
 	BurstMs    *float64 `json:"burst_ms,omitempty"`
 	Measured   Figures  `json:"measured"`
 	Simulated  Figures  `json:"simulated"`
-	// Dir is the results directory of the measurement (throttlelab report
-	// draws it).
+	// Dir is the results directory of the measurement, relative to the
+	// map's (throttlelab report draws it).
 	Dir string `json:"dir"`
 }
 
@@ -113,3 +115,11 @@ func setCoords(axis Axis, load float64, rate **float64, workers **int64, burst *
 
 // burstOf is a burst axis value (ms) as a duration.
 func burstOf(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// WriteJSON writes the map as map.json holds it: indented, and the same
+// bytes for the same map.
+func WriteJSON(w io.Writer, m *Map) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(m)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -33,34 +34,30 @@ type MeasureOptions struct {
 }
 
 // Pick chooses n cells to measure, spread over the cells that are not
-// overloaded: ordered by their simulated p99 ratio, the cells at the
-// middle of n equal shares (for two points, the quarter and three-quarter
-// marks), so both the benign and the harmful part are checked. It returns
-// indices into m.Cells, in the map's order.
+// overloaded by what the simulation says of them: their p99 ratios span a
+// range, and the cells picked are those nearest to n points evenly spaced
+// across it on a log scale (for two points, a quarter and three quarters of
+// the way from the mildest to the worst cell), so both mild and severe harm
+// are checked. It returns indices into m.Cells, in the map's order.
 func Pick(m *Map, n int) []int {
 	var ok []int
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for i, c := range m.Cells {
-		if !c.Overloaded && c.P99Ratio != nil {
+		if !c.Overloaded && c.P99Ratio != nil && *c.P99Ratio > 0 {
 			ok = append(ok, i)
+			lo, hi = min(lo, math.Log(*c.P99Ratio)), max(hi, math.Log(*c.P99Ratio))
 		}
 	}
-	slices.SortStableFunc(ok, func(a, b int) int {
-		ra, rb := *m.Cells[a].P99Ratio, *m.Cells[b].P99Ratio
-		switch {
-		case ra < rb:
-			return -1
-		case ra > rb:
-			return 1
-		}
-		return a - b
-	})
-	n = min(n, len(ok))
 	var out []int
-	for i := range n {
-		k := ok[int(float64(len(ok))*(float64(i)+0.5)/float64(n))]
-		if !slices.Contains(out, k) {
-			out = append(out, k)
+	for i := range min(n, len(ok)) {
+		target := lo + (hi-lo)*(float64(i)+0.5)/float64(n)
+		best, gap := -1, math.Inf(1)
+		for _, k := range ok {
+			if d := math.Abs(math.Log(*m.Cells[k].P99Ratio) - target); d < gap && !slices.Contains(out, k) {
+				best, gap = k, d
+			}
 		}
+		out = append(out, best)
 	}
 	slices.Sort(out)
 	return out
@@ -94,10 +91,10 @@ func Measure(ctx context.Context, e *experiment.Experiment, m *Map, opt Options,
 		x.Spec.Configs = []experiment.Config{p.reference, cfg}
 		x.Spec.Loads = []experiment.Load{l}
 		x.Spec.Reference, x.Spec.Repeats, x.Spec.Seed = p.reference.Name, mo.Repeats, opt.Seed
-		dir := filepath.Join(mo.Dir, "measured", cellName(m.Axis, c.LimitMilli, v))
-		out, err := runner.Run(ctx, &x, mo.Backend(), runner.Options{Dir: dir, Version: mo.Version, Log: mo.Log})
+		rel := filepath.Join("measured", cellName(m.Axis, c.LimitMilli, v))
+		out, err := runner.Run(ctx, &x, mo.Backend(), runner.Options{Dir: filepath.Join(mo.Dir, rel), Version: mo.Version, Log: mo.Log})
 		if err != nil {
-			return fmt.Errorf("measuring %s: %w", filepath.Base(dir), err)
+			return fmt.Errorf("measuring %s: %w", filepath.Base(rel), err)
 		}
 		var meas Figures
 		for _, cs := range out.Summary.Configs {
@@ -110,7 +107,7 @@ func Measure(ctx context.Context, e *experiment.Experiment, m *Map, opt Options,
 			}
 		}
 		ref := m.References[min(row, len(m.References)-1)]
-		mp := Measured{LimitMilli: c.LimitMilli, Measured: meas, Dir: dir,
+		mp := Measured{LimitMilli: c.LimitMilli, Measured: meas, Dir: rel,
 			Simulated: Figures{P99Ratio: *c.P99Ratio, ThrottledPeriodsRatio: c.ThrottledPeriodsRatio, P99Ms: c.P99Ms, ReferenceP99Ms: ref.P99Ms}}
 		setCoords(m.Axis, v, &mp.RateRPS, &mp.Workers, &mp.BurstMs)
 		m.Measured = append(m.Measured, mp)
