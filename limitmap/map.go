@@ -68,7 +68,8 @@ type Cell struct {
 	ThrottledPeriodsRatio float64 `json:"throttled_periods_ratio"`
 	// MeanCores is the CPU use of all the limited instances together.
 	MeanCores float64 `json:"mean_cores"`
-	// Overloaded: the limits add up to less than the offered work.
+	// Overloaded: the limits add up to less than the work an open-loop
+	// load offers (a closed loop waits for its answers: never overloaded).
 	Overloaded bool    `json:"overloaded"`
 	P99Ms      float64 `json:"p99_ms"`
 	// Note says why a cell was not simulated (a burst above the quota).

@@ -156,7 +156,9 @@ func Simulate(ctx context.Context, e *experiment.Experiment, opt Options) (*Map,
 				cell.ThrottledPeriodsRatio = round3(s.ThrottledPct / 100)
 				cell.MeanCores = round3(s.MeanCores)
 				cell.P99Ms = round3(s.P99Ms)
-				cell.Overloaded = limitedCores(lim) < ref.OfferedCores
+				// Only an open loop overloads: its requests keep coming
+				// whatever the servers do. A closed loop waits for them.
+				cell.Overloaded = offeredRate(withLoad(base, opt.Axis, v)) > 0 && limitedCores(lim) < ref.OfferedCores
 				if !cell.Overloaded && ref.P99Ms > 0 {
 					ratio := round3(s.P99Ms / ref.P99Ms)
 					cell.P99Ratio = &ratio

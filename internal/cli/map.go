@@ -44,10 +44,14 @@ each beside the unlimited reference, and records measured beside simulated.
 
 Writes DIR/map.json and DIR/report.html (heat maps with contours at 1.5x,
 2x and 5x) and prints the grid. The same spec, ranges and seed give the same
-map.json.`,
+map.json.
+
+The presets f01-logjam, f02-limit-size, f09-burn-flow and f13-cpu-burst
+bring their own map: given without ranges, they draw it.`,
 		Example: `  throttlelab map examples/limits.yaml --limit 100m:1:10 --rate 20:200:10
   sudo throttlelab map examples/limits.yaml --limit 100m:1:10 --rate 20:200:10 --measure 2
-  throttlelab map f13-cpu-burst --limit 3:6:7 --burst 0:400ms:5`,
+  throttlelab map f13-cpu-burst --limited burst --reference self --limit 2:6:5 --burst 0:400ms:5
+  throttlelab map f01-logjam`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runMap(cmd, f, args[0]) },
 	}
@@ -73,6 +77,19 @@ map.json.`,
 func runMap(cmd *cobra.Command, f mapFlags, arg string) error {
 	opt := limitmap.Options{Limited: f.limited, Reference: f.reference, Repeats: f.repeats, Costs: sim.DefaultCosts()}
 	var err error
+	if pm, ok := presetMaps[arg]; ok && !f.quick && f.limit == "" && f.rate == "" && f.workers == "" && f.burst == "" {
+		f.limit, f.rate, f.workers, f.burst = pm.limit, pm.rate, pm.workers, pm.burst
+		if f.limited == "" {
+			f.limited = pm.limited
+		}
+		if f.reference == "" {
+			f.reference = pm.reference
+		}
+		if !cmd.Flags().Changed("repeats") && pm.repeats > 0 {
+			f.repeats = pm.repeats
+		}
+		opt.Limited, opt.Reference, opt.Repeats = f.limited, f.reference, f.repeats
+	}
 	if f.limit == "" {
 		return usagef("--limit FROM:TO:STEPS is needed, such as --limit 100m:1:10")
 	}
@@ -202,4 +219,22 @@ func usageOrRun(err error) error {
 		return usageError{err}
 	}
 	return err
+}
+
+// presetMap is the map a preset draws when no ranges are given: its
+// finding's limit against its load, at the original scale.
+type presetMap struct {
+	limited, reference, limit, rate, workers, burst string
+	repeats                                         int
+}
+
+// presetMaps are the presets whose finding is a point of a map: F1 and F2
+// (limit per pod against the image's workers), F9 (a small limit against
+// 5 ms requests one at a time, compared with the same instance unlimited)
+// and F13 (limit against burst).
+var presetMaps = map[string]presetMap{
+	"f01-logjam":     {limit: "500m:2:7", workers: "2:16:8", repeats: 1},
+	"f02-limit-size": {limited: "limit-1", limit: "500m:4:8", workers: "2:16:8", repeats: 1},
+	"f09-burn-flow":  {reference: "self", limit: "100m:1:10", workers: "1:4:4"},
+	"f13-cpu-burst":  {limited: "burst", reference: "self", limit: "2:6:5", burst: "0:400ms:5", repeats: 3},
 }
