@@ -37,7 +37,7 @@ type measuredRow struct {
 	MeasRatio, SimRatio, Gap  string
 	MeasThrottled, SimThrottl string
 	MeasP99, SimP99, Dir      string
-	Off                       bool
+	Off, Busy                 bool
 }
 
 // WriteHTML writes the map as one self-contained page (no scripts, styles
@@ -75,6 +75,7 @@ func WriteHTML(w io.Writer, m *Map) error {
 			MeasP99: fmt.Sprintf("%.1f / %.1f ms", p.Measured.P99Ms, p.Measured.ReferenceP99Ms),
 			SimP99:  fmt.Sprintf("%.1f / %.1f ms", p.Simulated.P99Ms, p.Simulated.ReferenceP99Ms),
 			Dir:     p.Dir,
+			Busy:    Busy(p) > 0,
 		})
 	}
 	return page.Execute(w, d)

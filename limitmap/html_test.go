@@ -105,3 +105,16 @@ func TestHTMLShowsTheMap(t *testing.T) {
 		}
 	}
 }
+
+func TestTextGolden(t *testing.T) {
+	m := fixedMap()
+	busy := m.Measured[0]
+	busy.Measured.ReferenceP99Ms, busy.Measured.P99Ms, busy.Measured.P99Ratio = 342, 6119, 17.9
+	m.Measured = append(m.Measured, busy)
+	var b bytes.Buffer
+	WriteText(&b, m)
+	golden(t, "map.txt", b.Bytes())
+	if n := strings.Count(b.String(), "the machine was busy"); n != 1 {
+		t.Errorf("%d points said to be measured on a busy machine, want 1:\n%s", n, b.String())
+	}
+}

@@ -88,7 +88,25 @@ func WriteText(w io.Writer, m *Map) {
 		fmt.Fprintf(w, "  %s at %s: p99 x%s measured, x%s simulated (%s); throttled %.0f%% measured, %.0f%% simulated\n",
 			units.FormatMilliCPU(p.LimitMilli), loadOf(m.Axis, p), fmtRatio(p.Measured.P99Ratio), fmtRatio(p.Simulated.P99Ratio),
 			agreement(p), 100*p.Measured.ThrottledPeriodsRatio, 100*p.Simulated.ThrottledPeriodsRatio)
+		if busy := Busy(p); busy > 0 {
+			fmt.Fprintf(w, "    the reference's p99 was %.1f ms measured, %.1f ms simulated (x%.0f): the machine was busy, the ratios compare little\n",
+				p.Measured.ReferenceP99Ms, p.Simulated.ReferenceP99Ms, busy)
+		}
 	}
+}
+
+// Busy says whether a measured point ran on a busy machine: the factor by
+// which the reference's measured p99 exceeds its simulated one, when that
+// is over 3 (0 otherwise). Its ratios then compare a contended machine
+// with an idle one.
+func Busy(p Measured) float64 {
+	if p.Simulated.ReferenceP99Ms <= 0 {
+		return 0
+	}
+	if f := p.Measured.ReferenceP99Ms / p.Simulated.ReferenceP99Ms; f > 3 {
+		return f
+	}
+	return 0
 }
 
 // loadOf writes a measured point's load: "100 req/s".

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -181,10 +182,12 @@ func runMap(cmd *cobra.Command, f mapFlags, arg string) error {
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "mapping %s: %d limits x %d %s, %d runs per cell on %d simulated cores -> %s\n",
 		e.Metadata.Name, len(opt.Limits), len(opt.Loads), opt.Axis, opt.Repeats, cores, dir)
+	started := time.Now()
 	m, err := limitmap.Simulate(cmd.Context(), e, opt)
 	if err != nil {
 		return usageOrRun(err)
 	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "simulated %d cells and %d references in %.1f s (%d at once)\n", len(m.Cells), len(m.References), time.Since(started).Seconds(), opt.Parallel)
 	var measureErr error
 	if f.measure > 0 {
 		bin := f.binary
@@ -196,6 +199,7 @@ func runMap(cmd *cobra.Command, f mapFlags, arg string) error {
 		measureErr = limitmap.Measure(cmd.Context(), e, m, opt, limitmap.MeasureOptions{Points: f.measure, Repeats: f.measureRepeats, Dir: dir,
 			Backend: func() runner.Backend { return local.New(local.Options{Binary: bin, Log: cmd.ErrOrStderr()}) },
 			Version: Version, Log: cmd.ErrOrStderr()})
+		fmt.Fprintf(cmd.ErrOrStderr(), "measured %d points; %.1f s in all\n", len(m.Measured), time.Since(started).Seconds())
 	}
 	// The map is written whatever the measuring did: it holds the points
 	// measured before a failure.
