@@ -121,6 +121,9 @@ spec:
 	if _, err := os.Stat(filepath.Join(dir, p.Dir, "runs", "limited", "load0", "r1", "summary.json")); err != nil {
 		t.Errorf("the measurement's results are not kept: %v", err)
 	}
+	if rr := run(t, "report", filepath.Join(dir, p.Dir)); rr.code != 0 {
+		t.Errorf("report of the measured point: exit %d\n%s", rr.code, rr.stderr)
+	}
 	if !strings.Contains(r.stdout, "measured on real cgroups against simulated") {
 		t.Errorf("no measured line:\n%s", r.stdout)
 	}

@@ -185,6 +185,9 @@ func runMap(cmd *cobra.Command, f mapFlags, arg string) error {
 	started := time.Now()
 	m, err := limitmap.Simulate(cmd.Context(), e, opt)
 	if err != nil {
+		if cmd.Context().Err() != nil {
+			return exitError{code: 130, err: errors.New("interrupted: no map written")}
+		}
 		return usageOrRun(err)
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "simulated %d cells and %d references in %.1f s (%d at once)\n", len(m.Cells), len(m.References), time.Since(started).Seconds(), opt.Parallel)
@@ -213,6 +216,9 @@ func runMap(cmd *cobra.Command, f mapFlags, arg string) error {
 	fmt.Fprintln(out)
 	limitmap.WriteText(out, m)
 	fmt.Fprintf(out, "\nmap: %s\nreport: %s\n", filepath.Join(dir, "map.json"), filepath.Join(dir, "report.html"))
+	if measureErr != nil && cmd.Context().Err() != nil {
+		return exitError{code: 130, err: fmt.Errorf("interrupted: the map holds the %d points measured before", len(m.Measured))}
+	}
 	return measureErr
 }
 
