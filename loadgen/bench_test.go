@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -80,5 +81,29 @@ func BenchmarkDoer(b *testing.B) {
 			}
 			wg.Wait()
 		})
+	}
+}
+
+// BenchmarkRunClosedLoop runs the whole closed loop (balancer, records to a
+// CSV, histogram) with 32 workers against an in-process /api server, or
+// against BENCH_TARGET (say a throttlelab serve pinned to another CPU, which
+// keeps the server out of the profile).
+func BenchmarkRunClosedLoop(b *testing.B) {
+	target := os.Getenv("BENCH_TARGET")
+	if target == "" {
+		srv := httptest.NewServer(http.HandlerFunc(apiHandler))
+		defer srv.Close()
+		target = srv.URL
+	}
+	b.ReportAllocs()
+	res, err := Run(context.Background(), Config{
+		Mode: ModeRamp, RampFrom: 32, RampTo: 32, RampStep: time.Hour, Requests: int64(b.N),
+		Targets: []string{target}, Workload: WorkloadSpec{Kind: KindAPI}, Records: io.Discard,
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if res.Summary.Requests != int64(b.N) || len(res.Summary.Errors) > 0 {
+		b.Fatalf("%d requests, errors %v", res.Summary.Requests, res.Summary.Errors)
 	}
 }
