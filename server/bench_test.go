@@ -18,7 +18,7 @@ func (d *discard) WriteHeader(int)             {}
 // that writes the same body: the ratio is the cost of the instrumentation without
 // the network.
 func BenchmarkAPI(b *testing.B) {
-	s, err := New(Config{Name: "bench", Burn: testCal, ClockAPI: true})
+	s, err := New(Config{Name: "bench", Burn: testCal})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func BenchmarkAPI(b *testing.B) {
 		b.Fatal(err)
 	}
 	req := httptest.NewRequest("GET", "/api", nil)
-	for name, srv := range map[string]*Server{"throttlelab-clock-api": s, "throttlelab": noClock} {
+	for name, srv := range map[string]*Server{"throttlelab": s, "throttlelab-no-cpu-clock": noClock} {
 		b.Run(name, func(b *testing.B) {
 			h := srv.Handler()
 			b.ReportAllocs()

@@ -58,7 +58,7 @@ func (s *Server) serveJob(w http.ResponseWriter, r *http.Request, j *job) {
 
 	if s.queue == nil {
 		j.started = time.Now()
-		if s.clocks(j) {
+		if !s.cfg.SkipCPUClock {
 			j.runLocked()
 		} else {
 			j.cpu = -1
@@ -144,11 +144,6 @@ func appendMs(b []byte, d time.Duration) []byte {
 	return append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
 }
 
-// clocks reports whether j's CPU time is measured (see Config.ClockAPI).
-func (s *Server) clocks(j *job) bool {
-	return !s.cfg.SkipCPUClock && (j.endpoint != "api" || s.cfg.ClockAPI)
-}
-
 // runLocked runs j with its goroutine locked to its OS thread and sets j.cpu to
 // the CPU time the thread got meanwhile: two readings of the thread CPU clock
 // (two system calls, about 0.25 us each here), and no closure to allocate as
@@ -173,7 +168,7 @@ func (s *Server) runQueue() {
 				continue
 			}
 			j.started = time.Now()
-			if s.clocks(j) {
+			if !s.cfg.SkipCPUClock {
 				start := workload.ThreadCPU()
 				j.run(&j.resp)
 				j.cpu = workload.ThreadCPU() - start

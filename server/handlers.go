@@ -251,7 +251,6 @@ type InfoResponse struct {
 	Name              string                   `json:"name"`
 	Concurrency       Concurrency              `json:"concurrency"`
 	CPUClock          bool                     `json:"cpu_clock"`
-	CPUClockAPI       bool                     `json:"cpu_clock_api"`
 	MaxInflight       int                      `json:"max_inflight"`
 	MaxCPUMs          float64                  `json:"max_request_cpu_ms"`
 	Burn              workload.BurnCalibration `json:"burn_calibration"`
@@ -268,7 +267,6 @@ func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 		Name:              s.cfg.Name,
 		Concurrency:       s.cfg.Concurrency,
 		CPUClock:          !s.cfg.SkipCPUClock,
-		CPUClockAPI:       !s.cfg.SkipCPUClock && s.cfg.ClockAPI,
 		MaxInflight:       s.cfg.MaxInflight,
 		MaxCPUMs:          float64(s.cfg.MaxCPU) / float64(time.Millisecond),
 		Burn:              s.cfg.Burn,

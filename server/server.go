@@ -48,11 +48,6 @@ type Config struct {
 	// has no cpu (and the stall cannot be derived). The clock costs two system
 	// calls per request, which shows only on trivial requests such as /api.
 	SkipCPUClock bool
-	// ClockAPI clocks /api as well. /api does no work of its own, so by
-	// default its Server-Timing has no cpu: on a request that costs the
-	// server about 20 us of CPU, the clock's two system calls cost about 10%
-	// of its throughput (bench/server), next to 0.1% on the cheapest tile.
-	ClockAPI bool
 	// Grace is how long shutdown waits for in-flight requests.
 	Grace time.Duration
 	// Burn converts burn=DURATION requests to iterations.

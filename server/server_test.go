@@ -455,44 +455,6 @@ func TestSkipCPUClock(t *testing.T) {
 	}
 }
 
-// TestCPUClockPerEndpoint: tiles and burns are clocked unless the clock is
-// off; /api only when asked for, in both concurrency modes.
-func TestCPUClockPerEndpoint(t *testing.T) {
-	tests := []struct {
-		name            string
-		cfg             Config
-		apiCPU, burnCPU bool
-		info            string
-	}{
-		{"default", Config{}, false, true, `"cpu_clock": true,
-  "cpu_clock_api": false`},
-		{"api clocked", Config{ClockAPI: true}, true, true, `"cpu_clock_api": true`},
-		{"single, api clocked", Config{Concurrency: Single, ClockAPI: true}, true, true, `"cpu_clock_api": true`},
-		{"single", Config{Concurrency: Single}, false, true, `"cpu_clock_api": false`},
-		{"off", Config{SkipCPUClock: true, ClockAPI: true}, false, false, `"cpu_clock": false,
-  "cpu_clock_api": false`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, base, _ := start(t, tt.cfg)
-			for _, c := range []struct {
-				path string
-				want bool
-			}{{"/api", tt.apiCPU}, {"/burn?iterations=1000", tt.burnCPU}} {
-				resp, _ := get(t, base+c.path)
-				h := resp.Header.Get("Server-Timing")
-				tm, err := ParseTiming(h)
-				if err != nil || (tm.CPU >= 0) != c.want || strings.Contains(h, "cpu") != c.want {
-					t.Errorf("%s: Server-Timing %q (%+v, %v), want cpu: %v", c.path, h, tm, err, c.want)
-				}
-			}
-			if _, body := get(t, base+"/info"); !strings.Contains(string(body), tt.info) {
-				t.Errorf("/info does not say %s: %s", tt.info, body)
-			}
-		})
-	}
-}
-
 // TestContentLength checks that small and large bodies both carry a
 // Content-Length (the small ones from net/http itself) and none is chunked.
 func TestContentLength(t *testing.T) {

@@ -220,7 +220,7 @@ type tool struct {
 }
 
 // ratios prints the ratio of tool a to tool b per round (the spread) and of
-// their medians, against a goal (higher is better).
+// their medians, against a goal if goal > 0 (higher is better).
 func ratios(what string, a, b []sample, f func(sample) float64, goal float64) {
 	per := make([]string, len(a))
 	lo, hi := 0.0, 0.0
@@ -235,6 +235,10 @@ func ratios(what string, a, b []sample, f func(sample) float64, goal float64) {
 		}
 	}
 	med := harness.Median(a, f) / harness.Median(b, f)
+	if goal <= 0 {
+		fmt.Printf("%s = %.3f (rounds %v, spread %.3f-%.3f)\n", what, med, per, lo, hi)
+		return
+	}
 	verdict := "met"
 	if med < goal {
 		verdict = "NOT met"

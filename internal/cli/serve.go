@@ -26,7 +26,6 @@ type serveFlags struct {
 	grace       time.Duration
 	burnPerMs   float64
 	cpuClock    bool
-	cpuClockAPI bool
 }
 
 func newServeCmd() *cobra.Command {
@@ -38,8 +37,7 @@ func newServeCmd() *cobra.Command {
 
 Endpoints: GET /tile?x=TX&y=TY (PNG), /burn?iterations=N or /burn?cpu=5ms,
 /api, /healthz, /metrics (Prometheus), /info (JSON). Every work response has
-X-Instance and Server-Timing (queue, cpu, wall in ms; /api has no cpu unless
---cpu-clock-api: it does no work of its own).`,
+X-Instance and Server-Timing (queue, cpu, wall in ms).`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, f) },
 	}
@@ -52,8 +50,7 @@ X-Instance and Server-Timing (queue, cpu, wall in ms; /api has no cpu unless
 	durationVar(fl, &f.maxCPU, "max-cpu", server.DefaultMaxCPU, "most CPU one request may ask for; more gets 400")
 	durationVar(fl, &f.grace, "grace", server.DefaultGrace, "how long shutdown waits for in-flight requests")
 	fl.Float64Var(&f.burnPerMs, "burn-calibration", 0, "burn iterations per ms of CPU (0: measure at start-up)")
-	fl.BoolVar(&f.cpuClock, "cpu-clock", true, "measure each tile and burn request's thread CPU time for Server-Timing (two system calls per request)")
-	fl.BoolVar(&f.cpuClockAPI, "cpu-clock-api", false, "clock /api too (it does no work of its own; the clock costs about 10% of its throughput)")
+	fl.BoolVar(&f.cpuClock, "cpu-clock", true, "measure each request's thread CPU time for Server-Timing (two system calls per request)")
 	return cmd
 }
 
@@ -116,7 +113,7 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 		conc = server.Single
 	}
 	srv, err := server.New(server.Config{Name: name, Concurrency: conc, MaxInflight: f.maxInflight,
-		MaxCPU: f.maxCPU, Grace: f.grace, Burn: cal, Info: info, SkipCPUClock: !f.cpuClock, ClockAPI: f.cpuClockAPI})
+		MaxCPU: f.maxCPU, Grace: f.grace, Burn: cal, Info: info, SkipCPUClock: !f.cpuClock})
 	if err != nil {
 		return err
 	}
