@@ -42,8 +42,9 @@ type HTTPDoer struct {
 	maxIdle   int
 	dialer    net.Dialer
 
-	mu   sync.Mutex
-	idle [][]*clientConn // per target
+	mu     sync.Mutex
+	idle   [][]*clientConn // per target
+	closed bool            // Close was called: connections are not kept
 }
 
 type httpTarget struct {
@@ -134,10 +135,12 @@ func parseTarget(base string) httpTarget {
 	return httpTarget{addr: addr, prefix: prefix, host: u.Host}
 }
 
-// Close closes the idle connections.
+// Close closes the idle connections, and those of requests still in flight
+// once they end.
 func (d *HTTPDoer) Close() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.closed = true
 	for i, conns := range d.idle {
 		for _, c := range conns {
 			c.close()
@@ -161,7 +164,7 @@ func (d *HTTPDoer) get(target int) *clientConn {
 func (d *HTTPDoer) put(target int, c *clientConn) {
 	c.reused = true
 	d.mu.Lock()
-	if len(d.idle[target]) < d.maxIdle {
+	if !d.closed && len(d.idle[target]) < d.maxIdle {
 		d.idle[target] = append(d.idle[target], c)
 		d.mu.Unlock()
 		return

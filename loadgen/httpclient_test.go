@@ -368,3 +368,40 @@ func TestEqualFoldAndTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestHTTPDoerClose: after Close no connection is kept, not even that of a
+// request in flight at the time: it is closed when its request ends.
+func TestHTTPDoerClose(t *testing.T) {
+	arrived, release := make(chan struct{}), make(chan struct{})
+	closed := make(chan struct{}, 16)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/slow" {
+			arrived <- struct{}{}
+			<-release
+		}
+		io.WriteString(w, "ok")
+	}))
+	srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+		if s == http.StateClosed {
+			closed <- struct{}{}
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	d := NewHTTPDoer([]string{srv.URL}, 4, true)
+	done := make(chan Response)
+	go func() { done <- d.Do(context.Background(), farFuture(), 0, Request{Path: "/slow"}, false) }()
+	<-arrived
+	d.Close()
+	close(release)
+	if r := <-done; r.ErrKind != "" {
+		t.Fatal(r.Err)
+	}
+	d.mu.Lock()
+	kept := len(d.idle[0])
+	d.mu.Unlock()
+	if kept != 0 {
+		t.Fatalf("%d connections kept after Close", kept)
+	}
+	<-closed // the server sees the client close it
+}
