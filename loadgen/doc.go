@@ -5,7 +5,9 @@
 //
 // Open-loop latency runs from each request's due time, so a stalled server
 // cannot hide its queue; the schedule is paced with a kernel timerfd, since the
-// Go runtime rounds short sleeps up to a millisecond.
+// Go runtime rounds short sleeps up to a millisecond. Requests go through the
+// package's own keep-alive HTTP/1.1 client (HTTPDoer), which costs about half
+// the CPU per request of net/http's and allocates nothing per request.
 //
 // Example:
 //

@@ -50,7 +50,7 @@ type fakeDoer struct {
 	n       int
 }
 
-func (d *fakeDoer) Do(ctx context.Context, target int, req Request, keepBody bool) Response {
+func (d *fakeDoer) Do(ctx context.Context, deadline time.Time, target int, req Request, keepBody bool) Response {
 	d.mu.Lock()
 	n := d.n
 	d.n++

@@ -62,7 +62,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	n := len(cfg.Targets)
 	if cfg.Doer == nil {
-		cfg.Doer = NewHTTPDoer(cfg.Targets, max(cfg.Workers, cfg.RampTo, cfg.Sources, 64), !cfg.NewConnection)
+		hd := NewHTTPDoer(cfg.Targets, max(cfg.Workers, cfg.RampTo, cfg.Sources, 64), !cfg.NewConnection)
+		defer hd.Close()
+		cfg.Doer = hd
 		r.cfg.Doer = cfg.Doer
 	}
 	if n == 0 {
@@ -151,9 +153,7 @@ func (r *runner) timeUp() bool {
 // send performs one request that was due at intended and records it.
 func (r *runner) send(intended time.Time, req Request, seq int64, target, step, worker int, waited bool) {
 	start := r.clock.Now()
-	ctx, cancel := context.WithTimeout(r.reqCtx, r.cfg.Timeout)
-	res := r.cfg.Doer.Do(ctx, target, req, r.verify && req.Kind == KindTile)
-	cancel()
+	res := r.cfg.Doer.Do(r.reqCtx, start.Add(r.cfg.Timeout), target, req, r.verify && req.Kind == KindTile)
 	end := r.clock.Now()
 	r.bal.Done(target)
 	rec := Record{
