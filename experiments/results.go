@@ -24,7 +24,13 @@ func ReadResults(dir string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Results{Dir: dir, Spec: e, Env: env, Runs: runs, Summary: record.Summarize(e, runs)}, nil
+	s := record.Summarize(e, runs)
+	smp, err := record.ReadSamples(dir, runs)
+	if err != nil {
+		return nil, err
+	}
+	s.AddIntervals(smp)
+	return &Results{Dir: dir, Spec: e, Env: env, Runs: runs, Summary: s}, nil
 }
 
 // Config returns a config's summary under the first load.

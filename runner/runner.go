@@ -192,6 +192,11 @@ func runOne(ctx context.Context, b Backend, run experiment.Run, seed uint64, dir
 func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) error {
 	s := record.Summarize(e, out.Runs)
 	out.Summary = s
+	if smp, err := record.ReadSamples(opt.Dir, out.Runs); err == nil {
+		s.AddIntervals(smp)
+	} else {
+		fmt.Fprintf(opt.Log, "throttlelab: no intervals in summary.json: %v\n", err)
+	}
 	w := opt.Out
 	if w == nil {
 		w = io.Discard
