@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/throttlelab/throttlelab/record"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -51,17 +52,30 @@ var f14Pinning = &Preset{
 		}
 		return fmt.Sprintf("a %s-CPU container (2 of 4 cores, scaled to %d), pinned to CPU %s, 6 s, 1 repeat", m, cores, pinned.CPU.Cpuset), nil
 	},
-	verdict: func(r *Results) (bool, string, error) {
+	negative: func(e *experiment.Experiment) error {
+		// A quota on the pinned container too: it is throttled.
+		c, err := config(e, "pinned")
+		if err != nil {
+			return err
+		}
+		c.CPU.Limit = c.CPU.Request
+		return nil
+	},
+	verdict: func(r *Results) ([]record.Condition, string, error) {
 		s, err := r.Config("shared")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
 		p, err := r.Config("pinned")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
-		ok := p.ThrottledPct < 1 && p.P99Ms >= 0.9*s.P99Ms
-		return ok, fmt.Sprintf("pinned: %.1f%% of periods throttled (needs none, under 1%%), p99 %.0f ms against %.0f ms shared (%.2fx, needs >= 0.9)",
+		ratio, err := r.latencyRatio("p99 pinned / shared", "pinned", "shared", p99Stat, ">=", 0.9, "no more than 10% better")
+		if err != nil {
+			return nil, "", err
+		}
+		conds := []record.Condition{cond("pinned throttled periods %", p.ThrottledPct, nil, "<=", 1, "under 1% of periods (a count, no interval)"), ratio}
+		return conds, fmt.Sprintf("pinned: %.1f%% of periods throttled (needs none, under 1%%), p99 %.0f ms against %.0f ms shared (%.2fx, needs >= 0.9)",
 			p.ThrottledPct, p.P99Ms, s.P99Ms, p.P99Ms/s.P99Ms), nil
 	},
 }
