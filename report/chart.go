@@ -83,6 +83,17 @@ type scale struct {
 	a, b     float64 // pixel range
 }
 
+// attr is the scale as report.js reads it: min,max,a,b,log,nines.
+func (s scale) attr() string {
+	b := func(v bool) string {
+		if v {
+			return "1"
+		}
+		return "0"
+	}
+	return fmt.Sprintf("%g,%g,%g,%g,%s,%s", s.min, s.max, s.a, s.b, b(s.log), b(s.nines))
+}
+
 func (s scale) f(v float64) float64 {
 	if s.nines {
 		v = ninesX(v)
@@ -223,7 +234,9 @@ func (c *Chart) SVG() string {
 	padTop := padTop0 + ly - legendTop
 	sy := newScale(c.Y, ys, float64(h-padBottom), float64(padTop))
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" id="%s" viewBox="0 0 %d %d" role="img" aria-labelledby="%s-t" xmlns="http://www.w3.org/2000/svg">`, c.ID, w, h, c.ID)
+	// The scales ride along as data attributes, so the hover read-out
+	// (report.js) turns a pointer position back into values.
+	fmt.Fprintf(&b, `<svg class="chart" id="%s" viewBox="0 0 %d %d" role="img" aria-labelledby="%s-t" data-sx="%s" data-sy="%s" xmlns="http://www.w3.org/2000/svg">`, c.ID, w, h, c.ID, sx.attr(), sy.attr())
 	fmt.Fprintf(&b, `<title id="%s-t">%s</title>`, c.ID, html.EscapeString(c.Title))
 	fmt.Fprintf(&b, `<text class="ctitle" x="%d" y="16">%s</text>`, padLeft, html.EscapeString(c.Title))
 	// Grid and ticks.
