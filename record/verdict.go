@@ -71,8 +71,9 @@ type Verdict struct {
 	Backend string `json:"backend"`
 }
 
-// maxRepeatsEstimate caps RepeatsNeeded: beyond it the estimate says little.
-const maxRepeatsEstimate = 100
+// MaxRepeatsEstimate caps RepeatsNeeded ("this many or more"): beyond it
+// the estimate says little.
+const MaxRepeatsEstimate = 100
 
 // Judge sets the condition's Outcome (and RepeatsNeeded when inconclusive)
 // from its interval, or its point when it has none. repeats is how many
@@ -119,10 +120,10 @@ func (c *Condition) Judge(repeats int) {
 		c.Outcome = NotReproduced
 	default:
 		c.Outcome = Inconclusive
-		c.RepeatsNeeded = maxRepeatsEstimate
+		c.RepeatsNeeded = MaxRepeatsEstimate
 		if dist > 0 {
 			n := float64(max(repeats, 1)) * (half / dist) * (half / dist)
-			c.RepeatsNeeded = min(int(math.Ceil(n)), maxRepeatsEstimate)
+			c.RepeatsNeeded = min(int(math.Ceil(n)), MaxRepeatsEstimate)
 		}
 		c.RepeatsNeeded = max(c.RepeatsNeeded, repeats+1)
 	}
@@ -186,7 +187,7 @@ func (v *Verdict) Line() string {
 		line += ". 95% intervals: " + s
 	}
 	if v.outcome() == Inconclusive && v.RepeatsNeeded > 0 {
-		line += fmt.Sprintf(". The intervals straddle the check: about %d repeats would likely settle it (this run had %d)", v.RepeatsNeeded, max(v.Repeats, 1))
+		line += fmt.Sprintf(". The intervals straddle the check: %s would likely settle it (this run had %d)", v.RepeatsWords(), max(v.Repeats, 1))
 	}
 	if v.Why != "" {
 		line += ". Why: " + v.Why
@@ -232,4 +233,13 @@ func num(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return fmt.Sprintf("%.0f", v)
+}
+
+// RepeatsWords is RepeatsNeeded in words ("about 6 repeats", "100 repeats
+// or more").
+func (v *Verdict) RepeatsWords() string {
+	if v.RepeatsNeeded >= MaxRepeatsEstimate {
+		return fmt.Sprintf("%d repeats or more", MaxRepeatsEstimate)
+	}
+	return fmt.Sprintf("about %d repeats", v.RepeatsNeeded)
 }
