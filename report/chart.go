@@ -26,6 +26,9 @@ type Series struct {
 	Opacity float64
 	// NoLegend leaves the series out of the legend (repeats after the first).
 	NoLegend bool
+	// Lower and Upper, when set, bound a shaded band drawn behind the line
+	// (a 95% interval at each point).
+	Lower, Upper []Point
 }
 
 // Mark is a short tick on the x axis, drawn under the plot (a throttled period).
@@ -261,6 +264,34 @@ func (c *Chart) SVG() string {
 		y := sy.f(l.Y)
 		fmt.Fprintf(&b, `<line class="hline" x1="%d" x2="%d" y1="%s" y2="%s"/>`, padLeft, w-padRight, px(y), px(y))
 		fmt.Fprintf(&b, `<text class="hl" x="%d" y="%s">%s</text>`, w-padRight-4, px(y-4), html.EscapeString(l.Label))
+	}
+	// Bands first, so every line lies over them.
+	for i, s := range c.Series {
+		if len(s.Lower) == 0 || len(s.Lower) != len(s.Upper) {
+			continue
+		}
+		var d strings.Builder
+		add := func(p Point) {
+			if c.Y.Log && p.Y <= 0 || c.X.Log && p.X <= 0 {
+				return
+			}
+			if d.Len() == 0 {
+				d.WriteString("M")
+			} else {
+				d.WriteString("L")
+			}
+			d.WriteString(px(sx.f(p.X)) + " " + px(sy.f(p.Y)))
+		}
+		for _, p := range s.Upper {
+			add(p)
+		}
+		for k := len(s.Lower) - 1; k >= 0; k-- {
+			add(s.Lower[k])
+		}
+		if d.Len() > 0 {
+			fmt.Fprintf(&b, `<path class="band" data-series="%d" data-name="%s" d="%sZ" fill="%s" fill-opacity="0.18" stroke="none"/>`,
+				i, html.EscapeString(s.Name), d.String(), s.Color)
+		}
 	}
 	for i, s := range c.Series {
 		if len(s.Points) == 0 {

@@ -5,7 +5,7 @@ document.querySelectorAll("svg.chart").forEach(function (svg) {
     if (!first) return;
     g.addEventListener("click", function () {
       var off = g.classList.toggle("off");
-      svg.querySelectorAll("path.series").forEach(function (p) {
+      svg.querySelectorAll("path.series, path.band").forEach(function (p) {
         if (p.dataset.name === first.dataset.name) p.classList.toggle("hidden", off);
       });
     });
