@@ -21,7 +21,16 @@ var f14Pinning = &Preset{
 			return fmt.Sprintf("the pinned container was throttled in %.1f%% of periods: it has a quota as well as its cores", p.ThrottledPct)
 		}
 		if p.P99Ms < 0.9*s.P99Ms {
-			return fmt.Sprintf("the pinned cores served the requests sooner: in the shared pool they ran in parallel on every core until the quota ran out, then all waited for the next period (throttled in %.0f%% of periods)", s.ThrottledPct)
+			// What the shared pool did, from its own figures: how wide it
+			// ran at its peak and how often it then waited for quota.
+			how := fmt.Sprintf("ran on up to %.2f cores at its 100 ms peak", s.Peak100msCores)
+			if c, err := config(r.Spec, "shared"); err == nil && c.CPU.Limit != "" {
+				how += fmt.Sprintf(" against its %.2f-CPU limit", cpus(c.CPU.Limit))
+			}
+			if s.ThrottledPct >= 1 {
+				how += fmt.Sprintf(", spent its quota early and waited for the next period in %.0f%% of periods", s.ThrottledPct)
+			}
+			return fmt.Sprintf("the pinned cores served the requests sooner (p99 %.0f ms against %.0f ms): the shared pool %s", p.P99Ms, s.P99Ms, how)
 		}
 		return ""
 	},
