@@ -42,8 +42,9 @@ and ends with the table and report.html. The same spec and seed give the same
 bytes.
 
 --compare DIR simulates the experiment of a measured results directory on a
-machine like the one it was measured on (its cores and burn speed), prints
-simulated against measured per config, and writes a report with both.
+machine like the one it was measured on (its cores and burn speed), with the
+seeds its repeats recorded (the same arrivals and picks), prints simulated
+against measured per config, and writes a report with both.
 
 A preset (throttlelab presets) is simulated at its original scale, on a
 machine of its original size unless --cores says otherwise; --quick simulates
