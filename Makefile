@@ -89,8 +89,9 @@ bench-sim:
 
 # Every preset: its quick variant measured here (as root), and simulated at
 # its original scale; rewrites docs/findings.md. Not part of make test.
+# REPRODUCE_FLAGS=-lock=FILE holds an flock on FILE during each measured run.
 reproduce: build
-	$(GO) run ./experiments/reproduce -bin $(BIN) -out docs/findings.md
+	$(GO) run ./experiments/reproduce -bin $(BIN) -out docs/findings.md $(REPRODUCE_FLAGS)
 
 clean:
 	rm -rf bin

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/throttlelab/throttlelab/record"
 
 	"github.com/throttlelab/throttlelab/experiment"
 )
@@ -25,18 +26,26 @@ var f01Logjam = &Preset{
 		tileQuick(e, 300)
 		return fmt.Sprintf("%d pods of %s CPU (limits still half of %d cores), %d workers (one per pod, as 8 for 8), 300 random tiles, 1 repeat", pods, per, cores, pods), nil
 	},
-	verdict: func(r *Results) (bool, string, error) {
+	negative: func(e *experiment.Experiment) error {
+		// Limits far above the demand: nothing waits for quota.
+		return setLimit(e, "limited", "16")
+	},
+	verdict: func(r *Results) ([]record.Condition, string, error) {
 		v, err := p99s(r, "unlimited", "limited")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
 		lim, _ := r.Config("limited")
 		c, err := config(r.Spec, "limited")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
 		ratio := v[1] / v[0]
-		return ratio >= 2, fmt.Sprintf("p99 %.0f ms limited against %.0f ms unlimited: %.2fx (needs >= 2); a limited pod used %.2f cores on average against its %.2f limit, and was throttled in %.0f%% of periods",
+		rc, err := r.latencyRatio("p99 limited / unlimited", "limited", "unlimited", p99Stat, ">=", 2, "twice the reference: a tail that noise alone does not double")
+		if err != nil {
+			return nil, "", err
+		}
+		return []record.Condition{rc}, fmt.Sprintf("p99 %.0f ms limited against %.0f ms unlimited: %.2fx (needs >= 2); a limited pod used %.2f cores on average against its %.2f limit, and was throttled in %.0f%% of periods",
 			v[1], v[0], ratio, lim.MeanCores/float64(c.Instances), cpus(c.CPU.Limit), lim.ThrottledPct), nil
 	},
 }

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/throttlelab/throttlelab/record"
 
 	"github.com/throttlelab/throttlelab/experiment"
 )
@@ -33,14 +34,44 @@ var f02LimitSize = &Preset{
 		return fmt.Sprintf("%d pods each at %s / %s / %s CPU (the same shares of %d cores as 1/2/4 CPUs x 8 pods of 16), %d workers, 200 random tiles, 1 repeat",
 			pods, got[0], got[1], got[2], cores, pods), nil
 	},
-	verdict: func(r *Results) (bool, string, error) {
+	negative: func(e *experiment.Experiment) error {
+		// The limits reversed: the "largest" is now the smallest, so p99
+		// rises with the limit's name.
+		a, err := config(e, "limit-1")
+		if err != nil {
+			return err
+		}
+		b, err := config(e, "limit-4")
+		if err != nil {
+			return err
+		}
+		a.CPU.Limit, b.CPU.Limit = b.CPU.Limit, a.CPU.Limit
+		return nil
+	},
+	verdict: func(r *Results) ([]record.Condition, string, error) {
 		v, err := p99s(r, "unlimited", "limit-1", "limit-2", "limit-4")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
-		falls := v[1] > v[3] && v[2] <= 1.05*v[1] && v[3] <= 1.05*v[2]
-		close := v[3] <= 1.3*v[0]
-		return falls && close, fmt.Sprintf("p99 %.0f / %.0f / %.0f ms from the smallest limit to the largest (falls: %v), unlimited %.0f ms: largest limit at %.2fx (needs <= 1.3)",
+		var conds []record.Condition
+		for _, c := range []struct {
+			name, num, den, op string
+			thr                float64
+			margin             string
+		}{
+			{"p99 largest / smallest limit", "limit-4", "limit-1", "<=", 0.95, "falls by 5% or more over the range"},
+			{"p99 middle / smallest limit", "limit-2", "limit-1", "<=", 1.05, "does not rise by over 5%"},
+			{"p99 largest / middle limit", "limit-4", "limit-2", "<=", 1.05, "does not rise by over 5%"},
+			{"p99 largest limit / unlimited", "limit-4", "unlimited", "<=", 1.3, "the published 1.3x"},
+		} {
+			rc, err := r.latencyRatio(c.name, c.num, c.den, p99Stat, c.op, c.thr, c.margin)
+			if err != nil {
+				return nil, "", err
+			}
+			conds = append(conds, rc)
+		}
+		falls := v[3] <= 0.95*v[1] && v[2] <= 1.05*v[1] && v[3] <= 1.05*v[2]
+		return conds, fmt.Sprintf("p99 %.0f / %.0f / %.0f ms from the smallest limit to the largest (falls: %v), unlimited %.0f ms: largest limit at %.2fx (needs <= 1.3)",
 			v[1], v[2], v[3], falls, v[0], v[3]/v[0]), nil
 	},
 }

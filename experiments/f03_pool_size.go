@@ -2,7 +2,7 @@ package experiments
 
 import (
 	"fmt"
-	"math"
+	"github.com/throttlelab/throttlelab/record"
 
 	"github.com/throttlelab/throttlelab/experiment"
 )
@@ -27,12 +27,33 @@ var f03PoolSize = &Preset{
 		return fmt.Sprintf("4 pods of %s against 2 of %s CPU (both add up to %d cores), %d workers (20 of 16), 200 random tiles, 1 repeat",
 			small, big, cores, e.Spec.Loads[0].Workers), nil
 	},
-	verdict: func(r *Results) (bool, string, error) {
+	negative: func(e *experiment.Experiment) error {
+		// The limits swapped: the 2 "big" pools get the small limit.
+		a, err := config(e, "4x4cpu")
+		if err != nil {
+			return err
+		}
+		b, err := config(e, "2x8cpu")
+		if err != nil {
+			return err
+		}
+		a.CPU.Limit, b.CPU.Limit = b.CPU.Limit, a.CPU.Limit
+		return nil
+	},
+	verdict: func(r *Results) ([]record.Condition, string, error) {
 		v, err := p99s(r, "unlimited", "4x4cpu", "2x8cpu")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
-		ok := v[2] < v[1] && v[0] < math.Min(v[1], v[2])
-		return ok, fmt.Sprintf("p99 4 small pools %.0f ms, 2 big pools %.0f ms, unlimited %.0f ms", v[1], v[2], v[0]), nil
+		big, err := r.latencyRatio("p99 2 big / 4 small pools", "2x8cpu", "4x4cpu", p99Stat, "<=", 0.95, "better by 5% or more")
+		if err != nil {
+			return nil, "", err
+		}
+		// Below the big pools is below both when they beat the small ones.
+		un, err := r.latencyRatio("p99 unlimited / 2 big pools", "unlimited", "2x8cpu", p99Stat, "<=", 0.95, "better by 5% or more")
+		if err != nil {
+			return nil, "", err
+		}
+		return []record.Condition{big, un}, fmt.Sprintf("p99 4 small pools %.0f ms, 2 big pools %.0f ms, unlimited %.0f ms", v[1], v[2], v[0]), nil
 	},
 }

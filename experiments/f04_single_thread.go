@@ -2,7 +2,6 @@ package experiments
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -29,25 +28,20 @@ var f04SingleThread = &Preset{
 		e.Spec.Repeats = 1
 		return fmt.Sprintf("4 pods per config, ramp 1..%d clients of 3 s each, 1 repeat", top), nil
 	},
-	verdict: func(r *Results) (bool, string, error) {
-		at := func(name string) (float64, error) {
-			return r.median(name, func(s *record.Run) float64 {
-				for _, st := range s.Summary.Steps {
-					if st.Workers == 2 {
-						return st.P99Ms
-					}
-				}
-				return math.NaN()
-			})
-		}
-		s, err := at("single")
+	negative: func(e *experiment.Experiment) error {
+		// The threaded pods starved by a tenth of a CPU each: they are the
+		// slow ones now.
+		return setLimit(e, "threaded-1cpu", "100m")
+	},
+	verdict: func(r *Results) ([]record.Condition, string, error) {
+		d, v, err := r.samples([]string{"single", "threaded-1cpu"}, p99Stat, func(run *record.Run) ([]float64, error) {
+			return r.stepLatencies(run, 2)
+		})
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
-		th, err := at("threaded-1cpu")
-		if err != nil {
-			return false, "", err
-		}
-		return s > th, fmt.Sprintf("at 2 clients: p99 %.1f ms single-threaded, %.1f ms threaded with a limit", s, th), nil
+		s, th := v[0], v[1]
+		c := cond("p99 at 2 clients single / threaded", s/th, record.Ratio(d[0], d[1]), ">=", 1.1, "10% slower: more than a draw of the same distribution")
+		return []record.Condition{c}, fmt.Sprintf("at 2 clients: p99 %.1f ms single-threaded, %.1f ms threaded with a limit", s, th), nil
 	},
 }

@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/throttlelab/throttlelab/record"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -31,23 +32,46 @@ var f06NoisyNeighbour = &Preset{
 		e.Spec.Repeats = 1
 		return fmt.Sprintf("requests %s, noise limits %s CPU (1 and 3 of 16 cores, scaled to %d), %d burst worker(s) per noise pod, 10 s, 1 repeat", req, lim, cores, workers), nil
 	},
-	verdict: func(r *Results) (bool, string, error) {
+	negative: func(e *experiment.Experiment) error {
+		// The limited noise without its limits: it leaves no more CPU idle
+		// than the unlimited noise.
+		c, err := config(e, "noise-limited")
+		if err != nil {
+			return err
+		}
+		for i := range c.Neighbours {
+			c.Neighbours[i].CPU.Limit = ""
+		}
+		return nil
+	},
+	verdict: func(r *Results) ([]record.Condition, string, error) {
 		v, err := p99s(r, "alone", "noise", "noise-limited")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
 		bu, err := r.MachineBusy("noise")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
 		bl, err := r.MachineBusy("noise-limited")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
 		cores := float64(r.Env.Cores)
 		idleU, idleL := cores-bu, cores-bl
-		ok := v[2] > 1.1*v[0] && idleL > idleU
-		return ok, fmt.Sprintf("probe p99 %.1f ms alone, %.1f ms beside noise, %.1f ms beside limited noise (%.2fx alone, needs > 1.1); idle %.2f cores with limited noise against %.2f with unlimited",
+		p, err := r.latencyRatio("probe p99 limited noise / alone", "noise-limited", "alone", p99Stat, ">=", 1.1, "10% slower than alone")
+		if err != nil {
+			return nil, "", err
+		}
+		// Busy cores per second of each run, resampled: the difference of
+		// the idle CPU must clear 5% of the machine, not just be positive.
+		d, _, err := r.samples([]string{"noise", "noise-limited"}, record.Mean, r.busyBlocks)
+		if err != nil {
+			return nil, "", err
+		}
+		idle := cond("idle cores limited - unlimited noise", idleL-idleU, record.Difference(d[0], d[1]), ">=", 0.05*cores,
+			fmt.Sprintf("5%% of the machine (%.2f cores) more idle", 0.05*cores))
+		return []record.Condition{p, idle}, fmt.Sprintf("probe p99 %.1f ms alone, %.1f ms beside noise, %.1f ms beside limited noise (%.2fx alone, needs > 1.1); idle %.2f cores with limited noise against %.2f with unlimited",
 			v[0], v[1], v[2], v[2]/v[0], idleL, idleU), nil
 	},
 }

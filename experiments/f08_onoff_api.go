@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/throttlelab/throttlelab/record"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -32,17 +33,28 @@ var f08OnoffApi = &Preset{
 		e.Spec.Repeats = 1
 		return fmt.Sprintf("limits %s / %s / %s CPU (2, 3, 4 of 4 cores, scaled to %d), %d sources, 10 s, 1 repeat", got[0], got[1], got[2], cores, e.Spec.Loads[0].Sources), nil
 	},
-	verdict: func(r *Results) (bool, string, error) {
+	negative: func(e *experiment.Experiment) error {
+		// The smallest limit far above the demand: the mean does not rise.
+		return setLimit(e, "limit-2", "64")
+	},
+	verdict: func(r *Results) ([]record.Condition, string, error) {
 		var m [3]float64
 		for i, n := range []string{"unlimited", "limit-2", "limit-4"} {
 			v, err := r.MeanLatency(n)
 			if err != nil {
-				return false, "", err
+				return nil, "", err
 			}
 			m[i] = v
 		}
-		ok := m[1] >= 1.5*m[0] && m[2] <= 1.2*m[0]
-		return ok, fmt.Sprintf("mean latency %.2f ms unlimited, %.2f ms at the smallest limit (%.2fx, needs >= 1.5), %.2f ms at the largest (%.2fx, needs <= 1.2)",
+		small, err := r.latencyRatio("mean smallest limit / unlimited", "limit-2", "unlimited", record.Mean, ">=", 1.5, "half again the reference's mean")
+		if err != nil {
+			return nil, "", err
+		}
+		large, err := r.latencyRatio("mean largest limit / unlimited", "limit-4", "unlimited", record.Mean, "<=", 1.2, "within 20% of the reference")
+		if err != nil {
+			return nil, "", err
+		}
+		return []record.Condition{small, large}, fmt.Sprintf("mean latency %.2f ms unlimited, %.2f ms at the smallest limit (%.2fx, needs >= 1.5), %.2f ms at the largest (%.2fx, needs <= 1.2)",
 			m[0], m[1], m[1]/m[0], m[2], m[2]/m[0]), nil
 	},
 }

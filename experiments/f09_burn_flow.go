@@ -2,6 +2,7 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/throttlelab/throttlelab/record"
 	"math"
 	"time"
 
@@ -18,41 +19,93 @@ var f09BurnFlow = &Preset{
 		e.Spec.Loads[0].Duration = dur(5 * time.Second)
 		return "5 s per config (the original needs no scaling)", nil
 	},
-	verdict: func(r *Results) (bool, string, error) {
+	negative: func(e *experiment.Experiment) error {
+		// Every config at 1 CPU, far above one 5 ms request at a time:
+		// nothing waits for the next period.
+		for i := range e.Spec.Configs {
+			e.Spec.Configs[i].CPU.Limit = "1"
+		}
+		return nil
+	},
+	verdict: func(r *Results) ([]record.Condition, string, error) {
 		one, err := r.Config("cpu-1")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
 		three, err := r.Config("cpu-300m")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
 		lat, err := r.Latencies("cpu-100m")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
 		// A request that waits for quota waits for the next period
 		// boundary: the slow ones (over half a period) end near a
 		// multiple of the period.
 		c, err := config(r.Spec, "cpu-100m")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
 		period := float64(c.CPU.Period.Duration) / 1e6
+		isSlow := func(l float64) bool { return l >= period/2 }
+		isNear := func(l float64) bool {
+			k := math.Round(l / period)
+			return k >= 1 && math.Abs(l-k*period) <= 0.2*period
+		}
 		slow, near := 0, 0
 		for _, l := range lat {
-			if l < period/2 {
+			if !isSlow(l) {
 				continue
 			}
 			slow++
-			if k := math.Round(l / period); k >= 1 && math.Abs(l-k*period) <= 0.2*period {
+			if isNear(l) {
 				near++
 			}
 		}
 		frac := float64(near) / float64(max(slow, 1))
 		slowFrac := float64(slow) / float64(max(len(lat), 1))
-		ok := three.P50Ms <= 1.5*one.P50Ms && three.P99Ms >= 60 && slowFrac >= 1.0/3 && frac >= 0.8
-		return ok, fmt.Sprintf("p50 %.2f ms at 0.3 CPU against %.2f ms at 1 CPU (%.2fx, needs <= 1.5), p99 %.1f ms (needs >= 60); at 0.1 CPU %.0f%% of %d requests waited over half a period (needs a third), %.0f%% of those ended within 20 ms of a multiple of the %.0f ms period (needs 80%%)",
+		p50, err := r.latencyRatio("p50 0.3 CPU / 1 CPU", "cpu-300m", "cpu-1", record.Quantile(50), "<=", 1.5, "the published 1.5x")
+		if err != nil {
+			return nil, "", err
+		}
+		p99, err := r.latencyOf("p99 ms at 0.3 CPU", "cpu-300m", p99Stat, ">=", 60, "most of a 100 ms period's wait")
+		if err != nil {
+			return nil, "", err
+		}
+		// Shares of requests, resampled as 0/1 indicators.
+		indicator := func(keep, hit func(float64) bool) func(run *record.Run) ([]float64, error) {
+			return func(run *record.Run) ([]float64, error) {
+				recs, err := r.records(run)
+				var v []float64
+				for _, rec := range recs {
+					if l := float64(rec.Latency) / 1e6; rec.Err == "" && keep(l) {
+						if hit(l) {
+							v = append(v, 1)
+						} else {
+							v = append(v, 0)
+						}
+					}
+				}
+				return v, err
+			}
+		}
+		all := func(float64) bool { return true }
+		ds, _, err := r.samples([]string{"cpu-100m"}, record.Mean, indicator(all, isSlow))
+		if err != nil {
+			return nil, "", err
+		}
+		conds := []record.Condition{p50, p99, cond("share waiting over half a period at 0.1 CPU", slowFrac, ds[0], ">=", 1.0/3, "a third of the requests")}
+		if slow > 0 {
+			dn, _, err := r.samples([]string{"cpu-100m"}, record.Mean, indicator(isSlow, isNear))
+			if err != nil {
+				return nil, "", err
+			}
+			conds = append(conds, cond("share of those near a multiple of the period", frac, dn[0], ">=", 0.8, "four in five"))
+		} else {
+			conds = append(conds, cond("share of those near a multiple of the period", 0, nil, ">=", 0.8, "four in five"))
+		}
+		return conds, fmt.Sprintf("p50 %.2f ms at 0.3 CPU against %.2f ms at 1 CPU (%.2fx, needs <= 1.5), p99 %.1f ms (needs >= 60); at 0.1 CPU %.0f%% of %d requests waited over half a period (needs a third), %.0f%% of those ended within 20 ms of a multiple of the %.0f ms period (needs 80%%)",
 			three.P50Ms, one.P50Ms, three.P50Ms/one.P50Ms, three.P99Ms, 100*slowFrac, len(lat), 100*frac, period), nil
 	},
 }

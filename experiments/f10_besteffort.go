@@ -7,5 +7,6 @@ var f10Besteffort = &Preset{
 	Check:     "server p99 with the BestEffort neighbour >= 1.5x alone, despite a weight ratio >= 79:1",
 	Published: "mean ~7 -> ~15 ms, p99 ~10 -> ~25 ms",
 	quick:     quickQoS(),
+	negative:  dropNeighbours("besteffort"),
 	verdict:   p99Worse("alone", "besteffort", 1.5),
 }

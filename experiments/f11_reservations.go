@@ -7,5 +7,6 @@ var f11Reservations = &Preset{
 	Check:     "service1 p99 under service2 load >= 1.5x alone",
 	Published: "service1 mean 6 -> 9.5 ms, p99 7 -> 22 ms",
 	quick:     quickQoS(),
+	negative:  dropNeighbours("service2-load"),
 	verdict:   p99Worse("alone", "service2-load", 1.5),
 }

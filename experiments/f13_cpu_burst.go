@@ -2,6 +2,8 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/throttlelab/throttlelab/record"
+	"math"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -30,22 +32,47 @@ var f13CpuBurst = &Preset{
 		e.Spec.Repeats = 1
 		return fmt.Sprintf("limit %s CPU with a burst of one quota (4 of 8 cores, scaled to %d), 40 sources at %g requests/s each while on, 10 s, 1 repeat", lim, cores, l.Rate), nil
 	},
-	verdict: func(r *Results) (bool, string, error) {
+	negative: func(e *experiment.Experiment) error {
+		// The burst config without its burst: the same as no-burst.
+		c, err := config(e, "burst")
+		if err != nil {
+			return err
+		}
+		c.CPU.Burst = dur(0)
+		return nil
+	},
+	verdict: func(r *Results) ([]record.Condition, string, error) {
 		nb, err := r.Config("no-burst")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
 		b, err := r.Config("burst")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
 		c, err := config(r.Spec, "burst")
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
 		limit := cpus(c.CPU.Limit)
-		ok := b.P99Ms <= 0.8*nb.P99Ms && b.ThrottledPct <= 0.5*nb.ThrottledPct && nb.Peak100msCores > limit && limit > nb.MeanCores
-		return ok, fmt.Sprintf("p99 %.1f ms with burst against %.1f ms without (%.2fx, needs <= 0.8); throttled periods %.1f%% against %.1f%% (needs half or less); without burst: 100 ms peak %.2f cores, limit %.2f, mean %.2f",
+		p, err := r.latencyRatio("p99 burst / no burst", "burst", "no-burst", p99Stat, "<=", 0.8, "20% better")
+		if err != nil {
+			return nil, "", err
+		}
+		thr := 0.0
+		if nb.ThrottledPct > 0 {
+			thr = b.ThrottledPct / nb.ThrottledPct
+		} else if b.ThrottledPct > 0 {
+			thr = math.Inf(1)
+		}
+		// Counts over every period and the highest windows: judged as they
+		// are (no interval).
+		conds := []record.Condition{p,
+			cond("throttled periods burst / no burst", thr, nil, "<=", 0.5, "half or less"),
+			cond("no-burst 100 ms peak / limit", nb.Peak100msCores/limit, nil, ">=", 1, "above the limit"),
+			cond("no-burst mean cores / limit", nb.MeanCores/limit, nil, "<=", 1, "under the limit"),
+		}
+		return conds, fmt.Sprintf("p99 %.1f ms with burst against %.1f ms without (%.2fx, needs <= 0.8); throttled periods %.1f%% against %.1f%% (needs half or less); without burst: 100 ms peak %.2f cores, limit %.2f, mean %.2f",
 			b.P99Ms, nb.P99Ms, b.P99Ms/nb.P99Ms, b.ThrottledPct, nb.ThrottledPct, nb.Peak100msCores, limit, nb.MeanCores), nil
 	},
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -30,11 +31,19 @@ type Preset struct {
 	// quick shrinks the spec for a machine with cores CPUs, to finish in a
 	// few minutes, and says how.
 	quick func(e *experiment.Experiment, cores int) (string, error)
-	// verdict computes the check from what was measured.
-	verdict func(r *Results) (bool, string, error)
-	// why, if set, explains a check that failed, from the same results ("" if
-	// it cannot tell).
+	// SelfCheck marks a preset that checks throttlelab's own machinery
+	// (its balancers) rather than something the kernel decides.
+	SelfCheck bool
+	// verdict computes the check's conditions from what was measured, and
+	// the figures behind them in words.
+	verdict func(r *Results) ([]record.Condition, string, error)
+	// why, if set, explains a check that did not pass, from the same
+	// results ("" if it cannot tell).
 	why func(r *Results) string
+	// negative changes the quick spec so that the finding cannot hold (a
+	// limit far above the demand, the noise taken away): the check must
+	// say not reproduced on it (TestNegativeVariants).
+	negative func(e *experiment.Experiment) error
 }
 
 // All returns the presets in finding order.

@@ -1,16 +1,21 @@
 package experiments
 
 import (
+	"bytes"
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/sim"
 	"github.com/throttlelab/throttlelab/units"
 )
+
+var update = flag.Bool("update", false, "rewrite the golden verdicts in testdata/verdicts")
 
 func TestPresetsParse(t *testing.T) {
 	findings := map[string]bool{}
@@ -74,10 +79,64 @@ func TestChecksOnSimulatedRuns(t *testing.T) {
 			if v.Numbers == "" || v.Finding != p.Finding || v.Backend != "sim" || v.Scaled != how {
 				t.Errorf("verdict %+v", v)
 			}
-			if _, err := os.Stat(filepath.Join(dir, "verdict.json")); err != nil {
-				t.Error(err)
+			// The simulator is deterministic: the verdict is pinned.
+			got, err := os.ReadFile(filepath.Join(dir, "verdict.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", "verdicts", p.Name+".json")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (go test ./experiments -run ChecksOnSimulated -update writes it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("verdict.json differs from %s (rerun with -update if the change is meant):\n%s", golden, got)
 			}
 			t.Logf("%s", Line(v))
+		})
+	}
+}
+
+// TestNegativeVariants runs every preset's negative variant (its quick
+// spec changed so that the finding cannot hold) in the simulator: its check
+// must say not reproduced, not merely fail to reproduce.
+func TestNegativeVariants(t *testing.T) {
+	for _, p := range All() {
+		t.Run(p.Name, func(t *testing.T) {
+			if p.negative == nil {
+				t.Fatal("no negative variant")
+			}
+			e, how, err := p.Quick(2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := p.negative(e); err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if _, _, err := sim.Run(context.Background(), e, sim.Options{Dir: dir, Cores: 2}); err != nil {
+				t.Fatal(err)
+			}
+			v, err := p.Evaluate(dir, how)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Outcome != record.NotReproduced {
+				t.Errorf("the negative variant, where the finding cannot hold, gave: %s", Line(v))
+			}
+			// F12's why is computed from the data: the neighbour's CPU
+			// beside each weight and the server's stall.
+			if p.Finding == "F12" && !strings.Contains(v.Why, "beside weight 10000") {
+				t.Errorf("F12 why: %q", v.Why)
+			}
 		})
 	}
 }

@@ -2,7 +2,9 @@ package experiments
 
 import (
 	"fmt"
+	"github.com/throttlelab/throttlelab/record"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -94,14 +96,73 @@ func quickQoS() func(e *experiment.Experiment, cores int) (string, error) {
 	}
 }
 
-func p99Worse(base, with string, factor float64) func(r *Results) (bool, string, error) {
-	return func(r *Results) (bool, string, error) {
+func p99Worse(base, with string, factor float64) func(r *Results) ([]record.Condition, string, error) {
+	return func(r *Results) ([]record.Condition, string, error) {
 		v, err := p99s(r, base, with)
 		if err != nil {
-			return false, "", err
+			return nil, "", err
 		}
-		return v[1] >= factor*v[0], fmt.Sprintf("p99 %.1f ms alone, %.1f ms with the neighbour: %.2fx (needs >= %g)", v[0], v[1], v[1]/v[0], factor), nil
+		c, err := r.latencyRatio(fmt.Sprintf("p99 %s / %s", with, base), with, base, p99Stat, ">=", factor, fmt.Sprintf("the published %gx", factor))
+		if err != nil {
+			return nil, "", err
+		}
+		return []record.Condition{c}, fmt.Sprintf("p99 %.1f ms alone, %.1f ms with the neighbour: %.2fx (needs >= %g)", v[0], v[1], v[1]/v[0], factor), nil
 	}
+}
+
+// p99Stat is the p99 as a bootstrap statistic.
+var p99Stat = record.Quantile(99)
+
+// setLimit sets a config's CPU limit (a negative variant's change).
+func setLimit(e *experiment.Experiment, name, limit string) error {
+	c, err := config(e, name)
+	if err != nil {
+		return err
+	}
+	c.CPU.Limit = limit
+	return nil
+}
+
+// dropNeighbours takes a config's neighbours away (a negative variant's
+// change: nothing left to interfere).
+func dropNeighbours(name string) func(e *experiment.Experiment) error {
+	return func(e *experiment.Experiment) error {
+		c, err := config(e, name)
+		if err != nil {
+			return err
+		}
+		c.Neighbours = nil
+		return nil
+	}
+}
+
+// stepLatencies is a ramp run's successful latencies (ms) in the step with
+// the given number of workers.
+func (r *Results) stepLatencies(run *record.Run, workers int) ([]float64, error) {
+	recs, err := r.records(run)
+	if err != nil {
+		return nil, err
+	}
+	var steps []int
+	for _, rec := range recs {
+		if !slices.Contains(steps, rec.Step) {
+			steps = append(steps, rec.Step)
+		}
+	}
+	slices.Sort(steps)
+	want := -1
+	for i, st := range run.Summary.Steps {
+		if st.Workers == workers && i < len(steps) {
+			want = steps[i]
+		}
+	}
+	var v []float64
+	for _, rec := range recs {
+		if rec.Step == want && rec.Err == "" {
+			v = append(v, float64(rec.Latency)/1e6)
+		}
+	}
+	return v, nil
 }
 
 // cpus parses a Kubernetes CPU amount ("500m", "2") into cores.

@@ -24,7 +24,13 @@ func ReadResults(dir string) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Results{Dir: dir, Spec: e, Env: env, Runs: runs, Summary: record.Summarize(e, runs)}, nil
+	s := record.Summarize(e, runs)
+	smp, err := record.ReadSamples(dir, runs)
+	if err != nil {
+		return nil, err
+	}
+	s.AddIntervals(smp)
+	return &Results{Dir: dir, Spec: e, Env: env, Runs: runs, Summary: s}, nil
 }
 
 // Config returns a config's summary under the first load.
@@ -128,6 +134,29 @@ func (r *Results) BurstGoodput(config, name string) (float64, int, error) {
 		return 0, 0, fmt.Errorf("no burst cycles of %q in config %q", name, config)
 	}
 	return sum / float64(n), n, nil
+}
+
+// meanStall is the mean time a config's requests were runnable but not
+// running in the server (wall - CPU - queue, from Server-Timing), in ms.
+func (r *Results) meanStall(config string) (float64, error) {
+	var sum float64
+	n := 0
+	for _, run := range r.runsOf(config) {
+		recs, err := r.records(run)
+		if err != nil {
+			return 0, err
+		}
+		for _, rec := range recs {
+			if rec.Err == "" && rec.ServerCPU >= 0 && rec.ServerWall >= 0 {
+				sum += float64(max(rec.ServerWall-rec.ServerCPU-max(rec.ServerQueue, 0), 0)) / 1e6
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("no server timing in config %q", config)
+	}
+	return sum / float64(n), nil
 }
 
 // Latencies returns every successful request's latency (ms) in a config's runs.

@@ -16,13 +16,16 @@ func (p *Preset) Evaluate(dir, scaled string) (*record.Verdict, error) {
 	}
 	// A spec changed by hand may lack a config the check reads: the check
 	// says so as an error.
-	ok, numbers, err := p.verdict(r)
+	conds, numbers, err := p.verdict(r)
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
 	}
-	v := &record.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check,
-		Reproduced: ok, Numbers: numbers, Scaled: scaled, Backend: r.Env.Backend}
-	if !ok && p.why != nil {
+	reps := r.repeats()
+	out, need := record.Combine(conds, reps)
+	v := &record.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check, SelfCheck: p.SelfCheck,
+		Outcome: out, Reproduced: out == record.Reproduced, Conditions: conds, Numbers: numbers,
+		Repeats: reps, RepeatsNeeded: need, CIMethod: r.Summary.CIMethod, Scaled: scaled, Backend: r.Env.Backend}
+	if out != record.Reproduced && p.why != nil {
 		v.Why = p.why(r)
 	}
 	return v, record.WriteJSON(filepath.Join(dir, "verdict.json"), v)

@@ -188,7 +188,7 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 		targets = append(targets, p.url)
 	}
 
-	lc := x.e.LoadConfig(run.Load)
+	lc := x.e.RunLoadConfig(run)
 	lc.Targets = targets
 	if w := x.e.Spec.Warmup.Duration; w > 0 {
 		warm := lc

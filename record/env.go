@@ -1,7 +1,6 @@
 package record
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -24,36 +23,4 @@ type Env struct {
 	// ms of CPU) that every instance used.
 	BurnIterationsPerMs float64   `json:"burn_iterations_per_ms,omitempty"`
 	Started             time.Time `json:"started"`
-}
-
-// Verdict is a preset's check, computed from what a run measured. It is
-// verdict.json in the results directory, and the report's header shows it.
-type Verdict struct {
-	Preset  string `json:"preset"`
-	Finding string `json:"finding"`
-	Source  string `json:"source"`
-	Claim   string `json:"claim"`
-	Check   string `json:"check"`
-	// Reproduced says whether the check passed; Numbers gives the measured
-	// figures behind it.
-	Reproduced bool   `json:"reproduced"`
-	Numbers    string `json:"numbers"`
-	// Why explains a failed check where the results can tell.
-	Why string `json:"why,omitempty"`
-	// Scaled says how a --quick run was scaled down ("" at original scale).
-	Scaled  string `json:"scaled,omitempty"`
-	Backend string `json:"backend"`
-}
-
-// Line is the verdict in one line, as run and sim print it.
-func (v *Verdict) Line() string {
-	word := "NOT REPRODUCED"
-	if v.Reproduced {
-		word = "REPRODUCED"
-	}
-	line := fmt.Sprintf("%s %s (%s): %s. %s", v.Finding, word, v.Preset, v.Check, v.Numbers)
-	if v.Why != "" {
-		line += ". Why: " + v.Why
-	}
-	return line
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -101,4 +102,25 @@ func ReadBurstCycles(runDir, name string) ([]workload.BurstCycle, error) {
 		out = append(out, c)
 	}
 	return out, sc.Err()
+}
+
+// ReadSamples reads each run's request records (requests.csv or .gz in
+// dir's run directories) into a sample of its successful latencies in ms,
+// by run ID: what Summary.AddIntervals takes.
+func ReadSamples(dir string, runs []*Run) (map[string]*Sample, error) {
+	out := map[string]*Sample{}
+	for _, r := range runs {
+		recs, err := loadgen.ReadRecordsIn(filepath.Join(dir, "runs", r.ID))
+		if err != nil {
+			return nil, fmt.Errorf("reading the requests of run %s: %w", r.ID, err)
+		}
+		v := make([]float64, 0, len(recs))
+		for i := range recs {
+			if recs[i].Err == "" {
+				v = append(v, float64(recs[i].Latency)/1e6)
+			}
+		}
+		out[r.ID] = NewSample(v)
+	}
+	return out, nil
 }

@@ -10,11 +10,15 @@ import (
 // Run is what one run measured: the recorded run, whichever backend made it.
 // It is the run's summary.json.
 type Run struct {
-	ID        string           `json:"id"`
-	Index     int              `json:"index"`
-	Config    string           `json:"config"`
-	Load      string           `json:"load"`
-	Repeat    int              `json:"repeat"`
+	ID     string `json:"id"`
+	Index  int    `json:"index"`
+	Config string `json:"config"`
+	Load   string `json:"load"`
+	Repeat int    `json:"repeat"`
+	// Seed is the run's repeat seed (experiment.RepeatSeed): the load's
+	// arrivals, tile order and balancer picks; shared by the configs of one
+	// repeat.
+	Seed      uint64           `json:"seed"`
 	QoS       cgroup.QoSClass  `json:"qos"`
 	Settings  cgroup.Settings  `json:"cgroup_settings"`
 	Instances []string         `json:"instances"`

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -41,6 +42,16 @@ type ConfigSummary struct {
 	StallMs        float64 `json:"stall_ms,omitempty"`
 	IsReference    bool    `json:"reference"`
 	P99VsReference float64 `json:"p99_vs_reference,omitempty"`
+	// MeanMs is the mean latency (median over repeats of each run's mean).
+	MeanMs float64 `json:"mean_ms"`
+	// The 95% intervals of the figures above (Summary.AddIntervals; absent
+	// where the request records were not read).
+	MeanMsCI95         *Interval `json:"mean_ms_ci95,omitempty"`
+	P50MsCI95          *Interval `json:"p50_ms_ci95,omitempty"`
+	P90MsCI95          *Interval `json:"p90_ms_ci95,omitempty"`
+	P99MsCI95          *Interval `json:"p99_ms_ci95,omitempty"`
+	P999MsCI95         *Interval `json:"p999_ms_ci95,omitempty"`
+	P99VsReferenceCI95 *Interval `json:"p99_vs_reference_ci95,omitempty"`
 }
 
 // Summary is the experiment's summary.json.
@@ -48,8 +59,13 @@ type Summary struct {
 	Name    string          `json:"name"`
 	Configs []ConfigSummary `json:"configs"`
 	Runs    []*Run          `json:"runs"`
+	// CIMethod says how the intervals were computed (empty without them).
+	CIMethod string `json:"ci_method,omitempty"`
 	// Verdict is a preset's check, when the experiment is one.
 	Verdict *Verdict `json:"verdict,omitempty"`
+	// Samples are the runs' successful latencies (ms) by run ID, as
+	// AddIntervals was given them; checks resample them too.
+	Samples map[string]*Sample `json:"-"`
 }
 
 // Median is the middle of v (the mean of the two middle values of an even
@@ -114,6 +130,7 @@ func Aggregate(c experiment.Config, load string, runs []*Run) ConfigSummary {
 	cs.P90Ms = median(func(r *Run) float64 { return r.Summary.Latency.P90 })
 	cs.P99Ms = median(func(r *Run) float64 { return r.Summary.Latency.P99 })
 	cs.P999Ms = median(func(r *Run) float64 { return r.Summary.Latency.P999 })
+	cs.MeanMs = median(func(r *Run) float64 { return r.Summary.Latency.Mean })
 	return cs
 }
 
@@ -165,3 +182,102 @@ func (s *Summary) Rows() []Row {
 
 // ThrottledSec is ThrottledMs in seconds, as the table shows it.
 func (c ConfigSummary) ThrottledSec() float64 { return c.ThrottledMs / 1000 }
+
+// Groups returns, for configs under load, each config's samples by repeat
+// slot (the load's repeat numbers in order; nil where a config lacks one):
+// what Resample takes. sample picks a run's sample (nil to leave it out).
+func (s *Summary) Groups(load string, configs []string, sample func(*Run) *Sample) [][]*Sample {
+	var reps []int
+	for _, r := range s.Runs {
+		if r.Load == load && !slices.Contains(reps, r.Repeat) {
+			reps = append(reps, r.Repeat)
+		}
+	}
+	slices.Sort(reps)
+	out := make([][]*Sample, len(configs))
+	for g, c := range configs {
+		out[g] = make([]*Sample, len(reps))
+		for _, r := range s.Runs {
+			if r.Load == load && r.Config == c && r.Summary != nil {
+				out[g][slices.Index(reps, r.Repeat)] = sample(r)
+			}
+		}
+	}
+	return out
+}
+
+// Draws resamples a latency statistic of configs under load (see
+// Resample): out[g][b] for configs[g]. Every caller gets the same draws for
+// the same statistic, so the summary's intervals and a check's agree.
+func (s *Summary) Draws(load string, configs []string, st Stat) [][]float64 {
+	groups := s.Groups(load, configs, func(r *Run) *Sample { return s.Samples[r.ID] })
+	return Resample(groups, st, Resamples, BootstrapSeed)
+}
+
+// AddIntervals sets the 95% interval of every config's mean, percentiles
+// and p99 against the reference from samples, each run's successful
+// latencies in ms by run ID (ReadSamples), by the hierarchical bootstrap of
+// Resample, and says how in CIMethod.
+func (s *Summary) AddIntervals(samples map[string]*Sample) {
+	s.Samples = samples
+	var loads []string
+	reps := 0
+	for _, c := range s.Configs {
+		if !slices.Contains(loads, c.Load) {
+			loads = append(loads, c.Load)
+		}
+		reps = max(reps, c.Repeats)
+	}
+	for _, load := range loads {
+		var names []string
+		var idx []int
+		ref := -1
+		for i, c := range s.Configs {
+			if c.Load == load {
+				if c.IsReference {
+					ref = len(names)
+				}
+				names = append(names, c.Config)
+				idx = append(idx, i)
+			}
+		}
+		set := func(st Stat, point func(*ConfigSummary) float64, field func(*ConfigSummary) **Interval) [][]float64 {
+			d := s.Draws(load, names, st)
+			for g, i := range idx {
+				c := &s.Configs[i]
+				if iv, ok := PercentileInterval(d[g], point(c)); ok {
+					*field(c) = &iv
+				}
+			}
+			return d
+		}
+		set(Mean, func(c *ConfigSummary) float64 { return c.MeanMs }, func(c *ConfigSummary) **Interval { return &c.MeanMsCI95 })
+		set(Quantile(50), func(c *ConfigSummary) float64 { return c.P50Ms }, func(c *ConfigSummary) **Interval { return &c.P50MsCI95 })
+		set(Quantile(90), func(c *ConfigSummary) float64 { return c.P90Ms }, func(c *ConfigSummary) **Interval { return &c.P90MsCI95 })
+		set(Quantile(99.9), func(c *ConfigSummary) float64 { return c.P999Ms }, func(c *ConfigSummary) **Interval { return &c.P999MsCI95 })
+		d := set(Quantile(99), func(c *ConfigSummary) float64 { return c.P99Ms }, func(c *ConfigSummary) **Interval { return &c.P99MsCI95 })
+		if ref < 0 {
+			continue
+		}
+		for g, i := range idx {
+			c := &s.Configs[i]
+			if c.P99VsReference == 0 {
+				continue
+			}
+			if iv, ok := PercentileInterval(Ratio(d[g], d[ref]), c.P99VsReference); ok {
+				c.P99VsReferenceCI95 = &iv
+			}
+		}
+	}
+	s.CIMethod = CIMethod(reps)
+}
+
+// CIMethod describes the intervals of results with the given number of
+// repeats, as summary.json and the report state it.
+func CIMethod(repeats int) string {
+	m := fmt.Sprintf("95%% percentile intervals from %d bootstrap resamples (seed %d)", Resamples, uint64(BootstrapSeed))
+	if repeats <= 1 {
+		return m + " of each run's requests: one repeat, so they leave out run-to-run variation"
+	}
+	return m + fmt.Sprintf(", hierarchical: the %d repeats drawn with replacement (the same for every config), then each drawn run's requests; a figure is the median over the drawn repeats", repeats)
+}

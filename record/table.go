@@ -56,20 +56,36 @@ func WriteTable(w io.Writer, rows []Row, color bool) {
 		var b strings.Builder
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "config\truns\trequests\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\tp99/ref\tthrottled\tthrottled s\tstall ms\tmean cores\tpeak 100ms\t")
-		for _, r := range rs {
+		// Under each row with intervals, a line of the 95% intervals under
+		// the figures they belong to.
+		var lineRow []int
+		lineRow = append(lineRow, -1)
+		for i, r := range rs {
 			ratio := "-"
 			if r.P99VsReference > 0 {
 				ratio = fmt.Sprintf("%.2fx", r.P99VsReference)
 			}
 			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%s\t%.2f\t%.2f\t\n", r.Label, r.Repeats, r.Requests, r.Errors, r.ThroughputRPS,
 				FormatMs(r.P50Ms), FormatMs(r.P90Ms), FormatMs(r.P99Ms), FormatMs(r.P999Ms), FormatMs(r.MaxMs), ratio, r.ThrottledPct, r.ThrottledSec(), FormatMs(r.StallMs), r.MeanCores, r.Peak100msCores)
+			lineRow = append(lineRow, i)
+			if r.P99MsCI95 != nil {
+				ratio := ""
+				if iv := r.P99VsReferenceCI95; iv != nil && !r.IsReference {
+					ratio = fmt.Sprintf("%.2f-%.2fx", iv[0], iv[1])
+				}
+				fmt.Fprintf(tw, "95%% interval\t\t\t\t\t%s\t%s\t%s\t%s\t\t%s\t\t\t\t\t\t\n",
+					FormatInterval(r.P50MsCI95), FormatInterval(r.P90MsCI95), FormatInterval(r.P99MsCI95), FormatInterval(r.P999MsCI95), ratio)
+				lineRow = append(lineRow, -2)
+			}
 		}
 		tw.Flush()
 		lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
 		for j, l := range lines {
 			code := ""
-			if j > 0 {
-				r := rs[j-1]
+			if j > 0 && lineRow[j] == -2 {
+				code, l = ansiDim, strings.TrimRight(l, " ")
+			} else if j > 0 {
+				r := rs[lineRow[j]]
 				switch {
 				case r.IsReference:
 					code = ansiDim
@@ -97,4 +113,12 @@ func FormatMs(v float64) string {
 	default:
 		return fmt.Sprintf("%.0f", v)
 	}
+}
+
+// FormatInterval prints an interval as "low-high" in ms ("" for none).
+func FormatInterval(iv *Interval) string {
+	if iv == nil {
+		return ""
+	}
+	return FormatMs(iv[0]) + "-" + FormatMs(iv[1])
 }

@@ -50,6 +50,35 @@ const chartCheck = `(() => {
   return out;
 })()`
 
+// fitCheck runs in the page: whether the page scrolls sideways, and each
+// results table's width against its box's.
+const fitCheck = `(() => {
+  const d = document.documentElement;
+  const tables = [...document.querySelectorAll("table.results")].map(t => ({scroll: t.scrollWidth, box: t.parentElement.clientWidth}));
+  return {page: d.scrollWidth, client: d.clientWidth, tables: tables};
+})()`
+
+// hoverCheck moves the pointer over the first chart's first line, as a
+// mouse would, and returns the read-out it shows.
+const hoverCheck = `(() => {
+  const svg = document.querySelector("svg.chart[data-sx]");
+  const path = svg.querySelector("path.series");
+  const pt = path.getPointAtLength(path.getTotalLength() / 2);
+  const m = svg.getScreenCTM();
+  const x = pt.x * m.a + m.e, y = pt.y * m.d + m.f;
+  svg.dispatchEvent(new MouseEvent("mousemove", {clientX: x, clientY: y, bubbles: true}));
+  return svg.querySelector("text.readout").textContent;
+})()`
+
+type fit struct {
+	Page   float64 `json:"page"`
+	Client float64 `json:"client"`
+	Tables []struct {
+		Scroll float64 `json:"scroll"`
+		Box    float64 `json:"box"`
+	} `json:"tables"`
+}
+
 type drawn struct {
 	ID     string  `json:"id"`
 	Drawn  int     `json:"drawn"`
@@ -117,13 +146,31 @@ func TestInBrowser(t *testing.T) {
 			})
 			var got []drawn
 			var shot []byte
+			var fits fit
+			var readout string
 			err := chromedp.Run(ctx, network.Enable(), runtime.Enable(),
 				chromedp.Navigate("file://"+path),
 				chromedp.WaitReady("footer"),
 				chromedp.Evaluate(chartCheck, &got),
-				chromedp.FullScreenshot(&shot, 100)) // 100: PNG
+				chromedp.Evaluate(hoverCheck, &readout),
+				chromedp.FullScreenshot(&shot, 100), // 100: PNG
+				// A 1000 px window, less a 15 px scroll bar: the tables
+				// fit, nothing scrolls sideways.
+				chromedp.EmulateViewport(985, 900),
+				chromedp.Evaluate(fitCheck, &fits))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if fits.Page > fits.Client {
+				t.Errorf("at 1000 px the page is %v px wide, wider than its %v px", fits.Page, fits.Client)
+			}
+			for i, tb := range fits.Tables {
+				if tb.Scroll > tb.Box {
+					t.Errorf("at 1000 px results table %d is %v px wide in a %v px box", i, tb.Scroll, tb.Box)
+				}
+			}
+			if !strings.Contains(readout, ": x ") {
+				t.Errorf("hovering over a line shows %q, want its name and values", readout)
 			}
 			mu.Lock()
 			for _, p := range problems {

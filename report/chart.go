@@ -26,6 +26,9 @@ type Series struct {
 	Opacity float64
 	// NoLegend leaves the series out of the legend (repeats after the first).
 	NoLegend bool
+	// Lower and Upper, when set, bound a shaded band drawn behind the line
+	// (a 95% interval at each point).
+	Lower, Upper []Point
 }
 
 // Mark is a short tick on the x axis, drawn under the plot (a throttled period).
@@ -81,6 +84,17 @@ type scale struct {
 	log      bool
 	nines    bool
 	a, b     float64 // pixel range
+}
+
+// attr is the scale as report.js reads it: min,max,a,b,log,nines.
+func (s scale) attr() string {
+	b := func(v bool) string {
+		if v {
+			return "1"
+		}
+		return "0"
+	}
+	return fmt.Sprintf("%g,%g,%g,%g,%s,%s", s.min, s.max, s.a, s.b, b(s.log), b(s.nines))
 }
 
 func (s scale) f(v float64) float64 {
@@ -223,7 +237,9 @@ func (c *Chart) SVG() string {
 	padTop := padTop0 + ly - legendTop
 	sy := newScale(c.Y, ys, float64(h-padBottom), float64(padTop))
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="chart" id="%s" viewBox="0 0 %d %d" role="img" aria-labelledby="%s-t" xmlns="http://www.w3.org/2000/svg">`, c.ID, w, h, c.ID)
+	// The scales ride along as data attributes, so the hover read-out
+	// (report.js) turns a pointer position back into values.
+	fmt.Fprintf(&b, `<svg class="chart" id="%s" viewBox="0 0 %d %d" role="img" aria-labelledby="%s-t" data-sx="%s" data-sy="%s" xmlns="http://www.w3.org/2000/svg">`, c.ID, w, h, c.ID, sx.attr(), sy.attr())
 	fmt.Fprintf(&b, `<title id="%s-t">%s</title>`, c.ID, html.EscapeString(c.Title))
 	fmt.Fprintf(&b, `<text class="ctitle" x="%d" y="16">%s</text>`, padLeft, html.EscapeString(c.Title))
 	// Grid and ticks.
@@ -248,6 +264,34 @@ func (c *Chart) SVG() string {
 		y := sy.f(l.Y)
 		fmt.Fprintf(&b, `<line class="hline" x1="%d" x2="%d" y1="%s" y2="%s"/>`, padLeft, w-padRight, px(y), px(y))
 		fmt.Fprintf(&b, `<text class="hl" x="%d" y="%s">%s</text>`, w-padRight-4, px(y-4), html.EscapeString(l.Label))
+	}
+	// Bands first, so every line lies over them.
+	for i, s := range c.Series {
+		if len(s.Lower) == 0 || len(s.Lower) != len(s.Upper) {
+			continue
+		}
+		var d strings.Builder
+		add := func(p Point) {
+			if c.Y.Log && p.Y <= 0 || c.X.Log && p.X <= 0 {
+				return
+			}
+			if d.Len() == 0 {
+				d.WriteString("M")
+			} else {
+				d.WriteString("L")
+			}
+			d.WriteString(px(sx.f(p.X)) + " " + px(sy.f(p.Y)))
+		}
+		for _, p := range s.Upper {
+			add(p)
+		}
+		for k := len(s.Lower) - 1; k >= 0; k-- {
+			add(s.Lower[k])
+		}
+		if d.Len() > 0 {
+			fmt.Fprintf(&b, `<path class="band" data-series="%d" data-name="%s" d="%sZ" fill="%s" fill-opacity="0.18" stroke="none"/>`,
+				i, html.EscapeString(s.Name), d.String(), s.Color)
+		}
 	}
 	for i, s := range c.Series {
 		if len(s.Points) == 0 {

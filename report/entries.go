@@ -21,6 +21,8 @@ type entry struct {
 	// config when there is one source, so lines differ without colour too.
 	color, dash string
 	label       string
+	// sum is the config's summary in its source, with the intervals.
+	sum *record.ConfigSummary
 }
 
 // Okabe and Ito's palette, distinguishable with the common colour-vision
@@ -37,6 +39,13 @@ func buildEntries(sources []*Source) []*entry {
 		for _, l := range s.Spec.Spec.Loads {
 			for ci, c := range s.Spec.Spec.Configs {
 				e := &entry{srcIdx: si, config: c, load: l, ref: c.Name == s.Spec.Spec.Reference}
+				if s.Summary != nil {
+					for i := range s.Summary.Configs {
+						if cs := &s.Summary.Configs[i]; cs.Config == c.Name && cs.Load == l.Name {
+							e.sum = cs
+						}
+					}
+				}
 				for _, r := range s.Runs {
 					if r.Config == c.Name && r.Load == l.Name {
 						e.runs = append(e.runs, r)
@@ -100,6 +109,10 @@ func rowOf(e *entry) record.Row {
 	}
 	r := record.Row{Label: e.label, ConfigSummary: record.Aggregate(e.config, e.load.Name, sums)}
 	r.IsReference = e.ref
+	if s := e.sum; s != nil {
+		r.MeanMsCI95, r.P50MsCI95, r.P90MsCI95, r.P99MsCI95, r.P999MsCI95 = s.MeanMsCI95, s.P50MsCI95, s.P90MsCI95, s.P99MsCI95, s.P999MsCI95
+		r.P99VsReferenceCI95 = s.P99VsReferenceCI95
+	}
 	var stall time.Duration
 	var stalls int
 	for _, run := range e.runs {

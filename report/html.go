@@ -31,6 +31,7 @@ type loadView struct {
 	Rows           []record.Row
 	Dist           []template.HTML
 	Percentile     template.HTML
+	P99Bars        template.HTML
 	Ramp           []template.HTML
 	CPU            []template.HTML
 	CPUNotes       []string
@@ -88,6 +89,7 @@ func WriteHTML(w io.Writer, sources []*Source, opt Options) error {
 			lv.Dist = append(lv.Dist, template.HTML(c.SVG()))
 		}
 		lv.Percentile = template.HTML(percentileChart(es, load, id).SVG())
+		lv.P99Bars = p99Bars(lv.Rows)
 		for _, e := range es {
 			if e.load.Name == load && e.load.Mode == "ramp" {
 				for _, c := range rampCharts(es, load, id) {

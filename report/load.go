@@ -27,6 +27,9 @@ type Source struct {
 	Spec  *experiment.Experiment
 	// Runs are in the order they were made.
 	Runs []*Run
+	// Summary is the runs summed up (record.Summarize) with their 95%
+	// intervals (Summary.AddIntervals, from the requests read here).
+	Summary *record.Summary
 }
 
 // Run is one run's data.
@@ -114,6 +117,18 @@ func Load(dir string) (*Source, error) {
 		}
 		s.Runs = append(s.Runs, r)
 	}
+	s.Summary = record.Summarize(spec, sums)
+	samples := map[string]*record.Sample{}
+	for _, r := range s.Runs {
+		v := make([]float64, 0, len(r.Requests))
+		for _, q := range r.Requests {
+			if q.OK {
+				v = append(v, float64(q.Latency)/1e6)
+			}
+		}
+		samples[r.ID] = record.NewSample(v)
+	}
+	s.Summary.AddIntervals(samples)
 	return s, nil
 }
 

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -183,6 +184,11 @@ func TestTableIsTheSummary(t *testing.T) {
 		runs = append(runs, r.Run)
 	}
 	s := record.Summarize(srcs[0].Spec, runs)
+	smp, err := record.ReadSamples("testdata/limits", runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.AddIntervals(smp)
 	rs := rows(buildEntries(srcs), "load0")
 	if len(rs) != len(s.Configs) {
 		t.Fatalf("%d rows, %d configs in the summary", len(rs), len(s.Configs))
@@ -190,7 +196,10 @@ func TestTableIsTheSummary(t *testing.T) {
 	for i, r := range rs {
 		got := r.ConfigSummary
 		got.StallMs = 0
-		if got != s.Configs[i] {
+		if got.P99MsCI95 == nil || got.P99VsReferenceCI95 == nil {
+			t.Errorf("row %s: no intervals", r.Label)
+		}
+		if !reflect.DeepEqual(got, s.Configs[i]) {
 			t.Errorf("row %s:\n%+v\nsummary:\n%+v", r.Label, got, s.Configs[i])
 		}
 		if r.StallMs <= 0 {

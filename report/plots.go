@@ -105,6 +105,7 @@ func percentileChart(es []*entry, load, id string) *Chart {
 			continue
 		}
 		s := Series{Name: e.label, Points: percentiles(okLatencies(e.runs)), Color: e.color, Dash: e.dash, Width: 2}
+		s.Lower, s.Upper = percentileBand(e, s.Points)
 		if e.ref && e.srcIdx == 0 {
 			s.Color, s.Width, s.Opacity, s.Dash = refColor, 7, 0.6, ""
 		}
@@ -115,6 +116,32 @@ func percentileChart(es []*entry, load, id string) *Chart {
 		return boolInt(b.Color == refColor) - boolInt(a.Color == refColor)
 	})
 	return c
+}
+
+// bandResamples is how many bootstrap resamples draw each point of a
+// percentile band (fewer than the summary's 1000: a band has 200 points).
+const bandResamples = 200
+
+// percentileBand is the 95% interval of each point of an entry's percentile
+// curve, by the summary's hierarchical bootstrap (record.Resample: repeats,
+// then requests); the last point, the maximum, has none.
+func percentileBand(e *entry, pts []Point) (lo, hi []Point) {
+	var runs []*record.Sample
+	for _, r := range e.runs {
+		runs = append(runs, record.NewSample(okLatencies([]*Run{r})))
+	}
+	groups := [][]*record.Sample{runs}
+	for i, p := range pts {
+		l, h := p.Y, p.Y
+		if i < len(pts)-1 && p.X > 0 {
+			d := record.Resample(groups, record.Quantile(p.X), bandResamples, record.BootstrapSeed)
+			if iv, ok := record.PercentileInterval(d[0], p.Y); ok {
+				l, h = iv[0], iv[1]
+			}
+		}
+		lo, hi = append(lo, Point{p.X, l}), append(hi, Point{p.X, h})
+	}
+	return lo, hi
 }
 
 func boolInt(b bool) int {

@@ -119,7 +119,7 @@ func Run(ctx context.Context, e *experiment.Experiment, b Backend, opt Options) 
 			eta = (per * time.Duration(len(runs)-run.Index)).Round(time.Second).String()
 		}
 		fmt.Fprintf(opt.Log, "run %d/%d %s (eta %s)\n", run.Index+1, len(runs), run.ID(), eta)
-		rs, err := runOne(ctx, b, run, dir)
+		rs, err := runOne(ctx, b, run, e.Seed(run), dir)
 		if err != nil {
 			runErr = fmt.Errorf("run %s: %w", run.ID(), err)
 			break
@@ -162,7 +162,7 @@ func writeHead(e *experiment.Experiment, name string, env record.Env, opt Option
 // runOne performs one run in a temporary directory beside its own and
 // renames it into place when it is complete, so a run directory either holds
 // a whole run or does not exist.
-func runOne(ctx context.Context, b Backend, run experiment.Run, dir string) (*record.Run, error) {
+func runOne(ctx context.Context, b Backend, run experiment.Run, seed uint64, dir string) (*record.Run, error) {
 	tmp := filepath.Join(filepath.Dir(dir), ".tmp-"+filepath.Base(dir))
 	os.RemoveAll(tmp)
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
@@ -176,7 +176,7 @@ func runOne(ctx context.Context, b Backend, run experiment.Run, dir string) (*re
 	if rs == nil || rs.Summary == nil {
 		return nil, errors.New("the backend recorded no load summary")
 	}
-	rs.ID, rs.Index, rs.Config, rs.Load, rs.Repeat = run.ID(), run.Index, run.Config.Name, run.Load.Name, run.Repeat
+	rs.ID, rs.Index, rs.Config, rs.Load, rs.Repeat, rs.Seed = run.ID(), run.Index, run.Config.Name, run.Load.Name, run.Repeat, seed
 	if err := record.WriteJSON(filepath.Join(tmp, "summary.json"), rs); err != nil {
 		return nil, err
 	}
@@ -192,6 +192,11 @@ func runOne(ctx context.Context, b Backend, run experiment.Run, dir string) (*re
 func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) error {
 	s := record.Summarize(e, out.Runs)
 	out.Summary = s
+	if smp, err := record.ReadSamples(opt.Dir, out.Runs); err == nil {
+		s.AddIntervals(smp)
+	} else {
+		fmt.Fprintf(opt.Log, "throttlelab: no intervals in summary.json: %v\n", err)
+	}
 	w := opt.Out
 	if w == nil {
 		w = io.Discard

@@ -36,6 +36,52 @@ type Options struct {
 	Version string
 	// Log receives one line per run, and how fast the simulation went.
 	Log io.Writer
+	// RepeatSeeds, when set, seeds each repeat as a measurement was seeded
+	// (RecordedSeeds), so a simulation replays its arrivals and picks;
+	// repeats it lacks use experiment.RepeatSeed.
+	RepeatSeeds map[int]uint64
+}
+
+// seed is the seed of run r: the recorded one when replaying a
+// measurement, else its repeat's (experiment.RepeatSeed).
+func (o Options) seed(e *experiment.Experiment, r experiment.Run) uint64 {
+	if s, ok := o.RepeatSeeds[r.Repeat]; ok && s != 0 {
+		return s
+	}
+	return e.Seed(r)
+}
+
+// slot is a run's place among the runs of one repeat: loads in the spec's
+// order, configs within each.
+func slot(e *experiment.Experiment, r experiment.Run) int {
+	li, ci := 0, 0
+	for i, l := range e.Spec.Loads {
+		if l.Name == r.Load.Name {
+			li = i
+		}
+	}
+	for i, c := range e.Spec.Configs {
+		if c.Name == r.Config.Name {
+			ci = i
+		}
+	}
+	return li*len(e.Spec.Configs) + ci
+}
+
+// RecordedSeeds returns the seed each repeat of a measurement used, as its
+// runs' load summaries recorded it (results from before per-repeat seeds
+// used the spec's seed in every repeat).
+func RecordedSeeds(runs []*record.Run) map[int]uint64 {
+	out := map[int]uint64{}
+	for _, r := range runs {
+		switch {
+		case r.Seed != 0:
+			out[r.Repeat] = r.Seed
+		case r.Summary != nil && r.Summary.Seed != 0:
+			out[r.Repeat] = r.Summary.Seed
+		}
+	}
+	return out
 }
 
 // Epoch is the simulated clock's origin: results carry times from it, so the
@@ -64,8 +110,8 @@ func Run(ctx context.Context, e *experiment.Experiment, opt Options) ([]*record.
 }
 
 // Backend is the simulator as a backend of the runner (package runner): each
-// run is simulated on a fresh machine of Options.Cores CPUs, with a seed from
-// the spec's and the run's index, so the same spec gives the same bytes.
+// run is simulated on a fresh machine of Options.Cores CPUs, with its repeat's
+// seed (experiment.RepeatSeed), so the same spec gives the same bytes.
 type Backend struct {
 	opt     Options
 	e       *experiment.Experiment
@@ -185,7 +231,12 @@ func groupOf(m *Machine, name string, s cgroup.Settings, rng *rand.Rand) (*Group
 // simulate performs one run and writes its files into dir.
 func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options, cat *workload.Catalog, rc requestCache, dir string) (*record.Run, uint64, error) {
 	m := NewMachine(opt.params())
-	rng := rand.New(rand.NewPCG(e.Spec.Seed, uint64(run.Index)+1))
+	// The run's repeat seed (experiment.RepeatSeed), as the load generator's.
+	// The groups' period phases come from a stream of that seed numbered by
+	// the run's place within its repeat, so each config of a repeat keeps its
+	// phases whatever the repeat, and repeat 1 draws what it always drew.
+	seed := opt.seed(e, run)
+	rng := rand.New(rand.NewPCG(seed, uint64(slot(e, run))+1))
 	settings, qos, err := e.Settings(run.Config)
 	if err != nil {
 		return nil, 0, err
@@ -244,6 +295,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 
 	// The load, as loadgen.Run would drive it, against the simulated servers.
 	lc := e.LoadConfig(run.Load)
+	lc.Seed = seed
 	lc.Targets = rs.Instances
 	recs, err := os.Create(filepath.Join(dir, "requests.csv"))
 	if err != nil {

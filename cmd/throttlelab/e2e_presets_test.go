@@ -48,12 +48,12 @@ func TestPresetsList(t *testing.T) {
 // TestPresetSimulated simulates a preset: the verdict is printed, written
 // and shown in the report.
 func TestPresetSimulated(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "f05")
-	r := run(t, "sim", "f05-ingress", "--quick", "--cores", "2", "--out", dir)
-	if r.code != 0 || !strings.Contains(r.stdout, "F5 REPRODUCED (f05-ingress)") {
+	dir := filepath.Join(t.TempDir(), "f09")
+	r := run(t, "sim", "f09-burn-flow", "--quick", "--cores", "2", "--out", dir)
+	if r.code != 0 || !strings.Contains(r.stdout, "F9 REPRODUCED (f09-burn-flow)") || !strings.Contains(r.stdout, "95% intervals: ") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	assertVerdict(t, dir, "f05-ingress")
+	assertVerdict(t, dir, "f09-burn-flow")
 }
 
 func assertVerdict(t *testing.T, dir, preset string) {

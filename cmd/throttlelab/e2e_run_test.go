@@ -103,6 +103,29 @@ func TestRunExample(t *testing.T) {
 	if lim.P99Ms <= unl.P99Ms {
 		t.Errorf("p99: limited %.2f ms, unlimited %.2f ms: want the limited one worse", lim.P99Ms, unl.P99Ms)
 	}
+	// Every percentile and ratio has an interval that holds its point.
+	for _, c := range s.Configs {
+		for _, f := range []struct {
+			name  string
+			point float64
+			iv    *record.Interval
+		}{{"p50", c.P50Ms, c.P50MsCI95}, {"p99", c.P99Ms, c.P99MsCI95}, {"p99.9", c.P999Ms, c.P999MsCI95}, {"p99/ref", c.P99VsReference, c.P99VsReferenceCI95}} {
+			if f.iv == nil || !f.iv.Contains(f.point) {
+				t.Errorf("%s %s %.3f: interval %v", c.Config, f.name, f.point, f.iv)
+			}
+		}
+	}
+	// Repeats have their own seeds; the configs of a repeat share one.
+	seeds := map[int]uint64{}
+	for _, run := range s.Runs {
+		if prev, ok := seeds[run.Repeat]; ok && prev != run.Seed {
+			t.Errorf("repeat %d: seeds %d and %d", run.Repeat, prev, run.Seed)
+		}
+		seeds[run.Repeat] = run.Seed
+	}
+	if seeds[1] == seeds[2] || seeds[1] == 0 {
+		t.Errorf("repeat seeds %v: want two different ones", seeds)
+	}
 	for _, f := range []string{"spec.yaml", "env.json", "runs/limited/load0/r2/requests.csv", "runs/limited/load0/r2/usage.csv", "runs/limited/load0/r2/throttled.csv", "runs/limited/load0/r2/latency.hdr", "report.html"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("missing %s", f)

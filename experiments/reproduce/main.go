@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiments"
@@ -22,9 +23,22 @@ import (
 type outcome struct {
 	verdict *record.Verdict
 	env     record.Env
+	summary *record.Summary
 	cmd     string
 	err     string
 	took    time.Duration
+	// date is when it ran; attempts lists every attempt at this row in the
+	// history, this one last.
+	date     time.Time
+	attempts []attempt
+}
+
+// attempt is one line of history.jsonl: every run of a row, kept, so a
+// row run again until it passes shows it.
+type attempt struct {
+	Row     string    `json:"row"`
+	Date    time.Time `json:"date"`
+	Outcome string    `json:"outcome"`
 }
 
 func main() {
@@ -32,7 +46,9 @@ func main() {
 	out := flag.String("out", "docs/findings.md", "table to write")
 	results := flag.String("results", "results/reproduce", "where the runs go")
 	only := flag.String("only", "", "comma-separated presets to run again; the others' last results are read from -results")
+	lock := flag.String("lock", "", "a lock file to hold (flock) during each measured run, so runs on a shared host take turns")
 	flag.Parse()
+	history := filepath.Join(*results, "history.jsonl")
 	want := map[string]bool{}
 	for _, n := range strings.Split(*only, ",") {
 		if n != "" {
@@ -40,19 +56,26 @@ func main() {
 		}
 	}
 	type row struct {
-		p         *experiments.Preset
-		meas, sim outcome
+		p              *experiments.Preset
+		meas, sim, cmp outcome
 	}
 	var rows []row
 	for _, p := range experiments.All() {
 		r := row{p: p}
 		measDir, simDir := filepath.Join(*results, p.Name), filepath.Join(*results, p.Name+"-sim")
+		cmpDir := filepath.Join(*results, p.Name+"-simq")
 		if len(want) > 0 && !want[p.Name] {
-			r.meas, r.sim = load(measDir), load(simDir)
+			r.meas, r.sim, r.cmp = load(measDir), load(simDir), load(cmpDir)
 		} else {
-			r.meas = do(*bin, measDir, "run", p.Name, "--quick")
+			r.meas = locked(*lock, func() outcome { return do(*bin, measDir, "run", p.Name, "--quick") })
 			r.sim = do(*bin, simDir, "sim", p.Name)
+			// The measured experiment simulated on a machine like this one,
+			// with the measurement's seeds: simulated against measured.
+			r.cmp = do(*bin, cmpDir, "sim", "--compare", measDir)
+			note(history, p.Name, &r.meas)
+			note(history, p.Name+"-sim", &r.sim)
 		}
+		r.meas.attempts, r.sim.attempts = attempts(history, p.Name), attempts(history, p.Name+"-sim")
 		fmt.Fprintf(os.Stderr, "%s: measured %s, simulated %s\n", p.Name, word(r.meas), word(r.sim))
 		rows = append(rows, r)
 	}
@@ -71,9 +94,26 @@ func main() {
 	fmt.Fprintf(&b, "`throttlelab run PRESET --quick`. Simulated: each preset at its original scale, on a machine of the original size:\n")
 	fmt.Fprintf(&b, "`throttlelab sim PRESET`. Each verdict is the preset's check computed from what that run measured or simulated;\n")
 	fmt.Fprintf(&b, "the published figures are the studies' own (see ../../shared/FINDINGS.md), from their machines.\n\n")
+	fmt.Fprintf(&b, "Each check has three outcomes: **reproduced** (the 95%% interval of every figure clears its threshold), **not reproduced**\n")
+	fmt.Fprintf(&b, "(an interval clears the opposite) and **inconclusive** (an interval straddles its threshold; the cell says how many repeats\n")
+	fmt.Fprintf(&b, "would likely settle it). Intervals: a hierarchical bootstrap, %d resamples of the repeats (the same for every config) and then of each\n", record.Resamples)
+	fmt.Fprintf(&b, "drawn run's requests; with one repeat, of the requests only, so they leave out run-to-run variation (see the README).\n")
+	fmt.Fprintf(&b, "Each cell says when it ran and which attempt at that row it was (every attempt is kept in `%s`;\n", filepath.ToSlash(history))
+	fmt.Fprintf(&b, "`-only` reruns one row, and the count shows it). F5 checks throttlelab's own balancers: a self-check, not a finding about the kernel.\n\n")
 	fmt.Fprintf(&b, "| finding | preset | published | check | measured here (quick) | simulated (original scale) |\n|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s |\n", r.p.Finding, r.p.Name, r.p.Published, r.p.Check, cell(r.meas), cell(r.sim))
+		id := r.p.Finding
+		if r.p.SelfCheck {
+			id += " (self-check)"
+		}
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s |\n", id, r.p.Name, r.p.Published, r.p.Check, cell(r.meas), cell(r.sim))
+	}
+	fmt.Fprintf(&b, "\n## Simulated against measured\n\n")
+	fmt.Fprintf(&b, "Each measured quick run simulated on a machine like this one with the measurement's own seeds (`throttlelab sim --compare DIR`):\n")
+	fmt.Fprintf(&b, "p99 per config with its 95%% interval. The simulator's validation targets p99 within 25%%.\n\n")
+	fmt.Fprintf(&b, "| preset | config | measured p99 ms | simulated p99 ms | simulated / measured |\n|---|---|---|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprint(&b, compareRows(r.p.Name, r.meas, r.cmp))
 	}
 	fmt.Fprintf(&b, "\n## How each was run\n\n")
 	for _, r := range rows {
@@ -94,11 +134,87 @@ func main() {
 	fmt.Fprintf(os.Stderr, "wrote %s\n", *out)
 }
 
+// locked runs f holding an flock on path (none for ""), so measured runs
+// take turns with other users of a shared host, one run at a time.
+func locked(path string, f func() outcome) outcome {
+	if path == "" {
+		return f()
+	}
+	fd, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return outcome{err: fmt.Sprintf("lock %s: %v", path, err)}
+	}
+	defer fd.Close()
+	if err := syscall.Flock(int(fd.Fd()), syscall.LOCK_EX); err != nil {
+		return outcome{err: fmt.Sprintf("lock %s: %v", path, err)}
+	}
+	defer syscall.Flock(int(fd.Fd()), syscall.LOCK_UN)
+	return f()
+}
+
+// note appends an attempt at a row to the history.
+func note(history, row string, o *outcome) {
+	a := attempt{Row: row, Date: o.date, Outcome: word(*o)}
+	b, _ := json.Marshal(a)
+	os.MkdirAll(filepath.Dir(history), 0o755)
+	f, err := os.OpenFile(history, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	f.Write(append(b, '\n'))
+}
+
+// attempts reads a row's attempts from the history, oldest first.
+func attempts(history, row string) []attempt {
+	b, err := os.ReadFile(history)
+	if err != nil {
+		return nil
+	}
+	var out []attempt
+	for _, line := range strings.Split(string(b), "\n") {
+		var a attempt
+		if json.Unmarshal([]byte(line), &a) == nil && a.Row == row {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// compareRows are the simulated-against-measured rows of one preset.
+func compareRows(name string, meas, cmp outcome) string {
+	if meas.summary == nil || cmp.summary == nil {
+		return fmt.Sprintf("| `%s` | | no result | no result | |\n", name)
+	}
+	var b strings.Builder
+	for _, mc := range meas.summary.Configs {
+		for _, sc := range cmp.summary.Configs {
+			if sc.Config != mc.Config || sc.Load != mc.Load {
+				continue
+			}
+			ratio := "-"
+			if mc.P99Ms > 0 {
+				ratio = fmt.Sprintf("%.2f", sc.P99Ms/mc.P99Ms)
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", name, mc.Config, withCI(mc.P99Ms, mc.P99MsCI95), withCI(sc.P99Ms, sc.P99MsCI95), ratio)
+		}
+	}
+	return b.String()
+}
+
+func withCI(v float64, iv *record.Interval) string {
+	s := record.FormatMs(v)
+	if iv != nil {
+		s += " [" + record.FormatInterval(iv) + "]"
+	}
+	return s
+}
+
 // do runs one throttlelab command into dir and reads its verdict.
 func do(bin, dir string, args ...string) outcome {
 	os.RemoveAll(dir)
 	args = append(args, "--out", dir)
-	o := outcome{cmd: "throttlelab " + strings.Join(args[:len(args)-2], " ")}
+	o := outcome{cmd: "throttlelab " + strings.Join(args[:len(args)-2], " "), date: time.Now().UTC()}
 	start := time.Now()
 	c := exec.Command(bin, args...)
 	var stderr bytes.Buffer
@@ -110,16 +226,17 @@ func do(bin, dir string, args ...string) outcome {
 		o.err = fmt.Sprintf("%v: %s", err, lines[len(lines)-1])
 	}
 	os.MkdirAll(dir, 0o755)
-	b, _ := json.Marshal(provenance{Cmd: o.cmd, TookSec: o.took.Seconds(), Err: o.err})
+	b, _ := json.Marshal(provenance{Cmd: o.cmd, TookSec: o.took.Seconds(), Err: o.err, Date: o.date})
 	os.WriteFile(filepath.Join(dir, "reproduce.json"), b, 0o644)
 	return read(dir, o)
 }
 
 // provenance is reproduce.json: how a result was made, for a later table.
 type provenance struct {
-	Cmd     string  `json:"cmd"`
-	TookSec float64 `json:"took_sec"`
-	Err     string  `json:"error,omitempty"`
+	Cmd     string    `json:"cmd"`
+	TookSec float64   `json:"took_sec"`
+	Err     string    `json:"error,omitempty"`
+	Date    time.Time `json:"date"`
 }
 
 // load reads an earlier result of this program.
@@ -130,7 +247,7 @@ func load(dir string) outcome {
 		return outcome{err: "not run yet: run make reproduce"}
 	}
 	json.Unmarshal(b, &rec)
-	return read(dir, outcome{cmd: rec.Cmd, took: time.Duration(rec.TookSec * float64(time.Second)), err: rec.Err})
+	return read(dir, outcome{cmd: rec.Cmd, took: time.Duration(rec.TookSec * float64(time.Second)), err: rec.Err, date: rec.Date})
 }
 
 func read(dir string, o outcome) outcome {
@@ -143,33 +260,52 @@ func read(dir string, o outcome) outcome {
 	if b, err := os.ReadFile(filepath.Join(dir, "env.json")); err == nil {
 		json.Unmarshal(b, &o.env)
 	}
+	if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
+		var s record.Summary
+		if json.Unmarshal(b, &s) == nil {
+			o.summary = &s
+		}
+	}
 	return o
 }
 
 func word(o outcome) string {
-	switch {
-	case o.verdict == nil:
+	if o.verdict == nil {
 		return "failed: " + o.err
-	case o.verdict.Reproduced:
-		return "reproduced"
 	}
-	return "not reproduced"
+	return strings.ToLower(o.verdict.Word())
 }
 
 func cell(o outcome) string {
 	if o.verdict == nil {
 		return "**no result**: " + strings.ReplaceAll(o.err, "|", "/")
 	}
-	w := "**not reproduced**"
-	if o.verdict.Reproduced {
-		w = "**reproduced**"
-	}
+	w := "**" + strings.ToLower(o.verdict.Word()) + "**"
 	if o.verdict.Backend == "sim" && strings.HasPrefix(o.cmd, "throttlelab run") {
 		w += " (simulated: no CPU burst in this kernel)"
 	}
 	c := w + ": " + strings.ReplaceAll(o.verdict.Numbers, "|", "/")
+	if s := o.verdict.Intervals(); s != "" {
+		c += ". 95% intervals: " + strings.ReplaceAll(s, "|", "/")
+	}
+	if strings.EqualFold(o.verdict.Word(), "inconclusive") && o.verdict.RepeatsNeeded > 0 {
+		c += fmt.Sprintf(". %s would likely settle it (this run had %d)", o.verdict.RepeatsWords(), max(o.verdict.Repeats, 1))
+	}
 	if o.verdict.Why != "" {
 		c += ". Why: " + strings.ReplaceAll(o.verdict.Why, "|", "/")
+	}
+	if !o.date.IsZero() {
+		c += fmt.Sprintf(". Ran %s", o.date.Format("2006-01-02"))
+	}
+	if n := len(o.attempts); n > 0 {
+		c += fmt.Sprintf(", attempt %d", n)
+		if n > 1 {
+			var earlier []string
+			for _, a := range o.attempts[:n-1] {
+				earlier = append(earlier, a.Outcome)
+			}
+			c += " (earlier: " + strings.Join(earlier, ", ") + ")"
+		}
 	}
 	return c
 }

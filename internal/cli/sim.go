@@ -42,8 +42,9 @@ and ends with the table and report.html. The same spec and seed give the same
 bytes.
 
 --compare DIR simulates the experiment of a measured results directory on a
-machine like the one it was measured on (its cores and burn speed), prints
-simulated against measured per config, and writes a report with both.
+machine like the one it was measured on (its cores and burn speed), with the
+seeds its repeats recorded (the same arrivals and picks), prints simulated
+against measured per config, and writes a report with both.
 
 A preset (throttlelab presets) is simulated at its original scale, on a
 machine of its original size unless --cores says otherwise; --quick simulates
@@ -68,6 +69,7 @@ the variant scaled to this machine. Its check is computed and printed.`,
 func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	var e *experiment.Experiment
 	var measured []*record.Run
+	var seeds map[int]uint64
 	var pi *experiments.Info
 	var err error
 	costs := sim.DefaultCosts()
@@ -99,6 +101,8 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 		if dir == "" {
 			dir = filepath.Clean(f.compare) + "-sim"
 		}
+		// The same arrivals and picks as the measurement, repeat by repeat.
+		seeds = sim.RecordedSeeds(measured)
 		if pi, err = experiments.ReadInfo(f.compare); err != nil {
 			return err
 		}
@@ -142,7 +146,7 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	if err := pi.Write(dir); err != nil {
 		return err
 	}
-	b := sim.NewBackend(sim.Options{Cores: cores, Costs: costs, SMT: f.smt, Log: cmd.ErrOrStderr()})
+	b := sim.NewBackend(sim.Options{Cores: cores, Costs: costs, SMT: f.smt, Log: cmd.ErrOrStderr(), RepeatSeeds: seeds})
 	opt := runOptions(cmd, dir, false, pi)
 	if f.compare != "" {
 		opt.Compare = []string{f.compare}

@@ -1,0 +1,185 @@
+package experiments
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/record"
+)
+
+// A check is a list of conditions (record.Condition), each a figure with
+// its 95% interval from the hierarchical bootstrap of record.Resample,
+// judged against a threshold with a margin clear of noise.
+
+// load is the name of the load the checks read (the first).
+func (r *Results) load() string { return r.Spec.Spec.Loads[0].Name }
+
+// repeats is the most repeats any config of the results has.
+func (r *Results) repeats() int {
+	n := 0
+	for _, c := range r.Summary.Configs {
+		n = max(n, c.Repeats)
+	}
+	return n
+}
+
+// pointOf is a config summary's figure for a latency statistic.
+func pointOf(c record.ConfigSummary, st record.Stat) float64 {
+	switch st.Q {
+	case 0:
+		return c.MeanMs
+	case 0.5:
+		return c.P50Ms
+	case 0.9:
+		return c.P90Ms
+	case 0.99:
+		return c.P99Ms
+	case 0.999:
+		return c.P999Ms
+	}
+	return math.NaN()
+}
+
+// cond builds a condition from a point and paired bootstrap draws.
+func cond(name string, point float64, draws []float64, op string, thr float64, margin string) record.Condition {
+	c := record.Condition{Name: name, Value: point, Op: op, Threshold: thr, Margin: margin}
+	if draws != nil {
+		if iv, ok := record.PercentileInterval(draws, point); ok {
+			c.CI95 = &iv
+		}
+	}
+	return c
+}
+
+// latencyRatio is a condition on a latency statistic of config num over
+// den's (median over repeats, as the summary takes it), with the paired
+// bootstrap interval.
+func (r *Results) latencyRatio(name, num, den string, st record.Stat, op string, thr float64, margin string) (record.Condition, error) {
+	a, err := r.Config(num)
+	if err != nil {
+		return record.Condition{}, err
+	}
+	b, err := r.Config(den)
+	if err != nil {
+		return record.Condition{}, err
+	}
+	d := r.Summary.Draws(r.load(), []string{num, den}, st)
+	return cond(name, pointOf(a, st)/pointOf(b, st), record.Ratio(d[0], d[1]), op, thr, margin), nil
+}
+
+// latencyOf is a condition on one config's latency statistic (ms).
+func (r *Results) latencyOf(name, config string, st record.Stat, op string, thr float64, margin string) (record.Condition, error) {
+	a, err := r.Config(config)
+	if err != nil {
+		return record.Condition{}, err
+	}
+	d := r.Summary.Draws(r.load(), []string{config}, st)
+	return cond(name, pointOf(a, st), d[0], op, thr, margin), nil
+}
+
+// samples builds each config's per-repeat samples of a per-run figure
+// (values from f) and resamples st of them: draws[g][b], and the points
+// (median over repeats of st of each run's values).
+func (r *Results) samples(configs []string, st record.Stat, f func(run *record.Run) ([]float64, error)) ([][]float64, []float64, error) {
+	smp := map[string]*record.Sample{}
+	points := make([]float64, len(configs))
+	for g, c := range configs {
+		var per []float64
+		for _, run := range r.runsOf(c) {
+			v, err := f(run)
+			if err != nil {
+				return nil, nil, err
+			}
+			s := record.NewSample(v)
+			smp[run.ID] = s
+			if len(v) > 0 {
+				per = append(per, st.Of(s))
+			}
+		}
+		if len(per) == 0 {
+			return nil, nil, fmt.Errorf("no data for config %q", c)
+		}
+		points[g] = record.Median(per)
+	}
+	groups := r.Summary.Groups(r.load(), configs, func(run *record.Run) *record.Sample { return smp[run.ID] })
+	return record.Resample(groups, st, record.Resamples, record.BootstrapSeed), points, nil
+}
+
+// records reads a run's request records.
+func (r *Results) records(run *record.Run) ([]loadgen.Record, error) {
+	return loadgen.ReadRecordsIn(filepath.Join(r.Dir, "runs", run.ID))
+}
+
+// sameInstance is each consecutive pair of a run's requests (in the order
+// their targets were picked) as 1 when both went to the same instance.
+func (r *Results) sameInstance(run *record.Run) ([]float64, error) {
+	recs, err := r.records(run)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(recs, func(a, b loadgen.Record) int { return int(a.Seq - b.Seq) })
+	v := make([]float64, 0, len(recs))
+	for i := 1; i < len(recs); i++ {
+		same := 0.0
+		if recs[i].Target == recs[i-1].Target {
+			same = 1
+		}
+		v = append(v, same)
+	}
+	return v, nil
+}
+
+// busyBlocks is the CPU the run's groups (instances and neighbours) kept
+// busy in each whole second of usage.csv, in cores.
+func (r *Results) busyBlocks(run *record.Run) ([]float64, error) {
+	path := filepath.Join(r.Dir, "runs", run.ID, "usage.csv")
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	var at, sum []float64
+	for line := 0; sc.Scan(); line++ {
+		if line == 0 {
+			continue
+		}
+		fs := strings.Split(sc.Text(), ",")
+		t, err := strconv.ParseFloat(fs[0], 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line+1, err)
+		}
+		total := 0.0
+		for _, x := range fs[1:] {
+			v, err := strconv.ParseFloat(x, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, line+1, err)
+			}
+			total += v
+		}
+		at, sum = append(at, t), append(sum, total)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	var out []float64
+	j := 0
+	for k := range at {
+		if at[k]-at[j] >= 1e9 {
+			out = append(out, (sum[k]-sum[j])/(at[k]-at[j]))
+			j = k
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s: under a second of samples", path)
+	}
+	return out, nil
+}

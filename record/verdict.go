@@ -1,0 +1,245 @@
+package record
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Outcome is a verdict's or a condition's result: the 95% interval clears
+// the check (Reproduced), clears its opposite (NotReproduced), or straddles
+// the threshold (Inconclusive).
+type Outcome string
+
+// The three outcomes.
+const (
+	Reproduced    Outcome = "reproduced"
+	NotReproduced Outcome = "not reproduced"
+	Inconclusive  Outcome = "inconclusive"
+)
+
+// Condition is one part of a preset's check: a figure, its 95% interval,
+// and the threshold it must clear. Op is ">=" (at least Threshold), "<="
+// (at most Threshold) or "between" (Threshold to High). A figure without an
+// interval (a count, or a shape that has no sampling noise to speak of) is
+// judged by its point.
+type Condition struct {
+	Name      string    `json:"name"`
+	Value     float64   `json:"value"`
+	CI95      *Interval `json:"ci95,omitempty"`
+	Op        string    `json:"op"`
+	Threshold float64   `json:"threshold"`
+	High      float64   `json:"high,omitempty"`
+	// Margin says why the threshold is clear of noise: what a result must
+	// beat, beyond "differs".
+	Margin  string  `json:"margin"`
+	Outcome Outcome `json:"outcome"`
+	// RepeatsNeeded, for an inconclusive condition, estimates how many
+	// repeats would likely settle it (0: no estimate).
+	RepeatsNeeded int `json:"repeats_needed,omitempty"`
+}
+
+// Verdict is a preset's check, computed from what a run measured. It is
+// verdict.json in the results directory, and the report's header shows it.
+type Verdict struct {
+	Preset  string `json:"preset"`
+	Finding string `json:"finding"`
+	Source  string `json:"source"`
+	Claim   string `json:"claim"`
+	Check   string `json:"check"`
+	// SelfCheck marks a check of throttlelab's own machinery (its
+	// balancers) rather than of something the kernel decides.
+	SelfCheck bool `json:"self_check,omitempty"`
+	// Outcome is the check's result; Reproduced is Outcome == Reproduced,
+	// kept for readers of older verdicts.
+	Outcome    Outcome `json:"outcome"`
+	Reproduced bool    `json:"reproduced"`
+	// Conditions are the check's parts with their intervals; Numbers gives
+	// the measured figures behind them in words.
+	Conditions []Condition `json:"conditions,omitempty"`
+	Numbers    string      `json:"numbers"`
+	// Repeats is how many repeats the figures come from; RepeatsNeeded
+	// estimates how many would likely settle an inconclusive verdict.
+	Repeats       int `json:"repeats,omitempty"`
+	RepeatsNeeded int `json:"repeats_needed,omitempty"`
+	// CIMethod says how the intervals were computed.
+	CIMethod string `json:"ci_method,omitempty"`
+	// Why explains a check that did not pass, where the results can tell.
+	Why string `json:"why,omitempty"`
+	// Scaled says how a --quick run was scaled down ("" at original scale).
+	Scaled  string `json:"scaled,omitempty"`
+	Backend string `json:"backend"`
+}
+
+// MaxRepeatsEstimate caps RepeatsNeeded ("this many or more"): beyond it
+// the estimate says little.
+const MaxRepeatsEstimate = 100
+
+// Judge sets the condition's Outcome (and RepeatsNeeded when inconclusive)
+// from its interval, or its point when it has none. repeats is how many
+// repeats the interval comes from. An interval's half-width shrinks about
+// as 1/sqrt(repeats), so the repeats that would likely settle it are
+// repeats x (half-width / distance of the point from the threshold)^2.
+func (c *Condition) Judge(repeats int) {
+	lo, hi := c.Value, c.Value
+	if c.CI95 != nil {
+		lo, hi = c.CI95[0], c.CI95[1]
+	}
+	pass, fail := false, false
+	var dist, half float64
+	switch c.Op {
+	case ">=":
+		pass, fail = lo >= c.Threshold, hi < c.Threshold
+		dist = math.Abs(c.Value - c.Threshold)
+		half = c.Value - lo
+		if c.Value < c.Threshold {
+			half = hi - c.Value
+		}
+	case "<=":
+		pass, fail = hi <= c.Threshold, lo > c.Threshold
+		dist = math.Abs(c.Value - c.Threshold)
+		half = hi - c.Value
+		if c.Value > c.Threshold {
+			half = c.Value - lo
+		}
+	case "between":
+		pass, fail = lo >= c.Threshold && hi <= c.High, hi < c.Threshold || lo > c.High
+		dl, dh := math.Abs(c.Value-c.Threshold), math.Abs(c.Value-c.High)
+		dist, half = dl, c.Value-lo
+		if c.Value < c.Threshold || (c.Value <= c.High && dh < dl) {
+			dist, half = dh, hi-c.Value
+		}
+		if c.Value < c.Threshold {
+			half = hi - c.Value
+		}
+	}
+	switch {
+	case pass:
+		c.Outcome = Reproduced
+	case fail:
+		c.Outcome = NotReproduced
+	default:
+		c.Outcome = Inconclusive
+		c.RepeatsNeeded = MaxRepeatsEstimate
+		if dist > 0 {
+			n := float64(max(repeats, 1)) * (half / dist) * (half / dist)
+			c.RepeatsNeeded = min(int(math.Ceil(n)), MaxRepeatsEstimate)
+		}
+		c.RepeatsNeeded = max(c.RepeatsNeeded, repeats+1)
+	}
+}
+
+// Combine judges every condition and sums them up: not reproduced if any
+// condition's interval clears its opposite, reproduced if every one clears
+// its check, inconclusive otherwise (with the largest repeats estimate).
+func Combine(conds []Condition, repeats int) (Outcome, int) {
+	out, need := Reproduced, 0
+	for i := range conds {
+		c := &conds[i]
+		c.Judge(repeats)
+		switch c.Outcome {
+		case NotReproduced:
+			out = NotReproduced
+		case Inconclusive:
+			if out != NotReproduced {
+				out = Inconclusive
+			}
+			need = max(need, c.RepeatsNeeded)
+		}
+	}
+	if out != Inconclusive {
+		need = 0
+	}
+	return out, need
+}
+
+// Word is the verdict's outcome as run and sim print it.
+func (v *Verdict) Word() string {
+	switch v.outcome() {
+	case Reproduced:
+		return "REPRODUCED"
+	case Inconclusive:
+		return "INCONCLUSIVE"
+	}
+	return "NOT REPRODUCED"
+}
+
+// outcome is Outcome, or what Reproduced says for verdicts from before
+// there were three.
+func (v *Verdict) outcome() Outcome {
+	if v.Outcome != "" {
+		return v.Outcome
+	}
+	if v.Reproduced {
+		return Reproduced
+	}
+	return NotReproduced
+}
+
+// Line is the verdict in one line, as run and sim print it.
+func (v *Verdict) Line() string {
+	kind := ""
+	if v.SelfCheck {
+		kind = " (self-check of throttlelab's balancer)"
+	}
+	line := fmt.Sprintf("%s %s%s (%s): %s. %s", v.Finding, v.Word(), kind, v.Preset, v.Check, v.Numbers)
+	if s := v.Intervals(); s != "" {
+		line += ". 95% intervals: " + s
+	}
+	if v.outcome() == Inconclusive && v.RepeatsNeeded > 0 {
+		line += fmt.Sprintf(". The intervals straddle the check: %s would likely settle it (this run had %d)", v.RepeatsWords(), max(v.Repeats, 1))
+	}
+	if v.Why != "" {
+		line += ". Why: " + v.Why
+	}
+	return line
+}
+
+// Intervals lists the conditions with intervals in words ("p99 limited /
+// unlimited 5.78 [4.10, 7.30] >= 2: reproduced; ...").
+func (v *Verdict) Intervals() string {
+	var parts []string
+	for _, c := range v.Conditions {
+		parts = append(parts, c.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// String is the condition in words.
+func (c Condition) String() string {
+	s := fmt.Sprintf("%s %s", c.Name, num(c.Value))
+	if c.CI95 != nil {
+		s += fmt.Sprintf(" [%s, %s]", num(c.CI95[0]), num(c.CI95[1]))
+	}
+	if c.Op == "between" {
+		s += fmt.Sprintf(" in %s-%s", num(c.Threshold), num(c.High))
+	} else {
+		s += fmt.Sprintf(" %s %s", c.Op, num(c.Threshold))
+	}
+	if c.Outcome != "" {
+		s += ": " + string(c.Outcome)
+	}
+	return s
+}
+
+func num(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a == 0:
+		return "0"
+	case a < 10:
+		return fmt.Sprintf("%.3g", v)
+	case a < 1000:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// RepeatsWords is RepeatsNeeded in words ("about 6 repeats", "100 repeats
+// or more").
+func (v *Verdict) RepeatsWords() string {
+	if v.RepeatsNeeded >= MaxRepeatsEstimate {
+		return fmt.Sprintf("%d repeats or more", MaxRepeatsEstimate)
+	}
+	return fmt.Sprintf("about %d repeats", v.RepeatsNeeded)
+}
