@@ -2,7 +2,9 @@ package experiments
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
@@ -83,7 +85,8 @@ func (r *Results) NeighbourUsage(config, name string) (record.UsageStats, error)
 	var u record.UsageStats
 	n := 0
 	for _, run := range r.runsOf(config) {
-		for g, s := range run.NeighbourUsage {
+		for _, g := range slices.Sorted(maps.Keys(run.NeighbourUsage)) {
+			s := run.NeighbourUsage[g]
 			if experiment.IsNeighbourGroup(g, name) {
 				u.Mean += s.Mean
 				u.Peak100ms = max(u.Peak100ms, s.Peak100ms)
@@ -103,12 +106,14 @@ func (r *Results) NeighbourUsage(config, name string) (record.UsageStats, error)
 // instances and all neighbours (the load generator aside).
 func (r *Results) MachineBusy(config string) (float64, error) {
 	return r.median(config, func(s *record.Run) float64 {
+		// Summed in name order: a sum in map order differs in its last bits
+		// from run to run, and verdicts are compared byte for byte.
 		b := 0.0
-		for _, u := range s.Usage {
-			b += u.Mean
+		for _, name := range slices.Sorted(maps.Keys(s.Usage)) {
+			b += s.Usage[name].Mean
 		}
-		for _, u := range s.NeighbourUsage {
-			b += u.Mean
+		for _, name := range slices.Sorted(maps.Keys(s.NeighbourUsage)) {
+			b += s.NeighbourUsage[name].Mean
 		}
 		return b
 	})
