@@ -19,7 +19,7 @@ import (
 // BestEffort pod the servers starve, limited so that it cannot take the node,
 // with GOMAXPROCS at its limit so that its own quota rarely throttles it.
 const (
-	LoadCPURequest = "1"
+	LoadCPURequest = "500m"
 	LoadCPULimit   = "2"
 	LoadGOMAXPROCS = 2
 	LoadMemory     = "256Mi"
