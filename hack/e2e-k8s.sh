@@ -54,7 +54,11 @@ if ! command -v containerd >/dev/null || ! command -v runc >/dev/null || ! comma
 	{ apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends containerd runc; } || rc=$?
 	if [ -n "$policy_saved" ]; then mv "$policy_saved" /usr/sbin/policy-rc.d; else rm -f /usr/sbin/policy-rc.d; fi
 	[ $rc = 0 ] || exit $rc
-	# Not enabled at boot either: this host runs it only for the rig.
+	# Not enabled at boot either (the package enables its systemd unit):
+	# this host runs containerd only for the rig.
+	if command -v deb-systemd-helper >/dev/null; then
+		DPKG_MAINTSCRIPT_PACKAGE=containerd DPKG_MAINTSCRIPT_NAME=postinst deb-systemd-helper disable containerd.service >/dev/null 2>&1 || true
+	fi
 	if [ -x /etc/init.d/containerd ] && command -v update-rc.d >/dev/null; then
 		update-rc.d containerd disable >/dev/null 2>&1 || true
 	fi
@@ -139,8 +143,8 @@ EOF
 	rm -rf "$work"
 	# What must not remain.
 	bad=""
-	for n in kubelet kube-apiserver kube-scheduler kube-controller-manager etcd containerd; do
-		pgrep -x "$n" >/dev/null && bad="$bad process:$n"
+	for n in kubelet kube-apiserver kube-scheduler kube-controller-manager etcd containerd containerd-shim-runc-v2; do
+		pgrep -f "(^|/)$n( |\$)" >/dev/null && bad="$bad process:$n"
 	done
 	[ -n "$(kubepods_dirs)" ] && bad="$bad cgroups:$(kubepods_dirs | tr '\n' ' ')"
 	findmnt -rn -o TARGET | grep -q "^$work" && bad="$bad mounts"
@@ -232,12 +236,11 @@ start containerd containerd --config "$work/containerd.toml"
 CTR="ctr --address $work/containerd.sock -n k8s.io"
 waitfor containerd 60 $CTR version
 $CTR images import "$work/pause-oci.tar" >/dev/null
-$CTR images import --base-name docker.io/library/throttlelab "$work/throttlelab-oci.tar" >/dev/null
 # The pods name the image throttlelab:VERSION, which the kubelet reads as
-# docker.io/library/throttlelab:VERSION.
-src=$($CTR images ls -q | grep -E "throttlelab:$VERSION\$" | head -1)
-[ -n "$src" ] || { say "no throttlelab:$VERSION after the import: $($CTR images ls -q)" >&2; exit 1; }
-[ "$src" = "docker.io/library/throttlelab:$VERSION" ] || $CTR images tag "$src" "docker.io/library/throttlelab:$VERSION" >/dev/null
+# docker.io/library/throttlelab:VERSION; the layout's own name is only a tag,
+# which ctr does not take, so the index gets the full name.
+$CTR images import --index-name "docker.io/library/throttlelab:$VERSION" "$work/throttlelab-oci.tar" >/dev/null
+$CTR images ls -q | grep -qx "docker.io/library/throttlelab:$VERSION" || { say "no throttlelab:$VERSION after the import: $($CTR images ls -q)" >&2; exit 1; }
 say "images: $($CTR images ls -q | tr '\n' ' ')"
 
 # --- etcd and the control plane ---------------------------------------------
