@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -111,6 +112,9 @@ func (x *Backend) Prepare(ctx context.Context, e *experiment.Experiment) (record
 		}
 	}
 	x.cfg = rest.CopyConfig(cfg)
+	// The API server's warnings (a Pod Security profile the pods would
+	// break, say) once each, in the log, not through klog.
+	x.cfg.WarningHandler, x.cfg.WarningHandlerWithContext = nil, &onceWarnings{w: x.opt.Log, seen: map[string]bool{}}
 	cs, err := kubernetes.NewForConfig(x.cfg)
 	if err != nil {
 		return record.Env{}, err
@@ -300,6 +304,11 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 		if _, err := x.runJob(ctx, w, nil); err != nil {
 			return nil, fmt.Errorf("warm-up: %w", err)
 		}
+		// Gone before the load's Job comes: on a small node the scheduler
+		// may not count the finished warm-up's CPU request as free yet.
+		if err := x.deleteJob(ctx, w.Name); err != nil {
+			return nil, fmt.Errorf("warm-up: %w", err)
+		}
 	}
 
 	// Each server measures itself from now on.
@@ -403,6 +412,39 @@ func (x *Backend) runJob(ctx context.Context, job *batchv1.Job, collect func(con
 		select {
 		case <-ctx.Done():
 			return "", ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+// deleteJob deletes a Job and its pods and waits until the pods are gone.
+func (x *Backend) deleteJob(ctx context.Context, name string) error {
+	ns := x.m.Namespace.Name
+	bg := metav1.DeletePropagationBackground
+	if err := x.cs.BatchV1().Jobs(ns).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting Job %s: %w", name, err)
+	}
+	sel := metav1.ListOptions{LabelSelector: "batch.kubernetes.io/job-name=" + name}
+	if err := x.cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, sel); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting the pods of Job %s: %w", name, err)
+	}
+	deadline := time.Now().Add(x.opt.ReadyTimeout)
+	tick := time.NewTicker(x.opt.Poll)
+	defer tick.Stop()
+	for {
+		l, err := x.cs.CoreV1().Pods(ns).List(ctx, sel)
+		if err != nil {
+			return err
+		}
+		if len(l.Items) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the pods of Job %s are still there after %s", name, x.opt.ReadyTimeout)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
 		case <-tick.C:
 		}
 	}
@@ -529,6 +571,25 @@ func (x *Backend) assemble(ctx context.Context, run experiment.Run, co *ConfigOb
 	}
 	x.kube.Pods = append(x.kube.Pods, pods...)
 	return record.WriteJSON(filepath.Join(dir, "pods.json"), pods)
+}
+
+// onceWarnings writes each distinct API server warning once.
+type onceWarnings struct {
+	mu   sync.Mutex
+	w    io.Writer
+	seen map[string]bool
+}
+
+func (o *onceWarnings) HandleWarningHeaderWithContext(_ context.Context, code int, _ string, text string) {
+	if code != 299 || text == "" {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.seen[text] {
+		o.seen[text] = true
+		fmt.Fprintf(o.w, "warning from the API server: %s\n", text)
+	}
 }
 
 func readSummary(path string) (*loadgen.Summary, error) {

@@ -229,7 +229,7 @@ func TestBackendOnAPIServer(t *testing.T) {
 		if !errors.As(runErr, &pe) || pe.Reason != "ImagePullBackOff" || pe.Pod != victim.Name {
 			t.Fatalf("run error = %v, want a PodError for %s, ImagePullBackOff", runErr, victim.Name)
 		}
-		if !strings.Contains(runErr.Error(), "no such host") || !strings.Contains(runErr.Error(), "last log lines") {
+		if !strings.Contains(runErr.Error(), "no such host") || !strings.Contains(runErr.Error(), "last log lines:\n    (no log: the pod was never scheduled)") {
 			t.Errorf("the error lacks the events or the log: %v", runErr)
 		}
 		for what, n := range map[string]int{"pods": countPods(t, cs, ns, sel), "services": countSvcs(t, cs, ns, sel)} {

@@ -117,6 +117,10 @@ func describePod(ctx context.Context, cs kubernetes.Interface, ns, pod, containe
 	} else {
 		e.Events = []string{"(events unreadable: " + err.Error() + ")"}
 	}
+	if p, err := cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{}); err == nil && p.Spec.NodeName == "" {
+		e.Log = "(no log: the pod was never scheduled)"
+		return e
+	}
 	tail := int64(20)
 	b, err := cs.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: &tail}).DoRaw(ctx)
 	switch {
