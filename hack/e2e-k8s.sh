@@ -319,4 +319,28 @@ runrc=$?
 set -e
 [ $runrc = 0 ] || { say "the run failed ($runrc)" >&2; exit 1; }
 go run ./hack/e2e-k8s/check -dir "$E2E_OUT/limits"
+
+# Ctrl-C in the middle of a load: the run must delete what it made.
+say "interrupting a second run during its load"
+bin/throttlelab run examples/limits.yaml --backend kubernetes --kubeconfig "$KC" --host-network \
+	--image "throttlelab:$VERSION" --out "$E2E_OUT/interrupted" --ready-timeout 2m >"$work/interrupted.log" 2>&1 &
+runpid=$!
+waitfor interrupted 180 grep -q "^load: Job" "$work/interrupted.log"
+kill -INT $runpid
+set +e
+wait $runpid
+intrc=$?
+set -e
+# Empty lists (or the namespace gone): nothing of the run is left.
+none() { curl -sk -H "Authorization: Bearer $TOKEN" "https://127.0.0.1:$API$1" | tr -d ' \n' | grep -qE '"items":\[\]|"code":404'; }
+left=""
+none "/api/v1/namespaces/throttlelab-limits/pods?labelSelector=throttlelab%2Frun%3Dlimits" || left="$left pods"
+none "/apis/batch/v1/namespaces/throttlelab-limits/jobs?labelSelector=throttlelab%2Frun%3Dlimits" || left="$left jobs"
+none "/api/v1/namespaces/throttlelab-limits/services?labelSelector=throttlelab%2Frun%3Dlimits" || left="$left services"
+if [ "$intrc" != 130 ] || [ -n "$left" ]; then
+	say "after Ctrl-C: exit $intrc (want 130), left:${left:- nothing}" >&2
+	tail -20 "$work/interrupted.log" >&2
+	exit 1
+fi
+say "Ctrl-C during the load: exit 130, no pod, Job or Service of the run left"
 say "passed"
