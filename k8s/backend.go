@@ -241,7 +241,8 @@ func (x *Backend) Finish(dir string) error {
 		env.Kubernetes.Pods = append(env.Kubernetes.Pods, x.kube.Pods...)
 	}
 	if x.cgroupVer != "" {
-		env.CPUController = x.cgroupVer
+		// What the pods see; the node's own layout may differ (hybrid).
+		env.CPUController, env.CgroupMode = x.cgroupVer, "in the pods: "+x.cgroupVer
 	}
 	return record.WriteJSON(path, env)
 }
