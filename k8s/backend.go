@@ -325,6 +325,9 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 		return x.collect(ctx, pod, dir)
 	})
 	rs.Seconds = time.Since(start).Seconds()
+	if loadErr != nil {
+		return nil, loadErr
+	}
 	windows := make([]*server.CgroupWindow, len(co.Instances))
 	statuses := make([]server.CgroupStatus, len(co.Instances))
 	for i, p := range co.Instances {
@@ -339,9 +342,6 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 		if err := podHTTP(ctx, x.cfg, x.cs, ns, p.Name, co.Ports[i], "GET", "/cgroup", &statuses[i]); err != nil {
 			return nil, err
 		}
-	}
-	if loadErr != nil {
-		return nil, loadErr
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
