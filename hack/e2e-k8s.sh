@@ -89,6 +89,8 @@ teardown() {
 	rc=$?
 	trap - EXIT INT TERM
 	say "tearing down"
+	# A throttlelab run still going (the script failed beside it) first.
+	for p in $(pgrep -f "^bin/throttlelab run .*--kubeconfig $work/" || true); do kill -9 "$p" 2>/dev/null || true; done
 	# The pods' processes: everything in a kubepods cgroup.
 	for d in $(kubepods_dirs); do
 		find "$d" -name cgroup.procs -exec cat {} + 2>/dev/null | xargs -r kill -9 2>/dev/null || true
@@ -343,4 +345,19 @@ if [ "$intrc" != 130 ] || [ -n "$left" ]; then
 	exit 1
 fi
 say "Ctrl-C during the load: exit 130, no pod, Job or Service of the run left"
+
+# Killed outright during a load: its pods stay; --resume removes them by
+# label and finishes the experiment.
+say "killing a run during its load (SIGKILL), then --resume"
+bin/throttlelab run examples/limits.yaml --backend kubernetes --kubeconfig "$KC" --host-network \
+	--image "throttlelab:$VERSION" --out "$E2E_OUT/killed" --ready-timeout 2m >"$work/killed.log" 2>&1 &
+runpid=$!
+waitfor killed 180 grep -q "^load: Job" "$work/killed.log"
+kill -KILL $runpid
+wait $runpid 2>/dev/null || true
+bin/throttlelab run --resume "$E2E_OUT/killed" --kubeconfig "$KC" --host-network \
+	--image "throttlelab:$VERSION" --ready-timeout 2m >"$work/resumed.log" 2>&1 || { tail -20 "$work/resumed.log" >&2; exit 1; }
+grep -q "removed .* objects a killed run of limits left" "$work/resumed.log" || { say "the resumed run did not remove the killed run's objects" >&2; tail -20 "$work/resumed.log" >&2; exit 1; }
+go run ./hack/e2e-k8s/check -dir "$E2E_OUT/killed"
+say "SIGKILL during the load, then --resume: leftovers removed by label, experiment finished"
 say "passed"
