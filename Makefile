@@ -9,7 +9,7 @@ IMAGE_OUT ?= bin/throttlelab-oci.tar
 GOARCH ?= $(shell $(GO) env GOARCH)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: all build image k8s-binaries test test-cgroup-layouts cgroup-restore fmt-check vet fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
+.PHONY: all build image k8s-binaries e2e-k8s test test-cgroup-layouts cgroup-restore fmt-check vet fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
 
 all: build
 
@@ -25,6 +25,13 @@ image:
 # module proxy (minutes the first time, cached in /var/cache/throttlelab).
 k8s-binaries:
 	sh hack/k8s-binaries.sh
+
+# A real one-node cluster (containerd, kubelet and the control plane, all
+# under a temporary directory), examples/limits.yaml run on it with
+# --backend kubernetes, and the host restored. Changes the host while it
+# runs: as root, under the host lock. Results in E2E_OUT.
+e2e-k8s:
+	sh hack/e2e-k8s.sh
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

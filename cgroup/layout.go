@@ -121,6 +121,12 @@ func (l *Layout) ProcessCPUGroup(lines []ProcCgroup) (MountInfo, string, error) 
 	return l.processGroup(lines, "cpu")
 }
 
+// ProcessGroup is ProcessCPUGroup for any controller (cpuacct, cpuset, ...):
+// the v1 hierarchy that has it, or else the v2 hierarchy.
+func (l *Layout) ProcessGroup(lines []ProcCgroup, controller string) (MountInfo, string, error) {
+	return l.processGroup(lines, controller)
+}
+
 func (l *Layout) processGroup(lines []ProcCgroup, controller string) (MountInfo, string, error) {
 	if m, ok := l.V1[controller]; ok {
 		for _, ln := range lines {

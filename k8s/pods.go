@@ -3,6 +3,7 @@ package k8s
 import (
 	"fmt"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -18,7 +19,7 @@ import (
 // BestEffort pod the servers starve, limited so that it cannot take the node,
 // with GOMAXPROCS at its limit so that its own quota rarely throttles it.
 const (
-	LoadCPURequest = "1"
+	LoadCPURequest = "500m"
 	LoadCPULimit   = "2"
 	LoadGOMAXPROCS = 2
 	LoadMemory     = "256Mi"
@@ -34,6 +35,24 @@ const (
 	// Guaranteed only with memory requested and limited alike, and the local
 	// backend's QoS class follows from the CPU settings alone.
 	GuaranteedMemory = "256Mi"
+	// The container that keeps a load Job's pod up until its results are
+	// copied out does nothing but wait.
+	ResultsCPURequest = "10m"
+	ResultsCPULimit   = "100m"
+	ResultsMemory     = "16Mi"
+	ResultsMemoryMax  = "64Mi"
+)
+
+// Names and paths in a load Job's pod.
+const (
+	// LoadContainer runs the load; its exit ends the load.
+	LoadContainer = "load"
+	// ResultsContainer holds the pod up (throttlelab k8s hold) for the copy.
+	ResultsContainer = "results"
+	// ResultsDir is where the load (and the probe, in probe/) write.
+	ResultsDir = "/results"
+	// HoldFor bounds the hold: a Job whose runner died ends by itself.
+	HoldFor = time.Hour
 )
 
 // resources are a container's requests and limits from a spec's CPU settings:
@@ -74,6 +93,10 @@ func loadResources() corev1.ResourceRequirements {
 	return fixedResources(LoadCPURequest, LoadCPULimit, LoadMemory, LoadMemoryMax)
 }
 
+func resultsResources() corev1.ResourceRequirements {
+	return fixedResources(ResultsCPURequest, ResultsCPULimit, ResultsMemory, ResultsMemoryMax)
+}
+
 func probeResources() corev1.ResourceRequirements {
 	return fixedResources(ProbeCPURequest, ProbeCPULimit, ProbeMemory, ProbeMemoryMax)
 }
@@ -97,12 +120,21 @@ func container(name, image string, res corev1.ResourceRequirements, args ...stri
 }
 
 // serverContainer runs `throttlelab serve` with the flags the local backend
-// gives an instance, listening on Port, ready when /healthz answers.
-func serverContainer(name string, s experiment.Server, res corev1.ResourceRequirements, opt Options) corev1.Container {
-	c := container("server", opt.Image, res, s.ServeArgs(name, ":"+strconv.Itoa(Port), opt.BurnIterationsPerMs)...)
-	c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: Port, Protocol: corev1.ProtocolTCP}}
+// gives an instance, listening on port (on loopback with HostNetwork), ready
+// when /healthz answers.
+func serverContainer(name string, s experiment.Server, res corev1.ResourceRequirements, opt Options, port int) corev1.Container {
+	listen := ":" + strconv.Itoa(port)
+	if opt.HostNetwork {
+		listen = "127.0.0.1" + listen
+	}
+	c := container("server", opt.Image, res, s.ServeArgs(name, listen, opt.BurnIterationsPerMs)...)
+	c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: int32(port), Protocol: corev1.ProtocolTCP}}
+	get := &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}
+	if opt.HostNetwork {
+		get.Host = "127.0.0.1" // the kubelet probes from the host's network
+	}
 	c.ReadinessProbe = &corev1.Probe{
-		ProbeHandler:  corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}},
+		ProbeHandler:  corev1.ProbeHandler{HTTPGet: get},
 		PeriodSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 3,
 	}
 	return c
@@ -114,7 +146,7 @@ func (b *builder) pod(name string, labels map[string]string, c corev1.Container)
 	t, f := true, false
 	uid := int64(UID)
 	grace := int64(5)
-	return &corev1.Pod{
+	p := &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: b.meta(name, labels),
 		Spec: corev1.PodSpec{
@@ -141,6 +173,13 @@ func (b *builder) pod(name string, labels map[string]string, c corev1.Container)
 			Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 		},
 	}
+	if b.opt.HostNetwork {
+		// Without a network plugin the node is not ready, and stays tainted so.
+		p.Spec.HostNetwork = true
+		p.Spec.DNSPolicy = corev1.DNSClusterFirstWithHostNet
+		p.Spec.Tolerations = []corev1.Toleration{{Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists}}
+	}
+	return p
 }
 
 // loadArgs are the `throttlelab load` flags of a load configuration.

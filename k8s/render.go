@@ -47,7 +47,18 @@ type Options struct {
 	// measure its own at start-up (about 100 ms of CPU, timed with the
 	// thread's CPU clock, so a limit does not distort it).
 	BurnIterationsPerMs float64
+	// HostNetwork is for a test rig without a network plugin (make e2e-k8s):
+	// every pod on the node's network, servers on loopback at distinct ports
+	// from HostPort up (default 18080), the load sent to 127.0.0.1, pods
+	// tolerating a node that is not ready, and the namespace enforcing the
+	// privileged profile (restricted forbids the host's network). Never for
+	// a shared cluster.
+	HostNetwork bool
+	HostPort    int
 }
+
+// DefaultHostPort is the first server port with Options.HostNetwork.
+const DefaultHostPort = 18080
 
 // Manifests are the objects that run an experiment on a cluster.
 type Manifests struct {
@@ -75,6 +86,12 @@ type ConfigObjects struct {
 	Neighbours []*corev1.Pod
 	// Loads holds one Job per load of the spec, named load-CONFIG-LOAD.
 	Loads []*batchv1.Job
+	// Warmups holds, per load, the Job of its warm-up (warmup-CONFIG-LOAD),
+	// run to its end before the load's Job so that what the servers measure
+	// of themselves covers the load alone; nil without a warm-up.
+	Warmups []*batchv1.Job
+	// Ports are the instances' ports (Port, or with HostNetwork each its own).
+	Ports []int
 }
 
 // Objects returns every object in the order to apply them.
@@ -88,7 +105,10 @@ func (m *Manifests) Objects() []runtime.Object {
 		for _, p := range c.Neighbours {
 			out = append(out, p)
 		}
-		for _, j := range c.Loads {
+		for i, j := range c.Loads {
+			if w := c.Warmups[i]; w != nil {
+				out = append(out, w)
+			}
 			out = append(out, j)
 		}
 	}
@@ -120,7 +140,10 @@ func Render(e *experiment.Experiment, opt Options) (*Manifests, error) {
 	} else if len(validation.IsDNS1123Label(ns)) > 0 {
 		return nil, &OptionError{"namespace", fmt.Sprintf("%q is not a DNS label: use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit", ns)}
 	}
-	b := &builder{e: e, opt: opt, ns: ns, taken: map[string]string{}}
+	if opt.HostNetwork && opt.HostPort == 0 {
+		opt.HostPort = DefaultHostPort
+	}
+	b := &builder{e: e, opt: opt, ns: ns, taken: map[string]string{}, nextPort: opt.HostPort}
 	m := &Manifests{Experiment: e.Metadata.Name, Namespace: b.namespace()}
 	for i, c := range e.Spec.Configs {
 		co, err := b.config(fmt.Sprintf("spec.configs[%d]", i), c)
@@ -137,6 +160,18 @@ type builder struct {
 	opt   Options
 	ns    string
 	taken map[string]string // object name -> the spec field that made it
+	// nextPort is the next server's port with HostNetwork.
+	nextPort int
+}
+
+// port is the next server's port: Port in a pod of its own, distinct ports
+// on the host's network.
+func (b *builder) port() int {
+	if !b.opt.HostNetwork {
+		return Port
+	}
+	b.nextPort++
+	return b.nextPort - 1
 }
 
 // name checks a derived object name: a DNS label, used once.
@@ -178,6 +213,9 @@ func (b *builder) namespace() *corev1.Namespace {
 	for _, mode := range []string{"enforce", "warn", "audit"} {
 		l["pod-security.kubernetes.io/"+mode] = "restricted"
 	}
+	if b.opt.HostNetwork {
+		l["pod-security.kubernetes.io/enforce"] = "privileged"
+	}
 	return &corev1.Namespace{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 		ObjectMeta: metav1.ObjectMeta{Name: b.ns, Labels: l},
@@ -214,8 +252,12 @@ func (b *builder) config(path string, c experiment.Config) (ConfigObjects, error
 		if err != nil {
 			return co, err
 		}
-		p := b.pod(name, b.labels("server", c.Name), serverContainer(name, c.Server, res, b.opt))
-		if headless {
+		port := b.port()
+		co.Ports = append(co.Ports, port)
+		p := b.pod(name, b.labels("server", c.Name), serverContainer(name, c.Server, res, b.opt, port))
+		if b.opt.HostNetwork {
+			targets = append(targets, fmt.Sprintf("http://127.0.0.1:%d", port))
+		} else if headless {
 			// With a headless Service of the subdomain's name, the pod is
 			// NAME.SERVICE in DNS.
 			p.Spec.Hostname, p.Spec.Subdomain = name, svc
@@ -223,7 +265,7 @@ func (b *builder) config(path string, c experiment.Config) (ConfigObjects, error
 		}
 		co.Instances = append(co.Instances, p)
 	}
-	if !headless {
+	if !headless && !b.opt.HostNetwork {
 		targets = []string{fmt.Sprintf("http://%s:%d", svc, Port)}
 	}
 
@@ -253,9 +295,19 @@ func (b *builder) config(path string, c experiment.Config) (ConfigObjects, error
 		lc := b.e.LoadConfig(l)
 		lc.Targets = targets
 		// kube-proxy balances connections, not requests: a new connection
-		// per request makes its pick per request, as random is.
-		lc.NewConnection = !headless
+		// per request makes its pick per request, as random is. On the
+		// host's network the load generator picks itself, as locally.
+		lc.NewConnection = !headless && !b.opt.HostNetwork
 		co.Loads = append(co.Loads, b.job(name, c.Name, l.Name, lc, probe))
+		var warm *batchv1.Job
+		if b.e.Spec.Warmup.Duration > 0 {
+			wname, err := b.name(fmt.Sprintf("spec.loads[%d].name", i), "warmup-"+c.Name+"-"+l.Name)
+			if err != nil {
+				return co, err
+			}
+			warm = b.warmup(wname, c.Name, l.Name, lc)
+		}
+		co.Warmups = append(co.Warmups, warm)
 	}
 	return co, nil
 }
@@ -276,7 +328,7 @@ func (b *builder) neighbour(path, config string, n experiment.Neighbour) (*corev
 		// A burst worker writes one JSON line per cycle on standard output: the pod's log.
 		c = container(n.Kind, b.opt.Image, res, n.ProcessArgs()...)
 	case "server":
-		c = serverContainer(n.Name, experiment.NeighbourServer, res, b.opt)
+		c = serverContainer(n.Name, experiment.NeighbourServer, res, b.opt, b.port())
 	default:
 		return nil, &SpecError{path + ".kind", fmt.Sprintf("%q has no pod", n.Kind)}
 	}
@@ -285,32 +337,53 @@ func (b *builder) neighbour(path, config string, n experiment.Neighbour) (*corev
 	return b.pod(name, l, c), nil
 }
 
-// job is one load against one config: an init container for the warm-up,
-// the load generator, and the probe if the config has one.
+// job is one load against one config: the load generator writing its
+// records, summary and histogram into /results, the probe if the config has
+// one (its records in /results/probe), and a container that keeps the pod
+// up after the load so that the runner can copy /results out through the
+// API (throttlelab k8s pack, over exec) before it deletes the Job.
 func (b *builder) job(name, config, load string, lc loadgen.Config, probe *experiment.Neighbour) *batchv1.Job {
 	l := b.labels("load", config)
 	l[LabelLoad] = load
-	main := container("load", b.opt.Image, loadResources(),
-		append(loadArgs(lc), "--out", "/results", "--gomaxprocs", strconv.Itoa(LoadGOMAXPROCS))...)
-	main.VolumeMounts = append(main.VolumeMounts, corev1.VolumeMount{Name: "results", MountPath: "/results"})
+	results := corev1.VolumeMount{Name: "results", MountPath: ResultsDir}
+	main := container(LoadContainer, b.opt.Image, loadResources(),
+		append(loadArgs(lc), "--out", ResultsDir, "--gomaxprocs", strconv.Itoa(LoadGOMAXPROCS))...)
+	main.VolumeMounts = append(main.VolumeMounts, results)
 	p := b.pod(name, l, main)
 	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "results", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
-	if w := b.e.Spec.Warmup.Duration; w > 0 {
-		// The local backend's warm-up: the same load for the warm-up's time,
-		// a ramp at its top.
-		warm := lc
-		warm.Duration, warm.Requests = w, 0
-		if warm.Mode == loadgen.ModeRamp {
-			warm.RampFrom, warm.RampStep = warm.RampTo, w
-		}
-		p.Spec.InitContainers = []corev1.Container{container("warmup", b.opt.Image, loadResources(),
-			append(loadArgs(warm), "--gomaxprocs", strconv.Itoa(LoadGOMAXPROCS))...)}
-	}
 	if probe != nil {
-		p.Spec.Containers = append(p.Spec.Containers, container("probe", b.opt.Image, probeResources(),
-			append(loadArgs(experiment.ProbeConfig(lc, *probe)), "--gomaxprocs", strconv.Itoa(ProbeGOMAXPROCS))...))
+		pc := container("probe", b.opt.Image, probeResources(),
+			append(loadArgs(experiment.ProbeConfig(lc, *probe)), "--out", ResultsDir+"/probe", "--gomaxprocs", strconv.Itoa(ProbeGOMAXPROCS))...)
+		pc.VolumeMounts = append(pc.VolumeMounts, results)
+		p.Spec.Containers = append(p.Spec.Containers, pc)
 	}
+	keep := container(ResultsContainer, b.opt.Image, resultsResources(), "k8s", "hold", "--for", HoldFor.String())
+	keep.VolumeMounts = append(keep.VolumeMounts, results)
+	p.Spec.Containers = append(p.Spec.Containers, keep)
 	// A failed load is a failed run: not retried.
+	backoff := int32(0)
+	return &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: b.meta(name, l),
+		Spec: batchv1.JobSpec{
+			BackoffLimit: &backoff,
+			Template:     corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: l}, Spec: p.Spec},
+		},
+	}
+}
+
+// warmup is the local backend's warm-up as a Job: the same load for the
+// warm-up's time (a ramp at its top), nothing kept.
+func (b *builder) warmup(name, config, load string, lc loadgen.Config) *batchv1.Job {
+	l := b.labels("warmup", config)
+	l[LabelLoad] = load
+	warm := lc
+	warm.Duration, warm.Requests = b.e.Spec.Warmup.Duration, 0
+	if warm.Mode == loadgen.ModeRamp {
+		warm.RampFrom, warm.RampStep = warm.RampTo, b.e.Spec.Warmup.Duration
+	}
+	p := b.pod(name, l, container("warmup", b.opt.Image, loadResources(),
+		append(loadArgs(warm), "--gomaxprocs", strconv.Itoa(LoadGOMAXPROCS))...))
 	backoff := int32(0)
 	return &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},

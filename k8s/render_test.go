@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -308,6 +309,11 @@ func TestRestrictedPods(t *testing.T) {
 			for _, j := range co.Loads {
 				specs = append(specs, &j.Spec.Template.Spec)
 			}
+			for _, j := range co.Warmups {
+				if j != nil {
+					specs = append(specs, &j.Spec.Template.Spec)
+				}
+			}
 			for _, s := range specs {
 				checkRestricted(t, c.name, s)
 			}
@@ -372,7 +378,7 @@ spec:
 				t.Errorf("%s: load args %s", bal, args)
 			}
 		}
-		if len(job.Containers) != 2 || job.Containers[1].Name != "probe" || len(co.Neighbours) != 0 {
+		if len(job.Containers) != 3 || job.Containers[1].Name != "probe" || job.Containers[2].Name != ResultsContainer || len(co.Neighbours) != 0 {
 			t.Errorf("%s: the probe is not a container of the load Job: %d containers, %d neighbour pods", bal, len(job.Containers), len(co.Neighbours))
 		}
 	}
@@ -419,4 +425,42 @@ func qosOf(r corev1.ResourceRequirements) cgroup.QoSClass {
 		}
 	}
 	return cgroup.Guaranteed
+}
+
+// TestHostNetwork: the rig's option puts every pod on the host's network,
+// servers on loopback at distinct ports, the load sent there directly.
+func TestHostNetwork(t *testing.T) {
+	e, err := experiment.LoadFile("../examples/limits.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Render(e, Options{Image: "throttlelab:dev", HostNetwork: true, HostPort: 20000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Namespace.Labels["pod-security.kubernetes.io/enforce"] != "privileged" {
+		t.Errorf("namespace labels %v", m.Namespace.Labels)
+	}
+	seen := map[int]bool{}
+	for _, co := range m.Configs {
+		args := strings.Join(co.Loads[0].Spec.Template.Spec.Containers[0].Args, " ")
+		for i, p := range co.Instances {
+			port := co.Ports[i]
+			if seen[port] || port < 20000 {
+				t.Errorf("%s: port %d again or below the first", p.Name, port)
+			}
+			seen[port] = true
+			c := p.Spec.Containers[0]
+			if !p.Spec.HostNetwork || len(p.Spec.Tolerations) != 1 || !strings.Contains(strings.Join(c.Args, " "), "--listen 127.0.0.1:"+strconv.Itoa(port)) ||
+				c.ReadinessProbe.HTTPGet.Host != "127.0.0.1" || !strings.Contains(args, "--target http://127.0.0.1:"+strconv.Itoa(port)) {
+				t.Errorf("%s: host network %v, args %v, probe %+v, load %s", p.Name, p.Spec.HostNetwork, c.Args, c.ReadinessProbe.HTTPGet, args)
+			}
+		}
+		if strings.Contains(args, "--new-connection") {
+			t.Errorf("%s: the load generator picks itself on the host network: %s", co.Name, args)
+		}
+	}
+	if len(seen) != 5 {
+		t.Errorf("%d distinct ports for 5 instances", len(seen))
+	}
 }

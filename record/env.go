@@ -23,4 +23,6 @@ type Env struct {
 	// ms of CPU) that every instance used.
 	BurnIterationsPerMs float64   `json:"burn_iterations_per_ms,omitempty"`
 	Started             time.Time `json:"started"`
+	// Kubernetes describes the cluster of a kubernetes-backend run.
+	Kubernetes *KubeEnv `json:"kubernetes,omitempty"`
 }

@@ -52,6 +52,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("/api", s.getOnly(s.handleAPI))
 	mux.HandleFunc("/healthz", s.getOnly(s.handleHealthz))
 	mux.HandleFunc("/info", s.getOnly(s.handleInfo))
+	s.registerCgroup(mux)
 	metrics := promhttp.HandlerFor(s.metrics.registry, promhttp.HandlerOpts{})
 	mux.HandleFunc("/metrics", s.getOnly(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Instance", s.cfg.Name)
@@ -259,6 +260,8 @@ type InfoResponse struct {
 	UptimeSec         float64                  `json:"uptime_sec"`
 	InFlight          int64                    `json:"in_flight"`
 	RuntimeGOMAXPROCS int                      `json:"runtime_gomaxprocs"`
+	// Cgroup is the server's own group as it measures it (see /cgroup).
+	Cgroup *CgroupStatus `json:"cgroup,omitempty"`
 	Info
 }
 
@@ -276,6 +279,7 @@ func (s *Server) handleInfo(w http.ResponseWriter, r *http.Request) {
 		InFlight:          s.inflight.Load(),
 		RuntimeGOMAXPROCS: runtime.GOMAXPROCS(0),
 		Info:              s.cfg.Info,
+		Cgroup:            s.cgroupStatus(),
 	}
 	w.Header().Set("X-Instance", s.cfg.Name)
 	w.Header().Set("Content-Type", "application/json")

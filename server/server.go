@@ -55,6 +55,13 @@ type Config struct {
 	// Info is extra, static information reported by /info (GOMAXPROCS and how it
 	// was chosen, the cgroup limits, the version).
 	Info Info
+	// Cgroup, if set, is the server's own cgroup: /cgroup and /info report
+	// it, and /cgroup/start and /cgroup/stop sample its usage every
+	// CgroupInterval (DefaultCgroupInterval if 0). CgroupError says why
+	// there is none, for /info.
+	Cgroup         *OwnCgroup
+	CgroupInterval time.Duration
+	CgroupError    string
 }
 
 // Info is what /info reports besides the live fields.
@@ -78,6 +85,7 @@ type Server struct {
 	queue          chan *job     // Single mode only
 	stop           chan struct{} // closed when the queue worker should stop
 	started        time.Time
+	own            *ownSampler // nil without Config.Cgroup
 }
 
 // New checks cfg, fills in defaults and returns a server.
@@ -104,6 +112,13 @@ func New(cfg Config) (*Server, error) {
 		return nil, errors.New("server needs a burn calibration (iterations per ms > 0)")
 	}
 	s := &Server{cfg: cfg, metrics: newMetrics(cfg.Name), started: time.Now(), instanceHeader: []string{cfg.Name}}
+	if cfg.Cgroup != nil {
+		if cfg.CgroupInterval <= 0 {
+			cfg.CgroupInterval = DefaultCgroupInterval
+		}
+		s.cfg.CgroupInterval = cfg.CgroupInterval
+		s.own = newOwnSampler(cfg.Cgroup, cfg.CgroupInterval, MaxCgroupWindow)
+	}
 	if cfg.Concurrency == Single {
 		s.queue = make(chan *job, cfg.MaxInflight)
 		s.stop = make(chan struct{})
@@ -152,6 +167,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		close(s.stop)
 	}
 	<-workerDone
+	if s.own != nil {
+		s.own.end() // no sampler outlives the server
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"errors"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -46,8 +48,42 @@ refused before anything is printed.`,
 	fl.StringVar(&f.image, "image", "throttlelab:"+Version, "throttlelab image the pods run (make image builds it)")
 	fl.BoolVar(&f.quick, "quick", false, "render a preset's quick variant")
 	fl.IntVar(&f.cores, "cores", 0, "with --quick: scale for nodes of this many cores (default: this machine's)")
-	cmd.AddCommand(render)
+	cmd.AddCommand(render, newK8sHoldCmd(), newK8sPackCmd())
 	return cmd
+}
+
+// newK8sHoldCmd is the load Job's results container: it keeps the pod up
+// until the runner has copied the results out and deletes the Job.
+func newK8sHoldCmd() *cobra.Command {
+	var d time.Duration
+	cmd := &cobra.Command{
+		Use:    "hold [--for DURATION]",
+		Short:  "Wait until stopped (SIGTERM) or for a time (in a load Job's pod)",
+		Hidden: true,
+		Args:   exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), d)
+			defer cancel()
+			<-ctx.Done()
+			return nil
+		},
+	}
+	durationVar(cmd.Flags(), &d, "for", k8s.HoldFor, "longest wait")
+	return cmd
+}
+
+// newK8sPackCmd writes a directory as a tar stream on standard output: the
+// runner runs it in a load Job's pod, over exec, to copy the results out.
+func newK8sPackCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:    "pack DIR",
+		Short:  "Write DIR's files as a tar stream on standard output (in a load Job's pod)",
+		Hidden: true,
+		Args:   exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return k8s.PackDir(cmd.OutOrStdout(), args[0])
+		},
+	}
 }
 
 func runK8sRender(cmd *cobra.Command, f k8sRenderFlags, arg string) error {

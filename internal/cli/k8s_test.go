@@ -64,14 +64,40 @@ func TestK8sLoadArgsMeanTheSpecsLoad(t *testing.T) {
 				if len(got.Targets) == 0 || (e.Spec.Balancer != "random" && len(got.Targets) != len(co.Instances)) {
 					t.Errorf("%s %s: targets %v for %d instances", name, job.Name, got.Targets, len(co.Instances))
 				}
-				for _, c := range spec.InitContainers {
-					parseLoad(t, name, c.Args)
+				if w := co.Warmups[li]; w != nil {
+					warm := parseLoad(t, name, w.Spec.Template.Spec.Containers[0].Args)
+					if warm.Duration != e.Spec.Warmup.Duration || warm.Seed != want.Seed {
+						t.Errorf("%s %s: warm-up for %s, want %s", name, w.Name, warm.Duration, e.Spec.Warmup.Duration)
+					}
+				}
+				for _, c := range spec.Containers[1:] {
+					if c.Name == k8s.ResultsContainer {
+						holdArgs(t, name, c.Args)
+					} else {
+						parseLoad(t, name, c.Args)
+					}
 				}
 			}
 		}
 	}
 	if jobs < 10 {
 		t.Fatalf("only %d load Jobs rendered", jobs)
+	}
+}
+
+// holdArgs parses the results container's command line with the command
+// it runs.
+func holdArgs(t *testing.T, name string, args []string) {
+	t.Helper()
+	if len(args) == 0 || args[0] != "k8s" {
+		t.Fatalf("%s: the results container runs %v", name, args)
+	}
+	c, rest, err := newK8sCmd().Find(args[1:])
+	if err != nil || c.Name() != "hold" {
+		t.Fatalf("%s: the results container runs %v: %v", name, args, err)
+	}
+	if err := c.ParseFlags(rest); err != nil {
+		t.Fatalf("%s: %v: %v", name, args, err)
 	}
 }
 

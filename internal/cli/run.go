@@ -26,6 +26,7 @@ type runFlags struct {
 	binary string
 	quick  bool
 	dryRun bool
+	k8s    runK8sFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -52,6 +53,7 @@ the measurements, printed, written to verdict.json and shown in the report.`,
 	cmd.Flags().StringVar(&f.binary, "binary", "", "throttlelab binary for the instances (default: this one)")
 	cmd.Flags().BoolVar(&f.quick, "quick", false, "run a preset scaled to this machine (a few minutes)")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the experiment and show what would run (as throttlelab validate), and stop")
+	addRunK8sFlags(cmd, &f.k8s)
 	return cmd
 }
 
@@ -60,6 +62,10 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	var pi *experiments.Info
 	var err error
 	dir := f.out
+	backend, err := f.k8s.resolve(cmd, f.resume)
+	if err != nil {
+		return err
+	}
 	made := false // this command made dir
 	switch {
 	case f.resume != "" && len(args) > 0:
@@ -82,7 +88,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		if e, pi, err = specOf(args[0], f.quick, cores); err != nil {
 			return err
 		}
-		if err := e.CheckCPUs(cores); err != nil {
+		if err := e.CheckCPUs(cores); err != nil && backend == "local" {
 			return usageError{fmt.Errorf("%w: simulate it with throttlelab sim --cores %d", err, maxCPUOf(e)+1)}
 		}
 		if f.dryRun {
@@ -118,7 +124,14 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	runs := e.Runs()
 	fmt.Fprintf(out, "experiment %s: %d runs (%d configs x %d loads x %d repeats, %s) -> %s\n",
 		e.Metadata.Name, len(runs), len(e.Spec.Configs), len(e.Spec.Loads), e.Spec.Repeats, e.Spec.Order, dir)
-	b := local.New(local.Options{Binary: bin, Log: cmd.ErrOrStderr()})
+	var b runner.Backend = local.New(local.Options{Binary: bin, Log: cmd.ErrOrStderr()})
+	if backend == "kubernetes" {
+		if b, err = f.k8s.k8sBackend(cmd); err != nil {
+			return err
+		}
+	} else if err := f.k8s.checkLocal(cmd); err != nil {
+		return err
+	}
 	res, runErr := runner.Run(cmd.Context(), e, b, runOptions(cmd, dir, f.resume != "", pi))
 	results := res.Runs
 	if runErr != nil {

@@ -112,8 +112,19 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if f.single {
 		conc = server.Single
 	}
+	// The server's own group, so it can measure itself from inside a
+	// container (GET /cgroup, POST /cgroup/start and /cgroup/stop).
+	own, ownErr := server.OpenOwnCgroupForCurrentProcess()
+	ownMsg := ""
+	if ownErr != nil {
+		ownMsg = ownErr.Error()
+		log.Warn("cannot open the own cgroup; /cgroup will not measure", "err", ownErr)
+	} else {
+		defer own.Close()
+	}
 	srv, err := server.New(server.Config{Name: name, Concurrency: conc, MaxInflight: f.maxInflight,
-		MaxCPU: f.maxCPU, Grace: f.grace, Burn: cal, Info: info, SkipCPUClock: !f.cpuClock})
+		MaxCPU: f.maxCPU, Grace: f.grace, Burn: cal, Info: info, SkipCPUClock: !f.cpuClock,
+		Cgroup: own, CgroupError: ownMsg})
 	if err != nil {
 		return err
 	}
