@@ -54,6 +54,10 @@ func (b *Bandwidth) Start() bool {
 	return true
 }
 
+// Running reports whether the period timer runs: a caller that drives the
+// timer calls Refill at a tick only then.
+func (b *Bandwidth) Running() bool { return b.active }
+
 // NextTick returns the first tick of the period grid with the given phase
 // strictly after now (at phase itself if now is before it).
 func (b *Bandwidth) NextTick(now, phase time.Duration) time.Duration {
