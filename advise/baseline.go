@@ -1,0 +1,81 @@
+package advise
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/throttlelab/throttlelab/units"
+)
+
+type baseline struct {
+	name, how string
+	milli     int64 // 0: the samples are too short
+}
+
+// windowAverages returns the mean use (cores) of every window of length w
+// that starts at a sample, stepping by at least step; none if the samples
+// span less than w.
+func windowAverages(d *Demand, w, step time.Duration) []float64 {
+	var out []float64
+	j := 0
+	last := time.Duration(-1 << 62)
+	for i := range d.At {
+		if d.At[i]-last < step {
+			continue
+		}
+		for j < len(d.At) && d.At[j]-d.At[i] < w {
+			j++
+		}
+		if j == len(d.At) {
+			// the last window may end a sample short of w (99%)
+			if k := len(d.At) - 1; d.At[k]-d.At[i] >= w*99/100 {
+				out = append(out, float64(d.Usage[k]-d.Usage[i])/float64(d.At[k]-d.At[i]))
+			}
+			break
+		}
+		out = append(out, float64(d.Usage[j]-d.Usage[i])/float64(d.At[j]-d.At[i]))
+		last = d.At[i]
+	}
+	return out
+}
+
+// percentile is the nearest-rank percentile of v (sorted here).
+func percentile(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	sort.Float64s(v)
+	k := int(math.Ceil(p/100*float64(len(v)))) - 1
+	return v[min(max(k, 0), len(v)-1)]
+}
+
+func milliOf(cores float64) int64 {
+	if cores <= 0 {
+		return 0
+	}
+	return max(int64(math.Ceil(cores*1000-1e-9)), 1)
+}
+
+// baselinesOf computes what coarse recommenders would set from d: krr's
+// default (p95 of 75 s rate windows; krr itself sets that as the request
+// and no limit), krr's simple_limit (p96 as the limit), the VPA target
+// (p90 of 1-minute samples plus 15%), and the mean.
+func baselinesOf(d *Demand) []baseline {
+	w75 := windowAverages(d, 75*time.Second, time.Second)
+	w60 := windowAverages(d, time.Minute, time.Second)
+	pct := func(v []float64, p, scale float64) int64 {
+		if len(v) == 0 {
+			return 0
+		}
+		return milliOf(percentile(append([]float64(nil), v...), p) * scale)
+	}
+	return []baseline{
+		{"krr default", "p95 of 75 s averages (krr sets it as the request, no limit)", pct(w75, 95, 1)},
+		{"krr simple_limit", "p96 of 75 s averages as the limit (p66 as the request)", pct(w75, 96, 1)},
+		{"VPA target", "p90 of 1-minute averages + 15%", pct(w60, 90, 1.15)},
+		{"mean", "the mean use over the samples", milliOf(d.MeanCores())},
+	}
+}
+
+func formatMilli(m int64) string { return units.FormatMilliCPU(m) }
