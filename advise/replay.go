@@ -99,6 +99,7 @@ func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float
 		queue    []chunk // work waiting, oldest first
 		qh       int     // head of queue
 		lastTick = len(ps.work)
+		served0  float64 // work served on arrival by the fast path
 	)
 	take := func(amt float64) {
 		if amt <= 0 {
@@ -133,7 +134,7 @@ func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float
 			take(w)
 			arrived += w
 			served = arrived
-			hist.add(0, w)
+			served0 += w
 		} else {
 			// Walk the samples inside this period, in time from its start
 			// (small numbers keep float steps exact).
@@ -200,6 +201,7 @@ func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float
 	for ; qh < len(queue); qh++ {
 		hist.add(max(end-queue[qh].mid, 0), queue[qh].w)
 	}
+	hist.add(0, served0)
 	res.stat = bw
 	return res
 }
