@@ -48,6 +48,11 @@ type Sampled struct {
 	MaxCores10ms    float64        `json:"max_cores_10ms"`
 	Cores           int            `json:"cores"`
 	CPUStat         cgroup.CPUStat `json:"cpu_stat"`
+	// Phases is how many phases of the period were replayed.
+	Phases int `json:"phases"`
+	// WallClock: the demand was replayed as bound to wall-clock time (work
+	// that finds the quota spent is lost, not delayed).
+	WallClock bool `json:"wall_clock_demand,omitempty"`
 	// Limit is the group's own quota while sampled, if it had one.
 	LimitMilli int64 `json:"limit_millicores,omitempty"`
 }
@@ -71,7 +76,14 @@ type Recommendation struct {
 type Baseline struct {
 	Name string `json:"name"`
 	How  string `json:"how"`
-	// Evaluation is nil when the samples are too short for the method.
+	// Windows is how many averaging windows the percentile was taken over
+	// (they step by 1 s, so they overlap: a recorder that keeps one value
+	// per window would have seen span/window of them).
+	Windows int `json:"windows,omitempty"`
+	// Missing says why there is no evaluation (samples shorter than one
+	// window).
+	Missing string `json:"missing,omitempty"`
+	// Evaluation is nil when the baseline is missing.
 	*Evaluation `json:"evaluation,omitempty"`
 }
 
@@ -164,11 +176,15 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 	a.Sampled.DurationSeconds = d.Duration().Seconds()
 	a.Sampled.Samples = len(d.At)
 	a.Sampled.ExcludedSeconds = d.Excluded.Seconds()
+	a.Sampled.Phases, a.Sampled.WallClock = max(req.Phases, 0), req.WallClock
+	if a.Sampled.Phases == 0 {
+		a.Sampled.Phases = 10
+	}
 	a.Sampled.MeanCores, a.Sampled.MaxCores10ms, a.Sampled.Cores = d.MeanCores(), d.MaxCores(), int(d.cores())
 	a.Recommendation = recommend(evs, req.Target, req.Periods[0])
 	a.Recommendation.LowerBound = sampled.CPUStat.ThrottledPeriods > 0
 	for _, b := range baselines {
-		bl := Baseline{Name: b.name, How: b.how}
+		bl := Baseline{Name: b.name, How: b.how, Windows: b.windows, Missing: b.why}
 		for i := range evs {
 			if b.milli > 0 && evs[i].LimitMilli == b.milli && evs[i].BurstMilli == 0 && evs[i].PeriodUsec == int64(req.Periods[0]/time.Microsecond) {
 				bl.Evaluation = &evs[i]

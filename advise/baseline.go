@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"time"
@@ -10,7 +11,9 @@ import (
 
 type baseline struct {
 	name, how string
-	milli     int64 // 0: the samples are too short
+	milli     int64  // 0: missing (why says why)
+	windows   int    // windows the percentile was taken over (0: none)
+	why       string // why the baseline is missing
 }
 
 // windowAverages returns the mean use (cores) of every window of length w
@@ -64,17 +67,21 @@ func milliOf(cores float64) int64 {
 func baselinesOf(d *Demand) []baseline {
 	w75 := windowAverages(d, 75*time.Second, time.Second)
 	w60 := windowAverages(d, time.Minute, time.Second)
-	pct := func(v []float64, p, scale float64) int64 {
+	pct := func(b baseline, v []float64, w time.Duration, p, scale float64) baseline {
+		b.windows = len(v)
 		if len(v) == 0 {
-			return 0
+			b.why = fmt.Sprintf("the samples span %s, less than one %s window: sample for %s or more",
+				d.Duration().Round(100*time.Millisecond), w, w)
+			return b
 		}
-		return milliOf(percentile(append([]float64(nil), v...), p) * scale)
+		b.milli = milliOf(percentile(append([]float64(nil), v...), p) * scale)
+		return b
 	}
 	return []baseline{
-		{"krr default", "p95 of 75 s averages (krr sets it as the request, no limit)", pct(w75, 95, 1)},
-		{"krr simple_limit", "p96 of 75 s averages as the limit (p66 as the request)", pct(w75, 96, 1)},
-		{"VPA target", "p90 of 1-minute averages + 15%", pct(w60, 90, 1.15)},
-		{"mean", "the mean use over the samples", milliOf(d.MeanCores())},
+		pct(baseline{name: "krr default", how: "p95 of 75 s averages (krr sets it as the request, no limit)"}, w75, 75*time.Second, 95, 1),
+		pct(baseline{name: "krr simple_limit", how: "p96 of 75 s averages as the limit (p66 as the request)"}, w75, 75*time.Second, 96, 1),
+		pct(baseline{name: "VPA target", how: "p90 of 1-minute averages + 15%"}, w60, time.Minute, 90, 1.15),
+		{name: "mean", how: "the mean use over the samples", milli: milliOf(d.MeanCores())},
 	}
 }
 

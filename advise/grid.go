@@ -98,6 +98,9 @@ type Evaluation struct {
 	Periods          float64 `json:"nr_periods"`
 	ThrottledPeriods float64 `json:"nr_throttled"`
 	Bursts           float64 `json:"nr_bursts"`
+	// LostSeconds is the work lost while throttled (Options.WallClock
+	// only), mean over the phases.
+	LostSeconds float64 `json:"lost_work_seconds,omitempty"`
 	// Added delay of the work (each ns of CPU weighs alike), all phases pooled.
 	DelayP50Ms float64 `json:"added_delay_p50_ms"`
 	DelayP99Ms float64 `json:"added_delay_p99_ms"`
@@ -115,6 +118,11 @@ type Options struct {
 	Phases int
 	// Workers is how many phases run at once (default GOMAXPROCS).
 	Workers int
+	// WallClock replays demand bound to wall-clock time (a worker that
+	// spins until a deadline, a poll loop, a frame loop): work that finds
+	// the quota spent is lost rather than delayed. The default is work that
+	// waits (requests, jobs): it is served late, in order.
+	WallClock bool
 }
 
 // Evaluate replays d through every point at every phase. Points must pass
@@ -185,7 +193,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 						out[i] = free
 						continue
 					}
-					r := replay(d, ps, p.Quota(), p.Burst(), cores, &delayHist{})
+					r := replay(d, ps, p.Quota(), p.Burst(), cores, o.WallClock, &delayHist{})
 					out[i] = &r
 					if float64(p.Quota()) >= maxW+eps {
 						free = &r
@@ -207,7 +215,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 			QuotaUsec: int64(p.Quota() / time.Microsecond), BurstUsec: int64(p.Burst() / time.Microsecond)}
 		var h delayHist
 		var periods, throttled, bursts uint64
-		var thrNs float64
+		var thrNs, lostNs float64
 		n := 0
 		for j := range jobs {
 			r := results[j][i]
@@ -220,6 +228,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 			throttled += s.ThrottledPeriods
 			bursts += s.Bursts
 			thrNs += r.throttledNs
+			lostNs += r.lostNs
 			if s.Periods > 0 {
 				e.ThrottledRatioWorst = max(e.ThrottledRatioWorst, float64(s.ThrottledPeriods)/float64(s.Periods))
 			}
@@ -230,6 +239,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 		}
 		e.Periods, e.ThrottledPeriods, e.Bursts = float64(periods)/float64(n), float64(throttled)/float64(n), float64(bursts)/float64(n)
 		e.ThrottledSeconds = thrNs / float64(n) / 1e9
+		e.LostSeconds = lostNs / float64(n) / 1e9
 		e.DelayP50Ms, e.DelayP99Ms, e.DelayMaxMs = h.quantile(0.5)/1e6, h.quantile(0.99)/1e6, h.maxNs/1e6
 		evals[i] = e
 	}

@@ -19,7 +19,10 @@ import (
 // still holds runtime (the replay shares the pool perfectly, so it errs
 // towards less throttling there); and work that waits may change what the
 // group asks for next (a closed loop asks for less; the replay keeps the
-// recorded demand).
+// recorded demand). With wallClock set the demand is bound to wall-clock
+// time instead (a worker that spins until a deadline, a poll loop): work that
+// finds the pool dry is lost, not delayed, and the group stays throttled
+// until the refill.
 
 // eps is the runtime or backlog (ns) below which the replay counts none.
 const eps = 1.0
@@ -77,6 +80,7 @@ func slice(d *Demand, period, phase time.Duration) *periodSlices {
 type phaseResult struct {
 	stat        sim.Bandwidth // its Stat holds periods, throttled periods and bursts
 	throttledNs float64       // throttled time summed over the CPUs that waited
+	lostNs      float64       // work lost while throttled (wallClock only)
 	hist        *delayHist    // added delay, weighted by work
 }
 
@@ -89,7 +93,7 @@ type chunk struct {
 }
 
 // replay runs the demand through one quota at one phase.
-func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float64, hist *delayHist) phaseResult {
+func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float64, wallClock bool, hist *delayHist) phaseResult {
 	bw := sim.NewBandwidth(quota, ps.period, burst)
 	var (
 		res      = phaseResult{hist: hist}
@@ -100,6 +104,7 @@ func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float
 		qh       int     // head of queue
 		lastTick = len(ps.work)
 		served0  float64 // work served on arrival by the fast path
+		denied   bool    // wallClock: work found the pool dry this period
 	)
 	take := func(amt float64) {
 		if amt <= 0 {
@@ -147,9 +152,19 @@ func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float
 				}
 				r := float64(d.Usage[i]-d.Usage[i-1]) / float64(d.At[i]-d.At[i-1]) // cores
 				t, tb := float64(a-tick0), float64(b-tick0)
+				lost0 := res.lostNs
 				for t < tb {
 					var dt float64
 					switch {
+					case bw.Pool <= eps && wallClock:
+						// Dry: arrivals are lost; the group stays
+						// throttled until the refill.
+						dt = tb - t
+						if r*dt > 0 {
+							res.lostNs += r * dt
+							denied = true
+							res.throttledNs += dt * min(cores, max(1, math.Ceil(r-1e-9)))
+						}
 					case bw.Pool <= eps:
 						// Dry: arrivals wait for the refill.
 						dt = tb - t
@@ -188,13 +203,18 @@ func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float
 					}
 					t += dt
 				}
+				if wallClock { // nothing waits: what ran, ran on arrival
+					hist.add(0, r*float64(b-a)-(res.lostNs-lost0))
+					continue
+				}
 				queue = append(queue, chunk{mid: float64(a+b) / 2, a: arrived, w: r * float64(b-a)})
 				serveQueue(base+tb, served, 0)
 			}
 		}
 		if bw.Running() {
-			bw.Refill(bw.Pool <= eps && backlog > eps)
+			bw.Refill(bw.Pool <= eps && (backlog > eps || denied))
 		}
+		denied = false
 	}
 	// Work still waiting at the end waited at least until then.
 	end := float64(d.At[len(d.At)-1])

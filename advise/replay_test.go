@@ -121,3 +121,31 @@ func TestEvaluateSharesUnthrottledReplays(t *testing.T) {
 		t.Errorf("300m throttled %.3f, 2 CPUs throttled %.3f: want some, then none", all[5].ThrottledRatio, all[0].ThrottledRatio)
 	}
 }
+
+// TestReplayWallClock: demand bound to wall-clock time loses what finds the
+// pool dry instead of queueing it.
+func TestReplayWallClock(t *testing.T) {
+	ms := time.Millisecond
+	// 50 ms of one core at 1.00 s, quota 20 ms: 20 ms run, 30 ms are lost
+	// and the group stays throttled until the tick at 1.10. Ticks counted:
+	// 0.1, 0.2 (the trickle, then idle), 1.1 (throttled), 1.2, 1.3 (idle).
+	d := demandOf(3*time.Second, between(1, time.Second, 1050*ms))
+	for _, tc := range []struct {
+		wall                       bool
+		periods, throttled, lostMs float64
+		p99Ms                      float64
+	}{
+		{true, 5, 1, 30, 0},
+		{false, 6, 2, 0, 160},
+	} {
+		evs, err := Evaluate(d, []Point{{200, 0, 100 * ms}}, Options{Phases: 1, WallClock: tc.wall})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := evs[0]
+		if e.Periods != tc.periods || e.ThrottledPeriods != tc.throttled || math.Abs(e.LostSeconds*1e3-tc.lostMs) > 0.5 || math.Abs(e.DelayP99Ms-tc.p99Ms) > 0.05*tc.p99Ms+0.01 {
+			t.Errorf("wall clock %v: %.0f of %.0f periods throttled, %.1f ms lost, p99 %.1f ms; want %.0f of %.0f, %.0f ms, %.0f ms",
+				tc.wall, e.ThrottledPeriods, e.Periods, e.LostSeconds*1e3, e.DelayP99Ms, tc.throttled, tc.periods, tc.lostMs, tc.p99Ms)
+		}
+	}
+}

@@ -23,9 +23,16 @@ func WriteText(w io.Writer, a *Advice) error {
 	for _, warn := range a.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", warn)
 	}
-	b.WriteString("\nPredicted (means over 10 phases of the period; WORST is the worst phase):\n")
+	fmt.Fprintf(&b, "\nPredicted (means over %d phases of the period; WORST is the worst phase):\n", s.Phases)
+	if s.WallClock {
+		b.WriteString("wall-clock demand: work that finds the quota spent is lost (LOST s), not delayed\n")
+	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "LIMIT\tBURST\tPERIOD\tTHROTTLED\tWORST\tTHR s\tBURSTS\tDELAY p50\tp99\tmax\t")
+	lostHead := ""
+	if s.WallClock {
+		lostHead = "LOST s\t"
+	}
+	fmt.Fprintln(tw, "LIMIT\tBURST\tPERIOD\tTHROTTLED\tWORST\tTHR s\tBURSTS\t"+lostHead+"DELAY p50\tp99\tmax\t")
 	for _, e := range a.Evaluations {
 		burst := "-"
 		if e.BurstMilli > 0 {
@@ -38,9 +45,13 @@ func WriteText(w io.Writer, a *Advice) error {
 		if w := a.Recommendation.WithBurst; w != nil && e == *w {
 			mark = " <"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%dms\t%.1f%%\t%.1f%%\t%.2f\t%.0f\t%.1fms\t%.1fms\t%.1fms%s\t\n",
+		lost := ""
+		if s.WallClock {
+			lost = fmt.Sprintf("%.2f\t", e.LostSeconds)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%dms\t%.1f%%\t%.1f%%\t%.2f\t%.0f\t%s%.1fms\t%.1fms\t%.1fms%s\t\n",
 			formatMilli(e.LimitMilli), burst, e.PeriodUsec/1000, 100*e.ThrottledRatio, 100*e.ThrottledRatioWorst,
-			e.ThrottledSeconds, e.Bursts, e.DelayP50Ms, e.DelayP99Ms, e.DelayMaxMs, mark)
+			e.ThrottledSeconds, e.Bursts, lost, e.DelayP50Ms, e.DelayP99Ms, e.DelayMaxMs, mark)
 	}
 	tw.Flush()
 
@@ -81,10 +92,14 @@ func WriteText(w io.Writer, a *Advice) error {
 	fmt.Fprintln(tw, "RECOMMENDER\tLIMIT\tTHROTTLED\tDELAY p99\tHOW")
 	for _, bl := range a.Baselines {
 		if bl.Evaluation == nil {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\t%s (samples too short)\n", bl.Name, bl.How)
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t%s: missing, %s\n", bl.Name, bl.How, bl.Missing)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%.1fms\t%s\n", bl.Name, formatMilli(bl.LimitMilli), 100*bl.ThrottledRatio, bl.DelayP99Ms, bl.How)
+		how := bl.How
+		if bl.Windows > 0 {
+			how += fmt.Sprintf(" (over %d windows stepping 1 s)", bl.Windows)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%.1fms\t%s\n", bl.Name, formatMilli(bl.LimitMilli), 100*bl.ThrottledRatio, bl.DelayP99Ms, how)
 	}
 	tw.Flush()
 	_, err := io.WriteString(w, b.String())

@@ -26,7 +26,7 @@ type adviseFlags struct {
 	maxThrottled         string
 	limits, periods      []string
 	grid, phases, cores  int
-	json                 bool
+	json, wallClock      bool
 	html, saveCSV        string
 }
 
@@ -77,6 +77,7 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.IntVar(&f.grid, "grid", 25, "limits on the default grid")
 	fl.IntVar(&f.phases, "phases", 10, "phases of the period to replay")
 	fl.IntVar(&f.cores, "cores", 0, "CPUs the group's held-back work can catch up on (default: the most it used in 10 ms, rounded up)")
+	fl.BoolVar(&f.wallClock, "wall-clock", false, "the demand is bound to wall-clock time (spins until a deadline, polls): work that finds the quota spent is lost, not delayed")
 	fl.BoolVar(&f.json, "json", false, "print the advice as JSON")
 	fl.StringVar(&f.html, "html", "", "also write an HTML report to this file")
 	fl.StringVar(&f.saveCSV, "save-csv", "", "write the samples to this CSV (time_ns,usage_ns), to advise again later")
@@ -117,7 +118,7 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 		return usagef("--max-throttled %v", err)
 	}
 	req := advise.Request{GridSize: f.grid, Target: advise.Target{MaxThrottled: maxThr, MaxDelay: f.maxDelay},
-		Options: advise.Options{Phases: f.phases}}
+		Options: advise.Options{Phases: f.phases, WallClock: f.wallClock}}
 	if f.grid < 2 || f.phases < 1 || f.cores < 0 {
 		return usagef("--grid needs at least 2, --phases at least 1, --cores 0 or more")
 	}
