@@ -91,6 +91,8 @@ type Evaluation struct {
 	ThrottledRatio float64 `json:"throttled_periods_ratio"`
 	// ThrottledRatioWorst is the highest throttled share of any one phase.
 	ThrottledRatioWorst float64 `json:"throttled_periods_ratio_worst_phase"`
+	// ThrottledRatioBest is the lowest throttled share of any one phase.
+	ThrottledRatioBest float64 `json:"throttled_periods_ratio_best_phase"`
 	// ThrottledSeconds is throttled time (summed over the CPUs that waited,
 	// like the kernel's throttled_usec), mean over the phases.
 	ThrottledSeconds float64 `json:"throttled_seconds"`
@@ -217,6 +219,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 		var periods, throttled, bursts uint64
 		var thrNs, lostNs float64
 		n := 0
+		e.ThrottledRatioBest = 1
 		for j := range jobs {
 			r := results[j][i]
 			if r == nil {
@@ -231,12 +234,14 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 			lostNs += r.lostNs
 			if s.Periods > 0 {
 				e.ThrottledRatioWorst = max(e.ThrottledRatioWorst, float64(s.ThrottledPeriods)/float64(s.Periods))
+				e.ThrottledRatioBest = min(e.ThrottledRatioBest, float64(s.ThrottledPeriods)/float64(s.Periods))
 			}
 			h.merge(r.hist)
 		}
 		if periods > 0 {
 			e.ThrottledRatio = float64(throttled) / float64(periods)
 		}
+		e.ThrottledRatioBest = min(e.ThrottledRatioBest, e.ThrottledRatio)
 		e.Periods, e.ThrottledPeriods, e.Bursts = float64(periods)/float64(n), float64(throttled)/float64(n), float64(bursts)/float64(n)
 		e.ThrottledSeconds = thrNs / float64(n) / 1e9
 		e.LostSeconds = lostNs / float64(n) / 1e9
