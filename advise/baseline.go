@@ -70,8 +70,7 @@ func baselinesOf(d *Demand) []baseline {
 	pct := func(b baseline, v []float64, w time.Duration, p, scale float64) baseline {
 		b.windows = len(v)
 		if len(v) == 0 {
-			b.why = fmt.Sprintf("the samples span %s, less than one %s window: sample for %s or more",
-				d.Duration().Round(100*time.Millisecond), w, w)
+			b.why = fmt.Sprintf("needs %.0f s of samples, has %.1f s", w.Seconds(), d.Duration().Seconds())
 			return b
 		}
 		b.milli = milliOf(percentile(append([]float64(nil), v...), p) * scale)

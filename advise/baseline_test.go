@@ -32,7 +32,7 @@ func TestBaselinesSayWhatTheyUsed(t *testing.T) {
 			if b.windows != want {
 				t.Errorf("%s: %s over %d windows, want %d", tc.span, b.name, b.windows, want)
 			}
-			if want == 0 && (b.milli != 0 || !strings.Contains(b.why, "less than one")) {
+			if want == 0 && (b.milli != 0 || !strings.Contains(b.why, "s of samples, has")) {
 				t.Errorf("%s: %s: %dm, why %q: want missing with a reason", tc.span, b.name, b.milli, b.why)
 			}
 			if want > 0 && (b.milli != 300 && b.milli != 345 || b.why != "") {

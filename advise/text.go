@@ -32,7 +32,7 @@ func WriteText(w io.Writer, a *Advice) error {
 	if s.WallClock {
 		lostHead = "LOST s\t"
 	}
-	fmt.Fprintln(tw, "LIMIT\tBURST\tPERIOD\tTHROTTLED\tWORST\tTHR s\tBURSTS\t"+lostHead+"DELAY p50\tp99\tmax\t")
+	fmt.Fprintln(tw, "LIMIT\tBURST\tPERIOD\tTHROTTLED\tWORST\tTHR s\tBURSTS\t"+lostHead+"DELAY p50\tp99\tmax\t\t")
 	for _, e := range a.Evaluations {
 		burst := "-"
 		if e.BurstMilli > 0 {
@@ -40,16 +40,16 @@ func WriteText(w io.Writer, a *Advice) error {
 		}
 		mark := ""
 		if e.LimitMilli == a.Recommendation.LimitMilli && e.BurstMilli == 0 && e.PeriodUsec == a.Recommendation.PeriodUsec && a.Recommendation.Met {
-			mark = " <"
+			mark = "<"
 		}
 		if w := a.Recommendation.WithBurst; w != nil && e == *w {
-			mark = " <"
+			mark = "<"
 		}
 		lost := ""
 		if s.WallClock {
 			lost = fmt.Sprintf("%.2f\t", e.LostSeconds)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%dms\t%.1f%%\t%.1f%%\t%.2f\t%.0f\t%s%.1fms\t%.1fms\t%.1fms%s\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%dms\t%.1f%%\t%.1f%%\t%.2f\t%.0f\t%s%.1fms\t%.1fms\t%.1fms\t%s\t\n",
 			formatMilli(e.LimitMilli), burst, e.PeriodUsec/1000, 100*e.ThrottledRatio, 100*e.ThrottledRatioWorst,
 			e.ThrottledSeconds, e.Bursts, lost, e.DelayP50Ms, e.DelayP99Ms, e.DelayMaxMs, mark)
 	}

@@ -437,8 +437,7 @@ through `+"`throttlelab run`"+` (local backend, %s each with the same load and s
 period). The predictions come from the unlimited run's 10 ms usage samples alone,
 replayed through the quota model (mean over 10 phases; PHASES is the range over them;
 the burst worker's demand is replayed as wall-clock demand, see advise --wall-clock).
-Measured throttled share is the
-limited run's nr_throttled / nr_periods. Target: within 0.07 absolute or 30%% relative,
+Measured throttled share is the limited run's nr_throttled / nr_periods. Target: within 0.07 absolute or 30%% relative,
 whichever is larger. The delay columns are not the same quantity on both sides: the
 prediction is the p99 delay the limit adds to the work (each ns of CPU weighs alike);
 the measurement is how much the p99 latency of requests (burst: of a busy phase's wall

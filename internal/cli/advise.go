@@ -211,7 +211,7 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 		return err
 	}
 	if f.html != "" {
-		if err := advise.WriteHTMLFile(f.html, d, a); err != nil {
+		if err := writeAdviseHTML(f.html, d, a); err != nil {
 			return err
 		}
 	}
@@ -222,6 +222,18 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 		return enc.Encode(a)
 	}
 	return advise.WriteText(out, a)
+}
+
+func writeAdviseHTML(path string, d *advise.Demand, a *advise.Advice) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	if err := advise.WriteHTML(fh, d, a); err != nil {
+		fh.Close()
+		return fmt.Errorf("--html %s: %w", path, err)
+	}
+	return fh.Close()
 }
 
 func writeDemandCSV(path string, d *advise.Demand) error {
