@@ -9,7 +9,7 @@ IMAGE_OUT ?= bin/throttlelab-oci.tar
 GOARCH ?= $(shell $(GO) env GOARCH)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: all build image k8s-binaries e2e-k8s test test-cgroup-layouts cgroup-restore fmt-check vet fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
+.PHONY: all build validate-advise image k8s-binaries e2e-k8s test test-cgroup-layouts cgroup-restore fmt-check vet fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
 
 all: build
 
@@ -102,3 +102,12 @@ reproduce: build
 
 clean:
 	rm -rf bin
+
+# advise's predictions against real cgroups (as root; takes the host lock per
+# workload, ~1.5 min each): three workloads unlimited and at three limits,
+# predicted from the unlimited run, tabulated into docs/advise.md.
+VALIDATE_OUT ?= /tmp/throttlelab-validate-advise
+validate-advise: build
+	$(GO) build -o bin/validate-advise ./hack/validate-advise
+	for w in poisson burst onoff; do flock /tmp/throttlelab-host.lock bin/validate-advise -bin $(BIN) -workload $$w -out $(VALIDATE_OUT) || exit 1; done
+	bin/validate-advise -out $(VALIDATE_OUT) -doc docs/advise.md

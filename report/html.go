@@ -52,13 +52,21 @@ type page struct {
 	JS      template.JS
 	Sources []sourceView
 	Loads   []loadView
+	Extra   []template.HTML
 }
 
 // Options shape the report.
 type Options struct {
 	// MaxInstances caps the CPU charts per config (default 4).
 	MaxInstances int
+	// Sections are drawn after the loads (advise's: report cannot import
+	// advise, which reaches report through sim and runner).
+	Sections []Section
 }
+
+// Section renders one more part of the page from the sources, as HTML
+// (empty: nothing to show).
+type Section func(sources []*Source) template.HTML
 
 // WriteHTML writes the report of one or more results directories as one
 // self-contained HTML file: styles, script, charts (SVG) and pictures (PNG data
@@ -113,6 +121,11 @@ func WriteHTML(w io.Writer, sources []*Source, opt Options) error {
 		}
 		lv.Tiles = tileMaps(es, load, id)
 		p.Loads = append(p.Loads, lv)
+	}
+	for _, sec := range opt.Sections {
+		if h := sec(sources); h != "" {
+			p.Extra = append(p.Extra, h)
+		}
 	}
 	t, err := template.New("report").Funcs(template.FuncMap{
 		"ms":  fmtMs,

@@ -241,13 +241,14 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 
 // Report prints the table of results directories (read with report.Load)
 // and writes their HTML report to out: what run, sim and report end with.
-func Report(w io.Writer, sources []*report.Source, out string, maxInstances int, color bool) error {
+// sections are drawn after the loads (the CLI passes advise's).
+func Report(w io.Writer, sources []*report.Source, out string, maxInstances int, color bool, sections ...report.Section) error {
 	if maxInstances <= 0 {
 		maxInstances = 4
 	}
 	report.WriteTable(w, sources, color)
 	err := record.WriteFileAtomic(out, func(f *os.File) error {
-		return report.WriteHTML(f, sources, report.Options{MaxInstances: maxInstances})
+		return report.WriteHTML(f, sources, report.Options{MaxInstances: maxInstances, Sections: sections})
 	})
 	if err != nil {
 		return err

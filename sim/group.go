@@ -15,18 +15,14 @@ type Group struct {
 	// Root marks the threads of processes outside the experiment's groups
 	// (the load generator): each weighs 1024 beside the experiment.
 	Root bool
-	// Quota, Period and Burst; Quota 0 means no limit.
-	Quota, Period, Burst time.Duration
-	cpus                 []bool // nil: every core
-	threads              []*Thread
-	runnable             int
+	// Bandwidth is the group's quota, period, burst and pool (the kernel's
+	// cfs_bandwidth); its Stat counts what cpu.stat counts.
+	Bandwidth
+	cpus     []bool // nil: every core
+	threads  []*Thread
+	runnable int
 
-	rq []rq // per core
-	// The bandwidth pool, as the kernel's cfs_bandwidth: runtime left this
-	// period, its value at the last refill, whether the period timer runs and
-	// whether the group used no runtime since the last refill.
-	pool, snap   float64
-	active, idle bool
+	rq           []rq // per core
 	phase        time.Duration
 	throttledRqs []int // cores where the group is throttled, in order
 	// activeRqs counts cores with runnable threads of the group; batched
@@ -35,8 +31,6 @@ type Group struct {
 
 	// UsageNs is the CPU the group has used.
 	UsageNs float64
-	// Stat counts what cpu.stat counts.
-	Stat cgroup.CPUStat
 	// throttledNs accumulates throttled time (summed over cores, like the
 	// kernel's throttled_time) exactly; Stat.ThrottledUsec is set from it.
 	throttledNs float64
@@ -55,7 +49,7 @@ type rq struct {
 // NewGroup adds a group. Periods of different groups start at different
 // phases: phase is when this one's period timer ticks, modulo the period.
 func (m *Machine) NewGroup(name string, shares uint64, quota, period, burst time.Duration, cpus []int, phase time.Duration) *Group {
-	g := &Group{Name: name, Shares: max(shares, 2), Quota: quota, Period: period, Burst: burst, rq: make([]rq, len(m.cores)), phase: phase}
+	g := &Group{Name: name, Shares: max(shares, 2), Bandwidth: NewBandwidth(quota, period, burst), rq: make([]rq, len(m.cores)), phase: phase}
 	if len(cpus) > 0 {
 		g.cpus = make([]bool, len(m.cores))
 		for _, c := range cpus {
@@ -64,14 +58,11 @@ func (m *Machine) NewGroup(name string, shares uint64, quota, period, burst time
 			}
 		}
 	}
-	if g.limited() {
-		g.pool, g.snap = float64(quota), float64(quota)
-	}
 	m.groups = append(m.groups, g)
 	return g
 }
 
-func (g *Group) limited() bool { return g.Quota > 0 }
+func (g *Group) limited() bool { return g.Limited() }
 
 func (g *Group) allowed(c int) bool { return g.cpus == nil || g.cpus[c] }
 
@@ -112,17 +103,16 @@ func (g *Group) assign(m *Machine, c int) bool {
 	if g.batched > 0 {
 		g.reclaim(m, c)
 	}
-	if g.pool > 0 {
-		amt := min(g.pool, float64(m.p.Slice)-r.local)
-		if g.activeRqs <= 1 && len(g.throttledRqs) == 0 && g.pool > amt {
-			amt = g.pool
+	if g.Pool > 0 {
+		amt := min(g.Pool, float64(m.p.Slice)-r.local)
+		if g.activeRqs <= 1 && len(g.throttledRqs) == 0 && g.Pool > amt {
+			amt = g.Pool
 			r.batched = true
 			g.batched++
 		}
 		if amt > 0 {
-			g.pool -= amt
+			g.Take(amt)
 			r.local += amt
-			g.idle = false
 		}
 	}
 	return r.local > eps
@@ -147,7 +137,7 @@ func (g *Group) reclaim(m *Machine, keep int) {
 			if rem <= eps {
 				rem = slice
 			}
-			g.pool += r.local - rem
+			g.Pool += r.local - rem
 			r.local = rem
 		}
 	}
@@ -156,15 +146,9 @@ func (g *Group) reclaim(m *Machine, keep int) {
 // start runs the period timer if it was stopped (start_cfs_bandwidth): it
 // keeps its phase, so the next refill is at the next tick of the group's grid.
 func (g *Group) start(m *Machine) {
-	if g.active {
-		return
+	if g.Start() {
+		m.q.push(g.NextTick(m.now, g.phase), periodTimer{g}, 0)
 	}
-	g.active = true
-	k := (m.now-g.phase)/g.Period + 1
-	if m.now < g.phase {
-		k = 0
-	}
-	m.q.push(g.phase+k*g.Period, periodTimer{g}, 0)
 }
 
 // throttle stops the group's threads on core c until runtime comes back.
@@ -177,7 +161,7 @@ func (g *Group) throttle(m *Machine, c int) {
 	m.touch(co)
 	r.throttled, r.since = true, m.now
 	if m.Trace != nil {
-		m.tracef("throttle %s on cpu%d (pool %.3f ms)", g.Name, c, g.pool/1e6)
+		m.tracef("throttle %s on cpu%d (pool %.3f ms)", g.Name, c, g.Pool/1e6)
 	}
 	g.throttledRqs = append(g.throttledRqs, c)
 	kept := co.run[:0]
@@ -248,12 +232,12 @@ func (g *Group) returnSlack(m *Machine, c int) {
 		g.batched--
 	}
 	if slack := r.local - float64(m.p.MinRuntime); slack > 0 {
-		g.pool += slack
+		g.Pool += slack
 		r.local -= slack
 	}
 	// The kernel hands returned runtime to throttled cores from its slack timer
 	// (5 ms later), and only when more than a slice is free.
-	if g.pool > float64(m.p.Slice) && len(g.throttledRqs) > 0 {
+	if g.Pool > float64(m.p.Slice) && len(g.throttledRqs) > 0 {
 		g.distribute(m)
 	}
 }
@@ -261,14 +245,14 @@ func (g *Group) returnSlack(m *Machine, c int) {
 // distribute gives the pool to throttled cores, in the order they were
 // throttled, and unthrottles each that gets some.
 func (g *Group) distribute(m *Machine) {
-	for len(g.throttledRqs) > 0 && g.pool > 0 {
+	for len(g.throttledRqs) > 0 && g.Pool > 0 {
 		c := g.throttledRqs[0]
 		r := &g.rq[c]
-		amt := min(g.pool, float64(m.p.Slice)-r.local)
+		amt := min(g.Pool, float64(m.p.Slice)-r.local)
 		if amt <= 0 && r.local <= eps {
 			break
 		}
-		g.pool -= max(amt, 0)
+		g.Pool -= max(amt, 0)
 		r.local += max(amt, 0)
 		g.unthrottle(m, c)
 	}
@@ -276,9 +260,9 @@ func (g *Group) distribute(m *Machine) {
 
 type periodTimer struct{ g *Group }
 
-// handle is the period timer (do_sched_cfs_period_timer): count the period,
-// refill the pool (carrying over up to Burst), count bursts, and unthrottle;
-// it stops after a period in which the group used nothing.
+// handle is the period timer (do_sched_cfs_period_timer): the pool refills
+// (Bandwidth.Refill), then throttled cores get runtime; it stops after a
+// period in which the group used nothing.
 func (p periodTimer) handle(m *Machine, _ int64) {
 	g := p.g
 	throttled := len(g.throttledRqs) > 0
@@ -286,36 +270,17 @@ func (p periodTimer) handle(m *Machine, _ int64) {
 		// The kernel's pool still holds what a batched core has beyond its
 		// slice; and that core took runtime this period.
 		g.reclaim(m, -1)
-		g.idle = false
+		g.Used()
 	}
-	g.Stat.Periods++
-	// __refill_cfs_bandwidth_runtime
-	g.pool += float64(g.Quota)
-	if used := g.snap - g.pool; used > 0 {
-		g.Stat.BurstUsec += uint64(used / 1e3)
-		g.Stat.Bursts++
-	}
-	g.pool = min(g.pool, float64(g.Quota+g.Burst))
-	g.snap = g.pool
+	running := g.Refill(throttled)
 	if m.Trace != nil {
-		m.tracef("refill %s: pool %.3f ms, periods %d, throttled %d, bursts %d", g.Name, g.pool/1e6, g.Stat.Periods, g.Stat.ThrottledPeriods+boolU(throttled), g.Stat.Bursts)
+		m.tracef("refill %s: pool %.3f ms, periods %d, throttled %d, bursts %d", g.Name, g.Pool/1e6, g.Stat.Periods, g.Stat.ThrottledPeriods, g.Stat.Bursts)
 	}
-	if g.idle && !throttled {
-		g.active = false
+	if !running {
 		return
 	}
 	m.q.push(m.now+g.Period, p, 0)
-	if !throttled {
-		g.idle = true
-		return
+	if throttled {
+		g.distribute(m)
 	}
-	g.Stat.ThrottledPeriods++
-	g.distribute(m)
-}
-
-func boolU(b bool) uint64 {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/report"
 	"github.com/throttlelab/throttlelab/runner"
@@ -49,7 +50,7 @@ measured run of one spec are drawn over each other.`,
 				out = filepath.Join(args[0], "report.html")
 			}
 			w := cmd.OutOrStdout()
-			return runner.Report(w, sources, out, f.maxInstances, progress.IsTerminal(w))
+			return runner.Report(w, sources, out, f.maxInstances, progress.IsTerminal(w), advise.ReportSection)
 		},
 	}
 	cmd.Flags().StringVar(&f.out, "out", "", "HTML file to write (default DIR/report.html of the first DIR)")

@@ -1,0 +1,252 @@
+package advise
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+)
+
+// Target is what the user accepts: a throttled share of periods and, if
+// MaxDelay is set, a p99 added delay.
+type Target struct {
+	MaxThrottled float64       `json:"max_throttled_periods_ratio"`
+	MaxDelay     time.Duration `json:"-"`
+	MaxDelayMs   float64       `json:"max_added_delay_p99_ms,omitempty"`
+}
+
+// Meets reports whether e is within t.
+func (t Target) Meets(e Evaluation) bool {
+	if e.ThrottledRatio > t.MaxThrottled {
+		return false
+	}
+	return t.MaxDelay <= 0 || e.DelayP99Ms <= float64(t.MaxDelay)/1e6
+}
+
+// Request says what to evaluate.
+type Request struct {
+	// Periods to evaluate (default 100 ms).
+	Periods []time.Duration
+	// Limits in millicores added to the grid (--limit).
+	Limits []int64
+	// GridSize is how many limits the default grid has (default 25); each
+	// is evaluated without burst and with a burst equal to the limit.
+	GridSize int
+	Target   Target
+	Options
+}
+
+// Sampled describes the samples the advice comes from.
+type Sampled struct {
+	Source          string         `json:"source"`
+	DurationSeconds float64        `json:"duration_seconds"`
+	Samples         int            `json:"samples"`
+	ExcludedSeconds float64        `json:"excluded_seconds,omitempty"`
+	MeanCores       float64        `json:"mean_cores"`
+	MaxCores10ms    float64        `json:"max_cores_10ms"`
+	Cores           int            `json:"cores"`
+	CPUStat         cgroup.CPUStat `json:"cpu_stat"`
+	// Phases is how many phases of the period were replayed.
+	Phases int `json:"phases"`
+	// WallClock: the demand was replayed as bound to wall-clock time (work
+	// that finds the quota spent is lost, not delayed).
+	WallClock bool `json:"wall_clock_demand,omitempty"`
+	// Limit is the group's own quota while sampled, if it had one.
+	LimitMilli int64 `json:"limit_millicores,omitempty"`
+}
+
+// Recommendation is the smallest limit on the grid that meets the target,
+// without burst (the Evaluation's fields) and with burst (WithBurst).
+type Recommendation struct {
+	Evaluation
+	Target Target `json:"target"`
+	// Met is false when no point on the grid meets the target; then the
+	// evaluation is the largest limit's.
+	Met bool `json:"met"`
+	// LowerBound is set when the group was throttled while sampled: the
+	// demand above its limit was never seen, so the advice is at least this.
+	LowerBound bool        `json:"lower_bound"`
+	WithBurst  *Evaluation `json:"with_burst,omitempty"`
+}
+
+// Baseline is what a coarse recommender would set from the same samples,
+// and what the replay says that limit would cause.
+type Baseline struct {
+	Name string `json:"name"`
+	How  string `json:"how"`
+	// Windows is how many averaging windows the percentile was taken over
+	// (they step by 1 s, so they overlap: a recorder that keeps one value
+	// per window would have seen span/window of them).
+	Windows int `json:"windows,omitempty"`
+	// Missing says why there is no evaluation (samples shorter than one
+	// window).
+	Missing string `json:"missing,omitempty"`
+	// Evaluation is nil when the baseline is missing.
+	*Evaluation `json:"evaluation,omitempty"`
+}
+
+// Advice is the whole answer.
+type Advice struct {
+	Evaluations    []Evaluation   `json:"evaluations"`
+	Recommendation Recommendation `json:"recommendation"`
+	Baselines      []Baseline     `json:"baselines"`
+	Sampled        Sampled        `json:"sampled"`
+	Warnings       []string       `json:"warnings,omitempty"`
+}
+
+// Grid returns the default limits for d: n limits from about the mean use
+// to the most cores it used at once (where nothing can be throttled),
+// spaced evenly in log and rounded to round millicores.
+func Grid(d *Demand, n int) []int64 {
+	if n <= 0 {
+		n = 25
+	}
+	lo := max(d.MeanCores()*1000, 10)
+	hi := max(d.cores()*1000, lo*1.01)
+	seen := map[int64]bool{}
+	var out []int64
+	for i := 0; i < n; i++ {
+		v := lo * math.Pow(hi/lo, float64(i)/float64(n-1))
+		m := roundMilli(v)
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// roundMilli rounds up to 10m under 1 CPU, 50m under 4, 100m above.
+func roundMilli(v float64) int64 {
+	step := 10.0
+	switch {
+	case v >= 4000:
+		step = 100
+	case v >= 1000:
+		step = 50
+	}
+	return int64(math.Ceil(v/step-1e-9) * step)
+}
+
+// Advise evaluates the grid (and the baselines) and picks the recommendation.
+func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
+	if len(req.Periods) == 0 {
+		req.Periods = []time.Duration{100 * time.Millisecond}
+	}
+	if req.Target.MaxThrottled <= 0 && req.Target.MaxDelay <= 0 {
+		req.Target.MaxThrottled = 0.05
+	}
+	if req.Target.MaxThrottled <= 0 {
+		req.Target.MaxThrottled = 1
+	}
+	req.Target.MaxDelayMs = float64(req.Target.MaxDelay) / 1e6
+	limits := append(Grid(d, req.GridSize), req.Limits...)
+	baselines := baselinesOf(d)
+	for _, b := range baselines {
+		if b.milli > 0 {
+			limits = append(limits, b.milli)
+		}
+	}
+	sort.Slice(limits, func(i, j int) bool { return limits[i] < limits[j] })
+	var points []Point
+	for _, per := range req.Periods {
+		seen := map[int64]bool{}
+		for _, l := range limits {
+			if seen[l] {
+				continue
+			}
+			seen[l] = true
+			p := Point{LimitMilli: l, Period: per}
+			if err := p.Check(); err != nil {
+				if len(req.Limits) > 0 && contains(req.Limits, l) {
+					return nil, err
+				}
+				continue // a grid point too small for this period
+			}
+			points = append(points, p, Point{LimitMilli: l, BurstMilli: l, Period: per})
+		}
+	}
+	evs, err := Evaluate(d, points, req.Options)
+	if err != nil {
+		return nil, err
+	}
+	a := &Advice{Evaluations: evs, Sampled: sampled, Warnings: d.Warnings}
+	a.Sampled.DurationSeconds = d.Duration().Seconds()
+	a.Sampled.Samples = len(d.At)
+	a.Sampled.ExcludedSeconds = d.Excluded.Seconds()
+	a.Sampled.Phases, a.Sampled.WallClock = max(req.Phases, 0), req.WallClock
+	if a.Sampled.Phases == 0 {
+		a.Sampled.Phases = 10
+	}
+	a.Sampled.MeanCores, a.Sampled.MaxCores10ms, a.Sampled.Cores = d.MeanCores(), d.MaxCores(), int(d.cores())
+	a.Recommendation = recommend(evs, req.Target, req.Periods[0])
+	a.Recommendation.LowerBound = sampled.CPUStat.ThrottledPeriods > 0
+	for _, b := range baselines {
+		bl := Baseline{Name: b.name, How: b.how, Windows: b.windows, Missing: b.why}
+		for i := range evs {
+			if b.milli > 0 && evs[i].LimitMilli == b.milli && evs[i].BurstMilli == 0 && evs[i].PeriodUsec == int64(req.Periods[0]/time.Microsecond) {
+				bl.Evaluation = &evs[i]
+				break
+			}
+		}
+		a.Baselines = append(a.Baselines, bl)
+	}
+	return a, nil
+}
+
+func contains(s []int64, v int64) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// recommend picks the smallest limit meeting t, without and with burst, at
+// the first period.
+func recommend(evs []Evaluation, t Target, period time.Duration) Recommendation {
+	r := Recommendation{Target: t}
+	var largest *Evaluation
+	for i := range evs {
+		e := &evs[i]
+		if e.PeriodUsec != int64(period/time.Microsecond) {
+			continue
+		}
+		if e.BurstMilli == 0 {
+			if largest == nil || e.LimitMilli > largest.LimitMilli {
+				largest = e
+			}
+			if t.Meets(*e) && (!r.Met || e.LimitMilli < r.LimitMilli) {
+				r.Evaluation, r.Met = *e, true
+			}
+		} else if t.Meets(*e) && (r.WithBurst == nil || e.LimitMilli < r.WithBurst.LimitMilli) {
+			r.WithBurst = e
+		}
+	}
+	if !r.Met && largest != nil {
+		r.Evaluation = *largest
+	}
+	if r.WithBurst != nil && r.Met && r.WithBurst.LimitMilli >= r.LimitMilli {
+		r.WithBurst = nil // burst buys nothing on this grid
+	}
+	return r
+}
+
+// KubernetesSnippet is the resources: stanza for the recommendation. The
+// request is left to the user: a limit says nothing about what to reserve.
+func KubernetesSnippet(e Evaluation) string {
+	return fmt.Sprintf("resources:\n  limits:\n    cpu: %s\n", formatMilli(e.LimitMilli))
+}
+
+// BurstHowTo says how to set a burst on plain cgroups (Kubernetes has no
+// field for it).
+func BurstHowTo(e Evaluation) string {
+	return fmt.Sprintf(`cgroup v2: echo "%d %d" > GROUP/cpu.max; echo %d > GROUP/cpu.max.burst
+cgroup v1: echo %d > GROUP/cpu.cfs_period_us; echo %d > GROUP/cpu.cfs_quota_us; echo %d > GROUP/cpu.cfs_burst_us
+(the quota first: the kernel refuses a burst above the quota; Kubernetes has no burst field, so set it on the pod's
+ container group after start, or through the runtime: runc/crun take linux.resources.cpu.burst)`,
+		e.QuotaUsec, e.PeriodUsec, e.BurstUsec, e.PeriodUsec, e.QuotaUsec, e.BurstUsec)
+}

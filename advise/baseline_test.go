@@ -1,0 +1,43 @@
+package advise
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBaselinesSayWhatTheyUsed: a baseline is computed over the windows the
+// samples hold and says how many, or says why it is missing.
+func TestBaselinesSayWhatTheyUsed(t *testing.T) {
+	for _, tc := range []struct {
+		span                 time.Duration
+		windows75, windows60 int // 0: missing
+	}{
+		{30 * time.Second, 0, 0},
+		{60 * time.Second, 0, 1},
+		{90 * time.Second, 16, 31},
+	} {
+		bs := baselinesOf(demandOf(tc.span, constant(0.3)))
+		for _, b := range bs {
+			want := tc.windows75
+			switch b.name {
+			case "VPA target":
+				want = tc.windows60
+			case "mean":
+				if b.milli != 300 {
+					t.Errorf("%s: mean %dm, want 300m", tc.span, b.milli)
+				}
+				continue
+			}
+			if b.windows != want {
+				t.Errorf("%s: %s over %d windows, want %d", tc.span, b.name, b.windows, want)
+			}
+			if want == 0 && (b.milli != 0 || !strings.Contains(b.why, "s of samples, has")) {
+				t.Errorf("%s: %s: %dm, why %q: want missing with a reason", tc.span, b.name, b.milli, b.why)
+			}
+			if want > 0 && (b.milli != 300 && b.milli != 345 || b.why != "") {
+				t.Errorf("%s: %s: %dm, why %q: want 300m (VPA: 345m)", tc.span, b.name, b.milli, b.why)
+			}
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package advise
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// day24h is a day of 10 ms samples (8.64 M): Poisson 5 ms bursts at 0.3
+// cores with timestamps jittered by up to 1 ms, as a live sampler records.
+func day24h(n int) *Demand {
+	rng := rand.New(rand.NewPCG(1, 2))
+	at, usage := make([]time.Duration, n), make([]time.Duration, n)
+	var u time.Duration
+	for i := 1; i < n; i++ {
+		at[i] = time.Duration(i)*10*time.Millisecond + time.Duration(rng.IntN(1000))*time.Microsecond
+		// a 5 ms burn starts in this sample with probability 0.6
+		if rng.Float64() < 0.6 {
+			u += 5 * time.Millisecond
+		}
+		u += time.Duration(rng.IntN(100)) * time.Microsecond
+		usage[i] = u
+	}
+	return &Demand{At: at, Usage: usage}
+}
+
+// BenchmarkEvaluate24h evaluates a day of samples on a 50-point grid (25
+// limits, each with and without burst) at 10 phases: the target is
+// under 30 s on 2 cores.
+func BenchmarkEvaluate24h(b *testing.B) {
+	d := day24h(8_640_000)
+	var points []Point
+	for _, l := range Grid(d, 25) {
+		points = append(points, Point{l, 0, 100 * time.Millisecond}, Point{l, l, 100 * time.Millisecond})
+	}
+	b.ReportMetric(float64(len(points)), "points")
+	b.ResetTimer()
+	for range b.N {
+		if _, err := Evaluate(d, points, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEvaluate1h is the same on an hour of samples, for quick runs.
+func BenchmarkEvaluate1h(b *testing.B) {
+	d := day24h(360_000)
+	var points []Point
+	for _, l := range Grid(d, 25) {
+		points = append(points, Point{l, 0, 100 * time.Millisecond}, Point{l, l, 100 * time.Millisecond})
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, err := Evaluate(d, points, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSampleRead is one live sample of the root group's usage (pread
+// of a file kept open); BenchmarkSampleReadFile, the reference, opens and
+// reads the file anew each time. At 100 samples a second, ns/op x 1e-5 is
+// the share of one core sampling costs.
+func BenchmarkSampleRead(b *testing.B) {
+	g, err := FindPath("/", "/")
+	if err != nil {
+		b.Skip(err)
+	}
+	s, err := NewSampler(g)
+	if err != nil {
+		b.Skip(err)
+	}
+	defer s.Close()
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := s.Read(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSampleReadFile(b *testing.B) {
+	g, err := FindPath("/", "/")
+	if err != nil {
+		b.Skip(err)
+	}
+	file := filepath.Join(g.CPUDir, "cpu.stat")
+	if g.Version == "v1" {
+		file = filepath.Join(g.AcctDir, "cpuacct.usage")
+	}
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := os.ReadFile(file); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+var _ = context.Background

@@ -1,0 +1,188 @@
+package advise
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+)
+
+// Demand is one group's CPU use as cumulative counters at sample times: the
+// work the group asked for, replayed through the quota model. Samples carry
+// their real timestamps; nothing assumes they are exactly 10 ms apart.
+type Demand struct {
+	// At is each sample's time since the first one (At[0] is 0), strictly
+	// increasing.
+	At []time.Duration
+	// Usage is the cumulative CPU time at each sample, non-decreasing.
+	Usage []time.Duration
+	// Cores bounds the demand's parallelism: work held back by throttling
+	// catches up at most this many CPUs at once. 0: MaxCores rounded up.
+	Cores int
+	// Excluded is the time left out of the replay (gaps in the samples).
+	Excluded time.Duration
+	// Warnings say what was dropped or doubted while reading the samples.
+	Warnings []string
+}
+
+// MaxGap is the longest interval between two samples that is replayed; a
+// longer one (a stopped sampler, a suspended machine) is a gap: its span is
+// left out and the demand resumes after it.
+const MaxGap = time.Second
+
+// ErrTooShort marks samples spanning less than one period.
+var ErrTooShort = errors.New("too few samples")
+
+// Duration is the span the samples cover (without excluded gaps).
+func (d *Demand) Duration() time.Duration {
+	if len(d.At) == 0 {
+		return 0
+	}
+	return d.At[len(d.At)-1] - d.At[0]
+}
+
+// Work is the CPU time used over the samples.
+func (d *Demand) Work() time.Duration {
+	if len(d.Usage) == 0 {
+		return 0
+	}
+	return d.Usage[len(d.Usage)-1] - d.Usage[0]
+}
+
+// MeanCores is the mean use in cores.
+func (d *Demand) MeanCores() float64 {
+	if d.Duration() <= 0 {
+		return 0
+	}
+	return float64(d.Work()) / float64(d.Duration())
+}
+
+// MaxCores is the highest use in cores over one sample interval of at least
+// 5 ms (shorter ones read the counters' rounding, not the group).
+func (d *Demand) MaxCores() float64 {
+	best := 0.0
+	for i := 1; i < len(d.At); i++ {
+		dt := d.At[i] - d.At[i-1]
+		if dt >= 5*time.Millisecond {
+			best = max(best, float64(d.Usage[i]-d.Usage[i-1])/float64(dt))
+		}
+	}
+	return best
+}
+
+// cores returns the parallelism bound of the replay.
+func (d *Demand) cores() float64 {
+	if d.Cores > 0 {
+		return float64(d.Cores)
+	}
+	// A group at 1.02 cores for one sample is one busy thread and jitter.
+	return max(1, float64(int(d.MaxCores()-0.05)+1))
+}
+
+// Check refuses demand that the replay cannot use: fewer than two samples,
+// a span shorter than min, time or usage going backwards.
+func (d *Demand) Check(minSpan time.Duration) error {
+	if len(d.At) != len(d.Usage) {
+		return fmt.Errorf("%d times but %d usage values", len(d.At), len(d.Usage))
+	}
+	for i := 1; i < len(d.At); i++ {
+		if d.At[i] <= d.At[i-1] {
+			return fmt.Errorf("sample %d: time %d ns is not after the previous %d ns: samples must be in time order", i+1, d.At[i], d.At[i-1])
+		}
+		if d.Usage[i] < d.Usage[i-1] {
+			return fmt.Errorf("sample %d: usage %d ns is below the previous %d ns: usage must be cumulative", i+1, d.Usage[i], d.Usage[i-1])
+		}
+	}
+	if len(d.At) < 2 || d.Duration() < minSpan {
+		return fmt.Errorf("%w: the samples span %s, less than one period (%s): sample for longer", ErrTooShort, d.Duration(), minSpan)
+	}
+	return nil
+}
+
+// FromSamples makes a Demand from cumulative usage at times since any start:
+// it shifts time to start at 0 and cuts gaps longer than MaxGap out (the
+// demand continues after the gap as if none had been), saying so in
+// Warnings. It does not Check.
+func FromSamples(at, usage []time.Duration) *Demand {
+	d := &Demand{At: make([]time.Duration, 0, len(at)), Usage: make([]time.Duration, 0, len(usage))}
+	var shift, ushift time.Duration
+	for i := range at {
+		if i > 0 && at[i]-at[i-1] > MaxGap && usage[i] >= usage[i-1] {
+			gap := at[i] - at[i-1]
+			d.Warnings = append(d.Warnings, fmt.Sprintf("samples %d-%d: %s without samples; that span (%s of CPU) is left out", i, i+1, gap.Round(time.Millisecond), (usage[i]-usage[i-1]).Round(time.Millisecond)))
+			shift += gap - 10*time.Millisecond
+			ushift += usage[i] - usage[i-1]
+			d.Excluded += gap
+		}
+		d.At = append(d.At, at[i]-at[0]-shift)
+		d.Usage = append(d.Usage, usage[i]-ushift)
+	}
+	return d
+}
+
+// ReadCSV reads a CSV of cumulative usage: a header line "time_ns,usage_ns",
+// then one line per sample with the time (ns, any origin) and the group's
+// cumulative CPU time (ns). Times must increase and usage must not fall (the
+// error names the line); gaps over MaxGap are cut out with a warning.
+func ReadCSV(r io.Reader) (*Demand, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	var at, usage []time.Duration
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 || b[0] == '#' {
+			continue
+		}
+		if line == 1 || (len(at) == 0 && (b[0] < '0' || b[0] > '9')) {
+			if string(b) != "time_ns,usage_ns" {
+				return nil, fmt.Errorf("line %d: header %q: want time_ns,usage_ns", line, b)
+			}
+			continue
+		}
+		c := bytes.IndexByte(b, ',')
+		if c < 0 {
+			return nil, fmt.Errorf("line %d: %q: want time_ns,usage_ns", line, b)
+		}
+		t, err1 := strconv.ParseInt(string(b[:c]), 10, 64)
+		u, err2 := strconv.ParseInt(string(bytes.TrimSpace(b[c+1:])), 10, 64)
+		if err := errors.Join(err1, err2); err != nil || t < 0 || u < 0 {
+			return nil, fmt.Errorf("line %d: %q: want two non-negative integers (ns)", line, b)
+		}
+		if n := len(at); n > 0 {
+			if time.Duration(t) <= at[n-1] {
+				return nil, fmt.Errorf("line %d: time %d ns is not after the line before (%d ns): sort the samples by time", line, t, at[n-1])
+			}
+			if time.Duration(u) < usage[n-1] {
+				return nil, fmt.Errorf("line %d: usage %d ns fell from %d ns: usage_ns must be cumulative (a restarted counter?)", line, u, usage[n-1])
+			}
+		}
+		at, usage = append(at, time.Duration(t)), append(usage, time.Duration(u))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	if len(at) < 2 {
+		return nil, fmt.Errorf("%w: %d sample(s): want at least two lines of time_ns,usage_ns", ErrTooShort, len(at))
+	}
+	return FromSamples(at, usage), nil
+}
+
+// WriteCSV writes d in the format ReadCSV reads.
+func WriteCSV(w io.Writer, d *Demand) error {
+	bw := bufio.NewWriter(w)
+	bw.WriteString("time_ns,usage_ns\n")
+	var buf []byte
+	for i := range d.At {
+		buf = strconv.AppendInt(buf[:0], int64(d.At[i]), 10)
+		buf = append(buf, ',')
+		buf = strconv.AppendInt(buf, int64(d.Usage[i]), 10)
+		buf = append(buf, '\n')
+		bw.Write(buf)
+	}
+	return bw.Flush()
+}

@@ -1,0 +1,12 @@
+// Package advise finds the smallest CPU limit (and burst) that keeps one
+// group's throttling under a target: its CPU use, sampled every 10 ms (live,
+// from a recorded run or from a CSV), is replayed through the simulator's
+// quota model (sim.Bandwidth) for a grid of limits at every phase of the
+// period, beside what coarse recommenders (krr, the VPA) would set.
+//
+//	d, err := advise.ReadCSV(f) // time_ns,usage_ns
+//	if err != nil { ... }
+//	a, err := advise.Advise(d, advise.Request{Target: advise.Target{MaxThrottled: 0.05}}, advise.Sampled{Source: "usage.csv"})
+//	if err != nil { ... }
+//	advise.WriteText(os.Stdout, a) // or WriteHTML, or ReportSection in a report
+package advise

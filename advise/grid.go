@@ -1,0 +1,252 @@
+package advise
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/units"
+)
+
+// Point is one setting to evaluate: a limit and a burst in millicores (as
+// Kubernetes writes a limit; the burst is the extra runtime per period, in
+// the same unit) and a period.
+type Point struct {
+	LimitMilli int64
+	BurstMilli int64
+	Period     time.Duration
+}
+
+// Quota is the CFS quota the kubelet sets for the limit (limit x period,
+// rounded down to a microsecond, at least 1 ms).
+func (p Point) Quota() time.Duration {
+	return time.Duration(cgroup.MilliCPUToQuota(p.LimitMilli, uint64(p.Period/time.Microsecond))) * time.Microsecond
+}
+
+// Burst is the burst runtime per period (cpu.max.burst), rounded down to a
+// microsecond.
+func (p Point) Burst() time.Duration {
+	if p.BurstMilli <= 0 {
+		return 0
+	}
+	return time.Duration(p.BurstMilli*int64(p.Period/time.Microsecond)/1000) * time.Microsecond
+}
+
+func (p Point) String() string {
+	s := units.FormatMilliCPU(p.LimitMilli)
+	if p.BurstMilli > 0 {
+		s += "+" + units.FormatMilliCPU(p.BurstMilli) + " burst"
+	}
+	if p.Period != 100*time.Millisecond {
+		s += " /" + p.Period.String()
+	}
+	return s
+}
+
+// Errors of a point the kernel would refuse.
+var (
+	ErrQuotaTooSmall = errors.New("quota under 1 ms")
+	ErrBurstTooLarge = errors.New("burst above the quota")
+)
+
+// Check refuses a point the kernel or the kubelet would not set up as
+// asked: a quota under 1 ms (the kubelet raises it to 1 ms, the kernel
+// refuses less), a burst above the quota (mainline refuses it with EINVAL),
+// a period outside 1 ms..1 s.
+func (p Point) Check() error {
+	if p.Period < time.Millisecond || p.Period > time.Second {
+		return fmt.Errorf("period %s: the kernel takes 1ms to 1s", p.Period)
+	}
+	if p.LimitMilli <= 0 || p.LimitMilli > units.MaxMilliCPU {
+		return fmt.Errorf("limit %dm: give 1m to %dm", p.LimitMilli, units.MaxMilliCPU)
+	}
+	if exact := float64(p.LimitMilli) * float64(p.Period) / 1000; exact < float64(time.Millisecond) {
+		return fmt.Errorf("limit %s with a %s period is a quota of %s: %w (the kubelet sets 1ms, which is %s): give at least %s",
+			units.FormatMilliCPU(p.LimitMilli), p.Period, time.Duration(exact), ErrQuotaTooSmall,
+			units.FormatMilliCPU(int64(float64(time.Millisecond)*1000/float64(p.Period))), units.FormatMilliCPU(int64(math.Ceil(float64(time.Millisecond)*1000/float64(p.Period)))))
+	}
+	if p.BurstMilli < 0 || p.Burst() > p.Quota() {
+		return fmt.Errorf("burst %s with limit %s: %w (the kernel refuses it with EINVAL): give at most %s",
+			units.FormatMilliCPU(p.BurstMilli), units.FormatMilliCPU(p.LimitMilli), ErrBurstTooLarge, units.FormatMilliCPU(p.LimitMilli))
+	}
+	return nil
+}
+
+// Evaluation is what the replay predicts for one point, over every phase
+// of the period against the samples. Ratios and times are means over the
+// phases (what a group whose period starts at an unknown moment should
+// expect); the worst phase's throttled share is given beside.
+type Evaluation struct {
+	LimitMilli int64 `json:"limit_millicores"`
+	BurstMilli int64 `json:"burst_millicores"`
+	PeriodUsec int64 `json:"period_us"`
+	QuotaUsec  int64 `json:"quota_us"`
+	BurstUsec  int64 `json:"burst_us"`
+	// ThrottledRatio is nr_throttled / nr_periods, pooled over the phases.
+	ThrottledRatio float64 `json:"throttled_periods_ratio"`
+	// ThrottledRatioWorst is the highest throttled share of any one phase.
+	ThrottledRatioWorst float64 `json:"throttled_periods_ratio_worst_phase"`
+	// ThrottledRatioBest is the lowest throttled share of any one phase.
+	ThrottledRatioBest float64 `json:"throttled_periods_ratio_best_phase"`
+	// ThrottledSeconds is throttled time (summed over the CPUs that waited,
+	// like the kernel's throttled_usec), mean over the phases.
+	ThrottledSeconds float64 `json:"throttled_seconds"`
+	// Periods, ThrottledPeriods and Bursts are means over the phases.
+	Periods          float64 `json:"nr_periods"`
+	ThrottledPeriods float64 `json:"nr_throttled"`
+	Bursts           float64 `json:"nr_bursts"`
+	// LostSeconds is the work lost while throttled (Options.WallClock
+	// only), mean over the phases.
+	LostSeconds float64 `json:"lost_work_seconds,omitempty"`
+	// Added delay of the work (each ns of CPU weighs alike), all phases pooled.
+	DelayP50Ms float64 `json:"added_delay_p50_ms"`
+	DelayP99Ms float64 `json:"added_delay_p99_ms"`
+	DelayMaxMs float64 `json:"added_delay_max_ms"`
+}
+
+// Point returns the point evaluated.
+func (e Evaluation) Point() Point {
+	return Point{LimitMilli: e.LimitMilli, BurstMilli: e.BurstMilli, Period: time.Duration(e.PeriodUsec) * time.Microsecond}
+}
+
+// Options tune Evaluate.
+type Options struct {
+	// Phases is how many phases of each period are replayed (default 10).
+	Phases int
+	// Workers is how many phases run at once (default GOMAXPROCS).
+	Workers int
+	// WallClock replays demand bound to wall-clock time (a worker that
+	// spins until a deadline, a poll loop, a frame loop): work that finds
+	// the quota spent is lost rather than delayed. The default is work that
+	// waits (requests, jobs): it is served late, in order.
+	WallClock bool
+}
+
+// Evaluate replays d through every point at every phase. Points must pass
+// Check. The result is in the order of points and does not depend on
+// Workers.
+func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
+	if o.Phases <= 0 {
+		o.Phases = 10
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	for _, p := range points {
+		if err := p.Check(); err != nil {
+			return nil, err
+		}
+	}
+	periods := map[time.Duration]bool{}
+	minPeriod := time.Duration(math.MaxInt64)
+	for _, p := range points {
+		periods[p.Period] = true
+		minPeriod = min(minPeriod, p.Period)
+	}
+	if err := d.Check(minPeriod); err != nil {
+		return nil, err
+	}
+	cores := d.cores()
+	type job struct {
+		period time.Duration
+		phase  int
+	}
+	var jobs []job
+	var plist []time.Duration
+	for p := range periods {
+		plist = append(plist, p)
+	}
+	sort.Slice(plist, func(i, j int) bool { return plist[i] < plist[j] })
+	for _, p := range plist {
+		for ph := 0; ph < o.Phases; ph++ {
+			jobs = append(jobs, job{p, ph})
+		}
+	}
+	// results[j][i]: job j, point i (nil where the periods differ).
+	results := make([][]*phaseResult, len(jobs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(o.Workers, len(jobs)) {
+		wg.Go(func() {
+			for j := range next {
+				jb := jobs[j]
+				ps := slice(d, jb.period, jb.period*time.Duration(jb.phase)/time.Duration(o.Phases))
+				out := make([]*phaseResult, len(points))
+				// A quota that covers the busiest period of this phase never
+				// throttles: every period takes replay's fast path, and the
+				// counts and delays are the same for every such point
+				// (periods depend only on when work arrives, bursts need a
+				// period above its quota). Replay the first such point once.
+				maxW := 0.0
+				for _, w := range ps.work {
+					maxW = max(maxW, w)
+				}
+				var free *phaseResult
+				for i, p := range points {
+					if p.Period != jb.period {
+						continue
+					}
+					if float64(p.Quota()) >= maxW+eps && free != nil {
+						out[i] = free
+						continue
+					}
+					r := replay(d, ps, p.Quota(), p.Burst(), cores, o.WallClock, &delayHist{})
+					out[i] = &r
+					if float64(p.Quota()) >= maxW+eps {
+						free = &r
+					}
+				}
+				results[j] = out
+			}
+		})
+	}
+	for j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+
+	evals := make([]Evaluation, len(points))
+	for i, p := range points {
+		e := Evaluation{LimitMilli: p.LimitMilli, BurstMilli: p.BurstMilli, PeriodUsec: int64(p.Period / time.Microsecond),
+			QuotaUsec: int64(p.Quota() / time.Microsecond), BurstUsec: int64(p.Burst() / time.Microsecond)}
+		var h delayHist
+		var periods, throttled, bursts uint64
+		var thrNs, lostNs float64
+		n := 0
+		e.ThrottledRatioBest = 1
+		for j := range jobs {
+			r := results[j][i]
+			if r == nil {
+				continue
+			}
+			n++
+			s := r.stat.Stat
+			periods += s.Periods
+			throttled += s.ThrottledPeriods
+			bursts += s.Bursts
+			thrNs += r.throttledNs
+			lostNs += r.lostNs
+			if s.Periods > 0 {
+				e.ThrottledRatioWorst = max(e.ThrottledRatioWorst, float64(s.ThrottledPeriods)/float64(s.Periods))
+				e.ThrottledRatioBest = min(e.ThrottledRatioBest, float64(s.ThrottledPeriods)/float64(s.Periods))
+			}
+			h.merge(r.hist)
+		}
+		if periods > 0 {
+			e.ThrottledRatio = float64(throttled) / float64(periods)
+		}
+		e.ThrottledRatioBest = min(e.ThrottledRatioBest, e.ThrottledRatio)
+		e.Periods, e.ThrottledPeriods, e.Bursts = float64(periods)/float64(n), float64(throttled)/float64(n), float64(bursts)/float64(n)
+		e.ThrottledSeconds = thrNs / float64(n) / 1e9
+		e.LostSeconds = lostNs / float64(n) / 1e9
+		e.DelayP50Ms, e.DelayP99Ms, e.DelayMaxMs = h.quantile(0.5)/1e6, h.quantile(0.99)/1e6, h.maxNs/1e6
+		evals[i] = e
+	}
+	return evals, nil
+}

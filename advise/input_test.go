@@ -1,0 +1,109 @@
+package advise
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/top/toptest"
+)
+
+// TestBadInput checks that each kind of bad input is one line that names
+// what is wrong.
+func TestBadInput(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		name string
+		err  func() error
+		want string
+	}{
+		{"CSV time going backwards", func() error {
+			_, err := ReadCSV(strings.NewReader("time_ns,usage_ns\n0,0\n10000000,5000000\n5000000,6000000\n"))
+			return err
+		}, "line 4: time 5000000 ns is not after"},
+		{"CSV usage falling", func() error {
+			_, err := ReadCSV(strings.NewReader("time_ns,usage_ns\n0,0\n10000000,5000000\n20000000,4000000\n"))
+			return err
+		}, "line 4: usage 4000000 ns fell"},
+		{"CSV header", func() error { _, err := ReadCSV(strings.NewReader("t,u\n0,0\n")); return err }, "line 1: header"},
+		{"CSV garbage", func() error { _, err := ReadCSV(strings.NewReader("time_ns,usage_ns\n0,zero\n")); return err }, "line 2:"},
+		{"limit below 1 ms of quota", func() error { return Point{LimitMilli: 5, Period: 100 * ms}.Check() }, "quota under 1 ms"},
+		{"burst above the quota", func() error { return Point{LimitMilli: 300, BurstMilli: 400, Period: 100 * ms}.Check() }, "burst above the quota"},
+		{"duration shorter than a period", func() error {
+			_, err := Evaluate(demandOf(50*ms, constant(0.5)), []Point{{300, 0, 100 * ms}}, Options{})
+			return err
+		}, "less than one period"},
+		{"pid that does not exist", func() error {
+			_, err := FindPid(toptest.FakeRoot(t, "v2-kubepods-systemd"), 999999)
+			return err
+		}, "pid 999999: no such process"},
+		{"pod that is not there", func() error {
+			_, err := FindPod(toptest.FakeRoot(t, "v2-kubepods-systemd"), "web/nope")
+			return err
+		}, "no such pod"},
+		{"group without the cpu controller", func() error {
+			root := toptest.FakeRoot(t, "v2-kubepods-systemd")
+			os.MkdirAll(filepath.Join(root, "sys/fs/cgroup/nocpu"), 0o755)
+			_, err := FindPath(root, "/nocpu")
+			return err
+		}, "no cpu controller"},
+		{"group that does not exist", func() error {
+			_, err := FindPath(toptest.FakeRoot(t, "v2-kubepods-systemd"), "/nope")
+			return err
+		}, "no such cgroup"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.err()
+			if err == nil {
+				t.Fatalf("no error, want one with %q", tc.want)
+			}
+			if !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("error %q: want one line containing %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := Evaluate(demandOf(50*ms, constant(0.5)), []Point{{300, 0, 100 * ms}}, Options{}); !errors.Is(err, ErrTooShort) {
+		t.Errorf("short demand: %v, want ErrTooShort", err)
+	}
+}
+
+func TestCSVGapIsCutOut(t *testing.T) {
+	d, err := ReadCSV(strings.NewReader("time_ns,usage_ns\n0,0\n10000000,5000000\n5010000000,2000000000\n5020000000,2005000000\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "samples 2-3") {
+		t.Errorf("warnings %q: want one naming samples 2-3", d.Warnings)
+	}
+	// The 5 s gap becomes one idle 10 ms step; the CPU used across it is dropped.
+	if d.Duration() != 30*time.Millisecond || d.Work() != 10*time.Millisecond || d.Excluded != 5*time.Second {
+		t.Errorf("after the cut: %s of samples, %s of work, %s excluded; want 30ms, 10ms, 5s", d.Duration(), d.Work(), d.Excluded)
+	}
+}
+
+// TestFindPod finds pods by name and by UID in the kubepods trees top's
+// tests use: cgroupfs naming on v1, systemd naming on v2.
+func TestFindPod(t *testing.T) {
+	for _, tc := range []struct{ tree, pod, wantSuffix string }{
+		{"v2-kubepods-systemd", "web/api-0", "kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice"},
+		{"v2-kubepods-systemd", "abcdef01-2345-4678-9abc-def012345678", "kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice"},
+		{"v1-joined-kubepods-cgroupfs", "1f2e3d4c-5b6a-4789-8abc-def012345678", "/kubepods/burstable/pod1f2e3d4c-5b6a-4789-8abc-def012345678"},
+	} {
+		t.Run(tc.tree+" "+tc.pod, func(t *testing.T) {
+			g, err := FindPod(toptest.FakeRoot(t, tc.tree), tc.pod)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(g.Path, tc.wantSuffix) {
+				t.Errorf("path %s, want it to end in %s", g.Path, tc.wantSuffix)
+			}
+			if _, err := g.Stat(); err != nil {
+				t.Errorf("cpu.stat: %v", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,304 @@
+package advise
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/top"
+)
+
+// Group is a live cgroup to sample.
+type Group struct {
+	// Path is the group's path as /proc/PID/cgroup shows it.
+	Path string
+	// Name is how its owner knows it (top.Identify).
+	Name string
+	// CPUDir is its directory in the cpu controller's hierarchy, AcctDir
+	// where its usage is counted (the same on v2, cpuacct on v1).
+	CPUDir, AcctDir string
+	// Version is "v1" or "v2".
+	Version string
+	// Pid, if not 0, is the process the group was found by: sampling stops
+	// with an error if it exits.
+	Pid  int
+	root string
+}
+
+// ErrNoCPUController marks a group whose cpu controller is not enabled:
+// its quota and throttling cannot be read.
+var ErrNoCPUController = errors.New("no cpu controller")
+
+// group makes a Group of path p in the hierarchies of s.
+func group(root string, s *top.Source, p string) (*Group, error) {
+	if s.CPU == nil {
+		return nil, fmt.Errorf("group %s: %w on this host (no hierarchy has it): feed its usage as a CSV instead", p, ErrNoCPUController)
+	}
+	dirOf := func(m *cgroup.MountInfo) string {
+		rel := p
+		if m.Root != "/" {
+			if r, ok := strings.CutPrefix(p, m.Root); ok && (r == "" || r[0] == '/') {
+				rel = r
+			}
+		}
+		return filepath.Join(root, m.MountPoint, rel)
+	}
+	g := &Group{Path: p, Name: top.Identify(p, top.ReadPodNames(root)).Name, CPUDir: dirOf(s.CPU), Version: s.Version, root: root}
+	if s.Acct != nil {
+		g.AcctDir = dirOf(s.Acct)
+	}
+	if _, err := os.Stat(g.CPUDir); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("group %s: no such cgroup (%s): check the path (as in /proc/PID/cgroup)", p, g.CPUDir)
+		}
+		return nil, fmt.Errorf("group %s: %w", p, err)
+	}
+	quotaFile := "cpu.max"
+	if g.Version == "v1" {
+		quotaFile = "cpu.cfs_quota_us"
+	}
+	if p != "/" {
+		if _, err := os.Stat(filepath.Join(g.CPUDir, quotaFile)); err != nil {
+			return nil, fmt.Errorf("group %s: %w (no %s): enable it in the parent's cgroup.subtree_control, or feed its usage as a CSV", p, ErrNoCPUController, quotaFile)
+		}
+	}
+	return g, nil
+}
+
+// FindPath finds a group by its path as /proc/PID/cgroup shows it, or by
+// its directory under a cgroup mount.
+func FindPath(root, p string) (*Group, error) {
+	s, err := top.FindSource(root)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range []*cgroup.MountInfo{s.CPU, s.Acct} {
+		if m == nil {
+			continue
+		}
+		mp := filepath.Join(root, m.MountPoint)
+		if rel, ok := strings.CutPrefix(filepath.Clean(p), mp); ok && (rel == "" || rel[0] == '/') {
+			p = path.Join(m.Root, filepath.ToSlash(rel))
+			break
+		}
+	}
+	if !strings.HasPrefix(p, "/") {
+		return nil, fmt.Errorf("--cgroup %q: give a path as in /proc/PID/cgroup (starting with /) or a directory under a cgroup mount", p)
+	}
+	return group(root, s, path.Clean(p))
+}
+
+// FindPid finds the cpu cgroup of process pid.
+func FindPid(root string, pid int) (*Group, error) {
+	b, err := os.ReadFile(filepath.Join(root, "proc", strconv.Itoa(pid), "cgroup"))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("pid %d: no such process", pid)
+		}
+		return nil, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	lines, err := cgroup.ParseProcCgroup(strings.NewReader(string(b)))
+	if err != nil {
+		return nil, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	l, err := cgroup.ReadLayout(root)
+	if err != nil {
+		return nil, err
+	}
+	var p string
+	if v := l.CPUVersion(); v == "v1" {
+		for _, ln := range lines {
+			if ln.HierarchyID != 0 && contains2(ln.Controllers, "cpu") {
+				p = ln.Path
+			}
+		}
+	} else {
+		for _, ln := range lines {
+			if ln.HierarchyID == 0 {
+				p = ln.Path
+			}
+		}
+	}
+	if p == "" {
+		return nil, fmt.Errorf("pid %d: %w: /proc/%d/cgroup names no group with it", pid, ErrNoCPUController, pid)
+	}
+	s, err := top.FindSource(root)
+	if err != nil {
+		return nil, err
+	}
+	g, err := group(root, s, p)
+	if err != nil {
+		return nil, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	g.Pid = pid
+	return g, nil
+}
+
+func contains2(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// FindPod finds a Kubernetes pod's group under the kubelet's kubepods tree
+// (cgroupfs or systemd naming, v1 or v2) by its UID or NAMESPACE/NAME (names
+// come from the kubelet's log directories, as top reads them).
+func FindPod(root, pod string) (*Group, error) {
+	s, err := top.FindSource(root)
+	if err != nil {
+		return nil, err
+	}
+	refs, err := top.Discover(root, s)
+	if err != nil {
+		return nil, err
+	}
+	names := top.ReadPodNames(root)
+	want := strings.ToLower(strings.ReplaceAll(pod, "_", "-"))
+	var found []string
+	for _, r := range refs {
+		id := top.Identify(r.Path, names)
+		if id.Kind != top.KindPod {
+			continue
+		}
+		if id.PodUID == want || (id.Namespace != "" && id.Namespace+"/"+id.Pod == pod) {
+			found = append(found, r.Path)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, fmt.Errorf("--pod %s: no such pod under kubepods on this node: give NAMESPACE/NAME (as in /var/log/pods) or the pod's UID", pod)
+	case 1:
+		return group(root, s, found[0])
+	}
+	return nil, fmt.Errorf("--pod %s: %d groups match (%s): give the pod's UID", pod, len(found), strings.Join(found, ", "))
+}
+
+// Stat reads the group's cpu.stat (bandwidth counters; usage on v2).
+func (g *Group) Stat() (cgroup.CPUCounters, error) {
+	b, err := os.ReadFile(filepath.Join(g.CPUDir, "cpu.stat"))
+	if err != nil {
+		return cgroup.CPUCounters{}, fmt.Errorf("group %s: %w", g.Path, err)
+	}
+	return cgroup.ParseCPUCounters(b)
+}
+
+// LimitMilli reads the group's own quota as millicores (0: no limit).
+func (g *Group) LimitMilli() int64 {
+	l, err := cgroup.ReadGroupCPU(g.CPUDir, g.Version)
+	if err != nil || l.LimitCores <= 0 {
+		return 0
+	}
+	return int64(l.LimitCores*1000 + 0.5)
+}
+
+// Sampler reads one group's cumulative usage, keeping its file open
+// (cgroup.PreadFile): one pread and no allocation per sample.
+type Sampler struct {
+	f  *cgroup.PreadFile
+	v1 bool
+}
+
+// NewSampler opens the group's usage counter.
+func NewSampler(g *Group) (*Sampler, error) {
+	if g.Version == "v1" {
+		if g.AcctDir == "" {
+			return nil, fmt.Errorf("group %s: the cpuacct controller is not mounted: no CPU usage on this cgroup v1 host", g.Path)
+		}
+		f, err := cgroup.OpenPreadFile(filepath.Join(g.AcctDir, "cpuacct.usage"), 32)
+		if err != nil {
+			return nil, fmt.Errorf("group %s: %w", g.Path, err)
+		}
+		return &Sampler{f: f, v1: true}, nil
+	}
+	f, err := cgroup.OpenPreadFile(filepath.Join(g.CPUDir, "cpu.stat"), 1024)
+	if err != nil {
+		return nil, fmt.Errorf("group %s: %w", g.Path, err)
+	}
+	return &Sampler{f: f}, nil
+}
+
+// Read returns the cumulative usage now.
+func (s *Sampler) Read() (time.Duration, error) {
+	b, err := s.f.Read()
+	if err != nil {
+		return 0, err
+	}
+	if s.v1 {
+		v, err := cgroup.ParseUintPrefix(b)
+		return time.Duration(v), err
+	}
+	c, err := cgroup.ParseCPUCounters(b)
+	if err != nil {
+		return 0, err
+	}
+	if !c.HasUsage {
+		return 0, errors.New("cpu.stat has no usage_usec")
+	}
+	return time.Duration(c.UsageUsec) * time.Microsecond, nil
+}
+
+// Close closes the counter.
+func (s *Sampler) Close() error { return s.f.Close() }
+
+// Sample samples g every 10 ms for duration (or until ctx ends, keeping
+// what it has), with the real time of each reading, and cpu.stat before
+// and after. progress, if not nil, is called about every 100 ms.
+func Sample(ctx context.Context, g *Group, duration time.Duration, progress func(done time.Duration)) (*Demand, cgroup.CPUStat, error) {
+	s, err := NewSampler(g)
+	if err != nil {
+		return nil, cgroup.CPUStat{}, err
+	}
+	defer s.Close()
+	before, err := g.Stat()
+	if err != nil {
+		return nil, cgroup.CPUStat{}, err
+	}
+	n := int(duration/(10*time.Millisecond)) + 1
+	at, usage := make([]time.Duration, 0, n), make([]time.Duration, 0, n)
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	start := time.Now()
+	procDir := filepath.Join(g.root, "proc", strconv.Itoa(g.Pid))
+	for i := 0; ; i++ {
+		u, err := s.Read()
+		now := time.Since(start)
+		if err != nil {
+			return nil, cgroup.CPUStat{}, fmt.Errorf("group %s: reading usage after %s: %w (was the group removed?)", g.Path, now.Round(time.Millisecond), err)
+		}
+		at, usage = append(at, now), append(usage, u)
+		if now >= duration {
+			break
+		}
+		if i%10 == 0 {
+			if progress != nil {
+				progress(now)
+			}
+			if g.Pid != 0 {
+				if _, err := os.Stat(procDir); err != nil {
+					return nil, cgroup.CPUStat{}, fmt.Errorf("pid %d exited after %s of sampling: sample its group with --cgroup %s to keep going", g.Pid, now.Round(time.Millisecond), g.Path)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return FromSamples(at, usage), cgroup.CPUStat{}, ctx.Err()
+		case <-tick.C:
+		}
+	}
+	after, err := g.Stat()
+	if err != nil {
+		return nil, cgroup.CPUStat{}, err
+	}
+	return FromSamples(at, usage), after.CPUStat.Sub(before.CPUStat), nil
+}

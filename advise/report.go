@@ -1,0 +1,181 @@
+package advise
+
+import (
+	"fmt"
+	"html"
+	"html/template"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/throttlelab/throttlelab/report"
+	"github.com/throttlelab/throttlelab/units"
+)
+
+// The advise section: for the first run of each config, the first
+// instance's 10 ms CPU use replayed through the quota model (advise), drawn
+// as the use with the advised limit and the throttled share against the
+// limit, with and without burst. The same charts make advise --html.
+
+// Charts returns the two charts of an advice: CPU use at 10 ms with the
+// advised limit (and the group's own, if it had one) drawn, and the
+// predicted throttled share of periods against the limit, without burst and
+// with a burst equal to the limit, at the recommendation's period.
+func Charts(d *Demand, a *Advice, id string) []*report.Chart {
+	use := &report.Chart{ID: id + "-use", Title: "CPU use every 10 ms, and the advised limit",
+		X: report.Axis{Label: "time (s)"}, Y: report.Axis{Label: "CPU use (cores)", Min: 0}, Height: 240}
+	use.Series = []report.Series{
+		{Name: "10 ms", Points: report.Downsample(steps(d, 0), 700), Color: "#7fb2d8", Width: 0.8},
+		{Name: "1 s", Points: steps(d, time.Second), Color: "#222", Width: 2, Dash: "8 3"},
+	}
+	r := a.Recommendation
+	if r.LimitMilli > 0 {
+		label := "advised limit " + units.FormatMilliCPU(r.LimitMilli)
+		if !r.Met {
+			label = "largest limit evaluated (none meets the target) " + units.FormatMilliCPU(r.LimitMilli)
+		}
+		use.HLines = append(use.HLines, report.HLine{Y: float64(r.LimitMilli) / 1000, Label: label})
+	}
+	if wb := r.WithBurst; wb != nil {
+		use.HLines = append(use.HLines, report.HLine{Y: float64(wb.LimitMilli) / 1000,
+			Label: fmt.Sprintf("limit %s with %s burst", units.FormatMilliCPU(wb.LimitMilli), units.FormatMilliCPU(wb.BurstMilli))})
+	}
+	if own := a.Sampled.LimitMilli; own > 0 {
+		use.HLines = append(use.HLines, report.HLine{Y: float64(own) / 1000, Label: "its own limit " + units.FormatMilliCPU(own)})
+	}
+
+	curve := &report.Chart{ID: id + "-curve", Title: "Predicted throttled share of periods against the limit",
+		X: report.Axis{Label: "limit (cores)"}, Y: report.Axis{Label: "throttled periods (%)", Min: 0, Max: 100}, Height: 240}
+	for _, c := range []struct {
+		burst       bool
+		name, color string
+		dash        string
+	}{{false, "no burst", "#c33", ""}, {true, "burst = limit", "#393", "6 3"}} {
+		s := report.Series{Name: c.name, Color: c.color, Width: 2, Dash: c.dash}
+		for _, e := range a.Evaluations {
+			if (e.BurstMilli > 0) == c.burst && e.PeriodUsec == r.PeriodUsec {
+				s.Points = append(s.Points, report.Point{X: float64(e.LimitMilli) / 1000, Y: 100 * e.ThrottledRatio})
+			}
+		}
+		curve.Series = append(curve.Series, s)
+	}
+	if t := r.Target.MaxThrottled; t < 1 {
+		curve.HLines = []report.HLine{{Y: 100 * t, Label: fmt.Sprintf("target %s%%", strconv.FormatFloat(100*t, 'g', 3, 64))}}
+	}
+	return []*report.Chart{use, curve}
+}
+
+// ReportSection is the report's advise section (a report.Section) over every source: one
+// advice per config (its first run's first instance). A run that was
+// throttled hid its demand above its limit: its advice is a lower bound and
+// says so. Runs too short for a period are listed with the reason.
+func ReportSection(sources []*report.Source) template.HTML {
+	var b strings.Builder
+	n := 0
+	for si, s := range sources {
+		seen := map[string]bool{}
+		for _, r := range s.Runs {
+			if seen[r.Config] || len(r.Instances) == 0 {
+				continue
+			}
+			seen[r.Config] = true
+			var g *report.GroupUsage
+			for i := range r.Groups {
+				if report.InstanceName(r.Groups[i].Name) == r.Instances[0] {
+					g = &r.Groups[i]
+					break
+				}
+			}
+			if g == nil || len(g.At) < 2 {
+				continue
+			}
+			label := fmt.Sprintf("%s, config %s: instance %s in run %s", s.Label, r.Config, r.Instances[0], r.ID)
+			d := FromSamples(g.At, g.Usage)
+			sampled := Sampled{Source: label, CPUStat: r.CPUStat[r.Instances[0]]}
+			if q, p := r.Settings.QuotaUsec, r.Settings.PeriodUsec; q > 0 && p > 0 {
+				sampled.LimitMilli = q * 1000 / int64(p)
+			}
+			fmt.Fprintf(&b, "<h3>%s</h3>\n", html.EscapeString(label))
+			a, err := Advise(d, Request{}, sampled)
+			if err != nil {
+				fmt.Fprintf(&b, "<p class=\"note\">No advice: %s.</p>\n", html.EscapeString(err.Error()))
+				continue
+			}
+			b.WriteString(adviceSummary(a))
+			b.WriteString(`<div class="grid2">`)
+			for _, c := range Charts(d, a, fmt.Sprintf("adv%d-%d", si, n)) {
+				fmt.Fprintf(&b, "<figure>%s</figure>", c.SVG())
+			}
+			b.WriteString("</div>\n")
+			n++
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return template.HTML(`<section class="load" id="advise">
+<h2>Advice</h2>
+<p class="note">throttlelab advise on each config's first run: the instance's 10 ms CPU use replayed through the quota model for a grid of limits (means over 10 phases of the period), and the smallest limit that keeps throttled periods at or under 5%. The same as <code>throttlelab advise RESULTS_DIR --config NAME</code>.</p>
+` + b.String() + "</section>\n")
+}
+
+// adviceSummary is the recommendation in a sentence or two.
+func adviceSummary(a *Advice) string {
+	r := a.Recommendation
+	var b strings.Builder
+	fmt.Fprintf(&b, "<p>%.1f s of samples, mean %.3f cores, highest 10 ms %.2f cores. ", a.Sampled.DurationSeconds, a.Sampled.MeanCores, a.Sampled.MaxCores10ms)
+	if r.Met {
+		fmt.Fprintf(&b, "Advised limit <strong>%s</strong> (predicted %.1f%% throttled periods, p99 added delay %.1f ms)",
+			units.FormatMilliCPU(r.LimitMilli), 100*r.ThrottledRatio, r.DelayP99Ms)
+	} else {
+		fmt.Fprintf(&b, "No limit on the grid meets the target: %s gives %.1f%% throttled periods", units.FormatMilliCPU(r.LimitMilli), 100*r.ThrottledRatio)
+	}
+	if wb := r.WithBurst; wb != nil {
+		fmt.Fprintf(&b, "; with a burst of %s, limit %s (%.1f%%)", units.FormatMilliCPU(wb.BurstMilli), units.FormatMilliCPU(wb.LimitMilli), 100*wb.ThrottledRatio)
+	}
+	b.WriteString(".")
+	if r.LowerBound {
+		st := a.Sampled.CPUStat
+		fmt.Fprintf(&b, " <strong>A lower bound</strong>: the run was throttled in %d of %d periods, so its demand above its limit was never seen.", st.ThrottledPeriods, st.Periods)
+	}
+	b.WriteString("</p>\n")
+	return b.String()
+}
+
+// WriteHTML writes one advice as a self-contained HTML page (advise
+// --html): the report's charts and styles, then the terminal table.
+func WriteHTML(w io.Writer, d *Demand, a *Advice) error {
+	var text strings.Builder
+	if err := WriteText(&text, a); err != nil {
+		return err
+	}
+	css, js := report.Assets()
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>throttlelab advise</title>\n<style>%s</style>\n</head>\n<body>\n<header><h1>throttlelab advise</h1><p class=\"lede\">%s</p></header>\n<main><section class=\"load\">\n",
+		css, html.EscapeString(a.Sampled.Source))
+	b.WriteString(adviceSummary(a))
+	b.WriteString(`<div class="grid2">`)
+	for _, c := range Charts(d, a, "adv") {
+		fmt.Fprintf(&b, "<figure>%s</figure>", c.SVG())
+	}
+	fmt.Fprintf(&b, "</div>\n<h3>Table</h3>\n<pre>%s</pre>\n</section></main>\n<script>%s</script>\n</body>\n</html>\n", html.EscapeString(text.String()), js)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// steps returns the use (cores) over consecutive windows of at least w (0:
+// every sample interval), two points per window so the line is flat over it.
+func steps(d *Demand, w time.Duration) []report.Point {
+	var pts []report.Point
+	j := 0
+	for k := 1; k < len(d.At); k++ {
+		if d.At[k]-d.At[j] < w*95/100 && k != len(d.At)-1 {
+			continue
+		}
+		cores := float64(d.Usage[k]-d.Usage[j]) / float64(d.At[k]-d.At[j])
+		pts = append(pts, report.Point{X: d.At[j].Seconds(), Y: cores}, report.Point{X: d.At[k].Seconds(), Y: cores})
+		j = k
+	}
+	return pts
+}

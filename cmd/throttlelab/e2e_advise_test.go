@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAdviseCSV drives advise on a committed CSV of cumulative usage (12 s
+// of jittered 10 ms samples: 0.1 cores with 1 core for 30 ms every 250 ms):
+// the text and the JSON are golden files (go test ./cmd/throttlelab -run
+// TestAdviseCSV -update rewrites them), and the JSON carries the fields the
+// issue names.
+func TestAdviseCSV(t *testing.T) {
+	csv := filepath.Join("testdata", "advise-usage.csv")
+	for _, tc := range []struct {
+		golden string
+		args   []string
+	}{
+		{"advise.txt", nil},
+		{"advise.json", []string{"--json"}},
+		{"advise-wall-clock.txt", []string{"--wall-clock", "--max-delay", "20ms"}},
+	} {
+		t.Run(tc.golden, func(t *testing.T) {
+			r := run(t, append([]string{"advise", "--csv", csv, "--grid", "6", "--limit", "300m"}, tc.args...)...)
+			if r.code != 0 || r.stderr != "" {
+				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+			}
+			golden := filepath.Join("testdata", tc.golden)
+			if *update {
+				if err := os.WriteFile(golden, []byte(r.stdout), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.stdout != string(want) {
+				t.Errorf("advise printed\n%s\nwant (%s)\n%s", r.stdout, golden, want)
+			}
+		})
+	}
+
+	r := run(t, "advise", "--csv", csv, "--grid", "6", "--limit", "300m", "--json")
+	var a map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &a); err != nil {
+		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	}
+	point := []string{"limit_millicores", "burst_millicores", "period_us", "throttled_periods_ratio", "throttled_seconds", "added_delay_p50_ms", "added_delay_p99_ms"}
+	has := func(what string, m any, keys ...string) {
+		o, ok := m.(map[string]any)
+		if !ok {
+			t.Fatalf("%s: %T, want an object", what, m)
+		}
+		for _, k := range keys {
+			if _, ok := o[k]; !ok {
+				t.Errorf("%s has no %q", what, k)
+			}
+		}
+	}
+	evs, _ := a["evaluations"].([]any)
+	if len(evs) == 0 {
+		t.Fatalf("no evaluations:\n%s", r.stdout)
+	}
+	for _, e := range evs {
+		has("an evaluation", e, point...)
+		if v := e.(map[string]any)["throttled_periods_ratio"].(float64); v < 0 || v > 1 {
+			t.Errorf("throttled_periods_ratio %v: want 0..1", v)
+		}
+	}
+	has("recommendation", a["recommendation"], append(point, "target")...)
+	has("sampled", a["sampled"], "duration_seconds", "samples", "cpu_stat")
+	if bs, _ := a["baselines"].([]any); len(bs) != 4 {
+		t.Errorf("baselines %v: want krr default, krr simple_limit, VPA target, mean", a["baselines"])
+	}
+	if !strings.Contains(r.stdout, `"missing": "needs 75 s of samples, has 12.0 s"`) {
+		t.Errorf("the krr baselines do not say why they are missing on 12 s of samples")
+	}
+}
+
+// TestReportAdviseSection: throttlelab report adds the advice of each
+// config's first run, with its two charts; a run throttled under its limit
+// is marked a lower bound.
+func TestReportAdviseSection(t *testing.T) {
+	dir := copyDir(t, "../../report/testdata/limits")
+	r := run(t, "report", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	_, sec, ok := strings.Cut(page, `<section class="load" id="advise">`)
+	if !ok {
+		t.Fatalf("no advise section in the report")
+	}
+	for _, want := range []string{
+		"<h3>limits, config unlimited: instance unlimited-0 in run unlimited/load0/r1</h3>",
+		"Advised limit <strong>",
+		`id="adv0-0-use"`, `id="adv0-0-curve"`,
+		">burst = limit<",
+		"<strong>A lower bound</strong>: the run was throttled",
+	} {
+		if !strings.Contains(sec, want) {
+			t.Errorf("the advise section has no %q", want)
+		}
+	}
+}

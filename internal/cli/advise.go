@@ -1,0 +1,249 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/internal/progress"
+	"github.com/throttlelab/throttlelab/units"
+)
+
+type adviseFlags struct {
+	pid                  int
+	cgroupPath, pod, csv string
+	config, instance     string
+	root                 string
+	duration, maxDelay   time.Duration
+	maxThrottled         string
+	limits, periods      []string
+	grid, phases, cores  int
+	json, wallClock      bool
+	html, saveCSV        string
+}
+
+func newAdviseCmd() *cobra.Command {
+	var f adviseFlags
+	cmd := &cobra.Command{
+		Use:   "advise [RESULTS_DIR --config NAME] | --pid N | --cgroup PATH | --pod NS/NAME|UID | --csv FILE",
+		Short: "The smallest CPU limit (and burst) that keeps a workload's throttling under a target",
+		Long: `Replay one group's CPU use, sampled every 10 ms, through the simulator's model of the
+kernel's CFS bandwidth control, for a grid of limits (each without burst and with a
+burst equal to the limit) at 10 phases of the period, and recommend the smallest
+limit that meets the target: --max-throttled (share of periods, default 5%) and/or
+--max-delay (p99 of the delay the limit adds to the work).
+
+Input, one of:
+  --pid N, --cgroup PATH, --pod NS/NAME|UID   a live group, sampled for --duration
+  RESULTS_DIR --config NAME [--instance NAME] a run recorded by throttlelab run
+  --csv FILE                                   cumulative usage: a header time_ns,usage_ns,
+                                               then one line per sample (ns, any origin)
+
+Numbers are means over the phases (the kernel's period boundaries are unknown for
+an unlimited group); WORST is the worst phase. Throttled share counts periods as
+the kernel does (nr_throttled / nr_periods; nr_periods only counts periods in
+which the group ran). Beside the advice: what krr (p95 of 75 s averages, and
+simple_limit's p96), the VPA (p90 of 1-minute averages + 15%) and the mean would
+set, and what each would cause. If the group was throttled while sampled, its
+demand above its limit was hidden: the advice is then a lower bound, and says so.`,
+		Example: `  sudo throttlelab advise --pid 4242
+  sudo throttlelab advise --pod shop/checkout-7d9f --duration 5m --max-delay 10ms
+  throttlelab advise results/f09-burn-flow/20261121-105420 --config unlimited
+  throttlelab advise --csv usage.csv --limit 300m --limit 500m --json`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runAdvise(cmd, args, f) },
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.pid, "pid", 0, "sample the cgroup of this process")
+	fl.StringVar(&f.cgroupPath, "cgroup", "", "sample this cgroup: a path as in /proc/PID/cgroup, or its directory")
+	fl.StringVar(&f.pod, "pod", "", "sample this Kubernetes pod on this node: NAMESPACE/NAME or its UID")
+	fl.StringVar(&f.csv, "csv", "", "read cumulative usage from this CSV (time_ns,usage_ns)")
+	fl.StringVar(&f.config, "config", "", "with RESULTS_DIR: the config whose first run to read")
+	fl.StringVar(&f.instance, "instance", "", "with RESULTS_DIR: the instance or neighbour (default: the config's only instance)")
+	fl.StringVar(&f.root, "root", "/", "read /proc and the cgroup filesystems under this directory")
+	durationVar(fl, &f.duration, "duration", time.Minute, "how long to sample a live group")
+	fl.StringVar(&f.maxThrottled, "max-throttled", "5%", "target: highest throttled share of periods (5% or 0.05)")
+	durationVar(fl, &f.maxDelay, "max-delay", 0, "target: highest p99 added delay (0: no delay target)")
+	fl.StringSliceVar(&f.limits, "limit", nil, "add this limit (Kubernetes quantity, 300m) to the grid; repeatable")
+	fl.StringSliceVar(&f.periods, "period", nil, "evaluate this CFS period too (default 100ms); repeatable")
+	fl.IntVar(&f.grid, "grid", 25, "limits on the default grid")
+	fl.IntVar(&f.phases, "phases", 10, "phases of the period to replay")
+	fl.IntVar(&f.cores, "cores", 0, "CPUs the group's held-back work can catch up on (default: the most it used in 10 ms, rounded up)")
+	fl.BoolVar(&f.wallClock, "wall-clock", false, "the demand is bound to wall-clock time (spins until a deadline, polls): work that finds the quota spent is lost, not delayed")
+	fl.BoolVar(&f.json, "json", false, "print the advice as JSON")
+	fl.StringVar(&f.html, "html", "", "also write an HTML report to this file")
+	fl.StringVar(&f.saveCSV, "save-csv", "", "write the samples to this CSV (time_ns,usage_ns), to advise again later")
+	return cmd
+}
+
+// parseRatio reads "5%" or "0.05".
+func parseRatio(s string) (float64, error) {
+	pct := strings.HasSuffix(s, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil || v < 0 {
+		return 0, fmt.Errorf("%q: give a share such as 5%% or 0.05", s)
+	}
+	if pct {
+		v /= 100
+	}
+	if v > 1 {
+		return 0, fmt.Errorf("%q: a share of periods is at most 100%%", s)
+	}
+	return v, nil
+}
+
+func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
+	inputs := 0
+	for _, set := range []bool{f.pid != 0, f.cgroupPath != "", f.pod != "", f.csv != "", len(args) == 1} {
+		if set {
+			inputs++
+		}
+	}
+	if inputs != 1 {
+		return usagef("advise: give exactly one input: --pid, --cgroup, --pod, --csv or a RESULTS_DIR (see --help)")
+	}
+	if len(args) == 1 && f.config == "" {
+		return usagef("advise %s: give --config NAME (the config whose run to read)", args[0])
+	}
+	maxThr, err := parseRatio(f.maxThrottled)
+	if err != nil {
+		return usagef("--max-throttled %v", err)
+	}
+	req := advise.Request{GridSize: f.grid, Target: advise.Target{MaxThrottled: maxThr, MaxDelay: f.maxDelay},
+		Options: advise.Options{Phases: f.phases, WallClock: f.wallClock}}
+	if f.grid < 2 || f.phases < 1 || f.cores < 0 {
+		return usagef("--grid needs at least 2, --phases at least 1, --cores 0 or more")
+	}
+	for _, p := range f.periods {
+		d, err := units.ParseDuration(p)
+		if err != nil {
+			return usagef("--period %s: %v", p, err)
+		}
+		req.Periods = append(req.Periods, d)
+	}
+	if len(req.Periods) == 0 {
+		req.Periods = []time.Duration{100 * time.Millisecond}
+	}
+	for _, l := range f.limits {
+		m, _, err := units.ParseMilliCPU(l)
+		if err != nil {
+			return usagef("--limit %s: %v", l, err)
+		}
+		for _, per := range req.Periods {
+			if err := (advise.Point{LimitMilli: m, Period: per}).Check(); err != nil {
+				return usagef("--limit %s: %v", l, err)
+			}
+		}
+		req.Limits = append(req.Limits, m)
+	}
+	minPeriod := req.Periods[0]
+	for _, p := range req.Periods {
+		minPeriod = min(minPeriod, p)
+	}
+
+	var (
+		d       *advise.Demand
+		sampled advise.Sampled
+	)
+	switch {
+	case f.csv != "":
+		fh, err := os.Open(f.csv)
+		if err != nil {
+			return usagef("--csv: %v", err)
+		}
+		d, err = advise.ReadCSV(fh)
+		fh.Close()
+		if err != nil {
+			return usagef("--csv %s: %v", f.csv, err)
+		}
+		sampled.Source = f.csv
+	case len(args) == 1:
+		r, err := advise.ReadRecorded(args[0], f.config, f.instance)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		d, sampled.Source, sampled.CPUStat, sampled.LimitMilli = r.Demand, r.Source, r.CPUStat, r.LimitMilli
+	default:
+		if f.duration < minPeriod {
+			return usagef("--duration %s: too short for one period (%s): sample for at least that, better a minute or more", f.duration, minPeriod)
+		}
+		var g *advise.Group
+		switch {
+		case f.pid != 0:
+			g, err = advise.FindPid(f.root, f.pid)
+		case f.pod != "":
+			g, err = advise.FindPod(f.root, f.pod)
+		default:
+			g, err = advise.FindPath(f.root, f.cgroupPath)
+		}
+		if err != nil {
+			return err
+		}
+		bar := progress.New(cmd.ErrOrStderr(), "sampling "+g.Name, int(f.duration/time.Millisecond))
+		bar.Millis(true)
+		var st cgroup.CPUStat
+		d, st, err = advise.Sample(cmd.Context(), g, f.duration, func(done time.Duration) { bar.Set(int(done / time.Millisecond)) })
+		bar.Finish()
+		if err != nil && !(errors.Is(err, cmd.Context().Err()) && d != nil) {
+			return err
+		}
+		sampled.Source, sampled.CPUStat, sampled.LimitMilli = g.Path+" ("+g.Name+")", st, g.LimitMilli()
+	}
+	d.Cores = f.cores
+	if f.saveCSV != "" {
+		if err := writeDemandCSV(f.saveCSV, d); err != nil {
+			return err
+		}
+	}
+	a, err := advise.Advise(d, req, sampled)
+	if err != nil {
+		if errors.Is(err, advise.ErrTooShort) || errors.Is(err, advise.ErrQuotaTooSmall) || errors.Is(err, advise.ErrBurstTooLarge) {
+			return usagef("%v", err)
+		}
+		return err
+	}
+	if f.html != "" {
+		if err := writeAdviseHTML(f.html, d, a); err != nil {
+			return err
+		}
+	}
+	out := cmd.OutOrStdout()
+	if f.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(a)
+	}
+	return advise.WriteText(out, a)
+}
+
+func writeAdviseHTML(path string, d *advise.Demand, a *advise.Advice) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--html: %w", err)
+	}
+	if err := advise.WriteHTML(fh, d, a); err != nil {
+		fh.Close()
+		return fmt.Errorf("--html %s: %w", path, err)
+	}
+	return fh.Close()
+}
+
+func writeDemandCSV(path string, d *advise.Demand) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--save-csv: %w", err)
+	}
+	if err := advise.WriteCSV(fh, d); err != nil {
+		fh.Close()
+		return fmt.Errorf("--save-csv: %w", err)
+	}
+	return fh.Close()
+}
