@@ -284,11 +284,11 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 			if rs.NeighbourUsage == nil {
 				rs.NeighbourUsage = map[string]record.UsageStats{}
 			}
-			rs.NeighbourUsage[g.Name] = record.UsageStatsOf(*samples, i)
+			rs.NeighbourUsage[g.Name] = record.UsageStatsOf(*samples, i, g.Settings)
 		}
 	}
 	for i, name := range rs.Instances {
-		rs.Usage[name] = record.UsageStatsOf(*samples, i)
+		rs.Usage[name] = record.UsageStatsOf(*samples, i, settings)
 	}
 	rs.Summary = res.Summary
 	// Stop the neighbours now, so what they print is complete before the rename.

@@ -324,13 +324,13 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		if i < len(servers) {
 			rs.CPUStat[rs.Instances[i]] = st
 			rs.Total = rs.Total.Add(st)
-			rs.Usage[rs.Instances[i]] = record.UsageStatsOf(smp.samples, i)
+			rs.Usage[rs.Instances[i]] = record.UsageStatsOf(smp.samples, i, bandwidthOf(g))
 		} else {
 			rs.Neighbours[groupNames[i]] = st
 			if rs.NeighbourUsage == nil {
 				rs.NeighbourUsage = map[string]record.UsageStats{}
 			}
-			rs.NeighbourUsage[groupNames[i]] = record.UsageStatsOf(smp.samples, i)
+			rs.NeighbourUsage[groupNames[i]] = record.UsageStatsOf(smp.samples, i, bandwidthOf(g))
 		}
 	}
 	for _, b := range bursts {
@@ -357,6 +357,7 @@ type sampler struct {
 	ub, tb  []byte
 	usage   []time.Duration
 	thr     []uint64
+	periods []uint64
 }
 
 const sampleEvery = 10 * time.Millisecond
@@ -397,15 +398,16 @@ func (s *sampler) sample(m *Machine) {
 	n := len(s.groups)
 	if len(s.usage) < n {
 		// Samples are carved from slabs: one allocation per 1024 samples.
-		s.usage, s.thr = make([]time.Duration, 1024*n), make([]uint64, 1024*n)
+		s.usage, s.thr, s.periods = make([]time.Duration, 1024*n), make([]uint64, 1024*n), make([]uint64, 1024*n)
 	}
-	u := cgroup.UsageSample{At: m.Now(), Usage: s.usage[:n:n], Throttled: s.thr[:n:n]}
-	s.usage, s.thr = s.usage[n:], s.thr[n:]
+	u := cgroup.UsageSample{At: m.Now(), Usage: s.usage[:n:n], Throttled: s.thr[:n:n], Periods: s.periods[:n:n]}
+	s.usage, s.thr, s.periods = s.usage[n:], s.thr[n:], s.periods[n:]
 	s.ub = strconv.AppendInt(s.ub[:0], int64(u.At), 10)
 	s.tb = strconv.AppendInt(s.tb[:0], int64(u.At), 10)
 	for i, g := range s.groups {
 		u.Usage[i] = time.Duration(g.UsageNs)
 		u.Throttled[i] = g.Stat.ThrottledPeriods
+		u.Periods[i] = g.Stat.Periods
 		s.ub = strconv.AppendInt(append(s.ub, ','), int64(u.Usage[i]), 10)
 		s.tb = strconv.AppendUint(append(s.tb, ','), u.Throttled[i], 10)
 	}
@@ -504,4 +506,12 @@ func (b *burstWorker) write(dir string) error {
 		}
 	}
 	return f.Close()
+}
+
+// bandwidthOf is g's quota, period and burst as cgroup settings.
+func bandwidthOf(g *Group) cgroup.Settings {
+	if !g.limited() {
+		return cgroup.Settings{QuotaUsec: -1}
+	}
+	return cgroup.Settings{QuotaUsec: g.Quota.Microseconds(), PeriodUsec: uint64(g.Period.Microseconds()), BurstUsec: uint64(g.Burst.Microseconds())}
 }
