@@ -20,10 +20,27 @@ type Env struct {
 	Backend       string `json:"backend"`
 	// GOMAXPROCS is each config's GOMAXPROCS policy (host, N or limit).
 	GOMAXPROCS map[string]string `json:"gomaxprocs_policy,omitempty"`
+	// ThrottleModel is how this kernel enforces a CPU limit.
+	ThrottleModel *ThrottleModel `json:"throttle_model,omitempty"`
 	// BurnIterationsPerMs is the burn loop's measured speed (iterations per
 	// ms of CPU) that every instance used.
 	BurnIterationsPerMs float64   `json:"burn_iterations_per_ms,omitempty"`
 	Started             time.Time `json:"started"`
+}
+
+// ThrottleModel describes CFS bandwidth control as the host (or the
+// simulator) has it.
+type ThrottleModel struct {
+	// CPUController is the cgroup version of the cpu controller (v1, v2).
+	CPUController string `json:"cpu_controller"`
+	// BurstSupported says whether the kernel has CPU burst.
+	BurstSupported bool `json:"burst_supported"`
+	// DefaultPeriodUsec is the period of a limit that names none.
+	DefaultPeriodUsec uint64 `json:"default_period_usec"`
+	// SliceUsec is the runtime a CPU takes from a group's quota at a time
+	// (sched_cfs_bandwidth_slice_us); a period can hold the quota plus what
+	// CPUs kept of the last one's slices.
+	SliceUsec uint64 `json:"bandwidth_slice_usec,omitempty"`
 }
 
 // Verdict is a preset's check, computed from what a run measured. It is

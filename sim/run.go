@@ -106,7 +106,8 @@ func (b *Backend) Prepare(_ context.Context, e *experiment.Experiment) (record.E
 	}
 	return record.Env{Hostname: "simulator", Kernel: "CFS bandwidth model", CgroupMode: "simulated", CPUController: "sim",
 		BurstSupport: true, CPUModel: "simulated", Cores: b.opt.Cores, Started: Epoch,
-		BurnIterationsPerMs: b.opt.Costs.BurnIterationsPerMs}, nil
+		BurnIterationsPerMs: b.opt.Costs.BurnIterationsPerMs,
+		ThrottleModel:       &record.ThrottleModel{CPUController: "sim", BurstSupported: true, DefaultPeriodUsec: 100000, SliceUsec: 5000}}, nil
 }
 
 // Run simulates one run and writes its files into dir.
