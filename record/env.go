@@ -22,6 +22,9 @@ type Env struct {
 	GOMAXPROCS map[string]string `json:"gomaxprocs_policy,omitempty"`
 	// ThrottleModel is how this kernel enforces a CPU limit.
 	ThrottleModel *ThrottleModel `json:"throttle_model,omitempty"`
+	// LoadGen is the group the load generator ran in (nil: the group the
+	// runner was started in, as results before it had one of its own).
+	LoadGen *LoadGenGroup `json:"loadgen_group,omitempty"`
 	// BurnIterationsPerMs is the burn loop's measured speed (iterations per
 	// ms of CPU) that every instance used.
 	BurnIterationsPerMs float64   `json:"burn_iterations_per_ms,omitempty"`
@@ -41,6 +44,14 @@ type ThrottleModel struct {
 	// (sched_cfs_bandwidth_slice_us); a period can hold the quota plus what
 	// CPUs kept of the last one's slices.
 	SliceUsec uint64 `json:"bandwidth_slice_usec,omitempty"`
+}
+
+// LoadGenGroup is the load generator's cgroup and its fixed weight.
+type LoadGenGroup struct {
+	// Path is the group's path in the cpu hierarchy.
+	Path   string `json:"path"`
+	Shares uint64 `json:"shares"`
+	Weight uint64 `json:"weight"`
 }
 
 // Verdict is a preset's check, computed from what a run measured. It is

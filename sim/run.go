@@ -36,6 +36,12 @@ type Options struct {
 	Version string
 	// Log receives one line per run, and how fast the simulation went.
 	Log io.Writer
+	// LoadGenInRoot models the load generator as a process in the root
+	// group, each of its threads weighing 1024 against the experiment's
+	// groups together, as runs recorded before it had a group of its own
+	// ran (their env.json has no loadgen_group). Otherwise it is a group
+	// beside the experiment's subtree with experiment.LoadGenShares.
+	LoadGenInRoot bool
 }
 
 // Epoch is the simulated clock's origin: results carry times from it, so the
@@ -107,7 +113,17 @@ func (b *Backend) Prepare(_ context.Context, e *experiment.Experiment) (record.E
 	return record.Env{Hostname: "simulator", Kernel: "CFS bandwidth model", CgroupMode: "simulated", CPUController: "sim",
 		BurstSupport: true, CPUModel: "simulated", Cores: b.opt.Cores, Started: Epoch,
 		BurnIterationsPerMs: b.opt.Costs.BurnIterationsPerMs,
-		ThrottleModel:       &record.ThrottleModel{CPUController: "sim", BurstSupported: true, DefaultPeriodUsec: 100000, SliceUsec: 5000}}, nil
+		ThrottleModel:       &record.ThrottleModel{CPUController: "sim", BurstSupported: true, DefaultPeriodUsec: 100000, SliceUsec: 5000},
+		LoadGen:             b.loadGen()}, nil
+}
+
+// loadGen is the load generator's group as the simulation models it (nil:
+// in the root group).
+func (b *Backend) loadGen() *record.LoadGenGroup {
+	if b.opt.LoadGenInRoot {
+		return nil
+	}
+	return &record.LoadGenGroup{Path: "throttlelab/loadgen-RUN", Shares: experiment.LoadGenShares, Weight: experiment.LoadGenWeight}
 }
 
 // Run simulates one run and writes its files into dir.
@@ -134,6 +150,7 @@ func (b *Backend) Close() error { return nil }
 func (o Options) params() Params {
 	p := DefaultParams(o.Cores)
 	p.SMT = o.SMT
+	p.RootGroup = !o.LoadGenInRoot
 	return p
 }
 
@@ -239,7 +256,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 
 	// The load generator runs outside the groups, on any core, and takes CPU
 	// for each response.
-	gen := m.NewGroup("loadgen", 1024, 0, 0, 0, nil, 0)
+	gen := m.NewGroup("loadgen", experiment.LoadGenShares, 0, 0, 0, nil, 0)
 	gen.Root = true
 	genProc := m.NewServer("loadgen", gen, opt.Cores, false)
 

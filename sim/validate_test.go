@@ -42,7 +42,7 @@ func TestValidationAgainstRealRuns(t *testing.T) {
 				costs.BurnIterationsPerMs = env.BurnIterationsPerMs
 			}
 			out := t.TempDir()
-			simulated, _, err := Run(context.Background(), e, Options{Dir: out, Cores: env.Cores, Costs: costs})
+			simulated, _, err := Run(context.Background(), e, Options{Dir: out, Cores: env.Cores, Costs: costs, LoadGenInRoot: env.LoadGen == nil})
 			if err != nil {
 				t.Fatal(err)
 			}
