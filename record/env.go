@@ -18,7 +18,8 @@ type Env struct {
 	GoVersion     string `json:"go_version"`
 	Version       string `json:"throttlelab_version"`
 	Backend       string `json:"backend"`
-	// GOMAXPROCS is each config's GOMAXPROCS policy (host, N or limit).
+	// GOMAXPROCS is each config's GOMAXPROCS policy (host, automaxprocs, go,
+	// N, or the deprecated limit).
 	GOMAXPROCS map[string]string `json:"gomaxprocs_policy,omitempty"`
 	// ThrottleModel is how this kernel enforces a CPU limit.
 	ThrottleModel *ThrottleModel `json:"throttle_model,omitempty"`
