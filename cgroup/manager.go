@@ -507,13 +507,13 @@ func hasSubdir(entries []fs.DirEntry) bool {
 	return false
 }
 
-// NewSideGroup makes a group beside the run's directory, as
-// throttlelab/<name>-<run-id> in the cpu (and cpuacct) hierarchies, with
-// settings s: it competes with all of the run's groups together as one
-// sibling, not with each of them (the load generator's place). The name
-// keeps the run id last, so RemoveStale removes it after a killed run.
+// NewSideGroup makes a group beside throttlelab/ at the top of the cpu (and
+// cpuacct) hierarchies, as throttlelab-<name>-<run-id>, with settings s: it
+// competes with the experiment's whole tree as one sibling, as a process in
+// the root group would, but with a weight of its own (the load generator's
+// place). RemoveStale removes it after a killed run.
 func (m *Manager) NewSideGroup(name string, s Settings) (*Group, error) {
-	full := name + "-" + m.runID
+	full := sidePrefix + name + "-" + m.runID
 	if err := CheckName(full); err != nil {
 		return nil, err
 	}
@@ -523,7 +523,7 @@ func (m *Manager) NewSideGroup(name string, s Settings) (*Group, error) {
 		if !ok {
 			continue
 		}
-		dir := filepath.Join(filepath.Dir(base), full)
+		dir := filepath.Join(filepath.Dir(filepath.Dir(base)), full)
 		if !slices.Contains(m.made, dir) {
 			if err := m.mkdir(dir, 0o755); err != nil {
 				return nil, fmt.Errorf("creating cgroup %s: %w", dir, err)
@@ -540,6 +540,9 @@ func (m *Manager) NewSideGroup(name string, s Settings) (*Group, error) {
 	m.groups = append(m.groups, g)
 	return g, nil
 }
+
+// sidePrefix starts the names of side groups (NewSideGroup).
+const sidePrefix = "throttlelab-"
 
 // AttachSelf moves the calling process (all its threads) into the group in
 // every hierarchy it has, and returns a function that moves it back to the

@@ -139,8 +139,8 @@ func TestSideGroupReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "loadgen-side-"; !strings.Contains(g.Dirs["cpu"], "/throttlelab/"+want) {
-		t.Errorf("side group at %s, want throttlelab/%s<pid>", g.Dirs["cpu"], want)
+	if want := "/throttlelab-loadgen-side-"; !strings.Contains(g.Dirs["cpu"], want) {
+		t.Errorf("side group at %s, want %s<pid> at the top of the hierarchy", g.Dirs["cpu"], want)
 	}
 	restore, err := g.AttachSelf()
 	if err != nil {
@@ -153,7 +153,7 @@ func TestSideGroupReal(t *testing.T) {
 	if err := restore(); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(inside), "/throttlelab/loadgen-side-") {
+	if !strings.Contains(string(inside), "/throttlelab-loadgen-side-") {
 		t.Errorf("/proc/self/cgroup while attached:\n%s", inside)
 	}
 	if uerr != nil || used <= 0 {

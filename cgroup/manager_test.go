@@ -290,13 +290,13 @@ func TestSideGroupOnFakeTrees(t *testing.T) {
 			"sys/fs/cgroup/cpuacct/cpuacct.usage":           "0\n",
 			"sys/fs/cgroup/cpu/user.slice/cgroup.procs":     "",
 			"sys/fs/cgroup/cpuacct/user.slice/cgroup.procs": "",
-		}, []string{"sys/fs/cgroup/cpu/throttlelab/loadgen-run1", "sys/fs/cgroup/cpuacct/throttlelab/loadgen-run1"}, "cpu.shares", "1024",
+		}, []string{"sys/fs/cgroup/cpu/throttlelab-loadgen-run1", "sys/fs/cgroup/cpuacct/throttlelab-loadgen-run1"}, "cpu.shares", "1024",
 			[]string{"sys/fs/cgroup/cpu/user.slice", "sys/fs/cgroup/cpuacct/user.slice"}},
 		{"v2", "v2-host", "0::/\n", map[string]string{
 			"sys/fs/cgroup/cgroup.controllers":     "cpu\n",
 			"sys/fs/cgroup/cgroup.subtree_control": "cpu\n",
 			"sys/fs/cgroup/cgroup.procs":           "",
-		}, []string{"sys/fs/cgroup/throttlelab/loadgen-run1"}, "cpu.weight", "100", []string{"sys/fs/cgroup"}},
+		}, []string{"sys/fs/cgroup/throttlelab-loadgen-run1"}, "cpu.weight", "100", []string{"sys/fs/cgroup"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m, root := fakeManager(t, tt.mountinfo, tt.procCgroup, tt.files, false)

@@ -123,7 +123,7 @@ func (b *Backend) loadGen() *record.LoadGenGroup {
 	if b.opt.LoadGenInRoot {
 		return nil
 	}
-	return &record.LoadGenGroup{Path: "throttlelab/loadgen-RUN", Shares: experiment.LoadGenShares, Weight: experiment.LoadGenWeight}
+	return &record.LoadGenGroup{Path: "throttlelab-loadgen-RUN", Shares: experiment.LoadGenShares, Weight: experiment.LoadGenWeight}
 }
 
 // Run simulates one run and writes its files into dir.

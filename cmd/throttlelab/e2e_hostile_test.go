@@ -42,7 +42,7 @@ func TestHostileSpecsRefused(t *testing.T) {
 		{"repeats 0", "spec:\n", "spec:\n  repeats: 0\n", ":5: spec.repeats: 0: want 1 to 1000"},
 		{"period 0", "limit: 500m", "limit: 500m, period: 0", ":9: spec.configs[0].cpu.period: 0s: want 1ms to 1s"},
 		{"negative period", "limit: 500m", "limit: 500m, period: -100ms", ":9: spec.configs[0].cpu.period: period -100ms: want 1ms to 1s"},
-		{"gomaxprocs 4abc", "    - name: a\n", "    - name: a\n      server: {gomaxprocs: \"4abc\"}\n", `:9: spec.configs[0].server.gomaxprocs: gomaxprocs "4abc": want host, limit or a number from 1 to 4096`},
+		{"gomaxprocs 4abc", "    - name: a\n", "    - name: a\n      server: {gomaxprocs: \"4abc\"}\n", `:9: spec.configs[0].server.gomaxprocs: gomaxprocs "4abc": want host, automaxprocs, go or a number from 1 to 4096`},
 		{"gomaxprocs 0x10", "    - name: a\n", "    - name: a\n      server: {gomaxprocs: \"0x10\"}\n", `:9: spec.configs[0].server.gomaxprocs: gomaxprocs "0x10"`},
 		{"rate .inf", "rate: 20", "rate: .inf", ":6: spec.load.rate: rate +Inf: want a finite number of requests per second"},
 		{"neighbour threads", "kind: noise}", "kind: noise, threads: 100000}", ":11: spec.neighbours[0].threads: 100000: want 1 to 4096"},
@@ -201,7 +201,7 @@ func TestCommandLineRefusals(t *testing.T) {
 		{[]string{"burst", "--busy", "soon"}, `"soon" is not a duration`},
 		{[]string{"burst", "--workers", "100000"}, "--workers 100000: want 1 to 4096"},
 		{[]string{"noise", "--threads", "100000"}, "--threads 100000: want 0 (host CPUs) to 4096"},
-		{[]string{"serve", "--gomaxprocs", "0x10"}, `--gomaxprocs "0x10": want host, limit or a number`},
+		{[]string{"serve", "--gomaxprocs", "0x10"}, `--gomaxprocs "0x10": want host, automaxprocs, go or a number`},
 		{[]string{"serve", "--burn-calibration", "inf"}, "--burn-calibration +Inf"},
 	} {
 		r := run(t, tt.args...)
