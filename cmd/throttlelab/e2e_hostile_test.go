@@ -118,7 +118,7 @@ spec:
     - name: limited
       instances: 2
       cpu: {request: 250m, limit: 500m, burst: 20ms}
-      server: {gomaxprocs: limit}
+      server: {gomaxprocs: go}
     - name: pinned
       cpu: {limit: "1", cpuset: "1"}
       server: {gomaxprocs: "3", single: true}
@@ -147,7 +147,7 @@ spec:
 	if got != string(want) {
 		t.Errorf("validate printed\n%s\nwant (%s)\n%s", got, golden, want)
 	}
-	if r := run(t, "validate", spec, "--yaml", "--cores", "2"); r.code != 0 || !strings.Contains(r.stdout, "quota") && !strings.Contains(r.stdout, "gomaxprocs: limit") {
+	if r := run(t, "validate", spec, "--yaml", "--cores", "2"); r.code != 0 || !strings.Contains(r.stdout, "quota") && !strings.Contains(r.stdout, "gomaxprocs: go") {
 		t.Errorf("--yaml: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// run --dry-run shows the same on this machine, and starts nothing.
