@@ -506,3 +506,89 @@ func hasSubdir(entries []fs.DirEntry) bool {
 	}
 	return false
 }
+
+// NewSideGroup makes a group beside throttlelab/ at the top of the cpu (and
+// cpuacct) hierarchies, as throttlelab-<name>-<run-id>, with settings s: it
+// competes with the experiment's whole tree as one sibling, as a process in
+// the root group would, but with a weight of its own (the load generator's
+// place). RemoveStale removes it after a killed run.
+func (m *Manager) NewSideGroup(name string, s Settings) (*Group, error) {
+	full := sidePrefix + name + "-" + m.runID
+	if err := CheckName(full); err != nil {
+		return nil, err
+	}
+	g := &Group{Name: name, Dirs: map[string]string{}, Settings: s, m: m}
+	for _, c := range []string{"cpu", "cpuacct"} {
+		base, ok := m.base[c]
+		if !ok {
+			continue
+		}
+		dir := filepath.Join(filepath.Dir(filepath.Dir(base)), full)
+		if !slices.Contains(m.made, dir) {
+			if err := m.mkdir(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("creating cgroup %s: %w", dir, err)
+			}
+			m.made = append(m.made, dir)
+		}
+		g.Dirs[c] = dir
+	}
+	for _, w := range s.Writes(m.version, m.burst) {
+		if err := writeFile(g.Dirs[w.Controller], w.File, w.Value); err != nil {
+			return nil, fmt.Errorf("group %s: %w", full, err)
+		}
+	}
+	m.groups = append(m.groups, g)
+	return g, nil
+}
+
+// sidePrefix starts the names of side groups (NewSideGroup).
+const sidePrefix = "throttlelab-"
+
+// AttachSelf moves the calling process (all its threads) into the group in
+// every hierarchy it has, and returns a function that moves it back to the
+// groups it was in (or, if those are gone, to each hierarchy's root). The
+// process must be moved back before the group is removed: a group that
+// holds a process cannot be removed, and Cleanup(true) kills what is left in
+// the run's groups.
+func (g *Group) AttachSelf() (restore func() error, err error) {
+	b, err := os.ReadFile(filepath.Join(g.m.root, "proc/self/cgroup"))
+	if err != nil {
+		return nil, err
+	}
+	lines, err := ParseProcCgroup(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	type back struct{ dir, mount string }
+	var was []back
+	var seen []string
+	for _, c := range []string{"cpu", "cpuacct", "cpuset"} {
+		d, ok := g.Dirs[c]
+		if !ok || slices.Contains(seen, d) {
+			continue
+		}
+		seen = append(seen, d)
+		mnt, dir, err := g.m.layout.processGroup(lines, c)
+		if err != nil {
+			return nil, err
+		}
+		was = append(was, back{filepath.Join(g.m.root, dir), filepath.Join(g.m.root, mnt.MountPoint)})
+	}
+	pid := strconv.Itoa(os.Getpid())
+	restore = func() error {
+		var errs []error
+		for _, b := range was {
+			if err := writeFile(b.dir, "cgroup.procs", pid); err != nil {
+				if err2 := writeFile(b.mount, "cgroup.procs", pid); err2 != nil {
+					errs = append(errs, fmt.Errorf("moving this process back out of group %s: %w", g.Name, err))
+				}
+			}
+		}
+		return errors.Join(errs...)
+	}
+	if err := g.Attach(os.Getpid()); err != nil {
+		restore()
+		return nil, err
+	}
+	return restore, nil
+}

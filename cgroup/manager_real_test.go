@@ -116,3 +116,50 @@ func TestManagerReal(t *testing.T) {
 		}
 	}
 }
+
+// TestSideGroupReal moves this test process into a real side group (the load
+// generator's place), sees the kernel put it there and charge its CPU to the
+// group, moves it back where it was and removes the group.
+func TestSideGroupReal(t *testing.T) {
+	cgrouptest.Require(t)
+	before, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := cgroup.NewManager("/", fmt.Sprintf("side-%d", os.Getpid()), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := m.Cleanup(false); err != nil {
+			t.Error(err)
+		}
+	}()
+	g, err := m.NewSideGroup("loadgen", cgroup.Settings{QuotaUsec: -1, Shares: 1024, Weight: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "/throttlelab-loadgen-side-"; !strings.Contains(g.Dirs["cpu"], want) {
+		t.Errorf("side group at %s, want %s<pid> at the top of the hierarchy", g.Dirs["cpu"], want)
+	}
+	restore, err := g.AttachSelf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inside, _ := os.ReadFile("/proc/self/cgroup")
+	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+	}
+	used, uerr := g.Usage()
+	if err := restore(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(inside), "/throttlelab-loadgen-side-") {
+		t.Errorf("/proc/self/cgroup while attached:\n%s", inside)
+	}
+	if uerr != nil || used <= 0 {
+		t.Errorf("the group was charged %s (%v) for spinning in it", used, uerr)
+	}
+	if after, _ := os.ReadFile("/proc/self/cgroup"); string(after) != string(before) {
+		t.Errorf("not moved back:\nbefore\n%s\nafter\n%s", before, after)
+	}
+}

@@ -1,9 +1,12 @@
 package cgroup
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -271,5 +274,70 @@ func TestManagerWithoutCPUController(t *testing.T) {
 	root := fakeRoot(t, "v2-host", "0::/\n", map[string]string{"sys/fs/cgroup/cgroup.controllers": "memory pids\n"})
 	if _, err := NewManager(root, "run1", false); err == nil || !strings.Contains(err.Error(), "cannot be enforced") {
 		t.Errorf("error %v, want one saying limits cannot be enforced", err)
+	}
+}
+
+func TestSideGroupOnFakeTrees(t *testing.T) {
+	for _, tt := range []struct {
+		name, mountinfo, procCgroup string
+		files                       map[string]string
+		dirs                        []string // the side group's, relative to root
+		weightFile, weight          string
+		back                        []string // where restore puts the process back
+	}{
+		{"v1 hybrid", "hybrid-host", "1:cpu:/user.slice\n2:cpuacct:/user.slice\n", map[string]string{
+			"sys/fs/cgroup/unified/cgroup.controllers":      "memory pids\n",
+			"sys/fs/cgroup/cpuacct/cpuacct.usage":           "0\n",
+			"sys/fs/cgroup/cpu/user.slice/cgroup.procs":     "",
+			"sys/fs/cgroup/cpuacct/user.slice/cgroup.procs": "",
+		}, []string{"sys/fs/cgroup/cpu/throttlelab-loadgen-run1", "sys/fs/cgroup/cpuacct/throttlelab-loadgen-run1"}, "cpu.shares", "1024",
+			[]string{"sys/fs/cgroup/cpu/user.slice", "sys/fs/cgroup/cpuacct/user.slice"}},
+		{"v2", "v2-host", "0::/\n", map[string]string{
+			"sys/fs/cgroup/cgroup.controllers":     "cpu\n",
+			"sys/fs/cgroup/cgroup.subtree_control": "cpu\n",
+			"sys/fs/cgroup/cgroup.procs":           "",
+		}, []string{"sys/fs/cgroup/throttlelab-loadgen-run1"}, "cpu.weight", "100", []string{"sys/fs/cgroup"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m, root := fakeManager(t, tt.mountinfo, tt.procCgroup, tt.files, false)
+			g, err := m.NewSideGroup("loadgen", Settings{QuotaUsec: -1, Shares: 1024, Weight: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range tt.dirs {
+				if !slices.Contains(slices.Collect(maps.Values(g.Dirs)), filepath.Join(root, d)) {
+					t.Errorf("side group dirs %v lack %s", g.Dirs, d)
+				}
+			}
+			if got := read(t, filepath.Join(root, tt.dirs[0], tt.weightFile)); got != tt.weight {
+				t.Errorf("%s = %q, want %s", tt.weightFile, got, tt.weight)
+			}
+			restore, err := g.AttachSelf()
+			if err != nil {
+				t.Fatal(err)
+			}
+			pid := strconv.Itoa(os.Getpid())
+			for _, d := range tt.dirs {
+				if got := read(t, filepath.Join(root, d, "cgroup.procs")); got != pid {
+					t.Errorf("%s/cgroup.procs = %q, want this process %s", d, got, pid)
+				}
+			}
+			if err := restore(); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range tt.back {
+				if got := read(t, filepath.Join(root, d, "cgroup.procs")); got != pid {
+					t.Errorf("moved back: %s/cgroup.procs = %q, want %s", d, got, pid)
+				}
+			}
+			if err := m.Cleanup(false); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range tt.dirs {
+				if _, err := os.Stat(filepath.Join(root, d)); !os.IsNotExist(err) {
+					t.Errorf("%s left behind", d)
+				}
+			}
+		})
 	}
 }

@@ -17,6 +17,9 @@ type UsageSample struct {
 	// Throttled holds each group's cumulative count of throttled periods
 	// (nr_throttled), so a report can mark the periods where they happened.
 	Throttled []uint64
+	// Periods holds each group's cumulative count of periods (nr_periods):
+	// where it moves, one of the group's own periods ended (PeakTracker).
+	Periods []uint64
 }
 
 // usageFile is one group's counters, kept open (PreadFile): a sample is one
@@ -50,39 +53,38 @@ func openUsage(g *Group) (*usageFile, error) {
 	return &usageFile{usage: u, stat: stat}, nil
 }
 
-// read returns the group's usage and, with withThrottled, its count of
-// throttled periods (on v1 that costs a second read, of cpu.stat).
-func (u *usageFile) read(withThrottled bool) (time.Duration, uint64, error) {
-	var usage time.Duration
+// read returns the group's usage and, with withStat, its counts of throttled
+// periods and of periods (on v1 that costs a second read, of cpu.stat).
+func (u *usageFile) read(withStat bool) (usage time.Duration, throttled, periods uint64, err error) {
 	if u.usage != nil {
 		b, err := u.usage.Read()
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, 0, err
 		}
 		v, err := ParseUintPrefix(b)
 		if err != nil {
-			return 0, 0, fmt.Errorf("cpuacct.usage: %w", err)
+			return 0, 0, 0, fmt.Errorf("cpuacct.usage: %w", err)
 		}
 		usage = time.Duration(v)
-		if !withThrottled {
-			return usage, 0, nil
+		if !withStat {
+			return usage, 0, 0, nil
 		}
 	}
 	b, err := u.stat.Read()
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	c, err := ParseCPUCounters(b)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, 0, err
 	}
 	if u.usage == nil {
 		if !c.HasUsage {
-			return 0, 0, errors.New("cpu.stat has no usage_usec")
+			return 0, 0, 0, errors.New("cpu.stat has no usage_usec")
 		}
 		usage = time.Duration(c.UsageUsec) * time.Microsecond
 	}
-	return usage, c.ThrottledPeriods, nil
+	return usage, c.ThrottledPeriods, c.Periods, nil
 }
 
 // Sampler reads the CPU usage of groups at a fixed interval.
@@ -105,16 +107,20 @@ func NewSampler(groups []*Group) (*Sampler, error) {
 }
 
 // Sample reads every group's usage once into dst (len(groups) long), and,
-// when throttled is not nil, its count of throttled periods.
-func (s *Sampler) Sample(dst []time.Duration, throttled []uint64) error {
+// when throttled and periods are not nil, its counts of throttled periods and
+// of periods.
+func (s *Sampler) Sample(dst []time.Duration, throttled, periods []uint64) error {
 	for i, u := range s.files {
-		v, thr, err := u.read(throttled != nil)
+		v, thr, n, err := u.read(throttled != nil || periods != nil)
 		if err != nil {
 			return err
 		}
 		dst[i] = v
 		if throttled != nil {
 			throttled[i] = thr
+		}
+		if periods != nil {
+			periods[i] = n
 		}
 	}
 	return nil
@@ -128,8 +134,9 @@ func (s *Sampler) Run(ctx context.Context, interval time.Duration, emit func(Usa
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
-		u := UsageSample{At: time.Since(start), Usage: make([]time.Duration, len(s.files)), Throttled: make([]uint64, len(s.files))}
-		if err := s.Sample(u.Usage, u.Throttled); err != nil {
+		n := len(s.files)
+		u := UsageSample{At: time.Since(start), Usage: make([]time.Duration, n), Throttled: make([]uint64, n), Periods: make([]uint64, n)}
+		if err := s.Sample(u.Usage, u.Throttled, u.Periods); err != nil {
 			return err
 		}
 		emit(u)

@@ -87,7 +87,7 @@ func BenchmarkSampler16(b *testing.B) {
 	dst, thr := make([]time.Duration, len(gs)), make([]uint64, len(gs))
 	b.Run("sampler", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
-			if err := s.Sample(dst, thr); err != nil {
+			if err := s.Sample(dst, thr, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

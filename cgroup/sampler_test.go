@@ -26,13 +26,13 @@ func TestSamplerOnFakeTrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	got, thr := make([]time.Duration, 2), make([]uint64, 2)
-	if err := s.Sample(got, thr); err != nil || got[0] != 1500*time.Microsecond || got[1] != 42 || thr[0] != 3 || thr[1] != 0 {
-		t.Errorf("v1 sample %v %v, %v", got, thr, err)
+	got, thr, per := make([]time.Duration, 2), make([]uint64, 2), make([]uint64, 2)
+	if err := s.Sample(got, thr, per); err != nil || got[0] != 1500*time.Microsecond || got[1] != 42 || thr[0] != 3 || thr[1] != 0 || per[0] != 10 || per[1] != 0 {
+		t.Errorf("v1 sample %v %v %v, %v", got, thr, per, err)
 	}
 	// The counter is read afresh each time (pread at offset 0).
 	os.WriteFile(filepath.Join(a.Dirs["cpuacct"], "cpuacct.usage"), []byte("2000000\n"), 0o644)
-	s.Sample(got, nil)
+	s.Sample(got, nil, nil)
 	if got[0] != 2*time.Millisecond {
 		t.Errorf("second sample %v", got[0])
 	}
@@ -54,7 +54,7 @@ func TestSamplerOnFakeTrees(t *testing.T) {
 			cancel()
 		}
 	})
-	if len(samples) != 3 || samples[2].Usage[0] != 777*time.Microsecond || samples[2].Throttled[0] != 4 || samples[2].At < samples[1].At {
+	if len(samples) != 3 || samples[2].Usage[0] != 777*time.Microsecond || samples[2].Throttled[0] != 4 || samples[2].Periods[0] != 9 || samples[2].At < samples[1].At {
 		t.Errorf("v2 samples %+v", samples)
 	}
 }

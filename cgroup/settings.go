@@ -22,6 +22,28 @@ type Settings struct {
 	Cpus, Mems string
 }
 
+// QuotaPeriod is the CFS period of a group with a quota (the kernel's 100 ms
+// when PeriodUsec is 0), and 0 for a group without one: it has no periods.
+func (s Settings) QuotaPeriod() time.Duration {
+	switch {
+	case s.QuotaUsec <= 0:
+		return 0
+	case s.PeriodUsec == 0:
+		return 100 * time.Millisecond
+	}
+	return time.Duration(s.PeriodUsec) * time.Microsecond
+}
+
+// LimitCores is the most the group can use within one period, in cores:
+// (quota + burst) / period, 0 without a quota.
+func (s Settings) LimitCores() float64 {
+	p := s.QuotaPeriod()
+	if p == 0 {
+		return 0
+	}
+	return float64(time.Duration(s.QuotaUsec+int64(s.BurstUsec))*time.Microsecond) / float64(p)
+}
+
 // FieldError is a bad CPU setting; Field names it (request, limit, period, burst).
 type FieldError struct {
 	Field string

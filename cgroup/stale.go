@@ -12,7 +12,8 @@ import (
 // RemoveStale removes the groups of runs whose runner died without cleaning up
 // (killed with SIGKILL, say): under throttlelab/ in every cpu, cpuacct and cpuset
 // hierarchy, a run directory named NAME-PID whose PID is no longer alive and whose
-// groups hold no process. It returns the directories it removed.
+// groups hold no process, and the run's side groups (throttlelab-KIND-NAME-PID
+// beside throttlelab/). It returns the directories it removed.
 func RemoveStale(root string) ([]string, error) {
 	l, err := ReadLayout(root)
 	if err != nil {
@@ -30,6 +31,22 @@ func RemoveStale(root string) ([]string, error) {
 	var removed []string
 	var errs []error
 	for _, m := range mounts {
+		// Side groups (NewSideGroup): throttlelab-NAME-RUNID at the top.
+		tops, _ := os.ReadDir(m)
+		for _, d := range tops {
+			if !d.IsDir() || !strings.HasPrefix(d.Name(), sidePrefix) || !staleRun(d.Name()) {
+				continue
+			}
+			dir := filepath.Join(m, d.Name())
+			if busy(dir) {
+				continue
+			}
+			if err := os.Remove(dir); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			removed = append(removed, dir)
+		}
 		runs, _ := os.ReadDir(filepath.Join(m, "throttlelab"))
 		for _, r := range runs {
 			if !r.IsDir() || !staleRun(r.Name()) {

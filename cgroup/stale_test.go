@@ -2,6 +2,8 @@ package cgroup
 
 import (
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -20,6 +22,38 @@ func TestStaleRun(t *testing.T) {
 	for _, tt := range tests {
 		if got := staleRun(tt.name); got != tt.want {
 			t.Errorf("staleRun(%q) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestRemoveStaleSideGroups: a killed run's side group (the load
+// generator's, beside throttlelab/) is removed; a live run's, a busy one and
+// other groups at the top are left alone.
+func TestRemoveStaleSideGroups(t *testing.T) {
+	root := fakeRoot(t, "v2-host", "0::/\n", map[string]string{
+		"sys/fs/cgroup/cgroup.controllers":                           "cpu\n",
+		"sys/fs/cgroup/throttlelab-loadgen-x-999999999/cpu.weight":   "", // stale: removed
+		"sys/fs/cgroup/throttlelab-loadgen-x-999999998/cgroup.procs": "42\n",
+	})
+	live := "throttlelab-loadgen-x-" + strconv.Itoa(os.Getpid())
+	for _, d := range []string{live, "throttlelab-other", "system.slice"} {
+		if err := os.Mkdir(filepath.Join(root, "sys/fs/cgroup", d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// cgroupfs lets rmdir remove a group with its files; a fake tree needs
+	// them gone first.
+	os.Remove(filepath.Join(root, "sys/fs/cgroup/throttlelab-loadgen-x-999999999/cpu.weight"))
+	removed, err := RemoveStale(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{filepath.Join(root, "sys/fs/cgroup/throttlelab-loadgen-x-999999999")}; !slices.Equal(removed, want) {
+		t.Errorf("removed %q, want %q", removed, want)
+	}
+	for _, d := range []string{live, "throttlelab-other", "system.slice", "throttlelab-loadgen-x-999999998"} {
+		if _, err := os.Stat(filepath.Join(root, "sys/fs/cgroup", d)); err != nil {
+			t.Errorf("%s: %v", d, err)
 		}
 	}
 }

@@ -350,6 +350,9 @@ func (r *resolver) configs(e *Experiment) error {
 		if err := r.cpu(&c.CPU, path+".cpu", wm); err != nil {
 			return err
 		}
+		if why := c.Server.GOMAXPROCS.Deprecated(); why != "" {
+			r.warn(path+".server.gomaxprocs", "%s", why)
+		}
 	}
 	if s.Reference == "" {
 		s.Reference = s.Configs[0].Name

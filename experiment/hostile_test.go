@@ -51,7 +51,7 @@ func TestHostileSpecs(t *testing.T) {
 		{"negative burst", "limit: 500m", "limit: 500m\n        burst: -1ms", "spec.configs[0].cpu.burst: burst -1ms: must not be negative"},
 		{"zero limit", "limit: 500m", "limit: 0", "spec.configs[0].cpu.limit: 0 is no limit to the kubelet"},
 		{"zero request", "limit: 500m", "request: 0m", "spec.configs[0].cpu.request: 0m requests nothing"},
-		{"gomaxprocs with letters", "    - name: a\n", "    - name: a\n      server: {gomaxprocs: \"4abc\"}\n", `h.yaml:12: spec.configs[0].server.gomaxprocs: gomaxprocs "4abc": want host, limit or a number from 1 to 4096`},
+		{"gomaxprocs with letters", "    - name: a\n", "    - name: a\n      server: {gomaxprocs: \"4abc\"}\n", `h.yaml:12: spec.configs[0].server.gomaxprocs: gomaxprocs "4abc": want host, automaxprocs, go or a number from 1 to 4096`},
 		{"gomaxprocs in hex", "    - name: a\n", "    - name: a\n      server: {gomaxprocs: 0x10}\n", `spec.configs[0].server.gomaxprocs: gomaxprocs "0x10"`},
 		{"gomaxprocs huge", "    - name: a\n", "    - name: a\n      server: {gomaxprocs: 1000000}\n", `spec.configs[0].server.gomaxprocs: gomaxprocs "1000000"`},
 		{"infinite rate", "rate: 10", "rate: .inf", "h.yaml:8: spec.load.rate: rate +Inf: want a finite number"},
@@ -153,6 +153,9 @@ func TestWarnings(t *testing.T) {
 			"h.yaml:13: spec.configs[0].cpu.limit: 0.2501 is finer than a millicore: Kubernetes rounds it up to 251m"}},
 		{"on a neighbour", "      kind: noise\n", "      kind: noise\n      cpu: {request: 1m}\n", []string{
 			"h.yaml:17: spec.neighbours[0].cpu.request: a request of 1m is 1 cpu.shares; the kubelet sets at least 2 (as for 2m)"}},
+		{"deprecated gomaxprocs limit", "    - name: a\n", "    - name: a\n      server: {gomaxprocs: limit}\n", []string{
+			`h.yaml:12: spec.configs[0].server.gomaxprocs: gomaxprocs "limit" is deprecated: it is the quota rounded up, at least 1, which neither automaxprocs (rounded down, at least 1) nor Go 1.25+ (rounded up, at least 2) does; write automaxprocs or go`}},
+		{"gomaxprocs go: no warning", "    - name: a\n", "    - name: a\n      server: {gomaxprocs: go}\n", nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e, err := Parse([]byte(strings.Replace(hostile, tt.from, tt.to, 1)), "h.yaml")

@@ -125,8 +125,10 @@ type CPU struct {
 
 // Server is the concurrency of the server instances.
 type Server struct {
-	// GOMAXPROCS is host (the default: all host CPUs), N, or limit (the CPU
-	// limit rounded up).
+	// GOMAXPROCS is host (the default: all host CPUs), N, automaxprocs (the
+	// CPU limit rounded down, at least 1), go (the Go 1.25+ runtime's
+	// default: rounded up, at least 2, at most the CPUs) or the deprecated
+	// limit (rounded up, at least 1); see units.GOMAXPROCS.
 	GOMAXPROCS units.GOMAXPROCS `yaml:"gomaxprocs"`
 	Single     bool             `yaml:"single,omitempty"`
 	CPUClock   *bool            `yaml:"cpuClock,omitempty"`

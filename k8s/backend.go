@@ -544,7 +544,9 @@ func (x *Backend) assemble(ctx context.Context, run experiment.Run, co *ConfigOb
 		return err
 	}
 	for i, name := range rs.Instances {
-		st := record.UsageStatsOf(samples, i)
+		// The servers' windows carry no nr_periods, so no peak within a
+		// period (peak_period_cores) for Kubernetes runs yet: no settings.
+		st := record.UsageStatsOf(samples, i, cgroup.Settings{})
 		// The window also holds the load pod's start and the poll after its
 		// end, both idle: the mean is over the load's own time, as locally.
 		if sum.DurationSec > 0 && len(samples) > 1 {

@@ -3,6 +3,7 @@ package local
 import (
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,6 +23,10 @@ func ReadEnv(m *cgroup.Manager) record.Env {
 	}
 	if m != nil {
 		e.CgroupMode, e.CPUController, e.BurstSupport = string(m.Layout().Mode), m.Version(), m.BurstSupported()
+		e.ThrottleModel = &record.ThrottleModel{CPUController: m.Version(), BurstSupported: m.BurstSupported(), DefaultPeriodUsec: 100000}
+		if b, err := os.ReadFile("/proc/sys/kernel/sched_cfs_bandwidth_slice_us"); err == nil {
+			e.ThrottleModel.SliceUsec, _ = strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+		}
 	}
 	if n, err := cgroup.OnlineCPUs("/"); err == nil {
 		e.Cores = n

@@ -40,6 +40,7 @@ type Backend struct {
 	e   *experiment.Experiment
 	m   *cgroup.Manager
 	cal workload.BurnCalibration
+	lg  *cgroup.Group // the load generator's group
 }
 
 // New returns the local backend.
@@ -81,6 +82,10 @@ func (x *Backend) Prepare(_ context.Context, e *experiment.Experiment) (record.E
 		return record.Env{}, err
 	}
 	x.m = m
+	lgSet := cgroup.Settings{QuotaUsec: -1, Shares: experiment.LoadGenShares, Weight: experiment.LoadGenWeight}
+	if x.lg, err = m.NewSideGroup("loadgen", lgSet); err != nil {
+		return record.Env{}, fmt.Errorf("the load generator's group: %w", err)
+	}
 	cal, err := workload.CalibrateBurn(20_000_000, 5)
 	if err != nil {
 		return record.Env{}, err
@@ -90,6 +95,7 @@ func (x *Backend) Prepare(_ context.Context, e *experiment.Experiment) (record.E
 	// from it when it is compared with this run.
 	env := ReadEnv(m)
 	env.BurnIterationsPerMs = cal.IterationsPerMs
+	env.LoadGen = &record.LoadGenGroup{Path: x.lg.Dirs["cpu"], Shares: lgSet.Shares, Weight: lgSet.Weight}
 	return env, nil
 }
 
@@ -188,6 +194,22 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 		targets = append(targets, p.url)
 	}
 
+	// The load generator (this process, with its sampler) runs in its own
+	// group from the warm-up to the end of the load.
+	restore, err := x.lg.AttachSelf()
+	if err != nil {
+		return nil, fmt.Errorf("moving the load generator into its group: %w", err)
+	}
+	restored := false
+	leave := func() error {
+		if restored {
+			return nil
+		}
+		restored = true
+		return restore()
+	}
+	defer leave()
+
 	lc := x.e.RunLoadConfig(run)
 	lc.Targets = targets
 	if w := x.e.Spec.Warmup.Duration; w > 0 {
@@ -258,6 +280,9 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 	if pr := <-probeDone; pr != nil {
 		rs.Probe = pr.Summary
 	}
+	if err := leave(); err != nil {
+		return nil, err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -284,11 +309,11 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 			if rs.NeighbourUsage == nil {
 				rs.NeighbourUsage = map[string]record.UsageStats{}
 			}
-			rs.NeighbourUsage[g.Name] = record.UsageStatsOf(*samples, i)
+			rs.NeighbourUsage[g.Name] = record.UsageStatsOf(*samples, i, g.Settings)
 		}
 	}
 	for i, name := range rs.Instances {
-		rs.Usage[name] = record.UsageStatsOf(*samples, i)
+		rs.Usage[name] = record.UsageStatsOf(*samples, i, settings)
 	}
 	rs.Summary = res.Summary
 	// Stop the neighbours now, so what they print is complete before the rename.

@@ -27,8 +27,9 @@ type Run struct {
 	// warm-up), and Total their sum.
 	CPUStat map[string]cgroup.CPUStat `json:"cpu_stat"`
 	Total   cgroup.CPUStat            `json:"cpu_stat_total"`
-	// Usage of each instance in cores: mean over the run, and the highest
-	// 100 ms and 1 s windows (from the 10 ms samples).
+	// Usage of each instance in cores: mean over the run, the highest
+	// rolling 100 ms and 1 s windows, and the highest use within one of its
+	// own CFS periods (from the 10 ms samples).
 	Usage      map[string]UsageStats     `json:"usage_cores"`
 	Neighbours map[string]cgroup.CPUStat `json:"neighbour_cpu_stat,omitempty"`
 	// NeighbourUsage is each neighbour group's use in cores, like Usage.
@@ -38,11 +39,21 @@ type Run struct {
 	Seconds        float64               `json:"seconds"`
 }
 
-// UsageStats is an instance's CPU use in cores at three resolutions.
+// UsageStats is an instance's CPU use in cores at three resolutions, and
+// within its own CFS periods.
 type UsageStats struct {
-	Mean      float64 `json:"mean"`
+	Mean float64 `json:"mean"`
+	// Peak100ms and Peak1s are the highest use over rolling windows. A
+	// rolling 100 ms window that straddles a period boundary can hold most
+	// of two periods' quota, so a limited group's Peak100ms can read up to
+	// about twice its limit.
 	Peak100ms float64 `json:"peak_100ms"`
 	Peak1s    float64 `json:"peak_1s"`
+	// PeakPeriod is the highest use within one of the group's own periods,
+	// between the samples where nr_periods moved (cgroup.PeakTracker): at
+	// most quota + burst per period, up to the sampling error documented
+	// there. 0 for a group without a quota, or whose period timer never ran.
+	PeakPeriod float64 `json:"peak_period,omitempty"`
 }
 
 // ThrottledPct is the share of periods in which the run's instances were throttled.
@@ -53,8 +64,9 @@ func (r *Run) ThrottledPct() float64 {
 	return 100 * float64(r.Total.ThrottledPeriods) / float64(r.Total.Periods)
 }
 
-// UsageStatsOf computes one group's use in cores from cumulative samples.
-func UsageStatsOf(samples []cgroup.UsageSample, i int) UsageStats {
+// UsageStatsOf computes one group's use in cores from cumulative samples;
+// set is the group's CPU settings (its period, quota and burst).
+func UsageStatsOf(samples []cgroup.UsageSample, i int, set cgroup.Settings) UsageStats {
 	var st UsageStats
 	if len(samples) < 2 {
 		return st
@@ -76,5 +88,28 @@ func UsageStatsOf(samples []cgroup.UsageSample, i int) UsageStats {
 		return best
 	}
 	st.Peak100ms, st.Peak1s = peak(100*time.Millisecond), peak(time.Second)
+	st.PeakPeriod = PeakPeriodOf(samples, i, set)
 	return st
+}
+
+// PeakPeriodOf is the highest use in cores within one of group i's own CFS
+// periods, from samples that carry nr_periods (0 without a quota, or
+// without two period boundaries in the samples).
+func PeakPeriodOf(samples []cgroup.UsageSample, i int, set cgroup.Settings) float64 {
+	period := set.QuotaPeriod()
+	if period <= 0 {
+		return 0
+	}
+	tr := cgroup.NewPeakTracker(period, period)
+	tr.SetLimit(set.LimitCores())
+	for _, s := range samples {
+		if len(s.Periods) <= i {
+			return 0
+		}
+		tr.Add(cgroup.PeakPoint{At: s.At, UsageNs: uint64(s.Usage[i]), Periods: s.Periods[i], Throttled: s.Throttled[i]})
+	}
+	if cores, basis, _, ok := tr.Take(); ok && basis == cgroup.BasisPeriod {
+		return cores
+	}
+	return 0
 }

@@ -32,6 +32,9 @@ type ConfigSummary struct {
 	MeanCores      float64 `json:"mean_cores"`
 	Peak100msCores float64 `json:"peak_100ms_cores"`
 	Peak1sCores    float64 `json:"peak_1s_cores"`
+	// PeakPeriodCores is the busiest instance's highest use within one of
+	// its own CFS periods (UsageStats.PeakPeriod; 0 without a quota).
+	PeakPeriodCores float64 `json:"peak_period_cores,omitempty"`
 	// SameInstanceRate is the share of consecutive requests that went to the
 	// same instance (mean over repeats); Instances the config's count.
 	SameInstanceRate float64 `json:"same_instance_rate"`
@@ -110,6 +113,7 @@ func Aggregate(c experiment.Config, load string, runs []*Run) ConfigSummary {
 			cs.MeanCores += u.Mean / n
 			cs.Peak100msCores = max(cs.Peak100msCores, u.Peak100ms)
 			cs.Peak1sCores = max(cs.Peak1sCores, u.Peak1s)
+			cs.PeakPeriodCores = max(cs.PeakPeriodCores, u.PeakPeriod)
 		}
 		cs.SameInstanceRate += r.Summary.SameInstanceRate / n
 		cs.MaxMs = max(cs.MaxMs, r.Summary.Latency.Max)

@@ -55,7 +55,7 @@ func WriteTable(w io.Writer, rows []Row, color bool) {
 		// not count towards the column widths.
 		var b strings.Builder
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "config\truns\trequests\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\tp99/ref\tthrottled\tthrottled s\tstall ms\tmean cores\tpeak 100ms\t")
+		fmt.Fprintln(tw, "config\truns\trequests\terrors\treq/s\tp50 ms\tp90 ms\tp99 ms\tp99.9 ms\tmax ms\tp99/ref\tthrottled\tthrottled s\tstall ms\tmean cores\tperiod peak\trolling 100ms peak\t")
 		// Under each row with intervals, a line of the 95% intervals under
 		// the figures they belong to.
 		var lineRow []int
@@ -65,15 +65,19 @@ func WriteTable(w io.Writer, rows []Row, color bool) {
 			if r.P99VsReference > 0 {
 				ratio = fmt.Sprintf("%.2fx", r.P99VsReference)
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%s\t%.2f\t%.2f\t\n", r.Label, r.Repeats, r.Requests, r.Errors, r.ThroughputRPS,
-				FormatMs(r.P50Ms), FormatMs(r.P90Ms), FormatMs(r.P99Ms), FormatMs(r.P999Ms), FormatMs(r.MaxMs), ratio, r.ThrottledPct, r.ThrottledSec(), FormatMs(r.StallMs), r.MeanCores, r.Peak100msCores)
+			periodPeak := "-"
+			if r.PeakPeriodCores > 0 {
+				periodPeak = fmt.Sprintf("%.2f", r.PeakPeriodCores)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f%%\t%.2f\t%s\t%.2f\t%s\t%.2f\t\n", r.Label, r.Repeats, r.Requests, r.Errors, r.ThroughputRPS,
+				FormatMs(r.P50Ms), FormatMs(r.P90Ms), FormatMs(r.P99Ms), FormatMs(r.P999Ms), FormatMs(r.MaxMs), ratio, r.ThrottledPct, r.ThrottledSec(), FormatMs(r.StallMs), r.MeanCores, periodPeak, r.Peak100msCores)
 			lineRow = append(lineRow, i)
 			if r.P99MsCI95 != nil {
 				ratio := ""
 				if iv := r.P99VsReferenceCI95; iv != nil && !r.IsReference {
 					ratio = fmt.Sprintf("%.2f-%.2fx", iv[0], iv[1])
 				}
-				fmt.Fprintf(tw, "95%% interval\t\t\t\t\t%s\t%s\t%s\t%s\t\t%s\t\t\t\t\t\t\n",
+				fmt.Fprintf(tw, "95%% interval\t\t\t\t\t%s\t%s\t%s\t%s\t\t%s\t\t\t\t\t\t\t\n",
 					FormatInterval(r.P50MsCI95), FormatInterval(r.P90MsCI95), FormatInterval(r.P99MsCI95), FormatInterval(r.P999MsCI95), ratio)
 				lineRow = append(lineRow, -2)
 			}

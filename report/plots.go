@@ -253,6 +253,17 @@ func usageCharts(es []*entry, load, id string, maxInstances int) (charts []*Char
 			if limit > 0 {
 				c.HLines = []HLine{{Y: limit, Label: fmt.Sprintf("limit %s cores", fmtNum(limit))}}
 			}
+			// The highest use within one of the group's own periods: at most
+			// the limit (plus burst), unlike the 100 ms windows that straddle
+			// two periods. One label when it sits on the limit line.
+			if pk := run.Usage[name].PeakPeriod; pk > 0 {
+				label := fmt.Sprintf("peak within a period %s", fmtNum(pk))
+				if len(c.HLines) > 0 && math.Abs(pk-limit) < 0.04*limit {
+					c.HLines[0].Label += ", " + label
+				} else {
+					c.HLines = append(c.HLines, HLine{Y: pk, Label: label})
+				}
+			}
 			c.Marks = throttleMarks(g)
 			charts = append(charts, c)
 		}

@@ -26,6 +26,12 @@ type Params struct {
 	// alone in the same CPU time (time is still accounted in full).
 	SMT      bool
 	SMTSpeed float64
+	// RootGroup puts the threads of root groups (the load generator) in one
+	// group beside the experiment's subtree: together they weigh their
+	// group's Shares against the experiment's groups together (1024), as
+	// the local backend places the load generator. Without it each weighs
+	// 1024, as a process in the root group.
+	RootGroup bool `json:",omitempty"`
 }
 
 // DefaultParams are the kernel's defaults.
@@ -189,18 +195,20 @@ func (m *Machine) flush() {
 // reschedule sets the rates on a core and schedules its next event: the first
 // chunk to finish or the first group to run out of local runtime. A group's
 // threads share its weight; groups share the core by weight. Threads of root
-// groups (the load generator, which runs outside the experiment's cgroups)
-// each weigh 1024 against the experiment's groups together, which weigh 1024
-// as one entity, as in the cgroup hierarchy.
+// groups (the load generator, outside the experiment's cgroups) each weigh
+// 1024 against the experiment's groups together, which weigh 1024 as one
+// entity, as in the cgroup hierarchy; with Params.RootGroup they weigh their
+// group's Shares together.
 func (m *Machine) reschedule(c *core) {
 	if len(c.run) == 0 {
 		m.cq.remove(c)
 		return
 	}
-	wsum, roots := 0.0, 0
+	wsum, roots, rootShares := 0.0, 0, uint64(0)
 	for _, t := range c.run {
 		if t.g.Root {
 			roots++
+			rootShares = t.g.Shares
 			continue
 		}
 		wsum += float64(t.g.Shares) / float64(t.g.rq[c.id].n)
@@ -211,9 +219,12 @@ func (m *Machine) reschedule(c *core) {
 	}
 	expShare := 1.0
 	if roots > 0 {
-		if wsum > 0 {
+		switch {
+		case wsum > 0 && m.p.RootGroup:
+			expShare = 1024 / float64(1024+rootShares)
+		case wsum > 0:
 			expShare = 1 / float64(roots+1)
-		} else {
+		default:
 			expShare = 0
 		}
 	}

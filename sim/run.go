@@ -40,6 +40,12 @@ type Options struct {
 	// (RecordedSeeds), so a simulation replays its arrivals and picks;
 	// repeats it lacks use experiment.RepeatSeed.
 	RepeatSeeds map[int]uint64
+	// LoadGenInRoot models the load generator as a process in the root
+	// group, each of its threads weighing 1024 against the experiment's
+	// groups together, as runs recorded before it had a group of its own
+	// ran (their env.json has no loadgen_group). Otherwise it is a group
+	// beside the experiment's subtree with experiment.LoadGenShares.
+	LoadGenInRoot bool
 }
 
 // seed is the seed of run r: the recorded one when replaying a
@@ -152,7 +158,18 @@ func (b *Backend) Prepare(_ context.Context, e *experiment.Experiment) (record.E
 	}
 	return record.Env{Hostname: "simulator", Kernel: "CFS bandwidth model", CgroupMode: "simulated", CPUController: "sim",
 		BurstSupport: true, CPUModel: "simulated", Cores: b.opt.Cores, Started: Epoch,
-		BurnIterationsPerMs: b.opt.Costs.BurnIterationsPerMs}, nil
+		BurnIterationsPerMs: b.opt.Costs.BurnIterationsPerMs,
+		ThrottleModel:       &record.ThrottleModel{CPUController: "sim", BurstSupported: true, DefaultPeriodUsec: 100000, SliceUsec: 5000},
+		LoadGen:             b.loadGen()}, nil
+}
+
+// loadGen is the load generator's group as the simulation models it (nil:
+// in the root group).
+func (b *Backend) loadGen() *record.LoadGenGroup {
+	if b.opt.LoadGenInRoot {
+		return nil
+	}
+	return &record.LoadGenGroup{Path: "throttlelab-loadgen-RUN", Shares: experiment.LoadGenShares, Weight: experiment.LoadGenWeight}
 }
 
 // Run simulates one run and writes its files into dir.
@@ -179,6 +196,7 @@ func (b *Backend) Close() error { return nil }
 func (o Options) params() Params {
 	p := DefaultParams(o.Cores)
 	p.SMT = o.SMT
+	p.RootGroup = !o.LoadGenInRoot
 	return p
 }
 
@@ -289,7 +307,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 
 	// The load generator runs outside the groups, on any core, and takes CPU
 	// for each response.
-	gen := m.NewGroup("loadgen", 1024, 0, 0, 0, nil, 0)
+	gen := m.NewGroup("loadgen", experiment.LoadGenShares, 0, 0, 0, nil, 0)
 	gen.Root = true
 	genProc := m.NewServer("loadgen", gen, opt.Cores, false)
 
@@ -376,13 +394,13 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		if i < len(servers) {
 			rs.CPUStat[rs.Instances[i]] = st
 			rs.Total = rs.Total.Add(st)
-			rs.Usage[rs.Instances[i]] = record.UsageStatsOf(smp.samples, i)
+			rs.Usage[rs.Instances[i]] = record.UsageStatsOf(smp.samples, i, bandwidthOf(g))
 		} else {
 			rs.Neighbours[groupNames[i]] = st
 			if rs.NeighbourUsage == nil {
 				rs.NeighbourUsage = map[string]record.UsageStats{}
 			}
-			rs.NeighbourUsage[groupNames[i]] = record.UsageStatsOf(smp.samples, i)
+			rs.NeighbourUsage[groupNames[i]] = record.UsageStatsOf(smp.samples, i, bandwidthOf(g))
 		}
 	}
 	for _, b := range bursts {
@@ -409,6 +427,7 @@ type sampler struct {
 	ub, tb  []byte
 	usage   []time.Duration
 	thr     []uint64
+	periods []uint64
 }
 
 const sampleEvery = 10 * time.Millisecond
@@ -449,15 +468,16 @@ func (s *sampler) sample(m *Machine) {
 	n := len(s.groups)
 	if len(s.usage) < n {
 		// Samples are carved from slabs: one allocation per 1024 samples.
-		s.usage, s.thr = make([]time.Duration, 1024*n), make([]uint64, 1024*n)
+		s.usage, s.thr, s.periods = make([]time.Duration, 1024*n), make([]uint64, 1024*n), make([]uint64, 1024*n)
 	}
-	u := cgroup.UsageSample{At: m.Now(), Usage: s.usage[:n:n], Throttled: s.thr[:n:n]}
-	s.usage, s.thr = s.usage[n:], s.thr[n:]
+	u := cgroup.UsageSample{At: m.Now(), Usage: s.usage[:n:n], Throttled: s.thr[:n:n], Periods: s.periods[:n:n]}
+	s.usage, s.thr, s.periods = s.usage[n:], s.thr[n:], s.periods[n:]
 	s.ub = strconv.AppendInt(s.ub[:0], int64(u.At), 10)
 	s.tb = strconv.AppendInt(s.tb[:0], int64(u.At), 10)
 	for i, g := range s.groups {
 		u.Usage[i] = time.Duration(g.UsageNs)
 		u.Throttled[i] = g.Stat.ThrottledPeriods
+		u.Periods[i] = g.Stat.Periods
 		s.ub = strconv.AppendInt(append(s.ub, ','), int64(u.Usage[i]), 10)
 		s.tb = strconv.AppendUint(append(s.tb, ','), u.Throttled[i], 10)
 	}
@@ -556,4 +576,12 @@ func (b *burstWorker) write(dir string) error {
 		}
 	}
 	return f.Close()
+}
+
+// bandwidthOf is g's quota, period and burst as cgroup settings.
+func bandwidthOf(g *Group) cgroup.Settings {
+	if !g.limited() {
+		return cgroup.Settings{QuotaUsec: -1}
+	}
+	return cgroup.Settings{QuotaUsec: g.Quota.Microseconds(), PeriodUsec: uint64(g.Period.Microseconds()), BurstUsec: uint64(g.Burst.Microseconds())}
 }

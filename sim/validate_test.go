@@ -26,8 +26,8 @@ var knownMisses = map[string]string{
 // points, p50 and p99 within 25%, throughput and burst goodput within 15%.
 func TestValidationAgainstRealRuns(t *testing.T) {
 	dirs, _ := filepath.Glob("testdata/real/*/spec.yaml")
-	if len(dirs) < 5 {
-		t.Fatalf("found %d recorded runs, want 5", len(dirs))
+	if len(dirs) < 6 {
+		t.Fatalf("found %d recorded runs, want 6", len(dirs))
 	}
 	for _, spec := range dirs {
 		dir := filepath.Dir(spec)
@@ -42,7 +42,7 @@ func TestValidationAgainstRealRuns(t *testing.T) {
 				costs.BurnIterationsPerMs = env.BurnIterationsPerMs
 			}
 			out := t.TempDir()
-			simulated, _, err := Run(context.Background(), e, Options{Dir: out, Cores: env.Cores, Costs: costs, RepeatSeeds: RecordedSeeds(measured)})
+			simulated, _, err := Run(context.Background(), e, Options{Dir: out, Cores: env.Cores, Costs: costs, RepeatSeeds: RecordedSeeds(measured), LoadGenInRoot: env.LoadGen == nil})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -81,7 +81,7 @@ type group struct {
 
 	first, last sample // at the interval's start and now
 	samples     int    // since first
-	tracker     *peakTracker
+	tracker     *cgroup.PeakTracker
 	pressure    *Pressure // at the interval's start
 }
 
@@ -201,7 +201,7 @@ func (w *Watcher) openGroup(r Ref) *group {
 			period = time.Duration(l.PeriodUsec) * time.Microsecond
 		}
 	}
-	g.tracker = newPeakTracker(period, w.peakWindow(period))
+	g.tracker = cgroup.NewPeakTracker(period, w.peakWindow(period))
 	if w.src.Version == "v2" {
 		if p, err := ReadPressure(g.dir()); err == nil {
 			g.pressure = &p
@@ -262,7 +262,7 @@ func (w *Watcher) Sample(at time.Duration) {
 		g.last = s
 		g.samples++
 		if s.hasUsage {
-			g.tracker.add(point{at: at, usageNs: s.usageNs, periods: s.Periods, throttled: s.ThrottledPeriods})
+			g.tracker.Add(cgroup.PeakPoint{At: at, UsageNs: s.usageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods})
 		}
 	}
 }
@@ -362,7 +362,7 @@ func (w *Watcher) report(g *group) (Stats, error) {
 	t.Periods, t.ThrottledPeriods, t.Bursts = b.Periods, b.ThrottledPeriods, b.Bursts
 	t.ThrottledSeconds, t.BurstSeconds = float64(b.ThrottledUsec)/1e6, float64(b.BurstUsec)/1e6
 
-	if peak, basis, window, ok := g.tracker.take(); ok {
+	if peak, basis, window, ok := g.tracker.Take(); ok {
 		st.PeakPeriodCores, st.PeakBasis = ptr(peak), basis
 		if basis == BasisWindow {
 			st.PeakWindowUsec = window.Microseconds()
@@ -380,7 +380,12 @@ func (w *Watcher) report(g *group) (Stats, error) {
 			st.BurstCores = float64(l.BurstUsec) / float64(l.PeriodUsec)
 			period = time.Duration(l.PeriodUsec) * time.Microsecond
 		}
-		g.tracker.setPeriod(period, w.peakWindow(period))
+		g.tracker.SetPeriod(period, w.peakWindow(period))
+		limit := 0.0
+		if st.LimitCores != nil {
+			limit = *st.LimitCores + st.BurstCores
+		}
+		g.tracker.SetLimit(limit)
 		if g.id.Kubelet() {
 			if c, ok := RequestCores(l.Shares, l.Weight, w.opts.Mapping); ok {
 				st.RequestCores = ptr(c)

@@ -10,6 +10,6 @@
 //
 //	m, roundedUp, err := units.ParseMilliCPU("250m") // 250, false, nil
 //	d, err := units.ParseDuration("100ms")
-//	p, err := units.ParseGOMAXPROCS("limit")
-//	n, source := p.Resolve(16, 8, 1.5) // 2, "limit (1.5 CPUs)"
+//	p, err := units.ParseGOMAXPROCS("automaxprocs")
+//	n, source := p.Resolve(16, 8, 1.5) // 1, "automaxprocs (1.5 CPUs)"
 package units

@@ -95,7 +95,7 @@ func TestRates(t *testing.T) {
 }
 
 func TestGOMAXPROCS(t *testing.T) {
-	for _, in := range []string{"host", "limit", "1", "16", "4096"} {
+	for _, in := range []string{"host", "automaxprocs", "go", "limit", "1", "16", "4096"} {
 		p, err := ParseGOMAXPROCS(in)
 		if err != nil || p.String() != in {
 			t.Errorf("ParseGOMAXPROCS(%q) = %v, %v", in, p, err)
@@ -104,7 +104,7 @@ func TestGOMAXPROCS(t *testing.T) {
 	if p, err := ParseGOMAXPROCS(""); err != nil || p != GOMAXPROCSHost {
 		t.Errorf("empty: %v %v", p, err)
 	}
-	for _, in := range []string{"4abc", "0x10", "0", "-2", "+4", "4.0", " 4", "4097", "99999999999999999999", "lots", "Host"} {
+	for _, in := range []string{"4abc", "0x10", "0", "-2", "+4", "4.0", " 4", "4097", "99999999999999999999", "lots", "Host", "Go", "automax", "ceil"} {
 		if p, err := ParseGOMAXPROCS(in); err == nil {
 			t.Errorf("ParseGOMAXPROCS(%q) = %v, want an error", in, p)
 		}
@@ -126,10 +126,16 @@ func TestGOMAXPROCSResolve(t *testing.T) {
 		limit float64
 		want  int
 	}{
-		{"host", 0, 16}, {"host", 1, 16}, {"3", 0, 3}, {"3", 1, 3},
+		{"host", 0, 16}, {"host", 1, 16}, {"host", 0.25, 16}, {"3", 0, 3}, {"3", 1, 3},
+		// automaxprocs: the quota rounded down, at least 1; all the CPUs it
+		// may use without one. It does not cap at the affinity mask.
+		{"automaxprocs", 0.25, 1}, {"automaxprocs", 1, 1}, {"automaxprocs", 1.5, 1}, {"automaxprocs", 2.9, 2},
+		{"automaxprocs", 1.9999999999, 2}, {"automaxprocs", 12, 12}, {"automaxprocs", 0, 8}, {"automaxprocs", math.NaN(), 8},
+		// go (Go 1.25+): rounded up, at least 2, at most the affinity mask.
+		{"go", 0.25, 2}, {"go", 1, 2}, {"go", 1.5, 2}, {"go", 2.5, 3}, {"go", 2.0000000001, 2}, {"go", 64, 8}, {"go", 0, 8},
+		// limit (deprecated): rounded up, at least 1, at most the mask.
 		{"limit", 1, 1}, {"limit", 1.5, 2}, {"limit", 0.1, 1}, {"limit", 2, 2}, {"limit", 2.0000000001, 2},
-		{"limit", 64, 8}, // capped at the affinity mask
-		{"limit", 0, 8}, {"limit", math.Inf(1), 8}, {"limit", math.NaN(), 8},
+		{"limit", 64, 8}, {"limit", 0, 8}, {"limit", math.Inf(1), 8}, {"limit", math.NaN(), 8},
 	}
 	for _, tt := range tests {
 		p, err := ParseGOMAXPROCS(tt.spec)
@@ -139,6 +145,14 @@ func TestGOMAXPROCSResolve(t *testing.T) {
 		if got, src := p.Resolve(16, 8, tt.limit); got != tt.want || src == "" {
 			t.Errorf("%s.Resolve(16, 8, %v) = %d (%s), want %d", tt.spec, tt.limit, got, src, tt.want)
 		}
+	}
+	// The go policy on one CPU: 1, not 2 (the runtime never exceeds the
+	// CPUs it may use).
+	if got, _ := GOMAXPROCSGo.Resolve(1, 1, 0.5); got != 1 {
+		t.Errorf("go on one CPU = %d, want 1", got)
+	}
+	if GOMAXPROCSLimit.Deprecated() == "" || GOMAXPROCSGo.Deprecated() != "" || GOMAXPROCSAutomaxprocs.Deprecated() != "" {
+		t.Error("only limit is deprecated")
 	}
 }
 

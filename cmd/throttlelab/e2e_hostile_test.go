@@ -42,7 +42,7 @@ func TestHostileSpecsRefused(t *testing.T) {
 		{"repeats 0", "spec:\n", "spec:\n  repeats: 0\n", ":5: spec.repeats: 0: want 1 to 1000"},
 		{"period 0", "limit: 500m", "limit: 500m, period: 0", ":9: spec.configs[0].cpu.period: 0s: want 1ms to 1s"},
 		{"negative period", "limit: 500m", "limit: 500m, period: -100ms", ":9: spec.configs[0].cpu.period: period -100ms: want 1ms to 1s"},
-		{"gomaxprocs 4abc", "    - name: a\n", "    - name: a\n      server: {gomaxprocs: \"4abc\"}\n", `:9: spec.configs[0].server.gomaxprocs: gomaxprocs "4abc": want host, limit or a number from 1 to 4096`},
+		{"gomaxprocs 4abc", "    - name: a\n", "    - name: a\n      server: {gomaxprocs: \"4abc\"}\n", `:9: spec.configs[0].server.gomaxprocs: gomaxprocs "4abc": want host, automaxprocs, go or a number from 1 to 4096`},
 		{"gomaxprocs 0x10", "    - name: a\n", "    - name: a\n      server: {gomaxprocs: \"0x10\"}\n", `:9: spec.configs[0].server.gomaxprocs: gomaxprocs "0x10"`},
 		{"rate .inf", "rate: 20", "rate: .inf", ":6: spec.load.rate: rate +Inf: want a finite number of requests per second"},
 		{"neighbour threads", "kind: noise}", "kind: noise, threads: 100000}", ":11: spec.neighbours[0].threads: 100000: want 1 to 4096"},
@@ -118,7 +118,7 @@ spec:
     - name: limited
       instances: 2
       cpu: {request: 250m, limit: 500m, burst: 20ms}
-      server: {gomaxprocs: limit}
+      server: {gomaxprocs: go}
     - name: pinned
       cpu: {limit: "1", cpuset: "1"}
       server: {gomaxprocs: "3", single: true}
@@ -147,7 +147,7 @@ spec:
 	if got != string(want) {
 		t.Errorf("validate printed\n%s\nwant (%s)\n%s", got, golden, want)
 	}
-	if r := run(t, "validate", spec, "--yaml", "--cores", "2"); r.code != 0 || !strings.Contains(r.stdout, "quota") && !strings.Contains(r.stdout, "gomaxprocs: limit") {
+	if r := run(t, "validate", spec, "--yaml", "--cores", "2"); r.code != 0 || !strings.Contains(r.stdout, "quota") && !strings.Contains(r.stdout, "gomaxprocs: go") {
 		t.Errorf("--yaml: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	// run --dry-run shows the same on this machine, and starts nothing.
@@ -201,7 +201,7 @@ func TestCommandLineRefusals(t *testing.T) {
 		{[]string{"burst", "--busy", "soon"}, `"soon" is not a duration`},
 		{[]string{"burst", "--workers", "100000"}, "--workers 100000: want 1 to 4096"},
 		{[]string{"noise", "--threads", "100000"}, "--threads 100000: want 0 (host CPUs) to 4096"},
-		{[]string{"serve", "--gomaxprocs", "0x10"}, `--gomaxprocs "0x10": want host, limit or a number`},
+		{[]string{"serve", "--gomaxprocs", "0x10"}, `--gomaxprocs "0x10": want host, automaxprocs, go or a number`},
 		{[]string{"serve", "--burn-calibration", "inf"}, "--burn-calibration +Inf"},
 	} {
 		r := run(t, tt.args...)

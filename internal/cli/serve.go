@@ -44,7 +44,7 @@ X-Instance and Server-Timing (queue, cpu, wall in ms).`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.listen, "listen", "127.0.0.1:8080", "address to listen on (port 0 picks a free one)")
 	fl.StringVar(&f.name, "name", "", "instance name for X-Instance (default: the host name)")
-	fl.StringVar(&f.gomaxprocs, "gomaxprocs", "host", `GOMAXPROCS: "host" (all host CPUs), a number, or "limit" (ceil of the cgroup's quota/period)`)
+	fl.StringVar(&f.gomaxprocs, "gomaxprocs", "host", `GOMAXPROCS: "host" (all host CPUs), a number, "automaxprocs" (the cgroup's quota/period rounded down, at least 1), "go" (Go 1.25+'s default: rounded up, at least 2, at most the CPUs) or the deprecated "limit" (rounded up, at least 1)`)
 	fl.BoolVar(&f.single, "single", false, "serve one request at a time; the rest queue in arrival order")
 	fl.IntVar(&f.maxInflight, "max-inflight", server.DefaultMaxInflight, "requests served or queued at once; more get 503")
 	durationVar(fl, &f.maxCPU, "max-cpu", server.DefaultMaxCPU, "most CPU one request may ask for; more gets 400")

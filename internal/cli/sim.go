@@ -73,6 +73,7 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	var pi *experiments.Info
 	var err error
 	costs := sim.DefaultCosts()
+	loadGenInRoot := false
 	if err := positiveFinite("ns-per-iteration", f.nsPerIteration); err != nil {
 		return err
 	}
@@ -98,6 +99,8 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 		if env.BurnIterationsPerMs > 0 {
 			costs.BurnIterationsPerMs = env.BurnIterationsPerMs
 		}
+		// Results from before the load generator had a group of its own.
+		loadGenInRoot = env.LoadGen == nil
 		if dir == "" {
 			dir = filepath.Clean(f.compare) + "-sim"
 		}
@@ -146,7 +149,7 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	if err := pi.Write(dir); err != nil {
 		return err
 	}
-	b := sim.NewBackend(sim.Options{Cores: cores, Costs: costs, SMT: f.smt, Log: cmd.ErrOrStderr(), RepeatSeeds: seeds})
+	b := sim.NewBackend(sim.Options{Cores: cores, Costs: costs, SMT: f.smt, Log: cmd.ErrOrStderr(), RepeatSeeds: seeds, LoadGenInRoot: loadGenInRoot})
 	opt := runOptions(cmd, dir, false, pi)
 	if f.compare != "" {
 		opt.Compare = []string{f.compare}

