@@ -206,11 +206,8 @@ func TestBackendOnAPIServer(t *testing.T) {
 			}
 		}
 		victim := pods.Items[0]
-		victim.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: "server", Image: "registry.invalid/throttlelab:none",
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image \"registry.invalid/throttlelab:none\""}}}}}
-		if _, err := cs.CoreV1().Pods(ns).UpdateStatus(ctx, &victim, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		// The event first: the backend reads the events as soon as it sees the
+		// status, and must find this one.
 		ev := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: victim.Name + ".pull", Namespace: ns},
 			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: victim.Name, Namespace: ns, UID: victim.UID},
 			Type:           "Warning", Reason: "Failed", Message: "Failed to pull image: dial tcp: lookup registry.invalid: no such host",
@@ -219,6 +216,11 @@ func TestBackendOnAPIServer(t *testing.T) {
 			t.Fatal(err)
 		}
 
+		victim.Status = corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: "server", Image: "registry.invalid/throttlelab:none",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image \"registry.invalid/throttlelab:none\""}}}}}
+		if _, err := cs.CoreV1().Pods(ns).UpdateStatus(ctx, &victim, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		var runErr error
 		select {
 		case runErr = <-errc:
