@@ -50,8 +50,8 @@ test: fmt-check vet
 # v2, cpu alone on v2, cpu and cpuacct co-mounted on v1. cgmode puts the host
 # back after each, also when a test fails; as root only (elsewhere it says why
 # it skips; in CI it fails). `make cgroup-restore` undoes a cgmode killed outright.
-REAL_TESTS ?= Real|^TestRun|^TestPresetMeasured|^TestTop
-REAL_PKGS ?= ./cgroup/... ./experiment/... ./top/... ./cmd/throttlelab/...
+REAL_TESTS ?= Real|^TestRun|^TestPresetMeasured|^TestTop|^TestMapMeasured
+REAL_PKGS ?= ./cgroup/... ./experiment/... ./top/... ./advise/... ./server/... ./cmd/throttlelab/...
 CGROUP_LAYOUTS ?= v2,v2-cpu,v1-joined
 test-cgroup-layouts:
 	$(GO) build -o bin/cgmode ./cgroup/cgrouptest/cgmode
