@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/sim"
@@ -370,5 +371,28 @@ func TestPickSpreadsOverTheRatios(t *testing.T) {
 	}
 	if n := len(Pick(m, 1000)); n > len(m.Cells) {
 		t.Errorf("picked %d of %d cells", n, len(m.Cells))
+	}
+}
+
+// TestMeasuredLoadIsLongEnough: a measured open-loop point sends at least
+// MinRequests (up to the cap), so its p99 does not rest on two requests.
+func TestMeasuredLoadIsLongEnough(t *testing.T) {
+	sec := func(s float64) experiment.Duration {
+		return experiment.Duration{Duration: time.Duration(s * float64(time.Second))}
+	}
+	for _, tc := range []struct {
+		name string
+		in   experiment.Load
+		want time.Duration
+	}{
+		{"40/s for 5 s is lengthened to 25 s", experiment.Load{Mode: "rate", Rate: 40, Duration: sec(5)}, 25 * time.Second},
+		{"10/s is capped at 30 s", experiment.Load{Mode: "rate", Rate: 10, Duration: sec(5)}, 30 * time.Second},
+		{"200/s for 5 s is enough", experiment.Load{Mode: "rate", Rate: 200, Duration: sec(5)}, 5 * time.Second},
+		{"a longer spec is kept", experiment.Load{Mode: "rate", Rate: 10, Duration: sec(60)}, 60 * time.Second},
+		{"a closed loop is kept", experiment.Load{Mode: "image", Workers: 2}, 0},
+	} {
+		if got := measuredLoad(tc.in, 1000, 30*time.Second).Duration.Duration; got != tc.want {
+			t.Errorf("%s: duration %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/runner"
@@ -31,6 +32,27 @@ type MeasureOptions struct {
 	// progress.
 	Version string
 	Log     io.Writer
+	// MinRequests lengthens a measured open-loop run whose rate and duration
+	// would send fewer requests (default 500, at most MaxDuration): a p99
+	// over 200 requests rests on its 2 slowest, and one measured run is
+	// compared with the simulation of several.
+	MinRequests int
+	// MaxDuration caps that lengthening (default 15 s).
+	MaxDuration time.Duration
+}
+
+// measuredLoad is l lengthened so that an open loop at its rate sends at
+// least minRequests, up to maxDuration.
+func measuredLoad(l experiment.Load, minRequests int, maxDuration time.Duration) experiment.Load {
+	rate := offeredRate(l)
+	if rate <= 0 || l.Duration.Duration <= 0 || l.Requests > 0 {
+		return l
+	}
+	want := time.Duration(math.Ceil(float64(minRequests)/rate)) * time.Second
+	if want > l.Duration.Duration {
+		l.Duration.Duration = min(want, max(maxDuration, l.Duration.Duration))
+	}
+	return l
 }
 
 // Pick chooses n cells to measure, spread over the cells that are not
@@ -75,6 +97,12 @@ func Measure(ctx context.Context, e *experiment.Experiment, m *Map, opt Options,
 	if mo.Repeats <= 0 {
 		mo.Repeats = 1
 	}
+	if mo.MinRequests <= 0 {
+		mo.MinRequests = 500
+	}
+	if mo.MaxDuration <= 0 {
+		mo.MaxDuration = 15 * time.Second
+	}
 	p, err := choose(e, opt.Limited, opt.Reference)
 	if err != nil {
 		return err
@@ -83,7 +111,7 @@ func Measure(ctx context.Context, e *experiment.Experiment, m *Map, opt Options,
 	for _, k := range Pick(m, mo.Points) {
 		c, row := m.Cells[k], k/len(m.Limits)
 		v := m.Loads[row]
-		cfg, l := withLimit(p.limited, c.LimitMilli), withLoad(base, m.Axis, v)
+		cfg, l := withLimit(p.limited, c.LimitMilli), measuredLoad(withLoad(base, m.Axis, v), mo.MinRequests, mo.MaxDuration)
 		if m.Axis == AxisBurst {
 			cfg.CPU.Burst = experiment.Duration{Duration: burstOf(v)}
 		}
