@@ -544,9 +544,13 @@ func (x *Backend) assemble(ctx context.Context, run experiment.Run, co *ConfigOb
 		return err
 	}
 	for i, name := range rs.Instances {
-		// The servers' windows carry no nr_periods, so no peak within a
-		// period (peak_period_cores) for Kubernetes runs yet: no settings.
-		st := record.UsageStatsOf(samples, i, cgroup.Settings{})
+		// The pod's own quota, period and burst, as its server read them:
+		// the peak within a period is found where nr_periods moved.
+		var set cgroup.Settings
+		if l := statuses[i].Limits; l != nil {
+			set = cgroup.Settings{QuotaUsec: l.QuotaUsec, PeriodUsec: l.PeriodUsec, BurstUsec: l.BurstUsec}
+		}
+		st := record.UsageStatsOf(samples, i, set)
 		// The window also holds the load pod's start and the poll after its
 		// end, both idle: the mean is over the load's own time, as locally.
 		if sum.DurationSec > 0 && len(samples) > 1 {

@@ -57,7 +57,8 @@ func TestMergeWindows(t *testing.T) {
 	// a samples every 10 ms from t0, using half a core; b starts 5 ms later,
 	// samples at odd times, using a full core, and is throttled at 12 ms.
 	s := func(t, u int64, thr uint64) server.CgroupSample {
-		return server.CgroupSample{TNs: t, UsageNs: u, Throttled: thr}
+		// nr_periods moves with nr_throttled here (3 periods a throttle).
+		return server.CgroupSample{TNs: t, UsageNs: u, Throttled: thr, Periods: 3*thr + 1}
 	}
 	a := &server.CgroupWindow{Started: t0, Samples: []server.CgroupSample{s(0, 0, 0), s(10*ms, 5*ms, 0), s(20*ms, 10*ms, 1), s(30*ms, 15*ms, 1)}}
 	b := &server.CgroupWindow{Started: t0.Add(5 * time.Millisecond), Samples: []server.CgroupSample{s(0, 100*ms, 0), s(7*ms, 107*ms, 2), s(21*ms, 121*ms, 3)}}
@@ -78,7 +79,8 @@ func TestMergeWindows(t *testing.T) {
 	}
 	for i, w := range want {
 		g := got[i]
-		if g.At != w.at || g.Usage[0] != w.ua || g.Usage[1] != w.ub || g.Throttled[0] != w.thrA || g.Throttled[1] != w.thrB {
+		if g.At != w.at || g.Usage[0] != w.ua || g.Usage[1] != w.ub || g.Throttled[0] != w.thrA || g.Throttled[1] != w.thrB ||
+			len(g.Periods) != 2 || g.Periods[0] != 3*w.thrA+1 || g.Periods[1] != 3*w.thrB+1 {
 			t.Errorf("at %s: got %+v, want at %s usage %s %s throttled %d %d", w.atDescribed, g, w.at, w.ua, w.ub, w.thrA, w.thrB)
 		}
 	}

@@ -44,7 +44,7 @@ func MergeWindows(ws []*server.CgroupWindow, from, to time.Time, interval time.D
 	idx := make([]int, len(ws))
 	var out []cgroup.UsageSample
 	for at := lo; !at.After(hi); at = at.Add(interval) {
-		u := cgroup.UsageSample{At: at.Sub(lo), Usage: make([]time.Duration, len(ws)), Throttled: make([]uint64, len(ws))}
+		u := cgroup.UsageSample{At: at.Sub(lo), Usage: make([]time.Duration, len(ws)), Throttled: make([]uint64, len(ws)), Periods: make([]uint64, len(ws))}
 		for i, w := range ws {
 			t := int64(at.Sub(w.Started))
 			s := w.Samples
@@ -52,7 +52,7 @@ func MergeWindows(ws []*server.CgroupWindow, from, to time.Time, interval time.D
 				idx[i]++
 			}
 			a := s[idx[i]]
-			u.Usage[i], u.Throttled[i] = time.Duration(a.UsageNs), a.Throttled
+			u.Usage[i], u.Throttled[i], u.Periods[i] = time.Duration(a.UsageNs), a.Throttled, a.Periods
 			if idx[i]+1 < len(s) && t > a.TNs {
 				b := s[idx[i]+1]
 				frac := float64(t-a.TNs) / float64(b.TNs-a.TNs)

@@ -25,6 +25,9 @@ type CgroupSample struct {
 	TNs       int64  `json:"t_ns"`
 	UsageNs   int64  `json:"usage_ns"`
 	Throttled uint64 `json:"nr_throttled"`
+	// Periods is nr_periods: where it moves a period ended, so the runner
+	// finds the group's own periods (the peak within a period).
+	Periods uint64 `json:"nr_periods"`
 }
 
 // CgroupWindow is what the server measured of itself between
@@ -92,7 +95,7 @@ func (s *ownSampler) start() (CgroupWindowState, error) {
 	}
 	now := time.Now()
 	s.w = &CgroupWindow{Started: now.UTC(), IntervalNs: int64(s.interval), Active: true, Before: &r,
-		Samples: []CgroupSample{{UsageNs: r.UsageNs, Throttled: r.ThrottledPeriods}}}
+		Samples: []CgroupSample{{UsageNs: r.UsageNs, Throttled: r.ThrottledPeriods, Periods: r.Periods}}}
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
 	go s.loop(now, s.w, s.stop, s.done)
 	return CgroupWindowState{Active: true, Started: s.w.Started, Samples: 1}, nil
@@ -117,7 +120,7 @@ func (s *ownSampler) loop(start time.Time, w *CgroupWindow, stop, done chan stru
 		case at > s.max:
 			w.Truncated = true
 		default:
-			w.Samples = append(w.Samples, CgroupSample{TNs: int64(at), UsageNs: r.UsageNs, Throttled: r.ThrottledPeriods})
+			w.Samples = append(w.Samples, CgroupSample{TNs: int64(at), UsageNs: r.UsageNs, Throttled: r.ThrottledPeriods, Periods: r.Periods})
 		}
 		end := err != nil || at > s.max
 		s.mu.Unlock()
