@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 
@@ -71,17 +72,19 @@ func TestRealLimitedAndIdleGroups(t *testing.T) {
 	if u := *b.UsageCores; u <= 0.02 || u > 0.2*1.15 {
 		t.Errorf("busy group used %.3f cores under a 0.2 limit", u)
 	}
-	// The peak within a period is near the limit and not far above it: the
-	// kernel lets a group overrun its quota by up to a tick (4 ms at HZ=250,
-	// 0.04 of a 100 ms period), paid back in the next period, and where a
-	// boundary cannot be placed exactly the estimate errs by part of one
-	// 10 ms sample's usage. It is at least the mean (an interval may hold one
-	// period start more than its length, hence a tolerance of one quota per
-	// interval).
+	// The peak within a period is near the limit and not far above it: a
+	// period can hold the quota plus a runtime slice per CPU left from the
+	// last one (5 ms each: measured up to 0.29 cores under 0.2 on 2 CPUs),
+	// the kernel lets a group overrun by up to a tick (4 ms at HZ=250), and
+	// where a boundary cannot be placed exactly the estimate errs by part of
+	// one 10 ms sample's usage. It is at least the mean (an interval may hold
+	// one period start more than its length, hence a tolerance of one quota
+	// per interval).
 	if b.PeakBasis != top.BasisPeriod {
 		t.Errorf("busy group's peak basis %q, want period boundaries", b.PeakBasis)
 	}
-	if p := *b.PeakPeriodCores; p > 0.2+0.08 || p < *b.UsageCores-0.02/2 || p < 0.1 {
+	slack := float64(cgrouptest.BandwidthSlice()*time.Duration(runtime.NumCPU())+4*time.Millisecond) / float64(100*time.Millisecond)
+	if p := *b.PeakPeriodCores; p > 0.2+slack || p < *b.UsageCores-0.02/2 || p < 0.1 {
 		t.Errorf("busy group: peak in a period %.3f, mean %.3f, limit 0.2", p, *b.UsageCores)
 	}
 	// The counters match cpu.stat read directly before and after.

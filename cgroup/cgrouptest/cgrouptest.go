@@ -158,3 +158,19 @@ func enableCPU(t testing.TB, dir string) {
 		os.WriteFile(ctl, []byte("-cpu"), 0o644)
 	})
 }
+
+// BandwidthSlice is the runtime a CPU takes from a group's quota at a time
+// (kernel.sched_cfs_bandwidth_slice_us; 5 ms unless the host changed it). A
+// period can hold the quota plus up to a slice per CPU left from the last,
+// so bounds on use within one period allow that much.
+func BandwidthSlice() time.Duration {
+	b, err := os.ReadFile("/proc/sys/kernel/sched_cfs_bandwidth_slice_us")
+	if err != nil {
+		return 5 * time.Millisecond
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 5 * time.Millisecond
+	}
+	return time.Duration(v) * time.Microsecond
+}
