@@ -32,9 +32,16 @@ func (u *Usage) Column(index int, name string) ([]time.Duration, bool) {
 	return nil, false
 }
 
-// ReadUsage reads usage.csv in a run's directory.
-func ReadUsage(runDir string) (*Usage, error) {
-	path := filepath.Join(runDir, "usage.csv")
+// Columns is a run's cumulative per-group CSV (usage.csv, throttled.csv):
+// a t_ns column, then one column per group.
+type Columns struct {
+	Names []string
+	At    []time.Duration
+	Cols  [][]int64
+}
+
+// ReadColumns reads one of a run's cumulative CSV files.
+func ReadColumns(path string) (*Columns, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -49,7 +56,7 @@ func ReadUsage(runDir string) (*Usage, error) {
 	if head[0] != "t_ns" {
 		return nil, fmt.Errorf("%s: first column is %q, not t_ns", path, head[0])
 	}
-	u := &Usage{Groups: head[1:], Usage: make([][]time.Duration, len(head)-1)}
+	c := &Columns{Names: head[1:], Cols: make([][]int64, len(head)-1)}
 	for line := 2; sc.Scan(); line++ {
 		fs := strings.Split(sc.Text(), ",")
 		if len(fs) != len(head) {
@@ -61,11 +68,27 @@ func ReadUsage(runDir string) (*Usage, error) {
 				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 			}
 			if i == 0 {
-				u.At = append(u.At, time.Duration(n))
+				c.At = append(c.At, time.Duration(n))
 			} else {
-				u.Usage[i-1] = append(u.Usage[i-1], time.Duration(n))
+				c.Cols[i-1] = append(c.Cols[i-1], n)
 			}
 		}
 	}
-	return u, sc.Err()
+	return c, sc.Err()
+}
+
+// ReadUsage reads usage.csv in a run's directory.
+func ReadUsage(runDir string) (*Usage, error) {
+	c, err := ReadColumns(filepath.Join(runDir, "usage.csv"))
+	if err != nil {
+		return nil, err
+	}
+	u := &Usage{At: c.At, Groups: c.Names, Usage: make([][]time.Duration, len(c.Cols))}
+	for i, col := range c.Cols {
+		u.Usage[i] = make([]time.Duration, len(col))
+		for k, v := range col {
+			u.Usage[i][k] = time.Duration(v)
+		}
+	}
+	return u, nil
 }

@@ -1,11 +1,8 @@
 package report
 
 import (
-	"bufio"
 	"errors"
-	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -172,41 +169,11 @@ type columns struct {
 
 // readColumns reads usage.csv or throttled.csv: t_ns, then one column per group.
 func readColumns(path string) (*columns, error) {
-	f, err := os.Open(path)
+	c, err := record.ReadColumns(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	if !sc.Scan() {
-		return nil, fmt.Errorf("%s: empty", path)
-	}
-	head := strings.Split(sc.Text(), ",")
-	if head[0] != "t_ns" {
-		return nil, fmt.Errorf("%s: first column is %q, not t_ns", path, head[0])
-	}
-	c := &columns{names: head[1:], cols: make([][]int64, len(head)-1)}
-	line := 1
-	for sc.Scan() {
-		line++
-		f := strings.Split(sc.Text(), ",")
-		if len(f) != len(head) {
-			return nil, fmt.Errorf("%s:%d: %d fields, want %d", path, line, len(f), len(head))
-		}
-		for i, v := range f {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-			}
-			if i == 0 {
-				c.at = append(c.at, time.Duration(n))
-			} else {
-				c.cols[i-1] = append(c.cols[i-1], n)
-			}
-		}
-	}
-	return c, sc.Err()
+	return &columns{names: c.Names, at: c.At, cols: c.Cols}, nil
 }
 
 // InstanceName turns a group name ("r003-limited-1") into the instance's name.
