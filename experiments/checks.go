@@ -1,14 +1,10 @@
 package experiments
 
 import (
-	"bufio"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
@@ -140,35 +136,16 @@ func (r *Results) sameInstance(run *record.Run) ([]float64, error) {
 // busy in each whole second of usage.csv, in cores.
 func (r *Results) busyBlocks(run *record.Run) ([]float64, error) {
 	path := filepath.Join(r.Dir, "runs", run.ID, "usage.csv")
-	f, err := os.Open(path)
+	c, err := record.ReadColumns(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	var at, sum []float64
-	for line := 0; sc.Scan(); line++ {
-		if line == 0 {
-			continue
+	at, sum := make([]float64, len(c.At)), make([]float64, len(c.At))
+	for k, t := range c.At {
+		at[k] = float64(t)
+		for _, col := range c.Cols {
+			sum[k] += float64(col[k])
 		}
-		fs := strings.Split(sc.Text(), ",")
-		t, err := strconv.ParseFloat(fs[0], 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line+1, err)
-		}
-		total := 0.0
-		for _, x := range fs[1:] {
-			v, err := strconv.ParseFloat(x, 64)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", path, line+1, err)
-			}
-			total += v
-		}
-		at, sum = append(at, t), append(sum, total)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
 	}
 	var out []float64
 	j := 0
