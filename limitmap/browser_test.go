@@ -3,34 +3,17 @@ package limitmap
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-)
 
-// chromium finds Debian's chromium; in CI it must be there, elsewhere the
-// browser test skips without it (as report's does).
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed: .ci/run should have installed it (apt-get install chromium)")
-	}
-	t.Skip("chromium is not installed (apt-get install chromium): the browser test needs it")
-	return ""
-}
+	"github.com/throttlelab/throttlelab/internal/browsertest"
+)
 
 // mapCheck runs in the page: per heat map its drawn size, the cells with a
 // box, the contour lines' length and the measured markers.
@@ -59,7 +42,6 @@ type drawnMap struct {
 // every cell, contours, the mean-use line and the measured marker; and
 // saves a screenshot.
 func TestInBrowser(t *testing.T) {
-	exe := chromium(t)
 	m, err := acceptance()
 	if err != nil {
 		t.Fatal(err)
@@ -75,41 +57,11 @@ func TestInBrowser(t *testing.T) {
 	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	profile, err := os.MkdirTemp("", "throttlelab-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(profile)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-crash-reporter", true), chromedp.Flag("disable-breakpad", true),
-		chromedp.UserDataDir(profile), chromedp.WindowSize(1500, 1000),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
+	ctx, cancel := chromedp.NewContext(browsertest.Start(t, 1500, 1000))
 	defer cancel()
 	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
-	var mu sync.Mutex
-	var problems []string
-	chromedp.ListenTarget(ctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == runtime.APITypeError || e.Type == runtime.APITypeWarning {
-				problems = append(problems, fmt.Sprintf("console %s", e.Type))
-			}
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "exception: "+e.ExceptionDetails.Error())
-		case *network.EventRequestWillBeSent:
-			if u := e.Request.URL; !strings.HasPrefix(u, "file://") && !strings.HasPrefix(u, "data:") {
-				problems = append(problems, "request leaving the file: "+u)
-			}
-		}
-	})
+	problems := browsertest.Watch(ctx)
 	var got []drawnMap
 	var shot []byte
 	err = chromedp.Run(ctx, network.Enable(), runtime.Enable(),
@@ -120,11 +72,9 @@ func TestInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	for _, p := range problems {
+	for _, p := range problems() {
 		t.Error(p)
 	}
-	mu.Unlock()
 	if len(got) != 2 {
 		t.Fatalf("%d heat maps in the page, want 2", len(got))
 	}

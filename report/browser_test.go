@@ -2,34 +2,18 @@ package report
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
-)
 
-// chromium finds Debian's chromium. In CI it must be there (.ci/run installs
-// it); elsewhere the browser test skips without it.
-func chromium(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed: .ci/run should have installed it (apt-get install chromium)")
-	}
-	t.Skip("chromium is not installed (apt-get install chromium): the browser test needs it")
-	return ""
-}
+	"github.com/throttlelab/throttlelab/internal/browsertest"
+)
 
 // chartCheck runs in the page: for every chart, how many series paths have a
 // non-empty box, and for every picture whether it decoded.
@@ -90,27 +74,7 @@ type drawn struct {
 // console error, no exception, no request leaving the file, every chart drawn
 // with visible lines, every picture decoded; and saves a screenshot.
 func TestInBrowser(t *testing.T) {
-	exe := chromium(t)
-	// Not t.TempDir: Chromium's helper processes may still be writing to the
-	// profile when the test ends, and a failed cleanup would fail the test.
-	profile, err := os.MkdirTemp("", "throttlelab-chromium-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(profile)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(exe), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-crash-reporter", true), chromedp.Flag("disable-breakpad", true),
-		chromedp.UserDataDir(profile), chromedp.WindowSize(1200, 900),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	if err := chromedp.Run(bctx); err != nil {
-		t.Fatalf("starting %s: %v", exe, err)
-	}
+	bctx := browsertest.Start(t, 1200, 900)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "report.html")
@@ -121,29 +85,7 @@ func TestInBrowser(t *testing.T) {
 			defer cancel()
 			ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
 			defer cancel()
-			var mu sync.Mutex
-			var problems []string
-			chromedp.ListenTarget(ctx, func(ev any) {
-				mu.Lock()
-				defer mu.Unlock()
-				switch e := ev.(type) {
-				case *runtime.EventConsoleAPICalled:
-					if e.Type == runtime.APITypeError || e.Type == runtime.APITypeWarning {
-						var args []string
-						for _, a := range e.Args {
-							args = append(args, string(a.Value))
-						}
-						problems = append(problems, fmt.Sprintf("console %s: %s", e.Type, strings.Join(args, " ")))
-					}
-				case *runtime.EventExceptionThrown:
-					problems = append(problems, "exception: "+e.ExceptionDetails.Error())
-				case *network.EventRequestWillBeSent:
-					u := e.Request.URL
-					if !strings.HasPrefix(u, "file://") && !strings.HasPrefix(u, "data:") {
-						problems = append(problems, "request leaving the file: "+u)
-					}
-				}
-			})
+			problems := browsertest.Watch(ctx)
 			var got []drawn
 			var shot []byte
 			var fits fit
@@ -172,11 +114,9 @@ func TestInBrowser(t *testing.T) {
 			if !strings.Contains(readout, ": x ") {
 				t.Errorf("hovering over a line shows %q, want its name and values", readout)
 			}
-			mu.Lock()
-			for _, p := range problems {
+			for _, p := range problems() {
 				t.Error(p)
 			}
-			mu.Unlock()
 			charts := 0
 			for _, d := range got {
 				if d.Drawn == 0 || d.Width < 100 || d.Height < 30 {
