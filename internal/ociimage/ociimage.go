@@ -71,6 +71,13 @@ func Write(w io.Writer, opt Options) error {
 	if err != nil {
 		return err
 	}
+	return WriteImage(w, img, map[string]string{RefAnnotation: "throttlelab:" + opt.Version})
+}
+
+// WriteImage writes img as a tar of an OCI image layout whose index names it
+// with annotations (RefAnnotation, and io.containerd.image.name for ctr
+// import to keep a name of its own choosing).
+func WriteImage(w io.Writer, img v1.Image, annotations map[string]string) error {
 	dir, err := os.MkdirTemp("", "throttlelab-oci")
 	if err != nil {
 		return err
@@ -80,8 +87,7 @@ func Write(w io.Writer, opt Options) error {
 	if err != nil {
 		return fmt.Errorf("writing the OCI layout: %w", err)
 	}
-	ref := "throttlelab:" + opt.Version
-	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{RefAnnotation: ref})); err != nil {
+	if err := p.AppendImage(img, layout.WithAnnotations(annotations)); err != nil {
 		return fmt.Errorf("writing the OCI layout: %w", err)
 	}
 	return tarDir(w, dir)

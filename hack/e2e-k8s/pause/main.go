@@ -17,17 +17,17 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"syscall"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/throttlelab/throttlelab/internal/ociimage"
 )
 
 func main() {
@@ -84,52 +84,13 @@ func write(out, ref string) error {
 	if img, err = mutate.ConfigFile(img, cf); err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "pause-oci")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	p, err := layout.Write(dir, empty.Index)
-	if err != nil {
-		return err
-	}
-	if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": ref, "io.containerd.image.name": ref})); err != nil {
-		return err
-	}
 	f, err := os.Create(out)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	tw = tar.NewWriter(f)
-	err = filepath.Walk(dir, func(path string, fi os.FileInfo, err error) error {
-		if err != nil || path == dir {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, path)
-		h, err := tar.FileInfoHeader(fi, "")
-		if err != nil {
-			return err
-		}
-		h.Name = filepath.ToSlash(rel)
-		if fi.IsDir() {
-			h.Name += "/"
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		if fi.IsDir() {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		_, err = tw.Write(b)
-		return err
-	})
-	if err != nil {
+	if err := ociimage.WriteImage(f, img, map[string]string{ociimage.RefAnnotation: ref, "io.containerd.image.name": ref}); err != nil {
+		f.Close()
 		return err
 	}
-	return tw.Close()
+	return f.Close()
 }
