@@ -5,14 +5,11 @@
 # to $THROTTLELAB_K8S_BIN (default /var/cache/throttlelab/k8s-v1.37.0); a
 # second run finds them there and returns at once. The first build takes
 # minutes (see the README), at nice 10 because the machine may be shared.
-#
-# kube-apiserver: k8s.io/kubernetes cannot be required as it is, because its
-# go.mod points each staging module (k8s.io/api, apimachinery, client-go, ...)
-# at ./staging; a scratch module replaces each with its published version.
+# kube-apiserver is built in a scratch module (hack/k8s-module.sh).
 set -eu
 
-K8S_VERSION=v1.37.0
-STAGING_VERSION=v0.37.0 # the staging modules published with K8S_VERSION
+WHO=k8s-binaries
+. "$(dirname "$0")/k8s-module.sh"
 ETCD_VERSION=v3.7.0
 OUT=${THROTTLELAB_K8S_BIN:-/var/cache/throttlelab/k8s-$K8S_VERSION}
 STAMP="kubernetes $K8S_VERSION (staging $STAGING_VERSION), etcd $ETCD_VERSION, $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH)"
@@ -41,26 +38,8 @@ echo "k8s-binaries: building kube-apiserver $K8S_VERSION"
 mkdir "$work/k8s"
 (
 	cd "$work/k8s"
-	go mod init throttlelab.local/k8s >/dev/null 2>&1
-	gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')
-	if [ -z "$gomod" ]; then
-		echo "k8s-binaries: could not download k8s.io/kubernetes@$K8S_VERSION from the module proxy" >&2
-		exit 1
-	fi
-	# Every "k8s.io/x => ./staging/src/k8s.io/x" of kubernetes' go.mod.
-	staging=$(sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\) => \./staging/.*#\1#p' "$gomod")
-	if [ -z "$staging" ]; then
-		echo "k8s-binaries: no staging replacements found in $gomod" >&2
-		exit 1
-	fi
-	go mod edit -require="k8s.io/kubernetes@$K8S_VERSION"
-	for m in $staging; do
-		go mod edit -replace="$m=$m@$STAGING_VERSION"
-	done
-	v=k8s.io/component-base/version
-	build -o "$work/bin/kube-apiserver" \
-		-ldflags "-s -w -X $v.gitVersion=$K8S_VERSION -X $v.gitMajor=1 -X $v.gitMinor=37 -X $v.gitTreeState=clean" \
-		k8s.io/kubernetes/cmd/kube-apiserver
+	k8s_module k8s
+	build -o "$work/bin/kube-apiserver" -ldflags "$K8S_LDFLAGS" k8s.io/kubernetes/cmd/kube-apiserver
 )
 
 echo "$STAMP" >"$work/bin/VERSIONS"

@@ -8,8 +8,8 @@
 # is shared, and the first build takes many minutes.
 set -eu
 
-K8S_VERSION=v1.37.0
-STAGING_VERSION=v0.37.0
+WHO=k8s-node-binaries
+. "$(dirname "$0")/k8s-module.sh"
 OUT=${THROTTLELAB_K8S_NODE_BIN:-/var/cache/throttlelab/k8s-node-$K8S_VERSION}
 STAMP="kubernetes $K8S_VERSION (staging $STAGING_VERSION) node, $(go env GOVERSION) $(go env GOOS)/$(go env GOARCH)"
 
@@ -27,25 +27,10 @@ echo "k8s-node-binaries: building kube-controller-manager, kube-scheduler and ku
 mkdir "$work/k8s" "$work/bin"
 (
 	cd "$work/k8s"
-	go mod init throttlelab.local/k8snode >/dev/null 2>&1
-	gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')
-	if [ -z "$gomod" ]; then
-		echo "k8s-node-binaries: could not download k8s.io/kubernetes@$K8S_VERSION from the module proxy" >&2
-		exit 1
-	fi
-	staging=$(sed -n 's#^[[:space:]]*\(k8s\.io/[A-Za-z0-9._-]*\) => \./staging/.*#\1#p' "$gomod")
-	if [ -z "$staging" ]; then
-		echo "k8s-node-binaries: no staging replacements found in $gomod" >&2
-		exit 1
-	fi
-	go mod edit -require="k8s.io/kubernetes@$K8S_VERSION"
-	for m in $staging; do
-		go mod edit -replace="$m=$m@$STAGING_VERSION"
-	done
-	v=k8s.io/component-base/version
+	k8s_module k8snode
 	# One go build for the three shares the compiled packages they have in common.
 	nice -n 19 go build -trimpath -o "$work/bin/" \
-		-ldflags "-s -w -X $v.gitVersion=$K8S_VERSION -X $v.gitMajor=1 -X $v.gitMinor=37 -X $v.gitTreeState=clean" \
+		-ldflags "$K8S_LDFLAGS" \
 		k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet
 )
 
