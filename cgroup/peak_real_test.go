@@ -87,9 +87,18 @@ func TestPeakPeriodReal(t *testing.T) {
 	tr := cgroup.NewPeakTracker(set.QuotaPeriod(), set.QuotaPeriod())
 	tr.SetLimit(set.LimitCores())
 	raw := cgroup.NewPeakTracker(set.QuotaPeriod(), set.QuotaPeriod()) // without the limit, for the log
-	var samples []cgroup.UsageSample
+	// The counters are read every millisecond: every tenth millisecond's
+	// sample goes to the trackers, as a run samples, and all of them
+	// locate each period boundary to a millisecond for the ground truth.
+	var samples, fine []cgroup.UsageSample
+	next := time.Duration(0)
 	ctx, cancel := context.WithCancel(context.Background())
-	s.Run(ctx, 10*time.Millisecond, func(u cgroup.UsageSample) {
+	s.Run(ctx, time.Millisecond, func(u cgroup.UsageSample) {
+		fine = append(fine, u)
+		if u.At < next {
+			return
+		}
+		next = u.At + 10*time.Millisecond
 		samples = append(samples, u)
 		pt := cgroup.PeakPoint{At: u.At, UsageNs: uint64(u.Usage[0]), Periods: u.Periods[0], Throttled: u.Throttled[0]}
 		tr.Add(pt)
@@ -99,6 +108,20 @@ func TestPeakPeriodReal(t *testing.T) {
 			cancel()
 		}
 	})
+	// The most the group surely used within one period: between the first
+	// fine sample after a boundary and the last before the next.
+	surely := 0.0
+	var bounds []int
+	for k := 1; k < len(fine); k++ {
+		if fine[k].Periods[0] == fine[k-1].Periods[0] {
+			continue
+		}
+		if n := len(bounds); n > 0 && fine[k].Periods[0]-fine[k-1].Periods[0] == 1 && fine[k-1].Periods[0]-fine[bounds[n-1]].Periods[0] == 0 {
+			a := bounds[n-1]
+			surely = max(surely, float64(fine[k-1].Usage[0]-fine[a].Usage[0])/float64(set.QuotaPeriod()))
+		}
+		bounds = append(bounds, k)
+	}
 	first, last := samples[0], samples[len(samples)-1]
 	if last.Throttled[0] < 5 {
 		t.Fatalf("the group was throttled in %d of %d periods: the load did not test the boundary", last.Throttled[0], last.Periods[0])
@@ -115,8 +138,8 @@ func TestPeakPeriodReal(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d periods, %d throttled: peak within a period %.4f cores (%.4f without the limit), rolling 100 ms peak %.4f, mean %.4f",
-		last.Periods[0], last.Throttled[0], peak, rawPeak, rolling, mean)
+	t.Logf("%d periods, %d throttled: peak within a period %.4f cores (%.4f without the limit), rolling 100 ms peak %.4f, mean %.4f; at 1 ms samples the group surely used %.4f cores within one period",
+		last.Periods[0], last.Throttled[0], peak, rawPeak, rolling, mean, surely)
 	if !ok || basis != cgroup.BasisPeriod {
 		t.Fatalf("no period estimate (ok %v, basis %q)", ok, basis)
 	}
@@ -125,12 +148,19 @@ func TestPeakPeriodReal(t *testing.T) {
 	// peak, which straddles periods. The kernel does not hold a period to
 	// its quota exactly: per-CPU runtime slices (5 ms) left from one period
 	// are spent in the next, and usage is accounted at scheduler ticks, so
-	// one period can hold the quota plus up to a slice per CPU. On this
-	// host's kernel the counters show 0.27-0.33 cores in the busiest period
-	// of a 0.25-CPU group (issue 17 asked for 0.2625; not met, see README).
-	slack := float64(cgrouptest.BandwidthSlice()*time.Duration(runtime.NumCPU())) / float64(100*time.Millisecond)
+	// one period can hold the quota plus up to a slice per CPU and a tick.
+	// On this host's kernel the 1 ms samples show 0.29-0.33 cores surely
+	// within the busiest period of a 0.25-CPU group (issue 17 asked for
+	// 0.2625; not met by the kernel itself, see README).
+	slack := float64(cgrouptest.BandwidthSlice()*time.Duration(runtime.NumCPU())+4*time.Millisecond) / float64(100*time.Millisecond)
 	if peak >= rolling || peak < max(mean, 0.2) || peak > 0.25+slack {
-		t.Errorf("peak within a period %.4f cores: want at least max(the mean %.4f, 0.2), below the rolling 100 ms peak %.4f and at most the quota + a slice per CPU (%.4f)",
+		t.Errorf("peak within a period %.4f cores: want at least max(the mean %.4f, 0.2), below the rolling 100 ms peak %.4f and at most the quota + a slice per CPU and a tick (%.4f)",
 			peak, mean, rolling, 0.25+slack)
+	}
+	// The 10 ms estimate does not hide what the 1 ms samples prove: a
+	// period's use above the quota shows within 0.05 cores.
+	if surely > 0.25+slack || peak < surely-0.05 {
+		t.Errorf("at 1 ms samples the group surely used %.4f cores within one period: want at most %.4f, and the 10 ms estimate %.4f at least that less 0.05",
+			surely, 0.25+slack, peak)
 	}
 }
