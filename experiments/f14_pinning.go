@@ -54,12 +54,13 @@ var f14Pinning = &Preset{
 			}
 		}
 		e.Spec.Loads[0].Step = dur(6 * time.Second)
-		e.Spec.Repeats = 1
+		// Three repeats: one run's interval straddled the 0.9 threshold.
+		e.Spec.Repeats = 3
 		pinned, err := config(e, "pinned")
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("a %s-CPU container (2 of 4 cores, scaled to %d), pinned to CPU %s, 6 s, 1 repeat", m, cores, pinned.CPU.Cpuset), nil
+		return fmt.Sprintf("a %s-CPU container (2 of 4 cores, scaled to %d), pinned to CPU %s, 6 s, 3 repeats", m, cores, pinned.CPU.Cpuset), nil
 	},
 	negative: func(e *experiment.Experiment) error {
 		// A quota on the pinned container too: it is throttled.
