@@ -3,6 +3,7 @@ package experiments
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -221,5 +222,63 @@ func TestMissingConfigIsAnError(t *testing.T) {
 		if _, err := p.quick(e, 2); err == nil || !strings.Contains(err.Error(), "the spec has no config") {
 			t.Errorf("%s: quick of a spec without its configs: %v", name, err)
 		}
+	}
+}
+
+// TestDisturbedRunsMakeVerdictsInconclusive: a run beside other work on the
+// host (host_other_cores over a tenth of the machine) cannot reproduce or
+// refute a finding; below the line the verdict stands.
+func TestDisturbedRunsMakeVerdictsInconclusive(t *testing.T) {
+	p, ok := Lookup("f09-burn-flow")
+	if !ok {
+		t.Fatal("no f09-burn-flow")
+	}
+	e, how, err := p.Quick(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, _, err := sim.Run(context.Background(), e, sim.Options{Dir: dir, Cores: 2}); err != nil {
+		t.Fatal(err)
+	}
+	clean, err := p.Evaluate(dir, how)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if clean.Outcome != record.Reproduced || clean.Disturbed != "" {
+		t.Fatalf("undisturbed: %s", Line(clean))
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "*", "r*", "summary.json"))
+	if len(runs) == 0 {
+		t.Fatal("no run summaries")
+	}
+	setOther := func(cores float64) {
+		var r map[string]any
+		b, err := os.ReadFile(runs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		r["host_other_cores"] = cores
+		if b, err = json.Marshal(r); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(runs[0], b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setOther(0.15) // under a tenth of 2 cores
+	if v, err := p.Evaluate(dir, how); err != nil || v.Outcome != record.Reproduced || v.Disturbed != "" {
+		t.Fatalf("0.15 cores of other work: %v %s", err, Line(v))
+	}
+	setOther(0.9)
+	v, err := p.Evaluate(dir, how)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Outcome != record.Inconclusive || v.Reproduced || !strings.Contains(v.Disturbed, "0.90 of its 2 cores during 1 of") || !strings.Contains(Line(v), "Disturbed: ") {
+		t.Errorf("0.9 cores of other work: %s", Line(v))
 	}
 }

@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/throttlelab/throttlelab/record"
 )
@@ -25,7 +26,13 @@ func (p *Preset) Evaluate(dir, scaled string) (*record.Verdict, error) {
 	v := &record.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check, SelfCheck: p.SelfCheck,
 		Outcome: out, Reproduced: out == record.Reproduced, Conditions: conds, Numbers: numbers,
 		Repeats: reps, RepeatsNeeded: need, CIMethod: r.Summary.CIMethod, Scaled: scaled, Backend: r.Env.Backend}
-	if out != record.Reproduced && p.why != nil {
+	if d := r.disturbed(); d != "" {
+		v.Disturbed = d
+		if out != record.Inconclusive {
+			v.Outcome, v.Reproduced, v.RepeatsNeeded = record.Inconclusive, false, 0
+		}
+	}
+	if v.Outcome != record.Reproduced && p.why != nil {
 		v.Why = p.why(r)
 	}
 	return v, record.WriteJSON(filepath.Join(dir, "verdict.json"), v)
@@ -33,3 +40,22 @@ func (p *Preset) Evaluate(dir, scaled string) (*record.Verdict, error) {
 
 // Line is the verdict in one line, as run and sim print it.
 func Line(v *record.Verdict) string { return v.Line() }
+
+// disturbed describes the runs during which other work used more than
+// record.DisturbedShare of the host's CPUs ("" when none did, or the backend
+// could not tell).
+func (r *Results) disturbed() string {
+	var ids []string
+	worst := 0.0
+	for _, run := range r.Runs {
+		if run.Disturbed(r.Env.Cores) {
+			ids = append(ids, run.ID)
+			worst = max(worst, *run.HostOtherCores)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("other work on the host used up to %.2f of its %d cores during %d of %d runs (%s; more than %.0f%% of the machine), so the figures measured that work's interference too: run again on a quiet host",
+		worst, r.Env.Cores, len(ids), len(r.Runs), strings.Join(ids, ", "), 100*record.DisturbedShare)
+}

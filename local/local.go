@@ -244,6 +244,7 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 		return nil, err
 	}
 	defer throttled.Close()
+	hostBefore, hostErr := x.markHost(all)
 	samples, stopSampling, err := x.sample(all, usage, throttled)
 	if err != nil {
 		return nil, err
@@ -277,6 +278,12 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 	res, err := loadgen.Run(ctx, lc)
 	rs.Seconds = time.Since(start).Seconds()
 	stopSampling()
+	if hostErr == nil {
+		if hostAfter, err := x.markHost(all); err == nil {
+			other := hostAfter.outside(hostBefore)
+			rs.HostOtherCores = &other
+		}
+	}
 	if pr := <-probeDone; pr != nil {
 		rs.Probe = pr.Summary
 	}
@@ -364,4 +371,43 @@ func (x *Backend) sample(groups []*cgroup.Group, usage, throttled io.Writer) (*[
 		})
 	}()
 	return samples, func() { cancel(); <-done; bu.Flush(); bt.Flush(); s.Close() }, nil
+}
+
+// hostMark is the host's busy CPU time and the part of it the run's groups
+// (and the load generator's) used, at one instant.
+type hostMark struct {
+	at         time.Time
+	host, ours time.Duration
+}
+
+// markHost reads /proc/stat and the groups' usage: two marks tell how much
+// CPU other work took during a run.
+func (x *Backend) markHost(groups []*cgroup.Group) (hostMark, error) {
+	m := hostMark{at: time.Now()}
+	var err error
+	if m.host, err = cgroup.HostBusy("/"); err != nil {
+		return m, err
+	}
+	if x.lg != nil {
+		groups = append(groups[:len(groups):len(groups)], x.lg)
+	}
+	for _, g := range groups {
+		u, err := g.Usage()
+		if err != nil {
+			return m, err
+		}
+		m.ours += u
+	}
+	return m, nil
+}
+
+// outside is the mean CPU (cores) other work used between two marks, at
+// least 0 (/proc/stat counts in 10 ms ticks, the groups in nanoseconds).
+func (m hostMark) outside(before hostMark) float64 {
+	wall := m.at.Sub(before.at)
+	if wall <= 0 {
+		return 0
+	}
+	other := (m.host - before.host) - (m.ours - before.ours)
+	return max(0, float64(other)/float64(wall))
 }

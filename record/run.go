@@ -37,6 +37,24 @@ type Run struct {
 	Probe          *loadgen.Summary      `json:"probe_summary,omitempty"`
 	Started        time.Time             `json:"started"`
 	Seconds        float64               `json:"seconds"`
+	// HostOtherCores is the CPU the host spent, on average over the
+	// measurement, on work outside the run's groups (its instances,
+	// neighbours and load generator): other processes, the kernel's own
+	// threads, and time a hypervisor gave to other guests. Absent where the
+	// backend cannot see the host (sim, kubernetes). A run beside other
+	// work measured that work's interference too (Disturbed).
+	HostOtherCores *float64 `json:"host_other_cores,omitempty"`
+}
+
+// DisturbedShare is the share of the host's CPUs that other work may use
+// during a run before its figures are taken as disturbed: on a quiet host
+// the kernel's threads and the tools around use about 1% of a core.
+const DisturbedShare = 0.1
+
+// Disturbed reports whether other work on the host used more than
+// DisturbedShare of its cores during the run.
+func (r *Run) Disturbed(cores int) bool {
+	return r.HostOtherCores != nil && cores > 0 && *r.HostOtherCores > DisturbedShare*float64(cores)
 }
 
 // UsageStats is an instance's CPU use in cores at three resolutions, and

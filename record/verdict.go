@@ -66,6 +66,10 @@ type Verdict struct {
 	CIMethod string `json:"ci_method,omitempty"`
 	// Why explains a check that did not pass, where the results can tell.
 	Why string `json:"why,omitempty"`
+	// Disturbed names the runs during which other work on the host used
+	// more than DisturbedShare of its CPUs; such a verdict is inconclusive
+	// whatever its intervals say, since they measured that work too.
+	Disturbed string `json:"disturbed,omitempty"`
 	// Scaled says how a --quick run was scaled down ("" at original scale).
 	Scaled  string `json:"scaled,omitempty"`
 	Backend string `json:"backend"`
@@ -188,6 +192,9 @@ func (v *Verdict) Line() string {
 	}
 	if v.outcome() == Inconclusive && v.RepeatsNeeded > 0 {
 		line += fmt.Sprintf(". The intervals straddle the check: %s would likely settle it (this run had %d)", v.RepeatsWords(), max(v.Repeats, 1))
+	}
+	if v.Disturbed != "" {
+		line += ". Disturbed: " + v.Disturbed
 	}
 	if v.Why != "" {
 		line += ". Why: " + v.Why

@@ -371,3 +371,45 @@ spec:
 		t.Errorf("summary %+v", s.Runs)
 	}
 }
+
+// TestRunSeesOtherWork: a run measures the CPU other work took from the host
+// meanwhile (host_other_cores) and says when it was more than a tenth of the
+// machine: a spinning shell outside the run's groups is seen.
+func TestRunSeesOtherWork(t *testing.T) {
+	needRoot(t)
+	spec := writeSpec(t, `apiVersion: throttlelab/v1alpha1
+kind: Experiment
+metadata: {name: other-work}
+spec:
+  workload: {request: api}
+  load: {mode: rate, rate: 20, duration: 2s}
+  configs: [{name: svc}]
+`)
+	quiet := t.TempDir()
+	if r := run(t, "run", spec, "--out", quiet); r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	q := readExpSummary(t, quiet).Runs[0]
+	if q.HostOtherCores == nil || *q.HostOtherCores < 0 {
+		t.Fatalf("no host_other_cores in a local run: %v", q.HostOtherCores)
+	}
+	spin := exec.Command("sh", "-c", "while :; do :; done")
+	if err := spin.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { spin.Process.Kill(); spin.Wait() }()
+	busy := t.TempDir()
+	r := run(t, "run", spec, "--out", busy)
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	b := readExpSummary(t, busy).Runs[0]
+	t.Logf("other work: %.3f cores on a quiet host, %.3f beside a spinning shell", *q.HostOtherCores, *b.HostOtherCores)
+	// The shell spins on a core of its own most of the time: well over half.
+	if b.HostOtherCores == nil || *b.HostOtherCores < 0.5 {
+		t.Errorf("beside a spinning shell, host_other_cores %v", b.HostOtherCores)
+	}
+	if !strings.Contains(r.stderr, "other work on the host used") {
+		t.Errorf("no warning of the other work:\n%s", r.stderr)
+	}
+}

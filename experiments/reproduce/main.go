@@ -291,6 +291,9 @@ func cell(o outcome) string {
 	if strings.EqualFold(o.verdict.Word(), "inconclusive") && o.verdict.RepeatsNeeded > 0 {
 		c += fmt.Sprintf(". %s would likely settle it (this run had %d)", o.verdict.RepeatsWords(), max(o.verdict.Repeats, 1))
 	}
+	if o.verdict.Disturbed != "" {
+		c += ". Disturbed: " + o.verdict.Disturbed
+	}
 	if o.verdict.Why != "" {
 		c += ". Why: " + strings.ReplaceAll(o.verdict.Why, "|", "/")
 	}
