@@ -37,9 +37,9 @@ func TestValidationAgainstRealRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			costs := DefaultCosts()
-			if env.BurnIterationsPerMs > 0 {
-				costs.BurnIterationsPerMs = env.BurnIterationsPerMs
+			costs, err := MeasuredCosts(dir, e, env, measured, DefaultCosts())
+			if err != nil {
+				t.Fatal(err)
 			}
 			out := t.TempDir()
 			simulated, _, err := Run(context.Background(), e, Options{Dir: out, Cores: env.Cores, Costs: costs, RepeatSeeds: RecordedSeeds(measured), LoadGenInRoot: env.LoadGen == nil})
