@@ -176,6 +176,7 @@ func (g *Group) throttle(m *Machine, c int) {
 	for i := len(kept); i < len(co.run); i++ {
 		co.run[i] = nil
 	}
+	m.ran(len(kept) - len(co.run))
 	co.run = kept
 	g.runnable -= r.n
 	if r.n > 0 {
@@ -210,6 +211,7 @@ func (g *Group) unthrottle(m *Machine, c int) {
 		t.state = running
 		t.Parked += float64(m.now - t.parkedAt)
 		co.run = append(co.run, t)
+		m.ran(1)
 		if len(co.run) > 1 {
 			m.scheduleTick()
 		}

@@ -64,6 +64,10 @@ type Machine struct {
 	// unthrottle, refill, migration), for the scenario tests.
 	Trace io.Writer
 	done  []*Thread // scratch
+	// running is the number of threads on the cores' run queues; idleSince
+	// when it last fell to zero.
+	running   int
+	idleSince time.Duration
 }
 
 type core struct {
@@ -99,6 +103,22 @@ func (m *Machine) Now() time.Duration { return m.now }
 
 // Cores is the number of CPUs.
 func (m *Machine) Cores() int { return len(m.cores) }
+
+// ran counts n threads onto (or, negative, off) the cores' run queues.
+func (m *Machine) ran(n int) {
+	m.running += n
+	if m.running == 0 && n < 0 {
+		m.idleSince = m.now
+	}
+}
+
+// IdleFor is how long every core has been idle (0 while one runs a thread).
+func (m *Machine) IdleFor() time.Duration {
+	if m.running > 0 {
+		return 0
+	}
+	return m.now - m.idleSince
+}
 
 // At schedules h at time at (not before now).
 func (m *Machine) At(at time.Duration, h handler, arg int64) {
@@ -382,6 +402,7 @@ func (m *Machine) place(t *Thread, c int) {
 	}
 	t.state = running
 	co.run = append(co.run, t)
+	m.ran(1)
 	if len(co.run) > 1 {
 		m.scheduleTick()
 	}
@@ -420,6 +441,7 @@ func (m *Machine) unqueue(t *Thread) {
 	c := m.cores[t.core]
 	m.touch(c)
 	c.run = removeThread(c.run, t)
+	m.ran(-1)
 	g := t.g
 	rq := &g.rq[c.id]
 	rq.n--

@@ -96,8 +96,9 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 		if cores == 0 {
 			cores = env.Cores
 		}
-		if env.BurnIterationsPerMs > 0 {
-			costs.BurnIterationsPerMs = env.BurnIterationsPerMs
+		// The machine's speed that day, as the measurement saw it.
+		if costs, err = sim.MeasuredCosts(f.compare, e, env, measured, costs); err != nil {
+			return err
 		}
 		// Results from before the load generator had a group of its own.
 		loadGenInRoot = env.LoadGen == nil

@@ -1,0 +1,75 @@
+package sim
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/workload"
+)
+
+// MeasuredCosts are the costs of the machine a measurement ran on, for
+// simulating it (sim --compare, the validation): base with the burn speed
+// the run calibrated (env.json) and, for tile workloads, the Mandelbrot
+// kernel's speed as the server's thread clock measured it in that run: the
+// handler CPU of its tile requests, less TileOverhead each, over their
+// catalogue iterations. A CPU is not equally fast every day (the reference
+// VM's burn speed ranged 820,000-913,000 iterations per ms), and the tiles'
+// cost per iteration differs between tile sets (2.8 ns on small tiles,
+// 3.15 ns on the sample's large ones, 3.9 ns on 1.5-3 M iteration tiles on
+// 2026-11-23), so the run's own figure replaces the default. The latencies
+// the simulation is compared on are not used.
+func MeasuredCosts(dir string, e *experiment.Experiment, env record.Env, runs []*record.Run, base Costs) (Costs, error) {
+	c := base
+	if env.BurnIterationsPerMs > 0 {
+		c.BurnIterationsPerMs = env.BurnIterationsPerMs
+	}
+	if e.Spec.Workload.Request != string(loadgen.KindTile) {
+		return c, nil
+	}
+	cat, err := workload.DefaultCatalog()
+	if err != nil {
+		return c, err
+	}
+	var cpu, iters float64
+	for _, r := range runs {
+		recs, err := loadgen.ReadRecordsIn(filepath.Join(dir, "runs", r.ID))
+		if err != nil {
+			return c, fmt.Errorf("measured tile costs: %w", err)
+		}
+		for _, rec := range recs {
+			if rec.Status != 200 || rec.ServerCPU <= 0 || rec.Tile == "" {
+				continue
+			}
+			t, err := parseTile(rec.Tile)
+			if err != nil {
+				return c, fmt.Errorf("measured tile costs: %w", err)
+			}
+			info, err := cat.Lookup(t)
+			if err != nil {
+				return c, fmt.Errorf("measured tile costs: %w", err)
+			}
+			cpu += float64(rec.ServerCPU - c.TileOverhead)
+			iters += float64(info.Iterations)
+		}
+	}
+	if iters > 0 && cpu > 0 {
+		c.NsPerIteration = cpu / iters
+	}
+	return c, nil
+}
+
+// parseTile parses a record's "x,y".
+func parseTile(s string) (workload.Tile, error) {
+	xs, ys, ok := strings.Cut(s, ",")
+	x, errx := strconv.Atoi(xs)
+	y, erry := strconv.Atoi(ys)
+	if !ok || errx != nil || erry != nil {
+		return workload.Tile{}, fmt.Errorf("tile %q: want x,y", s)
+	}
+	return workload.Tile{X: x, Y: y}, nil
+}
