@@ -1,7 +1,7 @@
 package cgroup
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,39 +34,47 @@ func OnlineCPUs(root string) (int, error) {
 // whatever its own HZ).
 const userHZ = 100
 
-// ParseHostBusy reads the first line of /proc/stat ("cpu  user nice system
-// idle iowait irq softirq steal ...") and returns the CPU time all CPUs spent
-// on anything but idling: user, nice, system, irq, softirq, and steal (time
-// the hypervisor gave to another guest, lost to this host all the same).
-// Guest time is already in user and nice.
-func ParseHostBusy(b []byte) (time.Duration, error) {
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	f := strings.Fields(string(line))
-	if len(f) < 9 || f[0] != "cpu" {
-		return 0, fmt.Errorf("not a /proc/stat cpu line: %.60q", line)
+// ParseHostIdle reads /proc/stat and returns the time all CPUs together
+// spent idle (idle and iowait of the first, "cpu", line) and the number of
+// CPUs it counts (its "cpuN" lines). A tickless kernel measures idle spells
+// exactly, where user and system time are sampled at ticks (and a task that
+// wakes with the tick is counted busy for all of it), so a host's busy time
+// over an interval is better the CPUs' time less their idle time than the
+// sum of the busy fields.
+func ParseHostIdle(b []byte) (idle time.Duration, cpus int, err error) {
+	lines := strings.Split(string(b), "\n")
+	f := strings.Fields(lines[0])
+	if len(f) < 6 || f[0] != "cpu" {
+		return 0, 0, fmt.Errorf("not a /proc/stat cpu line: %.60q", lines[0])
 	}
-	var busy uint64
-	for _, i := range []int{1, 2, 3, 6, 7, 8} { // user nice system irq softirq steal
+	for _, i := range []int{4, 5} { // idle, iowait
 		v, err := strconv.ParseUint(f[i], 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("/proc/stat cpu field %d: %w", i, err)
+			return 0, 0, fmt.Errorf("/proc/stat cpu field %d: %w", i, err)
 		}
-		busy += v
+		idle += time.Duration(v) * (time.Second / userHZ)
 	}
-	return time.Duration(busy) * (time.Second / userHZ), nil
+	for _, l := range lines[1:] {
+		if name, _, ok := strings.Cut(l, " "); ok && strings.HasPrefix(name, "cpu") && len(name) > 3 {
+			cpus++
+		}
+	}
+	if cpus == 0 {
+		return 0, 0, errors.New("/proc/stat lists no cpuN line")
+	}
+	return idle, cpus, nil
 }
 
-// HostBusy returns the CPU time the whole host has spent busy since boot
-// (ParseHostBusy of root/proc/stat).
-func HostBusy(root string) (time.Duration, error) {
+// HostIdle is ParseHostIdle of root/proc/stat.
+func HostIdle(root string) (idle time.Duration, cpus int, err error) {
 	p := filepath.Join(root, "proc/stat")
 	b, err := os.ReadFile(p)
 	if err != nil {
-		return 0, fmt.Errorf("reading %s: %w", p, err)
+		return 0, 0, fmt.Errorf("reading %s: %w", p, err)
 	}
-	d, err := ParseHostBusy(b)
+	idle, cpus, err = ParseHostIdle(b)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", p, err)
+		return 0, 0, fmt.Errorf("%s: %w", p, err)
 	}
-	return d, nil
+	return idle, cpus, nil
 }

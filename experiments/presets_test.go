@@ -282,3 +282,38 @@ func TestDisturbedRunsMakeVerdictsInconclusive(t *testing.T) {
 		t.Errorf("0.9 cores of other work: %s", Line(v))
 	}
 }
+
+// TestSelfChecksIgnoreOtherWork: F5's same-pod rate comes from the seeded
+// balancer, so a busy host leaves its verdict as it is.
+func TestSelfChecksIgnoreOtherWork(t *testing.T) {
+	p, ok := Lookup("f05-service")
+	if !ok || !p.SelfCheck {
+		t.Fatal("f05-service is not a self-check")
+	}
+	e, how, err := p.Quick(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if _, _, err := sim.Run(context.Background(), e, sim.Options{Dir: dir, Cores: 2}); err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "*", "r*", "summary.json"))
+	for _, f := range runs {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = bytes.Replace(b, []byte(`"seconds"`), []byte(`"host_other_cores": 1.5, "seconds"`), 1)
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, err := p.Evaluate(dir, how)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Outcome != record.Reproduced || v.Disturbed != "" {
+		t.Errorf("a self-check beside other work: %s", Line(v))
+	}
+}

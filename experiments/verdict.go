@@ -26,7 +26,9 @@ func (p *Preset) Evaluate(dir, scaled string) (*record.Verdict, error) {
 	v := &record.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check, SelfCheck: p.SelfCheck,
 		Outcome: out, Reproduced: out == record.Reproduced, Conditions: conds, Numbers: numbers,
 		Repeats: reps, RepeatsNeeded: need, CIMethod: r.Summary.CIMethod, Scaled: scaled, Backend: r.Env.Backend}
-	if d := r.disturbed(); d != "" {
+	// A self-check's figures come from throttlelab's own seeded choices,
+	// not from timing: other work cannot disturb them.
+	if d := r.disturbed(); d != "" && !p.SelfCheck {
 		v.Disturbed = d
 		if out != record.Inconclusive {
 			v.Outcome, v.Reproduced, v.RepeatsNeeded = record.Inconclusive, false, 0

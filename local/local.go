@@ -373,21 +373,23 @@ func (x *Backend) sample(groups []*cgroup.Group, usage, throttled io.Writer) (*[
 	return samples, func() { cancel(); <-done; bu.Flush(); bt.Flush(); s.Close() }, nil
 }
 
-// hostMark is the host's busy CPU time and the part of it the run's groups
-// (and the load generator's) used, at one instant.
+// hostMark is the host's idle CPU time and the usage of the run's groups
+// (and the load generator's), at one instant.
 type hostMark struct {
 	at         time.Time
-	host, ours time.Duration
+	cpus       int
+	idle, ours time.Duration
 }
 
 // markHost reads /proc/stat and the groups' usage: two marks tell how much
 // CPU other work took during a run.
 func (x *Backend) markHost(groups []*cgroup.Group) (hostMark, error) {
-	m := hostMark{at: time.Now()}
+	var m hostMark
 	var err error
-	if m.host, err = cgroup.HostBusy("/"); err != nil {
+	if m.idle, m.cpus, err = cgroup.HostIdle("/"); err != nil {
 		return m, err
 	}
+	m.at = time.Now()
 	if x.lg != nil {
 		groups = append(groups[:len(groups):len(groups)], x.lg)
 	}
@@ -401,13 +403,14 @@ func (x *Backend) markHost(groups []*cgroup.Group) (hostMark, error) {
 	return m, nil
 }
 
-// outside is the mean CPU (cores) other work used between two marks, at
-// least 0 (/proc/stat counts in 10 ms ticks, the groups in nanoseconds).
+// outside is the mean CPU (cores) other work used between two marks: the
+// CPUs' time less their idle time (cgroup.ParseHostIdle) less the run's
+// groups' usage, at least 0 (/proc/stat counts in 10 ms ticks).
 func (m hostMark) outside(before hostMark) float64 {
 	wall := m.at.Sub(before.at)
-	if wall <= 0 {
+	if wall <= 0 || m.cpus != before.cpus {
 		return 0
 	}
-	other := (m.host - before.host) - (m.ours - before.ours)
-	return max(0, float64(other)/float64(wall))
+	busy := time.Duration(m.cpus)*wall - (m.idle - before.idle)
+	return max(0, float64(busy-(m.ours-before.ours))/float64(wall))
 }
