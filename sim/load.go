@@ -45,6 +45,12 @@ type Costs struct {
 	// (a tile is decoded and its pixels hashed; others are only read). The
 	// generator runs beside the servers and competes with them for the cores.
 	ClientTile, ClientRequest time.Duration
+	// BurstGap is a burst process's time between cycles beyond its sleep:
+	// its workers' goroutines ending and starting, and the sleep's timer
+	// waking late. Small as it is, it moves the busy phases against their
+	// group's period grid from cycle to cycle, which decides how many
+	// periods' quota a busy phase gets.
+	BurstGap time.Duration
 }
 
 // DefaultCosts are the reference machine's (2-core AMD EPYC VM), from the
@@ -59,11 +65,13 @@ type Costs struct {
 // 0.2 ms each way into an idle process (0.69 ms p50 for /api at 20/s); 0.3 ms
 // of CPU for a Go server to wake from idle (group CPU per cpu=5ms burn at 25/s
 // Poisson: 6.04 ms, against 5.23 ms on the handler's clock); and the load
-// generator's 0.24 ms of CPU per tile and 0.08 ms per other response.
+// generator's 0.24 ms of CPU per tile and 0.08 ms per other response; 0.95
+// ms between a burst process's cycles beyond its sleep (the median of 28
+// gaps in F7 and burst-1 runs, 2026-11-21 to 23: 0.14-1.27 ms).
 func DefaultCosts() Costs {
 	return Costs{NsPerIteration: 2.8, TileOverhead: 100 * time.Microsecond, RequestOverhead: 100 * time.Microsecond,
 		BurnIterationsPerMs: 913_000, BurnOvershoot: 0.016, Background: 0.005, IdleWake: 200 * time.Microsecond, IdleWakeAfter: 5 * time.Millisecond, WakeCPU: 300 * time.Microsecond,
-		Network: 120 * time.Microsecond, ClientTile: 240 * time.Microsecond, ClientRequest: 80 * time.Microsecond}
+		Network: 120 * time.Microsecond, ClientTile: 240 * time.Microsecond, ClientRequest: 80 * time.Microsecond, BurstGap: 950 * time.Microsecond}
 }
 
 // simReq is one request as the client sees it.

@@ -1,10 +1,14 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
@@ -27,6 +31,11 @@ func MeasuredCosts(dir string, e *experiment.Experiment, env record.Env, runs []
 	c := base
 	if env.BurnIterationsPerMs > 0 {
 		c.BurnIterationsPerMs = env.BurnIterationsPerMs
+	}
+	if gap, ok, err := burstGap(dir, e, runs); err != nil {
+		return c, err
+	} else if ok {
+		c.BurstGap = gap
 	}
 	if e.Spec.Workload.Request != string(loadgen.KindTile) {
 		return c, nil
@@ -72,4 +81,37 @@ func parseTile(s string) (workload.Tile, error) {
 		return workload.Tile{}, fmt.Errorf("tile %q: want x,y", s)
 	}
 	return workload.Tile{X: x, Y: y}, nil
+}
+
+// burstGap is the median time between the measured runs' burst cycles
+// beyond each cycle's busy phase and its sleep (Costs.BurstGap); ok is false
+// without two cycles of a burst neighbour.
+func burstGap(dir string, e *experiment.Experiment, runs []*record.Run) (time.Duration, bool, error) {
+	var gaps []float64
+	for _, r := range runs {
+		i := slices.IndexFunc(e.Spec.Configs, func(c experiment.Config) bool { return c.Name == r.Config })
+		if i < 0 {
+			continue
+		}
+		for _, n := range e.NeighboursOf(e.Spec.Configs[i]) {
+			if n.Kind != "burst" {
+				continue
+			}
+			cycles, err := record.ReadBurstCycles(filepath.Join(dir, "runs", r.ID), n.Name)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return 0, false, fmt.Errorf("measured burst gaps: %w", err)
+			}
+			for k := 1; k < len(cycles); k++ {
+				gap := cycles[k].Start.Sub(cycles[k-1].Start) - time.Duration(cycles[k-1].BusyWallMs*1e6) - n.Sleep.Duration
+				gaps = append(gaps, float64(gap))
+			}
+		}
+	}
+	if len(gaps) == 0 {
+		return 0, false, nil
+	}
+	return time.Duration(max(0, record.Median(gaps))), true, nil
 }
