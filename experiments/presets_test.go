@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/sim"
 	"github.com/throttlelab/throttlelab/units"
@@ -65,14 +66,7 @@ func TestPresetsParse(t *testing.T) {
 func TestChecksOnSimulatedRuns(t *testing.T) {
 	for _, p := range All() {
 		t.Run(p.Name, func(t *testing.T) {
-			e, how, err := p.Quick(2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			if _, _, err := sim.Run(context.Background(), e, sim.Options{Dir: dir, Cores: 2}); err != nil {
-				t.Fatal(err)
-			}
+			dir, how := simulateQuick(t, p, nil)
 			v, err := p.Evaluate(dir, how)
 			if err != nil {
 				t.Fatal(err)
@@ -115,17 +109,7 @@ func TestNegativeVariants(t *testing.T) {
 			if p.negative == nil {
 				t.Fatal("no negative variant")
 			}
-			e, how, err := p.Quick(2)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := p.negative(e); err != nil {
-				t.Fatal(err)
-			}
-			dir := t.TempDir()
-			if _, _, err := sim.Run(context.Background(), e, sim.Options{Dir: dir, Cores: 2}); err != nil {
-				t.Fatal(err)
-			}
+			dir, how := simulateQuick(t, p, p.negative)
 			v, err := p.Evaluate(dir, how)
 			if err != nil {
 				t.Fatal(err)
@@ -233,14 +217,7 @@ func TestDisturbedRunsMakeVerdictsInconclusive(t *testing.T) {
 	if !ok {
 		t.Fatal("no f09-burn-flow")
 	}
-	e, how, err := p.Quick(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if _, _, err := sim.Run(context.Background(), e, sim.Options{Dir: dir, Cores: 2}); err != nil {
-		t.Fatal(err)
-	}
+	dir, how := simulateQuick(t, p, nil)
 	clean, err := p.Evaluate(dir, how)
 	if err != nil {
 		t.Fatal(err)
@@ -248,32 +225,12 @@ func TestDisturbedRunsMakeVerdictsInconclusive(t *testing.T) {
 	if clean.Outcome != record.Reproduced || clean.Disturbed != "" {
 		t.Fatalf("undisturbed: %s", Line(clean))
 	}
-	runs, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "*", "r*", "summary.json"))
-	if len(runs) == 0 {
-		t.Fatal("no run summaries")
-	}
-	setOther := func(cores float64) {
-		var r map[string]any
-		b, err := os.ReadFile(runs[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := json.Unmarshal(b, &r); err != nil {
-			t.Fatal(err)
-		}
-		r["host_other_cores"] = cores
-		if b, err = json.Marshal(r); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(runs[0], b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	setOther(0.15) // under a tenth of 2 cores
+	first := runSummaries(t, dir)[0]
+	setHostOther(t, first, 0.15) // under a tenth of 2 cores
 	if v, err := p.Evaluate(dir, how); err != nil || v.Outcome != record.Reproduced || v.Disturbed != "" {
 		t.Fatalf("0.15 cores of other work: %v %s", err, Line(v))
 	}
-	setOther(0.9)
+	setHostOther(t, first, 0.9)
 	v, err := p.Evaluate(dir, how)
 	if err != nil {
 		t.Fatal(err)
@@ -290,24 +247,9 @@ func TestSelfChecksIgnoreOtherWork(t *testing.T) {
 	if !ok || !p.SelfCheck {
 		t.Fatal("f05-service is not a self-check")
 	}
-	e, how, err := p.Quick(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	if _, _, err := sim.Run(context.Background(), e, sim.Options{Dir: dir, Cores: 2}); err != nil {
-		t.Fatal(err)
-	}
-	runs, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "*", "r*", "summary.json"))
-	for _, f := range runs {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b = bytes.Replace(b, []byte(`"seconds"`), []byte(`"host_other_cores": 1.5, "seconds"`), 1)
-		if err := os.WriteFile(f, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	dir, how := simulateQuick(t, p, nil)
+	for _, f := range runSummaries(t, dir) {
+		setHostOther(t, f, 1.5)
 	}
 	v, err := p.Evaluate(dir, how)
 	if err != nil {
@@ -316,4 +258,54 @@ func TestSelfChecksIgnoreOtherWork(t *testing.T) {
 	if v.Outcome != record.Reproduced || v.Disturbed != "" {
 		t.Errorf("a self-check beside other work: %s", Line(v))
 	}
+}
+
+// simulateQuick simulates p's quick variant for 2 cores, changed by change
+// when it is not nil, and returns the results directory and how it scaled.
+func simulateQuick(t *testing.T, p *Preset, change func(*experiment.Experiment) error) (dir, how string) {
+	t.Helper()
+	e, how, err := p.Quick(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if change != nil {
+		if err := change(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir = t.TempDir()
+	if _, _, err := sim.Run(context.Background(), e, sim.Options{Dir: dir, Cores: 2}); err != nil {
+		t.Fatal(err)
+	}
+	return dir, how
+}
+
+// setHostOther writes host_other_cores into a run's summary.json.
+func setHostOther(t *testing.T, path string, cores float64) {
+	t.Helper()
+	var r map[string]any
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	r["host_other_cores"] = cores
+	if b, err = json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runSummaries lists the run summaries of a results directory.
+func runSummaries(t *testing.T, dir string) []string {
+	t.Helper()
+	runs, _ := filepath.Glob(filepath.Join(dir, "runs", "*", "*", "r*", "summary.json"))
+	if len(runs) == 0 {
+		t.Fatal("no run summaries")
+	}
+	return runs
 }
