@@ -7,29 +7,21 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/throttlelab/throttlelab/internal/testfs"
 )
 
 // fakeRoot builds a fake host under t.TempDir(): the named mountinfo fixture as
 // proc/self/mountinfo, procCgroup as proc/self/cgroup, and the given files.
 func fakeRoot(t *testing.T, mountinfo, procCgroup string, files map[string]string) string {
 	t.Helper()
-	root := t.TempDir()
 	mi, err := os.ReadFile(filepath.Join("testdata/mountinfo", mountinfo))
 	if err != nil {
 		t.Fatal(err)
 	}
 	files["proc/self/mountinfo"] = string(mi)
 	files["proc/self/cgroup"] = procCgroup
-	for name, content := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
+	return testfs.Tree(t, files)
 }
 
 func TestReadProcessLimits(t *testing.T) {

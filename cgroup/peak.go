@@ -43,9 +43,10 @@ const ringSize = 128
 // across the boundary, and usage is accounted at scheduler ticks, so the
 // overrun is real, paid back over the following periods. Measured on a real
 // 0.25-CPU group under a bursty two-thread load (TestPeakPeriodReal): at 1 ms
-// samples the usage surely within one period reached 0.29-0.32 cores, and
-// this estimate from every tenth sample matched it within 0.001 (0.32-0.35
-// without the limit), against a rolling 100 ms peak of 0.37-0.44.
+// samples the usage surely within one period reached 0.29-0.33 cores over
+// nine runs; this estimate from every tenth sample, the least those samples
+// prove, read 0.000-0.052 below it (without the limit 0.00-0.06 above), against
+// a rolling 100 ms peak of 0.34-0.44.
 // Where the marks are further apart than the periods between them allow, the
 // timer stopped (an idle group) and restarted, and the usage is divided by
 // the periods counted instead. Successive estimates are a weighted mean of the

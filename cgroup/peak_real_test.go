@@ -157,10 +157,29 @@ func TestPeakPeriodReal(t *testing.T) {
 		t.Errorf("peak within a period %.4f cores: want at least max(the mean %.4f, 0.2), below the rolling 100 ms peak %.4f and at most the quota + a slice per CPU and a tick (%.4f)",
 			peak, mean, rolling, 0.25+slack)
 	}
-	// The 10 ms estimate does not hide what the 1 ms samples prove: a
-	// period's use above the quota shows within 0.05 cores.
-	if surely > 0.25+slack || peak < surely-0.05 {
-		t.Errorf("at 1 ms samples the group surely used %.4f cores within one period: want at most %.4f, and the 10 ms estimate %.4f at least that less 0.05",
-			surely, 0.25+slack, peak)
+	// What the 10 ms samples allow for each stretch between two boundaries:
+	// at least the usage strictly inside it, at most the usage including its
+	// boundary slots, over the periods counted. The estimate keeps within
+	// them (cgroup.PeakTracker), whatever the kernel did; the 1 ms truth is
+	// within them too, and the kernel keeps it to the quota plus its slack.
+	maxLo, maxHi := 0.0, 0.0
+	prev := -1
+	for k := 1; k < len(samples); k++ {
+		if samples[k].Periods[0] == samples[k-1].Periods[0] {
+			continue
+		}
+		if prev > 0 {
+			span := float64(time.Duration(samples[k].Periods[0]-samples[prev].Periods[0]) * set.QuotaPeriod())
+			if k-1 >= prev {
+				maxLo = max(maxLo, float64(samples[k-1].Usage[0]-samples[prev].Usage[0])/span)
+			}
+			maxHi = max(maxHi, float64(samples[k].Usage[0]-samples[prev-1].Usage[0])/span)
+		}
+		prev = k
+	}
+	t.Logf("the 10 ms samples allow %.4f to %.4f cores in the busiest stretch", maxLo, maxHi)
+	if surely > 0.25+slack || surely > maxHi+1e-9 || peak < maxLo-1e-9 || peak > maxHi+1e-9 {
+		t.Errorf("at 1 ms samples the group surely used %.4f cores within one period, the 10 ms estimate is %.4f: want the truth at most %.4f, both within what the 10 ms samples allow (%.4f to %.4f)",
+			surely, peak, 0.25+slack, maxLo, maxHi)
 	}
 }

@@ -7,18 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/throttlelab/throttlelab/internal/testfs"
 )
 
 func TestPackUnpack(t *testing.T) {
-	src := t.TempDir()
 	files := map[string]string{"requests.csv": "seq\n1\n", "summary.json": "{}\n", "probe/requests.csv": "seq\n"}
-	for name, body := range files {
-		p := filepath.Join(src, name)
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	src := testfs.Tree(t, files)
 	var b bytes.Buffer
 	if err := PackDir(&b, src); err != nil {
 		t.Fatal(err)

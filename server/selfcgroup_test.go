@@ -14,6 +14,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+	"github.com/throttlelab/throttlelab/internal/testfs"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -37,20 +38,6 @@ const (
 )
 
 // fakeTree writes files under a new temporary root.
-func fakeTree(t *testing.T, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
 
 func TestOpenOwnCgroup(t *testing.T) {
 	tests := []struct {
@@ -150,7 +137,7 @@ func TestOpenOwnCgroup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			root := fakeTree(t, tt.files)
+			root := testfs.Tree(t, tt.files)
 			g, err := OpenOwnCgroup(root, "self")
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -188,7 +175,7 @@ func TestOpenOwnCgroup(t *testing.T) {
 }
 
 func v2Tree(t *testing.T, usageUsec, throttled int) string {
-	return fakeTree(t, map[string]string{
+	return testfs.Tree(t, map[string]string{
 		"proc/self/mountinfo":              mountsV2Container,
 		"proc/self/cgroup":                 "0::/\n",
 		"sys/fs/cgroup/cgroup.controllers": "cpu\n",

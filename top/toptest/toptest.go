@@ -15,6 +15,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+	"github.com/throttlelab/throttlelab/internal/testfs"
 )
 
 // Trees lists the fake trees: v1 with cpu and cpuacct apart, v1 joined with
@@ -39,13 +40,7 @@ func FakeRoot(t testing.TB, name string) string {
 		if file == "" {
 			return
 		}
-		p := filepath.Join(root, file)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, content, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testfs.WriteFile(t, root, file, content)
 	}
 	for _, line := range strings.SplitAfter(string(b), "\n") {
 		if h, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), "-- "); ok && strings.HasSuffix(h, " --") {
