@@ -45,7 +45,7 @@ const ringSize = 128
 // 0.25-CPU group under a bursty two-thread load (TestPeakPeriodReal): at 1 ms
 // samples the usage surely within one period reached 0.29-0.33 cores over
 // nine runs; this estimate from every tenth sample, the least those samples
-// prove, read 0.000-0.052 below it (without the limit 0.00-0.06 above), against
+// prove, read 0.000-0.052 below it (without the limit, -0.005 to +0.034 off it), against
 // a rolling 100 ms peak of 0.34-0.44.
 // Where the marks are further apart than the periods between them allow, the
 // timer stopped (an idle group) and restarted, and the usage is divided by
