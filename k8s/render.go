@@ -360,16 +360,7 @@ func (b *builder) job(name, config, load string, lc loadgen.Config, probe *exper
 	keep := container(ResultsContainer, b.opt.Image, resultsResources(), "k8s", "hold", "--for", HoldFor.String())
 	keep.VolumeMounts = append(keep.VolumeMounts, results)
 	p.Spec.Containers = append(p.Spec.Containers, keep)
-	// A failed load is a failed run: not retried.
-	backoff := int32(0)
-	return &batchv1.Job{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
-		ObjectMeta: b.meta(name, l),
-		Spec: batchv1.JobSpec{
-			BackoffLimit: &backoff,
-			Template:     corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: l}, Spec: p.Spec},
-		},
-	}
+	return b.onceJob(name, l, p)
 }
 
 // warmup is the local backend's warm-up as a Job: the same load for the
@@ -384,6 +375,12 @@ func (b *builder) warmup(name, config, load string, lc loadgen.Config) *batchv1.
 	}
 	p := b.pod(name, l, container("warmup", b.opt.Image, loadResources(),
 		append(loadArgs(warm), "--gomaxprocs", strconv.Itoa(LoadGOMAXPROCS))...))
+	return b.onceJob(name, l, p)
+}
+
+// onceJob wraps a pod in a Job that is not retried: a failed load or
+// warm-up is a failed run.
+func (b *builder) onceJob(name string, l map[string]string, p *corev1.Pod) *batchv1.Job {
 	backoff := int32(0)
 	return &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
