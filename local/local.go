@@ -280,8 +280,9 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 	stopSampling()
 	if hostErr == nil {
 		if hostAfter, err := x.markHost(all); err == nil {
-			other := hostAfter.outside(hostBefore)
-			rs.HostOtherCores = &other
+			if other, ok := hostAfter.outside(hostBefore); ok {
+				rs.HostOtherCores = &other
+			}
 		}
 	}
 	if pr := <-probeDone; pr != nil {
@@ -405,12 +406,13 @@ func (x *Backend) markHost(groups []*cgroup.Group) (hostMark, error) {
 
 // outside is the mean CPU (cores) other work used between two marks: the
 // CPUs' time less their idle time (cgroup.ParseHostIdle) less the run's
-// groups' usage, at least 0 (/proc/stat counts in 10 ms ticks).
-func (m hostMark) outside(before hostMark) float64 {
+// groups' usage, at least 0 (/proc/stat counts in 10 ms ticks); ok is false
+// when a CPU went on or off line in between (unknown, not none).
+func (m hostMark) outside(before hostMark) (cores float64, ok bool) {
 	wall := m.at.Sub(before.at)
 	if wall <= 0 || m.cpus != before.cpus {
-		return 0
+		return 0, false
 	}
 	busy := time.Duration(m.cpus)*wall - (m.idle - before.idle)
-	return max(0, float64(busy-(m.ours-before.ours))/float64(wall))
+	return max(0, float64(busy-(m.ours-before.ours))/float64(wall)), true
 }

@@ -127,7 +127,7 @@ func Run(ctx context.Context, e *experiment.Experiment, b Backend, opt Options) 
 		done++
 		out.Runs = append(out.Runs, rs)
 		if rs.Disturbed(env.Cores) {
-			fmt.Fprintf(opt.Log, "run %s: other work on the host used %.2f of its %d cores meanwhile (more than %.0f%%): its figures include that work's interference; a preset's verdict will be inconclusive\n",
+			fmt.Fprintf(opt.Log, "run %s: other work on the host used %.2f of its %d cores meanwhile (more than %.0f%%): its figures include that work's interference, and a preset's verdict will be inconclusive (a self-check's excepted)\n",
 				run.ID(), *rs.HostOtherCores, env.Cores, 100*record.DisturbedShare)
 		}
 	}
