@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/record"
 )
 
@@ -300,7 +301,7 @@ type hostLoad []hostSample
 
 type hostSample struct {
 	at   time.Time
-	busy float64 // CPU seconds not idle or iowait, summed over CPUs
+	busy float64 // CPU seconds not idle or iowait, summed over CPUs, since origin (less a constant)
 }
 
 // sampleHost reads /proc/stat every 200 ms until the returned function is
@@ -316,8 +317,12 @@ func sampleHost() func() hostLoad {
 		tick := time.NewTicker(200 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if b, ok := procStatBusy(); ok {
-				out = append(out, hostSample{time.Now(), b})
+			if idle, cpus, err := cgroup.HostIdle("/"); err == nil {
+				// Busy time up to a constant: the CPUs' time less their idle
+				// time (exact on a tickless kernel, where /proc/stat's busy
+				// fields are sampled at ticks).
+				now := time.Now()
+				out = append(out, hostSample{now, float64(cpus)*now.Sub(origin).Seconds() - idle.Seconds()})
 			}
 			select {
 			case <-done:
@@ -329,26 +334,8 @@ func sampleHost() func() hostLoad {
 	return func() hostLoad { close(done); <-fin; return out }
 }
 
-// procStatBusy reads the busy CPU seconds of the "cpu" line of /proc/stat
-// (user nice system irq softirq steal, in USER_HZ = 100 ticks a second).
-func procStatBusy() (float64, bool) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, false
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 9 || f[0] != "cpu" {
-		return 0, false
-	}
-	var busy float64
-	for _, i := range []int{1, 2, 3, 6, 7, 8} {
-		var v float64
-		fmt.Sscan(f[i], &v)
-		busy += v
-	}
-	return busy / 100, true
-}
+// origin is the fixed instant hostSample.busy counts the CPUs' time from.
+var origin = time.Now()
 
 // others returns the cores the rest of the machine used during run r: the
 // host's busy time over the run's span less the group's own work.
