@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/internal/testenv"
+
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/throttlelab/throttlelab/cgroup"
@@ -173,10 +175,7 @@ func TestTopMetricsEndpoint(t *testing.T) {
 // sorts, q quits.
 func TestTopInteractive(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("tmux is not installed: .ci/run installs it")
-		}
-		t.Skip("tmux is not installed (apt-get install tmux)")
+		testenv.Unavailable(t, "tmux is not installed (apt-get install tmux; .ci/run installs it)")
 	}
 	root := toptest.FakeRoot(t, "v2-kubepods-systemd")
 	sock := filepath.Join(t.TempDir(), "tmux.sock") // a server of its own, its socket removed after

@@ -1,0 +1,32 @@
+// Package testenv decides, in one place, whether the tests run in CI and what a
+// test does when the host lacks something it needs: outside CI it skips and
+// says why; in CI it fails, because there every test must run.
+//
+//	if _, err := exec.LookPath("tmux"); err != nil {
+//		testenv.Unavailable(t, "tmux is not installed (apt-get install tmux)")
+//	}
+package testenv
+
+import (
+	"os"
+	"strconv"
+	"testing"
+)
+
+// InCI reports whether the process runs in CI: the CI environment variable is
+// set to a true value ("true", "1", as CI services and .ci/run set it).
+// "false", "0" and unset mean not in CI.
+func InCI() bool {
+	v, err := strconv.ParseBool(os.Getenv("CI"))
+	return err == nil && v
+}
+
+// Unavailable ends a test that needs something the host lacks: a skip that
+// says why, or in CI a failure.
+func Unavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if InCI() {
+		t.Fatalf("in CI every test must run: "+format, args...)
+	}
+	t.Skipf(format, args...)
+}
