@@ -3,6 +3,7 @@
 package cgrouptest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -17,27 +18,44 @@ import (
 	"github.com/throttlelab/throttlelab/cgroup"
 )
 
-// settle is how long to wait for the kernel to free a v1 hierarchy after its
-// last unmount or to hand a controller to v2. Removed groups die lazily (a few
-// seconds), and a detached hierarchy lives on while any process holds one of its
-// files open: every Go >= 1.25 program started while it was mounted does, until
-// it exits. In CI nothing else runs; on a busy machine it can take minutes.
-const settle = 10 * time.Minute
+// How long to wait for the kernel, which frees removed groups and unmounted v1
+// hierarchies lazily, with no event to wait on. Removed groups die within a few
+// seconds; a detached hierarchy lives on while a process holds one of its files
+// open (every Go >= 1.25 program started while it was mounted does, until it
+// exits). On some hosts the kernel keeps it alive with no holder visible at all:
+// then no wait helps, so a switch gives up after switchSettle (and says what it
+// saw) instead of blocking CI. Restoring only mounts and unmounts, which the
+// kernel allows at once unless groups are still dying.
+var (
+	switchSettle  = time.Minute
+	restoreSettle = 2 * time.Minute
+	// nudgeEvery is how often a waiting step calls its nudge.
+	nudgeEvery = 3 * time.Second
+	// procCgroups is the kernel's table of controllers and their hierarchies.
+	procCgroups = "/proc/cgroups"
+)
 
 // hostState is what SwitchHost needs to know of the host as found.
 type hostState struct {
 	unified string // the v2 mount point
 	v1      map[string]string
+	mode    HostMode // the layout being made
+	// release frees a lingering v1 hierarchy of these controllers (nil: the
+	// real release; tests of a fake tree replace it).
+	release func(controllers string)
 }
 
 // SwitchHost moves the controllers of this host from the v1-split layout into
 // mode and returns a function that moves them back. It refuses (wrapping
 // ErrCannotSwitch) unless the host is in the v1-split layout, the caller is
 // root, and the v1 cpu, cpuacct and cpuset hierarchies hold no group but their
-// root. restore removes any throttlelab test groups left under the v2 mount
-// (killing their processes) before it moves the controllers back, and keeps
-// trying for a few seconds while the kernel frees removed groups.
-func SwitchHost(mode HostMode) (restore func() error, err error) {
+// root. When the kernel does not free the old hierarchy within about a minute
+// it gives up with a *HostFault; when ctx ends (a signal) it stops waiting at
+// once. Either way it restores the host before it returns the error. restore
+// removes any throttlelab test groups left under the v2 mount (killing their
+// processes) before it moves the controllers back, and keeps trying for a
+// bounded time while the kernel frees removed groups.
+func SwitchHost(ctx context.Context, mode HostMode) (restore func() error, err error) {
 	if !slices.Contains(HostModes, mode) {
 		return nil, fmt.Errorf("cgroup host mode %q: want one of %v", mode, HostModes)
 	}
@@ -48,13 +66,14 @@ func SwitchHost(mode HostMode) (restore func() error, err error) {
 	if mode == V1Split {
 		return func() error { return nil }, nil
 	}
+	st.mode = mode
 	restore = func() error { return st.restore(mode) }
 	steps := []func() error{}
 	switch mode {
 	case V1Joined:
 		steps = append(steps,
 			func() error { return unmountAll(st.v1["cpu"], st.v1["cpuacct"]) },
-			func() error { return mountV1(st.v1["cpu"], "cpu,cpuacct") })
+			func() error { return st.mountV1(ctx, switchSettle, st.v1["cpu"], "cpu,cpuacct") })
 	case V2CPU, V2:
 		moved := []string{"cpu"}
 		unmount := []string{st.v1["cpu"], st.v1["cpuacct"]}
@@ -64,12 +83,16 @@ func SwitchHost(mode HostMode) (restore func() error, err error) {
 		}
 		steps = append(steps,
 			func() error { return unmountAll(unmount...) },
-			func() error { return st.enableV2(moved) })
+			func() error { return st.enableV2(ctx, moved) })
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
 			if rerr := restore(); rerr != nil {
-				err = fmt.Errorf("%w; restoring the host also failed: %v", err, rerr)
+				return nil, fmt.Errorf("switching the host to %s: %w; restoring the host also failed: %v (run: cgmode -restore)", mode, err, rerr)
+			}
+			var fault *HostFault
+			if errors.As(err, &fault) {
+				return nil, err
 			}
 			return nil, fmt.Errorf("switching the host to %s: %w", mode, err)
 		}
@@ -164,19 +187,72 @@ func unmountAll(points ...string) error {
 }
 
 // mountV1 mounts a v1 hierarchy with the given controllers at point, retrying
-// while the kernel still holds the hierarchy those controllers were bound to
-// (EBUSY until its removed groups are freed).
-func mountV1(point, controllers string) error {
+// for up to limit while the kernel still holds the hierarchy those controllers
+// were bound to (EBUSY until its removed groups are freed). While switching, a
+// hierarchy the kernel never frees is a *HostFault.
+func (st *hostState) mountV1(ctx context.Context, limit time.Duration, point, controllers string) error {
 	// The controllers may still be bound to a lingering hierarchy of another
 	// combination (cpu,cpuacct after v1-joined): release it.
 	lingering := controllers
 	if controllers == "cpu" || controllers == "cpuacct" {
 		lingering = "cpu,cpuacct"
 	}
-	return retry(func() error {
+	what := "mounting the v1 " + controllers + " hierarchy at " + point
+	err := retry(ctx, limit, func() error {
 		return unix.Mount("cgroup", point, "cgroup", 0, controllers)
-	}, func(err error) bool { return errors.Is(err, syscall.EBUSY) }, "mounting the v1 "+controllers+" hierarchy at "+point,
-		func() { release(lingering) })
+	}, func(err error) bool { return errors.Is(err, syscall.EBUSY) }, what,
+		func() { st.releaseFn()(lingering) })
+	return st.fault(err, "the kernel to free the old hierarchy of "+controllers+" (mount gave EBUSY)", strings.Split(controllers, ","))
+}
+
+// fault turns a retry that ran out of time while switching into a *HostFault
+// that says what the kernel showed; other errors pass unchanged.
+func (st *hostState) fault(err error, waitedFor string, ctrls []string) error {
+	var tmo *timeoutError
+	if !errors.As(err, &tmo) || st.mode == "" {
+		return err
+	}
+	return &HostFault{Mode: st.mode, WaitedFor: waitedFor, Waited: tmo.waited, Seen: cgroupRows(procCgroups, ctrls), Holders: holders()}
+}
+
+func (st *hostState) releaseFn() func(string) {
+	if st.release != nil {
+		return st.release
+	}
+	return release
+}
+
+// cgroupRows describes the controllers' rows of /proc/cgroups (file), as
+// "cpu: hierarchy 1, 1 group, enabled".
+func cgroupRows(file string, ctrls []string) []string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return []string{"unreadable (" + err.Error() + ")"}
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 4 || !slices.Contains(ctrls, f[0]) {
+			continue
+		}
+		hier := "hierarchy " + f[1]
+		if f[1] == "0" {
+			hier = "on v2 or unbound"
+		}
+		groups := f[2] + " groups"
+		if f[2] == "1" {
+			groups = "1 group"
+		}
+		enabled := "enabled"
+		if f[3] != "1" {
+			enabled = "disabled"
+		}
+		out = append(out, f[0]+": "+hier+", "+groups+", "+enabled)
+	}
+	if len(out) == 0 {
+		return []string{"no row for " + strings.Join(ctrls, ",")}
+	}
+	return out
 }
 
 // release frees a v1 hierarchy that outlived its last unmount. The kernel
@@ -200,22 +276,24 @@ func release(controllers string) {
 }
 
 // enableV2 waits until the v2 root offers the controllers (the kernel frees the
-// unmounted v1 hierarchy lazily) and enables them in its subtree_control.
-func (st *hostState) enableV2(ctrls []string) error {
+// unmounted v1 hierarchy lazily) and enables them in its subtree_control. A
+// controller that does not appear within switchSettle is a *HostFault.
+func (st *hostState) enableV2(ctx context.Context, ctrls []string) error {
 	for _, c := range ctrls {
 		c := c
-		err := retry(func() error {
-			b, err := os.ReadFile(filepath.Join(st.unified, "cgroup.controllers"))
+		controllers := filepath.Join(st.unified, "cgroup.controllers")
+		err := retry(ctx, switchSettle, func() error {
+			b, err := os.ReadFile(controllers)
 			if err != nil {
 				return err
 			}
 			if !slices.Contains(strings.Fields(string(b)), c) {
-				return fmt.Errorf("the %s controller is not in %s/cgroup.controllers yet", c, st.unified)
+				return fmt.Errorf("the %s controller is not in %s yet", c, controllers)
 			}
 			return os.WriteFile(filepath.Join(st.unified, "cgroup.subtree_control"), []byte("+"+c), 0o644)
-		}, func(error) bool { return true }, "enabling "+c+" on cgroup v2", func() { release(c) })
+		}, func(error) bool { return true }, "enabling "+c+" on cgroup v2", func() { st.releaseFn()(c) })
 		if err != nil {
-			return err
+			return st.fault(err, "the "+c+" controller to appear in "+controllers, []string{c})
 		}
 	}
 	return nil
@@ -224,6 +302,9 @@ func (st *hostState) enableV2(ctrls []string) error {
 // restore moves the controllers back from mode to the v1-split layout. Each step
 // checks the mount table first, so it also finishes a restore that was cut short.
 func (st *hostState) restore(mode HostMode) error {
+	// A restore that cannot complete is not the host's fault to excuse: it is
+	// a failure (the host is not as found), never a *HostFault.
+	st = &hostState{unified: st.unified, v1: st.v1, release: st.release}
 	var errs []error
 	if mode == V2CPU || mode == V2 {
 		if err := removeTestGroups(st.unified); err != nil {
@@ -250,7 +331,7 @@ func (st *hostState) restore(mode HostMode) error {
 		if _, ok := l.V1[c]; ok {
 			continue
 		}
-		if err := mountV1(st.v1[c], c); err != nil {
+		if err := st.mountV1(context.Background(), restoreSettle, st.v1[c], c); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -260,7 +341,7 @@ func (st *hostState) restore(mode HostMode) error {
 // disableV2 takes controller c out of the v2 root's subtree_control, retrying
 // while removed groups that used it are still being freed.
 func disableV2(unified, c string) error {
-	return retry(func() error {
+	return retry(context.Background(), restoreSettle, func() error {
 		b, err := os.ReadFile(filepath.Join(unified, "cgroup.subtree_control"))
 		if err != nil {
 			return err
@@ -294,7 +375,7 @@ func removeTestGroups(unified string) error {
 			if err := os.WriteFile(filepath.Join(d, "cgroup.kill"), []byte("1"), 0o644); err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}
-			err := retry(func() error { return os.Remove(d) }, func(err error) bool { return errors.Is(err, syscall.EBUSY) }, "removing "+d, nil)
+			err := retry(context.Background(), restoreSettle, func() error { return os.Remove(d) }, func(err error) bool { return errors.Is(err, syscall.EBUSY) }, "removing "+d, nil)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, err)
 			}
@@ -303,32 +384,58 @@ func removeTestGroups(unified string) error {
 	return errors.Join(errs...)
 }
 
-// retry calls f until it succeeds, f's error is not transient, or settle has
-// passed: the kernel frees cgroup hierarchies and groups asynchronously, and
-// there is no event to wait on. nudge, if not nil, is called every few
-// seconds of failure to help the kernel along.
-func retry(f func() error, transient func(error) bool, what string, nudge func()) error {
+// timeoutError is a retry that ran out of time.
+type timeoutError struct {
+	what   string
+	waited time.Duration
+	last   error
+}
+
+func (e *timeoutError) Error() string {
+	return fmt.Sprintf("%s: gave up after %s: %v", e.what, e.waited.Round(time.Second), e.last)
+}
+
+func (e *timeoutError) Unwrap() error { return e.last }
+
+// retry calls f until it succeeds, f's error is not transient, limit has
+// passed (a *timeoutError) or ctx ends: the kernel frees cgroup hierarchies
+// and groups asynchronously, and there is no event to wait on. nudge, if not
+// nil, is called every nudgeEvery of failure to help the kernel along.
+func retry(ctx context.Context, limit time.Duration, f func() error, transient func(error) bool, what string, nudge func()) error {
 	start := time.Now()
 	next := 10 * time.Second
-	nextNudge := 3 * time.Second
+	nextNudge := nudgeEvery
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		err := f()
 		if err == nil {
 			return nil
 		}
 		waited := time.Since(start)
-		if !transient(err) || waited > settle {
+		if !transient(err) {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		if nudge != nil && waited > nextNudge {
+		if waited > limit {
+			return &timeoutError{what: what, waited: waited, last: err}
+		}
+		if nudge != nil && waited >= nextNudge {
 			nudge()
-			nextNudge = waited + 3*time.Second
+			nextNudge = waited + nudgeEvery
 		}
 		if waited > next && Log != nil {
-			fmt.Fprintf(Log, "still %s after %s (%v): waiting for the kernel to free the old hierarchy, which these processes hold open (Go programs do): %v\n", what, waited.Round(time.Second), err, holders())
-			next += 30 * time.Second
+			h := strings.Join(holders(), ", ")
+			if h == "" {
+				h = "none found"
+			}
+			fmt.Fprintf(Log, "still %s after %s (%v); processes holding the old hierarchy: %s; giving up after %s\n", what, waited.Round(time.Second), err, h, limit)
+			next += 20 * time.Second
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s: interrupted: %w", what, ctx.Err())
+		case <-tick.C:
+		}
 	}
 }
 
