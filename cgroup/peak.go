@@ -16,37 +16,34 @@ type PeakPoint struct {
 const ringSize = 128
 
 // PeakTracker finds the highest CPU use within one of a group's own CFS
-// periods (top's peak and the runs' peak_period_cores), from samples of its cumulative usage and nr_periods taken every
-// few milliseconds.
+// periods (top's peak and the runs' peak_period_cores), from samples of its
+// cumulative usage and nr_periods taken every few milliseconds.
 //
 // The kernel's period timer adds to nr_periods when a period ends, so a
 // period boundary lies in the sample slot where nr_periods moves. Where in
 // that slot is unknown; the tracker marks it at the slot's middle in time,
 // with half of the slot's usage done. Between two marks, the usage divided by
 // the time is one period's use (or the mean of several, when nr_periods moved
-// by more). That is exact for steady use, and for a group that spends its
-// quota early in each period and is throttled when samples keep in step with
-// the period; samples that drift against it err by at most a quarter of a
-// slot's usage each side (0.025 cores at 10 ms samples in 100 ms periods).
-// A boundary where nr_throttled moved too, after a slot without usage, is
-// known exactly: the group was throttled through the end of the period, so
-// the whole slot's usage belongs to the new one; between two such marks the
-// use of a throttled group is exact whatever the samples' timing.
+// by more). That is exact for steady use; samples that drift against the
+// period err by at most a quarter of a slot's usage each side. A boundary
+// where nr_throttled moved too, after a slot without usage, is known exactly:
+// the group was throttled through the end of the period, so the whole slot's
+// usage belongs to the new one; between two such marks the use of a
+// throttled group is exact whatever the samples' timing.
+//
 // Every estimate is then kept within what the samples allow whatever the
 // split: at least the usage between the two boundary slots, at most the usage
 // including both, over the periods counted. With the group's limit known
 // (SetLimit), an estimate above (quota + burst) / period is brought down to
-// it unless the usage that surely fell within the periods exceeds it: the
-// estimate above the limit is then what the samples prove, not what a split
-// of the boundary slots could explain. The kernel does let a period hold
-// more than its quota: each CPU keeps what is left of its 5 ms runtime slice
-// across the boundary, and usage is accounted at scheduler ticks, so the
-// overrun is real, paid back over the following periods. Measured on a real
-// 0.25-CPU group under a bursty two-thread load (TestPeakPeriodReal): at 1 ms
-// samples the usage surely within one period reached 0.29-0.33 cores over
-// nine runs; this estimate from every tenth sample, the least those samples
-// prove, read 0.000-0.052 below it (without the limit, -0.005 to +0.034 off it), against
-// a rolling 100 ms peak of 0.34-0.44.
+// it unless the usage that surely fell within the periods exceeds it: above
+// the limit the estimate is what the samples prove, not what a split of the
+// boundary slots could explain. The kernel does let a period hold more than
+// its quota (each CPU keeps what is left of its 5 ms runtime slice across the
+// boundary, and usage is accounted at scheduler ticks), so a real group's
+// peak can read above its limit. TestPeakPeriodReal checks the estimate
+// against 1 ms samples of a real group; docs/methodology.md ("The peak within
+// a period") holds the measured figures.
+//
 // Where the marks are further apart than the periods between them allow, the
 // timer stopped (an idle group) and restarted, and the usage is divided by
 // the periods counted instead. Successive estimates are a weighted mean of the

@@ -151,7 +151,7 @@ func TestPeakPeriodReal(t *testing.T) {
 	// one period can hold the quota plus up to a slice per CPU and a tick.
 	// On this host's kernel the 1 ms samples show 0.29-0.33 cores surely
 	// within the busiest period of a 0.25-CPU group (issue 17 asked for
-	// 0.2625; not met by the kernel itself, see README).
+	// 0.2625; not met by the kernel itself, see docs/methodology.md).
 	slack := float64(cgrouptest.BandwidthSlice()*time.Duration(runtime.NumCPU())+4*time.Millisecond) / float64(100*time.Millisecond)
 	if peak >= rolling || peak < max(mean, 0.2) || peak > 0.25+slack {
 		t.Errorf("peak within a period %.4f cores: want at least max(the mean %.4f, 0.2), below the rolling 100 ms peak %.4f and at most the quota + a slice per CPU and a tick (%.4f)",

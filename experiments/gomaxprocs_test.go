@@ -6,7 +6,7 @@ import (
 	"github.com/throttlelab/throttlelab/units"
 )
 
-// TestPresetsGOMAXPROCS keeps the README true: every preset's servers run
+// TestPresetsGOMAXPROCS keeps docs/presets.md true: every preset's servers run
 // with the host policy (F4's single-threaded config serves one request at a
 // time), so no finding depends on automaxprocs, go or the deprecated limit.
 func TestPresetsGOMAXPROCS(t *testing.T) {
@@ -17,10 +17,10 @@ func TestPresetsGOMAXPROCS(t *testing.T) {
 		}
 		for _, c := range e.Spec.Configs {
 			if c.Server.GOMAXPROCS != units.GOMAXPROCSHost {
-				t.Errorf("%s config %s: gomaxprocs %s; the README says every preset uses host: update it", p.Name, c.Name, c.Server.GOMAXPROCS)
+				t.Errorf("%s config %s: gomaxprocs %s; docs/presets.md says every preset uses host: update it", p.Name, c.Name, c.Server.GOMAXPROCS)
 			}
 			if c.Server.Single && p.Finding != "F4" {
-				t.Errorf("%s config %s: single; the README says only F4 has a single-threaded config", p.Name, c.Name)
+				t.Errorf("%s config %s: single; docs/presets.md says only F4 has a single-threaded config", p.Name, c.Name)
 			}
 		}
 	}

@@ -4,7 +4,7 @@
 # no container engine and no download other than Go modules. The binaries go
 # to $THROTTLELAB_K8S_BIN (default /var/cache/throttlelab/k8s-v1.37.0); a
 # second run finds them there and returns at once. The first build takes
-# minutes (see the README), at nice 10 because the machine may be shared.
+# minutes (docs/kubernetes.md), at nice 10 because the machine may be shared.
 # kube-apiserver is built in a scratch module (hack/k8s-module.sh).
 set -eu
 

@@ -146,7 +146,7 @@ func appendMs(b []byte, d time.Duration) []byte {
 
 // runLocked runs j with its goroutine locked to its OS thread and sets j.cpu to
 // the CPU time the thread got meanwhile: two readings of the thread CPU clock
-// (two system calls, about 0.25 us each here), and no closure to allocate as
+// (two system calls; docs/performance.md has their cost), and no closure to allocate as
 // workload.OnThread would need.
 func (j *job) runLocked() {
 	runtime.LockOSThread()

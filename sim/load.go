@@ -9,9 +9,9 @@ import (
 	"github.com/throttlelab/throttlelab/workload"
 )
 
-// Costs turn requests into CPU time. The defaults were measured on the
-// reference machine (see the README); sim --compare takes the burn speed from
-// the results it compares with.
+// Costs turn requests into CPU time. The defaults (DefaultCosts) were
+// measured on the reference machine (docs/simulator.md); sim --compare takes
+// the burn speed from the results it compares with.
 type Costs struct {
 	// NsPerIteration is the Mandelbrot kernel's cost per escape-time iteration.
 	NsPerIteration float64
@@ -23,8 +23,8 @@ type Costs struct {
 	BurnIterationsPerMs float64
 	// Network is the one-way delay between client and server (loopback).
 	Network time.Duration
-	// BurnOvershoot is how much longer than asked the burn loop runs (the
-	// server's thread clock said 5.08 ms for cpu=5ms: 0.016).
+	// BurnOvershoot is how much longer than asked the burn loop runs, as a
+	// fraction of the time asked (measured: docs/simulator.md).
 	BurnOvershoot float64
 	// Background is the CPU an idle Go server uses (sysmon, timers), in cores;
 	// it runs beside the next request, for the idle time before it (up to 1 s).
@@ -38,8 +38,7 @@ type Costs struct {
 	// CPUs have gone into a deep idle state (on the reference VM, a halted
 	// virtual CPU) that takes this long to leave. Shorter idle spells cost
 	// nothing measurable. It is the machine's idleness that counts, not the
-	// process's: eight /api servers sharing 200 requests/s (each idle 40 ms
-	// between requests, the machine 5 ms) answered in 0.20 ms p50.
+	// process's (the measurements that show it: docs/simulator.md).
 	IdleWake, IdleWakeAfter time.Duration
 	// ClientTile and ClientRequest are the load generator's CPU per response
 	// (a tile is decoded and its pixels hashed; others are only read). The
@@ -53,21 +52,10 @@ type Costs struct {
 	BurstGap time.Duration
 }
 
-// DefaultCosts are the reference machine's (2-core AMD EPYC VM), from the
-// validation runs in testdata/real: 2.8 ns per kernel iteration; 0.1 ms of PNG
-// and handler work per tile beyond the kernel (thread CPU clock: 0.61 ms per
-// small tile against 0.51 ms of iterations); 0.1 ms of HTTP work per request
-// outside the handler (group CPU 0.69-0.72 ms per small tile); burns 1.6%
-// over their calibrated time; 0.005 cores of background CPU per idle server
-// (group CPU per cpu=5ms burn: 5.23 ms at 185/s, 5.5 ms at 18/s); 913,000
-// burn iterations per ms; 0.12 ms each way between busy client and server
-// (client latency 0.24 ms above the server's wall time, sequential), plus
-// 0.2 ms each way into an idle process (0.69 ms p50 for /api at 20/s); 0.3 ms
-// of CPU for a Go server to wake from idle (group CPU per cpu=5ms burn at 25/s
-// Poisson: 6.04 ms, against 5.23 ms on the handler's clock); and the load
-// generator's 0.24 ms of CPU per tile and 0.08 ms per other response; 0.95
-// ms between a burst process's cycles beyond its sleep (the median of 28
-// gaps in F7 and burst-1 runs, 2026-11-21 to 23: 0.14-1.27 ms).
+// DefaultCosts are the reference machine's costs (a 2-core VM), calibrated
+// on the validation runs in testdata/real; docs/simulator.md ("The costs")
+// lists each with the measurement behind it. sim --compare replaces the
+// machine-dependent ones with the measured run's own (MeasuredCosts).
 func DefaultCosts() Costs {
 	return Costs{NsPerIteration: 2.8, TileOverhead: 100 * time.Microsecond, RequestOverhead: 100 * time.Microsecond,
 		BurnIterationsPerMs: 913_000, BurnOvershoot: 0.016, Background: 0.005, IdleWake: 200 * time.Microsecond, IdleWakeAfter: 5 * time.Millisecond, WakeCPU: 300 * time.Microsecond,

@@ -21,12 +21,10 @@ import (
 // the run calibrated (env.json) and, for tile workloads, the Mandelbrot
 // kernel's speed as the server's thread clock measured it in that run: the
 // handler CPU of its tile requests, less TileOverhead each, over their
-// catalogue iterations. A CPU is not equally fast every day (the reference
-// VM's burn speed ranged 820,000-913,000 iterations per ms), and the tiles'
-// cost per iteration differs between tile sets (2.8 ns on small tiles,
-// 3.15 ns on the sample's large ones, 3.9 ns on 1.5-3 M iteration tiles on
-// 2026-11-23), so the run's own figure replaces the default. The latencies
-// the simulation is compared on are not used.
+// catalogue iterations. A CPU is not equally fast every day, and the tiles'
+// cost per iteration differs between tile sets (docs/simulator.md has the
+// figures), so the run's own figure replaces the default. The latencies the
+// simulation is compared on are not used.
 func MeasuredCosts(dir string, e *experiment.Experiment, env record.Env, runs []*record.Run, base Costs) (Costs, error) {
 	c := base
 	if env.BurnIterationsPerMs > 0 {

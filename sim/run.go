@@ -305,7 +305,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 			// shares it, as they start together). Starting every burst with
 			// the load put the first busy phase exactly on an arrival of a
 			// steady load, and every later one too when the cycle is a
-			// multiple of the interval (F7: 51 ms p99 against 0.5 measured).
+			// multiple of the interval (F7's probe tail, docs/simulator.md).
 			first := time.Duration(burstPhase(seed) * float64(n.Sleep.Duration))
 			bursts = append(bursts, startBurst(m, g, n.Name, n.Workers, n.Busy.Duration, n.Sleep.Duration, first, opt.Costs))
 		case "server":
@@ -558,8 +558,8 @@ func burstPhase(seed uint64) float64 {
 // at the deadline runs on until its group's next period lets it finish the
 // chunk: the busy phase overruns to that period boundary, and the sleep
 // starts there. A sleep that is a whole number of periods then starts the
-// next busy phase on the group's period grid (measured: F7's busy phases of
-// 200 ms ran 200-214 ms, every one after the first got two periods' quota).
+// next busy phase on the group's period grid, as measured on F7's burst
+// workers (docs/simulator.md, "Burst processes").
 func (b *burstWorker) handle(m *Machine, arg int64) {
 	switch arg {
 	case 0:

@@ -24,7 +24,7 @@ const (
 
 	// MaxIter is the escape-time limit per pixel. It is chosen so that the hardest
 	// tiles (every pixel inside the set) take about half a second on one core of the
-	// reference machine (see README, "Workloads").
+	// reference machine (docs/workloads.md, "Measured").
 	MaxIter = 4500
 
 	// The region of the complex plane the image covers. It contains the whole set,

@@ -97,7 +97,7 @@ func main() {
 	fmt.Fprintf(&b, "Each check has three outcomes: **reproduced** (the 95%% interval of every figure clears its threshold), **not reproduced**\n")
 	fmt.Fprintf(&b, "(an interval clears the opposite) and **inconclusive** (an interval straddles its threshold; the cell says how many repeats\n")
 	fmt.Fprintf(&b, "would likely settle it). Intervals: a hierarchical bootstrap, %d resamples of the repeats (the same for every config) and then of each\n", record.Resamples)
-	fmt.Fprintf(&b, "drawn run's requests; with one repeat, of the requests only, so they leave out run-to-run variation (see the README).\n")
+	fmt.Fprintf(&b, "drawn run's requests; with one repeat, of the requests only, so they leave out run-to-run variation (see methodology.md).\n")
 	fmt.Fprintf(&b, "Each cell says when it ran and which attempt at that row it was (every attempt is kept in `%s`;\n", filepath.ToSlash(history))
 	fmt.Fprintf(&b, "`-only` reruns one row, and the count shows it). F5 checks throttlelab's own balancers: a self-check, not a finding about the kernel.\n\n")
 	fmt.Fprintf(&b, "| finding | preset | published | check | measured here (quick) | simulated (original scale) |\n|---|---|---|---|---|---|\n")

@@ -398,13 +398,28 @@ func writeDoc(out, doc string) error {
 		}
 		rows = append(rows, rs...)
 	}
+	// The page's prose (docs/advise.md's usage and model) stays: the table
+	// replaces only what follows docMarker.
+	var keep []byte
+	if old, err := os.ReadFile(doc); err == nil {
+		if i := strings.Index(string(old), docMarker); i >= 0 {
+			keep = append(old[:i+len(docMarker):i+len(docMarker)], "\n\n"...)
+		}
+	}
 	f, err := os.Create(doc)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	if _, err := f.Write(keep); err != nil {
+		return err
+	}
 	return table(f, rows)
 }
+
+// docMarker ends the hand-written part of the -doc file; writeDoc writes the
+// table after it.
+const docMarker = "<!-- Everything below is written by make validate-advise (hack/validate-advise -doc). -->"
 
 func table(w io.Writer, rows []Row) error {
 	host, _ := os.Hostname()

@@ -1,0 +1,109 @@
+package doccheck
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestExtract(t *testing.T) {
+	src := strings.Join([]string{
+		"# Title",  // 1
+		"",         // 2
+		"    make", // 3
+		"    sudo bin/throttlelab run examples/limits.yaml", // 4
+		"", // 5
+		"Some prose that names throttlelab run --nope in text.", // 6
+		"",    // 7
+		"```", // 8
+		"throttlelab advise --csv 'a b.csv' --limit 300m \\",      // 9
+		"    --json   # a comment",                                // 10
+		"throttlelab: my.yaml:9: an error message, not a command", // 11
+		"flock /tmp/x.lock throttlelab top --once | jq .",         // 12
+		"```",             // 13
+		"  - a list item", // 14
+		"    throttlelab continuing the item is still a block only after a blank line", // 15
+		"", // 16
+		"    $ throttlelab presets show \"f01-logjam\" > my.yaml", // 17
+	}, "\n")
+	got, err := Extract("x.md", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		line int
+		sudo bool
+		args []string
+	}{
+		{4, true, []string{"run", "examples/limits.yaml"}},
+		{9, false, []string{"advise", "--csv", "a b.csv", "--limit", "300m", "--json"}},
+		{12, false, []string{"top", "--once"}},
+		{17, false, []string{"presets", "show", "f01-logjam"}},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d commands, want %d: %+v", len(got), len(want), got)
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Line != w.line || g.Sudo != w.sudo || !slices.Equal(g.Args, w.args) || g.File != "x.md" {
+			t.Errorf("command %d: got %s sudo=%v %q, want x.md:%d sudo=%v %q", i, g.Pos(), g.Sudo, g.Args, w.line, w.sudo, w.args)
+		}
+	}
+}
+
+func TestExtractUnbalancedQuote(t *testing.T) {
+	_, err := Extract("x.md", []byte("```\nthrottlelab run 'examples\n```\n"))
+	if err == nil || !strings.Contains(err.Error(), "x.md:2") {
+		t.Fatalf("got %v, want an error naming x.md:2", err)
+	}
+}
+
+func TestPendingFor(t *testing.T) {
+	if _, ok := PendingFor([]string{"agent", "--listen", ":9101"}); !ok {
+		t.Error("agent: not pending")
+	}
+	if _, ok := PendingFor([]string{"advise", "--prometheus=http://p:9090"}); !ok {
+		t.Error("advise --prometheus=: not pending")
+	}
+	if p, ok := PendingFor([]string{"advise", "--csv", "u.csv"}); ok {
+		t.Errorf("advise --csv: pending as %+v", p)
+	}
+}
+
+// TestRepoLinks checks the repository's own README.md and docs/: every
+// relative link reaches a file, and every #anchor a heading of it.
+func TestRepoLinks(t *testing.T) {
+	for f, why := range PendingFiles {
+		t.Logf("links to %s are not checked yet: %s", f, why)
+		if _, err := os.Stat(filepath.Join("../..", f)); err == nil {
+			t.Errorf("%s exists now: remove it from PendingFiles", f)
+		}
+	}
+	broken, err := BrokenLinks("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range broken {
+		t.Error(b)
+	}
+}
+
+func TestBrokenLinks(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "docs"), 0o755)
+	os.WriteFile(filepath.Join(dir, "README.md"), []byte("[a](docs/a.md#how-it-works-run) [b](docs/a.md#nope) [c](docs/none.md) [d](https://x.org/y)\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "docs", "a.md"), []byte("# A\n\n## How it works (`run`)\n\n[up](../README.md)\n"), 0o644)
+	got, err := BrokenLinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"README.md: docs/a.md#nope: docs/a.md has no heading #nope",
+		"README.md: docs/none.md: no file docs/none.md",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
