@@ -30,8 +30,8 @@ type mapFlags struct {
 func newMapCmd() *cobra.Command {
 	var f mapFlags
 	cmd := &cobra.Command{
-		Use:   "map SPEC.yaml | PRESET --limit FROM:TO:STEPS (--rate | --workers | --burst) FROM:TO:STEPS",
-		Short: "Where limits hurt: a simulated grid of limit against load, checked at measured points",
+		Use:   "map SPEC.yaml|PRESET",
+		Short: "Map where limits hurt: simulate a grid of limit against load",
 		Long: `Simulate an experiment over a grid: the limited config's CPU limit per instance
 (--limit) against the offered load (--rate for open-loop loads, --workers for
 closed loops) or its burst allowance (--burst). Each cell is simulated

@@ -32,7 +32,7 @@ type runFlags struct {
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run SPEC.yaml | PRESET [--quick] | --resume DIR",
+		Use:   "run SPEC.yaml|PRESET",
 		Short: "Run an experiment with real processes in real cgroups (needs root)",
 		Long: `Run an experiment: for each run, make cgroups with the config's CPU settings,
 start the server instances (and neighbours) inside them, drive the load, sample

@@ -38,6 +38,8 @@ func newServeCmd() *cobra.Command {
 Endpoints: GET /tile?x=TX&y=TY (PNG), /burn?iterations=N or /burn?cpu=5ms,
 /api, /healthz, /metrics (Prometheus), /info (JSON). Every work response has
 X-Instance and Server-Timing (queue, cpu, wall in ms).`,
+		Example: `  throttlelab serve --listen 127.0.0.1:8080
+  throttlelab serve --listen 127.0.0.1:0 --gomaxprocs automaxprocs --single`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, f) },
 	}

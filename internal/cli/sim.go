@@ -32,8 +32,8 @@ type simFlags struct {
 func newSimCmd() *cobra.Command {
 	var f simFlags
 	cmd := &cobra.Command{
-		Use:   "sim SPEC.yaml | PRESET [--quick] | --compare DIR",
-		Short: "Run an experiment in the simulator (no root, any core count)",
+		Use:   "sim SPEC.yaml|PRESET",
+		Short: "Simulate an experiment (no root, any core count)",
 		Long: `Run an experiment spec through a discrete-event model of a machine: per-core
 run queues with weights local to each core, wake-up placement, load balancing,
 and CFS bandwidth control (quota per period, 5 ms slices, throttling, burst).

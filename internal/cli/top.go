@@ -29,7 +29,7 @@ func newTopCmd() *cobra.Command {
 	var f topFlags
 	cmd := &cobra.Command{
 		Use:   "top",
-		Short: "Live view of every cgroup's CPU use, peaks within a period, and throttling",
+		Short: "Watch every cgroup's CPU use, peaks within a period, and throttling",
 		Long: `Watch every cgroup with CPU accounting on this host (cgroup v1, v2 or hybrid),
 named as its owner knows it: Kubernetes pods and containers, container runtimes'
 scopes, systemd slices and services, throttlelab's own groups.

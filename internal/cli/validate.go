@@ -24,8 +24,8 @@ type validateFlags struct {
 func newValidateCmd() *cobra.Command {
 	var f validateFlags
 	cmd := &cobra.Command{
-		Use:   "validate SPEC.yaml | PRESET [--quick]",
-		Short: "Check an experiment and show what would run, without running it (exit 0: valid, 2: not)",
+		Use:   "validate SPEC.yaml|PRESET",
+		Short: "Check an experiment and show what would run, without running it",
 		Long: `Read an experiment spec (or a preset) as run and sim would, and show it
 resolved: every default filled in, each config's cgroup settings as the kubelet
 would write them (quota, period, burst, cpu.shares, the v2 cpu.weight), its QoS
