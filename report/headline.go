@@ -214,7 +214,10 @@ func GridHeadline(g Grid, bound float64) string {
 	}
 	who := instancesOf(g.Limited, g.Instances) + " p99"
 	within := fmt.Sprintf("within %sx %s", fmtRatio(bound), onesOf(g.Reference, 1))
-	loads := fmt.Sprintf("%s to %s", g.Load(minLoad(g.Cells)), g.Load(maxLoad(g.Cells)))
+	loads := "at every load from " + g.Load(minLoad(g.Cells)) + " to " + g.Load(maxLoad(g.Cells))
+	if minLoad(g.Cells) == maxLoad(g.Cells) {
+		loads = "at " + g.Load(minLoad(g.Cells))
+	}
 	var s string
 	switch {
 	case from == 0:
@@ -224,12 +227,12 @@ func GridHeadline(g Grid, bound float64) string {
 				w = worst[l]
 			}
 		}
-		s = fmt.Sprintf("every limit mapped (%s to %s per instance) kept %s %s at every load from %s; the closest was %s", units.FormatMilliCPU(limits[0]), units.FormatMilliCPU(limits[len(limits)-1]), who, within, loads, cellWords(g, w))
+		s = fmt.Sprintf("every limit mapped (%s to %s per instance) kept %s %s %s; the closest %s", units.FormatMilliCPU(limits[0]), units.FormatMilliCPU(limits[len(limits)-1]), who, within, loads, cellWords(g, w))
 	case from == len(limits):
-		s = fmt.Sprintf("no limit mapped kept %s %s at every load from %s: the largest, %s per instance, reached %s", who, within, loads, units.FormatMilliCPU(limits[len(limits)-1]), cellWords(g, worst[limits[len(limits)-1]]))
+		s = fmt.Sprintf("no limit mapped kept %s %s %s: the largest, %s per instance, %s", who, within, loads, units.FormatMilliCPU(limits[len(limits)-1]), cellWords(g, worst[limits[len(limits)-1]]))
 	default:
 		below := limits[from-1]
-		s = fmt.Sprintf("%s stayed %s at every load from %s with a limit of %s per instance or more; at %s it reached %s", who, within, loads, units.FormatMilliCPU(limits[from]), units.FormatMilliCPU(below), cellWords(g, worst[below]))
+		s = fmt.Sprintf("%s stayed %s %s with a limit of %s per instance or more; at %s it %s", who, within, loads, units.FormatMilliCPU(limits[from]), units.FormatMilliCPU(below), cellWords(g, worst[below]))
 	}
 	return strings.ToUpper(s[:1]) + s[1:] + "."
 }
@@ -245,9 +248,9 @@ func worse(a, b GridCell) bool {
 
 func cellWords(g Grid, c GridCell) string {
 	if c.P99Ratio == 0 {
-		return fmt.Sprintf("overload at %s (the limits add up to less than the work offered)", g.Load(c.Load))
+		return fmt.Sprintf("was overloaded at %s (the limits add up to less than the work offered)", g.Load(c.Load))
 	}
-	return fmt.Sprintf("%sx at %s, throttled in %s of periods", fmtRatio(c.P99Ratio), g.Load(c.Load), fmtPct(c.ThrottledPct))
+	return fmt.Sprintf("reached %sx at %s, throttled in %s of periods", fmtRatio(c.P99Ratio), g.Load(c.Load), fmtPct(c.ThrottledPct))
 }
 
 func minLoad(cs []GridCell) float64 {

@@ -148,13 +148,13 @@ func TestGridHeadline(t *testing.T) {
 		want  string
 	}{
 		{"knee", []GridCell{cell(250, 20, 1.5, 10), cell(500, 20, 1.1, 1), cell(250, 100, 0, 0), cell(500, 100, 1.9, 20), cell(1000, 20, 1, 0), cell(1000, 100, 1.2, 2)},
-			"The limited instances' p99 stayed within 2.0x the unlimited one's at every load from 20 req/s to 100 req/s with a limit of 500m per instance or more; at 250m it reached overload at 100 req/s (the limits add up to less than the work offered)."},
+			"The limited instances' p99 stayed within 2.0x the unlimited one's at every load from 20 req/s to 100 req/s with a limit of 500m per instance or more; at 250m it was overloaded at 100 req/s (the limits add up to less than the work offered)."},
 		{"knee at the top", []GridCell{cell(250, 20, 5, 40), cell(500, 20, 2.5, 20), cell(1000, 20, 1.2, 1)},
-			"The limited instances' p99 stayed within 2.0x the unlimited one's at every load from 20 req/s to 20 req/s with a limit of 1 per instance or more; at 500m it reached 2.5x at 20 req/s, throttled in 20% of periods."},
+			"The limited instances' p99 stayed within 2.0x the unlimited one's at 20 req/s with a limit of 1 per instance or more; at 500m it reached 2.5x at 20 req/s, throttled in 20% of periods."},
 		{"all within", []GridCell{cell(250, 20, 1.5, 10), cell(500, 20, 1.1, 1)},
-			"Every limit mapped (250m to 500m per instance) kept the limited instances' p99 within 2.0x the unlimited one's at every load from 20 req/s to 20 req/s; the closest was 1.5x at 20 req/s, throttled in 10% of periods."},
+			"Every limit mapped (250m to 500m per instance) kept the limited instances' p99 within 2.0x the unlimited one's at 20 req/s; the closest reached 1.5x at 20 req/s, throttled in 10% of periods."},
 		{"none within", []GridCell{cell(250, 20, 9, 60), cell(500, 20, 2, 30)},
-			"No limit mapped kept the limited instances' p99 within 2.0x the unlimited one's at every load from 20 req/s to 20 req/s: the largest, 500m per instance, reached 2.0x at 20 req/s, throttled in 30% of periods."},
+			"No limit mapped kept the limited instances' p99 within 2.0x the unlimited one's at 20 req/s: the largest, 500m per instance, reached 2.0x at 20 req/s, throttled in 30% of periods."},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
