@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/throttlelab/throttlelab/record"
 )
@@ -31,7 +32,7 @@ func writeHeadlines(w io.Writer, sources []*Source) {
 			continue
 		}
 		if len(sources) > 1 {
-			h = s.Label + ": " + h
+			h = s.Label + ": " + strings.ToLower(h[:1]) + h[1:]
 		}
 		fmt.Fprintln(w, h)
 		n++
