@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"regexp"
 	"strconv"
@@ -12,19 +13,19 @@ import (
 )
 
 // TestHeadlineFromRecordedRun reads the numbers back out of the headline of
-// a recorded run of examples/limits.yaml and checks each against the
-// summary's own figure, so the sentence cannot say what the data does not.
+// a measured and a simulated run of examples/limits.yaml and checks each
+// against the summary's own figure, so the sentence cannot say what the
+// data does not.
 func TestHeadlineFromRecordedRun(t *testing.T) {
-	src, err := Load("testdata/limits")
+	for _, dir := range []string{"testdata/limits", "testdata/limits-sim"} {
+		t.Run(dir, func(t *testing.T) { checkHeadline(t, dir) })
+	}
+}
+
+func checkHeadline(t *testing.T, dir string) {
+	src, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	h := Headline(src)
-	t.Log(h)
-	re := regexp.MustCompile(`^The limited instances' p99 was ([0-9.]+)x \[([0-9.]+), ([0-9.]+)\] the unlimited one's \(([0-9.]+) ms against ([0-9.]+) ms\), throttled in ([0-9.]+)% of periods while using ([0-9.]+) of their ([0-9.]+) CPU on average\.$`)
-	m := re.FindStringSubmatch(h)
-	if m == nil {
-		t.Fatalf("headline %q is not the sentence expected for limits.yaml", h)
 	}
 	var lim, ref *record.ConfigSummary
 	for i := range src.Summary.Configs {
@@ -38,39 +39,72 @@ func TestHeadlineFromRecordedRun(t *testing.T) {
 	if lim == nil || ref == nil || lim.P99VsReferenceCI95 == nil {
 		t.Fatal("the fixture's summary lacks the limited config, the reference or the ratio's interval")
 	}
-	num := func(i int) float64 {
-		v, err := strconv.ParseFloat(m[i], 64)
-		if err != nil {
-			t.Fatalf("%q: %v", m[i], err)
+	h := Headline(src)
+	t.Log(h)
+	for _, bad := range headlineMismatches(h, *lim, *ref) {
+		t.Error(bad)
+	}
+	// The comparison sees a sentence written from other figures: each
+	// tampered figure is caught.
+	for name, tamper := range map[string]func(c *record.ConfigSummary){
+		"ratio": func(c *record.ConfigSummary) { c.P99VsReference *= 1.2 },
+		"interval": func(c *record.ConfigSummary) {
+			c.P99VsReferenceCI95 = &record.Interval{c.P99VsReferenceCI95[0] / 2, c.P99VsReferenceCI95[1]}
+		},
+		"throttled": func(c *record.ConfigSummary) { c.ThrottledPct += 5 },
+		"cores":     func(c *record.ConfigSummary) { c.MeanCores *= 1.5 },
+	} {
+		s := *src.Summary
+		s.Configs = append([]record.ConfigSummary(nil), s.Configs...)
+		for i := range s.Configs {
+			if s.Configs[i].Config == "limited" {
+				tamper(&s.Configs[i])
+			}
 		}
+		if len(headlineMismatches(SummaryHeadline(src.Spec, &s), *lim, *ref)) == 0 {
+			t.Errorf("a headline written with a tampered %s passes the comparison", name)
+		}
+	}
+}
+
+// headlineMismatches reads the figures back out of a limits.yaml headline
+// and compares each with the summary's (limited config lim, reference
+// ref), to the precision printed.
+func headlineMismatches(h string, lim, ref record.ConfigSummary) []string {
+	re := regexp.MustCompile(`^The limited instances' p99 was ([0-9.]+)x \[([0-9.]+), ([0-9.]+)\] the unlimited one's \(([0-9.]+) ms against ([0-9.]+) ms\), throttled in ([0-9.]+)% of periods while using ([0-9.]+) of their ([0-9.]+) CPU on average\.$`)
+	m := re.FindStringSubmatch(h)
+	if m == nil {
+		return []string{fmt.Sprintf("headline %q is not the sentence expected for limits.yaml", h)}
+	}
+	num := func(i int) float64 {
+		v, _ := strconv.ParseFloat(m[i], 64) // the pattern holds only numbers
 		return v
 	}
-	// Each figure as printed must be the summary's, to its printed precision.
 	checks := []struct {
-		name      string
-		got, want float64
-		decimals  int
+		name string
+		i    int
+		want float64
 	}{
-		{"p99 ratio", num(1), lim.P99VsReference, decimals(m[1])},
-		{"ratio interval low", num(2), lim.P99VsReferenceCI95[0], decimals(m[2])},
-		{"ratio interval high", num(3), lim.P99VsReferenceCI95[1], decimals(m[3])},
-		{"limited p99 ms", num(4), lim.P99Ms, decimals(m[4])},
-		{"reference p99 ms", num(5), ref.P99Ms, decimals(m[5])},
-		{"throttled %", num(6), lim.ThrottledPct, decimals(m[6])},
-		{"cores per instance", num(7), lim.MeanCores / float64(lim.Instances), decimals(m[7])},
+		{"p99 ratio", 1, lim.P99VsReference},
+		{"ratio interval low", 2, lim.P99VsReferenceCI95[0]},
+		{"ratio interval high", 3, lim.P99VsReferenceCI95[1]},
+		{"limited p99 ms", 4, lim.P99Ms},
+		{"reference p99 ms", 5, ref.P99Ms},
+		{"throttled %", 6, lim.ThrottledPct},
+		{"cores per instance", 7, lim.MeanCores / float64(lim.Instances)},
+		{"limit", 8, 0.25},
 	}
+	var out []string
 	for _, c := range checks {
-		if tol := 0.5 * math.Pow(10, -float64(c.decimals)); math.Abs(c.got-c.want) > tol+1e-9 {
-			t.Errorf("%s: the headline says %g, the summary %g", c.name, c.got, c.want)
+		if tol := 0.5 * math.Pow(10, -float64(decimals(m[c.i]))); math.Abs(num(c.i)-c.want) > tol+1e-9 {
+			out = append(out, fmt.Sprintf("%s: the headline says %s, the summary %g", c.name, m[c.i], c.want))
 		}
-	}
-	if m[8] != "0.25" {
-		t.Errorf("limit: the headline says %s, the spec 0.25", m[8])
 	}
 	// The interval holds the point it surrounds.
 	if !(num(2) <= num(1) && num(1) <= num(3)) {
-		t.Errorf("the ratio %s lies outside its interval [%s, %s]", m[1], m[2], m[3])
+		out = append(out, fmt.Sprintf("the ratio %s lies outside its interval [%s, %s]", m[1], m[2], m[3]))
 	}
+	return out
 }
 
 func decimals(s string) int {
