@@ -79,8 +79,8 @@ type DrawOptions struct {
 	// Measure, if Points > 0, runs that many cells on real cgroups (its Dir
 	// is set to Dir).
 	Measure MeasureOptions
-	// Out receives the headline, the grid and where the files are, in
-	// that order; Log the progress (nil: neither).
+	// Out receives what is mapped, then the headline, the grid and where
+	// the files are; Log the progress (nil: neither).
 	Out, Log io.Writer
 }
 
@@ -104,7 +104,7 @@ func Draw(ctx context.Context, e *experiment.Experiment, opt Options, d DrawOpti
 	if repeats <= 0 {
 		repeats = DefaultRepeats
 	}
-	fmt.Fprintf(log, "mapping %s: %d limits x %d %s, %d runs per cell on %d simulated cores -> %s\n",
+	fmt.Fprintf(out, "mapping %s: %d limits x %d %s, %d runs per cell on %d simulated cores -> %s\n",
 		e.Metadata.Name, len(opt.Limits), len(opt.Loads), opt.Axis, repeats, opt.Cores, d.Dir)
 	started := time.Now()
 	m, err := Simulate(ctx, e, opt)
@@ -126,7 +126,7 @@ func Draw(ctx context.Context, e *experiment.Experiment, opt Options, d DrawOpti
 	if err := record.WriteFileAtomic(htmlPath, func(fh *os.File) error { return WriteHTML(fh, m) }); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "%s\n\n", Headline(m))
+	fmt.Fprintf(out, "\n%s\n\n", Headline(m))
 	WriteText(out, m)
 	fmt.Fprintf(out, "\nmap: %s\nreport: %s\n", jsonPath, htmlPath)
 	return m, measureErr
