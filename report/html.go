@@ -22,6 +22,7 @@ var pageTemplate string
 
 type sourceView struct {
 	Label, Name, Description, Date, Machine, Cgroups, Version, Backend, Dir string
+	Headline                                                                string
 	Runs                                                                    int
 	Verdict                                                                 *record.Verdict
 }
@@ -151,7 +152,7 @@ func dedupe(v []string) []string {
 
 func viewOf(s *Source) sourceView {
 	v := sourceView{Label: s.Label, Name: s.Spec.Metadata.Name, Description: s.Spec.Metadata.Description, Dir: s.Dir, Runs: len(s.Runs),
-		Version: s.Env.Version, Backend: s.Env.Backend, Verdict: record.ReadVerdict(s.Dir)}
+		Version: s.Env.Version, Backend: s.Env.Backend, Verdict: record.ReadVerdict(s.Dir), Headline: Headline(s)}
 	if !s.Env.Started.IsZero() {
 		v.Date = s.Env.Started.Format("2006-01-02 15:04 UTC")
 	}

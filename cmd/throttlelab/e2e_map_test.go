@@ -51,6 +51,10 @@ func TestMapSimulated(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "report.html")); err != nil {
 			t.Error(err)
 		}
+		// The answer comes before the grid, from the map written.
+		if h := limitmap.Headline(m); h == "" || !strings.Contains(r.stdout, h+"\n\nmap of ") {
+			t.Errorf("output does not open with the map's headline %q:\n%s", h, r.stdout)
+		}
 	}
 	if !bytes.Equal(maps[0], maps[1]) {
 		t.Error("two maps with the same seed differ")

@@ -33,8 +33,8 @@ type adviseFlags struct {
 func newAdviseCmd() *cobra.Command {
 	var f adviseFlags
 	cmd := &cobra.Command{
-		Use:   "advise [RESULTS_DIR --config NAME] | --pid N | --cgroup PATH | --pod NS/NAME|UID | --csv FILE",
-		Short: "The smallest CPU limit (and burst) that keeps a workload's throttling under a target",
+		Use:   "advise [RESULTS_DIR]",
+		Short: "Recommend the smallest CPU limit (and burst) that keeps throttling under a target",
 		Long: `Replay one group's CPU use, sampled every 10 ms, through the simulator's model of the
 kernel's CFS bandwidth control, for a grid of limits (each without burst and with a
 burst equal to the limit) at 10 phases of the period, and recommend the smallest

@@ -23,9 +23,10 @@ type burstFlags struct {
 func newBurstCmd() *cobra.Command {
 	var f burstFlags
 	cmd := &cobra.Command{
-		Use:   "burst",
-		Short: "Periodic burst worker: N goroutines busy for B, then asleep for S (one JSON line per cycle)",
-		Args:  exactArgs(0),
+		Use:     "burst",
+		Short:   "Run the periodic burst worker: N goroutines busy, then asleep (one JSON line per cycle)",
+		Example: `  throttlelab burst --workers 4 --busy 200ms --sleep 2s --cycles 5`,
+		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.workers < 1 {
 				return usagef("--workers %d: must be at least 1", f.workers)

@@ -19,14 +19,15 @@ type k8sRenderFlags struct {
 
 func newK8sCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "k8s",
-		Short: "Kubernetes: render an experiment's manifests",
-		Args:  exactArgs(0),
-		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Use:     "k8s",
+		Short:   "Render the Kubernetes manifests of an experiment",
+		Example: `  throttlelab k8s render examples/limits.yaml --image registry.example/throttlelab:v1`,
+		Args:    exactArgs(0),
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	var f k8sRenderFlags
 	render := &cobra.Command{
-		Use:   "render SPEC.yaml | PRESET [--namespace NS] [--image IMG] [--quick]",
+		Use:   "render SPEC.yaml|PRESET",
 		Short: "Print the Kubernetes objects that run an experiment",
 		Long: `Print, as multi-document YAML, the objects that run an experiment on a
 Kubernetes cluster: a Namespace enforcing the restricted Pod Security
@@ -57,10 +58,11 @@ refused before anything is printed.`,
 func newK8sHoldCmd() *cobra.Command {
 	var d time.Duration
 	cmd := &cobra.Command{
-		Use:    "hold [--for DURATION]",
-		Short:  "Wait until stopped (SIGTERM) or for a time (in a load Job's pod)",
-		Hidden: true,
-		Args:   exactArgs(0),
+		Use:     "hold",
+		Example: `  throttlelab k8s hold --for 10m`,
+		Short:   "Wait until stopped (SIGTERM) or for a time (in a load Job's pod)",
+		Hidden:  true,
+		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, cancel := context.WithTimeout(cmd.Context(), d)
 			defer cancel()
@@ -76,10 +78,11 @@ func newK8sHoldCmd() *cobra.Command {
 // runner runs it in a load Job's pod, over exec, to copy the results out.
 func newK8sPackCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:    "pack DIR",
-		Short:  "Write DIR's files as a tar stream on standard output (in a load Job's pod)",
-		Hidden: true,
-		Args:   exactArgs(1),
+		Use:     "pack DIR",
+		Example: `  throttlelab k8s pack /results > results.tar`,
+		Short:   "Write DIR's files as a tar stream on standard output (in a load Job's pod)",
+		Hidden:  true,
+		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return k8s.PackDir(cmd.OutOrStdout(), args[0])
 		},

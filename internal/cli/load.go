@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -174,42 +171,26 @@ func readTargets(flagTargets []string, file string) ([]string, error) {
 			return nil, usagef("--targets-file: %v", err)
 		}
 		defer fh.Close()
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
-			if l := strings.TrimSpace(sc.Text()); l != "" && !strings.HasPrefix(l, "#") {
-				all = append(all, l)
-			}
-		}
-		if err := sc.Err(); err != nil {
+		more, err := loadgen.ReadTargets(fh)
+		if err != nil {
 			return nil, usagef("--targets-file %s: %v", file, err)
 		}
+		all = append(all, more...)
 	}
 	if len(all) == 0 {
 		return nil, usagef("no targets: give --target URL (repeatable) or --targets-file")
 	}
-	for i, t := range all {
-		u, err := url.Parse(t)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
-			return nil, usagef("--target %q: want a base URL such as http://127.0.0.1:8080", t)
-		}
-		all[i] = strings.TrimRight(t, "/")
+	all, err := loadgen.CleanTargets(all)
+	if err != nil {
+		return nil, usagef("--%v", err)
 	}
 	return all, nil
 }
 
 // checkTargets makes sure every target answers /healthz before the load starts.
 func checkTargets(ctx context.Context, targets []string) error {
-	client := &http.Client{Timeout: 3 * time.Second, Transport: &http.Transport{Proxy: nil}}
-	for _, t := range targets {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, t+"/healthz", nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			return usagef("--target %s is unreachable: %v", t, errors.Unwrap(err))
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return usagef("--target %s: /healthz answered %s: is it a throttlelab serve instance?", t, resp.Status)
-		}
+	if err := loadgen.CheckTargets(ctx, targets); err != nil {
+		return usagef("--%v", err)
 	}
 	return nil
 }

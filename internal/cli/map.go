@@ -1,18 +1,17 @@
 package cli
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/experiments"
 	"github.com/throttlelab/throttlelab/limitmap"
 	"github.com/throttlelab/throttlelab/local"
-	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
 )
@@ -30,8 +29,8 @@ type mapFlags struct {
 func newMapCmd() *cobra.Command {
 	var f mapFlags
 	cmd := &cobra.Command{
-		Use:   "map SPEC.yaml | PRESET --limit FROM:TO:STEPS (--rate | --workers | --burst) FROM:TO:STEPS",
-		Short: "Where limits hurt: a simulated grid of limit against load, checked at measured points",
+		Use:   "map SPEC.yaml|PRESET",
+		Short: "Map where limits hurt: simulate a grid of limit against load",
 		Long: `Simulate an experiment over a grid: the limited config's CPU limit per instance
 (--limit) against the offered load (--rate for open-loop loads, --workers for
 closed loops) or its burst allowance (--burst). Each cell is simulated
@@ -76,175 +75,106 @@ bring their own map: given without ranges, they draw it.`,
 }
 
 func runMap(cmd *cobra.Command, f mapFlags, arg string) error {
-	opt := limitmap.Options{Limited: f.limited, Reference: f.reference, Repeats: f.repeats, Costs: sim.DefaultCosts()}
-	var err error
-	if pm, ok := presetMaps[arg]; ok && !f.quick && f.limit == "" && f.rate == "" && f.workers == "" && f.burst == "" {
-		f.limit, f.rate, f.workers, f.burst = pm.limit, pm.rate, pm.workers, pm.burst
-		if f.limited == "" {
-			f.limited = pm.limited
-		}
-		if f.reference == "" {
-			f.reference = pm.reference
-		}
-		if !cmd.Flags().Changed("repeats") && pm.repeats > 0 {
-			f.repeats = pm.repeats
-		}
-		opt.Limited, opt.Reference, opt.Repeats = f.limited, f.reference, f.repeats
-	}
-	if f.limit == "" {
-		return usagef("--limit FROM:TO:STEPS is needed, such as --limit 100m:1:10")
-	}
-	if opt.Limits, err = limitmap.ParseLimitRange(f.limit); err != nil {
-		return usagef("--limit: %v", err)
-	}
-	set := 0
-	for _, s := range []string{f.rate, f.workers, f.burst} {
-		if s != "" {
-			set++
+	r := limitmap.Ranges{Limit: f.limit, Rate: f.rate, Workers: f.workers, Burst: f.burst}
+	if pm, ok := experiments.MapOf(arg); ok && !f.quick && r == (limitmap.Ranges{}) {
+		r = limitmap.Ranges{Limit: pm.Limit, Rate: pm.Rate, Workers: pm.Workers, Burst: pm.Burst}
+		f.limited, f.reference = cmp.Or(f.limited, pm.Limited), cmp.Or(f.reference, pm.Reference)
+		if !cmd.Flags().Changed("repeats") && pm.Repeats > 0 {
+			f.repeats = pm.Repeats
 		}
 	}
-	if set != 1 {
-		return usagef("give one second axis: --rate (open loop), --workers (closed loop) or --burst")
+	opt := limitmap.Options{Limited: f.limited, Reference: f.reference, Repeats: f.repeats, Costs: sim.DefaultCosts(), Parallel: f.parallel}
+	if err := r.Apply(&opt); err != nil {
+		return usageError{err}
 	}
-	switch {
-	case f.rate != "":
-		opt.Axis = limitmap.AxisRate
-		if opt.Loads, err = limitmap.ParseRateRange(f.rate); err != nil {
-			return usagef("--rate: %v", err)
-		}
-	case f.workers != "":
-		opt.Axis = limitmap.AxisWorkers
-		w, err := limitmap.ParseWorkersRange(f.workers)
-		if err != nil {
-			return usagef("--workers: %v", err)
-		}
-		for _, v := range w {
-			opt.Loads = append(opt.Loads, float64(v))
-		}
-	default:
-		opt.Axis = limitmap.AxisBurst
-		b, err := limitmap.ParseBurstRange(f.burst)
-		if err != nil {
-			return usagef("--burst: %v", err)
-		}
-		for _, d := range b {
-			opt.Loads = append(opt.Loads, float64(d.Microseconds())/1000)
-		}
-	}
-	if f.repeats < 1 || f.measure < 0 || f.measureRepeats < 1 {
-		return usagef("--repeats and --measure-repeats want 1 or more, --measure 0 or more")
+	if f.repeats < 1 || f.measure < 0 || f.measureRepeats < 1 || f.parallel < 0 {
+		return usagef("--repeats and --measure-repeats want 1 or more, --measure and --parallel 0 or more")
 	}
 	host, err := orHostCores(0)
 	if err != nil {
 		return err
 	}
-	if f.parallel < 0 {
-		return usagef("--parallel %d: want 1 or more (or leave it out for this machine's CPUs)", f.parallel)
-	}
 	// Never the runtime's default: GOMAXPROCS follows a cgroup limit, and
 	// the map should use the CPUs it is given.
-	opt.Parallel = f.parallel
-	if opt.Parallel == 0 {
-		opt.Parallel = host
-	}
-	cores := f.cores
-	if f.measure > 0 {
-		if cores != 0 && cores != host {
-			return usagef("--measure runs on this machine (%d CPUs): leave --cores out, or give --cores %d", host, host)
-		}
-		cores = host
-	} else if p, ok := experiments.Lookup(arg); ok && cores == 0 && !f.quick {
-		cores = p.Cores
-	}
-	if cores, err = checkCores(cores); err != nil {
+	opt.Parallel = cmp.Or(opt.Parallel, host)
+	if opt.Cores, err = mapCores(f, arg, host); err != nil {
 		return err
 	}
-	opt.Cores = cores
-	e, _, err := specOf(arg, f.quick, cores)
+	e, err := checkedSpec(cmd, arg, f.quick, opt.Cores)
 	if err != nil {
 		return err
-	}
-	printWarnings(cmd, e)
-	if err := e.CheckCPUs(cores); err != nil {
-		return usageError{fmt.Errorf("%w: give --cores %d or more", err, maxCPUOf(e)+1)}
 	}
 	opt.Seed = e.Spec.Seed
 	if f.seed >= 0 {
 		opt.Seed = uint64(f.seed)
 	}
-	dir := f.out
-	if dir == "" {
-		dir = newResultsDir(e.Metadata.Name, "map-")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "mapping %s: %d limits x %d %s, %d runs per cell on %d simulated cores -> %s\n",
-		e.Metadata.Name, len(opt.Limits), len(opt.Loads), opt.Axis, opt.Repeats, cores, dir)
-	started := time.Now()
-	m, err := limitmap.Simulate(cmd.Context(), e, opt)
-	if err != nil {
-		if cmd.Context().Err() != nil {
-			return exitError{code: 130, err: errors.New("interrupted: no map written")}
-		}
-		return usageOrRun(err)
-	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "simulated %d cells and %d references in %.1f s (%d at once)\n", len(m.Cells), len(m.References), time.Since(started).Seconds(), opt.Parallel)
-	var measureErr error
+	d := limitmap.DrawOptions{Dir: cmp.Or(f.out, newResultsDir(e.Metadata.Name, "map-")), Out: cmd.OutOrStdout(), Log: cmd.ErrOrStderr()}
 	if f.measure > 0 {
-		bin := f.binary
-		if bin == "" {
-			if bin, err = os.Executable(); err != nil {
-				return err
-			}
+		bin, err := binaryOr(f.binary)
+		if err != nil {
+			return err
 		}
-		measureErr = limitmap.Measure(cmd.Context(), e, m, opt, limitmap.MeasureOptions{Points: f.measure, Repeats: f.measureRepeats, Dir: dir,
-			Backend: func() runner.Backend { return local.New(local.Options{Binary: bin, Log: cmd.ErrOrStderr()}) },
-			Version: Version, Log: cmd.ErrOrStderr()})
-		fmt.Fprintf(cmd.ErrOrStderr(), "measured %d points; %.1f s in all\n", len(m.Measured), time.Since(started).Seconds())
+		d.Measure = limitmap.MeasureOptions{Points: f.measure, Repeats: f.measureRepeats, Version: Version, Log: cmd.ErrOrStderr(),
+			Backend: func() runner.Backend { return local.New(local.Options{Binary: bin, Log: cmd.ErrOrStderr()}) }}
 	}
-	// The map is written whatever the measuring did: it holds the points
-	// measured before a failure.
-	if err := record.WriteJSON(filepath.Join(dir, "map.json"), m); err != nil {
-		return err
-	}
-	err = record.WriteFileAtomic(filepath.Join(dir, "report.html"), func(fh *os.File) error { return limitmap.WriteHTML(fh, m) })
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(out)
-	limitmap.WriteText(out, m)
-	fmt.Fprintf(out, "\nmap: %s\nreport: %s\n", filepath.Join(dir, "map.json"), filepath.Join(dir, "report.html"))
-	if measureErr != nil && cmd.Context().Err() != nil {
+	m, err := limitmap.Draw(cmd.Context(), e, opt, d)
+	switch {
+	case err == nil:
+		return nil
+	case m == nil && cmd.Context().Err() != nil:
+		return exitError{code: 130, err: errors.New("interrupted: no map written")}
+	case m == nil:
+		return usageOrRun(err)
+	case cmd.Context().Err() != nil:
 		return exitError{code: 130, err: fmt.Errorf("interrupted: the map holds the %d points measured before", len(m.Measured))}
 	}
-	return measureErr
+	return err
+}
+
+// mapCores is the simulated machine's CPUs: --cores, this machine's when
+// cells are measured on it, or a preset's original machine's.
+func mapCores(f mapFlags, arg string, host int) (int, error) {
+	cores := f.cores
+	switch {
+	case f.measure > 0 && cores != 0 && cores != host:
+		return 0, usagef("--measure runs on this machine (%d CPUs): leave --cores out, or give --cores %d", host, host)
+	case f.measure > 0:
+		cores = host
+	case cores == 0 && !f.quick:
+		if p, ok := experiments.Lookup(arg); ok {
+			cores = p.Cores
+		}
+	}
+	return checkCores(cores)
+}
+
+// checkedSpec is the experiment of a command's argument (specOf) for a
+// machine of cores CPUs: its warnings printed, its cpusets checked.
+func checkedSpec(cmd *cobra.Command, arg string, quick bool, cores int) (*experiment.Experiment, error) {
+	e, _, err := specOf(arg, quick, cores)
+	if err != nil {
+		return nil, err
+	}
+	printWarnings(cmd, e)
+	if err := e.CheckCPUs(cores); err != nil {
+		return nil, usageError{fmt.Errorf("%w: give --cores %d or more", err, maxCPUOf(e)+1)}
+	}
+	return e, nil
+}
+
+// binaryOr is the throttlelab binary instances run: bin, or this one.
+func binaryOr(bin string) (string, error) {
+	if bin != "" {
+		return bin, nil
+	}
+	return os.Executable()
 }
 
 // usageOrRun marks the errors of a map that cannot be drawn for this spec
 // (no limited or unlimited config, a load without that axis) as bad input.
 func usageOrRun(err error) error {
-	if errors.Is(err, limitmap.ErrNoReference) || errors.Is(err, limitmap.ErrNoLimited) || errors.Is(err, limitmap.ErrAxis) {
+	if errors.Is(err, limitmap.ErrNoReference) || errors.Is(err, limitmap.ErrNoLimited) || errors.Is(err, limitmap.ErrAxis) || errors.Is(err, limitmap.ErrRange) {
 		return usageError{err}
 	}
 	return err
-}
-
-// presetMap is the map a preset draws when no ranges are given: its
-// finding's limit against its load, at the original scale.
-type presetMap struct {
-	limited, reference, limit, rate, workers, burst string
-	repeats                                         int
-}
-
-// presetMaps are the presets whose finding is a point of a map: F1 and F2
-// (limit per pod against the image's workers), F9 (a small limit against
-// 5 ms requests one at a time, compared with the same instance unlimited)
-// and F13 (limit against burst).
-var presetMaps = map[string]presetMap{
-	"f01-logjam":     {limit: "500m:2:7", workers: "2:16:8", repeats: 1},
-	"f02-limit-size": {limited: "limit-1", limit: "500m:4:8", workers: "2:16:8", repeats: 1},
-	"f09-burn-flow":  {reference: "self", limit: "100m:1:10", workers: "1:4:4"},
-	"f13-cpu-burst":  {limited: "burst", reference: "self", limit: "2:6:5", burst: "0:400ms:5", repeats: 3},
 }

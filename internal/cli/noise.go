@@ -18,9 +18,10 @@ type noiseFlags struct {
 func newNoiseCmd() *cobra.Command {
 	var f noiseFlags
 	cmd := &cobra.Command{
-		Use:   "noise",
-		Short: "CPU hog with N spinning threads, for neighbour experiments (until stopped)",
-		Args:  exactArgs(0),
+		Use:     "noise",
+		Short:   "Spin N threads as a CPU hog, for neighbour experiments (until stopped)",
+		Example: `  throttlelab noise --threads 2 --duration 30s`,
+		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.threads < 0 || f.threads > units.MaxCPUs {
 				return usagef("--threads %d: want 0 (host CPUs) to %d", f.threads, units.MaxCPUs)

@@ -20,6 +20,8 @@ func newPresetsCmd() *cobra.Command {
 the study and the finding. Run one with "throttlelab run NAME --quick" (scaled to
 this machine, a few minutes) or simulate it at its original scale with
 "throttlelab sim NAME"; "throttlelab presets show NAME" prints its spec.`,
+		Example: `  throttlelab presets
+  throttlelab presets show f01-logjam`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
@@ -35,7 +37,9 @@ this machine, a few minutes) or simulate it at its original scale with
 	show := &cobra.Command{
 		Use:   "show NAME",
 		Short: "Print a preset's experiment spec (to copy and change)",
-		Args:  exactArgs(1),
+		Example: `  throttlelab presets show f09-burn-flow > my.yaml
+  throttlelab presets show f01-logjam --quick --cores 2`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p, ok := experiments.Lookup(args[0])
 			if !ok {

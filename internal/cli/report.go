@@ -19,8 +19,8 @@ type reportFlags struct {
 func newReportCmd() *cobra.Command {
 	var f reportFlags
 	cmd := &cobra.Command{
-		Use:   "report DIR [DIR...]",
-		Short: "Write the HTML report of results dirs and print their summary",
+		Use:   "report DIR...",
+		Short: "Write the HTML report of results directories and print their summary",
 		Long: `Turn one or more results directories (from run or sim) into one
 self-contained HTML file (report.html in the first directory, or --out) and print
 the summary table. Several directories are compared in one report: configs of

@@ -76,20 +76,62 @@ func exitCode(err error) int {
 	return 1
 }
 
+// The command groups of the top-level help, as kubectl groups its
+// commands. A new command sets its GroupID to one of these in its newXCmd
+// (or is given one in newRootCmd); a command without one is listed under
+// "Additional Commands".
+const (
+	groupExperiments = "experiments"
+	groupObserve     = "observe"
+	groupKubernetes  = "kubernetes"
+	groupWorkload    = "workload"
+)
+
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "throttlelab",
 		Short: "Measure what CPU limits do to services",
-		Long: `throttlelab runs CPU-bound workloads under real CPU limits (CFS quota, period,
-burst, shares, cpusets) and measures the latency and throttling that result.`,
+		Long: `throttlelab measures the latency and throttling CPU limits cause, and advises limits.
+Concepts: throttlelab help quota (limits, periods, throttling), throttlelab help spec.`,
 		Version:       Version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	groupCmd(root)
+	// The commands in the order they are added (most used first), as kubectl lists them.
+	cobra.EnableCommandSorting = false
 	// Flag parse errors are bad input: exit 2 with the flag named.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newValidateCmd(), newSimCmd(), newReportCmd(), newPresetsCmd(), newServeCmd(), newLoadCmd(), newTilesCmd(), newBurstCmd(), newNoiseCmd(), newK8sCmd(), newTopCmd(), newMapCmd(), newAdviseCmd())
+	root.AddGroup(
+		&cobra.Group{ID: groupExperiments, Title: "Experiments:"},
+		&cobra.Group{ID: groupObserve, Title: "Observe and advise:"},
+		&cobra.Group{ID: groupKubernetes, Title: "Kubernetes:"},
+		&cobra.Group{ID: groupWorkload, Title: "Workload processes:"},
+	)
+	// completion still works; it just takes no line of the help.
+	root.CompletionOptions.HiddenDefaultCmd = true
+	in := func(group string, cmds ...*cobra.Command) {
+		for _, c := range cmds {
+			if c.GroupID == "" {
+				c.GroupID = group
+			}
+			root.AddCommand(c)
+		}
+	}
+	in(groupExperiments, newRunCmd(), newSimCmd(), newMapCmd(), newReportCmd(), newPresetsCmd(), newValidateCmd())
+	in(groupObserve, newTopCmd(), newAdviseCmd())
+	in(groupKubernetes, newK8sCmd())
+	// burst and noise are helper processes that run and the k8s manifests
+	// start: hidden from the list, documented in their own --help.
+	burst, noise := newBurstCmd(), newNoiseCmd()
+	burst.Hidden, noise.Hidden = true, true
+	in(groupWorkload, newServeCmd(), newLoadCmd(), newTilesCmd(), burst, noise)
+	// The topics are named in Long, not listed: the list would cost the
+	// help its one screen.
+	for _, t := range helpTopics() {
+		t.Hidden = true
+		root.AddCommand(t)
+	}
 	return root
 }
 

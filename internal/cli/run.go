@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -32,7 +33,7 @@ type runFlags struct {
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run SPEC.yaml | PRESET [--quick] | --resume DIR",
+		Use:   "run SPEC.yaml|PRESET",
 		Short: "Run an experiment with real processes in real cgroups (needs root)",
 		Long: `Run an experiment: for each run, make cgroups with the config's CPU settings,
 start the server instances (and neighbours) inside them, drive the load, sample
@@ -58,67 +59,25 @@ the measurements, printed, written to verdict.json and shown in the report.`,
 }
 
 func runRun(cmd *cobra.Command, f runFlags, args []string) error {
-	var e *experiment.Experiment
-	var pi *experiments.Info
-	var err error
-	dir := f.out
 	backend, err := f.k8s.resolve(cmd, f.resume)
 	if err != nil {
 		return err
 	}
-	made := false // this command made dir
-	switch {
-	case f.resume != "" && len(args) > 0:
-		return usagef("give a SPEC or --resume DIR, not both")
-	case f.resume != "" && f.dryRun:
-		return usagef("--dry-run checks a SPEC or PRESET: give one, not --resume")
-	case f.resume != "":
-		if e, err = experiment.ReadSpec(f.resume); err != nil {
-			return usagef("--resume %s: %v", f.resume, err)
-		}
-		if pi, err = experiments.ReadInfo(f.resume); err != nil {
-			return err
-		}
-		dir = f.resume
-	case len(args) == 1:
-		cores, err := orHostCores(0)
-		if err != nil {
-			return err
-		}
-		if e, pi, err = specOf(args[0], f.quick, cores); err != nil {
-			return err
-		}
-		if err := e.CheckCPUs(cores); err != nil && backend == "local" {
-			return usageError{fmt.Errorf("%w: simulate it with throttlelab sim --cores %d", err, maxCPUOf(e)+1)}
-		}
-		if f.dryRun {
-			printWarnings(cmd, e)
-			return describe(cmd.OutOrStdout(), e, args[0], cores)
-		}
-		if p, ok := experiments.Lookup(args[0]); ok && p.NeedsBurst {
-			if ok, _ := cgroup.BurstSupported("/"); !ok {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s needs CPU burst (cpu.cfs_burst_us or cpu.max.burst, Linux 5.14+), which this kernel does not have: simulating it instead\n", p.Name)
-				return runSim(cmd, simFlags{out: f.out, quick: f.quick, cores: cores, nsPerIteration: sim.DefaultCosts().NsPerIteration, seed: -1}, args)
-			}
-		}
-		printWarnings(cmd, e) // the simulation above prints its own
-		if dir == "" {
-			dir = newResultsDir(e.Metadata.Name, "")
-		}
-		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-			made = true
-		}
+	e, pi, err := runTarget(cmd, f, args, backend)
+	if e == nil || err != nil {
+		return err // or done: a dry run, or a simulation instead
+	}
+	dir := cmp.Or(f.resume, f.out, newResultsDir(e.Metadata.Name, ""))
+	_, statErr := os.Stat(dir)
+	made := errors.Is(statErr, fs.ErrNotExist) // this command makes dir
+	if f.resume == "" {
 		if err := pi.Write(dir); err != nil {
 			return err
 		}
-	default:
-		return usagef("give an experiment spec (SPEC.yaml), a preset (throttlelab presets) or --resume DIR")
 	}
-	bin := f.binary
-	if bin == "" {
-		if bin, err = os.Executable(); err != nil {
-			return err
-		}
+	bin, err := binaryOr(f.binary)
+	if err != nil {
+		return err
 	}
 	out := cmd.OutOrStdout()
 	runs := e.Runs()
@@ -133,23 +92,66 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		return err
 	}
 	res, runErr := runner.Run(cmd.Context(), e, b, runOptions(cmd, dir, f.resume != "", pi))
-	results := res.Runs
-	if runErr != nil {
-		if errors.Is(runErr, context.Canceled) || cmd.Context().Err() != nil {
-			fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept; finish with: throttlelab run --resume %s\n", len(results), len(runs), dir)
-			return exitError{code: 130, err: errors.New("interrupted")}
+	switch {
+	case runErr == nil:
+		fmt.Fprintf(out, "results in %s\n", dir)
+		return nil
+	case errors.Is(runErr, context.Canceled) || cmd.Context().Err() != nil:
+		fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept; finish with: throttlelab run --resume %s\n", len(res.Runs), len(runs), dir)
+		return exitError{code: 130, err: errors.New("interrupted")}
+	case len(res.Runs) == 0:
+		// Nothing was measured: say so, and leave no empty results behind.
+		if made {
+			os.RemoveAll(dir)
 		}
-		if len(results) == 0 {
-			// Nothing was measured: say so, and leave no empty results behind.
-			if made {
-				os.RemoveAll(dir)
-			}
-			return fmt.Errorf("%w (the experiment failed before its first run finished: nothing was measured)", runErr)
-		}
-		return fmt.Errorf("%w (finished runs are kept in %s; finish with --resume)", runErr, dir)
+		return fmt.Errorf("%w (the experiment failed before its first run finished: nothing was measured)", runErr)
 	}
-	fmt.Fprintf(out, "results in %s\n", dir)
-	return nil
+	return fmt.Errorf("%w (finished runs are kept in %s; finish with --resume)", runErr, dir)
+}
+
+// runTarget is the experiment run runs, and its preset's info: the one in
+// --resume's directory, or the argument's. A nil experiment and error mean
+// the command is done: --dry-run described it, or a preset that needs CPU
+// burst on a kernel without it was simulated instead.
+func runTarget(cmd *cobra.Command, f runFlags, args []string, backend string) (*experiment.Experiment, *experiments.Info, error) {
+	switch {
+	case f.resume != "" && len(args) > 0:
+		return nil, nil, usagef("give a SPEC or --resume DIR, not both")
+	case f.resume != "" && f.dryRun:
+		return nil, nil, usagef("--dry-run checks a SPEC or PRESET: give one, not --resume")
+	case f.resume != "":
+		e, err := experiment.ReadSpec(f.resume)
+		if err != nil {
+			return nil, nil, usagef("--resume %s: %v", f.resume, err)
+		}
+		pi, err := experiments.ReadInfo(f.resume)
+		return e, pi, err
+	case len(args) != 1:
+		return nil, nil, usagef("give an experiment spec (SPEC.yaml), a preset (throttlelab presets) or --resume DIR")
+	}
+	cores, err := orHostCores(0)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, pi, err := specOf(args[0], f.quick, cores)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := e.CheckCPUs(cores); err != nil && backend == "local" {
+		return nil, nil, usageError{fmt.Errorf("%w: simulate it with throttlelab sim --cores %d", err, maxCPUOf(e)+1)}
+	}
+	if f.dryRun {
+		printWarnings(cmd, e)
+		return nil, nil, describe(cmd.OutOrStdout(), e, args[0], cores)
+	}
+	if p, ok := experiments.Lookup(args[0]); ok && p.NeedsBurst {
+		if ok, _ := cgroup.BurstSupported("/"); !ok {
+			fmt.Fprintf(cmd.OutOrStdout(), "%s needs CPU burst (cpu.cfs_burst_us or cpu.max.burst, Linux 5.14+), which this kernel does not have: simulating it instead\n", p.Name)
+			return nil, nil, runSim(cmd, simFlags{out: f.out, quick: f.quick, cores: cores, nsPerIteration: sim.DefaultCosts().NsPerIteration, seed: -1}, args)
+		}
+	}
+	printWarnings(cmd, e) // the simulation above prints its own
+	return e, pi, nil
 }
 
 // newResultsDir names a fresh results directory, results/NAME/[PREFIX]TIMESTAMP,

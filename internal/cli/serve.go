@@ -1,19 +1,14 @@
 package cli
 
 import (
-	"fmt"
+	"errors"
 	"log/slog"
-	"net"
-	"os"
-	"runtime"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/server"
 	"github.com/throttlelab/throttlelab/units"
-	"github.com/throttlelab/throttlelab/workload"
 )
 
 type serveFlags struct {
@@ -38,6 +33,8 @@ func newServeCmd() *cobra.Command {
 Endpoints: GET /tile?x=TX&y=TY (PNG), /burn?iterations=N or /burn?cpu=5ms,
 /api, /healthz, /metrics (Prometheus), /info (JSON). Every work response has
 X-Instance and Server-Timing (queue, cpu, wall in ms).`,
+		Example: `  throttlelab serve --listen 127.0.0.1:8080
+  throttlelab serve --listen 127.0.0.1:0 --gomaxprocs automaxprocs --single`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd, f) },
 	}
@@ -72,71 +69,15 @@ func runServe(cmd *cobra.Command, f serveFlags) error {
 	if f.maxInflight > 1_000_000 {
 		return usagef("--max-inflight %d: want 1 to 1000000", f.maxInflight)
 	}
-	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-	name := f.name
-	if name == "" {
-		name, _ = os.Hostname()
-	}
-	limits, limErr := cgroup.LimitsForCurrentProcess()
-	info := server.Info{Version: Version, Limits: limits}
-	if limErr != nil {
-		info.LimitsError = limErr.Error()
-		log.Warn("cannot read the cgroup CPU limits; /info will not show them", "err", limErr)
-	}
-	hostCPUs, err := cgroup.OnlineCPUs("/")
-	if err != nil {
-		hostCPUs = runtime.NumCPU()
-	}
-	// GOMAXPROCS is an experiment variable: always set explicitly, never left to
-	// the runtime's container-aware default.
 	policy, err := units.ParseGOMAXPROCS(f.gomaxprocs)
 	if err != nil {
 		return usagef("--%v", err)
 	}
-	limitCores := 0.0
-	if limits != nil {
-		limitCores = limits.LimitCores
+	p := server.Process{Name: f.name, Listen: f.listen, GOMAXPROCS: policy, Single: f.single, MaxInflight: f.maxInflight,
+		MaxCPU: f.maxCPU, Grace: f.grace, BurnIterationsPerMs: f.burnPerMs, SkipCPUClock: !f.cpuClock, Version: Version}
+	err = p.Run(cmd.Context(), cmd.OutOrStdout(), slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+	if errors.Is(err, server.ErrListen) {
+		return usagef("--listen: %v", err)
 	}
-	n, source := policy.Resolve(hostCPUs, runtime.NumCPU(), limitCores)
-	runtime.GOMAXPROCS(n)
-	info.GOMAXPROCS, info.GOMAXPROCSSource, info.HostCPUs = n, source, hostCPUs
-
-	cal := workload.BurnCalibration{IterationsPerMs: f.burnPerMs}
-	if f.burnPerMs == 0 {
-		// About 100 ms of CPU: 5 rounds of ~20 ms, median taken.
-		if cal, err = workload.CalibrateBurn(20_000_000, 5); err != nil {
-			return err
-		}
-	}
-	conc := server.Goroutine
-	if f.single {
-		conc = server.Single
-	}
-	// The server's own group, so it can measure itself from inside a
-	// container (GET /cgroup, POST /cgroup/start and /cgroup/stop).
-	own, ownErr := server.OpenOwnCgroupForCurrentProcess()
-	ownMsg := ""
-	if ownErr != nil {
-		ownMsg = ownErr.Error()
-		log.Warn("cannot open the own cgroup; /cgroup will not measure", "err", ownErr)
-	} else {
-		defer own.Close()
-	}
-	srv, err := server.New(server.Config{Name: name, Concurrency: conc, MaxInflight: f.maxInflight,
-		MaxCPU: f.maxCPU, Grace: f.grace, Burn: cal, Info: info, SkipCPUClock: !f.cpuClock,
-		Cgroup: own, CgroupError: ownMsg})
-	if err != nil {
-		return err
-	}
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return usagef("--listen %s: %v", f.listen, err)
-	}
-	// One line on stdout with the real address, so a runner that asked for port 0
-	// can find the instance.
-	fmt.Fprintf(cmd.OutOrStdout(), "listening on http://%s name=%s gomaxprocs=%d concurrency=%s burn_iterations_per_ms=%.0f\n",
-		ln.Addr(), name, n, conc, cal.IterationsPerMs)
-	err = srv.Serve(cmd.Context(), ln)
-	log.Info("stopped", "name", name)
 	return err
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/experiments"
-	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
 	"github.com/throttlelab/throttlelab/units"
@@ -32,8 +31,8 @@ type simFlags struct {
 func newSimCmd() *cobra.Command {
 	var f simFlags
 	cmd := &cobra.Command{
-		Use:   "sim SPEC.yaml | PRESET [--quick] | --compare DIR",
-		Short: "Run an experiment in the simulator (no root, any core count)",
+		Use:   "sim SPEC.yaml|PRESET",
+		Short: "Simulate an experiment (no root, any core count)",
 		Long: `Run an experiment spec through a discrete-event model of a machine: per-core
 run queues with weights local to each core, wake-up placement, load balancing,
 and CFS bandwidth control (quota per period, 5 ms slices, throttling, burst).
@@ -67,113 +66,94 @@ the variant scaled to this machine. Its check is computed and printed.`,
 }
 
 func runSim(cmd *cobra.Command, f simFlags, args []string) error {
-	var e *experiment.Experiment
-	var measured []*record.Run
-	var seeds map[int]uint64
-	var pi *experiments.Info
-	var err error
-	costs := sim.DefaultCosts()
-	loadGenInRoot := false
 	if err := positiveFinite("ns-per-iteration", f.nsPerIteration); err != nil {
 		return err
 	}
 	if f.cores < 0 || f.cores > units.MaxCPUs {
 		return usagef("--cores %d: want 1 to %d (or leave it out)", f.cores, units.MaxCPUs)
 	}
+	costs := sim.DefaultCosts()
 	costs.NsPerIteration = f.nsPerIteration
-	cores, dir := f.cores, f.out
-	switch {
-	case f.compare != "" && len(args) > 0:
-		return usagef("give a SPEC or --compare DIR, not both")
-	case f.compare != "":
-		var env record.Env
-		if e, env, measured, err = record.ReadResults(f.compare); err != nil {
-			return usageError{err}
-		}
-		if env.Backend == "sim" {
-			return usagef("--compare %s: these results are simulated already: give a directory written by throttlelab run", f.compare)
-		}
-		if cores == 0 {
-			cores = env.Cores
-		}
-		// The machine's speed that day, as the measurement saw it.
-		if costs, err = sim.MeasuredCosts(f.compare, e, env, measured, costs); err != nil {
-			return err
-		}
-		// Results from before the load generator had a group of its own.
-		loadGenInRoot = env.LoadGen == nil
-		if dir == "" {
-			dir = filepath.Clean(f.compare) + "-sim"
-		}
-		// The same arrivals and picks as the measurement, repeat by repeat.
-		seeds = sim.RecordedSeeds(measured)
-		if pi, err = experiments.ReadInfo(f.compare); err != nil {
-			return err
-		}
-	case len(args) == 1:
-		if p, ok := experiments.Lookup(args[0]); ok && cores == 0 && !f.quick {
-			cores = p.Cores // the original machine
-		}
-		// A quick variant is scaled to the machine it is simulated on.
-		if cores, err = orHostCores(cores); err != nil {
-			return err
-		}
-		if e, pi, err = specOf(args[0], f.quick, cores); err != nil {
-			return err
-		}
-		if dir == "" {
-			dir = newResultsDir(e.Metadata.Name, "sim-")
-		}
-	default:
-		return usagef("give an experiment spec (SPEC.yaml) or --compare DIR")
-	}
-	if cores, err = orHostCores(cores); err != nil {
+	e, pi, replay, opt, err := simSetup(cmd, f, args, costs)
+	if err != nil {
 		return err
 	}
-	if cores < 1 || cores > units.MaxCPUs {
-		return usagef("--cores %d: want 1 to %d", cores, units.MaxCPUs)
+	if opt.Cores, err = orHostCores(opt.Cores); err != nil {
+		return err
 	}
-	if f.compare == "" {
-		printWarnings(cmd, e)
-	}
-	if err := e.CheckCPUs(cores); err != nil {
+	if err := e.CheckCPUs(opt.Cores); err != nil {
 		return usageError{fmt.Errorf("%w: give --cores %d or more", err, maxCPUOf(e)+1)}
 	}
 	if f.dryRun {
-		return describe(cmd.OutOrStdout(), e, strings.Join(args, " ")+f.compare, cores)
+		return describe(cmd.OutOrStdout(), e, strings.Join(args, " ")+f.compare, opt.Cores)
 	}
 	if f.seed >= 0 {
 		e.Spec.Seed = uint64(f.seed)
 	}
+	dir := f.out
+	switch {
+	case dir == "" && replay != nil:
+		dir = filepath.Clean(f.compare) + "-sim"
+	case dir == "":
+		dir = newResultsDir(e.Metadata.Name, "sim-")
+	}
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "simulating %s on %d cores: %d runs -> %s\n", e.Metadata.Name, cores, len(e.Runs()), dir)
+	fmt.Fprintf(out, "simulating %s on %d cores: %d runs -> %s\n", e.Metadata.Name, opt.Cores, len(e.Runs()), dir)
 	if err := pi.Write(dir); err != nil {
 		return err
 	}
-	b := sim.NewBackend(sim.Options{Cores: cores, Costs: costs, SMT: f.smt, Log: cmd.ErrOrStderr(), RepeatSeeds: seeds, LoadGenInRoot: loadGenInRoot})
-	opt := runOptions(cmd, dir, false, pi)
-	if f.compare != "" {
-		opt.Compare = []string{f.compare}
+	opt.SMT, opt.Log = f.smt, cmd.ErrOrStderr()
+	ro := runOptions(cmd, dir, false, pi)
+	if replay != nil {
+		ro.Compare = []string{f.compare}
 	}
-	res, simErr := runner.Run(cmd.Context(), e, b, opt)
-	if simErr != nil {
-		if errors.Is(simErr, context.Canceled) || cmd.Context().Err() != nil {
+	res, err := runner.Run(cmd.Context(), e, sim.NewBackend(opt), ro)
+	if err != nil {
+		if errors.Is(err, context.Canceled) || cmd.Context().Err() != nil {
 			fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept in %s\n", len(res.Runs), res.Total, dir)
 			return exitError{code: 130, err: errors.New("interrupted")}
 		}
-		return simErr
+		return err
 	}
-	if f.compare != "" {
+	if replay != nil {
 		fmt.Fprintln(out)
-		cs := sim.Compare(e, measured, res.Runs, f.compare, dir, sim.DefaultTolerances)
-		if bad := sim.WriteComparison(out, cs); bad > 0 {
-			fmt.Fprintf(out, "%d figures outside the tolerances (throttled periods 10 points, p50/p99 25%%, throughput 15%%)\n", bad)
-		} else {
-			fmt.Fprintln(out, "every figure within the tolerances (throttled periods 10 points, p50/p99 25%, throughput 15%)")
-		}
+		replay.WriteComparison(out, res.Runs, dir)
 	}
 	fmt.Fprintf(out, "results in %s\n", dir)
 	return nil
+}
+
+// simSetup turns sim's argument or --compare into the experiment, its
+// preset's info, the replayed measurement (nil without --compare) and the
+// simulator's options; Cores 0 means this machine's.
+func simSetup(cmd *cobra.Command, f simFlags, args []string, costs sim.Costs) (*experiment.Experiment, *experiments.Info, *sim.Replay, sim.Options, error) {
+	switch {
+	case f.compare != "" && len(args) > 0:
+		return nil, nil, nil, sim.Options{}, usagef("give a SPEC or --compare DIR, not both")
+	case f.compare != "":
+		r, err := sim.ReplayOf(f.compare, costs)
+		if err != nil {
+			return nil, nil, nil, sim.Options{}, usagef("--compare %v", err)
+		}
+		pi, err := experiments.ReadInfo(f.compare)
+		return r.Experiment, pi, r, r.Options(f.cores), err
+	case len(args) == 1:
+		cores := f.cores
+		if p, ok := experiments.Lookup(args[0]); ok && cores == 0 && !f.quick {
+			cores = p.Cores // the original machine
+		}
+		// A quick variant is scaled to the machine it is simulated on.
+		cores, err := orHostCores(cores)
+		if err != nil {
+			return nil, nil, nil, sim.Options{}, err
+		}
+		e, pi, err := specOf(args[0], f.quick, cores)
+		if err == nil {
+			printWarnings(cmd, e)
+		}
+		return e, pi, nil, sim.Options{Cores: cores, Costs: costs}, err
+	}
+	return nil, nil, nil, sim.Options{}, usagef("give an experiment spec (SPEC.yaml) or --compare DIR")
 }
 
 // orHostCores returns cores, or this machine's CPU count when it is 0.

@@ -19,6 +19,8 @@ func newTilesCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tiles",
 		Short: "Build, verify and describe the Mandelbrot tile catalogue",
+		Example: `  throttlelab tiles stats
+  throttlelab tiles verify --sample 20`,
 	}
 	groupCmd(cmd)
 	cmd.AddCommand(newTilesCatalogCmd(), newTilesVerifyCmd(), newTilesStatsCmd())
@@ -33,9 +35,10 @@ type tilesCatalogFlags struct {
 func newTilesCatalogCmd() *cobra.Command {
 	var f tilesCatalogFlags
 	cmd := &cobra.Command{
-		Use:   "catalog",
-		Short: "Render all 26010 tiles and write the catalogue (tens of CPU minutes)",
-		Args:  exactArgs(0),
+		Use:     "catalog",
+		Short:   "Render all 26010 tiles and write the catalogue (tens of CPU minutes)",
+		Example: `  throttlelab tiles catalog --out /tmp/tiles.csv.gz`,
+		Args:    exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.workers < 0 {
 				return usagef("--workers %d: must be 0 (all CPUs) or more", f.workers)
@@ -97,7 +100,9 @@ func newTilesVerifyCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify",
 		Short: "Recompute tiles and check them against the catalogue",
-		Args:  exactArgs(0),
+		Example: `  throttlelab tiles verify --sample 20
+  throttlelab tiles verify --tile 85,76`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.sample < 0 || f.sample > workload.TileCount {
 				return usagef("--sample %d: must be 0..%d", f.sample, workload.TileCount)

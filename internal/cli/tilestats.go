@@ -25,7 +25,9 @@ func newTilesStatsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats",
 		Short: "Print the tile cost distribution (iterations and estimated CPU time here)",
-		Args:  exactArgs(0),
+		Example: `  throttlelab tiles stats
+  throttlelab tiles stats --json`,
+		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !(f.nsPerIt >= 0) || math.IsInf(f.nsPerIt, 0) {
 				return usagef("--ns-per-iteration %g: must be positive, or 0 to measure", f.nsPerIt)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -29,7 +28,7 @@ func newTopCmd() *cobra.Command {
 	var f topFlags
 	cmd := &cobra.Command{
 		Use:   "top",
-		Short: "Live view of every cgroup's CPU use, peaks within a period, and throttling",
+		Short: "Watch every cgroup's CPU use, peaks within a period, and throttling",
 		Long: `Watch every cgroup with CPU accounting on this host (cgroup v1, v2 or hybrid),
 named as its owner knows it: Kubernetes pods and containers, container runtimes'
 scopes, systemd slices and services, throttlelab's own groups.
@@ -72,14 +71,8 @@ Columns (--sort): ` + strings.Join(top.ColumnKeys(), ", ") + `.`,
 }
 
 func runTop(cmd *cobra.Command, f topFlags) error {
-	if f.sample < 10*time.Millisecond {
-		return usagef("--sample %s: give 10ms or more (reading every group costs CPU)", f.sample)
-	}
-	if f.interval < 10*time.Millisecond || f.interval < f.sample {
-		return usagef("--interval %s: give at least 10ms and at least --sample (%s)", f.interval, f.sample)
-	}
-	if f.window < f.sample {
-		return usagef("--window %s: give at least --sample (%s)", f.window, f.sample)
+	if err := top.CheckTiming(f.sample, f.interval, f.window); err != nil {
+		return usagef("--%v", err)
 	}
 	sortCol := top.ColumnIndex(f.sort)
 	if sortCol < 0 {
@@ -89,115 +82,34 @@ func runTop(cmd *cobra.Command, f topFlags) error {
 	if _, err := cgroup.SharesToWeight(1024, mapping); err != nil {
 		return usagef("--weight-mapping: %v", err)
 	}
+	out := cmd.OutOrStdout()
 	// Numbers sort high first, names A to Z.
-	view := top.View{Sort: sortCol, Desc: !f.asc && !top.Columns[sortCol].Left, Tree: f.tree, Filter: f.filter}
-
-	var ln net.Listener
+	d := top.Display{Interval: f.interval, Once: f.once, JSON: f.json, Out: out,
+		View: top.View{Sort: sortCol, Desc: !f.asc && !top.Columns[sortCol].Left, Tree: f.tree, Filter: f.filter}}
 	if f.listen != "" {
-		var err error
-		if ln, err = net.Listen("tcp", f.listen); err != nil {
+		ln, err := net.Listen("tcp", f.listen)
+		if err != nil {
 			return usagef("--listen %s: %v", f.listen, err)
 		}
-		defer ln.Close()
+		d.Metrics = top.NewCollector(mapping)
+		srv := &http.Server{Handler: top.MetricsMux(d.Metrics), ReadHeaderTimeout: 10 * time.Second}
+		go srv.Serve(ln)
+		defer srv.Close()
+		fmt.Fprintf(cmd.ErrOrStderr(), "serving metrics on http://%s/metrics\n", ln.Addr())
 	}
 	w, err := top.New(top.Options{Root: f.root, SampleEvery: f.sample, Window: f.window, Mapping: mapping})
 	if err != nil {
 		return err
 	}
 	defer w.Close()
-
-	ctx, cancel := context.WithCancel(cmd.Context())
-	defer cancel()
-	var collector *top.Collector
-	if ln != nil {
-		collector = top.NewCollector(mapping)
-		srv := &http.Server{Handler: metricsMux(collector), ReadHeaderTimeout: 10 * time.Second}
-		go srv.Serve(ln)
-		defer srv.Close()
-		fmt.Fprintf(cmd.ErrOrStderr(), "serving metrics on http://%s/metrics\n", ln.Addr())
-	}
-	out := cmd.OutOrStdout()
-	publish := func(stats []top.Stats) {
-		if collector != nil {
-			collector.Update(stats)
+	if progress.IsTerminal(out) {
+		d.Screen = func(ctx context.Context, updates <-chan []top.Stats) error {
+			return tui.Run(ctx, cmd.InOrStdin(), out, tui.Config{Source: w.Source(), View: d.View, Interval: f.interval, Updates: updates})
 		}
 	}
-
-	switch {
-	case f.once:
-		var got []top.Stats
-		if err := w.Run(ctx, f.interval, func(s []top.Stats) bool { got = s; return false }); err != nil {
-			return err
-		}
-		if got == nil {
-			return exitError{code: 130, err: errors.New("interrupted before the end of the interval")}
-		}
-		rows := view.Rows(got)
-		if f.json {
-			list := make([]top.Stats, len(rows))
-			for i, r := range rows {
-				list[i] = *r.Stats
-			}
-			enc := json.NewEncoder(out)
-			enc.SetIndent("", "  ")
-			return enc.Encode(list)
-		}
-		return top.WriteTable(out, w.Source(), rows, f.interval)
-	case f.json:
-		enc := json.NewEncoder(out)
-		return w.Run(ctx, f.interval, func(s []top.Stats) bool {
-			publish(s)
-			for _, r := range view.Rows(s) {
-				if enc.Encode(r.Stats) != nil {
-					return false // stdout closed (a pipe to head, say)
-				}
-			}
-			return true
-		})
-	case progress.IsTerminal(out):
-		updates := make(chan []top.Stats, 1)
-		errc := make(chan error, 1)
-		go func() {
-			errc <- w.Run(ctx, f.interval, func(s []top.Stats) bool {
-				publish(s)
-				select {
-				case <-updates: // the screen has not taken the last one: replace it
-				default:
-				}
-				updates <- s
-				return true
-			})
-			close(updates)
-		}()
-		uiErr := tui.Run(ctx, cmd.InOrStdin(), out, tui.Config{Source: w.Source(), View: view, Interval: f.interval, Updates: updates})
-		cancel()
-		if err := <-errc; err != nil {
-			return err
-		}
-		return uiErr
-	case collector != nil:
-		// Not a terminal, no JSON: just serve.
-		return w.Run(ctx, f.interval, func(s []top.Stats) bool { publish(s); return true })
-	default:
-		// Not a terminal: a table every interval, like top -b.
-		return w.Run(ctx, f.interval, func(s []top.Stats) bool {
-			publish(s)
-			err := top.WriteTable(out, w.Source(), view.Rows(s), f.interval)
-			fmt.Fprintln(out)
-			return err == nil
-		})
+	err = w.Show(cmd.Context(), d)
+	if errors.Is(err, top.ErrNoReport) {
+		return exitError{code: 130, err: err}
 	}
-}
-
-func metricsMux(c *top.Collector) http.Handler {
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", c.Handler())
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
-			http.NotFound(w, r)
-			return
-		}
-		fmt.Fprintln(w, "throttlelab top: metrics at /metrics")
-	})
-	return mux
+	return err
 }

@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// helpVerbs are the verbs a command's Short may start with: a Short says
+// what the command does ("Run an experiment"), not what it is. A new
+// command's verb joins the list.
+var helpVerbs = map[string]bool{
+	"Run": true, "Simulate": true, "Map": true, "Write": true, "List": true, "Print": true,
+	"Check": true, "Watch": true, "Recommend": true, "Render": true, "Wait": true, "Drive": true,
+	"Build": true, "Recompute": true, "Spin": true, "Explain": true, "Describe": true,
+	"Measure": true, "Serve": true, "Show": true, "Gate": true, "Keep": true, "Compare": true,
+}
+
+// TestHelpFitsOneScreen checks the top-level help: under 40 lines, grouped,
+// without the helper processes.
+func TestHelpFitsOneScreen(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := Run([]string{"--help"}, &out, &errb); code != 0 {
+		t.Fatalf("--help exited %d: %s", code, errb.String())
+	}
+	help := out.String()
+	if n := strings.Count(help, "\n"); n >= 40 {
+		t.Errorf("throttlelab --help is %d lines, want under 40:\n%s", n, help)
+	}
+	for _, g := range newRootCmd().Groups() {
+		if !strings.Contains(help, g.Title) {
+			t.Errorf("group %q is not in the help", g.Title)
+		}
+	}
+	for _, hidden := range []string{"burst", "noise"} {
+		if strings.Contains(help, "\n  "+hidden+" ") {
+			t.Errorf("the helper process %s is listed in the top-level help", hidden)
+		}
+	}
+}
+
+// TestEveryCommandHelp checks every command, hidden ones and help topics
+// too: a Short that starts with a verb, no flags in Use (cobra lists them),
+// an Example, and a group for each listed top-level command.
+func TestEveryCommandHelp(t *testing.T) {
+	root := newRootCmd()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if sub.Name() == "help" || sub.Name() == "completion" {
+				continue // cobra's own
+			}
+			path := sub.CommandPath()
+			first, _, _ := strings.Cut(sub.Short, " ")
+			if !helpVerbs[strings.TrimSuffix(first, ",")] {
+				t.Errorf("%s: Short %q does not start with a verb (%s, ...): say what the command does", path, sub.Short, "Run, Print, Check")
+			}
+			if strings.HasSuffix(sub.Short, ".") {
+				t.Errorf("%s: Short %q ends with a full stop", path, sub.Short)
+			}
+			if strings.Contains(" "+sub.Use, " -") {
+				t.Errorf("%s: Use %q names flags or options: cobra lists the flags", path, sub.Use)
+			}
+			if strings.TrimSpace(sub.Example) == "" {
+				t.Errorf("%s has no Example", path)
+			}
+			if c == root && !sub.Hidden && sub.GroupID == "" && sub.IsAvailableCommand() {
+				t.Errorf("%s has no group: give it one of the groups in root.go", path)
+			}
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// TestHelpTopics checks that the topics the help names are there.
+func TestHelpTopics(t *testing.T) {
+	for topic, want := range map[string]string{"quota": "nr_throttled", "spec": "apiVersion: throttlelab/v1alpha1"} {
+		var out, errb bytes.Buffer
+		if code := Run([]string{"help", topic}, &out, &errb); code != 0 || !strings.Contains(out.String(), want) {
+			t.Errorf("throttlelab help %s: exit %d, output lacks %q:\n%s%s", topic, code, want, out.String(), errb.String())
+		}
+	}
+}

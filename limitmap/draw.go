@@ -1,0 +1,133 @@
+package limitmap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
+)
+
+// ErrRange marks a range that cannot be read, or a missing or extra axis:
+// bad input, as ErrNoReference and ErrAxis are.
+var ErrRange = errors.New("map range")
+
+// Ranges are a map's grid as a user writes it, each FROM:TO:STEPS: the
+// limit per instance and one second axis (Rate for open-loop loads,
+// Workers for closed loops, or Burst).
+type Ranges struct {
+	Limit, Rate, Workers, Burst string
+}
+
+// Apply parses the ranges into opt's Limits, Axis and Loads. Its errors
+// wrap ErrRange and name the range at fault.
+func (r Ranges) Apply(opt *Options) error {
+	if r.Limit == "" {
+		return fmt.Errorf("%w: --limit FROM:TO:STEPS is needed, such as --limit 100m:1:10", ErrRange)
+	}
+	var err error
+	if opt.Limits, err = ParseLimitRange(r.Limit); err != nil {
+		return fmt.Errorf("%w: --limit: %w", ErrRange, err)
+	}
+	set := 0
+	for _, s := range []string{r.Rate, r.Workers, r.Burst} {
+		if s != "" {
+			set++
+		}
+	}
+	if set != 1 {
+		return fmt.Errorf("%w: give one second axis: --rate (open loop), --workers (closed loop) or --burst", ErrRange)
+	}
+	opt.Loads = nil
+	switch {
+	case r.Rate != "":
+		opt.Axis = AxisRate
+		if opt.Loads, err = ParseRateRange(r.Rate); err != nil {
+			return fmt.Errorf("%w: --rate: %w", ErrRange, err)
+		}
+	case r.Workers != "":
+		opt.Axis = AxisWorkers
+		w, err := ParseWorkersRange(r.Workers)
+		if err != nil {
+			return fmt.Errorf("%w: --workers: %w", ErrRange, err)
+		}
+		for _, v := range w {
+			opt.Loads = append(opt.Loads, float64(v))
+		}
+	default:
+		opt.Axis = AxisBurst
+		b, err := ParseBurstRange(r.Burst)
+		if err != nil {
+			return fmt.Errorf("%w: --burst: %w", ErrRange, err)
+		}
+		for _, d := range b {
+			opt.Loads = append(opt.Loads, float64(d.Microseconds())/1000)
+		}
+	}
+	return nil
+}
+
+// DrawOptions say where a map goes and which of its cells are measured.
+type DrawOptions struct {
+	// Dir receives map.json, report.html and the measured points' results.
+	Dir string
+	// Measure, if Points > 0, runs that many cells on real cgroups (its Dir
+	// is set to Dir).
+	Measure MeasureOptions
+	// Out receives what is mapped, then the headline, the grid and where
+	// the files are; Log the progress (nil: neither).
+	Out, Log io.Writer
+}
+
+// Draw simulates the map of e, measures the cells asked for, writes
+// Dir/map.json and Dir/report.html, and prints the headline (Headline) and
+// the grid (WriteText). The map is written whatever the measuring did: it
+// holds the points measured before a failure, and Draw returns it with the
+// measuring's error. A nil map means nothing was written.
+func Draw(ctx context.Context, e *experiment.Experiment, opt Options, d DrawOptions) (*Map, error) {
+	out, log := d.Out, d.Log
+	if out == nil {
+		out = io.Discard
+	}
+	if log == nil {
+		log = io.Discard
+	}
+	if err := os.MkdirAll(d.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	repeats := opt.Repeats
+	if repeats <= 0 {
+		repeats = DefaultRepeats
+	}
+	fmt.Fprintf(out, "mapping %s: %d limits x %d %s, %d runs per cell on %d simulated cores -> %s\n",
+		e.Metadata.Name, len(opt.Limits), len(opt.Loads), opt.Axis, repeats, opt.Cores, d.Dir)
+	started := time.Now()
+	m, err := Simulate(ctx, e, opt)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(log, "simulated %d cells and %d references in %.1f s (%d at once)\n", len(m.Cells), len(m.References), time.Since(started).Seconds(), max(opt.Parallel, 1))
+	var measureErr error
+	if d.Measure.Points > 0 {
+		mo := d.Measure
+		mo.Dir = d.Dir
+		measureErr = Measure(ctx, e, m, opt, mo)
+		fmt.Fprintf(log, "measured %d points; %.1f s in all\n", len(m.Measured), time.Since(started).Seconds())
+	}
+	jsonPath, htmlPath := filepath.Join(d.Dir, "map.json"), filepath.Join(d.Dir, "report.html")
+	if err := record.WriteJSON(jsonPath, m); err != nil {
+		return nil, err
+	}
+	if err := record.WriteFileAtomic(htmlPath, func(fh *os.File) error { return WriteHTML(fh, m) }); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "\n%s\n\n", Headline(m))
+	WriteText(out, m)
+	fmt.Fprintf(out, "\nmap: %s\nreport: %s\n", jsonPath, htmlPath)
+	return m, measureErr
+}
