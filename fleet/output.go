@@ -33,6 +33,14 @@ func delayMs(p Prediction) string {
 	return strconv.FormatFloat(p.DelayP99Ms, 'f', 1, 64) + "ms"
 }
 
+// withBurst writes the advice with a burst: a limit and a burst both of m.
+func withBurst(m int64) string {
+	if m <= 0 {
+		return "-"
+	}
+	return cpu(m) + "+" + cpu(m)
+}
+
 // spread writes the replicas' advised limits as "min..max" when they differ.
 func spread(m *Merged) string {
 	if m.Replicas == 1 || m.AdvisedMinMilli == m.AdvisedMaxMilli {
@@ -58,17 +66,18 @@ func note(m *Merged) string {
 
 // WriteTable writes one line per workload container: the worst replica's
 // settings and advice (see Merged), throttled share and p99 added delay
-// now and at the advised limit, and what krr's and the VPA's rules set with
+// now and at the advised limit (WITH BURST is the smaller limit that meets
+// the target with a burst as large as itself: 650m+650m), and what krr's and the VPA's rules set with
 // what each would cause.
 func WriteTable(w io.Writer, ms []*Merged) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAMESPACE\tWORKLOAD\tCONTAINER\tPODS\tREQUEST\tLIMIT\tTHR NOW\tP99 NOW\tADVISED\t+BURST\tTHR AFTER\tP99 AFTER\tKRR\tTHR@KRR\tVPA\tTHR@VPA\tNOTE")
+	fmt.Fprintln(tw, "NAMESPACE\tWORKLOAD\tCONTAINER\tPODS\tREQUEST\tLIMIT\tTHR NOW\tP99 NOW\tADVISED\tWITH BURST\tTHR AFTER\tP99 AFTER\tKRR\tTHR@KRR\tVPA\tTHR@VPA\tNOTE")
 	for _, m := range ms {
 		c := m.Worst
 		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			m.Workload.Namespace, strings.ToLower(m.Workload.Kind), m.Workload.Name, m.Container, m.Replicas,
 			cpu(c.RequestMilli), cpu(c.LimitMilli), pct(c.Current), delayMs(c.Current),
-			cpu(c.AdvisedLimitMilli), cpu(c.AdvisedBurstMilli), pct(c.Advised), delayMs(c.Advised),
+			cpu(c.AdvisedLimitMilli), withBurst(c.AdvisedBurstMilli), pct(c.Advised), delayMs(c.Advised),
 			cpu(c.KrrMilli), pct(c.Krr), cpu(c.VPAMilli), pct(c.VPA), note(m))
 	}
 	return tw.Flush()

@@ -97,11 +97,15 @@ func WritePatches(w io.Writer, rs []*Resize) error {
 	for _, r := range rs {
 		if r.Workload != last || r.Container != lastC {
 			last, lastC = r.Workload, r.Container
-			fmt.Fprintf(w, "\n# %s container %s: limit %s -> %s (throttled %s -> %s, p99 added delay %s -> %s)\n", r.Workload, r.Container,
-				cpu(r.FromLimitMilli), cpu(r.ToLimitMilli), pct(r.Current), pct(r.Advised), delayMs(r.Current), delayMs(r.Advised))
-			if r.Skip == "" && r.Workload.Kind != "Pod" && r.Workload.Kind != "Job" && r.Workload.Kind != "ReplicaSet" {
-				fmt.Fprintf(w, "# for pods made later (rolls the pods out): kubectl -n %s patch %s %s --patch %s\n",
-					r.Namespace, strings.ToLower(r.Workload.Kind), r.Workload.Name, shellQuote(templatePatch(r.Workload.Kind, r.ResizePatch())))
+			if r.ToLimitMilli <= 0 {
+				fmt.Fprintf(w, "\n# %s container %s: no advice\n", r.Workload, r.Container)
+			} else {
+				fmt.Fprintf(w, "\n# %s container %s: limit %s -> %s (throttled %s -> %s, p99 added delay %s -> %s)\n", r.Workload, r.Container,
+					cpu(r.FromLimitMilli), cpu(r.ToLimitMilli), pct(r.Current), pct(r.Advised), delayMs(r.Current), delayMs(r.Advised))
+				if r.Skip == "" && r.Workload.Kind != "Pod" && r.Workload.Kind != "Job" && r.Workload.Kind != "ReplicaSet" {
+					fmt.Fprintf(w, "# for pods made later (rolls the pods out): kubectl -n %s patch %s %s --patch %s\n",
+						r.Namespace, strings.ToLower(r.Workload.Kind), r.Workload.Name, shellQuote(templatePatch(r.Workload.Kind, r.ResizePatch())))
+				}
 			}
 		}
 		if r.Skip != "" {
