@@ -143,7 +143,7 @@ func TestWorkloadOf(t *testing.T) {
 	}{
 		{"ReplicaSet", "checkout-7d9f8c6b5d", "p", Workload{"ns", "Deployment", "checkout"}},
 		{"ReplicaSet", "web-api-5c6b7f8d9", "p", Workload{"ns", "Deployment", "web-api"}},
-		{"ReplicaSet", "frontend-v2", "p", Workload{"ns", "ReplicaSet", "frontend-v2"}},  // made by hand
+		{"ReplicaSet", "frontend-v2", "p", Workload{"ns", "ReplicaSet", "frontend-v2"}},   // made by hand
 		{"ReplicaSet", "cache-abcdef", "p", Workload{"ns", "ReplicaSet", "cache-abcdef"}}, // vowels: no hash
 		{"StatefulSet", "db", "db-0", Workload{"ns", "StatefulSet", "db"}},
 		{"", "", "debug", Workload{"ns", "Pod", "debug"}},
