@@ -47,7 +47,12 @@ Kubernetes object, a bad quantity, a bad CSV) exits 2.`,
 		Example: `  kustomize build overlays/prod | throttlelab check --prometheus http://prometheus:9090 -
   helm template shop ./chart | throttlelab check --prometheus $PROM --max-throttled 2% --max-delay-p99 20ms -
   throttlelab check deploy/ --demand recorded/`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("check: give manifests: files, directories, or - for stdin (see --help)")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, args, f) },
 	}
 	fl := cmd.Flags()
@@ -66,9 +71,6 @@ Kubernetes object, a bad quantity, a bad CSV) exits 2.`,
 }
 
 func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
-	if args == nil {
-		return usagef("check: give manifests: files, directories, or - for stdin")
-	}
 	n := 0
 	for _, s := range []string{f.prometheus, f.agent, f.demand} {
 		if s != "" {
