@@ -9,10 +9,12 @@
 //	ws := fleet.Group(cs)
 //	err = fleet.WriteTable(os.Stdout, ws)
 //
-//	ms, err := fleet.ReadManifests([]string{"deploy/"}, os.Stdin)
+//	ms, err := fleet.ReadManifests([]string{"deploy/"}, os.Stdin, "default")
 //	if err != nil { ... } // a *ManifestError: bad input
-//	res, err := fleet.Check(ctx, ms, evaluator, fleet.Budget{MaxThrottled: 0.05})
+//	agents, err := fleet.DiscoverAgents(ctx, http.DefaultClient, "http://prometheus:9090")
+//	res, err := fleet.Check(ctx, ms, &fleet.Measured{Containers: cs, Client: http.DefaultClient, Agents: agents}, fleet.Budget{MaxThrottled: 0.05})
+//	fleet.WriteCheck(os.Stdout, res, false) // exit 1 if fleet.Violated(res)
 //
 // Nothing here imports Kubernetes' modules: resizing pods in place lives in
-// package k8s (k8s.Resize), which takes the Resize rows this package plans.
+// package k8s (k8s.Resize), which takes the Resize rows PlanResizes makes.
 package fleet

@@ -190,7 +190,13 @@ func TestPrometheusBadInput(t *testing.T) {
 	if _, err := fromSamples(ss, "P", PromOptions{}); !errors.Is(err, ErrTargets) || !strings.Contains(err.Error(), "delay=10ms, throttled=0.01") {
 		t.Errorf("two targets: %v, want ErrTargets naming both", err)
 	}
+	// Scraped without honor_labels: the container's labels are exported_*.
+	ss = append(ss, Sample{Metric: map[string]string{"__name__": "throttlelab_container_cpu_limit_cores", "namespace": "throttlelab", "pod": "agent-x", "container": "agent",
+		"exported_namespace": "a", "exported_pod": "p", "exported_container": "c"}, Value: 0.5})
 	cs, err := fromSamples(ss, "P", PromOptions{Target: "delay=10ms"})
+	if err == nil && (len(cs) != 1 || cs[0].LimitMilli != 500) {
+		t.Errorf("exported_* labels: %+v, want them read as the container's", cs)
+	}
 	if err != nil || cs[0].AdvisedLimitMilli != 2000 {
 		t.Errorf("--target delay=10ms: %v %+v, want that target's 2 CPUs", err, cs)
 	}

@@ -158,6 +158,13 @@ func fromSamples(ss []Sample, base string, o PromOptions) ([]*Container, error) 
 	infos := 0
 	for _, s := range ss {
 		m := s.Metric
+		// Scraped without honor_labels, the agent pod's own target labels
+		// win and the container's move to exported_*.
+		for _, l := range []string{"namespace", "pod", "container"} {
+			if v, ok := m["exported_"+l]; ok {
+				m[l] = v
+			}
+		}
 		name := m["__name__"]
 		c := get(m)
 		switch name {
