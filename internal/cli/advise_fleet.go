@@ -46,6 +46,14 @@ func addFleetFlags(cmd *cobra.Command, f *fleetFlags) {
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "with --apply: kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.context, "context", "", "with --apply: kubeconfig context (default the current one)")
 	durationVar(fl, &f.timeout, "timeout", 2*time.Minute, "with --prometheus/--agent: give up on the queries after this long")
+	cmd.Long += `
+
+Every workload of a cluster, from the throttlelab agents (docs/fleet-advice.md):
+  --prometheus URL [-n NS]   every node's agent, through the Prometheus that scrapes them
+  --agent URL                one node's agent
+one row per workload container (replicas merged on the one that needs most), now
+against advised against krr's and the VPA's rules; -o table|json|csv|patch, or
+--apply to resize the running pods in place (a server-side dry run unless --yes).`
 	cmd.Example += `
   throttlelab advise --prometheus http://prometheus:9090 -n shop
   throttlelab advise --agent http://10.0.0.5:9100 -o csv
