@@ -230,6 +230,9 @@ func (m *Measured) Predict(ctx context.Context, mc ManifestContainer) (Predictio
 	if !predicted {
 		return Prediction{}, "", "", &Skipped{strings.Join(why, "; ")}
 	}
+	if len(why) > 0 {
+		src += fmt.Sprintf("; %d of %d replicas not predicted: %s", len(why), len(mine), strings.Join(why, "; "))
+	}
 	return worst, pod, src, nil
 }
 

@@ -105,6 +105,13 @@ func TestCheckWithPrometheus(t *testing.T) {
 	if !Violated(res) || !Unchecked(res) {
 		t.Error("the testdata holds violations and unchecked containers")
 	}
+	// An agent that no longer knows db-0: db-1's exported prediction
+	// counts, and the line says one replica was not predicted.
+	empty := fleettest.Agent(t, "node-a", nil)
+	res2, err := Check(ctx, manifests(t)[3:4], &Measured{Containers: cs, Client: http.DefaultClient, Agent: empty.URL}, Budget{MaxThrottled: 0.05})
+	if err != nil || res2[0].Pod != "db-1" || !strings.Contains(res2[0].Source, "exported prediction at=krr; 1 of 2 replicas not predicted: pod db-0: agent at") {
+		t.Errorf("one replica unknown to its agent: %+v %v", res2, err)
+	}
 	// The db's 1 CPU is off the exported limits on db-0: its agent answered.
 	for _, o := range res {
 		if o.Container == "postgres" && !strings.Contains(o.Source, "/evaluate") && !strings.Contains(o.Source, "exported") {
