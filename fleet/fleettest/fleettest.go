@@ -50,7 +50,10 @@ type Container struct {
 	Demand                    *advise.Demand
 }
 
-// adviceContainer is one element of /advice (the agent's contract).
+// adviceContainer is one element of /advice, written from the agent's
+// contract apart from fleet.AgentContainer (the fake serves the contract,
+// not fleet's reading of it; fleet's tests import this package, so it
+// cannot import fleet's types anyway).
 type adviceContainer struct {
 	Namespace     string         `json:"namespace"`
 	Pod           string         `json:"pod"`
