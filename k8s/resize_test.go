@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -40,6 +41,19 @@ func limitOf(t *testing.T, cs kubernetes.Interface, pod string) (limit, request 
 	return r.Limits.Cpu().MilliValue(), r.Requests.Cpu().MilliValue()
 }
 
+// createShop makes the namespace shop and its default service account
+// (which a controller manager would make; the pods' admission needs it).
+func createShop(t *testing.T, cs kubernetes.Interface) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ServiceAccounts("shop").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func rows() []*fleet.Resize {
 	return []*fleet.Resize{
 		{Namespace: "shop", Pod: "web-1", Container: "app", FromLimitMilli: 500, ToLimitMilli: 900, FromRequestMilli: 250},
@@ -66,12 +80,7 @@ func TestResizeOnAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.CoreV1().ServiceAccounts("shop").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	createShop(t, cs)
 	for _, p := range []*corev1.Pod{resizePod("web-1", 250, 500), resizePod("web-2", 250, 500), resizePod("db-0", 2000, 2000)} {
 		if _, err := cs.CoreV1().Pods("shop").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -125,6 +134,23 @@ func TestResizeOnAPIServer(t *testing.T) {
 	}
 	alice := rest.CopyConfig(cfg)
 	alice.Impersonate = rest.ImpersonationConfig{UserName: "alice"}
+	// The RBAC authorizer sees the new binding through its informers: wait
+	// until alice may read the pods (what the binding grants).
+	acs, err := kubernetes.NewForConfig(alice)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err := acs.CoreV1().Pods("shop").Get(ctx, "web-1", metav1.GetOptions{})
+		if err == nil {
+			break
+		}
+		if !apierrors.IsForbidden(err) || time.Now().After(deadline) {
+			t.Fatalf("alice reading a pod after the binding: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the condition, bounded by the deadline
+	}
 	res, err = Resize(ctx, alice, rows(), true)
 	if !errors.Is(err, ErrNotApplied) {
 		t.Errorf("RBAC without pods/resize: %v", err)
