@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"sort"
@@ -210,7 +211,7 @@ func fromSamples(ss []Sample, base string, o PromOptions) ([]*Container, error) 
 			if name == "throttlelab_predicted_throttled_ratio" {
 				p.ThrottledRatio = s.Value
 			} else {
-				p.DelayP99Ms = s.Value * 1000
+				p.DelayP99Ms = math.Round(s.Value*1e9) / 1e6 // to the ns: seconds*1000 in floats is 10.200000000000001
 			}
 		}
 	}
