@@ -73,6 +73,9 @@ func TestFromPrometheusGroupsByOwner(t *testing.T) {
 	if app.ThrottledMin != 0.121 || app.ThrottledMax != 0.233 || app.Worst.Current.ThrottledRatio != 0.233 || app.Worst.Advised.DelayP99Ms != 3.4 {
 		t.Errorf("checkout/app: throttled now %g..%g, worst %+v: want 0.121..0.233 and the fghij pod's predictions", app.ThrottledMin, app.ThrottledMax, app.Worst)
 	}
+	if app.Worst.VPALimitMilli != 760 {
+		t.Errorf("checkout/app: the VPA's limit %dm, want its target 380m times limit/request 2 = 760m", app.Worst.VPALimitMilli)
+	}
 	if m := got["shop/statefulset/db/postgres"]; m == nil || m.Replicas != 2 || m.Worst.Pod != "db-0" || m.Worst.RequestMilli != 2000 {
 		t.Errorf("db/postgres: %+v, want 2 replicas, db-0 (advised 1500m) worst", m)
 	}

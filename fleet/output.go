@@ -96,7 +96,7 @@ func WriteJSON(w io.Writer, ms []*Merged) error {
 var CSVHeader = []string{"namespace", "workload_kind", "workload", "container", "replicas", "worst_pod", "node",
 	"request_milli", "limit_milli", "burst_milli", "throttled_now", "delay_p99_ms_now",
 	"advised_limit_milli", "advised_min_milli", "advised_max_milli", "advised_burst_milli", "throttled_advised", "delay_p99_ms_advised",
-	"krr_milli", "throttled_krr", "delay_p99_ms_krr", "vpa_milli", "throttled_vpa", "delay_p99_ms_vpa", "window_seconds", "reason"}
+	"krr_milli", "throttled_krr", "delay_p99_ms_krr", "vpa_milli", "vpa_limit_milli", "throttled_vpa", "delay_p99_ms_vpa", "window_seconds", "reason"}
 
 // WriteCSV writes one row per workload container (the worst replica's
 // figures), numbers unformatted; an unknown prediction is an empty cell.
@@ -122,7 +122,7 @@ func WriteCSV(w io.Writer, ms []*Merged) error {
 		cw.Write([]string{m.Workload.Namespace, m.Workload.Kind, m.Workload.Name, m.Container, strconv.Itoa(m.Replicas), c.Pod, c.Node,
 			i(c.RequestMilli), i(c.LimitMilli), i(c.BurstMilli), thr(c.Current), del(c.Current),
 			i(c.AdvisedLimitMilli), i(m.AdvisedMinMilli), i(m.AdvisedMaxMilli), i(c.AdvisedBurstMilli), thr(c.Advised), del(c.Advised),
-			i(c.KrrMilli), thr(c.Krr), del(c.Krr), i(c.VPAMilli), thr(c.VPA), del(c.VPA), f(c.WindowSeconds), note(m)})
+			i(c.KrrMilli), thr(c.Krr), del(c.Krr), i(c.VPAMilli), i(c.VPALimitMilli), thr(c.VPA), del(c.VPA), f(c.WindowSeconds), note(m)})
 	}
 	cw.Flush()
 	return cw.Error()

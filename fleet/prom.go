@@ -268,8 +268,15 @@ func (c *Container) prediction(at string) *Prediction {
 	return nil
 }
 
-// explain fills Reason for what is missing.
+// explain fills Reason for what is missing, and VPALimitMilli.
 func explain(c *Container) {
+	if c.VPAMilli > 0 && c.LimitMilli > 0 {
+		req := c.RequestMilli
+		if req <= 0 {
+			req = c.LimitMilli // a limit alone is also the request
+		}
+		c.VPALimitMilli = (c.VPAMilli*c.LimitMilli + req - 1) / req
+	}
 	var why []string
 	if c.Reason != "" {
 		why = append(why, c.Reason)
