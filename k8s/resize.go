@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/throttlelab/throttlelab/fleet"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -21,9 +20,23 @@ import (
 // a dry run, some rows would fail).
 var ErrNotApplied = errors.New("not every resize validated")
 
-// ResizeResult is what became of one planned resize.
+// ResizeRow is one container to resize in place. (The plan is fleet's,
+// fleet.PlanResizes; this package takes plain rows so that the Kubernetes
+// backend does not import the advice, and through it the simulator.)
+type ResizeRow struct {
+	Namespace, Pod, Container string
+	// FromLimitMilli is the CPU limit the container must still run: the
+	// advice was made for it.
+	FromLimitMilli int64
+	// Patch is the strategic merge patch for pods/resize
+	// (fleet.Resize.ResizePatch).
+	Patch []byte
+	// Skip, if set, says why the row is not resized.
+	Skip string
+}
+
+// ResizeResult is what became of one row.
 type ResizeResult struct {
-	*fleet.Resize
 	// Status is "applied", "dry run: ok", "skipped", "failed" or "not applied".
 	Status string `json:"status"`
 	// Reason says why a row failed, or was skipped or held back.
@@ -40,7 +53,7 @@ type ResizeResult struct {
 // the API server (a conflict) rather than overwritten. A pod patch is
 // atomic; the API has no transaction over several pods, so rows applied
 // before such a conflict stay applied, and the conflict's row says so.
-func Resize(ctx context.Context, cfg *rest.Config, rows []*fleet.Resize, apply bool) ([]ResizeResult, error) {
+func Resize(ctx context.Context, cfg *rest.Config, rows []ResizeRow, apply bool) ([]ResizeResult, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the cluster: %w", err)
@@ -49,7 +62,6 @@ func Resize(ctx context.Context, cfg *rest.Config, rows []*fleet.Resize, apply b
 	rvs := make([]string, len(rows))
 	failed := 0
 	for i, r := range rows {
-		out[i].Resize = r
 		if r.Skip != "" {
 			out[i].Status, out[i].Reason = "skipped", r.Skip
 			continue
@@ -103,7 +115,7 @@ func Resize(ctx context.Context, cfg *rest.Config, rows []*fleet.Resize, apply b
 // validate reads the pod and checks the row still holds: the container
 // runs the limit the advice was made for. It returns the pod's
 // resourceVersion, or why not.
-func validate(ctx context.Context, cs kubernetes.Interface, r *fleet.Resize) (string, string) {
+func validate(ctx context.Context, cs kubernetes.Interface, r ResizeRow) (string, string) {
 	pod, err := cs.CoreV1().Pods(r.Namespace).Get(ctx, r.Pod, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -135,10 +147,10 @@ func validate(ctx context.Context, cs kubernetes.Interface, r *fleet.Resize) (st
 
 // patchResize sends the row's patch to pods/resize with rv as precondition
 // (a dry run with dryRun set) and returns why it failed, or "".
-func patchResize(ctx context.Context, cs kubernetes.Interface, r *fleet.Resize, rv string, dryRun bool) string {
+func patchResize(ctx context.Context, cs kubernetes.Interface, r ResizeRow, rv string, dryRun bool) string {
 	var p map[string]any
-	if err := json.Unmarshal(r.ResizePatch(), &p); err != nil {
-		return err.Error()
+	if err := json.Unmarshal(r.Patch, &p); err != nil {
+		return "the patch is not JSON: " + err.Error()
 	}
 	p["metadata"] = map[string]any{"resourceVersion": rv}
 	body, _ := json.Marshal(p)

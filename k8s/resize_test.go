@@ -54,13 +54,22 @@ func createShop(t *testing.T, cs kubernetes.Interface) {
 	}
 }
 
-func rows() []*fleet.Resize {
-	return []*fleet.Resize{
+// rows plans resizes as fleet does and hands them over as the CLI does.
+func rows() []ResizeRow {
+	return resizeRows([]*fleet.Resize{
 		{Namespace: "shop", Pod: "web-1", Container: "app", FromLimitMilli: 500, ToLimitMilli: 900, FromRequestMilli: 250},
 		{Namespace: "shop", Pod: "web-2", Container: "app", FromLimitMilli: 500, ToLimitMilli: 900, FromRequestMilli: 250},
 		{Namespace: "shop", Pod: "db-0", Container: "app", FromLimitMilli: 2000, ToLimitMilli: 1500, FromRequestMilli: 2000, ToRequestMilli: 1500},
 		{Namespace: "shop", Pod: "web-3", Container: "app", Skip: "no advice: no samples yet"},
+	})
+}
+
+func resizeRows(rs []*fleet.Resize) []ResizeRow {
+	out := make([]ResizeRow, len(rs))
+	for i, r := range rs {
+		out[i] = ResizeRow{Namespace: r.Namespace, Pod: r.Pod, Container: r.Container, FromLimitMilli: r.FromLimitMilli, Patch: r.ResizePatch(), Skip: r.Skip}
 	}
+	return out
 }
 
 // TestResizeOnAPIServer resizes pods in place through a real
@@ -100,9 +109,9 @@ func TestResizeOnAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("dry run: %v %+v", err, res)
 	}
-	for _, r := range res[:3] {
+	for i, r := range res[:3] {
 		if r.Status != "dry run: ok" {
-			t.Errorf("dry run: %s: %s %s", r.Pod, r.Status, r.Reason)
+			t.Errorf("dry run: %s: %s %s", rows()[i].Pod, r.Status, r.Reason)
 		}
 	}
 	if res[3].Status != "skipped" {
@@ -112,7 +121,7 @@ func TestResizeOnAPIServer(t *testing.T) {
 
 	// Someone resized web-2 since the advice: no row is applied.
 	rs := rows()
-	rs[1].FromLimitMilli = 400
+	rs[1].FromLimitMilli = 400 // someone resized web-2 since
 	res, err = Resize(ctx, cfg, rs, true)
 	if !errors.Is(err, ErrNotApplied) || res[1].Status != "failed" || !strings.Contains(res[1].Reason, "resized by someone else meanwhile: the limit is now 500m") ||
 		res[0].Status != "not applied" || res[2].Status != "not applied" {
@@ -155,9 +164,9 @@ func TestResizeOnAPIServer(t *testing.T) {
 	if !errors.Is(err, ErrNotApplied) {
 		t.Errorf("RBAC without pods/resize: %v", err)
 	}
-	for _, r := range res[:3] {
+	for i, r := range res[:3] {
 		if r.Status != "failed" || !strings.Contains(r.Reason, "RBAC forbids resizing: grant patch on pods/resize in namespace shop") {
-			t.Errorf("RBAC without pods/resize: %s: %s %s", r.Pod, r.Status, r.Reason)
+			t.Errorf("RBAC without pods/resize: %s: %s %s", rows()[i].Pod, r.Status, r.Reason)
 		}
 	}
 	unchanged("after RBAC refused")
@@ -189,9 +198,9 @@ func TestResizeOnAPIServer(t *testing.T) {
 			t.Errorf("after apply: %s limit %dm request %dm, want %dm %dm", pod, l, r, want[0], want[1])
 		}
 	}
-	for _, r := range res[:3] {
+	for i, r := range res[:3] {
 		if r.Status != "applied" {
-			t.Errorf("apply: %s: %s %s", r.Pod, r.Status, r.Reason)
+			t.Errorf("apply: %s: %s %s", rows()[i].Pod, r.Status, r.Reason)
 		}
 	}
 	// Advice made before the resize is now stale.
@@ -201,7 +210,7 @@ func TestResizeOnAPIServer(t *testing.T) {
 	}
 	// A limit alone on a pod whose request is its limit would change its
 	// QoS class: the API server refuses it, and the row says so.
-	res, err = Resize(ctx, cfg, []*fleet.Resize{{Namespace: "shop", Pod: "db-0", Container: "app", FromLimitMilli: 1500, ToLimitMilli: 1800, FromRequestMilli: 1500}}, false)
+	res, err = Resize(ctx, cfg, resizeRows([]*fleet.Resize{{Namespace: "shop", Pod: "db-0", Container: "app", FromLimitMilli: 1500, ToLimitMilli: 1800, FromRequestMilli: 1500}}), false)
 	if !errors.Is(err, ErrNotApplied) || !strings.Contains(res[0].Reason, "the API server refused it") {
 		t.Errorf("a resize that changes the QoS class: %v %+v", err, res)
 	}

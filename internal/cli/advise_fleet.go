@@ -127,9 +127,13 @@ func applyResizes(cmd *cobra.Command, f fleetFlags, rows []*fleet.Resize) error 
 	if err != nil {
 		return usagef("--apply: %v", err)
 	}
-	res, err := k8s.Resize(cmd.Context(), cfg, rows, f.yes)
+	krows := make([]k8s.ResizeRow, len(rows))
+	for i, r := range rows {
+		krows[i] = k8s.ResizeRow{Namespace: r.Namespace, Pod: r.Pod, Container: r.Container, FromLimitMilli: r.FromLimitMilli, Patch: r.ResizePatch(), Skip: r.Skip}
+	}
+	res, err := k8s.Resize(cmd.Context(), cfg, krows, f.yes)
 	if res != nil {
-		writeResizes(cmd.OutOrStdout(), res)
+		writeResizes(cmd.OutOrStdout(), rows, res)
 	}
 	if err != nil {
 		return err
@@ -140,11 +144,11 @@ func applyResizes(cmd *cobra.Command, f fleetFlags, rows []*fleet.Resize) error 
 	return nil
 }
 
-func writeResizes(w io.Writer, res []k8s.ResizeResult) {
+func writeResizes(w io.Writer, rows []*fleet.Resize, res []k8s.ResizeResult) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAMESPACE\tPOD\tCONTAINER\tLIMIT\tTO\tSTATUS\tREASON")
-	for _, r := range res {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Pod, r.Container, milliOrDash(r.FromLimitMilli), milliOrDash(r.ToLimitMilli), r.Status, r.Reason)
+	for i, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Pod, r.Container, milliOrDash(r.FromLimitMilli), milliOrDash(r.ToLimitMilli), res[i].Status, res[i].Reason)
 	}
 	tw.Flush()
 }
