@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/fleet"
 	"github.com/throttlelab/throttlelab/fleet/fleettest"
 )
 
@@ -53,6 +55,13 @@ func TestCheckCommand(t *testing.T) {
 	code, _, errs = run(envoyOnly, "check", "--prometheus", prom.URL, "--max-throttled", "50%", "--strict", "-")
 	if code != 1 || !strings.Contains(errs, "--strict") {
 		t.Errorf("--strict: exit %d %q", code, errs)
+	}
+
+	// --json: every outcome, the same exit status.
+	code, out, _ = run("", "check", "--json", "--prometheus", prom.URL, "testdata/manifests/shop.yaml")
+	var outcomes []fleet.Outcome
+	if err := json.Unmarshal([]byte(out), &outcomes); code != 1 || err != nil || len(outcomes) != 5 || len(outcomes[0].Violations) != 1 || outcomes[0].Line != 35 {
+		t.Errorf("--json: exit %d, %v, %d outcomes:\n%s", code, err, len(outcomes), out)
 	}
 
 	// Recorded demand, replayed here.
