@@ -34,15 +34,15 @@ type Container struct {
 	// AdvisedLimitMilli is the smallest limit without burst that meets the
 	// agent's target; AdvisedBurstMilli the smallest limit that meets it
 	// with a burst equal to itself (0: a burst buys nothing).
-	AdvisedLimitMilli int64   `json:"advised_limit_milli"`
-	AdvisedBurstMilli int64   `json:"advised_burst_milli"`
-	KrrMilli          int64   `json:"krr_milli"`
-	VPAMilli          int64   `json:"vpa_milli"`
+	AdvisedLimitMilli int64 `json:"advised_limit_milli"`
+	AdvisedBurstMilli int64 `json:"advised_burst_milli"`
+	KrrMilli          int64 `json:"krr_milli"`
+	VPAMilli          int64 `json:"vpa_milli"`
 	// VPALimitMilli is the limit the VPA would set with VPAMilli as the
 	// request: it keeps the container's limit:request ratio (0: no limit).
 	// The VPA prediction is at VPAMilli, so exact only for ratio 1.
-	VPALimitMilli int64 `json:"vpa_limit_milli"`
-	WindowSeconds     float64 `json:"window_seconds"`
+	VPALimitMilli int64   `json:"vpa_limit_milli"`
+	WindowSeconds float64 `json:"window_seconds"`
 
 	Current Prediction `json:"current"`
 	Advised Prediction `json:"advised"`
