@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -193,6 +194,8 @@ func TestPrometheusBadInput(t *testing.T) {
 	if _, err := fromSamples(ss, "P", PromOptions{}); !errors.Is(err, ErrTargets) || !strings.Contains(err.Error(), "delay=10ms, throttled=0.01") {
 		t.Errorf("two targets: %v, want ErrTargets naming both", err)
 	}
+	// A series outside the contract (top's pod-level peak) makes no row.
+	ss = append(ss, Sample{Metric: map[string]string{"__name__": "throttlelab_cpu_peak_period_cores", "namespace": "a", "pod": "p", "container": "", "basis": "period"}, Value: 3})
 	// Scraped without honor_labels: the container's labels are exported_*.
 	ss = append(ss, Sample{Metric: map[string]string{"__name__": "throttlelab_container_cpu_limit_cores", "namespace": "throttlelab", "pod": "agent-x", "container": "agent",
 		"exported_namespace": "a", "exported_pod": "p", "exported_container": "c"}, Value: 0.5})
@@ -202,5 +205,30 @@ func TestPrometheusBadInput(t *testing.T) {
 	}
 	if err != nil || cs[0].AdvisedLimitMilli != 2000 {
 		t.Errorf("--target delay=10ms: %v %+v, want that target's 2 CPUs", err, cs)
+	}
+}
+
+// TestContractNamesMatchTheQuery: the names fromSamples reads are exactly
+// those the one query asks Prometheus for.
+func TestContractNamesMatchTheQuery(t *testing.T) {
+	re := regexp.MustCompile("^(?:" + seriesRegex + ")$")
+	for name := range contract {
+		if !re.MatchString(name) {
+			t.Errorf("%s is read but not queried", name)
+		}
+	}
+	// Every name the regex can match is one of the contract's: expand its
+	// alternatives by hand.
+	n := 0
+	for _, a := range []string{"container_info", "container_cpu_limit_cores", "container_cpu_request_cores", "container_cpu_burst_cores",
+		"advised_cpu_limit_cores", "advised_cpu_burst_cores", "predicted_throttled_ratio", "predicted_delay_p99_seconds",
+		"krr_cpu_cores", "vpa_cpu_target_cores", "demand_window_seconds"} {
+		if !contract["throttlelab_"+a] || !re.MatchString("throttlelab_"+a) {
+			t.Errorf("throttlelab_%s: read %v", a, contract["throttlelab_"+a])
+		}
+		n++
+	}
+	if n != len(contract) {
+		t.Errorf("%d names expanded, %d read", n, len(contract))
 	}
 }

@@ -36,6 +36,15 @@ type PromOptions struct {
 // series are the metric names FromPrometheus reads, in one query.
 const seriesRegex = "throttlelab_(container_info|container_cpu_(limit|request|burst)_cores|advised_cpu_(limit|burst)_cores|predicted_(throttled_ratio|delay_p99_seconds)|krr_cpu_cores|vpa_cpu_target_cores|demand_window_seconds)"
 
+// contract are the series names of the agent's contract that FromPrometheus
+// reads (seriesRegex matches exactly these).
+var contract = map[string]bool{
+	"throttlelab_container_info": true, "throttlelab_container_cpu_limit_cores": true, "throttlelab_container_cpu_request_cores": true,
+	"throttlelab_container_cpu_burst_cores": true, "throttlelab_advised_cpu_limit_cores": true, "throttlelab_advised_cpu_burst_cores": true,
+	"throttlelab_predicted_throttled_ratio": true, "throttlelab_predicted_delay_p99_seconds": true, "throttlelab_krr_cpu_cores": true,
+	"throttlelab_vpa_cpu_target_cores": true, "throttlelab_demand_window_seconds": true,
+}
+
 // Sample is one series of an instant vector.
 type Sample struct {
 	Metric map[string]string
@@ -167,6 +176,9 @@ func fromSamples(ss []Sample, base string, o PromOptions) ([]*Container, error) 
 			}
 		}
 		name := m["__name__"]
+		if !contract[name] {
+			continue // another series (top's throttlelab_cpu_*, a recording rule): no container of its own
+		}
 		c := get(m)
 		switch name {
 		case "throttlelab_container_info":
