@@ -125,7 +125,7 @@ func WriteCheck(w io.Writer, os []Outcome, verbose bool) error {
 			}
 		}
 	}
-	_, err := fmt.Fprintf(w, "%d containers checked, %d over budget, %d not checked\n", checked, bad, skipped)
+	_, err := fmt.Fprintf(w, "containers: %d checked, %d over budget, %d not checked\n", checked, bad, skipped)
 	return err
 }
 
