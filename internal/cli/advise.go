@@ -28,6 +28,7 @@ type adviseFlags struct {
 	grid, phases, cores  int
 	json, wallClock      bool
 	html, saveCSV        string
+	fleet                fleetFlags // --prometheus, --agent: advise_fleet.go
 }
 
 func newAdviseCmd() *cobra.Command {
@@ -81,6 +82,7 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.BoolVar(&f.json, "json", false, "print the advice as JSON")
 	fl.StringVar(&f.html, "html", "", "also write an HTML report to this file")
 	fl.StringVar(&f.saveCSV, "save-csv", "", "write the samples to this CSV (time_ns,usage_ns), to advise again later")
+	addFleetFlags(cmd, &f.fleet)
 	return cmd
 }
 
@@ -101,6 +103,9 @@ func parseRatio(s string) (float64, error) {
 }
 
 func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
+	if f.fleet.set() {
+		return runAdviseFleet(cmd, args, f.fleet, f.json)
+	}
 	inputs := 0
 	for _, set := range []bool{f.pid != 0, f.cgroupPath != "", f.pod != "", f.csv != "", len(args) == 1} {
 		if set {

@@ -273,8 +273,6 @@ type Pending struct {
 // Keep it short: every entry is a promise that a change is landing.
 var Pendings = []Pending{
 	{Path: "agent", Reason: "the fleet's node agent, landing with the fleet change (docs/fleet.md)"},
-	{Path: "check", Reason: "the fleet's CI check, landing with the fleet change (docs/fleet.md)"},
-	{Path: "advise", Flag: "prometheus", Reason: "advice across a fleet, landing with the fleet change (docs/fleet.md)"},
 }
 
 // PendingFor returns the entry that covers a command whose first words are

@@ -61,6 +61,9 @@ func TestExtractUnbalancedQuote(t *testing.T) {
 }
 
 func TestPendingFor(t *testing.T) {
+	saved := Pendings
+	defer func() { Pendings = saved }()
+	Pendings = []Pending{{Path: "agent", Reason: "r"}, {Path: "advise", Flag: "prometheus", Reason: "r"}}
 	if _, ok := PendingFor([]string{"agent", "--listen", ":9101"}); !ok {
 		t.Error("agent: not pending")
 	}

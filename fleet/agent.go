@@ -1,0 +1,157 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/units"
+)
+
+// AgentDoc is an agent's /advice answer.
+type AgentDoc struct {
+	Node       string           `json:"node"`
+	Containers []AgentContainer `json:"containers"`
+}
+
+// AgentContainer is one container of an agent's /advice answer.
+type AgentContainer struct {
+	Namespace     string         `json:"namespace"`
+	Pod           string         `json:"pod"`
+	Container     string         `json:"container"`
+	OwnerKind     string         `json:"owner_kind"`
+	OwnerName     string         `json:"owner_name"`
+	Cgroup        string         `json:"cgroup"`
+	LimitMilli    int64          `json:"limit_milli"`
+	RequestMilli  int64          `json:"request_milli"`
+	BurstMilli    int64          `json:"burst_milli"`
+	KrrMilli      int64          `json:"krr_milli"`
+	VPAMilli      int64          `json:"vpa_milli"`
+	WindowSeconds float64        `json:"window_seconds"`
+	Advice        *advise.Advice `json:"advice"`
+	Why           string         `json:"why"`
+}
+
+// ErrNotFound: the agent does not know the container, or has no demand for
+// it yet.
+var ErrNotFound = errors.New("not measured")
+
+// agentGet GETs base+path into v.
+func agentGet(ctx context.Context, hc *http.Client, base, path string, v any) error {
+	u := strings.TrimRight(base, "/") + path
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return fmt.Errorf("agent %s: %w: give its base URL, such as http://10.0.0.5:9100", base, err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("agent at %s is %w: %v: check the URL (kubectl -n throttlelab port-forward pod/AGENT 9100)", base, ErrUnreachable, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&e)
+		if e.Error == "" {
+			e.Error = resp.Status
+		}
+		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusServiceUnavailable {
+			return fmt.Errorf("agent at %s: %w: %s", base, ErrNotFound, e.Error)
+		}
+		return fmt.Errorf("agent at %s: %s: %s", base, strings.SplitN(path, "?", 2)[0], e.Error)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		return fmt.Errorf("agent at %s: %s: not the agent's JSON (%v): is it a throttlelab agent?", base, strings.SplitN(path, "?", 2)[0], err)
+	}
+	return nil
+}
+
+// AgentEvaluate asks the agent at base what limit and burst (millicores)
+// would do to one container over its window.
+func AgentEvaluate(ctx context.Context, hc *http.Client, base, namespace, pod, container string, limitMilli, burstMilli int64) (advise.Evaluation, error) {
+	q := url.Values{"namespace": {namespace}, "pod": {pod}, "container": {container},
+		"limit": {units.FormatMilliCPU(limitMilli)}, "burst": {units.FormatMilliCPU(burstMilli)}}
+	var e advise.Evaluation
+	err := agentGet(ctx, hc, base, "/evaluate?"+q.Encode(), &e)
+	return e, err
+}
+
+// FromAgent reads one agent's /advice: the containers of its node. A
+// prediction the advice does not hold (the current limit, krr's and the
+// VPA's off its grid) is asked of the agent's /evaluate.
+func FromAgent(ctx context.Context, hc *http.Client, base string) ([]*Container, error) {
+	var doc AgentDoc
+	if err := agentGet(ctx, hc, base, "/advice", &doc); err != nil {
+		return nil, err
+	}
+	if len(doc.Containers) == 0 {
+		return nil, fmt.Errorf("agent at %s (node %s): %w: it summarises no container yet", base, doc.Node, ErrNoData)
+	}
+	out := make([]*Container, 0, len(doc.Containers))
+	for _, ac := range doc.Containers {
+		c := &Container{Namespace: ac.Namespace, Pod: ac.Pod, Container: ac.Container, OwnerKind: ac.OwnerKind, OwnerName: ac.OwnerName,
+			Node: doc.Node, Cgroup: ac.Cgroup, LimitMilli: ac.LimitMilli, RequestMilli: ac.RequestMilli, BurstMilli: ac.BurstMilli,
+			KrrMilli: ac.KrrMilli, VPAMilli: ac.VPAMilli, WindowSeconds: ac.WindowSeconds, Reason: ac.Why, instance: base}
+		if a := ac.Advice; a != nil {
+			r := a.Recommendation
+			c.AdvisedLimitMilli = r.LimitMilli
+			c.Advised = predictionOf(r.Evaluation)
+			if r.WithBurst != nil {
+				c.AdvisedBurstMilli = r.WithBurst.LimitMilli
+			}
+			if !r.Met {
+				c.Reason = joinReason(c.Reason, "no limit on the agent's grid meets the target: the largest is shown")
+			}
+			for _, p := range []struct {
+				milli, burst int64
+				into         *Prediction
+			}{{c.LimitMilli, c.BurstMilli, &c.Current}, {c.KrrMilli, 0, &c.Krr}, {c.VPAMilli, 0, &c.VPA}} {
+				if p.milli <= 0 {
+					continue
+				}
+				if e := find(a.Evaluations, p.milli, p.burst); e != nil {
+					*p.into = predictionOf(*e)
+					continue
+				}
+				e, err := AgentEvaluate(ctx, hc, base, c.Namespace, c.Pod, c.Container, p.milli, p.burst)
+				if errors.Is(err, ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return nil, err
+				}
+				*p.into = predictionOf(e)
+			}
+		}
+		explain(c)
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// find returns the evaluation of limit and burst at the first period, or nil.
+func find(evs []advise.Evaluation, limit, burst int64) *advise.Evaluation {
+	for i := range evs {
+		if evs[i].LimitMilli == limit && evs[i].BurstMilli == burst && evs[i].PeriodUsec == evs[0].PeriodUsec {
+			return &evs[i]
+		}
+	}
+	return nil
+}
+
+func predictionOf(e advise.Evaluation) Prediction {
+	return Prediction{Known: true, ThrottledRatio: e.ThrottledRatio, DelayP99Ms: e.DelayP99Ms}
+}
+
+func joinReason(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}

@@ -1,0 +1,129 @@
+package fleet
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/throttlelab/throttlelab/units"
+)
+
+func cpu(m int64) string {
+	if m <= 0 {
+		return "-"
+	}
+	return units.FormatMilliCPU(m)
+}
+
+func pct(p Prediction) string {
+	if !p.Known {
+		return "-"
+	}
+	return strconv.FormatFloat(p.ThrottledRatio*100, 'f', 1, 64) + "%"
+}
+
+func delayMs(p Prediction) string {
+	if !p.Known {
+		return "-"
+	}
+	return strconv.FormatFloat(p.DelayP99Ms, 'f', 1, 64) + "ms"
+}
+
+// withBurst writes the advice with a burst: a limit and a burst both of m.
+func withBurst(m int64) string {
+	if m <= 0 {
+		return "-"
+	}
+	return cpu(m) + "+" + cpu(m)
+}
+
+// spread writes the replicas' advised limits as "min..max" when they differ.
+func spread(m *Merged) string {
+	if m.Replicas == 1 || m.AdvisedMinMilli == m.AdvisedMaxMilli {
+		return ""
+	}
+	return cpu(m.AdvisedMinMilli) + ".." + cpu(m.AdvisedMaxMilli)
+}
+
+func note(m *Merged) string {
+	w := m.Worst
+	var n []string
+	if w.Reason != "" {
+		n = append(n, w.Reason)
+	}
+	if m.LimitsDiffer {
+		n = append(n, "replicas run different limits (worst replica's shown)")
+	}
+	if s := spread(m); s != "" {
+		n = append(n, "advised over replicas "+s)
+	}
+	return strings.Join(n, "; ")
+}
+
+// WriteTable writes one line per workload container: the worst replica's
+// settings and advice (see Merged), throttled share and p99 added delay
+// now and at the advised limit (WITH BURST is the smaller limit that meets
+// the target with a burst as large as itself: 650m+650m), and what krr's and the VPA's rules set with
+// what each would cause.
+func WriteTable(w io.Writer, ms []*Merged) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAMESPACE\tWORKLOAD\tCONTAINER\tPODS\tREQUEST\tLIMIT\tTHR NOW\tP99 NOW\tADVISED\tWITH BURST\tTHR AFTER\tP99 AFTER\tKRR\tTHR@KRR\tVPA\tTHR@VPA\tNOTE")
+	for _, m := range ms {
+		c := m.Worst
+		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			m.Workload.Namespace, strings.ToLower(m.Workload.Kind), m.Workload.Name, m.Container, m.Replicas,
+			cpu(c.RequestMilli), cpu(c.LimitMilli), pct(c.Current), delayMs(c.Current),
+			cpu(c.AdvisedLimitMilli), withBurst(c.AdvisedBurstMilli), pct(c.Advised), delayMs(c.Advised),
+			cpu(c.KrrMilli), pct(c.Krr), cpu(c.VPAMilli), pct(c.VPA), note(m))
+	}
+	return tw.Flush()
+}
+
+// WriteJSON writes the merged workloads as one JSON document.
+func WriteJSON(w io.Writer, ms []*Merged) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(struct {
+		Workloads []*Merged `json:"workloads"`
+	}{ms})
+}
+
+// CSVHeader is the header WriteCSV writes.
+var CSVHeader = []string{"namespace", "workload_kind", "workload", "container", "replicas", "worst_pod", "node",
+	"request_milli", "limit_milli", "burst_milli", "throttled_now", "delay_p99_ms_now",
+	"advised_limit_milli", "advised_min_milli", "advised_max_milli", "advised_burst_milli", "throttled_advised", "delay_p99_ms_advised",
+	"krr_milli", "throttled_krr", "delay_p99_ms_krr", "vpa_milli", "vpa_limit_milli", "throttled_vpa", "delay_p99_ms_vpa", "window_seconds", "reason"}
+
+// WriteCSV writes one row per workload container (the worst replica's
+// figures), numbers unformatted; an unknown prediction is an empty cell.
+func WriteCSV(w io.Writer, ms []*Merged) error {
+	cw := csv.NewWriter(w)
+	cw.Write(CSVHeader)
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	thr := func(p Prediction) string {
+		if !p.Known {
+			return ""
+		}
+		return f(p.ThrottledRatio)
+	}
+	del := func(p Prediction) string {
+		if !p.Known {
+			return ""
+		}
+		return f(p.DelayP99Ms)
+	}
+	for _, m := range ms {
+		c := m.Worst
+		cw.Write([]string{m.Workload.Namespace, m.Workload.Kind, m.Workload.Name, m.Container, strconv.Itoa(m.Replicas), c.Pod, c.Node,
+			i(c.RequestMilli), i(c.LimitMilli), i(c.BurstMilli), thr(c.Current), del(c.Current),
+			i(c.AdvisedLimitMilli), i(m.AdvisedMinMilli), i(m.AdvisedMaxMilli), i(c.AdvisedBurstMilli), thr(c.Advised), del(c.Advised),
+			i(c.KrrMilli), thr(c.Krr), del(c.Krr), i(c.VPAMilli), i(c.VPALimitMilli), thr(c.VPA), del(c.VPA), f(c.WindowSeconds), note(m)})
+	}
+	cw.Flush()
+	return cw.Error()
+}

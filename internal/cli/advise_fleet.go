@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlelab/throttlelab/fleet"
+	"github.com/throttlelab/throttlelab/k8s"
+	"github.com/throttlelab/throttlelab/units"
+)
+
+// fleetFlags are advise's cluster-wide inputs and outputs (advise.go calls
+// addFleetFlags and, when one is set, runAdviseFleet).
+type fleetFlags struct {
+	prometheus, agent   string
+	namespace, target   string
+	output              string
+	apply, yes          bool
+	kubeconfig, context string
+	timeout             time.Duration
+}
+
+// set reports whether advise is to read the fleet rather than one group
+// (or a fleet flag was given without its input, which runAdviseFleet refuses).
+func (f *fleetFlags) set() bool {
+	return f.prometheus != "" || f.agent != "" || f.namespace != "" || f.target != "" || f.output != "table" ||
+		f.apply || f.yes || f.kubeconfig != "" || f.context != ""
+}
+
+func addFleetFlags(cmd *cobra.Command, f *fleetFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.prometheus, "prometheus", "", "every workload: read the agents' advice from this Prometheus (base URL, http://prometheus:9090)")
+	fl.StringVar(&f.agent, "agent", "", "one node: read this throttlelab agent's /advice (base URL, http://10.0.0.5:9100)")
+	fl.StringVarP(&f.namespace, "namespace", "n", "", "with --prometheus: only this namespace")
+	fl.StringVar(&f.target, "target", "", "with --prometheus: the agents' target (label target) to read advice for, when they have several")
+	fl.StringVarP(&f.output, "output", "o", "table", "with --prometheus/--agent: table, json, csv or patch (kubectl commands: in-place resizes)")
+	fl.BoolVar(&f.apply, "apply", false, "with --prometheus/--agent: resize the running pods in place (pods/resize); a server-side dry run unless --yes")
+	fl.BoolVar(&f.yes, "yes", false, "with --apply: really resize")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "with --apply: kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&f.context, "context", "", "with --apply: kubeconfig context (default the current one)")
+	durationVar(fl, &f.timeout, "timeout", 2*time.Minute, "with --prometheus/--agent: give up on the queries after this long")
+	cmd.Long += `
+
+Every workload of a cluster, from the throttlelab agents (docs/fleet-advice.md):
+  --prometheus URL [-n NS]   every node's agent, through the Prometheus that scrapes them
+  --agent URL                one node's agent
+one row per workload container (replicas merged on the one that needs most), now
+against advised against krr's and the VPA's rules; -o table|json|csv|patch, or
+--apply to resize the running pods in place (a server-side dry run unless --yes).`
+	cmd.Example += `
+  throttlelab advise --prometheus http://prometheus:9090 -n shop
+  throttlelab advise --agent http://10.0.0.5:9100 -o csv
+  throttlelab advise --prometheus http://prometheus:9090 -o patch > resize.sh
+  throttlelab advise --prometheus http://prometheus:9090 -n shop --apply --yes`
+}
+
+// runAdviseFleet is advise --prometheus or --agent.
+func runAdviseFleet(cmd *cobra.Command, args []string, f fleetFlags, asJSON bool) error {
+	switch {
+	case f.prometheus == "" && f.agent == "":
+		return usagef("--namespace, --target, --output, --apply, --yes, --kubeconfig and --context go with --prometheus or --agent")
+	case len(args) > 0:
+		return usagef("advise --prometheus/--agent takes no RESULTS_DIR (got %s)", args[0])
+	case f.prometheus != "" && f.agent != "":
+		return usagef("advise: give --prometheus (every node) or --agent (one node), not both")
+	case f.yes && !f.apply:
+		return usagef("--yes goes with --apply")
+	case f.agent != "" && (f.namespace != "" || f.target != ""):
+		return usagef("--namespace and --target go with --prometheus (an agent's /advice is for its node and first target)")
+	}
+	if asJSON {
+		f.output = "json"
+	}
+	switch f.output {
+	case "table", "json", "csv", "patch":
+	default:
+		return usagef("--output %q: give table, json, csv or patch", f.output)
+	}
+	for _, u := range []string{f.prometheus, f.agent} {
+		if u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return usagef("%q: give a URL starting with http:// or https://", u)
+		}
+	}
+	ctx, cancel := contextWithTimeout(cmd.Context(), f.timeout)
+	defer cancel()
+	hc := &http.Client{}
+	var (
+		cs  []*fleet.Container
+		err error
+	)
+	if f.prometheus != "" {
+		cs, err = fleet.FromPrometheus(ctx, hc, f.prometheus, fleet.PromOptions{Namespace: f.namespace, Target: f.target})
+	} else {
+		cs, err = fleet.FromAgent(ctx, hc, f.agent)
+	}
+	if errors.Is(err, fleet.ErrTargets) {
+		return usagef("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	ms := fleet.Group(cs)
+	out := cmd.OutOrStdout()
+	if f.apply {
+		return applyResizes(cmd, f, fleet.PlanResizes(ms))
+	}
+	switch f.output {
+	case "json":
+		return fleet.WriteJSON(out, ms)
+	case "csv":
+		return fleet.WriteCSV(out, ms)
+	case "patch":
+		return fleet.WritePatches(out, fleet.PlanResizes(ms))
+	}
+	return fleet.WriteTable(out, ms)
+}
+
+func applyResizes(cmd *cobra.Command, f fleetFlags, rows []*fleet.Resize) error {
+	cfg, err := k8s.RESTConfig(f.kubeconfig, f.context)
+	if err != nil {
+		return usagef("--apply: %v", err)
+	}
+	krows := make([]k8s.ResizeRow, len(rows))
+	for i, r := range rows {
+		krows[i] = k8s.ResizeRow{Namespace: r.Namespace, Pod: r.Pod, Container: r.Container, FromLimitMilli: r.FromLimitMilli, Patch: r.ResizePatch(), Skip: r.Skip}
+	}
+	res, err := k8s.Resize(cmd.Context(), cfg, krows, f.yes)
+	if res != nil {
+		writeResizes(cmd.OutOrStdout(), rows, res)
+	}
+	if err != nil {
+		return err
+	}
+	if !f.yes {
+		fmt.Fprintln(cmd.ErrOrStderr(), "dry run (server-side): nothing was changed; add --yes to resize")
+	}
+	return nil
+}
+
+func writeResizes(w io.Writer, rows []*fleet.Resize, res []k8s.ResizeResult) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAMESPACE\tPOD\tCONTAINER\tLIMIT\tTO\tSTATUS\tREASON")
+	for i, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Pod, r.Container, milliOrDash(r.FromLimitMilli), milliOrDash(r.ToLimitMilli), res[i].Status, res[i].Reason)
+	}
+	tw.Flush()
+}
+
+func milliOrDash(m int64) string {
+	if m <= 0 {
+		return "-"
+	}
+	return units.FormatMilliCPU(m)
+}
