@@ -1,0 +1,332 @@
+package agent
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/throttlelab/throttlelab/advise"
+)
+
+// SummaryConfig shapes every container's summary.
+type SummaryConfig struct {
+	// Window is how far back the summary reaches (default 24 h).
+	Window time.Duration
+	// Block is the unit the window is kept in and dropped by (default 1 h):
+	// each block keeps its own evaluations, so advice can be given per
+	// block (how much blocks disagree) as well as over the window.
+	Block time.Duration
+	// Chunk is how long raw samples are kept before they are replayed
+	// through the quota model and dropped (default 1 min).
+	Chunk time.Duration
+	// Ladder is the limits evaluated (millicores), each without burst and
+	// with a burst equal to the limit (default Ladder(MaxMilli)).
+	Ladder []int64
+	// Period is the CFS period evaluated (default 100 ms).
+	Period time.Duration
+	// Phases of the period replayed (default 10, as advise).
+	Phases int
+	// Bucket is the resolution of the usage kept for krr's and the VPA's
+	// rules (default 15 s).
+	Bucket time.Duration
+}
+
+func (c *SummaryConfig) defaults(maxMilli int64) {
+	if c.Window <= 0 {
+		c.Window = 24 * time.Hour
+	}
+	if c.Block <= 0 {
+		c.Block = time.Hour
+	}
+	if c.Chunk <= 0 {
+		c.Chunk = time.Minute
+	}
+	if c.Period <= 0 {
+		c.Period = 100 * time.Millisecond
+	}
+	if c.Phases <= 0 {
+		c.Phases = 10
+	}
+	if c.Bucket <= 0 {
+		c.Bucket = 15 * time.Second
+	}
+	if len(c.Ladder) == 0 {
+		c.Ladder = Ladder(maxMilli)
+	}
+}
+
+// Check refuses a configuration the summary cannot keep.
+func (c *SummaryConfig) Check() error {
+	switch {
+	case c.Chunk < 10*c.Period:
+		return fmt.Errorf("chunk %s: give at least 10 periods (%s)", c.Chunk, 10*c.Period)
+	case c.Block < c.Chunk || c.Block%c.Chunk != 0:
+		return fmt.Errorf("block %s: give a multiple of the chunk (%s)", c.Block, c.Chunk)
+	case c.Window < c.Block || c.Window%c.Block != 0:
+		return fmt.Errorf("window %s: give a multiple of the block (%s)", c.Window, c.Block)
+	case c.Bucket <= 0 || time.Minute%c.Bucket != 0:
+		return fmt.Errorf("bucket %s: give a divisor of one minute", c.Bucket)
+	}
+	return nil
+}
+
+// Block is the summary of one stretch of the window: its demand and, per
+// evaluated point, what the quota model says.
+type Block struct {
+	// Start is the agent time of its first chunk.
+	Start time.Duration
+	// Span is the time replayed, Work the CPU time used over it (ns).
+	Span    time.Duration
+	Work    float64
+	Samples int
+	// Periods is nr_periods (mean over the phases), the same for every point.
+	Periods float64
+	// MaxCores is the highest use over one sample interval.
+	MaxCores float64
+	// Throttled is the container's own nr_throttled over the block (the
+	// demand above its limit was not seen: the advice is a lower bound).
+	Throttled uint64
+	// Points are the evaluated points that were throttled or delayed, by
+	// Key; a point missing here was never throttled in the block.
+	Points []PointAcc
+}
+
+// PointAcc is one point's counts in one block.
+type PointAcc struct {
+	Key                                 int32
+	Throttled, ThrottledSeconds, Bursts float32
+	Delay                               delayKnots
+}
+
+// NoteThrottled adds the container's own nr_throttled, counted up to agent
+// time at, to the block holding at.
+func (s *Summary) NoteThrottled(at time.Duration, throttled uint64) {
+	if throttled > 0 {
+		s.blockAt(at).Throttled += throttled
+	}
+}
+
+func (b *Block) point(k int32) *PointAcc {
+	i := sort.Search(len(b.Points), func(i int) bool { return b.Points[i].Key >= k })
+	if i < len(b.Points) && b.Points[i].Key == k {
+		return &b.Points[i]
+	}
+	b.Points = append(b.Points, PointAcc{})
+	copy(b.Points[i+1:], b.Points[i:])
+	b.Points[i] = PointAcc{Key: k}
+	return &b.Points[i]
+}
+
+func (b *Block) find(k int32) *PointAcc {
+	i := sort.Search(len(b.Points), func(i int) bool { return b.Points[i].Key >= k })
+	if i < len(b.Points) && b.Points[i].Key == k {
+		return &b.Points[i]
+	}
+	return nil
+}
+
+func key(i int, burst bool) int32 {
+	k := int32(i) * 2
+	if burst {
+		k++
+	}
+	return k
+}
+
+// Summary is one container's demand over the rolling window, kept as
+// blocks of evaluations on the ladder; only the open chunk's raw samples
+// are held.
+type Summary struct {
+	cfg *SummaryConfig
+	// open chunk: the first sample (the previous chunk's last) and deltas.
+	have          bool
+	firstAt       time.Duration
+	firstUsage    time.Duration
+	chunkEnd      time.Duration
+	dAtUs, dUseUs []uint32
+	lastAt        time.Duration
+	lastUsage     time.Duration
+
+	blocks []*Block // oldest first; the last is open
+
+	// usage per Bucket, for krr's and the VPA's rules: work (ns) and time
+	// covered (ns), a ring aligned on agent time.
+	bucketWork, bucketTime []float32
+	lastBucket             int64 // the last bucket written: (at-1)/Bucket
+
+	cores    int // parallelism bound: highest use seen, rounded up
+	err      error
+	scratchA []time.Duration
+	scratchU []time.Duration
+}
+
+// NewSummary returns an empty summary; cfg is shared by every container and
+// must not change.
+func NewSummary(cfg *SummaryConfig) *Summary {
+	n := int(cfg.Window / cfg.Bucket)
+	return &Summary{cfg: cfg, bucketWork: make([]float32, n), bucketTime: make([]float32, n)}
+}
+
+// Add takes one sample: the container's cumulative usage at agent time at.
+// Samples must come in time order; a usage that falls (the group was made
+// again) starts a new chunk.
+func (s *Summary) Add(at, usage time.Duration) {
+	if s.have && (at <= s.lastAt || usage < s.lastUsage) {
+		if at <= s.lastAt {
+			return
+		}
+		s.flush() // a counter that fell: replay what came before
+		s.have = false
+	}
+	if !s.have {
+		s.have = true
+		s.firstAt, s.firstUsage, s.lastAt, s.lastUsage = at, usage, at, usage
+		s.chunkEnd = (at/s.cfg.Chunk + 1) * s.cfg.Chunk
+		s.dAtUs, s.dUseUs = s.dAtUs[:0], s.dUseUs[:0]
+		return
+	}
+	dt, du := at-s.lastAt, usage-s.lastUsage
+	s.bucket(at, dt, du)
+	if dt > advise.MaxGap {
+		// A gap (the agent stalled, the node slept): replay the chunk so far
+		// and start again after it, as advise cuts gaps out.
+		s.flush()
+		s.firstAt, s.firstUsage = at, usage
+		s.chunkEnd = (at/s.cfg.Chunk + 1) * s.cfg.Chunk
+		s.dAtUs, s.dUseUs = s.dAtUs[:0], s.dUseUs[:0]
+	} else {
+		s.dAtUs = append(s.dAtUs, uint32(dt/time.Microsecond))
+		s.dUseUs = append(s.dUseUs, uint32(min(du/time.Microsecond, math.MaxUint32)))
+		if dt >= 5*time.Millisecond {
+			if c := float64(du) / float64(dt); c > float64(s.cores) {
+				s.cores = int(c-0.05) + 1
+			}
+		}
+	}
+	s.lastAt, s.lastUsage = at, usage
+	if at >= s.chunkEnd {
+		s.flush()
+		s.firstAt, s.firstUsage = at, usage
+		s.chunkEnd = (at/s.cfg.Chunk + 1) * s.cfg.Chunk
+		s.dAtUs, s.dUseUs = s.dAtUs[:0], s.dUseUs[:0]
+	}
+}
+
+// bucket adds dt of time and du of work, ending at at, to the usage ring.
+func (s *Summary) bucket(at, dt, du time.Duration) {
+	n := int64(len(s.bucketWork))
+	m := int64((at - 1) / s.cfg.Bucket)
+	if m > s.lastBucket {
+		// clear the slots the ring reaches again
+		for j := max(s.lastBucket+1, m-n+1); j <= m; j++ {
+			s.bucketWork[j%n], s.bucketTime[j%n] = 0, 0
+		}
+		s.lastBucket = m
+	} else if m <= s.lastBucket-n {
+		return
+	}
+	s.bucketWork[m%n] += float32(du)
+	s.bucketTime[m%n] += float32(dt)
+}
+
+// flush replays the open chunk through the quota model and folds the
+// result into its block.
+func (s *Summary) flush() {
+	n := len(s.dAtUs)
+	if n == 0 {
+		return
+	}
+	at, usage := s.scratchA[:0], s.scratchU[:0]
+	a, u := s.firstAt, s.firstUsage
+	at, usage = append(at, 0), append(usage, 0)
+	for i := 0; i < n; i++ {
+		a += time.Duration(s.dAtUs[i]) * time.Microsecond
+		u += time.Duration(s.dUseUs[i]) * time.Microsecond
+		at, usage = append(at, a-s.firstAt), append(usage, u-s.firstUsage)
+	}
+	s.scratchA, s.scratchU = at, usage
+	s.dAtUs, s.dUseUs = s.dAtUs[:0], s.dUseUs[:0]
+	d := &advise.Demand{At: at, Usage: usage, Cores: max(s.cores, 1)}
+	if d.Duration() < s.cfg.Period {
+		return // too short to replay: a container that just went
+	}
+	maxCores := d.MaxCores()
+	// Points up to the first ladder limit at or above the chunk's highest
+	// use: every limit above it is as unthrottled as that one.
+	var points []advise.Point
+	var idx []int32
+	for i, l := range s.cfg.Ladder {
+		p := advise.Point{LimitMilli: l, Period: s.cfg.Period}
+		if p.Check() != nil {
+			continue
+		}
+		points = append(points, p)
+		idx = append(idx, key(i, false))
+		if l > 0 {
+			points = append(points, advise.Point{LimitMilli: l, BurstMilli: l, Period: s.cfg.Period})
+			idx = append(idx, key(i, true))
+		}
+		if float64(l) >= maxCores*1000 {
+			break
+		}
+	}
+	evs, zero, qs, err := advise.EvaluateDelays(d, points, advise.Options{Phases: s.cfg.Phases, Workers: 1}, delayQs[:])
+	if err != nil {
+		s.err = err
+		return
+	}
+	b := s.blockAt(s.firstAt)
+	w := float64(d.Work())
+	if len(evs) > 0 {
+		b.Periods += evs[0].Periods
+	}
+	for i, e := range evs {
+		if e.ThrottledPeriods == 0 && e.DelayMaxMs == 0 {
+			continue
+		}
+		a := b.point(idx[i])
+		old := a.Delay
+		if a.Throttled == 0 && a.Bursts == 0 && old.Max == 0 {
+			old = delayKnots{Zero: 1} // new here: no delay in the block before
+		}
+		a.Delay = mergeDelay([]weighted{{old, b.Work}, {knotsOf(zero[i], qs[i], e.DelayMaxMs), w}})
+		a.Throttled += float32(e.ThrottledPeriods)
+		a.ThrottledSeconds += float32(e.ThrottledSeconds)
+		a.Bursts += float32(e.Bursts)
+	}
+	b.Span += d.Duration()
+	b.Work += w
+	b.Samples += n
+	b.MaxCores = max(b.MaxCores, maxCores)
+}
+
+// blockAt returns the open block for a chunk starting at t, opening a new
+// one (and dropping those that left the window) when t is past it.
+func (s *Summary) blockAt(t time.Duration) *Block {
+	start := t / s.cfg.Block * s.cfg.Block
+	if n := len(s.blocks); n > 0 && s.blocks[n-1].Start == start {
+		return s.blocks[n-1]
+	}
+	b := &Block{Start: start}
+	s.blocks = append(s.blocks, b)
+	s.expire(t)
+	return b
+}
+
+// expire drops the blocks that ended more than a window before now.
+func (s *Summary) expire(now time.Duration) {
+	i := 0
+	for i < len(s.blocks) && s.blocks[i].Start+s.cfg.Block <= now-s.cfg.Window {
+		i++
+	}
+	if i > 0 {
+		s.blocks = append(s.blocks[:0], s.blocks[i:]...)
+	}
+}
+
+// Blocks returns the blocks in the window, oldest first (not to be changed).
+func (s *Summary) Blocks() []*Block { return s.blocks }
+
+// Err is the last error the replay gave (nil normally).
+func (s *Summary) Err() error { return s.err }
