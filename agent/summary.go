@@ -155,10 +155,8 @@ type Summary struct {
 	bucketWork, bucketTime []float32
 	lastBucket             int64 // the last bucket written: (at-1)/Bucket
 
-	cores    int // parallelism bound: highest use seen, rounded up
-	err      error
-	scratchA []time.Duration
-	scratchU []time.Duration
+	cores int // parallelism bound: highest use seen, rounded up
+	err   error
 }
 
 // NewSummary returns an empty summary; cfg is shared by every container and
@@ -168,76 +166,68 @@ func NewSummary(cfg *SummaryConfig) *Summary {
 	return &Summary{cfg: cfg, bucketWork: make([]float32, n), bucketTime: make([]float32, n)}
 }
 
+// Chunk is the raw demand of one chunk, handed from the sampler to the
+// replay: it holds no reference to the summary.
+type Chunk struct {
+	start time.Duration
+	d     *advise.Demand
+	n     int
+}
+
 // Add takes one sample: the container's cumulative usage at agent time at.
 // Samples must come in time order; a usage that falls (the group was made
-// again) starts a new chunk.
-func (s *Summary) Add(at, usage time.Duration) {
-	if s.have && (at <= s.lastAt || usage < s.lastUsage) {
-		if at <= s.lastAt {
-			return
-		}
-		s.flush() // a counter that fell: replay what came before
-		s.have = false
-	}
+// again) or a gap over advise.MaxGap closes the chunk and starts another. It
+// returns a chunk that is complete, to be replayed (Replay) and folded in
+// (Fold), else nil.
+func (s *Summary) Add(at, usage time.Duration) *Chunk {
 	if !s.have {
-		s.have = true
-		s.firstAt, s.firstUsage, s.lastAt, s.lastUsage = at, usage, at, usage
-		s.chunkEnd = (at/s.cfg.Chunk + 1) * s.cfg.Chunk
-		s.dAtUs, s.dUseUs = s.dAtUs[:0], s.dUseUs[:0]
-		return
+		s.start(at, usage)
+		return nil
+	}
+	if at <= s.lastAt {
+		return nil
 	}
 	dt, du := at-s.lastAt, usage-s.lastUsage
+	if usage < s.lastUsage || dt > advise.MaxGap {
+		// A counter that fell (the group was made again) or a gap (the
+		// agent stalled, the node slept): the chunk so far ends here, as
+		// advise cuts gaps out.
+		c := s.Flush()
+		s.start(at, usage)
+		return c
+	}
 	s.bucket(at, dt, du)
-	if dt > advise.MaxGap {
-		// A gap (the agent stalled, the node slept): replay the chunk so far
-		// and start again after it, as advise cuts gaps out.
-		s.flush()
-		s.firstAt, s.firstUsage = at, usage
-		s.chunkEnd = (at/s.cfg.Chunk + 1) * s.cfg.Chunk
-		s.dAtUs, s.dUseUs = s.dAtUs[:0], s.dUseUs[:0]
-	} else {
-		s.dAtUs = append(s.dAtUs, uint32(dt/time.Microsecond))
-		s.dUseUs = append(s.dUseUs, uint32(min(du/time.Microsecond, math.MaxUint32)))
-		if dt >= 5*time.Millisecond {
-			if c := float64(du) / float64(dt); c > float64(s.cores) {
-				s.cores = int(c-0.05) + 1
-			}
+	s.dAtUs = append(s.dAtUs, uint32(dt/time.Microsecond))
+	s.dUseUs = append(s.dUseUs, uint32(min(du/time.Microsecond, math.MaxUint32)))
+	if dt >= 5*time.Millisecond {
+		if c := float64(du) / float64(dt); c > float64(s.cores) {
+			s.cores = int(c-0.05) + 1
 		}
 	}
 	s.lastAt, s.lastUsage = at, usage
 	if at >= s.chunkEnd {
-		s.flush()
-		s.firstAt, s.firstUsage = at, usage
-		s.chunkEnd = (at/s.cfg.Chunk + 1) * s.cfg.Chunk
-		s.dAtUs, s.dUseUs = s.dAtUs[:0], s.dUseUs[:0]
+		c := s.Flush()
+		s.start(at, usage)
+		return c
 	}
+	return nil
 }
 
-// bucket adds dt of time and du of work, ending at at, to the usage ring.
-func (s *Summary) bucket(at, dt, du time.Duration) {
-	n := int64(len(s.bucketWork))
-	m := int64((at - 1) / s.cfg.Bucket)
-	if m > s.lastBucket {
-		// clear the slots the ring reaches again
-		for j := max(s.lastBucket+1, m-n+1); j <= m; j++ {
-			s.bucketWork[j%n], s.bucketTime[j%n] = 0, 0
-		}
-		s.lastBucket = m
-	} else if m <= s.lastBucket-n {
-		return
-	}
-	s.bucketWork[m%n] += float32(du)
-	s.bucketTime[m%n] += float32(dt)
+func (s *Summary) start(at, usage time.Duration) {
+	s.have = true
+	s.firstAt, s.firstUsage, s.lastAt, s.lastUsage = at, usage, at, usage
+	s.chunkEnd = (at/s.cfg.Chunk + 1) * s.cfg.Chunk
+	s.dAtUs, s.dUseUs = s.dAtUs[:0], s.dUseUs[:0]
 }
 
-// flush replays the open chunk through the quota model and folds the
-// result into its block.
-func (s *Summary) flush() {
+// Flush returns the open chunk (nil if it holds no interval) and starts the
+// next one at its last sample.
+func (s *Summary) Flush() *Chunk {
 	n := len(s.dAtUs)
 	if n == 0 {
-		return
+		return nil
 	}
-	at, usage := s.scratchA[:0], s.scratchU[:0]
+	at, usage := make([]time.Duration, 0, n+1), make([]time.Duration, 0, n+1)
 	a, u := s.firstAt, s.firstUsage
 	at, usage = append(at, 0), append(usage, 0)
 	for i := 0; i < n; i++ {
@@ -245,60 +235,104 @@ func (s *Summary) flush() {
 		u += time.Duration(s.dUseUs[i]) * time.Microsecond
 		at, usage = append(at, a-s.firstAt), append(usage, u-s.firstUsage)
 	}
-	s.scratchA, s.scratchU = at, usage
-	s.dAtUs, s.dUseUs = s.dAtUs[:0], s.dUseUs[:0]
-	d := &advise.Demand{At: at, Usage: usage, Cores: max(s.cores, 1)}
-	if d.Duration() < s.cfg.Period {
-		return // too short to replay: a container that just went
+	c := &Chunk{start: s.firstAt, d: &advise.Demand{At: at, Usage: usage, Cores: max(s.cores, 1)}, n: n}
+	s.start(s.lastAt, s.lastUsage)
+	return c
+}
+
+// Replayed is a chunk's evaluations, ready to fold into its summary.
+type Replayed struct {
+	start    time.Duration
+	span     time.Duration
+	work     float64
+	n        int
+	periods  float64
+	maxCores float64
+	keys     []int32
+	evs      []advise.Evaluation
+	knots    []delayKnots
+}
+
+// Replay runs a chunk through the quota model at every ladder limit up to
+// the first that covers the chunk's highest use (every limit above it is as
+// unthrottled as that one), each without burst and with a burst equal to
+// it. It is the costly step and touches no summary: run it anywhere.
+func (cfg *SummaryConfig) Replay(c *Chunk) (*Replayed, error) {
+	d := c.d
+	if d.Duration() < cfg.Period {
+		return nil, nil // too short to replay: a container that just went
 	}
 	maxCores := d.MaxCores()
-	// Points up to the first ladder limit at or above the chunk's highest
-	// use: every limit above it is as unthrottled as that one.
 	var points []advise.Point
 	var idx []int32
-	for i, l := range s.cfg.Ladder {
-		p := advise.Point{LimitMilli: l, Period: s.cfg.Period}
+	for i, l := range cfg.Ladder {
+		p := advise.Point{LimitMilli: l, Period: cfg.Period}
 		if p.Check() != nil {
 			continue
 		}
-		points = append(points, p)
-		idx = append(idx, key(i, false))
-		if l > 0 {
-			points = append(points, advise.Point{LimitMilli: l, BurstMilli: l, Period: s.cfg.Period})
-			idx = append(idx, key(i, true))
-		}
+		points = append(points, p, advise.Point{LimitMilli: l, BurstMilli: l, Period: cfg.Period})
+		idx = append(idx, key(i, false), key(i, true))
 		if float64(l) >= maxCores*1000 {
 			break
 		}
 	}
-	evs, zero, qs, err := advise.EvaluateDelays(d, points, advise.Options{Phases: s.cfg.Phases, Workers: 1}, delayQs[:])
+	evs, zero, qs, err := advise.EvaluateDelays(d, points, advise.Options{Phases: cfg.Phases, Workers: 1}, delayQs[:])
 	if err != nil {
-		s.err = err
-		return
+		return nil, err
 	}
-	b := s.blockAt(s.firstAt)
-	w := float64(d.Work())
+	r := &Replayed{start: c.start, span: d.Duration(), work: float64(d.Work()), n: c.n, maxCores: maxCores}
 	if len(evs) > 0 {
-		b.Periods += evs[0].Periods
+		r.periods = evs[0].Periods
 	}
 	for i, e := range evs {
 		if e.ThrottledPeriods == 0 && e.DelayMaxMs == 0 {
 			continue
 		}
-		a := b.point(idx[i])
+		r.keys = append(r.keys, idx[i])
+		r.evs = append(r.evs, e)
+		r.knots = append(r.knots, knotsOf(zero[i], qs[i], e.DelayMaxMs))
+	}
+	return r, nil
+}
+
+// Fold adds a replayed chunk to its block.
+func (s *Summary) Fold(r *Replayed) {
+	if r == nil {
+		return
+	}
+	b := s.blockAt(r.start)
+	for i, e := range r.evs {
+		a := b.point(r.keys[i])
 		old := a.Delay
 		if a.Throttled == 0 && a.Bursts == 0 && old.Max == 0 {
 			old = delayKnots{Zero: 1} // new here: no delay in the block before
 		}
-		a.Delay = mergeDelay([]weighted{{old, b.Work}, {knotsOf(zero[i], qs[i], e.DelayMaxMs), w}})
+		a.Delay = mergeDelay([]weighted{{old, b.Work}, {r.knots[i], r.work}})
 		a.Throttled += float32(e.ThrottledPeriods)
 		a.ThrottledSeconds += float32(e.ThrottledSeconds)
 		a.Bursts += float32(e.Bursts)
 	}
-	b.Span += d.Duration()
-	b.Work += w
-	b.Samples += n
-	b.MaxCores = max(b.MaxCores, maxCores)
+	b.Periods += r.periods
+	b.Span += r.span
+	b.Work += r.work
+	b.Samples += r.n
+	b.MaxCores = max(b.MaxCores, r.maxCores)
+}
+
+// AddNow is Add, Replay and Fold in one step (tests, single-threaded use).
+func (s *Summary) AddNow(at, usage time.Duration) {
+	if c := s.Add(at, usage); c != nil {
+		s.replayFold(c)
+	}
+}
+
+func (s *Summary) replayFold(c *Chunk) {
+	r, err := s.cfg.Replay(c)
+	if err != nil {
+		s.err = err
+		return
+	}
+	s.Fold(r)
 }
 
 // blockAt returns the open block for a chunk starting at t, opening a new
@@ -330,3 +364,20 @@ func (s *Summary) Blocks() []*Block { return s.blocks }
 
 // Err is the last error the replay gave (nil normally).
 func (s *Summary) Err() error { return s.err }
+
+// bucket adds dt of time and du of work, ending at at, to the usage ring.
+func (s *Summary) bucket(at, dt, du time.Duration) {
+	n := int64(len(s.bucketWork))
+	m := int64((at - 1) / s.cfg.Bucket)
+	if m > s.lastBucket {
+		// clear the slots the ring reaches again
+		for j := max(s.lastBucket+1, m-n+1); j <= m; j++ {
+			s.bucketWork[j%n], s.bucketTime[j%n] = 0, 0
+		}
+		s.lastBucket = m
+	} else if m <= s.lastBucket-n {
+		return
+	}
+	s.bucketWork[m%n] += float32(du)
+	s.bucketTime[m%n] += float32(dt)
+}

@@ -40,9 +40,9 @@ func TestSummaryAgreesWithAdvise(t *testing.T) {
 	at, usage := bursty(1, 10*60*100, 0.35) // 10 minutes
 	s := NewSummary(cfg)
 	for i := range at {
-		s.Add(at[i], usage[i])
+		s.AddNow(at[i], usage[i])
 	}
-	s.flush() // the open chunk too, so both saw the same samples
+	s.replayFold(s.Flush()) // the open chunk too, so both saw the same samples
 	d := advise.FromSamples(at, usage)
 	var points []advise.Point
 	for _, l := range cfg.Ladder {
@@ -113,7 +113,7 @@ func TestSummaryWindowRolls(t *testing.T) {
 	s := NewSummary(cfg)
 	at, usage := bursty(2, 30*60*100, 0.2) // 30 minutes
 	for i := range at {
-		s.Add(at[i], usage[i])
+		s.AddNow(at[i], usage[i])
 	}
 	if n := len(s.Blocks()); n > 6 {
 		t.Fatalf("%d blocks held for a 10-minute window of 2-minute blocks", n)
@@ -134,9 +134,9 @@ func TestRecommenders(t *testing.T) {
 	at, usage := bursty(3, 15*60*100, 0.3)
 	s := NewSummary(cfg)
 	for i := range at {
-		s.Add(at[i], usage[i])
+		s.AddNow(at[i], usage[i])
 	}
-	s.flush()
+	s.replayFold(s.Flush())
 	d := advise.FromSamples(at, usage)
 	ref, err := advise.Advise(d, advise.Request{}, advise.Sampled{})
 	if err != nil {
