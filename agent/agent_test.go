@@ -131,13 +131,13 @@ func adviceOf(t *testing.T, h http.Handler) AdviceDoc {
 
 func TestAgentFakeTrees(t *testing.T) {
 	want := map[string][]string{ // containers' namespace/pod/container
-		"v1-split":                    {"//throttlelab/limits-4242/limited-0"},
+		"v1-split": {"//throttlelab/limits-4242/limited-0"},
 		// the pod 0a1b... and the container 5a5a... are not in the kubelet's
 		// log directories: named by UID and ID
 		"v1-joined-kubepods-cgroupfs": {"/0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d/c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2",
 			"kube-system/coredns-abc/coredns", "shop/cart-7d9f/5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a", "shop/cart-7d9f/cart"},
-		"v2-kubepods-systemd":         {"web/api-0/api"},
-		"hybrid-v2-cpu":               {"//throttlelab/f01-logjam-19473/r001-limited-0", "//throttlelab/f01-logjam-19473/r001-limited-1"},
+		"v2-kubepods-systemd": {"web/api-0/api"},
+		"hybrid-v2-cpu":       {"//throttlelab/f01-logjam-19473/r001-limited-0", "//throttlelab/f01-logjam-19473/r001-limited-1"},
 	}
 	for _, tree := range toptest.Trees {
 		t.Run(tree, func(t *testing.T) {
