@@ -89,7 +89,7 @@ burst, shares, cpusets) and measures the latency and throttling that result.`,
 	groupCmd(root)
 	// Flag parse errors are bad input: exit 2 with the flag named.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newRunCmd(), newValidateCmd(), newSimCmd(), newReportCmd(), newPresetsCmd(), newServeCmd(), newLoadCmd(), newTilesCmd(), newBurstCmd(), newNoiseCmd(), newK8sCmd(), newTopCmd(), newMapCmd(), newAdviseCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newSimCmd(), newReportCmd(), newPresetsCmd(), newServeCmd(), newLoadCmd(), newTilesCmd(), newBurstCmd(), newNoiseCmd(), newK8sCmd(), newTopCmd(), newMapCmd(), newAdviseCmd(), newAgentCmd())
 	return root
 }
 

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/throttlelab/throttlelab/agent"
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/k8s"
+)
+
+type agentFlags struct {
+	listen, root, node, mapping string
+	window, block, chunk        time.Duration
+	sample, interval            time.Duration
+	targets                     []string
+	owners                      bool
+}
+
+func newAgentCmd() *cobra.Command {
+	var f agentFlags
+	cmd := &cobra.Command{
+		Use:   "agent [--listen :9101] [--window 24h] [--target throttled=0.01]...",
+		Short: "One per node: every container's 10 ms demand summarised, advice served as Prometheus metrics and JSON",
+		Long: `Sample every container of this node every 10 ms (as top does), keep a
+bounded summary of each one's demand over a rolling window, and serve:
+
+  /metrics   top's metrics (cAdvisor's names and the peak within a period) for
+             the containers, and per container the advised limit and burst for
+             each --target, the predicted throttled share and p99 added delay
+             at the current, advised, krr and VPA limits, krr's and the VPA's
+             rules from the same data (docs/fleet.md lists every series)
+  /advice    every container's advice, the fields of advise --json
+  /evaluate  ?namespace=&pod=&container=&limit=500m&burst=0: one candidate
+
+The summary keeps the raw samples of the last --chunk only: each chunk is
+replayed through the quota model at a fixed ladder of limits and folded into
+blocks of --block; blocks older than --window are dropped. What a restart
+loses: the whole summary (the window starts again).`,
+		Example: `  throttlelab agent --listen :9101 --root /host --node "$NODE_NAME"
+  throttlelab agent --listen 127.0.0.1:9101 --window 1h --target throttled=0.01 --target delay=10ms`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error { return runAgent(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.listen, "listen", ":9101", "serve /metrics, /advice and /evaluate on this address")
+	fl.StringVar(&f.root, "root", "/", "read /proc, the cgroup filesystems and /var/log/pods under this directory (the host's root mounted in a container)")
+	fl.StringVar(&f.node, "node", os.Getenv("NODE_NAME"), "node name for the node label and the owner lookup (default $NODE_NAME, else the host name)")
+	fl.StringVar(&f.mapping, "weight-mapping", string(cgroup.WeightLinear), "how the runtime made v2 weights from shares, to read requests back: linear or quadratic")
+	durationVar(fl, &f.window, "window", 24*time.Hour, "how far back the summary reaches")
+	durationVar(fl, &f.block, "block", time.Hour, "the window is kept and dropped in blocks of this length")
+	durationVar(fl, &f.chunk, "chunk", time.Minute, "raw samples are kept this long, then replayed and dropped")
+	durationVar(fl, &f.sample, "sample", 10*time.Millisecond, "sampling interval")
+	durationVar(fl, &f.interval, "interval", time.Second, "how often settings and top's metrics are refreshed")
+	fl.StringArrayVar(&f.targets, "target", []string{"throttled=0.01"}, "target to advise for (throttled=0.01, delay=10ms, or both joined by a comma); the first is the one /advice and at=\"advised\" use")
+	fl.BoolVar(&f.owners, "owners", false, "look up the pods' owners (Deployment, StatefulSet, ...) in the Kubernetes API (in a pod, with its service account; needs list on pods)")
+	return cmd
+}
+
+func runAgent(cmd *cobra.Command, f agentFlags) error {
+	if f.sample < 10*time.Millisecond {
+		return usagef("--sample %s: give 10ms or more (reading every group costs CPU)", f.sample)
+	}
+	if f.interval < f.sample {
+		return usagef("--interval %s: give at least --sample (%s)", f.interval, f.sample)
+	}
+	mapping := cgroup.WeightMapping(f.mapping)
+	if _, err := cgroup.SharesToWeight(1024, mapping); err != nil {
+		return usagef("--weight-mapping: %v", err)
+	}
+	if len(f.targets) > 4 {
+		return usagef("--target given %d times: give at most 4 (each adds two series per container)", len(f.targets))
+	}
+	var targets []agent.NamedTarget
+	for _, s := range f.targets {
+		t, err := agent.ParseTarget(s)
+		if err != nil {
+			return usagef("--target: %v", err)
+		}
+		targets = append(targets, t)
+	}
+	node := f.node
+	if node == "" {
+		node, _ = os.Hostname()
+	}
+	root, err := agent.HostRoot(f.root, os.TempDir())
+	if err != nil {
+		return err
+	}
+	cfg := agent.Config{Root: root, Node: node, SampleEvery: f.sample, Interval: f.interval, Mapping: mapping, Targets: targets,
+		Summary: agent.SummaryConfig{Window: f.window, Block: f.block, Chunk: f.chunk},
+		Logger:  slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))}
+	if err := (&agent.SummaryConfig{Window: f.window, Block: f.block, Chunk: f.chunk, Period: 100 * time.Millisecond, Bucket: 15 * time.Second}).Check(); err != nil {
+		return usagef("--window/--block/--chunk: %v", err)
+	}
+	if f.owners {
+		o, err := agent.InClusterOwners(node)
+		if err != nil {
+			return usagef("--owners: %v", err)
+		}
+		cfg.Owners = o.Lookup
+	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return usagef("--listen %s: %v", f.listen, err)
+	}
+	defer ln.Close()
+	a, err := agent.New(cfg)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	defer srv.Close()
+	fmt.Fprintf(cmd.ErrOrStderr(), "throttlelab agent on %s (cgroup %s): http://%s/metrics\n", node, a.Source().Version, ln.Addr())
+	err = a.Run(cmd.Context())
+	if errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
+}
+
+// runK8sRenderAgent prints the agent's manifests.
+func runK8sRenderAgent(cmd *cobra.Command, f k8sRenderFlags) error {
+	if f.quick || f.cores != 0 {
+		return usagef("--quick and --cores are for experiments, not the agent")
+	}
+	// The agent's flags are checked here, as the agent will read them.
+	probe := newAgentCmd()
+	if err := probe.ParseFlags(f.agentArgs); err != nil {
+		return usagef("--agent-arg: %v", err)
+	}
+	m, err := k8s.RenderAgent(k8s.AgentOptions{Namespace: f.namespace, Image: f.image, Owners: f.owners, PodMonitor: f.podMonitor, Args: f.agentArgs})
+	var oe *k8s.OptionError
+	switch {
+	case errors.As(err, &oe):
+		return usagef("--%s: %s", oe.Option, oe.Msg)
+	case err != nil:
+		return err
+	}
+	return m.WriteYAML(cmd.OutOrStdout())
+}
