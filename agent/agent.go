@@ -152,7 +152,7 @@ func (a *Agent) observe(path string, at time.Duration, usageNs uint64) {
 		select {
 		case a.replays <- replayJob{c, chunk}:
 		default:
-			a.replay(replayJob{c, chunk}) // the replay worker is behind: do it here
+			a.replay(replayJob{c, chunk}) // the replay worker is behind: do it here (Fold takes chunks in any order)
 		}
 	}
 }
@@ -189,6 +189,9 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 		}
 		a.mu.Unlock()
 		c.mu.Lock()
+		if c.view != nil && (!sameCores(c.last.LimitCores, st.LimitCores) || !sameCores(c.last.RequestCores, st.RequestCores) || c.last.BurstCores != st.BurstCores || c.id != st.Identity) {
+			c.view = nil // settings or names changed: the predictions at "current" too
+		}
 		c.id, c.last = st.Identity, st
 		c.sum.NoteThrottled(at, st.ThrottledPeriods)
 		c.mu.Unlock()
@@ -305,6 +308,10 @@ type View struct {
 	at                   map[string]*advise.Evaluation // current, advised, krr, vpa
 }
 
+func sameCores(a, b *float64) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
 func milliOfCores(c *float64) (int64, bool) {
 	if c == nil {
 		return 0, false
@@ -326,16 +333,18 @@ func (a *Agent) viewOf(c *container, owners map[top.PodName]Owner) *View {
 	v.WindowSeconds = span.Seconds()
 	rec := c.sum.Recommenders()
 	v.KrrMilli, v.VPAMilli = rec.KrrMilli, rec.VPAMilli
+	targets := make([]advise.Target, len(a.cfg.Targets))
 	for i, t := range a.cfg.Targets {
-		adv, err := c.sum.Advice(AdviceInput{Source: "agent " + a.cfg.Node + ":" + c.path, LimitMilli: v.LimitMilli, Target: t.Target})
-		if err != nil {
-			v.Why = err.Error()
-			break
+		targets[i] = t.Target
+	}
+	advs, err := c.sum.AdviceFor(AdviceInput{Source: "agent " + a.cfg.Node + ":" + c.path, LimitMilli: v.LimitMilli}, targets)
+	if err != nil {
+		v.Why = err.Error()
+	} else {
+		v.Advice = advs[0]
+		for _, adv := range advs {
+			v.perTarget = append(v.perTarget, adv.Recommendation)
 		}
-		if i == 0 {
-			v.Advice = adv
-		}
-		v.perTarget = append(v.perTarget, adv.Recommendation)
 	}
 	if v.Advice != nil {
 		eval := func(name string, limit, burst int64) {

@@ -157,6 +157,8 @@ type Summary struct {
 
 	cores int // parallelism bound: highest use seen, rounded up
 	err   error
+
+	closed map[int32]*aggPoint // the closed blocks' aggregate; nil: recompute
 }
 
 // NewSummary returns an empty summary; cfg is shared by every container and
@@ -339,12 +341,20 @@ func (s *Summary) replayFold(c *Chunk) {
 // one (and dropping those that left the window) when t is past it.
 func (s *Summary) blockAt(t time.Duration) *Block {
 	start := t / s.cfg.Block * s.cfg.Block
-	if n := len(s.blocks); n > 0 && s.blocks[n-1].Start == start {
+	n := len(s.blocks)
+	if n > 0 && s.blocks[n-1].Start == start {
 		return s.blocks[n-1]
 	}
+	s.closed = nil
+	i := sort.Search(n, func(i int) bool { return s.blocks[i].Start >= start })
+	if i < n && s.blocks[i].Start == start {
+		return s.blocks[i] // a chunk replayed late: its block is closed
+	}
 	b := &Block{Start: start}
-	s.blocks = append(s.blocks, b)
-	s.expire(t)
+	s.blocks = append(s.blocks, nil)
+	copy(s.blocks[i+1:], s.blocks[i:])
+	s.blocks[i] = b
+	s.expire(s.blocks[len(s.blocks)-1].Start)
 	return b
 }
 

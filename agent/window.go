@@ -24,7 +24,57 @@ func (s *Summary) Span() (span time.Duration, work float64) {
 	return span, work
 }
 
-// evalKey aggregates one ladder point over the window's blocks.
+// aggPoint is one point's figures over the closed blocks (all but the
+// last), kept until the blocks change.
+type aggPoint struct {
+	thr, thrSec, bursts float64
+	delay               delayKnots
+	worst, best         float64
+}
+
+// closedAgg returns the aggregate of the closed blocks, computing it when
+// the blocks changed since.
+func (s *Summary) closedAgg() map[int32]*aggPoint {
+	if s.closed != nil {
+		return s.closed
+	}
+	s.closed = map[int32]*aggPoint{}
+	closed := s.blocks[:max(len(s.blocks)-1, 0)]
+	keys := map[int32]bool{}
+	for _, b := range closed {
+		for _, p := range b.Points {
+			keys[p.Key] = true
+		}
+	}
+	parts := make([]weighted, 0, len(closed))
+	for k := range keys {
+		a := &aggPoint{best: 1}
+		parts = parts[:0]
+		for _, b := range closed {
+			var r float64
+			if p := b.find(k); p != nil {
+				a.thr += float64(p.Throttled)
+				a.thrSec += float64(p.ThrottledSeconds)
+				a.bursts += float64(p.Bursts)
+				parts = append(parts, weighted{p.Delay, b.Work})
+				if b.Periods > 0 {
+					r = float64(p.Throttled) / b.Periods
+				}
+			} else {
+				parts = append(parts, weighted{delayKnots{Zero: 1}, b.Work})
+			}
+			if b.Periods > 0 {
+				a.worst, a.best = max(a.worst, r), min(a.best, r)
+			}
+		}
+		a.delay = mergeDelay(parts)
+		s.closed[k] = a
+	}
+	return s.closed
+}
+
+// evalKey aggregates one ladder point over the window's blocks: the closed
+// blocks' aggregate and the open block.
 func (s *Summary) evalKey(i int, burst bool) advise.Evaluation {
 	p := advise.Point{LimitMilli: s.cfg.Ladder[i], Period: s.cfg.Period}
 	if burst {
@@ -32,34 +82,47 @@ func (s *Summary) evalKey(i int, burst bool) advise.Evaluation {
 	}
 	e := evalOf(p)
 	k := key(i, burst)
-	var thr, thrSec, bursts, periods float64
-	parts := make([]weighted, 0, len(s.blocks))
-	e.ThrottledRatioBest = 1
-	for _, b := range s.blocks {
+	var periods, closedWork float64
+	closedN := 0
+	for _, b := range s.blocks[:len(s.blocks)-1] {
 		periods += b.Periods
-		var r float64
-		if a := b.find(k); a != nil {
-			thr += float64(a.Throttled)
-			thrSec += float64(a.ThrottledSeconds)
-			bursts += float64(a.Bursts)
-			parts = append(parts, weighted{a.Delay, b.Work})
-			if b.Periods > 0 {
-				r = float64(a.Throttled) / b.Periods
-			}
-		} else {
-			parts = append(parts, weighted{delayKnots{Zero: 1}, b.Work})
-		}
+		closedWork += b.Work
 		if b.Periods > 0 {
-			e.ThrottledRatioWorst = max(e.ThrottledRatioWorst, r)
-			e.ThrottledRatioBest = min(e.ThrottledRatioBest, r)
+			closedN++
 		}
+	}
+	agg := s.closedAgg()[k]
+	if agg == nil {
+		agg = &aggPoint{delay: delayKnots{Zero: 1}}
+	}
+	if closedN > 0 {
+		e.ThrottledRatioWorst, e.ThrottledRatioBest = agg.worst, agg.best
+	} else {
+		e.ThrottledRatioBest = 1
+	}
+	thr, thrSec, bursts := agg.thr, agg.thrSec, agg.bursts
+	open := s.blocks[len(s.blocks)-1]
+	periods += open.Periods
+	openDelay := delayKnots{Zero: 1}
+	var r float64
+	if a := open.find(k); a != nil {
+		thr += float64(a.Throttled)
+		thrSec += float64(a.ThrottledSeconds)
+		bursts += float64(a.Bursts)
+		openDelay = a.Delay
+		if open.Periods > 0 {
+			r = float64(a.Throttled) / open.Periods
+		}
+	}
+	if open.Periods > 0 {
+		e.ThrottledRatioWorst, e.ThrottledRatioBest = max(e.ThrottledRatioWorst, r), min(e.ThrottledRatioBest, r)
 	}
 	if periods > 0 {
 		e.ThrottledRatio = thr / periods
 	}
 	e.ThrottledRatioBest = min(e.ThrottledRatioBest, e.ThrottledRatio)
 	e.Periods, e.ThrottledPeriods, e.Bursts, e.ThrottledSeconds = periods, thr, bursts, thrSec
-	d := mergeDelay(parts)
+	d := mergeDelay([]weighted{{agg.delay, closedWork}, {openDelay, open.Work}})
 	e.DelayP50Ms, e.DelayP99Ms, e.DelayMaxMs = float64(d.Q[iP50]), float64(d.Q[iP99]), float64(d.Max)
 	return e
 }
@@ -207,6 +270,16 @@ type AdviceInput struct {
 // current limit and the coarse recommenders' values), the recommendation by
 // advise's rule, and krr's and the VPA's rules as baselines.
 func (s *Summary) Advice(in AdviceInput) (*advise.Advice, error) {
+	all, err := s.AdviceFor(in, []advise.Target{in.Target})
+	if err != nil {
+		return nil, err
+	}
+	return all[0], nil
+}
+
+// AdviceFor is Advice for several targets at once: the evaluations are
+// made once and shared.
+func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.Advice, error) {
 	span, work := s.Span()
 	if span <= 0 {
 		return nil, ErrNoDemand
@@ -251,37 +324,41 @@ func (s *Summary) Advice(in AdviceInput) (*advise.Advice, error) {
 		}
 		return evs[i].BurstMilli < evs[j].BurstMilli
 	})
-	t := advise.NormalTarget(in.Target)
-	a := &advise.Advice{Evaluations: evs}
-	a.Recommendation = advise.Recommend(evs, t, s.cfg.Period)
-	a.Recommendation.LowerBound = throttled > 0
-	a.Sampled = advise.Sampled{Source: in.Source, DurationSeconds: span.Seconds(), Samples: samples, MeanCores: work / float64(span),
-		MaxCores10ms: maxCores, Cores: max(s.cores, 1), Phases: s.cfg.Phases, LimitMilli: in.LimitMilli,
-		CPUStat: cgroup.CPUStat{ThrottledPeriods: throttled}}
-	get := func(m int64) *advise.Evaluation {
-		if m <= 0 {
-			return nil
+	var out []*advise.Advice
+	for _, target := range targets {
+		t := advise.NormalTarget(target)
+		a := &advise.Advice{Evaluations: evs}
+		a.Recommendation = advise.Recommend(evs, t, s.cfg.Period)
+		a.Recommendation.LowerBound = throttled > 0
+		a.Sampled = advise.Sampled{Source: in.Source, DurationSeconds: span.Seconds(), Samples: samples, MeanCores: work / float64(span),
+			MaxCores10ms: maxCores, Cores: max(s.cores, 1), Phases: s.cfg.Phases, LimitMilli: in.LimitMilli,
+			CPUStat: cgroup.CPUStat{ThrottledPeriods: throttled}}
+		get := func(m int64) *advise.Evaluation {
+			if m <= 0 {
+				return nil
+			}
+			return baseEval[m]
 		}
-		return baseEval[m]
-	}
-	missing := func(m int64, w time.Duration) string {
-		if m > 0 {
-			return ""
+		missing := func(m int64, w time.Duration) string {
+			if m > 0 {
+				return ""
+			}
+			return fmt.Sprintf("needs %.0f s of samples, has %.1f s", w.Seconds(), span.Seconds())
 		}
-		return fmt.Sprintf("needs %.0f s of samples, has %.1f s", w.Seconds(), span.Seconds())
+		a.Baselines = []advise.Baseline{
+			{Name: "krr default", How: "p95 of 75 s averages (krr sets it as the request, no limit)", Windows: rec.Windows75s, Missing: missing(rec.KrrMilli, 75*time.Second), Evaluation: get(rec.KrrMilli)},
+			{Name: "krr simple_limit", How: "p96 of 75 s averages as the limit (p66 as the request)", Windows: rec.Windows75s, Missing: missing(rec.KrrLimitMilli, 75*time.Second), Evaluation: get(rec.KrrLimitMilli)},
+			{Name: "VPA target", How: "p90 of 1-minute averages + 15%", Windows: rec.Windows60s, Missing: missing(rec.VPAMilli, time.Minute), Evaluation: get(rec.VPAMilli)},
+			{Name: "mean", How: "the mean use over the samples", Evaluation: get(milliOf(work / float64(span)))},
+		}
+		if s.err != nil {
+			a.Warnings = append(a.Warnings, "a chunk could not be replayed: "+s.err.Error())
+		}
+		a.Warnings = append(a.Warnings, fmt.Sprintf("from the agent's summary: %d block(s) of %s replayed in chunks of %s; limits between the ladder's are interpolated",
+			len(s.blocks), s.cfg.Block, s.cfg.Chunk))
+		out = append(out, a)
 	}
-	a.Baselines = []advise.Baseline{
-		{Name: "krr default", How: "p95 of 75 s averages (krr sets it as the request, no limit)", Windows: rec.Windows75s, Missing: missing(rec.KrrMilli, 75*time.Second), Evaluation: get(rec.KrrMilli)},
-		{Name: "krr simple_limit", How: "p96 of 75 s averages as the limit (p66 as the request)", Windows: rec.Windows75s, Missing: missing(rec.KrrLimitMilli, 75*time.Second), Evaluation: get(rec.KrrLimitMilli)},
-		{Name: "VPA target", How: "p90 of 1-minute averages + 15%", Windows: rec.Windows60s, Missing: missing(rec.VPAMilli, time.Minute), Evaluation: get(rec.VPAMilli)},
-		{Name: "mean", How: "the mean use over the samples", Evaluation: get(milliOf(work / float64(span)))},
-	}
-	if s.err != nil {
-		a.Warnings = append(a.Warnings, "a chunk could not be replayed: "+s.err.Error())
-	}
-	a.Warnings = append(a.Warnings, fmt.Sprintf("from the agent's summary: %d block(s) of %s replayed in chunks of %s; limits between the ladder's are interpolated",
-		len(s.blocks), s.cfg.Block, s.cfg.Chunk))
-	return a, nil
+	return out, nil
 }
 
 func onLadder(evs []advise.Evaluation, m int64) bool {
