@@ -25,7 +25,10 @@ type SummaryConfig struct {
 	Ladder []int64
 	// Period is the CFS period evaluated (default 100 ms).
 	Period time.Duration
-	// Phases of the period replayed (default 10, as advise).
+	// Phases of the period (default 10, as advise): each chunk is replayed
+	// at one of them, in turn (chunk k at phase k mod Phases), so that the
+	// window covers them all at a tenth of the cost of replaying every
+	// chunk at every phase.
 	Phases int
 	// Bucket is the resolution of the usage kept for krr's and the VPA's
 	// rules (default 15 s).
@@ -174,6 +177,7 @@ type Chunk struct {
 	start time.Duration
 	d     *advise.Demand
 	n     int
+	lead  time.Duration // idle time put before the first sample to set the phase
 }
 
 // Add takes one sample: the container's cumulative usage at agent time at.
@@ -229,15 +233,26 @@ func (s *Summary) Flush() *Chunk {
 	if n == 0 {
 		return nil
 	}
-	at, usage := make([]time.Duration, 0, n+1), make([]time.Duration, 0, n+1)
+	// The replay's periods start at the first sample; an idle lead before it
+	// moves them to this chunk's phase (the partition advise's phase ph
+	// makes: the first period holds the first sample at ph/Phases of it).
+	ph := int(s.firstAt/s.cfg.Chunk) % s.cfg.Phases
+	var lead time.Duration
+	if ph > 0 {
+		lead = s.cfg.Period - s.cfg.Period*time.Duration(ph)/time.Duration(s.cfg.Phases)
+	}
+	at, usage := make([]time.Duration, 0, n+2), make([]time.Duration, 0, n+2)
+	if lead > 0 {
+		at, usage = append(at, 0), append(usage, 0)
+	}
 	a, u := s.firstAt, s.firstUsage
-	at, usage = append(at, 0), append(usage, 0)
+	at, usage = append(at, lead), append(usage, 0)
 	for i := 0; i < n; i++ {
 		a += time.Duration(s.dAtUs[i]) * time.Microsecond
 		u += time.Duration(s.dUseUs[i]) * time.Microsecond
-		at, usage = append(at, a-s.firstAt), append(usage, u-s.firstUsage)
+		at, usage = append(at, a-s.firstAt+lead), append(usage, u-s.firstUsage)
 	}
-	c := &Chunk{start: s.firstAt, d: &advise.Demand{At: at, Usage: usage, Cores: max(s.cores, 1)}, n: n}
+	c := &Chunk{start: s.firstAt, d: &advise.Demand{At: at, Usage: usage, Cores: max(s.cores, 1)}, n: n, lead: lead}
 	s.start(s.lastAt, s.lastUsage)
 	return c
 }
@@ -261,7 +276,7 @@ type Replayed struct {
 // it. It is the costly step and touches no summary: run it anywhere.
 func (cfg *SummaryConfig) Replay(c *Chunk) (*Replayed, error) {
 	d := c.d
-	if d.Duration() < cfg.Period {
+	if d.Duration()-c.lead < cfg.Period {
 		return nil, nil // too short to replay: a container that just went
 	}
 	maxCores := d.MaxCores()
@@ -278,11 +293,11 @@ func (cfg *SummaryConfig) Replay(c *Chunk) (*Replayed, error) {
 			break
 		}
 	}
-	evs, zero, qs, err := advise.EvaluateDelays(d, points, advise.Options{Phases: cfg.Phases, Workers: 1}, delayQs[:])
+	evs, zero, qs, err := advise.EvaluateDelays(d, points, advise.Options{Phases: 1, Workers: 1}, delayQs[:])
 	if err != nil {
 		return nil, err
 	}
-	r := &Replayed{start: c.start, span: d.Duration(), work: float64(d.Work()), n: c.n, maxCores: maxCores}
+	r := &Replayed{start: c.start, span: d.Duration() - c.lead, work: float64(d.Work()), n: c.n, maxCores: maxCores}
 	if len(evs) > 0 {
 		r.periods = evs[0].Periods
 	}

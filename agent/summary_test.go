@@ -57,6 +57,8 @@ func TestSummaryAgreesWithAdvise(t *testing.T) {
 		t.Fatalf("summary spans %s, advise %s", span, d.Duration())
 	}
 	throttledSomewhere := 0
+	var worstThr, worstP99 float64
+	defer func() { t.Logf("largest differences: throttled ratio %.4f, delay p99 %.2f ms", worstThr, worstP99) }()
 	for i, w := range want {
 		if float64(w.LimitMilli) < 1.2*d.MeanCores()*1000 {
 			// Below the mean the backlog grows for as long as the replay
@@ -70,6 +72,8 @@ func TestSummaryAgreesWithAdvise(t *testing.T) {
 		if w.ThrottledRatio > 0.001 {
 			throttledSomewhere++
 		}
+		worstThr = max(worstThr, math.Abs(got.ThrottledRatio-w.ThrottledRatio))
+		worstP99 = max(worstP99, math.Abs(got.DelayP99Ms-w.DelayP99Ms))
 		// The replay restarts every chunk (60 s, 600 periods): a few
 		// periods at each restart may differ.
 		if d := math.Abs(got.ThrottledRatio - w.ThrottledRatio); d > 0.005+0.03*w.ThrottledRatio {
