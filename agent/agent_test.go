@@ -256,3 +256,37 @@ func TestAgentEvaluateEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentNoCPUController runs the agent on a v2 node whose cpu controller
+// is not enabled: usage is still counted, so the containers get advice, but
+// no limit, throttling or "current" prediction is served.
+func TestAgentNoCPUController(t *testing.T) {
+	n := newFakeNode(t, "v2-kubepods-systemd", func(root string) {
+		if err := os.WriteFile(filepath.Join(root, "sys/fs/cgroup/cgroup.controllers"), []byte("cpuset io memory pids\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n.a.Source().Limits() {
+		t.Fatal("the source has the cpu controller: the tree edit did not take")
+	}
+	n.run(3 * time.Second)
+	h := n.a.Handler()
+	doc := adviceOf(t, h)
+	if len(doc.Containers) != 1 || doc.Containers[0].Advice == nil {
+		t.Fatalf("containers %+v: want web/api-0/api with advice", doc.Containers)
+	}
+	if c := doc.Containers[0]; c.LimitMilli != 0 || c.Pod != "api-0" {
+		t.Fatalf("without the cpu controller: %+v", c)
+	}
+	_, metrics := get(t, h, "/metrics")
+	for _, absent := range []string{"throttlelab_container_cpu_limit_cores{", `at="current"`, "container_cpu_cfs_throttled_periods_total{"} {
+		if strings.Contains(metrics, absent) {
+			t.Errorf("/metrics has %s without a cpu controller", absent)
+		}
+	}
+	for _, present := range []string{"container_cpu_usage_seconds_total{", `at="advised"`, "throttlelab_advised_cpu_limit_cores{"} {
+		if !strings.Contains(metrics, present) {
+			t.Errorf("/metrics has no %s", present)
+		}
+	}
+}
