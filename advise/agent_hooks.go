@@ -49,3 +49,11 @@ func EvaluateDelays(d *Demand, points []Point, o Options, qs []float64) ([]Evalu
 	}
 	return evs, zero, at, nil
 }
+
+// Percentile is the nearest-rank percentile p (0-100) of v, as the coarse
+// recommenders' baselines take it; v is sorted in place.
+func Percentile(v []float64, p float64) float64 { return percentile(v, p) }
+
+// MilliOf rounds cores up to whole millicores (at least 1m; 0 for none), as
+// the baselines do.
+func MilliOf(cores float64) int64 { return milliOf(cores) }

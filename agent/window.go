@@ -238,22 +238,10 @@ func (s *Summary) Recommenders() Recommenders {
 	return r
 }
 
-// percentile is the nearest-rank percentile of v (sorted here), as advise's.
-func percentile(v []float64, p float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	sort.Float64s(v)
-	k := int(math.Ceil(p/100*float64(len(v)))) - 1
-	return v[min(max(k, 0), len(v)-1)]
-}
-
-func milliOf(cores float64) int64 {
-	if cores <= 0 {
-		return 0
-	}
-	return max(int64(math.Ceil(cores*1000-1e-9)), 1)
-}
+var (
+	percentile = advise.Percentile
+	milliOf    = advise.MilliOf
+)
 
 // AdviceInput is what the summary does not know about its container.
 type AdviceInput struct {
