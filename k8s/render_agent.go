@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"sigs.k8s.io/yaml"
 )
 
 // AgentOptions control how the agent's manifests are rendered.
@@ -214,20 +213,5 @@ func (m *AgentManifests) WriteYAML(w io.Writer) error {
 	fmt.Fprintf(&buf, "# throttlelab k8s render agent: the agent on every node, in namespace %s.\n", m.Namespace.Name)
 	fmt.Fprintf(&buf, "# The namespace enforces the privileged Pod Security profile only because of the\n")
 	fmt.Fprintf(&buf, "# read-only hostPath volumes; the pod is otherwise restricted (docs/fleet.md).\n")
-	for _, o := range m.Objects() {
-		var b []byte
-		var err error
-		if u, ok := o.(*unstructured.Unstructured); ok {
-			b, err = yaml.Marshal(u.Object)
-		} else {
-			b, err = marshal(o)
-		}
-		if err != nil {
-			return fmt.Errorf("writing %s as YAML: %w", o.GetObjectKind().GroupVersionKind().Kind, err)
-		}
-		buf.WriteString("---\n")
-		buf.Write(b)
-	}
-	_, err := w.Write(buf.Bytes())
-	return err
+	return writeDocuments(w, &buf, m.Objects())
 }
