@@ -53,6 +53,10 @@ type Config struct {
 	// MaxMilli is the node's CPUs in millicores (default runtime.NumCPU):
 	// the top of the ladder.
 	MaxMilli int64
+	// StateDir, if set, is where Run checkpoints the summaries every
+	// SaveEvery (default 5 min) and when it ends; LoadState reads them back.
+	StateDir  string
+	SaveEvery time.Duration
 }
 
 func (c *Config) defaults() {
@@ -77,6 +81,9 @@ func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.SaveEvery <= 0 {
+		c.SaveEvery = 5 * time.Minute
+	}
 	if c.MaxMilli <= 0 {
 		c.MaxMilli = int64(runtime.NumCPU()) * 1000
 	}
@@ -99,6 +106,8 @@ type Agent struct {
 	mu         sync.Mutex
 	containers map[string]*container // by cgroup path
 	owners     map[top.PodName]Owner
+	saved      map[string]summaryState // from LoadState, until their containers are seen
+	base       time.Duration           // Run's agent time: since the Unix epoch
 
 	replays chan replayJob
 }
@@ -146,7 +155,7 @@ func (a *Agent) observe(path string, at time.Duration, usageNs uint64) {
 		return // not (yet) a selected container: known after the first report
 	}
 	c.mu.Lock()
-	chunk := c.sum.Add(at, time.Duration(usageNs))
+	chunk := c.sum.Add(a.base+at, time.Duration(usageNs))
 	c.mu.Unlock()
 	if chunk != nil {
 		select {
@@ -185,6 +194,10 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 		c := a.containers[st.Path]
 		if c == nil {
 			c = &container{path: st.Path, sum: NewSummary(&a.cfg.Summary)}
+			if saved, ok := a.saved[st.Path]; ok {
+				c.sum.restore(saved)
+				delete(a.saved, st.Path)
+			}
 			a.containers[st.Path] = c
 		}
 		a.mu.Unlock()
@@ -225,11 +238,29 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 	})
 	wg.Go(func() { a.refreshOwners(ctx) })
+	lastSave := time.Now()
 	a.start = time.Now()
+	a.mu.Lock()
+	// Agent time is wall-clock time since the epoch: chunks and blocks fall
+	// on the clock's minutes and hours, and a checkpoint's blocks line up
+	// with the next run's.
+	a.base = time.Duration(a.start.UnixNano())
+	a.mu.Unlock()
 	err := a.w.Run(ctx, a.cfg.Interval, func(stats []top.Stats) bool {
-		a.Update(stats, time.Since(a.start))
+		a.Update(stats, a.base+time.Since(a.start))
+		if a.cfg.StateDir != "" && time.Since(lastSave) >= a.cfg.SaveEvery {
+			if err := a.SaveState(a.cfg.StateDir); err != nil {
+				a.cfg.Logger.Warn("checkpoint", "err", err)
+			}
+			lastSave = time.Now()
+		}
 		return true
 	})
+	if a.cfg.StateDir != "" {
+		if err := a.SaveState(a.cfg.StateDir); err != nil {
+			a.cfg.Logger.Warn("checkpoint", "err", err)
+		}
+	}
 	cancel()
 	wg.Wait()
 	return err

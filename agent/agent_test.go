@@ -290,3 +290,45 @@ func TestAgentNoCPUController(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentCheckpoint saves the summaries, starts a new agent on the same
+// node from them, and checks that the window it serves holds the demand of
+// both runs; a checkpoint of another configuration is ignored.
+func TestAgentCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	n := newFakeNode(t, "v2-kubepods-systemd", nil)
+	n.run(4 * time.Second)
+	before := adviceOf(t, n.a.Handler()).Containers[0].WindowSeconds
+	if err := n.a.SaveState(dir); err != nil {
+		t.Fatal(err)
+	}
+	// the agent restarts: a new one, the node's counters and clock go on
+	a, err := New(Config{Root: n.root, Node: "node-1", MaxMilli: 2000,
+		Summary: SummaryConfig{Window: 20 * time.Second, Block: 5 * time.Second, Chunk: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if got, err := a.LoadState(dir); err != nil || got != 1 {
+		t.Fatalf("loaded %d summaries, err %v; want 1", got, err)
+	}
+	n.a = a
+	n.run(3 * time.Second)
+	after := adviceOf(t, a.Handler()).Containers[0].WindowSeconds
+	if after < before+1.5 {
+		t.Fatalf("window %.1f s after the restart, %.1f s before: the saved demand was not restored", after, before)
+	}
+	// another window: the checkpoint does not fit, and is left alone
+	other, err := New(Config{Root: n.root, Summary: SummaryConfig{Window: 40 * time.Second, Block: 5 * time.Second, Chunk: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if got, err := other.LoadState(dir); err != nil || got != 0 {
+		t.Fatalf("a checkpoint of another window: loaded %d, err %v", got, err)
+	}
+	os.WriteFile(filepath.Join(dir, stateFile), []byte("not gob"), 0o600)
+	if _, err := other.LoadState(dir); err == nil || !strings.Contains(err.Error(), "remove it") {
+		t.Fatalf("a damaged checkpoint: %v", err)
+	}
+}

@@ -94,7 +94,10 @@ func RenderAgent(opt AgentOptions) (*AgentManifests, error) {
 		ObjectMeta: metav1.ObjectMeta{Name: opt.Namespace, Labels: nsLabels}}
 	m.ServiceAccount = &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(AgentName)}
 
-	args := []string{"agent", "--listen", ":" + strconv.Itoa(opt.Port), "--root", "/host"}
+	// The summaries are checkpointed to an emptyDir: they survive the
+	// container's restarts (a crash, an OOM kill, an update of the node's
+	// runtime), not the pod's deletion.
+	args := []string{"agent", "--listen", ":" + strconv.Itoa(opt.Port), "--root", "/host", "--state-dir", "/var/lib/throttlelab"}
 	if opt.Owners {
 		args = append(args, "--owners")
 		crMeta := metav1.ObjectMeta{Name: AgentName, Labels: labels}
@@ -134,9 +137,11 @@ func RenderAgent(opt AgentOptions) (*AgentManifests, error) {
 		vols = append(vols, corev1.Volume{Name: h.name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: h.path}}})
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: h.name, MountPath: "/host" + h.path, ReadOnly: true, RecursiveReadOnly: &rro})
 	}
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "state", MountPath: "/var/lib/throttlelab"})
+	vols = append(vols, corev1.Volume{Name: "state", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	t, f := true, false
 	uid := int64(UID)
-	grace := int64(5)
+	grace := int64(30) // time for the last checkpoint
 	podLabels := map[string]string{"app.kubernetes.io/name": "throttlelab", "app.kubernetes.io/component": "agent"}
 	m.DaemonSet = &appsv1.DaemonSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"}, ObjectMeta: meta(AgentName),
 		Spec: appsv1.DaemonSetSpec{

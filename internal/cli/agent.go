@@ -19,6 +19,7 @@ import (
 
 type agentFlags struct {
 	listen, root, node, mapping string
+	stateDir                    string
 	window, block, chunk        time.Duration
 	sample, interval            time.Duration
 	targets                     []string
@@ -44,7 +45,9 @@ bounded summary of each one's demand over a rolling window, and serve:
 The summary keeps the raw samples of the last --chunk only: each chunk is
 replayed through the quota model at a fixed ladder of limits and folded into
 blocks of --block; blocks older than --window are dropped. What a restart
-loses: the whole summary (the window starts again).`,
+loses: without --state-dir the whole summary (the window starts again); with
+it, the demand since the last checkpoint (5 minutes at most, one chunk on a
+clean exit).`,
 		Example: `  throttlelab agent --listen :9101 --root /host --node "$NODE_NAME"
   throttlelab agent --listen 127.0.0.1:9101 --window 1h --target throttled=0.01 --target delay=10ms`,
 		Args: exactArgs(0),
@@ -61,6 +64,7 @@ loses: the whole summary (the window starts again).`,
 	durationVar(fl, &f.sample, "sample", 10*time.Millisecond, "sampling interval")
 	durationVar(fl, &f.interval, "interval", time.Second, "how often settings and top's metrics are refreshed")
 	fl.StringArrayVar(&f.targets, "target", []string{"throttled=0.01"}, "target to advise for (throttled=0.01, delay=10ms, or both joined by a comma); the first is the one /advice and at=\"advised\" use")
+	fl.StringVar(&f.stateDir, "state-dir", "", "checkpoint the summaries here every 5 minutes and on exit, and start from them (a restart then loses at most the last minutes)")
 	fl.BoolVar(&f.owners, "owners", false, "look up the pods' owners (Deployment, StatefulSet, ...) in the Kubernetes API (in a pod, with its service account; needs list on pods)")
 	return cmd
 }
@@ -97,7 +101,7 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 	}
 	cfg := agent.Config{Root: root, Node: node, SampleEvery: f.sample, Interval: f.interval, Mapping: mapping, Targets: targets,
 		Summary: agent.SummaryConfig{Window: f.window, Block: f.block, Chunk: f.chunk},
-		Logger:  slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))}
+		Logger:  slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)), StateDir: f.stateDir}
 	if err := (&agent.SummaryConfig{Window: f.window, Block: f.block, Chunk: f.chunk, Period: 100 * time.Millisecond, Bucket: 15 * time.Second}).Check(); err != nil {
 		return usagef("--window/--block/--chunk: %v", err)
 	}
@@ -116,6 +120,16 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 	a, err := agent.New(cfg)
 	if err != nil {
 		return err
+	}
+	if f.stateDir != "" {
+		if fi, err := os.Stat(f.stateDir); err != nil || !fi.IsDir() {
+			return usagef("--state-dir %s: not a directory: make it first", f.stateDir)
+		}
+		n, err := a.LoadState(f.stateDir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "restored %d container summaries from %s\n", n, f.stateDir)
 	}
 	srv := &http.Server{Handler: a.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
