@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"errors"
 	"math"
+	"strings"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -181,5 +183,24 @@ func TestLadder(t *testing.T) {
 	}
 	if l[len(l)-1] != 2000 {
 		t.Errorf("ladder for 2 CPUs ends at %dm", l[len(l)-1])
+	}
+}
+
+// TestSummaryNoDemand: a summary with nothing replayed (a container seen for
+// less than a chunk, maybe throttled meanwhile) says so rather than
+// evaluating nothing as no throttling.
+func TestSummaryNoDemand(t *testing.T) {
+	s := NewSummary(testConfig())
+	s.NoteThrottled(time.Second, 5)
+	s.AddNow(time.Second, 0)
+	s.AddNow(time.Second+10*time.Millisecond, time.Millisecond)
+	if _, err := s.Evaluate(500, 0); !errors.Is(err, ErrNoDemand) {
+		t.Fatalf("Evaluate: %v, want ErrNoDemand", err)
+	}
+	if _, err := s.Advice(AdviceInput{}); !errors.Is(err, ErrNoDemand) {
+		t.Fatalf("Advice: %v, want ErrNoDemand", err)
+	}
+	if _, err := s.Evaluate(500, 600); err == nil || !strings.Contains(err.Error(), "burst") {
+		t.Fatalf("a burst above the limit: %v", err)
 	}
 }

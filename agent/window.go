@@ -145,7 +145,7 @@ func (s *Summary) Evaluate(limitMilli, burstMilli int64) (advise.Evaluation, err
 	if err := p.Check(); err != nil {
 		return advise.Evaluation{}, err
 	}
-	if len(s.blocks) == 0 {
+	if span, _ := s.Span(); span <= 0 {
 		return advise.Evaluation{}, ErrNoDemand
 	}
 	lad := s.cfg.Ladder
