@@ -3,8 +3,8 @@ package agent
 import (
 	"errors"
 	"math"
-	"strings"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
