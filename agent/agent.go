@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"runtime"
 	"sort"
@@ -194,6 +195,7 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 		c := a.containers[st.Path]
 		if c == nil {
 			c = &container{path: st.Path, sum: NewSummary(&a.cfg.Summary)}
+			c.sum.SetOffset(stagger(st.Path, a.cfg.Summary.Chunk))
 			if saved, ok := a.saved[st.Path]; ok {
 				c.sum.restore(saved)
 				delete(a.saved, st.Path)
@@ -337,6 +339,15 @@ type View struct {
 	hasLimit, hasRequest bool
 	perTarget            []advise.Recommendation
 	at                   map[string]*advise.Evaluation // current, advised, krr, vpa
+}
+
+// stagger is a container's chunk offset: its path's hash, in whole
+// 100 ms steps of the chunk.
+func stagger(path string, chunk time.Duration) time.Duration {
+	h := fnv.New32a()
+	h.Write([]byte(path))
+	steps := max(int64(chunk/(100*time.Millisecond)), 1)
+	return time.Duration(int64(h.Sum32())%steps) * 100 * time.Millisecond
 }
 
 func sameCores(a, b *float64) bool {

@@ -160,6 +160,8 @@ type Summary struct {
 
 	cores int // parallelism bound: highest use seen, rounded up
 	err   error
+	// offset staggers this summary's chunk boundaries (SetOffset).
+	offset time.Duration
 
 	closed map[int32]*aggPoint // the closed blocks' aggregate; nil: recompute
 }
@@ -171,13 +173,21 @@ func NewSummary(cfg *SummaryConfig) *Summary {
 	return &Summary{cfg: cfg, bucketWork: make([]float32, n), bucketTime: make([]float32, n)}
 }
 
+// SetOffset moves the summary's chunk boundaries by off (less than a
+// chunk): the agent spreads its containers' chunks over the minute, so that
+// their replays (and the memory they queue) do not all come at once.
+func (s *Summary) SetOffset(off time.Duration) {
+	s.offset = off % s.cfg.Chunk
+}
+
 // Chunk is the raw demand of one chunk, handed from the sampler to the
 // replay: it holds no reference to the summary.
 type Chunk struct {
-	start time.Duration
-	d     *advise.Demand
-	n     int
-	lead  time.Duration // idle time put before the first sample to set the phase
+	start         time.Duration
+	n             int
+	lead          time.Duration // idle time put before the first sample to set the phase
+	cores         int
+	dAtUs, dUseUs []uint32
 }
 
 // Add takes one sample: the container's cumulative usage at agent time at.
@@ -222,7 +232,7 @@ func (s *Summary) Add(at, usage time.Duration) *Chunk {
 func (s *Summary) start(at, usage time.Duration) {
 	s.have = true
 	s.firstAt, s.firstUsage, s.lastAt, s.lastUsage = at, usage, at, usage
-	s.chunkEnd = (at/s.cfg.Chunk + 1) * s.cfg.Chunk
+	s.chunkEnd = ((at-s.offset)/s.cfg.Chunk+1)*s.cfg.Chunk + s.offset
 	s.dAtUs, s.dUseUs = s.dAtUs[:0], s.dUseUs[:0]
 }
 
@@ -236,25 +246,33 @@ func (s *Summary) Flush() *Chunk {
 	// The replay's periods start at the first sample; an idle lead before it
 	// moves them to this chunk's phase (the partition advise's phase ph
 	// makes: the first period holds the first sample at ph/Phases of it).
-	ph := int(s.firstAt/s.cfg.Chunk) % s.cfg.Phases
+	ph := int((s.firstAt-s.offset)/s.cfg.Chunk) % s.cfg.Phases
 	var lead time.Duration
 	if ph > 0 {
 		lead = s.cfg.Period - s.cfg.Period*time.Duration(ph)/time.Duration(s.cfg.Phases)
 	}
-	at, usage := make([]time.Duration, 0, n+2), make([]time.Duration, 0, n+2)
-	if lead > 0 {
-		at, usage = append(at, 0), append(usage, 0)
-	}
-	a, u := s.firstAt, s.firstUsage
-	at, usage = append(at, lead), append(usage, 0)
-	for i := 0; i < n; i++ {
-		a += time.Duration(s.dAtUs[i]) * time.Microsecond
-		u += time.Duration(s.dUseUs[i]) * time.Microsecond
-		at, usage = append(at, a-s.firstAt+lead), append(usage, u-s.firstUsage)
-	}
-	c := &Chunk{start: s.firstAt, d: &advise.Demand{At: at, Usage: usage, Cores: max(s.cores, 1)}, n: n, lead: lead}
+	// The chunk waits for the replay worker as compactly as it was kept.
+	c := &Chunk{start: s.firstAt, n: n, lead: lead, cores: max(s.cores, 1),
+		dAtUs: append([]uint32(nil), s.dAtUs...), dUseUs: append([]uint32(nil), s.dUseUs...)}
 	s.start(s.lastAt, s.lastUsage)
 	return c
+}
+
+// demand expands a chunk for the replay: times from the lead, usage from 0.
+func (c *Chunk) demand() *advise.Demand {
+	n := len(c.dAtUs)
+	at, usage := make([]time.Duration, 0, n+2), make([]time.Duration, 0, n+2)
+	if c.lead > 0 {
+		at, usage = append(at, 0), append(usage, 0)
+	}
+	var a, u time.Duration
+	at, usage = append(at, c.lead), append(usage, 0)
+	for i := 0; i < n; i++ {
+		a += time.Duration(c.dAtUs[i]) * time.Microsecond
+		u += time.Duration(c.dUseUs[i]) * time.Microsecond
+		at, usage = append(at, a+c.lead), append(usage, u)
+	}
+	return &advise.Demand{At: at, Usage: usage, Cores: c.cores}
 }
 
 // Replayed is a chunk's evaluations, ready to fold into its summary.
@@ -275,7 +293,7 @@ type Replayed struct {
 // unthrottled as that one), each without burst and with a burst equal to
 // it. It is the costly step and touches no summary: run it anywhere.
 func (cfg *SummaryConfig) Replay(c *Chunk) (*Replayed, error) {
-	d := c.d
+	d := c.demand()
 	if d.Duration()-c.lead < cfg.Period {
 		return nil, nil // too short to replay: a container that just went
 	}
