@@ -204,3 +204,40 @@ func TestSummaryNoDemand(t *testing.T) {
 		t.Fatalf("a burst above the limit: %v", err)
 	}
 }
+
+// TestBlockEvaluations: a window of a quiet stretch then a busy one has
+// blocks that disagree, and the window's throttled share lies between them.
+func TestBlockEvaluations(t *testing.T) {
+	cfg := &SummaryConfig{Window: 10 * time.Minute, Block: 2 * time.Minute, Chunk: time.Minute}
+	cfg.defaults(4000)
+	s := NewSummary(cfg)
+	quietAt, quietUse := bursty(5, 2*60*100, 0.05)
+	busyAt, busyUse := bursty(6, 2*60*100+1, 0.4)
+	for i := range quietAt {
+		s.AddNow(quietAt[i], quietUse[i])
+	}
+	end, used := quietAt[len(quietAt)-1], quietUse[len(quietUse)-1]
+	for i := 1; i < len(busyAt); i++ {
+		s.AddNow(end+busyAt[i], used+busyUse[i])
+	}
+	s.replayFold(s.Flush())
+	starts, evs, err := s.BlockEvaluations(500, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) < 2 || len(starts) != len(evs) {
+		t.Fatalf("%d block evaluations", len(evs))
+	}
+	lo, hi := evs[0].ThrottledRatio, evs[len(evs)-1].ThrottledRatio
+	w, _ := s.Evaluate(500, 0)
+	t.Logf("throttled at 500m: first block %.3f, last %.3f, window %.3f", lo, hi, w.ThrottledRatio)
+	if !(hi > lo+0.02) {
+		t.Fatalf("a quiet block %.3f and a busy one %.3f: want them to disagree", lo, hi)
+	}
+	if w.ThrottledRatio < lo || w.ThrottledRatio > hi {
+		t.Fatalf("window %.3f outside its blocks' %.3f..%.3f", w.ThrottledRatio, lo, hi)
+	}
+	if w.ThrottledRatioWorst < hi-1e-9 || w.ThrottledRatioBest > lo+1e-9 {
+		t.Fatalf("window worst/best %.3f/%.3f, blocks %.3f..%.3f", w.ThrottledRatioWorst, w.ThrottledRatioBest, lo, hi)
+	}
+}

@@ -357,3 +357,25 @@ func onLadder(evs []advise.Evaluation, m int64) bool {
 	}
 	return false
 }
+
+// BlockEvaluations evaluates a limit and burst in each block of the window
+// alone, oldest first, with the block's start: how much the blocks disagree
+// is the uncertainty of the window's figure (what advise's block-wise
+// intervals are made of). Blocks that hold no replayed demand are left out.
+func (s *Summary) BlockEvaluations(limitMilli, burstMilli int64) (starts []time.Duration, evs []advise.Evaluation, err error) {
+	for _, b := range s.blocks {
+		if b.Span <= 0 {
+			continue
+		}
+		one := &Summary{cfg: s.cfg, blocks: []*Block{b}, cores: s.cores}
+		e, err := one.Evaluate(limitMilli, burstMilli)
+		if err != nil {
+			return nil, nil, err
+		}
+		starts, evs = append(starts, b.Start), append(evs, e)
+	}
+	if len(evs) == 0 {
+		return nil, nil, ErrNoDemand
+	}
+	return starts, evs, nil
+}
