@@ -258,19 +258,29 @@ func (s *Summary) Flush() *Chunk {
 	return c
 }
 
-// demand expands a chunk for the replay: times from the lead, usage from 0.
-func (c *Chunk) demand() *advise.Demand {
+// prefill is the work put in one period before a chunk's demand: it starts
+// the period timer, so that the refill at the period's end fills the burst
+// pool, as the kernel's would be after the idle time a burst usually
+// follows. Without it every chunk would start with no burst saved (the
+// replay starts a group from nothing), and a workload whose bursts a burst
+// absorbs would look throttled once a chunk. The cost: one more burst's
+// worth of runtime per chunk where the group was busy up to its end.
+const prefill = time.Microsecond
+
+// demand expands a chunk for the replay: one period of prefill, the phase
+// lead, then the samples.
+func (c *Chunk) demand(period time.Duration) *advise.Demand {
 	n := len(c.dAtUs)
-	at, usage := make([]time.Duration, 0, n+2), make([]time.Duration, 0, n+2)
+	at, usage := make([]time.Duration, 0, n+3), make([]time.Duration, 0, n+3)
+	at, usage = append(at, 0, period), append(usage, 0, prefill)
 	if c.lead > 0 {
-		at, usage = append(at, 0), append(usage, 0)
+		at, usage = append(at, period+c.lead), append(usage, prefill)
 	}
 	var a, u time.Duration
-	at, usage = append(at, c.lead), append(usage, 0)
 	for i := 0; i < n; i++ {
 		a += time.Duration(c.dAtUs[i]) * time.Microsecond
 		u += time.Duration(c.dUseUs[i]) * time.Microsecond
-		at, usage = append(at, a+c.lead), append(usage, u)
+		at, usage = append(at, period+c.lead+a), append(usage, prefill+u)
 	}
 	return &advise.Demand{At: at, Usage: usage, Cores: c.cores}
 }
@@ -293,8 +303,9 @@ type Replayed struct {
 // unthrottled as that one), each without burst and with a burst equal to
 // it. It is the costly step and touches no summary: run it anywhere.
 func (cfg *SummaryConfig) Replay(c *Chunk) (*Replayed, error) {
-	d := c.demand()
-	if d.Duration()-c.lead < cfg.Period {
+	d := c.demand(cfg.Period)
+	lead := cfg.Period + c.lead
+	if d.Duration()-lead < cfg.Period {
 		return nil, nil // too short to replay: a container that just went
 	}
 	maxCores := d.MaxCores()
@@ -315,9 +326,9 @@ func (cfg *SummaryConfig) Replay(c *Chunk) (*Replayed, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Replayed{start: c.start, span: d.Duration() - c.lead, work: float64(d.Work()), n: c.n, maxCores: maxCores}
+	r := &Replayed{start: c.start, span: d.Duration() - lead, work: float64(d.Work() - prefill), n: c.n, maxCores: maxCores}
 	if len(evs) > 0 {
-		r.periods = evs[0].Periods
+		r.periods = evs[0].Periods - 1 // the prefill's period
 	}
 	for i, e := range evs {
 		if e.ThrottledPeriods == 0 && e.DelayMaxMs == 0 {

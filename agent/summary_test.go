@@ -35,11 +35,38 @@ func testConfig() *SummaryConfig {
 	return c
 }
 
+// periodic is n samples of a sched-bench-like group: two threads busy for
+// 200 ms every 2 s (jittered by up to 1 ms), idle between.
+func periodic(n int) (at, usage []time.Duration) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	at, usage = make([]time.Duration, n), make([]time.Duration, n)
+	var u time.Duration
+	for i := 1; i < n; i++ {
+		at[i] = time.Duration(i)*10*time.Millisecond + time.Duration(rng.IntN(1000))*time.Microsecond
+		if i%200 < 20 {
+			u += 20 * time.Millisecond
+		}
+		u += time.Duration(rng.IntN(100)) * time.Microsecond
+		usage[i] = u
+	}
+	return at, usage
+}
+
 // TestSummaryAgreesWithAdvise feeds the same samples to the summary and to
 // advise's replay and compares every ladder point and the recommendation.
 func TestSummaryAgreesWithAdvise(t *testing.T) {
+	t.Run("bursty", func(t *testing.T) {
+		at, usage := bursty(1, 10*60*100, 0.35)
+		agreesWithAdvise(t, at, usage)
+	})
+	t.Run("periodic", func(t *testing.T) {
+		at, usage := periodic(10 * 60 * 100)
+		agreesWithAdvise(t, at, usage)
+	})
+}
+
+func agreesWithAdvise(t *testing.T, at, usage []time.Duration) {
 	cfg := testConfig()
-	at, usage := bursty(1, 10*60*100, 0.35) // 10 minutes
 	s := NewSummary(cfg)
 	for i := range at {
 		s.AddNow(at[i], usage[i])
