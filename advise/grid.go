@@ -125,6 +125,9 @@ type Options struct {
 	// the quota spent is lost rather than delayed. The default is work that
 	// waits (requests, jobs): it is served late, in order.
 	WallClock bool
+	// delays, if set, gets each point's pooled delay histogram
+	// (EvaluateDelays).
+	delays func(i int, h *delayHist)
 }
 
 // Evaluate replays d through every point at every phase. Points must pass
@@ -246,6 +249,9 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 		e.ThrottledSeconds = thrNs / float64(n) / 1e9
 		e.LostSeconds = lostNs / float64(n) / 1e9
 		e.DelayP50Ms, e.DelayP99Ms, e.DelayMaxMs = h.quantile(0.5)/1e6, h.quantile(0.99)/1e6, h.maxNs/1e6
+		if o.delays != nil {
+			o.delays(i, &h)
+		}
 		evals[i] = e
 	}
 	return evals, nil

@@ -17,7 +17,12 @@ func (m *Manifests) WriteYAML(w io.Writer) error {
 	fmt.Fprintf(&buf, "# throttlelab k8s render: experiment %s in namespace %s.\n", m.Experiment, m.Namespace.Name)
 	fmt.Fprintf(&buf, "# A run needs its config's Service, server pods and neighbours, then the load Job\n")
 	fmt.Fprintf(&buf, "# of its load; applied all at once, every config runs at the same time.\n")
-	for _, o := range m.Objects() {
+	return writeDocuments(w, &buf, m.Objects())
+}
+
+// writeDocuments appends objs to buf as YAML documents and writes buf to w.
+func writeDocuments(w io.Writer, buf *bytes.Buffer, objs []runtime.Object) error {
+	for _, o := range objs {
 		b, err := marshal(o)
 		if err != nil {
 			return fmt.Errorf("writing %s as YAML: %w", o.GetObjectKind().GroupVersionKind().Kind, err)
@@ -32,6 +37,9 @@ func (m *Manifests) WriteYAML(w io.Writer) error {
 // marshal writes one object without the fields a typed object always has but
 // a manifest should not: status, an empty spec, no creation time.
 func marshal(o runtime.Object) ([]byte, error) {
+	if u, ok := o.(*unstructured.Unstructured); ok {
+		return yaml.Marshal(u.Object) // written as it is (a PodMonitor)
+	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 	if err != nil {
 		return nil, err

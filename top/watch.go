@@ -26,6 +26,9 @@ type Options struct {
 	// Mapping is how the runtime turned shares into a v2 weight, for reading
 	// requests back: cgroup.WeightLinear by default.
 	Mapping cgroup.WeightMapping
+	// Observe, if set, is called by Sample with every group's cumulative
+	// usage (ns) at each sample (the agent keeps its demand from them).
+	Observe func(path string, at time.Duration, usageNs uint64)
 }
 
 func (o *Options) defaults() {
@@ -261,6 +264,9 @@ func (w *Watcher) Sample(at time.Duration) {
 		}
 		g.last = s
 		g.samples++
+		if s.hasUsage && w.opts.Observe != nil {
+			w.opts.Observe(g.ref.Path, at, s.usageNs)
+		}
 		if s.hasUsage {
 			g.tracker.Add(cgroup.PeakPoint{At: at, UsageNs: s.usageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods})
 		}

@@ -15,6 +15,9 @@ type k8sRenderFlags struct {
 	image     string
 	quick     bool
 	cores     int
+	// agent only
+	owners, podMonitor bool
+	agentArgs          []string
 }
 
 func newK8sCmd() *cobra.Command {
@@ -27,7 +30,7 @@ func newK8sCmd() *cobra.Command {
 	}
 	var f k8sRenderFlags
 	render := &cobra.Command{
-		Use:   "render SPEC.yaml|PRESET",
+		Use:   "render SPEC.yaml|PRESET|agent",
 		Short: "Print the Kubernetes objects that run an experiment",
 		Long: `Print, as multi-document YAML, the objects that run an experiment on a
 Kubernetes cluster: a Namespace enforcing the restricted Pod Security
@@ -35,6 +38,11 @@ Standard; per config its server pods (CONFIG-0, CONFIG-1, ...) with the
 config's CPU requests and limits, a Service (ClusterIP for the random
 balancer, headless for the client-side ones), its neighbours as pods, and
 one load Job per load. The same spec gives the same bytes.
+
+"agent" renders the per-node agent instead (docs/fleet.md): Namespace,
+ServiceAccount, list-pods RBAC with --owners, DaemonSet, headless Service,
+and with --pod-monitor a Prometheus Operator PodMonitor; --agent-arg passes
+flags to the agent (--agent-arg=--window=24h).
 
 A spec the cluster cannot express (a cpuset, a CPU burst, a CFS period),
 a name that is not a DNS label, or an image that is no image reference is
@@ -49,6 +57,9 @@ refused before anything is printed.`,
 	fl.StringVar(&f.image, "image", "throttlelab:"+Version, "throttlelab image the pods run (make image builds it)")
 	fl.BoolVar(&f.quick, "quick", false, "render a preset's quick variant")
 	fl.IntVar(&f.cores, "cores", 0, "with --quick: scale for nodes of this many cores (default: this machine's)")
+	fl.BoolVar(&f.owners, "owners", true, "agent: grant list on pods and name each pod's owner")
+	fl.BoolVar(&f.podMonitor, "pod-monitor", false, "agent: add a Prometheus Operator PodMonitor")
+	fl.StringArrayVar(&f.agentArgs, "agent-arg", nil, "agent: a flag for the agent (repeat)")
 	cmd.AddCommand(render, newK8sHoldCmd(), newK8sPackCmd())
 	return cmd
 }
@@ -90,6 +101,9 @@ func newK8sPackCmd() *cobra.Command {
 }
 
 func runK8sRender(cmd *cobra.Command, f k8sRenderFlags, arg string) error {
+	if arg == "agent" {
+		return runK8sRenderAgent(cmd, f)
+	}
 	if f.cores != 0 && !f.quick {
 		return usagef("--cores is for --quick")
 	}

@@ -120,7 +120,7 @@ Concepts: throttlelab help quota (limits, periods, throttling), throttlelab help
 	}
 	in(groupExperiments, newRunCmd(), newSimCmd(), newMapCmd(), newReportCmd(), newPresetsCmd(), newValidateCmd())
 	in(groupObserve, newTopCmd(), newAdviseCmd())
-	in(groupKubernetes, newK8sCmd(), newCheckCmd())
+	in(groupKubernetes, newK8sCmd(), newAgentCmd(), newCheckCmd())
 	// burst and noise are helper processes that run and the k8s manifests
 	// start: hidden from the list, documented in their own --help.
 	burst, noise := newBurstCmd(), newNoiseCmd()

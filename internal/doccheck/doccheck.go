@@ -272,7 +272,6 @@ type Pending struct {
 // Pendings are the commands and flags the docs may name before they exist.
 // Keep it short: every entry is a promise that a change is landing.
 var Pendings = []Pending{
-	{Path: "agent", Reason: "the fleet's node agent, landing with the fleet change (docs/fleet.md)"},
 }
 
 // PendingFor returns the entry that covers a command whose first words are
@@ -299,7 +298,6 @@ func PendingFor(args []string) (Pending, bool) {
 // them; a link to one is not an error until it exists, and then the entry
 // must go.
 var PendingFiles = map[string]string{
-	"docs/fleet.md": "written with the fleet change",
 }
 
 var linkRE = regexp.MustCompile(`\]\(([^)\s]+)\)`)

@@ -1,0 +1,503 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"log/slog"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/top"
+)
+
+// NamedTarget is a target the agent advises for, under a short name that
+// becomes the metrics' target label.
+type NamedTarget struct {
+	Name string
+	advise.Target
+}
+
+// Owner names the workload that owns a pod.
+type Owner struct{ Kind, Name string }
+
+// Config configures an Agent.
+type Config struct {
+	// Root is prepended to every kernel path (the host's root mounted in
+	// the agent's container).
+	Root string
+	// Node is the node's name (the node label).
+	Node string
+	// SampleEvery is the sampling interval (default 10 ms); Interval how
+	// often settings and top's metrics are refreshed (default 1 s).
+	SampleEvery, Interval time.Duration
+	// Mapping reads v2 weights back as requests (default linear).
+	Mapping cgroup.WeightMapping
+	Summary SummaryConfig
+	// Targets to advise for; the first is the one the predictions at
+	// "advised" and the /advice endpoint use (default throttled=0.01).
+	Targets []NamedTarget
+	// Select picks the groups to summarise (default: Kubernetes containers
+	// and throttlelab's own groups).
+	Select func(top.Identity) bool
+	// Owners looks up the owners of the pods on the node (optional; nil
+	// leaves owner_kind and owner_name empty).
+	Owners func(ctx context.Context) (map[top.PodName]Owner, error)
+	// Logger gets what goes wrong on the way (default discards).
+	Logger *slog.Logger
+	// MaxMilli is the node's CPUs in millicores (default runtime.NumCPU):
+	// the top of the ladder.
+	MaxMilli int64
+	// StateDir, if set, is where Run checkpoints the summaries every
+	// SaveEvery (default 5 min) and when it ends; LoadState reads them back.
+	StateDir  string
+	SaveEvery time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.Root == "" {
+		c.Root = "/"
+	}
+	if c.SampleEvery <= 0 {
+		c.SampleEvery = 10 * time.Millisecond
+	}
+	if c.Interval <= 0 {
+		c.Interval = time.Second
+	}
+	if c.Mapping == "" {
+		c.Mapping = cgroup.WeightLinear
+	}
+	if len(c.Targets) == 0 {
+		c.Targets = []NamedTarget{{Name: "throttled=0.01", Target: advise.Target{MaxThrottled: 0.01}}}
+	}
+	if c.Select == nil {
+		c.Select = DefaultSelect
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.SaveEvery <= 0 {
+		c.SaveEvery = 5 * time.Minute
+	}
+	if c.MaxMilli <= 0 {
+		c.MaxMilli = int64(runtime.NumCPU()) * 1000
+	}
+	c.Summary.defaults(c.MaxMilli)
+}
+
+// DefaultSelect picks Kubernetes containers and throttlelab's own groups.
+func DefaultSelect(id top.Identity) bool {
+	return (id.Kind == top.KindContainer && id.PodUID != "") || (id.Kind == top.KindThrottlelab && strings.Count(id.Name, "/") >= 2)
+}
+
+// Agent keeps a summary per container of a node and serves advice from
+// them.
+type Agent struct {
+	cfg       Config
+	w         *top.Watcher
+	collector *top.Collector
+	start     time.Time
+
+	mu         sync.Mutex
+	containers map[string]*container // by cgroup path
+	owners     map[top.PodName]Owner
+	saved      map[string]summaryState // from LoadState, until their containers are seen
+	base       time.Duration           // Run's agent time: since the Unix epoch
+
+	replays chan replayJob
+}
+
+type replayJob struct {
+	c     *container
+	chunk *Chunk
+}
+
+// container is one summarised group.
+type container struct {
+	path string
+	mu   sync.Mutex // guards everything below
+	id   top.Identity
+	sum  *Summary
+	last top.Stats
+	view *View
+}
+
+// New finds the node's cgroup hierarchy and its groups.
+func New(cfg Config) (*Agent, error) {
+	cfg.defaults()
+	if err := cfg.Summary.Check(); err != nil {
+		return nil, err
+	}
+	a := &Agent{cfg: cfg, containers: map[string]*container{}, collector: top.NewCollector(cfg.Mapping),
+		replays: make(chan replayJob, 1024)}
+	w, err := top.New(top.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, Observe: a.observe})
+	if err != nil {
+		return nil, err
+	}
+	a.w = w
+	return a, nil
+}
+
+// Source returns the hierarchy the agent reads.
+func (a *Agent) Source() *top.Source { return a.w.Source() }
+
+// observe gets every group's usage at every sample (top.Options.Observe).
+func (a *Agent) observe(path string, at time.Duration, usageNs uint64) {
+	a.mu.Lock()
+	c := a.containers[path]
+	a.mu.Unlock()
+	if c == nil {
+		return // not (yet) a selected container: known after the first report
+	}
+	c.mu.Lock()
+	chunk := c.sum.Add(a.base+at, time.Duration(usageNs))
+	c.mu.Unlock()
+	if chunk != nil {
+		select {
+		case a.replays <- replayJob{c, chunk}:
+		default:
+			a.replay(replayJob{c, chunk}) // the replay worker is behind: do it here (Fold takes chunks in any order)
+		}
+	}
+}
+
+func (a *Agent) replay(j replayJob) {
+	r, err := a.cfg.Summary.Replay(j.chunk)
+	j.c.mu.Lock()
+	defer j.c.mu.Unlock()
+	if err != nil {
+		j.c.sum.err = err
+		a.cfg.Logger.Warn("replay", "cgroup", j.c.path, "err", err)
+		return
+	}
+	j.c.sum.Fold(r)
+	j.c.view = nil // advice is out of date
+}
+
+// Update takes one report of top (every Interval): it adds the groups that
+// appeared, drops those that went, and records their settings.
+func (a *Agent) Update(stats []top.Stats, at time.Duration) {
+	seen := make(map[string]bool, len(stats))
+	var keep []top.Stats
+	for _, st := range stats {
+		if st.Error != "" || !a.cfg.Select(st.Identity) {
+			continue
+		}
+		keep = append(keep, st)
+		seen[st.Path] = true
+		a.mu.Lock()
+		c := a.containers[st.Path]
+		if c == nil {
+			c = &container{path: st.Path, sum: NewSummary(&a.cfg.Summary)}
+			c.sum.SetOffset(stagger(st.Path, a.cfg.Summary.Chunk))
+			if saved, ok := a.saved[st.Path]; ok {
+				c.sum.restore(saved)
+				delete(a.saved, st.Path)
+			}
+			a.containers[st.Path] = c
+		}
+		a.mu.Unlock()
+		c.mu.Lock()
+		if c.view != nil && (!sameCores(c.last.LimitCores, st.LimitCores) || !sameCores(c.last.RequestCores, st.RequestCores) || c.last.BurstCores != st.BurstCores || c.id != st.Identity) {
+			c.view = nil // settings or names changed: the predictions at "current" too
+		}
+		c.id, c.last = st.Identity, st
+		c.sum.NoteThrottled(at, st.ThrottledPeriods)
+		c.mu.Unlock()
+	}
+	a.mu.Lock()
+	for p := range a.containers {
+		if !seen[p] {
+			delete(a.containers, p) // gone: its summary goes with it
+		}
+	}
+	a.mu.Unlock()
+	a.collector.Update(keep)
+}
+
+// Run samples until ctx ends: top's watcher every SampleEvery, a report
+// every Interval, chunks replayed by a worker, advice recomputed after each
+// chunk.
+func (a *Agent) Run(ctx context.Context) error {
+	defer a.w.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case j := <-a.replays:
+				a.replay(j)
+			}
+		}
+	})
+	wg.Go(func() { a.refreshOwners(ctx) })
+	lastSave := time.Now()
+	a.start = time.Now()
+	a.mu.Lock()
+	// Agent time is wall-clock time since the epoch: chunks and blocks fall
+	// on the clock's minutes and hours, and a checkpoint's blocks line up
+	// with the next run's.
+	a.base = time.Duration(a.start.UnixNano())
+	a.mu.Unlock()
+	err := a.w.Run(ctx, a.cfg.Interval, func(stats []top.Stats) bool {
+		a.Update(stats, a.base+time.Since(a.start))
+		if a.cfg.StateDir != "" && time.Since(lastSave) >= a.cfg.SaveEvery {
+			if err := a.SaveState(a.cfg.StateDir); err != nil {
+				a.cfg.Logger.Warn("checkpoint", "err", err)
+			}
+			lastSave = time.Now()
+		}
+		return true
+	})
+	if a.cfg.StateDir != "" {
+		if err := a.SaveState(a.cfg.StateDir); err != nil {
+			a.cfg.Logger.Warn("checkpoint", "err", err)
+		}
+	}
+	cancel()
+	wg.Wait()
+	return err
+}
+
+// refreshOwners reads the pods' owners at start and every minute.
+func (a *Agent) refreshOwners(ctx context.Context) {
+	if a.cfg.Owners == nil {
+		return
+	}
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		o, err := a.cfg.Owners(ctx)
+		if err != nil {
+			a.cfg.Logger.Warn("owner lookup", "err", err)
+		} else {
+			a.mu.Lock()
+			a.owners = o
+			a.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Names are a container's labels.
+type Names struct {
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod"`
+	Container string `json:"container"`
+	OwnerKind string `json:"owner_kind"`
+	OwnerName string `json:"owner_name"`
+	Cgroup    string `json:"cgroup"`
+}
+
+// namesOf labels a group: Kubernetes names where the kubelet's log
+// directories gave them, else the pod UID and container ID from the cgroup
+// path, else the group's name.
+func namesOf(path string, id top.Identity, owners map[top.PodName]Owner) Names {
+	n := Names{Namespace: id.Namespace, Pod: id.Pod, Container: id.Container, Cgroup: path}
+	if n.Pod == "" {
+		n.Pod = id.PodUID
+	}
+	if n.Container == "" {
+		n.Container = id.ContainerID
+		if n.Container == "" {
+			n.Container = id.Name
+		}
+	}
+	if o, ok := owners[top.PodName{Namespace: id.Namespace, Name: id.Pod}]; ok && id.Pod != "" {
+		n.OwnerKind, n.OwnerName = o.Kind, o.Name
+	}
+	return n
+}
+
+// View is one container's current settings, advice and predictions.
+type View struct {
+	Names
+	LimitMilli    int64   `json:"limit_milli"`
+	RequestMilli  int64   `json:"request_milli"`
+	BurstMilli    int64   `json:"burst_milli"`
+	KrrMilli      int64   `json:"krr_milli"`
+	VPAMilli      int64   `json:"vpa_milli"`
+	WindowSeconds float64 `json:"window_seconds"`
+	// Advice is for the first target, as advise --json prints it.
+	Advice *advise.Advice `json:"advice"`
+	// Why is set when there is no advice yet.
+	Why string `json:"why,omitempty"`
+
+	hasLimit, hasRequest bool
+	perTarget            []advise.Recommendation
+	at                   map[string]*advise.Evaluation // current, advised, krr, vpa
+}
+
+// stagger is a container's chunk offset: its path's hash, in whole
+// 100 ms steps of the chunk.
+func stagger(path string, chunk time.Duration) time.Duration {
+	h := fnv.New32a()
+	h.Write([]byte(path))
+	steps := max(int64(chunk/(100*time.Millisecond)), 1)
+	return time.Duration(int64(h.Sum32())%steps) * 100 * time.Millisecond
+}
+
+func sameCores(a, b *float64) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+func milliOfCores(c *float64) (int64, bool) {
+	if c == nil {
+		return 0, false
+	}
+	return int64(*c*1000 + 0.5), true
+}
+
+// viewOf computes c's view; c.mu is held.
+func (a *Agent) viewOf(c *container, owners map[top.PodName]Owner) *View {
+	if c.view != nil {
+		c.view.Names = namesOf(c.path, c.id, owners)
+		return c.view
+	}
+	v := &View{Names: namesOf(c.path, c.id, owners), at: map[string]*advise.Evaluation{}}
+	v.LimitMilli, v.hasLimit = milliOfCores(c.last.LimitCores)
+	v.RequestMilli, v.hasRequest = milliOfCores(c.last.RequestCores)
+	v.BurstMilli = int64(c.last.BurstCores*1000 + 0.5)
+	span, _ := c.sum.Span()
+	v.WindowSeconds = span.Seconds()
+	rec := c.sum.Recommenders()
+	v.KrrMilli, v.VPAMilli = rec.KrrMilli, rec.VPAMilli
+	targets := make([]advise.Target, len(a.cfg.Targets))
+	for i, t := range a.cfg.Targets {
+		targets[i] = t.Target
+	}
+	advs, err := c.sum.AdviceFor(AdviceInput{Source: "agent " + a.cfg.Node + ":" + c.path, LimitMilli: v.LimitMilli}, targets)
+	if err != nil {
+		v.Why = err.Error()
+	} else {
+		v.Advice = advs[0]
+		for _, adv := range advs {
+			v.perTarget = append(v.perTarget, adv.Recommendation)
+		}
+	}
+	if v.Advice != nil {
+		eval := func(name string, limit, burst int64) {
+			if limit <= 0 {
+				return
+			}
+			if e, err := c.sum.Evaluate(limit, burst); err == nil {
+				v.at[name] = &e
+			}
+		}
+		if v.hasLimit {
+			eval("current", v.LimitMilli, v.BurstMilli)
+		}
+		r := v.Advice.Recommendation.Evaluation
+		v.at["advised"] = &r
+		eval("krr", v.KrrMilli, 0)
+		eval("vpa", v.VPAMilli, 0)
+	}
+	c.view = v
+	return v
+}
+
+// Views returns every container's view, sorted by namespace, pod,
+// container. Advice is recomputed for containers whose summary changed.
+func (a *Agent) Views() []*View {
+	a.mu.Lock()
+	cs := make([]*container, 0, len(a.containers))
+	for _, c := range a.containers {
+		cs = append(cs, c)
+	}
+	owners := a.owners
+	a.mu.Unlock()
+	out := make([]*View, 0, len(cs))
+	for _, c := range cs {
+		c.mu.Lock()
+		out = append(out, a.viewOf(c, owners))
+		c.mu.Unlock()
+	}
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i], out[j]
+		if x.Namespace != y.Namespace {
+			return x.Namespace < y.Namespace
+		}
+		if x.Pod != y.Pod {
+			return x.Pod < y.Pod
+		}
+		if x.Container != y.Container {
+			return x.Container < y.Container
+		}
+		return x.Cgroup < y.Cgroup
+	})
+	return out
+}
+
+// ErrNoContainer marks a lookup that matches no container.
+var ErrNoContainer = errors.New("no such container")
+
+// Evaluate evaluates a limit and burst for the container named so.
+func (a *Agent) Evaluate(namespace, pod, name string, limitMilli, burstMilli int64) (advise.Evaluation, error) {
+	a.mu.Lock()
+	var found []*container
+	for _, c := range a.containers {
+		c.mu.Lock()
+		n := namesOf(c.path, c.id, nil)
+		c.mu.Unlock()
+		if n.Namespace == namespace && n.Pod == pod && n.Container == name {
+			found = append(found, c)
+		}
+	}
+	a.mu.Unlock()
+	switch len(found) {
+	case 0:
+		return advise.Evaluation{}, fmt.Errorf("%w %s/%s/%s on this node: see /advice for the names", ErrNoContainer, namespace, pod, name)
+	case 1:
+	default:
+		return advise.Evaluation{}, fmt.Errorf("%s/%s/%s names %d groups on this node", namespace, pod, name, len(found))
+	}
+	c := found[0]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sum.Evaluate(limitMilli, burstMilli)
+}
+
+// Node returns the node's name.
+func (a *Agent) Node() string { return a.cfg.Node }
+
+// Targets returns the configured targets.
+func (a *Agent) Targets() []NamedTarget { return a.cfg.Targets }
+
+// Sample reads every group once at agent time at (Run does it every
+// SampleEvery).
+func (a *Agent) Sample(at time.Duration) { a.w.Sample(at) }
+
+// Report closes top's interval at the last sample, updates the containers
+// from it and picks up groups that appeared (Run does it every Interval).
+func (a *Agent) Report(at time.Duration) error {
+	a.Update(a.w.Report(), at)
+	return a.w.Discover()
+}
+
+// Drain replays the chunks waiting for the replay worker, here.
+func (a *Agent) Drain() {
+	for {
+		select {
+		case j := <-a.replays:
+			a.replay(j)
+		default:
+			return
+		}
+	}
+}
+
+// Close closes the counter files (Run closes them when it returns).
+func (a *Agent) Close() error { return a.w.Close() }

@@ -1,0 +1,334 @@
+package agent
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/top/toptest"
+)
+
+// fakeNode drives an agent on a fake tree: every group's usage counter
+// moves by a demand of its own at each 10 ms step.
+type fakeNode struct {
+	t     *testing.T
+	root  string
+	files []counter
+	a     *Agent
+	at    time.Duration
+	step  int
+}
+
+type counter struct {
+	path  string
+	v2    bool // cpu.stat's usage_usec, else cpuacct.usage (ns)
+	rest  string
+	usage time.Duration
+	seed  int
+}
+
+func newFakeNode(t *testing.T, tree string, edit func(root string)) *fakeNode {
+	root := toptest.FakeRoot(t, tree)
+	if edit != nil {
+		edit(root)
+	}
+	n := &fakeNode{t: t, root: root}
+	n.scan()
+	a, err := New(Config{Root: root, Node: "node-1", MaxMilli: 2000,
+		Summary: SummaryConfig{Window: 20 * time.Second, Block: 5 * time.Second, Chunk: time.Second},
+		Targets: []NamedTarget{{"throttled=0.01", advise.Target{MaxThrottled: 0.01}}, {"delay=10ms", advise.Target{MaxDelay: 10 * time.Millisecond}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	n.a = a
+	return n
+}
+
+var usageLine = regexp.MustCompile(`(?m)^usage_usec \d+\n`)
+
+// scan finds the counter files under the cgroup mounts.
+func (n *fakeNode) scan() {
+	n.files = nil
+	filepath.WalkDir(filepath.Join(n.root, "sys/fs/cgroup"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		switch d.Name() {
+		case "cpu.stat":
+			b, _ := os.ReadFile(p)
+			if usageLine.Match(b) {
+				n.files = append(n.files, counter{path: p, v2: true, rest: usageLine.ReplaceAllString(string(b), ""), seed: len(n.files)})
+			}
+		case "cpuacct.usage":
+			n.files = append(n.files, counter{path: p, seed: len(n.files)})
+		}
+		return nil
+	})
+}
+
+// run advances the node by d in 10 ms steps, reporting every second.
+func (n *fakeNode) run(d time.Duration) {
+	for end := n.at + d; n.at < end; {
+		n.at += 10 * time.Millisecond
+		n.step++
+		for i := range n.files {
+			f := &n.files[i]
+			// a 30 ms burst of two threads every 70+seed*10 ms, over a trickle
+			if n.step%(7+f.seed) < 3 {
+				f.usage += 20 * time.Millisecond
+			}
+			f.usage += 100 * time.Microsecond
+			var b string
+			if f.v2 {
+				b = fmt.Sprintf("usage_usec %d\n%s", f.usage/time.Microsecond, f.rest)
+			} else {
+				b = fmt.Sprintf("%d\n", f.usage)
+			}
+			if err := os.WriteFile(f.path, []byte(b), 0o644); err != nil && !os.IsNotExist(err) {
+				n.t.Fatal(err)
+			}
+		}
+		n.a.Sample(n.at)
+		if n.step%100 == 0 {
+			if err := n.a.Report(n.at); err != nil {
+				n.t.Fatal(err)
+			}
+			n.a.Drain()
+		}
+	}
+}
+
+func get(t *testing.T, h http.Handler, url string) (int, string) {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", url, nil))
+	b, _ := io.ReadAll(rec.Body)
+	return rec.Code, string(b)
+}
+
+func adviceOf(t *testing.T, h http.Handler) AdviceDoc {
+	t.Helper()
+	code, body := get(t, h, "/advice")
+	if code != 200 {
+		t.Fatalf("/advice: %d %s", code, body)
+	}
+	var doc AdviceDoc
+	if err := json.Unmarshal([]byte(body), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func TestAgentFakeTrees(t *testing.T) {
+	want := map[string][]string{ // containers' namespace/pod/container
+		"v1-split": {"//throttlelab/limits-4242/limited-0"},
+		// the pod 0a1b... and the container 5a5a... are not in the kubelet's
+		// log directories: named by UID and ID
+		"v1-joined-kubepods-cgroupfs": {"/0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d/c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2",
+			"kube-system/coredns-abc/coredns", "shop/cart-7d9f/5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a", "shop/cart-7d9f/cart"},
+		"v2-kubepods-systemd": {"web/api-0/api"},
+		"hybrid-v2-cpu":       {"//throttlelab/f01-logjam-19473/r001-limited-0", "//throttlelab/f01-logjam-19473/r001-limited-1"},
+	}
+	for _, tree := range toptest.Trees {
+		t.Run(tree, func(t *testing.T) {
+			n := newFakeNode(t, tree, nil)
+			n.run(4 * time.Second)
+			h := n.a.Handler()
+			doc := adviceOf(t, h)
+			var got []string
+			for _, c := range doc.Containers {
+				got = append(got, c.Namespace+"/"+c.Pod+"/"+c.Container)
+				if c.Advice == nil {
+					t.Errorf("%s: no advice: %s", c.Cgroup, c.Why)
+					continue
+				}
+				if c.WindowSeconds < 1.5 || c.WindowSeconds > 4 {
+					t.Errorf("%s: window %.1f s after 4 s of samples", c.Cgroup, c.WindowSeconds)
+				}
+				if c.Advice.Recommendation.LimitMilli <= 0 {
+					t.Errorf("%s: advised limit %d", c.Cgroup, c.Advice.Recommendation.LimitMilli)
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(want[tree], " ") {
+				t.Fatalf("containers %q, want %q", got, want[tree])
+			}
+			code, metrics := get(t, h, "/metrics")
+			if code != 200 {
+				t.Fatalf("/metrics: %d", code)
+			}
+			for _, m := range []string{"throttlelab_container_info{", "throttlelab_advised_cpu_limit_cores{", `target="delay=10ms"`,
+				`throttlelab_predicted_throttled_ratio{`, `at="advised"`, "throttlelab_demand_window_seconds{", "container_cpu_usage_seconds_total{",
+				`node="node-1"`} {
+				if !strings.Contains(metrics, m) {
+					t.Errorf("/metrics has no %s", m)
+				}
+			}
+		})
+	}
+}
+
+func TestAgentContainersComeAndGo(t *testing.T) {
+	n := newFakeNode(t, "v1-joined-kubepods-cgroupfs", nil)
+	n.run(3 * time.Second)
+	if got := len(adviceOf(t, n.a.Handler()).Containers); got != 4 {
+		t.Fatalf("%d containers, want 4", got)
+	}
+	// the BestEffort pod goes: its cgroup directories are removed.
+	gone := filepath.Join(n.root, "sys/fs/cgroup/cpu,cpuacct/kubepods/besteffort/pod0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	n.run(2 * time.Second)
+	doc := adviceOf(t, n.a.Handler())
+	for _, c := range doc.Containers {
+		if strings.Contains(c.Cgroup, "pod0a1b2c3d") {
+			t.Fatalf("the removed pod's container is still served: %+v", c.Names)
+		}
+	}
+	if len(doc.Containers) != 3 {
+		t.Fatalf("%d containers after one went, want 3", len(doc.Containers))
+	}
+}
+
+func TestAgentNoKubeletLogs(t *testing.T) {
+	n := newFakeNode(t, "v2-kubepods-systemd", func(root string) { os.RemoveAll(filepath.Join(root, "var/log")) })
+	n.run(3 * time.Second)
+	doc := adviceOf(t, n.a.Handler())
+	if len(doc.Containers) != 1 {
+		t.Fatalf("%d containers, want 1", len(doc.Containers))
+	}
+	c := doc.Containers[0]
+	if c.Namespace != "" || c.Pod != "abcdef01-2345-4678-9abc-def012345678" || !strings.HasPrefix(c.Container, "d4d4d4") || !strings.Contains(c.Cgroup, "kubepods") {
+		t.Fatalf("names without the kubelet's logs: %+v, want the pod UID and container ID from the cgroup path", c.Names)
+	}
+	if c.Advice == nil {
+		t.Fatalf("no advice: %s", c.Why)
+	}
+}
+
+func TestAgentEvaluateEndpoint(t *testing.T) {
+	n := newFakeNode(t, "v2-kubepods-systemd", nil)
+	h := n.a.Handler()
+	if code, body := get(t, h, "/evaluate?namespace=web&pod=api-0&container=api&limit=500m"); code != 404 && code != 503 {
+		t.Fatalf("before any sample: %d %s", code, body)
+	}
+	n.run(3 * time.Second)
+	code, body := get(t, h, "/evaluate?namespace=web&pod=api-0&container=api&limit=500m&burst=0")
+	if code != 200 {
+		t.Fatalf("/evaluate: %d %s", code, body)
+	}
+	var e advise.Evaluation
+	if err := json.Unmarshal([]byte(body), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.LimitMilli != 500 || e.Periods <= 0 {
+		t.Fatalf("evaluation %+v", e)
+	}
+	// the fake demand peaks at 2 cores for 30 ms: 150m must throttle more than 1500m
+	lo, _ := n.a.Evaluate("web", "api-0", "api", 150, 0)
+	hi, _ := n.a.Evaluate("web", "api-0", "api", 1500, 0)
+	if !(lo.ThrottledRatio > hi.ThrottledRatio) {
+		t.Fatalf("throttled at 150m %.3f, at 1500m %.3f: a smaller limit must throttle more", lo.ThrottledRatio, hi.ThrottledRatio)
+	}
+	for _, tt := range []struct {
+		url  string
+		code int
+		msg  string
+	}{
+		{"/evaluate?namespace=web&pod=api-0&container=nope&limit=500m", 404, "no such container"},
+		{"/evaluate?namespace=web&pod=api-0&container=api&limit=lots", 400, "limit"},
+		{"/evaluate?namespace=web&pod=api-0&container=api", 400, "limit"},
+		{"/evaluate?namespace=web&pod=api-0&container=api&limit=500m&burst=600m", 400, "burst"},
+	} {
+		code, body := get(t, h, tt.url)
+		if code != tt.code || !strings.Contains(body, tt.msg) {
+			t.Errorf("%s: %d %s, want %d with %q", tt.url, code, body, tt.code, tt.msg)
+		}
+	}
+}
+
+// TestAgentNoCPUController runs the agent on a v2 node whose cpu controller
+// is not enabled: usage is still counted, so the containers get advice, but
+// no limit, throttling or "current" prediction is served.
+func TestAgentNoCPUController(t *testing.T) {
+	n := newFakeNode(t, "v2-kubepods-systemd", func(root string) {
+		if err := os.WriteFile(filepath.Join(root, "sys/fs/cgroup/cgroup.controllers"), []byte("cpuset io memory pids\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n.a.Source().Limits() {
+		t.Fatal("the source has the cpu controller: the tree edit did not take")
+	}
+	n.run(3 * time.Second)
+	h := n.a.Handler()
+	doc := adviceOf(t, h)
+	if len(doc.Containers) != 1 || doc.Containers[0].Advice == nil {
+		t.Fatalf("containers %+v: want web/api-0/api with advice", doc.Containers)
+	}
+	if c := doc.Containers[0]; c.LimitMilli != 0 || c.Pod != "api-0" {
+		t.Fatalf("without the cpu controller: %+v", c)
+	}
+	_, metrics := get(t, h, "/metrics")
+	for _, absent := range []string{"throttlelab_container_cpu_limit_cores{", `at="current"`, "container_cpu_cfs_throttled_periods_total{"} {
+		if strings.Contains(metrics, absent) {
+			t.Errorf("/metrics has %s without a cpu controller", absent)
+		}
+	}
+	for _, present := range []string{"container_cpu_usage_seconds_total{", `at="advised"`, "throttlelab_advised_cpu_limit_cores{"} {
+		if !strings.Contains(metrics, present) {
+			t.Errorf("/metrics has no %s", present)
+		}
+	}
+}
+
+// TestAgentCheckpoint saves the summaries, starts a new agent on the same
+// node from them, and checks that the window it serves holds the demand of
+// both runs; a checkpoint of another configuration is ignored.
+func TestAgentCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	n := newFakeNode(t, "v2-kubepods-systemd", nil)
+	n.run(4 * time.Second)
+	before := adviceOf(t, n.a.Handler()).Containers[0].WindowSeconds
+	if err := n.a.SaveState(dir); err != nil {
+		t.Fatal(err)
+	}
+	// the agent restarts: a new one, the node's counters and clock go on
+	a, err := New(Config{Root: n.root, Node: "node-1", MaxMilli: 2000,
+		Summary: SummaryConfig{Window: 20 * time.Second, Block: 5 * time.Second, Chunk: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if got, err := a.LoadState(dir); err != nil || got != 1 {
+		t.Fatalf("loaded %d summaries, err %v; want 1", got, err)
+	}
+	n.a = a
+	n.run(3 * time.Second)
+	after := adviceOf(t, a.Handler()).Containers[0].WindowSeconds
+	if after < before+0.5 { // without the restore: only what came since (under 2 s)
+		t.Fatalf("window %.1f s after the restart, %.1f s before: the saved demand was not restored", after, before)
+	}
+	// another window: the checkpoint does not fit, and is left alone
+	other, err := New(Config{Root: n.root, Summary: SummaryConfig{Window: 40 * time.Second, Block: 5 * time.Second, Chunk: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if got, err := other.LoadState(dir); err != nil || got != 0 {
+		t.Fatalf("a checkpoint of another window: loaded %d, err %v", got, err)
+	}
+	os.WriteFile(filepath.Join(dir, stateFile), []byte("not gob"), 0o600)
+	if _, err := other.LoadState(dir); err == nil || !strings.Contains(err.Error(), "remove it") {
+		t.Fatalf("a damaged checkpoint: %v", err)
+	}
+}

@@ -1,0 +1,159 @@
+package agent
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/throttlelab/throttlelab/units"
+)
+
+// kube are the labels of every per-container metric.
+var kube = []string{"namespace", "pod", "container"}
+
+func kdesc(name, help string, extra ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, append(append([]string{}, kube...), extra...), nil)
+}
+
+// The agent's metrics (docs/fleet.md lists them with their meaning).
+var (
+	descInfo = prometheus.NewDesc("throttlelab_container_info", "A container the agent summarises: its owner, cgroup and node.",
+		[]string{"namespace", "pod", "container", "owner_kind", "owner_name", "cgroup", "node"}, nil)
+	descLimit    = kdesc("throttlelab_container_cpu_limit_cores", "The container's CPU limit (CFS quota per period), in cores; absent without a limit.")
+	descRequest  = kdesc("throttlelab_container_cpu_request_cores", "The container's CPU request read back from its weight, in cores.")
+	descBurst    = kdesc("throttlelab_container_cpu_burst_cores", "The container's CFS burst per period, in cores; absent without a limit.")
+	descAdvLimit = kdesc("throttlelab_advised_cpu_limit_cores", "The smallest limit (no burst) that meets the target over the window.", "target")
+	descAdvBurst = kdesc("throttlelab_advised_cpu_burst_cores", "With a burst: the smallest limit that meets the target with a burst equal to itself (set limit and burst both to this); absent when a burst buys nothing.", "target")
+	descPredThr  = kdesc("throttlelab_predicted_throttled_ratio", "Throttled share of periods the quota model predicts over the window at a limit (at=current|advised|krr|vpa).", "at")
+	descPredP99  = kdesc("throttlelab_predicted_delay_p99_seconds", "p99 of the delay the quota model predicts the limit adds to the work over the window (at=current|advised|krr|vpa).", "at")
+	descKrr      = kdesc("throttlelab_krr_cpu_cores", "krr's simple strategy from the same data: p95 of the use over 1.25-minute windows (krr sets it as the request and no limit).")
+	descVPA      = kdesc("throttlelab_vpa_cpu_target_cores", "The VPA recommender's target from the same data: p90 of 1-minute use + 15%.")
+	descWindow   = kdesc("throttlelab_demand_window_seconds", "How much demand the container's summary holds, in seconds (up to the window).")
+)
+
+// atOrder is the order of the at label's values.
+var atOrder = []string{"current", "advised", "krr", "vpa"}
+
+type collector struct{ a *Agent }
+
+func (c collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow} {
+		ch <- d
+	}
+}
+
+func (c collector) Collect(ch chan<- prometheus.Metric) {
+	for _, v := range c.a.Views() {
+		lv := []string{v.Namespace, v.Pod, v.Container}
+		g := func(d *prometheus.Desc, val float64, extra ...string) {
+			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, val, append(append([]string{}, lv...), extra...)...)
+		}
+		ch <- prometheus.MustNewConstMetric(descInfo, prometheus.GaugeValue, 1, v.Namespace, v.Pod, v.Container, v.OwnerKind, v.OwnerName, v.Cgroup, c.a.cfg.Node)
+		if v.hasLimit {
+			g(descLimit, float64(v.LimitMilli)/1000)
+			g(descBurst, float64(v.BurstMilli)/1000)
+		}
+		if v.hasRequest {
+			g(descRequest, float64(v.RequestMilli)/1000)
+		}
+		g(descWindow, v.WindowSeconds)
+		if v.Advice == nil {
+			continue
+		}
+		for i, r := range v.perTarget {
+			name := c.a.cfg.Targets[i].Name
+			g(descAdvLimit, float64(r.LimitMilli)/1000, name)
+			if r.WithBurst != nil {
+				g(descAdvBurst, float64(r.WithBurst.BurstMilli)/1000, name)
+			}
+		}
+		for _, at := range atOrder {
+			if e := v.at[at]; e != nil {
+				g(descPredThr, e.ThrottledRatio, at)
+				g(descPredP99, e.DelayP99Ms/1000, at)
+			}
+		}
+		if v.KrrMilli > 0 {
+			g(descKrr, float64(v.KrrMilli)/1000)
+		}
+		if v.VPAMilli > 0 {
+			g(descVPA, float64(v.VPAMilli)/1000)
+		}
+	}
+}
+
+// AdviceDoc is the /advice endpoint's answer.
+type AdviceDoc struct {
+	Node       string  `json:"node"`
+	Containers []*View `json:"containers"`
+}
+
+// Handler serves /metrics (top's metrics of the summarised containers and
+// the agent's own), /advice and /evaluate.
+func (a *Agent) Handler() http.Handler {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(a.collector, collector{a})
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/advice", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, AdviceDoc{Node: a.cfg.Node, Containers: a.Views()})
+	})
+	mux.HandleFunc("/evaluate", a.serveEvaluate)
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Write([]byte("throttlelab agent: /metrics, /advice, /evaluate?namespace=&pod=&container=&limit=500m&burst=0\n"))
+	})
+	return mux
+}
+
+type errorDoc struct {
+	Error string `json:"error"`
+}
+
+func (a *Agent) serveEvaluate(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	limitS := q.Get("limit")
+	if limitS == "" {
+		writeJSON(w, http.StatusBadRequest, errorDoc{"limit: give a CPU quantity (limit=500m)"})
+		return
+	}
+	limit, _, err := units.ParseMilliCPU(limitS)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, errorDoc{"limit: " + err.Error()})
+		return
+	}
+	var burst int64
+	if b := q.Get("burst"); b != "" && b != "0" {
+		if burst, _, err = units.ParseMilliCPU(b); err != nil {
+			writeJSON(w, http.StatusBadRequest, errorDoc{"burst: " + err.Error()})
+			return
+		}
+	}
+	e, err := a.Evaluate(q.Get("namespace"), q.Get("pod"), q.Get("container"), limit, burst)
+	switch {
+	case errors.Is(err, ErrNoContainer):
+		writeJSON(w, http.StatusNotFound, errorDoc{err.Error()})
+	case errors.Is(err, ErrNoDemand):
+		writeJSON(w, http.StatusServiceUnavailable, errorDoc{err.Error() + ": the container was seen for less than a chunk; ask again later"})
+	case err != nil:
+		writeJSON(w, http.StatusBadRequest, errorDoc{strings.TrimSpace(err.Error())})
+	default:
+		writeJSON(w, http.StatusOK, e)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}

@@ -1,0 +1,121 @@
+package agent
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/throttlelab/throttlelab/top"
+)
+
+// PodOwners reads the owners of the pods on one node from the Kubernetes
+// API: one list of pods with a field selector on the node (the RBAC it
+// needs: list pods). A ReplicaSet that a Deployment made (its name is the
+// Deployment's plus the pod-template-hash) is reported as the Deployment,
+// which needs no read of ReplicaSets.
+type PodOwners struct {
+	// Server is the API server's URL; Token the bearer token.
+	Server string
+	Token  string
+	Node   string
+	Client *http.Client
+}
+
+// serviceAccountDir is where Kubernetes mounts a pod's service account.
+const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
+
+// InClusterOwners returns a PodOwners for the agent's own pod: the API
+// server from KUBERNETES_SERVICE_HOST and _PORT, the service account's
+// token and CA from their mount.
+func InClusterOwners(node string) (*PodOwners, error) {
+	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
+	if host == "" || port == "" {
+		return nil, fmt.Errorf("owner lookup: KUBERNETES_SERVICE_HOST/PORT unset: not in a pod; run without --owners")
+	}
+	tok, err := os.ReadFile(filepath.Join(serviceAccountDir, "token"))
+	if err != nil {
+		return nil, fmt.Errorf("owner lookup: %w: mount the service account token (automountServiceAccountToken)", err)
+	}
+	ca, err := os.ReadFile(filepath.Join(serviceAccountDir, "ca.crt"))
+	if err != nil {
+		return nil, fmt.Errorf("owner lookup: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("owner lookup: %s/ca.crt holds no certificate", serviceAccountDir)
+	}
+	if node == "" {
+		return nil, fmt.Errorf("owner lookup: no node name: give --node (the manifests set it from spec.nodeName)")
+	}
+	return &PodOwners{Server: "https://" + net.JoinHostPort(host, port), Token: strings.TrimSpace(string(tok)), Node: node,
+		Client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}}, nil
+}
+
+type podList struct {
+	Items []struct {
+		Metadata struct {
+			Namespace       string            `json:"namespace"`
+			Name            string            `json:"name"`
+			Labels          map[string]string `json:"labels"`
+			OwnerReferences []struct {
+				Kind       string `json:"kind"`
+				Name       string `json:"name"`
+				Controller *bool  `json:"controller"`
+			} `json:"ownerReferences"`
+		} `json:"metadata"`
+	} `json:"items"`
+}
+
+// Lookup lists the node's pods and returns their owners.
+func (p *PodOwners) Lookup(ctx context.Context) (map[top.PodName]Owner, error) {
+	u := p.Server + "/api/v1/pods?fieldSelector=" + url.QueryEscape("spec.nodeName="+p.Node)
+	req, err := http.NewRequestWithContext(ctx, "GET", u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if p.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+p.Token)
+	}
+	req.Header.Set("Accept", "application/json")
+	c := p.Client
+	if c == nil {
+		c = http.DefaultClient
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("listing pods on %s: %w", p.Node, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("listing pods on %s: %s: the agent's service account needs list on pods (k8s render agent grants it)", p.Node, resp.Status)
+	}
+	var l podList
+	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
+		return nil, fmt.Errorf("listing pods on %s: %w", p.Node, err)
+	}
+	out := make(map[top.PodName]Owner, len(l.Items))
+	for _, it := range l.Items {
+		m := it.Metadata
+		o := Owner{Kind: "Pod", Name: m.Name}
+		for _, r := range m.OwnerReferences {
+			if r.Controller == nil || !*r.Controller {
+				continue
+			}
+			o = Owner{Kind: r.Kind, Name: r.Name}
+			if h := m.Labels["pod-template-hash"]; r.Kind == "ReplicaSet" && h != "" && strings.HasSuffix(r.Name, "-"+h) {
+				o = Owner{Kind: "Deployment", Name: strings.TrimSuffix(r.Name, "-"+h)}
+			}
+		}
+		out[top.PodName{Namespace: m.Namespace, Name: m.Name}] = o
+	}
+	return out, nil
+}

@@ -1,0 +1,79 @@
+package agent
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/throttlelab/throttlelab/top"
+)
+
+func TestPodOwners(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/v1/pods" || r.URL.Query().Get("fieldSelector") != "spec.nodeName=node-1" || r.Header.Get("Authorization") != "Bearer tok" {
+			http.Error(w, "forbidden", http.StatusForbidden)
+			return
+		}
+		w.Write([]byte(`{"items":[
+ {"metadata":{"namespace":"shop","name":"cart-7d9f8b6c5d-x2x4q","labels":{"pod-template-hash":"7d9f8b6c5d"},
+   "ownerReferences":[{"kind":"ReplicaSet","name":"cart-7d9f8b6c5d","controller":true}]}},
+ {"metadata":{"namespace":"web","name":"api-0","ownerReferences":[{"kind":"StatefulSet","name":"api","controller":true}]}},
+ {"metadata":{"namespace":"kube-system","name":"kube-proxy-abcde","ownerReferences":[{"kind":"DaemonSet","name":"kube-proxy","controller":true}]}},
+ {"metadata":{"namespace":"tools","name":"debug"}}]}`))
+	}))
+	defer srv.Close()
+	p := &PodOwners{Server: srv.URL, Token: "tok", Node: "node-1"}
+	got, err := p.Lookup(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[top.PodName]Owner{
+		{Namespace: "shop", Name: "cart-7d9f8b6c5d-x2x4q"}:   {"Deployment", "cart"},
+		{Namespace: "web", Name: "api-0"}:                    {"StatefulSet", "api"},
+		{Namespace: "kube-system", Name: "kube-proxy-abcde"}: {"DaemonSet", "kube-proxy"},
+		{Namespace: "tools", Name: "debug"}:                  {"Pod", "debug"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d owners, want %d: %v", len(got), len(want), got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%v: %v, want %v", k, got[k], v)
+		}
+	}
+	p.Token = "wrong"
+	if _, err := p.Lookup(context.Background()); err == nil || !strings.Contains(err.Error(), "list on pods") {
+		t.Fatalf("forbidden: %v, want an error naming the permission", err)
+	}
+}
+
+func TestParseTarget(t *testing.T) {
+	for _, tt := range []struct {
+		in    string
+		thr   float64
+		delay string
+		err   string
+	}{
+		{"throttled=0.01", 0.01, "0s", ""},
+		{"throttled=5%", 0.05, "0s", ""},
+		{"delay=10ms", 1, "10ms", ""},
+		{"throttled=0.05,delay=20ms", 0.05, "20ms", ""},
+		{"throttled=2", 0, "", "between 0 and 1"},
+		{"delay=soon", 0, "", "duration"},
+		{"p99", 0, "", "KEY=VALUE"},
+		{"latency=1ms", 0, "", "unknown key"},
+	} {
+		got, err := ParseTarget(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: %v, want an error with %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got.MaxThrottled != tt.thr || got.MaxDelay.String() != tt.delay || got.Name != tt.in {
+			t.Errorf("%q: %+v %v", tt.in, got, err)
+		}
+	}
+}

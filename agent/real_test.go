@@ -1,0 +1,67 @@
+package agent_test
+
+// A real-kernel test: it makes a cgroup on this host, so run it under the
+// host lock (flock /tmp/throttlelab-host.lock go test ./agent -run Real).
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/agent"
+	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+	"github.com/throttlelab/throttlelab/top"
+	"github.com/throttlelab/throttlelab/top/toptest"
+)
+
+// TestRealAgent runs the agent for real for a few seconds on this host's
+// cgroups with a spinning process under a 0.2 CPU limit, and checks the
+// shapes of what it serves for that group: the limit read back, demand
+// summarised, advice marked a lower bound (the group was throttled, so its
+// demand above the limit was never seen) and at least its mean use.
+func TestRealAgent(t *testing.T) {
+	g := cgrouptest.LimitedGroup(t, 20000, 100000)
+	toptest.Start(t, toptest.WithUsage(t, g), true)
+	path := toptest.CgroupPath(t, g.Dir)
+	a, err := agent.New(agent.Config{Root: "/", Node: "this-host",
+		Select:  func(id top.Identity) bool { return true },
+		Summary: agent.SummaryConfig{Window: 20 * time.Second, Block: 2 * time.Second, Chunk: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	if err := a.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a.Drain()
+	var v *agent.View
+	for _, x := range a.Views() {
+		if x.Cgroup == path {
+			v = x
+		}
+	}
+	if v == nil {
+		t.Fatalf("the test group %s is not among the agent's containers", path)
+	}
+	if v.LimitMilli != 200 {
+		t.Errorf("limit read back %dm, want 200m", v.LimitMilli)
+	}
+	if v.WindowSeconds < 1 || v.WindowSeconds > 4.5 {
+		t.Errorf("window holds %.1f s after 4 s of sampling", v.WindowSeconds)
+	}
+	if v.Advice == nil {
+		t.Fatalf("no advice: %s", v.Why)
+	}
+	r := v.Advice.Recommendation
+	t.Logf("mean %.3f cores, advised %dm (lower bound %v), window %.1f s", v.Advice.Sampled.MeanCores, r.LimitMilli, r.LowerBound, v.WindowSeconds)
+	if !r.LowerBound {
+		t.Errorf("a spinning group under 0.2 CPU was throttled: the advice must be marked a lower bound")
+	}
+	if m := v.Advice.Sampled.MeanCores; m <= 0.02 || m > 0.2*1.15 {
+		t.Errorf("mean use %.3f cores under a 0.2 limit", m)
+	}
+	if float64(r.LimitMilli) < v.Advice.Sampled.MeanCores*1000 {
+		t.Errorf("advised %dm below the mean use %.3f cores", r.LimitMilli, v.Advice.Sampled.MeanCores)
+	}
+}

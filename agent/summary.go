@@ -1,0 +1,437 @@
+package agent
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/throttlelab/throttlelab/advise"
+)
+
+// SummaryConfig shapes every container's summary.
+type SummaryConfig struct {
+	// Window is how far back the summary reaches (default 24 h).
+	Window time.Duration
+	// Block is the unit the window is kept in and dropped by (default 1 h):
+	// each block keeps its own evaluations, so advice can be given per
+	// block (how much blocks disagree) as well as over the window.
+	Block time.Duration
+	// Chunk is how long raw samples are kept before they are replayed
+	// through the quota model and dropped (default 1 min).
+	Chunk time.Duration
+	// Ladder is the limits evaluated (millicores), each without burst and
+	// with a burst equal to the limit (default Ladder(MaxMilli)).
+	Ladder []int64
+	// Period is the CFS period evaluated (default 100 ms).
+	Period time.Duration
+	// Phases of the period (default 10, as advise): each chunk is replayed
+	// at one of them, in turn (chunk k at phase k mod Phases), so that the
+	// window covers them all at a tenth of the cost of replaying every
+	// chunk at every phase.
+	Phases int
+	// Bucket is the resolution of the usage kept for krr's and the VPA's
+	// rules (default 15 s).
+	Bucket time.Duration
+}
+
+func (c *SummaryConfig) defaults(maxMilli int64) {
+	if c.Window <= 0 {
+		c.Window = 24 * time.Hour
+	}
+	if c.Block <= 0 {
+		c.Block = time.Hour
+	}
+	if c.Chunk <= 0 {
+		c.Chunk = time.Minute
+	}
+	if c.Period <= 0 {
+		c.Period = 100 * time.Millisecond
+	}
+	if c.Phases <= 0 {
+		c.Phases = 10
+	}
+	if c.Bucket <= 0 {
+		c.Bucket = 15 * time.Second
+	}
+	if len(c.Ladder) == 0 {
+		c.Ladder = Ladder(maxMilli)
+	}
+}
+
+// Check refuses a configuration the summary cannot keep.
+func (c *SummaryConfig) Check() error {
+	switch {
+	case c.Chunk < 10*c.Period:
+		return fmt.Errorf("chunk %s: give at least 10 periods (%s)", c.Chunk, 10*c.Period)
+	case c.Block < c.Chunk || c.Block%c.Chunk != 0:
+		return fmt.Errorf("block %s: give a multiple of the chunk (%s)", c.Block, c.Chunk)
+	case c.Window < c.Block || c.Window%c.Block != 0:
+		return fmt.Errorf("window %s: give a multiple of the block (%s)", c.Window, c.Block)
+	case c.Bucket <= 0 || time.Minute%c.Bucket != 0:
+		return fmt.Errorf("bucket %s: give a divisor of one minute", c.Bucket)
+	}
+	return nil
+}
+
+// Block is the summary of one stretch of the window: its demand and, per
+// evaluated point, what the quota model says.
+type Block struct {
+	// Start is the agent time of its first chunk.
+	Start time.Duration
+	// Span is the time replayed, Work the CPU time used over it (ns).
+	Span    time.Duration
+	Work    float64
+	Samples int
+	// Periods is nr_periods (mean over the phases), the same for every point.
+	Periods float64
+	// MaxCores is the highest use over one sample interval.
+	MaxCores float64
+	// Throttled is the container's own nr_throttled over the block (the
+	// demand above its limit was not seen: the advice is a lower bound).
+	Throttled uint64
+	// Points are the evaluated points that were throttled or delayed, by
+	// Key; a point missing here was never throttled in the block.
+	Points []PointAcc
+}
+
+// PointAcc is one point's counts in one block.
+type PointAcc struct {
+	Key                                 int32
+	Throttled, ThrottledSeconds, Bursts float32
+	Delay                               delayKnots
+}
+
+// NoteThrottled adds the container's own nr_throttled, counted up to agent
+// time at, to the block holding at.
+func (s *Summary) NoteThrottled(at time.Duration, throttled uint64) {
+	if throttled > 0 {
+		s.blockAt(at).Throttled += throttled
+	}
+}
+
+func (b *Block) point(k int32) *PointAcc {
+	i := sort.Search(len(b.Points), func(i int) bool { return b.Points[i].Key >= k })
+	if i < len(b.Points) && b.Points[i].Key == k {
+		return &b.Points[i]
+	}
+	b.Points = append(b.Points, PointAcc{})
+	copy(b.Points[i+1:], b.Points[i:])
+	b.Points[i] = PointAcc{Key: k}
+	return &b.Points[i]
+}
+
+func (b *Block) find(k int32) *PointAcc {
+	i := sort.Search(len(b.Points), func(i int) bool { return b.Points[i].Key >= k })
+	if i < len(b.Points) && b.Points[i].Key == k {
+		return &b.Points[i]
+	}
+	return nil
+}
+
+func key(i int, burst bool) int32 {
+	k := int32(i) * 2
+	if burst {
+		k++
+	}
+	return k
+}
+
+// Summary is one container's demand over the rolling window, kept as
+// blocks of evaluations on the ladder; only the open chunk's raw samples
+// are held.
+type Summary struct {
+	cfg *SummaryConfig
+	// open chunk: the first sample (the previous chunk's last) and deltas.
+	have          bool
+	firstAt       time.Duration
+	firstUsage    time.Duration
+	chunkEnd      time.Duration
+	dAtUs, dUseUs []uint32
+	lastAt        time.Duration
+	lastUsage     time.Duration
+
+	blocks []*Block // oldest first; the last is open
+
+	// usage per Bucket, for krr's and the VPA's rules: work (ns) and time
+	// covered (ns), a ring aligned on agent time.
+	bucketWork, bucketTime []float32
+	lastBucket             int64 // the last bucket written: (at-1)/Bucket
+
+	cores int // parallelism bound: highest use seen, rounded up
+	err   error
+	// offset staggers this summary's chunk boundaries (SetOffset).
+	offset time.Duration
+
+	closed map[int32]*aggPoint // the closed blocks' aggregate; nil: recompute
+}
+
+// NewSummary returns an empty summary; cfg is shared by every container and
+// must not change.
+func NewSummary(cfg *SummaryConfig) *Summary {
+	n := int(cfg.Window / cfg.Bucket)
+	return &Summary{cfg: cfg, bucketWork: make([]float32, n), bucketTime: make([]float32, n)}
+}
+
+// SetOffset moves the summary's chunk boundaries by off (less than a
+// chunk): the agent spreads its containers' chunks over the minute, so that
+// their replays (and the memory they queue) do not all come at once.
+func (s *Summary) SetOffset(off time.Duration) {
+	s.offset = off % s.cfg.Chunk
+}
+
+// Chunk is the raw demand of one chunk, handed from the sampler to the
+// replay: it holds no reference to the summary.
+type Chunk struct {
+	start         time.Duration
+	n             int
+	lead          time.Duration // idle time put before the first sample to set the phase
+	cores         int
+	dAtUs, dUseUs []uint32
+}
+
+// Add takes one sample: the container's cumulative usage at agent time at.
+// Samples must come in time order; a usage that falls (the group was made
+// again) or a gap over advise.MaxGap closes the chunk and starts another. It
+// returns a chunk that is complete, to be replayed (Replay) and folded in
+// (Fold), else nil.
+func (s *Summary) Add(at, usage time.Duration) *Chunk {
+	if !s.have {
+		s.start(at, usage)
+		return nil
+	}
+	if at <= s.lastAt {
+		return nil
+	}
+	dt, du := at-s.lastAt, usage-s.lastUsage
+	if usage < s.lastUsage || dt > advise.MaxGap {
+		// A counter that fell (the group was made again) or a gap (the
+		// agent stalled, the node slept): the chunk so far ends here, as
+		// advise cuts gaps out.
+		c := s.Flush()
+		s.start(at, usage)
+		return c
+	}
+	s.bucket(at, dt, du)
+	s.dAtUs = append(s.dAtUs, uint32(dt/time.Microsecond))
+	s.dUseUs = append(s.dUseUs, uint32(min(du/time.Microsecond, math.MaxUint32)))
+	if dt >= 5*time.Millisecond {
+		if c := float64(du) / float64(dt); c > float64(s.cores) {
+			s.cores = int(c-0.05) + 1
+		}
+	}
+	s.lastAt, s.lastUsage = at, usage
+	if at >= s.chunkEnd {
+		c := s.Flush()
+		s.start(at, usage)
+		return c
+	}
+	return nil
+}
+
+func (s *Summary) start(at, usage time.Duration) {
+	s.have = true
+	s.firstAt, s.firstUsage, s.lastAt, s.lastUsage = at, usage, at, usage
+	s.chunkEnd = ((at-s.offset)/s.cfg.Chunk+1)*s.cfg.Chunk + s.offset
+	s.dAtUs, s.dUseUs = s.dAtUs[:0], s.dUseUs[:0]
+}
+
+// Flush returns the open chunk (nil if it holds no interval) and starts the
+// next one at its last sample.
+func (s *Summary) Flush() *Chunk {
+	n := len(s.dAtUs)
+	if n == 0 {
+		return nil
+	}
+	// The replay's periods start at the first sample; an idle lead before it
+	// moves them to this chunk's phase (the partition advise's phase ph
+	// makes: the first period holds the first sample at ph/Phases of it).
+	ph := int((s.firstAt-s.offset)/s.cfg.Chunk) % s.cfg.Phases
+	var lead time.Duration
+	if ph > 0 {
+		lead = s.cfg.Period - s.cfg.Period*time.Duration(ph)/time.Duration(s.cfg.Phases)
+	}
+	// The chunk waits for the replay worker as compactly as it was kept.
+	c := &Chunk{start: s.firstAt, n: n, lead: lead, cores: max(s.cores, 1),
+		dAtUs: append([]uint32(nil), s.dAtUs...), dUseUs: append([]uint32(nil), s.dUseUs...)}
+	s.start(s.lastAt, s.lastUsage)
+	return c
+}
+
+// prefill is the work put in one period before a chunk's demand: it starts
+// the period timer, so that the refill at the period's end fills the burst
+// pool, as the kernel's would be after the idle time a burst usually
+// follows. Without it every chunk would start with no burst saved (the
+// replay starts a group from nothing), and a workload whose bursts a burst
+// absorbs would look throttled once a chunk. The cost: one more burst's
+// worth of runtime per chunk where the group was busy up to its end.
+const prefill = time.Microsecond
+
+// demand expands a chunk for the replay: one period of prefill, the phase
+// lead, then the samples.
+func (c *Chunk) demand(period time.Duration) *advise.Demand {
+	n := len(c.dAtUs)
+	at, usage := make([]time.Duration, 0, n+3), make([]time.Duration, 0, n+3)
+	at, usage = append(at, 0, period), append(usage, 0, prefill)
+	if c.lead > 0 {
+		at, usage = append(at, period+c.lead), append(usage, prefill)
+	}
+	var a, u time.Duration
+	for i := 0; i < n; i++ {
+		a += time.Duration(c.dAtUs[i]) * time.Microsecond
+		u += time.Duration(c.dUseUs[i]) * time.Microsecond
+		at, usage = append(at, period+c.lead+a), append(usage, prefill+u)
+	}
+	return &advise.Demand{At: at, Usage: usage, Cores: c.cores}
+}
+
+// Replayed is a chunk's evaluations, ready to fold into its summary.
+type Replayed struct {
+	start    time.Duration
+	span     time.Duration
+	work     float64
+	n        int
+	periods  float64
+	maxCores float64
+	keys     []int32
+	evs      []advise.Evaluation
+	knots    []delayKnots
+}
+
+// Replay runs a chunk through the quota model at every ladder limit up to
+// the first that covers the chunk's highest use (every limit above it is as
+// unthrottled as that one), each without burst and with a burst equal to
+// it. It is the costly step and touches no summary: run it anywhere.
+func (cfg *SummaryConfig) Replay(c *Chunk) (*Replayed, error) {
+	d := c.demand(cfg.Period)
+	lead := cfg.Period + c.lead
+	if d.Duration()-lead < cfg.Period {
+		return nil, nil // too short to replay: a container that just went
+	}
+	maxCores := d.MaxCores()
+	var points []advise.Point
+	var idx []int32
+	for i, l := range cfg.Ladder {
+		p := advise.Point{LimitMilli: l, Period: cfg.Period}
+		if p.Check() != nil {
+			continue
+		}
+		points = append(points, p, advise.Point{LimitMilli: l, BurstMilli: l, Period: cfg.Period})
+		idx = append(idx, key(i, false), key(i, true))
+		if float64(l) >= maxCores*1000 {
+			break
+		}
+	}
+	evs, zero, qs, err := advise.EvaluateDelays(d, points, advise.Options{Phases: 1, Workers: 1}, delayQs[:])
+	if err != nil {
+		return nil, err
+	}
+	r := &Replayed{start: c.start, span: d.Duration() - lead, work: float64(d.Work() - prefill), n: c.n, maxCores: maxCores}
+	if len(evs) > 0 {
+		r.periods = evs[0].Periods - 1 // the prefill's period
+	}
+	for i, e := range evs {
+		if e.ThrottledPeriods == 0 && e.DelayMaxMs == 0 {
+			continue
+		}
+		r.keys = append(r.keys, idx[i])
+		r.evs = append(r.evs, e)
+		r.knots = append(r.knots, knotsOf(zero[i], qs[i], e.DelayMaxMs))
+	}
+	return r, nil
+}
+
+// Fold adds a replayed chunk to its block.
+func (s *Summary) Fold(r *Replayed) {
+	if r == nil {
+		return
+	}
+	b := s.blockAt(r.start)
+	for i, e := range r.evs {
+		a := b.point(r.keys[i])
+		old := a.Delay
+		if a.Throttled == 0 && a.Bursts == 0 && old.Max == 0 {
+			old = delayKnots{Zero: 1} // new here: no delay in the block before
+		}
+		a.Delay = mergeDelay([]weighted{{old, b.Work}, {r.knots[i], r.work}})
+		a.Throttled += float32(e.ThrottledPeriods)
+		a.ThrottledSeconds += float32(e.ThrottledSeconds)
+		a.Bursts += float32(e.Bursts)
+	}
+	b.Periods += r.periods
+	b.Span += r.span
+	b.Work += r.work
+	b.Samples += r.n
+	b.MaxCores = max(b.MaxCores, r.maxCores)
+}
+
+// AddNow is Add, Replay and Fold in one step (tests, single-threaded use).
+func (s *Summary) AddNow(at, usage time.Duration) {
+	if c := s.Add(at, usage); c != nil {
+		s.replayFold(c)
+	}
+}
+
+func (s *Summary) replayFold(c *Chunk) {
+	r, err := s.cfg.Replay(c)
+	if err != nil {
+		s.err = err
+		return
+	}
+	s.Fold(r)
+}
+
+// blockAt returns the open block for a chunk starting at t, opening a new
+// one (and dropping those that left the window) when t is past it.
+func (s *Summary) blockAt(t time.Duration) *Block {
+	start := t / s.cfg.Block * s.cfg.Block
+	n := len(s.blocks)
+	if n > 0 && s.blocks[n-1].Start == start {
+		return s.blocks[n-1]
+	}
+	s.closed = nil
+	i := sort.Search(n, func(i int) bool { return s.blocks[i].Start >= start })
+	if i < n && s.blocks[i].Start == start {
+		return s.blocks[i] // a chunk replayed late: its block is closed
+	}
+	b := &Block{Start: start}
+	s.blocks = append(s.blocks, nil)
+	copy(s.blocks[i+1:], s.blocks[i:])
+	s.blocks[i] = b
+	s.expire(s.blocks[len(s.blocks)-1].Start)
+	return b
+}
+
+// expire drops the blocks that ended more than a window before now.
+func (s *Summary) expire(now time.Duration) {
+	i := 0
+	for i < len(s.blocks) && s.blocks[i].Start+s.cfg.Block <= now-s.cfg.Window {
+		i++
+	}
+	if i > 0 {
+		s.blocks = append(s.blocks[:0], s.blocks[i:]...)
+	}
+}
+
+// Blocks returns the blocks in the window, oldest first (not to be changed).
+func (s *Summary) Blocks() []*Block { return s.blocks }
+
+// Err is the last error the replay gave (nil normally).
+func (s *Summary) Err() error { return s.err }
+
+// bucket adds dt of time and du of work, ending at at, to the usage ring.
+func (s *Summary) bucket(at, dt, du time.Duration) {
+	n := int64(len(s.bucketWork))
+	m := int64((at - 1) / s.cfg.Bucket)
+	if m > s.lastBucket {
+		// clear the slots the ring reaches again
+		for j := max(s.lastBucket+1, m-n+1); j <= m; j++ {
+			s.bucketWork[j%n], s.bucketTime[j%n] = 0, 0
+		}
+		s.lastBucket = m
+	} else if m <= s.lastBucket-n {
+		return
+	}
+	s.bucketWork[m%n] += float32(du)
+	s.bucketTime[m%n] += float32(dt)
+}

@@ -1,0 +1,270 @@
+package agent
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/advise"
+)
+
+// bursty returns n samples 10 ms apart (jittered by up to 1 ms) of a group
+// whose work comes in bursts: each sample a 5 ms burst of 1-3 threads starts
+// with probability pBurst, over a trickle.
+func bursty(seed uint64, n int, pBurst float64) (at, usage []time.Duration) {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	at, usage = make([]time.Duration, n), make([]time.Duration, n)
+	var u time.Duration
+	for i := 1; i < n; i++ {
+		at[i] = time.Duration(i)*10*time.Millisecond + time.Duration(rng.IntN(1000))*time.Microsecond
+		if rng.Float64() < pBurst {
+			u += time.Duration(1+rng.IntN(3)) * 5 * time.Millisecond
+		}
+		u += time.Duration(rng.IntN(300)) * time.Microsecond
+		usage[i] = u
+	}
+	return at, usage
+}
+
+func testConfig() *SummaryConfig {
+	c := &SummaryConfig{Window: time.Hour, Block: 5 * time.Minute, Chunk: time.Minute}
+	c.defaults(4000)
+	return c
+}
+
+// periodic is n samples of a sched-bench-like group: two threads busy for
+// 200 ms every 2 s (jittered by up to 1 ms), idle between.
+func periodic(n int) (at, usage []time.Duration) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	at, usage = make([]time.Duration, n), make([]time.Duration, n)
+	var u time.Duration
+	for i := 1; i < n; i++ {
+		at[i] = time.Duration(i)*10*time.Millisecond + time.Duration(rng.IntN(1000))*time.Microsecond
+		if i%200 < 20 {
+			u += 20 * time.Millisecond
+		}
+		u += time.Duration(rng.IntN(100)) * time.Microsecond
+		usage[i] = u
+	}
+	return at, usage
+}
+
+// TestSummaryAgreesWithAdvise feeds the same samples to the summary and to
+// advise's replay and compares every ladder point and the recommendation.
+func TestSummaryAgreesWithAdvise(t *testing.T) {
+	t.Run("bursty", func(t *testing.T) {
+		at, usage := bursty(1, 10*60*100, 0.35)
+		agreesWithAdvise(t, at, usage)
+	})
+	t.Run("periodic", func(t *testing.T) {
+		at, usage := periodic(10 * 60 * 100)
+		agreesWithAdvise(t, at, usage)
+	})
+}
+
+func agreesWithAdvise(t *testing.T, at, usage []time.Duration) {
+	cfg := testConfig()
+	s := NewSummary(cfg)
+	for i := range at {
+		s.AddNow(at[i], usage[i])
+	}
+	s.replayFold(s.Flush()) // the open chunk too, so both saw the same samples
+	d := advise.FromSamples(at, usage)
+	var points []advise.Point
+	for _, l := range cfg.Ladder {
+		points = append(points, advise.Point{LimitMilli: l, Period: cfg.Period}, advise.Point{LimitMilli: l, BurstMilli: l, Period: cfg.Period})
+	}
+	want, err := advise.Evaluate(d, points, advise.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	span, _ := s.Span()
+	if math.Abs(span.Seconds()-d.Duration().Seconds()) > 0.01 {
+		t.Fatalf("summary spans %s, advise %s", span, d.Duration())
+	}
+	throttledSomewhere := 0
+	var worstThr, worstP99 float64
+	defer func() { t.Logf("largest differences: throttled ratio %.4f, delay p99 %.2f ms", worstThr, worstP99) }()
+	for i, w := range want {
+		if float64(w.LimitMilli) < 1.2*d.MeanCores()*1000 {
+			// Below the mean the backlog grows for as long as the replay
+			// runs: advise's for 10 minutes, the summary's for a chunk.
+			continue
+		}
+		got, err := s.Evaluate(w.LimitMilli, w.BurstMilli)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.ThrottledRatio > 0.001 {
+			throttledSomewhere++
+		}
+		worstThr = max(worstThr, math.Abs(got.ThrottledRatio-w.ThrottledRatio))
+		worstP99 = max(worstP99, math.Abs(got.DelayP99Ms-w.DelayP99Ms))
+		// The replay restarts every chunk (60 s, 600 periods): a few
+		// periods at each restart may differ.
+		if d := math.Abs(got.ThrottledRatio - w.ThrottledRatio); d > 0.005+0.03*w.ThrottledRatio {
+			t.Errorf("point %d %s: throttled ratio %.4f, advise %.4f", i, points[i], got.ThrottledRatio, w.ThrottledRatio)
+		}
+		if d := math.Abs(got.DelayP99Ms - w.DelayP99Ms); d > 1+0.25*w.DelayP99Ms {
+			t.Errorf("point %d %s: delay p99 %.2f ms, advise %.2f ms", i, points[i], got.DelayP99Ms, w.DelayP99Ms)
+		}
+		if d := math.Abs(got.Periods - w.Periods); d > 0.01*w.Periods+2 {
+			t.Errorf("point %d %s: %.0f periods, advise %.0f", i, points[i], got.Periods, w.Periods)
+		}
+	}
+	if throttledSomewhere < 5 {
+		t.Fatalf("only %d points throttle: the demand does not test the model", throttledSomewhere)
+	}
+	for _, target := range []advise.Target{{MaxThrottled: 0.01}, {MaxThrottled: 0.05}, {MaxDelay: 5 * time.Millisecond}} {
+		a, err := s.Advice(AdviceInput{Source: "test", Target: target})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := advise.Recommend(want, target, cfg.Period)
+		if a.Recommendation.LimitMilli != ref.LimitMilli {
+			// one ladder step apart at most
+			lo, _ := bracket(cfg.Ladder, min(a.Recommendation.LimitMilli, ref.LimitMilli))
+			_, hi := bracket(cfg.Ladder, max(a.Recommendation.LimitMilli, ref.LimitMilli))
+			if hi-lo > 1 {
+				t.Errorf("target %+v: agent advises %dm, advise %dm", target, a.Recommendation.LimitMilli, ref.LimitMilli)
+			}
+		}
+		if !a.Recommendation.Met {
+			t.Errorf("target %+v: not met on the ladder", target)
+		}
+	}
+}
+
+// TestSummaryWindowRolls checks that blocks older than the window are
+// dropped and that memory stays bounded by the window.
+func TestSummaryWindowRolls(t *testing.T) {
+	cfg := &SummaryConfig{Window: 10 * time.Minute, Block: 2 * time.Minute, Chunk: time.Minute}
+	cfg.defaults(2000)
+	s := NewSummary(cfg)
+	at, usage := bursty(2, 30*60*100, 0.2) // 30 minutes
+	for i := range at {
+		s.AddNow(at[i], usage[i])
+	}
+	if n := len(s.Blocks()); n > 6 {
+		t.Fatalf("%d blocks held for a 10-minute window of 2-minute blocks", n)
+	}
+	span, _ := s.Span()
+	if span < 9*time.Minute || span > 11*time.Minute {
+		t.Fatalf("window holds %s of demand, want about 10 minutes", span)
+	}
+	if got := s.Blocks()[0].Start; got < 18*time.Minute {
+		t.Fatalf("oldest block starts at %s: older than the window", got)
+	}
+}
+
+// TestRecommenders checks krr's and the VPA's rules against advise's
+// baselines on the same samples.
+func TestRecommenders(t *testing.T) {
+	cfg := testConfig()
+	at, usage := bursty(3, 15*60*100, 0.3)
+	s := NewSummary(cfg)
+	for i := range at {
+		s.AddNow(at[i], usage[i])
+	}
+	s.replayFold(s.Flush())
+	d := advise.FromSamples(at, usage)
+	ref, err := advise.Advise(d, advise.Request{}, advise.Sampled{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.Recommenders()
+	for _, b := range ref.Baselines {
+		var got int64
+		switch b.Name {
+		case "krr default":
+			got = r.KrrMilli
+		case "VPA target":
+			got = r.VPAMilli
+		default:
+			continue
+		}
+		if b.Evaluation == nil {
+			t.Fatalf("%s: advise has none", b.Name)
+		}
+		// advise steps its windows by 1 s, the summary by 15 s.
+		if rel := math.Abs(float64(got-b.LimitMilli)) / float64(b.LimitMilli); rel > 0.05 {
+			t.Errorf("%s: summary %dm, advise %dm", b.Name, got, b.LimitMilli)
+		}
+	}
+}
+
+func TestLadder(t *testing.T) {
+	l := Ladder(2000)
+	for _, m := range []int64{10, 100, 250, 500, 1000, 1500, 2000} {
+		if lo, hi := bracket(l, m); lo != hi {
+			t.Errorf("%dm is not on the ladder", m)
+		}
+	}
+	for i := 1; i < len(l); i++ {
+		if r := float64(l[i]) / float64(l[i-1]); l[i-1] >= 100 && r > 1.1251 {
+			t.Errorf("%dm -> %dm: a step of %.0f%%", l[i-1], l[i], (r-1)*100)
+		}
+	}
+	if l[len(l)-1] != 2000 {
+		t.Errorf("ladder for 2 CPUs ends at %dm", l[len(l)-1])
+	}
+}
+
+// TestSummaryNoDemand: a summary with nothing replayed (a container seen for
+// less than a chunk, maybe throttled meanwhile) says so rather than
+// evaluating nothing as no throttling.
+func TestSummaryNoDemand(t *testing.T) {
+	s := NewSummary(testConfig())
+	s.NoteThrottled(time.Second, 5)
+	s.AddNow(time.Second, 0)
+	s.AddNow(time.Second+10*time.Millisecond, time.Millisecond)
+	if _, err := s.Evaluate(500, 0); !errors.Is(err, ErrNoDemand) {
+		t.Fatalf("Evaluate: %v, want ErrNoDemand", err)
+	}
+	if _, err := s.Advice(AdviceInput{}); !errors.Is(err, ErrNoDemand) {
+		t.Fatalf("Advice: %v, want ErrNoDemand", err)
+	}
+	if _, err := s.Evaluate(500, 600); err == nil || !strings.Contains(err.Error(), "burst") {
+		t.Fatalf("a burst above the limit: %v", err)
+	}
+}
+
+// TestBlockEvaluations: a window of a quiet stretch then a busy one has
+// blocks that disagree, and the window's throttled share lies between them.
+func TestBlockEvaluations(t *testing.T) {
+	cfg := &SummaryConfig{Window: 10 * time.Minute, Block: 2 * time.Minute, Chunk: time.Minute}
+	cfg.defaults(4000)
+	s := NewSummary(cfg)
+	quietAt, quietUse := bursty(5, 2*60*100, 0.05)
+	busyAt, busyUse := bursty(6, 2*60*100+1, 0.4)
+	for i := range quietAt {
+		s.AddNow(quietAt[i], quietUse[i])
+	}
+	end, used := quietAt[len(quietAt)-1], quietUse[len(quietUse)-1]
+	for i := 1; i < len(busyAt); i++ {
+		s.AddNow(end+busyAt[i], used+busyUse[i])
+	}
+	s.replayFold(s.Flush())
+	starts, evs, err := s.BlockEvaluations(500, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) < 2 || len(starts) != len(evs) {
+		t.Fatalf("%d block evaluations", len(evs))
+	}
+	lo, hi := evs[0].ThrottledRatio, evs[len(evs)-1].ThrottledRatio
+	w, _ := s.Evaluate(500, 0)
+	t.Logf("throttled at 500m: first block %.3f, last %.3f, window %.3f", lo, hi, w.ThrottledRatio)
+	if !(hi > lo+0.02) {
+		t.Fatalf("a quiet block %.3f and a busy one %.3f: want them to disagree", lo, hi)
+	}
+	if w.ThrottledRatio < lo || w.ThrottledRatio > hi {
+		t.Fatalf("window %.3f outside its blocks' %.3f..%.3f", w.ThrottledRatio, lo, hi)
+	}
+	if w.ThrottledRatioWorst < hi-1e-9 || w.ThrottledRatioBest > lo+1e-9 {
+		t.Fatalf("window worst/best %.3f/%.3f, blocks %.3f..%.3f", w.ThrottledRatioWorst, w.ThrottledRatioBest, lo, hi)
+	}
+}

@@ -1,0 +1,381 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/cgroup"
+)
+
+// ErrNoDemand marks a summary that holds no replayed demand yet (a
+// container seen for less than one chunk).
+var ErrNoDemand = errors.New("no demand summarised yet")
+
+// Span is the demand the window holds: time replayed and CPU time used.
+func (s *Summary) Span() (span time.Duration, work float64) {
+	for _, b := range s.blocks {
+		span += b.Span
+		work += b.Work
+	}
+	return span, work
+}
+
+// aggPoint is one point's figures over the closed blocks (all but the
+// last), kept until the blocks change.
+type aggPoint struct {
+	thr, thrSec, bursts float64
+	delay               delayKnots
+	worst, best         float64
+}
+
+// closedAgg returns the aggregate of the closed blocks, computing it when
+// the blocks changed since.
+func (s *Summary) closedAgg() map[int32]*aggPoint {
+	if s.closed != nil {
+		return s.closed
+	}
+	s.closed = map[int32]*aggPoint{}
+	closed := s.blocks[:max(len(s.blocks)-1, 0)]
+	keys := map[int32]bool{}
+	for _, b := range closed {
+		for _, p := range b.Points {
+			keys[p.Key] = true
+		}
+	}
+	parts := make([]weighted, 0, len(closed))
+	for k := range keys {
+		a := &aggPoint{best: 1}
+		parts = parts[:0]
+		for _, b := range closed {
+			var r float64
+			if p := b.find(k); p != nil {
+				a.thr += float64(p.Throttled)
+				a.thrSec += float64(p.ThrottledSeconds)
+				a.bursts += float64(p.Bursts)
+				parts = append(parts, weighted{p.Delay, b.Work})
+				if b.Periods > 0 {
+					r = float64(p.Throttled) / b.Periods
+				}
+			} else {
+				parts = append(parts, weighted{delayKnots{Zero: 1}, b.Work})
+			}
+			if b.Periods > 0 {
+				a.worst, a.best = max(a.worst, r), min(a.best, r)
+			}
+		}
+		a.delay = mergeDelay(parts)
+		s.closed[k] = a
+	}
+	return s.closed
+}
+
+// evalKey aggregates one ladder point over the window's blocks: the closed
+// blocks' aggregate and the open block.
+func (s *Summary) evalKey(i int, burst bool) advise.Evaluation {
+	p := advise.Point{LimitMilli: s.cfg.Ladder[i], Period: s.cfg.Period}
+	if burst {
+		p.BurstMilli = p.LimitMilli
+	}
+	e := evalOf(p)
+	k := key(i, burst)
+	var periods, closedWork float64
+	closedN := 0
+	for _, b := range s.blocks[:len(s.blocks)-1] {
+		periods += b.Periods
+		closedWork += b.Work
+		if b.Periods > 0 {
+			closedN++
+		}
+	}
+	agg := s.closedAgg()[k]
+	if agg == nil {
+		agg = &aggPoint{delay: delayKnots{Zero: 1}}
+	}
+	if closedN > 0 {
+		e.ThrottledRatioWorst, e.ThrottledRatioBest = agg.worst, agg.best
+	} else {
+		e.ThrottledRatioBest = 1
+	}
+	thr, thrSec, bursts := agg.thr, agg.thrSec, agg.bursts
+	open := s.blocks[len(s.blocks)-1]
+	periods += open.Periods
+	openDelay := delayKnots{Zero: 1}
+	var r float64
+	if a := open.find(k); a != nil {
+		thr += float64(a.Throttled)
+		thrSec += float64(a.ThrottledSeconds)
+		bursts += float64(a.Bursts)
+		openDelay = a.Delay
+		if open.Periods > 0 {
+			r = float64(a.Throttled) / open.Periods
+		}
+	}
+	if open.Periods > 0 {
+		e.ThrottledRatioWorst, e.ThrottledRatioBest = max(e.ThrottledRatioWorst, r), min(e.ThrottledRatioBest, r)
+	}
+	if periods > 0 {
+		e.ThrottledRatio = thr / periods
+	}
+	e.ThrottledRatioBest = min(e.ThrottledRatioBest, e.ThrottledRatio)
+	e.Periods, e.ThrottledPeriods, e.Bursts, e.ThrottledSeconds = periods, thr, bursts, thrSec
+	d := mergeDelay([]weighted{{agg.delay, closedWork}, {openDelay, open.Work}})
+	e.DelayP50Ms, e.DelayP99Ms, e.DelayMaxMs = float64(d.Q[iP50]), float64(d.Q[iP99]), float64(d.Max)
+	return e
+}
+
+func evalOf(p advise.Point) advise.Evaluation {
+	return advise.Evaluation{LimitMilli: p.LimitMilli, BurstMilli: p.BurstMilli, PeriodUsec: int64(p.Period / time.Microsecond),
+		QuotaUsec: int64(p.Quota() / time.Microsecond), BurstUsec: int64(p.Burst() / time.Microsecond)}
+}
+
+// Evaluate returns the quota model's evaluation of a limit and burst
+// (millicores) over the window. A limit on the ladder is exact up to the
+// chunking (the replay restarts every chunk); between two ladder limits the
+// figures are interpolated in log(limit), and a burst between none and the
+// limit linearly between the two; a limit below the ladder is read as its
+// lowest limit (10m), one above the highest use seen as never throttled.
+// In the agent's evaluations the worst and best throttled shares are over
+// the blocks, not the phases.
+func (s *Summary) Evaluate(limitMilli, burstMilli int64) (advise.Evaluation, error) {
+	p := advise.Point{LimitMilli: limitMilli, BurstMilli: burstMilli, Period: s.cfg.Period}
+	if err := p.Check(); err != nil {
+		return advise.Evaluation{}, err
+	}
+	if span, _ := s.Span(); span <= 0 {
+		return advise.Evaluation{}, ErrNoDemand
+	}
+	lad := s.cfg.Ladder
+	lo, hi := bracket(lad, limitMilli)
+	lo = max(lo, 0)
+	if hi >= len(lad) {
+		hi = len(lad) - 1
+		lo = hi
+	}
+	at := func(i int) advise.Evaluation {
+		e0 := s.evalKey(i, false)
+		if burstMilli <= 0 {
+			return e0
+		}
+		e1 := s.evalKey(i, true)
+		return lerp(e0, e1, min(float64(burstMilli)/float64(limitMilli), 1))
+	}
+	var e advise.Evaluation
+	if lo == hi || lad[lo] >= limitMilli {
+		e = at(hi)
+	} else {
+		f := (math.Log(float64(limitMilli)) - math.Log(float64(lad[lo]))) / (math.Log(float64(lad[hi])) - math.Log(float64(lad[lo])))
+		e = lerp(at(lo), at(hi), f)
+	}
+	out := evalOf(p)
+	out.ThrottledRatio, out.ThrottledRatioWorst, out.ThrottledRatioBest = e.ThrottledRatio, e.ThrottledRatioWorst, e.ThrottledRatioBest
+	out.ThrottledSeconds, out.Periods, out.ThrottledPeriods, out.Bursts = e.ThrottledSeconds, e.Periods, e.ThrottledPeriods, e.Bursts
+	out.DelayP50Ms, out.DelayP99Ms, out.DelayMaxMs = e.DelayP50Ms, e.DelayP99Ms, e.DelayMaxMs
+	return out, nil
+}
+
+// lerp mixes the figures of a and b: (1-f)a + fb.
+func lerp(a, b advise.Evaluation, f float64) advise.Evaluation {
+	m := func(x, y float64) float64 { return x + (y-x)*f }
+	a.ThrottledRatio, a.ThrottledRatioWorst, a.ThrottledRatioBest = m(a.ThrottledRatio, b.ThrottledRatio), m(a.ThrottledRatioWorst, b.ThrottledRatioWorst), m(a.ThrottledRatioBest, b.ThrottledRatioBest)
+	a.ThrottledSeconds, a.ThrottledPeriods, a.Bursts = m(a.ThrottledSeconds, b.ThrottledSeconds), m(a.ThrottledPeriods, b.ThrottledPeriods), m(a.Bursts, b.Bursts)
+	a.DelayP50Ms, a.DelayP99Ms, a.DelayMaxMs = m(a.DelayP50Ms, b.DelayP50Ms), m(a.DelayP99Ms, b.DelayP99Ms), m(a.DelayMaxMs, b.DelayMaxMs)
+	return a
+}
+
+// usageWindows returns the mean use (cores) of every window of n buckets
+// that the samples cover (99% or more of its time), oldest first, stepping
+// by one bucket.
+func (s *Summary) usageWindows(n int) []float64 {
+	size := int64(len(s.bucketWork))
+	var out []float64
+	full := float32(float64(s.cfg.Bucket) * float64(n) * 0.99)
+	for start := s.lastBucket - size + 1; start+int64(n)-1 <= s.lastBucket; start++ {
+		if start < 0 {
+			continue
+		}
+		var w, t float32
+		for j := start; j < start+int64(n); j++ {
+			w += s.bucketWork[j%size]
+			t += s.bucketTime[j%size]
+		}
+		if t >= full {
+			out = append(out, float64(w)/float64(t))
+		}
+	}
+	return out
+}
+
+// Recommenders is what krr's and the VPA's rules set from the same data
+// (millicores; 0 when the window is too short for them).
+type Recommenders struct {
+	// KrrMilli: krr's simple strategy, p95 of the use over 75 s (1.25 min)
+	// rate windows; krr sets it as the request and sets no CPU limit.
+	KrrMilli int64
+	// KrrLimitMilli: krr's simple_limit strategy, p96 of the same windows
+	// as the limit.
+	KrrLimitMilli int64
+	// VPAMilli: the VPA recommender's target, p90 of 1-minute samples plus
+	// a 15% safety margin.
+	VPAMilli int64
+	// Windows75s and Windows60s count the windows the percentiles were
+	// taken over.
+	Windows75s, Windows60s int
+}
+
+// Recommenders computes krr's and the VPA's rules from the usage buckets.
+func (s *Summary) Recommenders() Recommenders {
+	n75 := int(75 * time.Second / s.cfg.Bucket)
+	n60 := int(time.Minute / s.cfg.Bucket)
+	w75, w60 := s.usageWindows(max(n75, 1)), s.usageWindows(max(n60, 1))
+	r := Recommenders{Windows75s: len(w75), Windows60s: len(w60)}
+	r.KrrMilli = milliOf(percentile(append([]float64(nil), w75...), 95))
+	r.KrrLimitMilli = milliOf(percentile(append([]float64(nil), w75...), 96))
+	r.VPAMilli = milliOf(percentile(w60, 90) * 1.15)
+	return r
+}
+
+var (
+	percentile = advise.Percentile
+	milliOf    = advise.MilliOf
+)
+
+// AdviceInput is what the summary does not know about its container.
+type AdviceInput struct {
+	// Source names the container in Sampled.Source.
+	Source string
+	// LimitMilli is its current limit (0: none); it is evaluated too.
+	LimitMilli int64
+	// Target is what the recommendation must meet.
+	Target advise.Target
+}
+
+// Advice is advise's answer from the summary: the ladder's evaluations over
+// the window (each limit without and with a burst equal to it, plus the
+// current limit and the coarse recommenders' values), the recommendation by
+// advise's rule, and krr's and the VPA's rules as baselines.
+func (s *Summary) Advice(in AdviceInput) (*advise.Advice, error) {
+	all, err := s.AdviceFor(in, []advise.Target{in.Target})
+	if err != nil {
+		return nil, err
+	}
+	return all[0], nil
+}
+
+// AdviceFor is Advice for several targets at once: the evaluations are
+// made once and shared.
+func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.Advice, error) {
+	span, work := s.Span()
+	if span <= 0 {
+		return nil, ErrNoDemand
+	}
+	var evs []advise.Evaluation
+	maxCores, samples := 0.0, 0
+	var throttled uint64
+	for _, b := range s.blocks {
+		maxCores = max(maxCores, b.MaxCores)
+		samples += b.Samples
+		throttled += b.Throttled
+	}
+	lo := work / float64(span) * 1000 // no grid point below the mean: all throttled
+	for i, l := range s.cfg.Ladder {
+		if float64(l) < lo*0.9 && (i+1 < len(s.cfg.Ladder) && float64(s.cfg.Ladder[i+1]) < lo*0.9) {
+			continue
+		}
+		evs = append(evs, s.evalKey(i, false), s.evalKey(i, true))
+		if float64(l) >= maxCores*1000 {
+			break
+		}
+	}
+	rec := s.Recommenders()
+	extra := []int64{in.LimitMilli, rec.KrrMilli, rec.KrrLimitMilli, rec.VPAMilli, milliOf(work / float64(span))}
+	baseEval := map[int64]*advise.Evaluation{}
+	for _, m := range extra {
+		if m <= 0 || baseEval[m] != nil {
+			continue
+		}
+		e, err := s.Evaluate(m, 0)
+		if err != nil {
+			continue // a quota under 1 ms: not a limit anyone can set
+		}
+		baseEval[m] = &e
+		if !onLadder(evs, m) {
+			evs = append(evs, e)
+		}
+	}
+	sort.SliceStable(evs, func(i, j int) bool {
+		if evs[i].LimitMilli != evs[j].LimitMilli {
+			return evs[i].LimitMilli < evs[j].LimitMilli
+		}
+		return evs[i].BurstMilli < evs[j].BurstMilli
+	})
+	var out []*advise.Advice
+	for _, target := range targets {
+		t := advise.NormalTarget(target)
+		a := &advise.Advice{Evaluations: evs}
+		a.Recommendation = advise.Recommend(evs, t, s.cfg.Period)
+		a.Recommendation.LowerBound = throttled > 0
+		a.Sampled = advise.Sampled{Source: in.Source, DurationSeconds: span.Seconds(), Samples: samples, MeanCores: work / float64(span),
+			MaxCores10ms: maxCores, Cores: max(s.cores, 1), Phases: s.cfg.Phases, LimitMilli: in.LimitMilli,
+			CPUStat: cgroup.CPUStat{ThrottledPeriods: throttled}}
+		get := func(m int64) *advise.Evaluation {
+			if m <= 0 {
+				return nil
+			}
+			return baseEval[m]
+		}
+		missing := func(m int64, w time.Duration) string {
+			if m > 0 {
+				return ""
+			}
+			return fmt.Sprintf("needs %.0f s of samples, has %.1f s", w.Seconds(), span.Seconds())
+		}
+		a.Baselines = []advise.Baseline{
+			{Name: "krr default", How: "p95 of 75 s averages (krr sets it as the request, no limit)", Windows: rec.Windows75s, Missing: missing(rec.KrrMilli, 75*time.Second), Evaluation: get(rec.KrrMilli)},
+			{Name: "krr simple_limit", How: "p96 of 75 s averages as the limit (p66 as the request)", Windows: rec.Windows75s, Missing: missing(rec.KrrLimitMilli, 75*time.Second), Evaluation: get(rec.KrrLimitMilli)},
+			{Name: "VPA target", How: "p90 of 1-minute averages + 15%", Windows: rec.Windows60s, Missing: missing(rec.VPAMilli, time.Minute), Evaluation: get(rec.VPAMilli)},
+			{Name: "mean", How: "the mean use over the samples", Evaluation: get(milliOf(work / float64(span)))},
+		}
+		if s.err != nil {
+			a.Warnings = append(a.Warnings, "a chunk could not be replayed: "+s.err.Error())
+		}
+		a.Warnings = append(a.Warnings, fmt.Sprintf("from the agent's summary: %d block(s) of %s replayed in chunks of %s; limits between the ladder's are interpolated",
+			len(s.blocks), s.cfg.Block, s.cfg.Chunk))
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func onLadder(evs []advise.Evaluation, m int64) bool {
+	for _, e := range evs {
+		if e.LimitMilli == m && e.BurstMilli == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// BlockEvaluations evaluates a limit and burst in each block of the window
+// alone, oldest first, with the block's start: how much the blocks disagree
+// is the uncertainty of the window's figure (what advise's block-wise
+// intervals are made of). Blocks that hold no replayed demand are left out.
+func (s *Summary) BlockEvaluations(limitMilli, burstMilli int64) (starts []time.Duration, evs []advise.Evaluation, err error) {
+	for _, b := range s.blocks {
+		if b.Span <= 0 {
+			continue
+		}
+		one := &Summary{cfg: s.cfg, blocks: []*Block{b}, cores: s.cores}
+		e, err := one.Evaluate(limitMilli, burstMilli)
+		if err != nil {
+			return nil, nil, err
+		}
+		starts, evs = append(starts, b.Start), append(evs, e)
+	}
+	if len(evs) == 0 {
+		return nil, nil, ErrNoDemand
+	}
+	return starts, evs, nil
+}

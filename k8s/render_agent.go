@@ -1,0 +1,222 @@
+package k8s
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// AgentOptions control how the agent's manifests are rendered.
+type AgentOptions struct {
+	// Namespace holds the agent (default throttlelab-agent).
+	Namespace string
+	// Image is the throttlelab image (required).
+	Image string
+	// Port the agent serves on (default 9101).
+	Port int
+	// Args are extra agent flags (--window 24h, --target throttled=0.01).
+	Args []string
+	// Owners grants the agent list on pods and passes --owners, so that
+	// its metrics name each pod's Deployment, StatefulSet, ...
+	Owners bool
+	// PodMonitor adds a Prometheus Operator PodMonitor.
+	PodMonitor bool
+}
+
+// AgentManifests are the objects that run the agent on every node.
+type AgentManifests struct {
+	Namespace      *corev1.Namespace
+	ServiceAccount *corev1.ServiceAccount
+	// ClusterRole and its binding: list pods (Owners only).
+	ClusterRole        *rbacv1.ClusterRole
+	ClusterRoleBinding *rbacv1.ClusterRoleBinding
+	DaemonSet          *appsv1.DaemonSet
+	Service            *corev1.Service
+	// PodMonitor is a monitoring.coreos.com/v1 PodMonitor (nil unless asked).
+	PodMonitor *unstructured.Unstructured
+}
+
+// AgentName names every object of the agent.
+const AgentName = "throttlelab-agent"
+
+// RenderAgent builds the agent's manifests. The pod meets the restricted
+// Pod Security profile in everything but its hostPath volumes (read-only:
+// the cgroup filesystem and the kubelet's log directories), which even the
+// baseline profile forbids: its namespace enforces the privileged profile
+// and warns at baseline, which is why it gets a namespace of its own.
+func RenderAgent(opt AgentOptions) (*AgentManifests, error) {
+	if opt.Namespace == "" {
+		opt.Namespace = AgentName
+	}
+	if opt.Port == 0 {
+		opt.Port = 9101
+	}
+	if errs := validation.IsDNS1123Label(opt.Namespace); len(errs) > 0 {
+		return nil, &OptionError{Option: "namespace", Msg: fmt.Sprintf("%q: %s", opt.Namespace, errs[0])}
+	}
+	if err := CheckImage(opt.Image); err != nil {
+		return nil, err
+	}
+	if opt.Port < 1 || opt.Port > 65535 {
+		return nil, &OptionError{Option: "port", Msg: fmt.Sprintf("%d: give 1 to 65535", opt.Port)}
+	}
+	labels := map[string]string{
+		"app.kubernetes.io/name":       "throttlelab",
+		"app.kubernetes.io/component":  "agent",
+		"app.kubernetes.io/managed-by": "throttlelab",
+	}
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: opt.Namespace, Labels: labels}
+	}
+	m := &AgentManifests{}
+	nsLabels := map[string]string{
+		// hostPath volumes need the privileged profile; warn and audit at
+		// baseline say which field needs it.
+		"pod-security.kubernetes.io/enforce": "privileged",
+		"pod-security.kubernetes.io/warn":    "baseline",
+		"pod-security.kubernetes.io/audit":   "baseline",
+	}
+	for k, v := range labels {
+		nsLabels[k] = v
+	}
+	m.Namespace = &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+		ObjectMeta: metav1.ObjectMeta{Name: opt.Namespace, Labels: nsLabels}}
+	m.ServiceAccount = &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(AgentName)}
+
+	// The summaries are checkpointed to an emptyDir: they survive the
+	// container's restarts (a crash, an OOM kill, an update of the node's
+	// runtime), not the pod's deletion.
+	args := []string{"agent", "--listen", ":" + strconv.Itoa(opt.Port), "--root", "/host", "--state-dir", "/var/lib/throttlelab"}
+	if opt.Owners {
+		args = append(args, "--owners")
+		crMeta := metav1.ObjectMeta{Name: AgentName, Labels: labels}
+		m.ClusterRole = &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: crMeta,
+			// The agent lists the pods of its own node (a field selector on
+			// spec.nodeName); RBAC cannot narrow a list to one node.
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}}}}
+		m.ClusterRoleBinding = &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"}, ObjectMeta: crMeta,
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: AgentName},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: AgentName, Namespace: opt.Namespace}}}
+	}
+	args = append(args, opt.Args...)
+
+	c := container("agent", opt.Image, corev1.ResourceRequirements{
+		// No CPU limit: a throttled agent would miss its own 10 ms samples.
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
+	}, args...)
+	c.Env = []corev1.EnvVar{
+		{Name: "NODE_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+		// One sampling goroutine and one replay worker: two threads are enough.
+		{Name: "GOMAXPROCS", Value: "2"},
+	}
+	c.Ports = []corev1.ContainerPort{{Name: "metrics", ContainerPort: int32(opt.Port), Protocol: corev1.ProtocolTCP}}
+	c.ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("metrics")}},
+		PeriodSeconds: 10, TimeoutSeconds: 2}
+	rro := corev1.RecursiveReadOnlyIfPossible
+	hostDirs := []struct{ name, path string }{
+		{"cgroup", "/sys/fs/cgroup"},              // usage, cpu.stat, limits of every container
+		{"pod-logs", "/var/log/pods"},             // pod names (NAMESPACE_POD_UID)
+		{"container-logs", "/var/log/containers"}, // container names (links)
+	}
+	var vols []corev1.Volume
+	for _, h := range hostDirs {
+		// No type check: a node without the kubelet's log directories still
+		// runs the agent (names fall back to the cgroup paths).
+		vols = append(vols, corev1.Volume{Name: h.name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: h.path}}})
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: h.name, MountPath: "/host" + h.path, ReadOnly: true, RecursiveReadOnly: &rro})
+	}
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "state", MountPath: "/var/lib/throttlelab"})
+	vols = append(vols, corev1.Volume{Name: "state", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
+	t, f := true, false
+	uid := int64(UID)
+	grace := int64(30) // time for the last checkpoint
+	podLabels := map[string]string{"app.kubernetes.io/name": "throttlelab", "app.kubernetes.io/component": "agent"}
+	m.DaemonSet = &appsv1.DaemonSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"}, ObjectMeta: meta(AgentName),
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: podLabels},
+			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType,
+				RollingUpdate: &appsv1.RollingUpdateDaemonSet{MaxUnavailable: ptrTo(intstr.FromString("10%"))}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
+				Spec: corev1.PodSpec{
+					ServiceAccountName:            AgentName,
+					AutomountServiceAccountToken:  &opt.Owners,
+					EnableServiceLinks:            &f,
+					TerminationGracePeriodSeconds: &grace,
+					Containers:                    []corev1.Container{c},
+					SecurityContext: &corev1.PodSecurityContext{
+						RunAsNonRoot: &t, RunAsUser: &uid, RunAsGroup: &uid,
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+					},
+					// Every node, tainted or not: its containers are to be seen.
+					Tolerations:       []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+					PriorityClassName: "system-node-critical",
+					Volumes:           append(vols, corev1.Volume{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}),
+				},
+			},
+		}}
+	m.Service = &corev1.Service{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}, ObjectMeta: meta(AgentName),
+		Spec: corev1.ServiceSpec{
+			// Headless: Prometheus scrapes every agent, not one at random.
+			ClusterIP: corev1.ClusterIPNone,
+			Selector:  podLabels,
+			Ports:     []corev1.ServicePort{{Name: "metrics", Port: int32(opt.Port), TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP}},
+		}}
+	if opt.PodMonitor {
+		m.PodMonitor = &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "monitoring.coreos.com/v1",
+			"kind":       "PodMonitor",
+			"metadata":   map[string]any{"name": AgentName, "namespace": opt.Namespace, "labels": toAny(labels)},
+			"spec": map[string]any{
+				"selector":            map[string]any{"matchLabels": toAny(podLabels)},
+				"podMetricsEndpoints": []any{map[string]any{"port": "metrics", "interval": "15s", "path": "/metrics"}},
+			},
+		}}
+	}
+	return m, nil
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func ptrTo[T any](v T) *T { return &v }
+
+// Objects returns the objects in the order to apply them.
+func (m *AgentManifests) Objects() []runtime.Object {
+	out := []runtime.Object{m.Namespace, m.ServiceAccount}
+	if m.ClusterRole != nil {
+		out = append(out, m.ClusterRole, m.ClusterRoleBinding)
+	}
+	out = append(out, m.DaemonSet, m.Service)
+	if m.PodMonitor != nil {
+		out = append(out, m.PodMonitor)
+	}
+	return out
+}
+
+// WriteYAML writes the objects as one multi-document YAML stream, keys
+// sorted: the same options give the same bytes.
+func (m *AgentManifests) WriteYAML(w io.Writer) error {
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "# throttlelab k8s render agent: the agent on every node, in namespace %s.\n", m.Namespace.Name)
+	fmt.Fprintf(&buf, "# The namespace enforces the privileged Pod Security profile only because of the\n")
+	fmt.Fprintf(&buf, "# read-only hostPath volumes; the pod is otherwise restricted (docs/fleet.md).\n")
+	return writeDocuments(w, &buf, m.Objects())
+}
