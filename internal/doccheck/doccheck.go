@@ -271,8 +271,7 @@ type Pending struct {
 
 // Pendings are the commands and flags the docs may name before they exist.
 // Keep it short: every entry is a promise that a change is landing.
-var Pendings = []Pending{
-}
+var Pendings = []Pending{}
 
 // PendingFor returns the entry that covers a command whose first words are
 // args (the command's path, then its flags and arguments), if any.
@@ -297,8 +296,7 @@ func PendingFor(args []string) (Pending, bool) {
 // PendingFiles are pages the docs link to before they land, with what brings
 // them; a link to one is not an error until it exists, and then the entry
 // must go.
-var PendingFiles = map[string]string{
-}
+var PendingFiles = map[string]string{}
 
 var linkRE = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
