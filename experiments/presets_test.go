@@ -1,23 +1,21 @@
 package experiments
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/throttlelab/throttlelab/internal/golden"
+
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/sim"
 	"github.com/throttlelab/throttlelab/units"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden verdicts in testdata/verdicts")
 
 func TestPresetsParse(t *testing.T) {
 	findings := map[string]bool{}
@@ -79,22 +77,7 @@ func TestChecksOnSimulatedRuns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join("testdata", "verdicts", p.Name+".json")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (go test ./experiments -run ChecksOnSimulated -update writes it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("verdict.json differs from %s (rerun with -update if the change is meant):\n%s", golden, got)
-			}
+			golden.Compare(t, filepath.Join("testdata", "verdicts", p.Name+".json"), got)
 			t.Logf("%s", Line(v))
 		})
 	}

@@ -3,7 +3,6 @@ package top
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/internal/golden"
+
 	"github.com/throttlelab/throttlelab/top/toptest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func expand(t *testing.T, name string) string { return toptest.FakeRoot(t, name) }
 
@@ -69,25 +68,8 @@ func TestFakeTrees(t *testing.T) {
 			stats := w.Report()
 			var b bytes.Buffer
 			WriteTable(&b, w.Source(), View{Tree: true}.Rows(stats), time.Second)
-			golden(t, filepath.Join("testdata", tt.tree+".golden"), b.Bytes())
+			golden.Compare(t, filepath.Join("testdata", tt.tree+".golden"), b.Bytes())
 		})
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s--- want\n%s", path, got, want)
 	}
 }
 
