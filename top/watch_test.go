@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/internal/golden"
 
 	"github.com/throttlelab/throttlelab/top/toptest"
@@ -121,7 +122,7 @@ func TestStatsFromFakeTree(t *testing.T) {
 
 // failingFile fails every read with err after ok reads.
 type failingFile struct {
-	counterFile
+	cgroup.CounterFile
 	ok  int
 	err error
 }
@@ -131,7 +132,7 @@ func (f *failingFile) Read() ([]byte, error) {
 		return nil, f.err
 	}
 	f.ok--
-	return f.counterFile.Read()
+	return f.CounterFile.Read()
 }
 
 func TestGroupsVanishAndAppear(t *testing.T) {
@@ -148,7 +149,7 @@ func TestGroupsVanishAndAppear(t *testing.T) {
 	// (its directory is still there in this fake tree: the error alone
 	// must drop it).
 	g := w.groups[sshd]
-	g.stat = &failingFile{counterFile: g.stat, ok: 2, err: syscall.ENODEV}
+	g.counters.Stat = &failingFile{CounterFile: g.counters.Stat, ok: 2, err: syscall.ENODEV}
 	w.Sample(0)
 	w.Sample(10 * time.Millisecond)
 	w.Sample(15 * time.Millisecond)
@@ -216,11 +217,11 @@ func TestUnreadableGroupsAreShownAsSuch(t *testing.T) {
 	if w.src, err = FindSource(root); err != nil {
 		t.Fatal(err)
 	}
-	w.open = func(p string, size int) (counterFile, error) {
+	w.open = func(p string, size int) (cgroup.CounterFile, error) {
 		if strings.Contains(p, "sshd.service") {
 			return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrPermission}
 		}
-		return openCounter(p, size)
+		return cgroup.OpenCounterFile(p, size)
 	}
 	if err := w.Discover(); err != nil {
 		t.Fatal(err)
