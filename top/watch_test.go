@@ -74,19 +74,29 @@ func TestFakeTrees(t *testing.T) {
 	}
 }
 
-func TestStatsFromFakeTree(t *testing.T) {
-	// The figures behind the golden table, checked by hand for the v2 pod:
-	// 200 ms used in 1 s, 8 of 10 periods throttled, 600 ms throttled, 2
-	// bursts, 600 ms of 1 s with some task waiting.
-	root := expand(t, "v2-kubepods-systemd")
+// containerSecond watches the v2 fake tree's containerd container, samples
+// it, and writes its cpu.stat of a second later: 200 ms used, 8 of 10
+// periods throttled, 600 ms throttled, 2 bursts. It returns the watcher
+// (closed with the test), the tree and the container's directory in it.
+func containerSecond(t *testing.T) (w *Watcher, root, dir string) {
+	t.Helper()
+	root = expand(t, "v2-kubepods-systemd")
 	w, err := New(Options{Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer w.Close()
+	t.Cleanup(func() { w.Close() })
 	w.Sample(0)
-	dir := "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope/"
+	dir = "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope/"
 	writeFile(t, root, dir+"cpu.stat", "usage_usec 1000000\nuser_usec 880000\nsystem_usec 120000\nnr_periods 410\nnr_throttled 308\nthrottled_usec 20600000\nnr_bursts 5\nburst_usec 45000\n")
+	return w, root, dir
+}
+
+func TestStatsFromFakeTree(t *testing.T) {
+	// The figures behind the golden table, checked by hand for the v2 pod:
+	// 200 ms used in 1 s, 8 of 10 periods throttled, 600 ms throttled, 2
+	// bursts, 600 ms of 1 s with some task waiting.
+	w, root, dir := containerSecond(t)
 	writeFile(t, root, dir+"cpu.pressure", "some avg10=45.00 avg60=31.00 avg300=10.50 total=5600000\nfull avg10=41.00 avg60=28.50 avg300=9.10 total=5000000\n")
 	w.Sample(time.Second)
 	var got *Stats
