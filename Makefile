@@ -9,7 +9,7 @@ IMAGE_OUT ?= bin/throttlelab-oci.tar
 GOARCH ?= $(shell $(GO) env GOARCH)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: all build validate-advise image k8s-binaries e2e-k8s test test-cgroup-layouts cgroup-restore fmt-check vet fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
+.PHONY: all build validate-advise image k8s-binaries e2e-k8s test test-cgroup-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
 
 all: build
 
@@ -40,7 +40,17 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
-test: fmt-check vet
+# staticcheck at a pinned version, installed into GOBIN (or GOPATH/bin) by
+# go install when it is missing or another version (.ci/run installs it
+# first; `go run pkg@version` would not do: it asks the module proxy every
+# time, so it fails offline). Later runs need no network.
+STATICCHECK_VERSION := (0.8.2)
+STATICCHECK ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)/staticcheck
+lint:
+	@$(STATICCHECK) -version 2>/dev/null | grep -qF '$(STATICCHECK_VERSION)' || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
+	$(STATICCHECK) ./...
+
+test: fmt-check vet lint
 	$(GO) test -race -p 1 ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 	$(MAKE) test-cgroup-layouts

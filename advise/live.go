@@ -42,15 +42,7 @@ func group(root string, s *top.Source, p string) (*Group, error) {
 	if s.CPU == nil {
 		return nil, fmt.Errorf("group %s: %w on this host (no hierarchy has it): feed its usage as a CSV instead", p, ErrNoCPUController)
 	}
-	dirOf := func(m *cgroup.MountInfo) string {
-		rel := p
-		if m.Root != "/" {
-			if r, ok := strings.CutPrefix(p, m.Root); ok && (r == "" || r[0] == '/') {
-				rel = r
-			}
-		}
-		return filepath.Join(root, m.MountPoint, rel)
-	}
+	dirOf := func(m *cgroup.MountInfo) string { return filepath.Join(root, cgroup.GroupDir(*m, p)) }
 	g := &Group{Path: p, Name: top.Identify(p, top.ReadPodNames(root)).Name, CPUDir: dirOf(s.CPU), Version: s.Version, root: root}
 	if s.Acct != nil {
 		g.AcctDir = dirOf(s.Acct)
@@ -113,22 +105,9 @@ func FindPid(root string, pid int) (*Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	var p string
-	if v := l.CPUVersion(); v == "v1" {
-		for _, ln := range lines {
-			if ln.HierarchyID != 0 && contains2(ln.Controllers, "cpu") {
-				p = ln.Path
-			}
-		}
-	} else {
-		for _, ln := range lines {
-			if ln.HierarchyID == 0 {
-				p = ln.Path
-			}
-		}
-	}
-	if p == "" {
-		return nil, fmt.Errorf("pid %d: %w: /proc/%d/cgroup names no group with it", pid, ErrNoCPUController, pid)
+	_, p, err := l.ProcessPath(lines, "cpu")
+	if err != nil {
+		return nil, fmt.Errorf("pid %d: %w: /proc/%d/cgroup names no group with it (%v)", pid, ErrNoCPUController, pid, err)
 	}
 	s, err := top.FindSource(root)
 	if err != nil {
@@ -140,15 +119,6 @@ func FindPid(root string, pid int) (*Group, error) {
 	}
 	g.Pid = pid
 	return g, nil
-}
-
-func contains2(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // FindPod finds a Kubernetes pod's group under the kubelet's kubepods tree
@@ -203,53 +173,30 @@ func (g *Group) LimitMilli() int64 {
 }
 
 // Sampler reads one group's cumulative usage, keeping its file open
-// (cgroup.PreadFile): one pread and no allocation per sample.
-type Sampler struct {
-	f  *cgroup.PreadFile
-	v1 bool
-}
+// (cgroup.UsageCounter): one pread and no allocation per sample.
+type Sampler struct{ c *cgroup.UsageCounter }
 
 // NewSampler opens the group's usage counter.
 func NewSampler(g *Group) (*Sampler, error) {
-	if g.Version == "v1" {
-		if g.AcctDir == "" {
-			return nil, fmt.Errorf("group %s: the cpuacct controller is not mounted: no CPU usage on this cgroup v1 host", g.Path)
-		}
-		f, err := cgroup.OpenPreadFile(filepath.Join(g.AcctDir, "cpuacct.usage"), 32)
-		if err != nil {
-			return nil, fmt.Errorf("group %s: %w", g.Path, err)
-		}
-		return &Sampler{f: f, v1: true}, nil
+	acct := g.AcctDir
+	if g.Version == "v2" {
+		acct = g.CPUDir
 	}
-	f, err := cgroup.OpenPreadFile(filepath.Join(g.CPUDir, "cpu.stat"), 1024)
+	c, err := cgroup.OpenUsage(g.Version, "", acct)
 	if err != nil {
 		return nil, fmt.Errorf("group %s: %w", g.Path, err)
 	}
-	return &Sampler{f: f}, nil
+	return &Sampler{c: c}, nil
 }
 
 // Read returns the cumulative usage now.
 func (s *Sampler) Read() (time.Duration, error) {
-	b, err := s.f.Read()
-	if err != nil {
-		return 0, err
-	}
-	if s.v1 {
-		v, err := cgroup.ParseUintPrefix(b)
-		return time.Duration(v), err
-	}
-	c, err := cgroup.ParseCPUCounters(b)
-	if err != nil {
-		return 0, err
-	}
-	if !c.HasUsage {
-		return 0, errors.New("cpu.stat has no usage_usec")
-	}
-	return time.Duration(c.UsageUsec) * time.Microsecond, nil
+	r, err := s.c.ReadUsage(false)
+	return r.Usage(), err
 }
 
 // Close closes the counter.
-func (s *Sampler) Close() error { return s.f.Close() }
+func (s *Sampler) Close() error { return s.c.Close() }
 
 // Sample samples g every 10 ms for duration (or until ctx ends, keeping
 // what it has), with the real time of each reading, and cpu.stat before

@@ -78,3 +78,38 @@ func HostIdle(root string) (idle time.Duration, cpus int, err error) {
 	}
 	return idle, cpus, nil
 }
+
+// HostMark is the host's CPU state at one instant, as two marks need it to
+// tell how much CPU other work took between them (OtherCores).
+type HostMark struct {
+	// At is when the mark was taken.
+	At time.Time
+	// CPUs is the number of CPUs /proc/stat counted, Idle their idle and
+	// iowait time together (ParseHostIdle).
+	CPUs int
+	Idle time.Duration
+	// Ours is the cumulative CPU time of the work being measured (the
+	// run's groups), which is not "other".
+	Ours time.Duration
+}
+
+// MarkHost reads root/proc/stat now; the caller adds Ours.
+func MarkHost(root string) (HostMark, error) {
+	idle, cpus, err := HostIdle(root)
+	return HostMark{At: time.Now(), CPUs: cpus, Idle: idle}, err
+}
+
+// OtherCores is the mean CPU (cores) other work used between two marks: the
+// CPUs' time less their idle time less ours, at least 0 (/proc/stat counts
+// idle in 10 ms ticks, so a quiet host can come out a hair below). ok is
+// false when it cannot be known, which is not the same as none: a CPU went
+// on or off line in between, or the marks are not in order. The one rule
+// for host_other_cores.
+func OtherCores(before, after HostMark) (cores float64, ok bool) {
+	wall := after.At.Sub(before.At)
+	if wall <= 0 || after.CPUs != before.CPUs || before.CPUs == 0 {
+		return 0, false
+	}
+	busy := time.Duration(after.CPUs)*wall - (after.Idle - before.Idle)
+	return max(0, float64(busy-(after.Ours-before.Ours))/float64(wall)), true
+}

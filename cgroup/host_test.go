@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,5 +47,33 @@ func TestHostIdleReadsRoot(t *testing.T) {
 	os.WriteFile(filepath.Join(root, "proc/stat"), []byte("cpu  5 0 5 100 0 0 0 0 0 0\ncpu0 5 0 5 100 0 0 0 0 0 0\n"), 0o644)
 	if got, cpus, err := HostIdle(root); err != nil || got != time.Second || cpus != 1 {
 		t.Fatalf("got %v, %d, %v; want 1s, 1", got, cpus, err)
+	}
+}
+
+// TestOtherCores: the rest of the machine's mean cores between two marks,
+// and unknown (not 0) when it cannot be told.
+func TestOtherCores(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	mark := func(at time.Duration, cpus int, idle, ours time.Duration) HostMark {
+		return HostMark{At: t0.Add(at), CPUs: cpus, Idle: idle, Ours: ours}
+	}
+	for _, c := range []struct {
+		name          string
+		before, after HostMark
+		want          float64
+		ok            bool
+	}{
+		// 2 CPUs for 10 s: 20 s of CPU time, 12 s idle, 5 s ours: 3 s others.
+		{"others", mark(0, 2, 100*time.Second, 7*time.Second), mark(10*time.Second, 2, 112*time.Second, 12*time.Second), 0.3, true},
+		// Idle counted in ticks can leave ours above the busy time: none.
+		{"tick rounding", mark(0, 2, 0, 0), mark(time.Second, 2, 1990*time.Millisecond, 20*time.Millisecond), 0, true},
+		{"a CPU went off line", mark(0, 2, 0, 0), mark(time.Second, 1, 0, 0), 0, false},
+		{"marks out of order", mark(time.Second, 2, 0, 0), mark(0, 2, 0, 0), 0, false},
+		{"no mark taken", HostMark{}, mark(time.Second, 2, 0, 0), 0, false},
+	} {
+		got, ok := OtherCores(c.before, c.after)
+		if ok != c.ok || math.Abs(got-c.want) > 1e-9 {
+			t.Errorf("%s: %v, %v; want %v, %v", c.name, got, ok, c.want, c.ok)
+		}
 	}
 }

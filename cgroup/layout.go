@@ -101,10 +101,11 @@ func ReadLayout(root string) (*Layout, error) {
 	return DetectLayout(root, mounts)
 }
 
-// groupDir returns the directory of a process's cgroup in the hierarchy mounted at
-// m, given the process's path in that hierarchy. In a container the mount's root is
-// the container's own group, and the process's path starts with it.
-func groupDir(m MountInfo, cgPath string) string {
+// GroupDir returns the directory of a cgroup in the hierarchy mounted at m
+// (relative to the host's root), given the group's path as /proc/PID/cgroup
+// shows it. In a container the mount's root is the container's own group,
+// and the path starts with it.
+func GroupDir(m MountInfo, cgPath string) string {
 	rel := cgPath
 	if m.Root != "/" {
 		if r, ok := strings.CutPrefix(cgPath, m.Root); ok && (r == "" || r[0] == '/') {
@@ -118,20 +119,27 @@ func groupDir(m MountInfo, cgPath string) string {
 // cgroup that holds the process's cpu controller, for the process whose
 // /proc/PID/cgroup lines are given.
 func (l *Layout) ProcessCPUGroup(lines []ProcCgroup) (MountInfo, string, error) {
-	return l.processGroup(lines, "cpu")
+	return l.ProcessGroup(lines, "cpu")
 }
 
 // ProcessGroup is ProcessCPUGroup for any controller (cpuacct, cpuset, ...):
 // the v1 hierarchy that has it, or else the v2 hierarchy.
 func (l *Layout) ProcessGroup(lines []ProcCgroup, controller string) (MountInfo, string, error) {
-	return l.processGroup(lines, controller)
+	m, p, err := l.ProcessPath(lines, controller)
+	if err != nil {
+		return m, "", err
+	}
+	return m, GroupDir(m, p), nil
 }
 
-func (l *Layout) processGroup(lines []ProcCgroup, controller string) (MountInfo, string, error) {
+// ProcessPath returns the hierarchy that holds controller for the process
+// whose /proc/PID/cgroup lines are given (the v1 hierarchy that has it, or
+// else the v2 one) and the process's group in it, as those lines show it.
+func (l *Layout) ProcessPath(lines []ProcCgroup, controller string) (MountInfo, string, error) {
 	if m, ok := l.V1[controller]; ok {
 		for _, ln := range lines {
 			if ln.HierarchyID != 0 && slices.Contains(ln.Controllers, controller) {
-				return m, groupDir(m, ln.Path), nil
+				return m, ln.Path, nil
 			}
 		}
 		return MountInfo{}, "", fmt.Errorf("the process is in no %s cgroup although the %s controller is mounted at %s", controller, controller, m.MountPoint)
@@ -139,7 +147,7 @@ func (l *Layout) processGroup(lines []ProcCgroup, controller string) (MountInfo,
 	if l.Unified != nil {
 		for _, ln := range lines {
 			if ln.HierarchyID == 0 {
-				return *l.Unified, groupDir(*l.Unified, ln.Path), nil
+				return *l.Unified, ln.Path, nil
 			}
 		}
 	}

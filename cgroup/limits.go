@@ -75,7 +75,7 @@ func ReadProcessLimits(root, pid string) (*CPULimits, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, cdir, err := l.processGroup(lines, "cpuset"); err == nil {
+	if _, cdir, err := l.ProcessGroup(lines, "cpuset"); err == nil {
 		out.Cpuset = readCpuset(filepath.Join(root, cdir))
 	}
 	return out, nil

@@ -423,25 +423,13 @@ func (g *Group) Stat() (CPUStat, error) {
 // Usage returns the CPU time the group has used: v2 cpu.stat usage_usec, v1
 // cpuacct.usage (in the cpuacct hierarchy, which may be mounted apart from cpu).
 func (g *Group) Usage() (time.Duration, error) {
-	if g.m.version == "v2" {
-		b, err := os.ReadFile(filepath.Join(g.Dirs["cpu"], "cpu.stat"))
-		if err != nil {
-			return 0, err
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(l, "usage_usec "); ok {
-				n, err := strconv.ParseUint(v, 10, 64)
-				return time.Duration(n) * time.Microsecond, err
-			}
-		}
-		return 0, errors.New("cpu.stat has no usage_usec")
+	u, err := openUsage(g)
+	if err != nil {
+		return 0, err
 	}
-	d, ok := g.Dirs["cpuacct"]
-	if !ok {
-		return 0, errors.New("the cpuacct controller is not mounted: no CPU usage on this cgroup v1 host")
-	}
-	n, err := readInt(filepath.Join(d, "cpuacct.usage"))
-	return time.Duration(n), err
+	defer u.Close()
+	r, err := u.ReadUsage(false)
+	return r.Usage(), err
 }
 
 // Cleanup removes every group and directory the manager made, newest first.
@@ -568,7 +556,7 @@ func (g *Group) AttachSelf() (restore func() error, err error) {
 			continue
 		}
 		seen = append(seen, d)
-		mnt, dir, err := g.m.layout.processGroup(lines, c)
+		mnt, dir, err := g.m.layout.ProcessGroup(lines, c)
 		if err != nil {
 			return nil, err
 		}

@@ -110,17 +110,16 @@ func TestPeakPeriodReal(t *testing.T) {
 	})
 	// The most the group surely used within one period: between the first
 	// fine sample after a boundary and the last before the next.
-	surely := 0.0
-	var bounds []int
-	for k := 1; k < len(fine); k++ {
-		if fine[k].Periods[0] == fine[k-1].Periods[0] {
-			continue
+	finePts := make([]cgroup.PeakPoint, len(fine))
+	for k, u := range fine {
+		finePts[k] = cgroup.PeakPoint{At: u.At, UsageNs: uint64(u.Usage[0]), Periods: u.Periods[0], Throttled: u.Throttled[0]}
+	}
+	surely := surelyWithinPeriod(finePts, set.QuotaPeriod())
+	if path := os.Getenv(recordPeakEnv); path != "" {
+		if err := writeFine(path, finePts); err != nil {
+			t.Fatal(err)
 		}
-		if n := len(bounds); n > 0 && fine[k].Periods[0]-fine[k-1].Periods[0] == 1 && fine[k-1].Periods[0]-fine[bounds[n-1]].Periods[0] == 0 {
-			a := bounds[n-1]
-			surely = max(surely, float64(fine[k-1].Usage[0]-fine[a].Usage[0])/float64(set.QuotaPeriod()))
-		}
-		bounds = append(bounds, k)
+		t.Logf("wrote %d 1 ms reads to %s", len(finePts), path)
 	}
 	first, last := samples[0], samples[len(samples)-1]
 	if last.Throttled[0] < 5 {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 )
 
@@ -22,74 +21,19 @@ type UsageSample struct {
 	Periods []uint64
 }
 
-// usageFile is one group's counters, kept open (PreadFile): a sample is one
-// pread per file and no allocation, so sampling 16 groups every 10 ms costs
-// little.
-type usageFile struct {
-	// usage is the v1 cpuacct.usage (ns); nil on v2, where usage_usec is in
-	// cpu.stat.
-	usage *PreadFile
-	stat  *PreadFile
-}
-
-func openUsage(g *Group) (*usageFile, error) {
-	stat, err := OpenPreadFile(filepath.Join(g.Dirs["cpu"], "cpu.stat"), 1024)
-	if err != nil {
-		return nil, err
-	}
+// openUsage opens a group's counters (UsageCounter): a sample is one pread
+// per file and no allocation, so sampling 16 groups every 10 ms costs little.
+func openUsage(g *Group) (*UsageCounter, error) {
+	acct := g.Dirs["cpuacct"]
 	if g.m.version == "v2" {
-		return &usageFile{stat: stat}, nil
+		acct = g.Dirs["cpu"]
 	}
-	d, ok := g.Dirs["cpuacct"]
-	if !ok {
-		stat.Close()
-		return nil, errors.New("the cpuacct controller is not mounted: no CPU usage on this cgroup v1 host")
-	}
-	u, err := OpenPreadFile(filepath.Join(d, "cpuacct.usage"), 32)
-	if err != nil {
-		stat.Close()
-		return nil, err
-	}
-	return &usageFile{usage: u, stat: stat}, nil
-}
-
-// read returns the group's usage and, with withStat, its counts of throttled
-// periods and of periods (on v1 that costs a second read, of cpu.stat).
-func (u *usageFile) read(withStat bool) (usage time.Duration, throttled, periods uint64, err error) {
-	if u.usage != nil {
-		b, err := u.usage.Read()
-		if err != nil {
-			return 0, 0, 0, err
-		}
-		v, err := ParseUintPrefix(b)
-		if err != nil {
-			return 0, 0, 0, fmt.Errorf("cpuacct.usage: %w", err)
-		}
-		usage = time.Duration(v)
-		if !withStat {
-			return usage, 0, 0, nil
-		}
-	}
-	b, err := u.stat.Read()
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	c, err := ParseCPUCounters(b)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	if u.usage == nil {
-		if !c.HasUsage {
-			return 0, 0, 0, errors.New("cpu.stat has no usage_usec")
-		}
-		usage = time.Duration(c.UsageUsec) * time.Microsecond
-	}
-	return usage, c.ThrottledPeriods, c.Periods, nil
+	return OpenUsage(g.m.version, g.Dirs["cpu"], acct)
 }
 
 // Sampler reads the CPU usage of groups at a fixed interval.
 type Sampler struct {
-	files []*usageFile
+	files []*UsageCounter
 }
 
 // NewSampler opens the usage counters of the groups.
@@ -111,16 +55,16 @@ func NewSampler(groups []*Group) (*Sampler, error) {
 // of periods.
 func (s *Sampler) Sample(dst []time.Duration, throttled, periods []uint64) error {
 	for i, u := range s.files {
-		v, thr, n, err := u.read(throttled != nil || periods != nil)
+		r, err := u.ReadUsage(throttled != nil || periods != nil)
 		if err != nil {
 			return err
 		}
-		dst[i] = v
+		dst[i] = r.Usage()
 		if throttled != nil {
-			throttled[i] = thr
+			throttled[i] = r.ThrottledPeriods
 		}
 		if periods != nil {
-			periods[i] = n
+			periods[i] = r.Periods
 		}
 	}
 	return nil
@@ -152,10 +96,7 @@ func (s *Sampler) Run(ctx context.Context, interval time.Duration, emit func(Usa
 func (s *Sampler) Close() error {
 	var errs []error
 	for _, u := range s.files {
-		if u.usage != nil {
-			errs = append(errs, u.usage.Close())
-		}
-		errs = append(errs, u.stat.Close())
+		errs = append(errs, u.Close())
 	}
 	return errors.Join(errs...)
 }

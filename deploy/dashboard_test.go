@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -17,12 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/internal/golden"
+
 	"github.com/throttlelab/throttlelab/agent"
 	"github.com/throttlelab/throttlelab/internal/testenv"
 	"github.com/throttlelab/throttlelab/top/toptest"
 )
-
-var update = flag.Bool("update", false, "rewrite grafana/throttlelab.json")
 
 const dashboardFile = "grafana/throttlelab.json"
 
@@ -33,18 +32,10 @@ func TestDashboardCommitted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *update {
-		os.MkdirAll(filepath.Dir(dashboardFile), 0o755)
-		if err := os.WriteFile(dashboardFile, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	golden.Compare(t, dashboardFile, got)
 	want, err := os.ReadFile(dashboardFile)
 	if err != nil {
-		t.Fatalf("%v (go test ./deploy -run DashboardCommitted -update)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Fatalf("%s is not what Dashboard generates: run go test ./deploy -run DashboardCommitted -update", dashboardFile)
+		t.Fatal(err)
 	}
 	qs, err := Queries(want)
 	if err != nil || len(qs) < 10 {
@@ -57,7 +48,6 @@ func TestDashboardCommitted(t *testing.T) {
 // threads may run; a period whose work passes the quota is throttled.
 type demandNode struct {
 	file                                             string
-	rest                                             string
 	step                                             int
 	usageUs, periods, throttled, throttledUs, workUs int64
 }

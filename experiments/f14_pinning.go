@@ -2,8 +2,10 @@ package experiments
 
 import (
 	"fmt"
-	"github.com/throttlelab/throttlelab/record"
+	"math"
 	"time"
+
+	"github.com/throttlelab/throttlelab/record"
 
 	"github.com/throttlelab/throttlelab/experiment"
 )
@@ -63,12 +65,15 @@ var f14Pinning = &Preset{
 		return fmt.Sprintf("a %s-CPU container (2 of 4 cores, scaled to %d), pinned to CPU %s, 6 s, 3 repeats", m, cores, pinned.CPU.Cpuset), nil
 	},
 	negative: func(e *experiment.Experiment) error {
-		// A quota on the pinned container too: it is throttled.
+		// A quota on the pinned container too, half its cores: it is
+		// throttled. (A quota of all its cores would not be: they cannot
+		// use more than their own time, in the kernel or the simulator.)
 		c, err := config(e, "pinned")
 		if err != nil {
 			return err
 		}
-		c.CPU.Limit = c.CPU.Request
+		half := milli(int(math.Round(cpus(c.CPU.Request) * 1000 / 2)))
+		c.CPU.Request, c.CPU.Limit = half, half
 		return nil
 	},
 	verdict: func(r *Results) ([]record.Condition, string, error) {

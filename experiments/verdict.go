@@ -22,7 +22,10 @@ func (p *Preset) Evaluate(dir, scaled string) (*record.Verdict, error) {
 		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
 	}
 	reps := r.repeats()
-	out, need := record.Combine(conds, reps)
+	out, need, err := record.Combine(conds, reps)
+	if err != nil {
+		return nil, fmt.Errorf("preset %s: checking %s: %w", p.Name, dir, err)
+	}
 	v := &record.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check, SelfCheck: p.SelfCheck,
 		Outcome: out, Reproduced: out == record.Reproduced, Conditions: conds, Numbers: numbers,
 		Repeats: reps, RepeatsNeeded: need, CIMethod: r.Summary.CIMethod, Scaled: scaled, Backend: r.Env.Backend}

@@ -101,7 +101,7 @@ func TestCheckWithPrometheus(t *testing.T) {
 	for from, to := range map[string]string{"127.0.0.1:19101": "NODE-A", "127.0.0.1:19102": "NODE-B"} {
 		out = strings.ReplaceAll(out, agents["throttlelab-agent/"+from], to)
 	}
-	golden(t, "check-prometheus.txt", []byte(out))
+	goldenFile(t, "check-prometheus.txt", []byte(out))
 	if !Violated(res) || !Unchecked(res) {
 		t.Error("the testdata holds violations and unchecked containers")
 	}

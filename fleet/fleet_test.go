@@ -4,39 +4,21 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"net/http"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/throttlelab/throttlelab/internal/golden"
+
 	"github.com/throttlelab/throttlelab/fleet/fleettest"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
-
-// golden compares got with testdata/golden/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
+// goldenFile compares got with testdata/golden/name (go test -update rewrites it).
+func goldenFile(t *testing.T, name string, got []byte) {
 	t.Helper()
-	p := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatalf("%v (go test -run %s -update writes it)", err, t.Name())
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", p, got, want)
-	}
+	golden.Compare(t, filepath.Join("testdata", "golden", name), got)
 }
 
 func recorded(t *testing.T) []*Merged {
@@ -107,7 +89,7 @@ func TestOutputsGolden(t *testing.T) {
 		if err := o.write(); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, o.name, b.Bytes())
+		goldenFile(t, o.name, b.Bytes())
 	}
 }
 

@@ -80,19 +80,19 @@ func promGet(ctx context.Context, hc *http.Client, base, path string, q url.Valu
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("Prometheus at %s is %w: %v: check the URL (port-forward with kubectl -n monitoring port-forward svc/prometheus 9090)", base, ErrUnreachable, err)
+		return nil, fmt.Errorf("the Prometheus at %s is %w: %v: check the URL (port-forward with kubectl -n monitoring port-forward svc/prometheus 9090)", base, ErrUnreachable, err)
 	}
 	defer resp.Body.Close()
 	var pr promResponse
 	derr := json.NewDecoder(resp.Body).Decode(&pr)
 	if derr != nil || pr.Status == "" {
 		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("Prometheus at %s: %s %s: %w (is it Prometheus' base URL?)", base, path, resp.Status, ErrUnreachable)
+			return nil, fmt.Errorf("the Prometheus at %s: %s %s: %w (is it Prometheus' base URL?)", base, path, resp.Status, ErrUnreachable)
 		}
-		return nil, fmt.Errorf("Prometheus at %s: %s: not Prometheus' API answer (%v): give the server's base URL, without /api/v1", base, path, derr)
+		return nil, fmt.Errorf("the Prometheus at %s: %s: not Prometheus' API answer (%v): give the server's base URL, without /api/v1", base, path, derr)
 	}
 	if pr.Status != "success" {
-		return nil, fmt.Errorf("Prometheus at %s: %s: %s: %s", base, path, pr.ErrorType, pr.Error)
+		return nil, fmt.Errorf("the Prometheus at %s: %s: %s: %s", base, path, pr.ErrorType, pr.Error)
 	}
 	return pr.Data, nil
 }
@@ -109,20 +109,20 @@ func Query(ctx context.Context, hc *http.Client, base, expr string) ([]Sample, e
 func parseVector(data []byte) ([]Sample, error) {
 	var v vectorData
 	if err := json.Unmarshal(data, &v); err != nil {
-		return nil, fmt.Errorf("Prometheus query result: %w", err)
+		return nil, fmt.Errorf("the Prometheus query result: %w", err)
 	}
 	if v.ResultType != "vector" {
-		return nil, fmt.Errorf("Prometheus query result is a %s, not an instant vector", v.ResultType)
+		return nil, fmt.Errorf("the Prometheus query result is a %s, not an instant vector", v.ResultType)
 	}
 	out := make([]Sample, 0, len(v.Result))
 	for _, r := range v.Result {
 		s, err := strconv.Unquote(string(r.Value[1]))
 		if err != nil {
-			return nil, fmt.Errorf("Prometheus sample value %s: %w", r.Value[1], err)
+			return nil, fmt.Errorf("a Prometheus sample value %s: %w", r.Value[1], err)
 		}
 		f, err := strconv.ParseFloat(s, 64)
 		if err != nil {
-			return nil, fmt.Errorf("Prometheus sample value %q: %w", s, err)
+			return nil, fmt.Errorf("a Prometheus sample value %q: %w", s, err)
 		}
 		out = append(out, Sample{Metric: r.Metric, Value: f})
 	}

@@ -17,7 +17,7 @@ func parseTargets(data []byte) ([]target, error) {
 		ActiveTargets []target `json:"activeTargets"`
 	}
 	if err := json.Unmarshal(data, &v); err != nil {
-		return nil, fmt.Errorf("Prometheus targets: %w", err)
+		return nil, fmt.Errorf("reading Prometheus' targets: %w", err)
 	}
 	return v.ActiveTargets, nil
 }

@@ -408,7 +408,7 @@ func (x *Backend) runJob(ctx context.Context, job *batchv1.Job, collect func(con
 			return p.Name, nil
 		}
 		if len(pods.Items) == 0 && time.Since(started) > x.opt.ReadyTimeout {
-			return "", fmt.Errorf("Job %s made no pod in %s: kubectl describe job -n %s %s says why", job.Name, x.opt.ReadyTimeout, ns, job.Name)
+			return "", fmt.Errorf("job %s made no pod in %s: kubectl describe job -n %s %s says why", job.Name, x.opt.ReadyTimeout, ns, job.Name)
 		}
 		select {
 		case <-ctx.Done():

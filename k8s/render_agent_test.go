@@ -3,10 +3,11 @@ package k8s
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/throttlelab/throttlelab/internal/golden"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,21 +42,7 @@ func TestAgentGolden(t *testing.T) {
 			if again := renderAgentYAML(t, opt); !bytes.Equal(got, again) {
 				t.Fatal("two renders differ")
 			}
-			path := filepath.Join("testdata", "agent", name+".yaml")
-			if *update {
-				os.MkdirAll(filepath.Dir(path), 0o755)
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./k8s -run AgentGolden -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the render (-update if intended):\n%s", path, firstDiff(want, got))
-			}
+			golden.Compare(t, filepath.Join("testdata", "agent", name+".yaml"), got)
 		})
 	}
 }

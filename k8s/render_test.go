@@ -3,22 +3,20 @@ package k8s
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/throttlelab/throttlelab/internal/golden"
+
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/experiments"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 // goldenOptions are the options every golden file is rendered with.
 var goldenOptions = Options{Image: "throttlelab:dev"}
@@ -73,7 +71,7 @@ func renderGolden(t *testing.T, c goldenCase) (out []byte, ext string) {
 // testdata/golden (go test ./k8s -run Golden -update rewrites them).
 func TestGolden(t *testing.T) {
 	dir := filepath.Join("testdata", "golden")
-	if *update {
+	if golden.Update() { // no stale files
 		os.RemoveAll(dir)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
@@ -86,43 +84,10 @@ func TestGolden(t *testing.T) {
 			if !bytes.Equal(got, again) {
 				t.Fatalf("two renders of the same spec differ")
 			}
-			path := filepath.Join(dir, c.name+ext)
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./k8s -run Golden -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the render (run with -update if the change is intended):\n%s", path, firstDiff(want, got))
-			}
+			golden.Compare(t, filepath.Join(dir, c.name+ext), got)
 		})
 	}
 }
-
-// firstDiff shows the first line where two texts part.
-func firstDiff(want, got []byte) string {
-	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
-	for i := 0; i < max(len(w), len(g)); i++ {
-		var a, b string
-		if i < len(w) {
-			a = w[i]
-		}
-		if i < len(g) {
-			b = g[i]
-		}
-		if a != b {
-			return "line " + itoa(i+1) + ":\n  golden: " + a + "\n  render: " + b
-		}
-	}
-	return ""
-}
-
-func itoa(i int) string { return resource.NewQuantity(int64(i), resource.DecimalSI).String() }
 
 // TestCPUExactlyAsGiven checks the CPU requests and limits of server and
 // neighbour pods against the spec, and the QoS class they make.

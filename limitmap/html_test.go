@@ -3,9 +3,12 @@ package limitmap
 import (
 	"bytes"
 	"math"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/throttlelab/throttlelab/internal/golden"
 )
 
 func TestContour(t *testing.T) {
@@ -49,7 +52,7 @@ func TestHTMLGolden(t *testing.T) {
 	if err := WriteHTML(&b, fixedMap()); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.html", b.Bytes())
+	golden.Compare(t, filepath.Join("testdata", "report.html"), b.Bytes())
 }
 
 func TestHTMLShowsTheMap(t *testing.T) {
@@ -113,7 +116,7 @@ func TestTextGolden(t *testing.T) {
 	m.Measured = append(m.Measured, busy)
 	var b bytes.Buffer
 	WriteText(&b, m)
-	golden(t, "map.txt", b.Bytes())
+	golden.Compare(t, filepath.Join("testdata", "map.txt"), b.Bytes())
 	if n := strings.Count(b.String(), "the machine was busy"); n != 1 {
 		t.Errorf("%d points said to be measured on a busy machine, want 1:\n%s", n, b.String())
 	}

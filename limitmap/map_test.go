@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"math"
 	"os"
 	"path/filepath"
@@ -15,11 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/internal/golden"
+
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/sim"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func limitsSpec(t testing.TB) *experiment.Experiment {
 	t.Helper()
@@ -228,7 +227,7 @@ func TestJSONGolden(t *testing.T) {
 	if err := WriteJSON(&b, m); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "map.json", b.Bytes())
+	golden.Compare(t, filepath.Join("testdata", "map.json"), b.Bytes())
 	// The names the issue gives, whatever else the file holds.
 	var raw struct {
 		Cells    []map[string]any `json:"cells"`
@@ -259,23 +258,6 @@ func TestJSONGolden(t *testing.T) {
 				t.Errorf("measured.%s has no %s", side, k)
 			}
 		}
-	}
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (go test -update rewrites it):\n%s", name, got)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/internal/testenv"
 )
 
 // maxMedianLateness bounds the median wake-up lateness of the precise sleep.
@@ -26,7 +28,7 @@ func TestPreciseSleep(t *testing.T) {
 		due := time.Now().Add(300 * time.Microsecond)
 		ok, err := sleepPrecise(ctx, due)
 		if !ok {
-			t.Skip("no timerfd on this kernel")
+			testenv.Unavailable(t, "no timerfd on this kernel: the precise sleep falls back to time.Timer")
 		}
 		if err != nil {
 			t.Fatal(err)

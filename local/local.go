@@ -280,7 +280,7 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 	stopSampling()
 	if hostErr == nil {
 		if hostAfter, err := x.markHost(all); err == nil {
-			if other, ok := hostAfter.outside(hostBefore); ok {
+			if other, ok := cgroup.OtherCores(hostBefore, hostAfter); ok {
 				rs.HostOtherCores = &other
 			}
 		}
@@ -374,23 +374,13 @@ func (x *Backend) sample(groups []*cgroup.Group, usage, throttled io.Writer) (*[
 	return samples, func() { cancel(); <-done; bu.Flush(); bt.Flush(); s.Close() }, nil
 }
 
-// hostMark is the host's idle CPU time and the usage of the run's groups
-// (and the load generator's), at one instant.
-type hostMark struct {
-	at         time.Time
-	cpus       int
-	idle, ours time.Duration
-}
-
-// markHost reads /proc/stat and the groups' usage: two marks tell how much
-// CPU other work took during a run.
-func (x *Backend) markHost(groups []*cgroup.Group) (hostMark, error) {
-	var m hostMark
-	var err error
-	if m.idle, m.cpus, err = cgroup.HostIdle("/"); err != nil {
+// markHost marks the host (cgroup.MarkHost) with the run's groups' usage
+// as ours: two marks tell how much CPU other work took (cgroup.OtherCores).
+func (x *Backend) markHost(groups []*cgroup.Group) (cgroup.HostMark, error) {
+	m, err := cgroup.MarkHost("/")
+	if err != nil {
 		return m, err
 	}
-	m.at = time.Now()
 	if x.lg != nil {
 		groups = append(groups[:len(groups):len(groups)], x.lg)
 	}
@@ -399,20 +389,7 @@ func (x *Backend) markHost(groups []*cgroup.Group) (hostMark, error) {
 		if err != nil {
 			return m, err
 		}
-		m.ours += u
+		m.Ours += u
 	}
 	return m, nil
-}
-
-// outside is the mean CPU (cores) other work used between two marks: the
-// CPUs' time less their idle time (cgroup.ParseHostIdle) less the run's
-// groups' usage, at least 0 (/proc/stat counts in 10 ms ticks); ok is false
-// when a CPU went on or off line in between (unknown, not none).
-func (m hostMark) outside(before hostMark) (cores float64, ok bool) {
-	wall := m.at.Sub(before.at)
-	if wall <= 0 || m.cpus != before.cpus {
-		return 0, false
-	}
-	busy := time.Duration(m.cpus)*wall - (m.idle - before.idle)
-	return max(0, float64(busy-(m.ours-before.ours))/float64(wall)), true
 }

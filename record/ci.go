@@ -60,10 +60,27 @@ var Mean = Stat{}
 // Quantile is the p-th percentile (0 < p <= 100) as a Stat.
 func Quantile(p float64) Stat { return Stat{Q: p / 100} }
 
-// rank is the 1-based order statistic the loadgen's HDR histogram reports
-// as the q-quantile of n values: the nearest rank, at least 1.
-func rank(q float64, n int) int {
+// Rank is the 1-based order statistic throttlelab reports as the
+// q-quantile (0 < q <= 1) of n values: the nearest rank, q n rounded half
+// up, at least 1 and at most n. It is the rule of the HDR histograms that
+// the load generator's summaries (p50, p99 in summary.json) come from
+// (hdrhistogram-go's ValueAtQuantile), so a percentile computed from raw
+// values anywhere else (bootstrap intervals, the report's percentile
+// plots, advise's coarse recommenders) is the same statistic. The one
+// definition: do not round up or interpolate elsewhere. (Where q n < 0.5
+// the histogram answers below every recorded value; Rank keeps to the
+// smallest.)
+func Rank(q float64, n int) int {
 	return min(max(int(q*float64(n)+0.5), 1), n)
+}
+
+// Percentile is the p-th percentile (0 < p <= 100) of sorted, by Rank; NaN
+// for no values.
+func Percentile(sorted []float64, p float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	return sorted[Rank(p/100, len(sorted))-1]
 }
 
 // Of computes the statistic of a sample (NaN for none).
@@ -75,7 +92,7 @@ func (st Stat) Of(s *Sample) float64 {
 	if st.Q == 0 {
 		return s.Mean
 	}
-	return s.Sorted[rank(st.Q, n)-1]
+	return s.Sorted[Rank(st.Q, n)-1]
 }
 
 // draw computes the statistic of a resample of s with replacement, without
@@ -92,7 +109,7 @@ func (st Stat) draw(s *Sample, rng *rand.Rand) float64 {
 	if st.Q == 0 {
 		return s.Mean + rng.NormFloat64()*s.SD/math.Sqrt(float64(n))
 	}
-	k := rank(st.Q, n)
+	k := Rank(st.Q, n)
 	x, y := gamma(float64(k), rng), gamma(float64(n-k+1), rng)
 	u := x / (x + y)
 	i := int(math.Ceil(u*float64(n))) - 1
@@ -194,11 +211,7 @@ func PercentileInterval(draws []float64, point float64) (Interval, bool) {
 		return Interval{}, false
 	}
 	slices.Sort(v)
-	at := func(q float64) float64 {
-		i := min(max(int(math.Round(q*float64(len(v)-1))), 0), len(v)-1)
-		return v[i]
-	}
-	iv := Interval{at(0.025), at(0.975)}
+	iv := Interval{Percentile(v, 2.5), Percentile(v, 97.5)}
 	if !math.IsNaN(point) && !math.IsInf(point, 0) {
 		iv[0], iv[1] = min(iv[0], point), max(iv[1], point)
 	}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 func expSample(n int, seed uint64, scale float64) *Sample {
@@ -114,5 +116,35 @@ func BenchmarkResample(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		Resample([][]*Sample{g}, Quantile(99), Resamples, BootstrapSeed)
+	}
+}
+
+// TestRankIsHDRs: Percentile on raw values gives what the HDR histograms
+// behind every summary give for the same values, so an interval or a plot
+// drawn from raw values is the summary's statistic.
+func TestRankIsHDRs(t *testing.T) {
+	for n := 1; n <= 300; n++ {
+		h := hdrhistogram.New(1, 1000, 3)
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = float64(i + 1)
+			h.RecordValue(int64(i + 1))
+		}
+		for _, p := range []float64{1, 25, 50, 90, 95, 99, 99.9, 100} {
+			if p/100*float64(n) < 0.5 {
+				// Rank 0: the histogram answers with a value below every
+				// recorded one; Rank keeps to the smallest.
+				if got := Percentile(v, p); got != 1 {
+					t.Fatalf("n %d: p%v = %v, want the smallest value", n, p, got)
+				}
+				continue
+			}
+			if got, want := Percentile(v, p), float64(h.ValueAtQuantile(p)); got != want {
+				t.Fatalf("n %d: p%v = %v, the HDR histogram says %v", n, p, got, want)
+			}
+		}
+	}
+	if !math.IsNaN(Percentile(nil, 50)) {
+		t.Error("the percentile of nothing is a number")
 	}
 }

@@ -1,6 +1,7 @@
 package record
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -79,12 +80,49 @@ type Verdict struct {
 // the estimate says little.
 const MaxRepeatsEstimate = 100
 
+// ErrBadCondition marks a condition that cannot be judged: an operator
+// other than ">=", "<=" and "between", or a figure, interval or threshold
+// that is NaN or infinite. It is an error in the check that made it, not an
+// inconclusive result.
+var ErrBadCondition = errors.New("bad condition")
+
+// check returns an error wrapping ErrBadCondition when c cannot be judged.
+func (c *Condition) check() error {
+	switch c.Op {
+	case ">=", "<=", "between":
+	default:
+		return fmt.Errorf("%w %q: operator %q (want >=, <= or between)", ErrBadCondition, c.Name, c.Op)
+	}
+	nums := []float64{c.Value, c.Threshold}
+	if c.Op == "between" {
+		nums = append(nums, c.High)
+	}
+	if c.CI95 != nil {
+		nums = append(nums, c.CI95[0], c.CI95[1])
+	}
+	for _, v := range nums {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w %q: %s (a figure the results could not give: check what it was computed from)", ErrBadCondition, c.Name, c)
+		}
+	}
+	if c.Op == "between" && c.High < c.Threshold {
+		return fmt.Errorf("%w %q: between %v and %v, an empty range", ErrBadCondition, c.Name, c.Threshold, c.High)
+	}
+	return nil
+}
+
 // Judge sets the condition's Outcome (and RepeatsNeeded when inconclusive)
 // from its interval, or its point when it has none. repeats is how many
 // repeats the interval comes from. An interval's half-width shrinks about
 // as 1/sqrt(repeats), so the repeats that would likely settle it are
 // repeats x (half-width / distance of the point from the threshold)^2.
-func (c *Condition) Judge(repeats int) {
+// A condition that cannot be judged (ErrBadCondition) is an error and keeps
+// no outcome.
+func (c *Condition) Judge(repeats int) error {
+	if err := c.check(); err != nil {
+		c.Outcome, c.RepeatsNeeded = "", 0
+		return err
+	}
 	lo, hi := c.Value, c.Value
 	if c.CI95 != nil {
 		lo, hi = c.CI95[0], c.CI95[1]
@@ -131,16 +169,20 @@ func (c *Condition) Judge(repeats int) {
 		}
 		c.RepeatsNeeded = max(c.RepeatsNeeded, repeats+1)
 	}
+	return nil
 }
 
 // Combine judges every condition and sums them up: not reproduced if any
 // condition's interval clears its opposite, reproduced if every one clears
 // its check, inconclusive otherwise (with the largest repeats estimate).
-func Combine(conds []Condition, repeats int) (Outcome, int) {
+// A condition that cannot be judged makes it an error (ErrBadCondition).
+func Combine(conds []Condition, repeats int) (Outcome, int, error) {
 	out, need := Reproduced, 0
 	for i := range conds {
 		c := &conds[i]
-		c.Judge(repeats)
+		if err := c.Judge(repeats); err != nil {
+			return "", 0, err
+		}
 		switch c.Outcome {
 		case NotReproduced:
 			out = NotReproduced
@@ -154,7 +196,7 @@ func Combine(conds []Condition, repeats int) (Outcome, int) {
 	if out != Inconclusive {
 		need = 0
 	}
-	return out, need
+	return out, need, nil
 }
 
 // Word is the verdict's outcome as run and sim print it.

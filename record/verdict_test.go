@@ -1,6 +1,8 @@
 package record
 
 import (
+	"errors"
+	"math"
 	"strings"
 	"testing"
 )
@@ -29,7 +31,9 @@ func TestConditionJudge(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			c.c.Judge(c.reps)
+			if err := c.c.Judge(c.reps); err != nil {
+				t.Fatal(err)
+			}
 			if c.c.Outcome != c.want || c.c.RepeatsNeeded != c.need {
 				t.Errorf("%s: got %s (repeats %d), want %s (repeats %d)", c.c, c.c.Outcome, c.c.RepeatsNeeded, c.want, c.need)
 			}
@@ -49,13 +53,44 @@ func TestCombine(t *testing.T) {
 		{[]Condition{pass, maybe}, Inconclusive},
 		{[]Condition{maybe, fail}, NotReproduced},
 	} {
-		got, need := Combine(c.conds, 1)
-		if got != c.want || (got == Inconclusive) != (need > 0) {
-			t.Errorf("%v: %s, %d repeats", c.conds, got, need)
+		got, need, err := Combine(c.conds, 1)
+		if err != nil || got != c.want || (got == Inconclusive) != (need > 0) {
+			t.Errorf("%v: %s, %d repeats, %v", c.conds, got, need, err)
 		}
 	}
 	v := &Verdict{Finding: "F1", Outcome: Inconclusive, RepeatsNeeded: 8, Repeats: 2, Conditions: []Condition{maybe}}
 	if l := v.Line(); !strings.Contains(l, "INCONCLUSIVE") || !strings.Contains(l, "about 8 repeats") || !strings.Contains(l, "[1.5, 3.5]") {
 		t.Errorf("line %q", l)
+	}
+}
+
+// TestBadConditionsAreErrors: a condition the check could not have meant
+// (an unknown operator, a NaN or infinite figure, an empty range) is an
+// error, never an inconclusive outcome that would ask for more repeats.
+func TestBadConditionsAreErrors(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	for _, c := range []struct {
+		name string
+		c    Condition
+	}{
+		{"unknown operator", Condition{Name: "x", Value: 3, Op: ">", Threshold: 2}},
+		{"no operator", Condition{Name: "x", Value: 3, Threshold: 2}},
+		{"NaN figure", Condition{Name: "x", Value: nan, Op: ">=", Threshold: 2}},
+		{"NaN threshold", Condition{Name: "x", Value: 3, Op: "<=", Threshold: nan}},
+		{"NaN in the interval", Condition{Name: "x", Value: 3, CI95: &Interval{nan, 4}, Op: ">=", Threshold: 2}},
+		{"infinite figure", Condition{Name: "x", Value: inf, Op: ">=", Threshold: 2}},
+		{"NaN top of a range", Condition{Name: "x", Value: 0.5, Op: "between", Threshold: 0.4, High: nan}},
+		{"empty range", Condition{Name: "x", Value: 0.5, Op: "between", Threshold: 0.8, High: 0.4}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cond := c.c
+			if err := cond.Judge(1); !errors.Is(err, ErrBadCondition) || !strings.Contains(err.Error(), `"x"`) {
+				t.Errorf("Judge: %v, outcome %q", err, cond.Outcome)
+			}
+			pass := Condition{Value: 3, Op: ">=", Threshold: 2}
+			if out, _, err := Combine([]Condition{pass, c.c}, 1); !errors.Is(err, ErrBadCondition) {
+				t.Errorf("Combine: %s, %v", out, err)
+			}
+		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/internal/golden"
+
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
@@ -130,7 +132,7 @@ func TestInBrowser(t *testing.T) {
 				t.Errorf("only %d charts on the page", charts)
 			}
 			out := filepath.Join(t.TempDir(), c.name+".png")
-			if *update && c.name == "limits" { // the README's picture
+			if golden.Update() && c.name == "limits" { // the README's picture
 				out = filepath.Join("..", "docs", "report-"+c.name+".png")
 				os.MkdirAll(filepath.Dir(out), 0o755)
 			}

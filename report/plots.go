@@ -2,11 +2,12 @@ package report
 
 import (
 	"fmt"
-	"github.com/throttlelab/throttlelab/record"
 	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/throttlelab/throttlelab/record"
 )
 
 // distribution is the share of requests per logarithmic latency bin (20 bins
@@ -43,9 +44,7 @@ func percentiles(lat []float64) []Point {
 	for i := 0; i <= steps; i++ {
 		x := top * float64(i) / steps
 		p := 100 * (1 - math.Pow(10, -x))
-		idx := int(math.Ceil(p/100*float64(n))) - 1
-		idx = min(max(idx, 0), n-1)
-		pts = append(pts, Point{p, lat[idx]})
+		pts = append(pts, Point{p, record.Percentile(lat, p)})
 	}
 	return append(pts, Point{100 * (1 - 0.5/float64(n)), lat[n-1]})
 }

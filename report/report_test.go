@@ -2,14 +2,12 @@ package report
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden (and the screenshots in docs/)")
+	"github.com/throttlelab/throttlelab/internal/golden"
+)
 
 // cases are the golden reports: each names the results directories it draws.
 var cases = []struct {
@@ -53,20 +51,7 @@ func TestGolden(t *testing.T) {
 			if again := render(t, c.dirs); !bytes.Equal(got, again) {
 				t.Fatal("two renderings of the same results differ")
 			}
-			golden := filepath.Join("testdata", "golden", c.name+".html")
-			if *update {
-				os.MkdirAll(filepath.Dir(golden), 0o755)
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test ./report -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs from the rendering (%d vs %d bytes); if the change is meant, run go test ./report -update and review the diff", golden, len(want), len(got))
-			}
+			golden.Compare(t, filepath.Join("testdata", "golden", c.name+".html"), got)
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"go/parser"
 	"go/token"
 	"os"
@@ -15,8 +16,7 @@ const module = "github.com/throttlelab/throttlelab/"
 // backends are the backend packages, relative to the module's root: each
 // stands beside the others and none may import another (directly or through
 // other packages of the module), so that one backend's dependencies (client-go
-// for Kubernetes) never reach the rest. A listed directory that does not
-// exist yet is skipped.
+// for Kubernetes) never reach the rest. Every one must be there.
 var backends = []string{"local", "sim", "k8s"}
 
 // moduleImports returns the module's packages that the non-test files in
@@ -65,32 +65,64 @@ func reaches(t *testing.T, root, pkg string) map[string]string {
 	return seen
 }
 
-func TestBackendsImportNoOtherBackend(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	found := 0
+// backendProblems lists, for the module whose root is root, each backend
+// that is missing, imports another backend, or is imported by the runner.
+func backendProblems(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
 	for _, b := range backends {
 		if _, err := os.Stat(filepath.Join(root, b)); err != nil {
+			out = append(out, fmt.Sprintf("backend %s is missing (%v): is the list out of date?", b, err))
 			continue
 		}
-		found++
 		deps := reaches(t, root, b)
 		for _, other := range backends {
 			if path, ok := deps[other]; ok && other != b {
-				t.Errorf("backend %s imports backend %s: %s", b, other, path)
+				out = append(out, fmt.Sprintf("backend %s imports backend %s: %s", b, other, path))
 			}
 		}
-	}
-	if found < 2 {
-		t.Fatalf("found %d of the backends %v: is the list out of date?", found, backends)
 	}
 	// The runner is what every backend plugs into: it imports none of them.
 	deps := reaches(t, root, "runner")
 	for _, b := range backends {
 		if path, ok := deps[b]; ok {
-			t.Errorf("the runner imports backend %s: %s", b, path)
+			out = append(out, fmt.Sprintf("the runner imports backend %s: %s", b, path))
+		}
+	}
+	return out
+}
+
+func TestBackendsImportNoOtherBackend(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range backendProblems(t, root) {
+		t.Error(p)
+	}
+}
+
+// TestBackendProblemsCanFail: on a made-up module where sim reaches local
+// through another package, k8s is missing and the runner imports sim, the
+// check names all three.
+func TestBackendProblemsCanFail(t *testing.T) {
+	root := t.TempDir()
+	for dir, imports := range map[string][]string{
+		"local": nil, "sim": {"limitmap"}, "limitmap": {"local"}, "runner": {"sim"},
+	} {
+		src := "package " + dir + "\n"
+		for _, imp := range imports {
+			src += "import _ \"" + module + imp + "\"\n"
+		}
+		os.MkdirAll(filepath.Join(root, dir), 0o755)
+		if err := os.WriteFile(filepath.Join(root, dir, dir+".go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := strings.Join(backendProblems(t, root), "\n")
+	for _, want := range []string{"backend k8s is missing", "backend sim imports backend local: sim -> limitmap -> local", "the runner imports backend sim: runner -> sim"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the check missed %q; it said:\n%s", want, got)
 		}
 	}
 }

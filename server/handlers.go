@@ -171,7 +171,9 @@ func burnQuery(rawQuery string, cal workload.BurnCalibration, maxCPU time.Durati
 	}
 }
 
-var pixPool = sync.Pool{New: func() any { return make([]byte, workload.TilePixels) }}
+// pixPool holds *[]byte, not []byte: a slice put in an interface is
+// allocated on every Put.
+var pixPool = sync.Pool{New: func() any { b := make([]byte, workload.TilePixels); return &b }}
 
 type pngPool struct{ p sync.Pool }
 
@@ -191,9 +193,9 @@ func (s *Server) handleTile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.serveJob(w, r, newJob("tile", arrival, func(out *response) {
-		pix := pixPool.Get().([]byte)
-		defer pixPool.Put(pix)
-		pix, iters := workload.RenderTile(t, pix)
+		pp := pixPool.Get().(*[]byte)
+		defer pixPool.Put(pp)
+		pix, iters := workload.RenderTile(t, *pp)
 		h := workload.HashPixels(pix)
 		img := &image.Gray{Pix: pix, Stride: workload.TileSize, Rect: image.Rect(0, 0, workload.TileSize, workload.TileSize)}
 		var buf bytes.Buffer

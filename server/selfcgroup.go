@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
 )
@@ -23,9 +22,8 @@ type OwnCgroup struct {
 	// Dir is the group's directory (under the root it was opened with).
 	Dir string
 	// AcctDir is the v1 cpuacct group's directory, where the usage is ("" on v2).
-	AcctDir string
-	stat    *cgroup.PreadFile
-	usage   *cgroup.PreadFile // v1 cpuacct.usage; nil on v2
+	AcctDir  string
+	counters *cgroup.UsageCounter
 }
 
 // OwnCgroupReading is one reading of a group's counters.
@@ -78,14 +76,12 @@ func OpenOwnCgroup(root, pid string) (*OwnCgroup, error) {
 		}
 		g.AcctDir = filepath.Join(root, acct)
 	}
-	if g.stat, err = cgroup.OpenPreadFile(filepath.Join(g.Dir, "cpu.stat"), 1024); err != nil {
-		return nil, fmt.Errorf("opening the process's cpu.stat: %w", err)
+	acct := g.AcctDir
+	if g.Version == "v2" {
+		acct = g.Dir
 	}
-	if g.AcctDir != "" {
-		if g.usage, err = cgroup.OpenPreadFile(filepath.Join(g.AcctDir, "cpuacct.usage"), 32); err != nil {
-			g.stat.Close()
-			return nil, fmt.Errorf("opening the process's cpuacct.usage: %w", err)
-		}
+	if g.counters, err = cgroup.OpenUsage(g.Version, g.Dir, acct); err != nil {
+		return nil, fmt.Errorf("opening the process's CPU counters: %w", err)
 	}
 	// One reading now, so a group whose files say nothing useful (a v2
 	// cpu.stat without usage_usec) is refused at once, not at the first sample.
@@ -113,33 +109,11 @@ func OpenOwnCgroupForCurrentProcess() (*OwnCgroup, error) { return OpenOwnCgroup
 // Read reads the group's usage and cpu.stat: two preads on v1, one on v2,
 // cheap enough to run every 10 ms. Not safe for concurrent use.
 func (g *OwnCgroup) Read() (OwnCgroupReading, error) {
-	var r OwnCgroupReading
-	b, err := g.stat.Read()
+	c, err := g.counters.ReadUsage(true)
 	if err != nil {
-		return r, fmt.Errorf("reading %s: %w", filepath.Join(g.Dir, "cpu.stat"), err)
+		return OwnCgroupReading{}, err
 	}
-	c, err := cgroup.ParseCPUCounters(b)
-	if err != nil {
-		return r, fmt.Errorf("%s: %w", filepath.Join(g.Dir, "cpu.stat"), err)
-	}
-	r.CPUStat = c.CPUStat
-	if g.usage == nil {
-		if !c.HasUsage {
-			return r, fmt.Errorf("%s has no usage_usec", filepath.Join(g.Dir, "cpu.stat"))
-		}
-		r.UsageNs = int64(c.UsageUsec) * int64(time.Microsecond)
-		return r, nil
-	}
-	b, err = g.usage.Read()
-	if err != nil {
-		return r, fmt.Errorf("reading %s: %w", filepath.Join(g.AcctDir, "cpuacct.usage"), err)
-	}
-	v, err := cgroup.ParseUintPrefix(b)
-	if err != nil {
-		return r, fmt.Errorf("%s: %w", filepath.Join(g.AcctDir, "cpuacct.usage"), err)
-	}
-	r.UsageNs = int64(v)
-	return r, nil
+	return OwnCgroupReading{UsageNs: int64(c.UsageNs), CPUStat: c.CPUStat}, nil
 }
 
 // Limits reads the group's own quota, period, burst and shares or weight:
@@ -149,10 +123,4 @@ func (g *OwnCgroup) Limits() (*cgroup.CPULimits, error) {
 }
 
 // Close closes the group's counter files.
-func (g *OwnCgroup) Close() error {
-	err := g.stat.Close()
-	if g.usage != nil {
-		err = errors.Join(err, g.usage.Close())
-	}
-	return err
-}
+func (g *OwnCgroup) Close() error { return g.counters.Close() }

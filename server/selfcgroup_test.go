@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -315,6 +316,7 @@ func TestCgroupAbsent(t *testing.T) {
 func TestOwnCgroupReal(t *testing.T) {
 	cg := cgrouptest.LimitedGroup(t, 20000, 100000)
 	prefix := cg.ShellPrefix()
+	inGroups := []func() []string{func() []string { return cg.Procs(t) }}
 	// With cpuacct mounted apart from cpu, the loop needs a cpuacct group of
 	// the same path, as a container runtime makes, for its usage.
 	if l := cgrouptest.Require(t); cg.Version == "v1" && l.V1["cpuacct"].MountPoint != l.V1["cpu"].MountPoint {
@@ -329,6 +331,10 @@ func TestOwnCgroupReal(t *testing.T) {
 			}
 		})
 		prefix += "echo $$ > '" + filepath.Join(acct, "cgroup.procs") + "' && "
+		inGroups = append(inGroups, func() []string {
+			b, _ := os.ReadFile(filepath.Join(acct, "cgroup.procs"))
+			return strings.Fields(string(b))
+		})
 	}
 	cmd := exec.Command("sh", "-c", prefix+"while :; do :; done")
 	if err := cmd.Start(); err != nil {
@@ -336,13 +342,16 @@ func TestOwnCgroupReal(t *testing.T) {
 	}
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
 	pid := strconv.Itoa(cmd.Process.Pid)
-	// The shell moves itself into the group first thing.
+	// The shell moves itself into the group (and its cpuacct twin) first
+	// thing: wait for every move, not only the first.
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(" "+strings.Join(cg.Procs(t), " ")+" ", " "+pid+" ") {
-		if time.Now().After(deadline) {
-			t.Fatal("the loop never entered its group")
+	for _, procs := range inGroups {
+		for !slices.Contains(procs(), pid) {
+			if time.Now().After(deadline) {
+				t.Fatal("the loop never entered its groups")
+			}
+			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(time.Millisecond)
 	}
 	g, err := OpenOwnCgroup("/", pid)
 	if err != nil {

@@ -132,9 +132,8 @@ type client struct {
 	sending  bool          // false once nothing more will be sent
 	end      time.Duration // when the last response came back
 	// ramp state
-	step, stepWorkers int
-	stepUntil         time.Duration
-	active            int // closed-loop workers still sending in this step
+	step   int
+	active int // closed-loop workers still sending in this step
 }
 
 type pendingSend struct {

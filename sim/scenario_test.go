@@ -2,16 +2,14 @@ package sim
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden traces in testdata/")
+	"github.com/throttlelab/throttlelab/internal/golden"
+)
 
 // worker is a thread owner that needs a fixed amount of CPU, then stops, and
 // notes when it finished.
@@ -48,18 +46,7 @@ func scenario(t *testing.T, name string, cores int, limit time.Duration, setup f
 		return true
 	})
 	m.AdvanceAll()
-	path := filepath.Join("testdata", name+".trace")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(path, trace.Bytes(), 0o644)
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./sim -update writes it; check it by hand)", err)
-	}
-	if !bytes.Equal(trace.Bytes(), want) {
-		t.Errorf("trace differs from %s:\n%s", path, trace.String())
-	}
+	golden.Compare(t, filepath.Join("testdata", name+".trace"), trace.Bytes())
 	return m, ws
 }
 

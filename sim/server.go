@@ -49,7 +49,6 @@ type Server struct {
 	// runtime is the Go runtime's own thread (sysmon, timers, GC workers): it
 	// spends the background CPU of idle spells, beside the requests.
 	runtime *Thread
-	bgWork  float64
 }
 
 // Background charges the server background CPU: the runtime thread runs it

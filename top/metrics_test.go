@@ -13,15 +13,7 @@ import (
 )
 
 func TestMetricsScrapedAndParsed(t *testing.T) {
-	root := expand(t, "v2-kubepods-systemd")
-	w, err := New(Options{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	w.Sample(0)
-	dir := "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope/"
-	writeFile(t, root, dir+"cpu.stat", "usage_usec 1000000\nuser_usec 880000\nsystem_usec 120000\nnr_periods 410\nnr_throttled 308\nthrottled_usec 20600000\nnr_bursts 5\nburst_usec 45000\n")
+	w, _, dir := containerSecond(t)
 	w.Sample(time.Second)
 	c := NewCollector(cgroup.WeightLinear)
 	c.Update(w.Report())

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -46,21 +45,6 @@ func (o *Options) defaults() {
 	}
 }
 
-// counterFile is a counter file kept open (cgroup.PreadFile); tests replace
-// it to fail reads the way the kernel does.
-type counterFile interface {
-	Read() ([]byte, error)
-	Close() error
-}
-
-func openCounter(path string, size int) (counterFile, error) {
-	f, err := cgroup.OpenPreadFile(path, size)
-	if err != nil {
-		return nil, err // not a non-nil interface holding a nil file
-	}
-	return f, nil
-}
-
 // Watcher samples every cgroup of a host: usage and nr_periods every
 // SampleEvery, settings, pressure and processes once per interval. It is not
 // safe for concurrent use; Run drives it from one goroutine.
@@ -69,18 +53,17 @@ type Watcher struct {
 	src    *Source
 	pods   *PodNames
 	groups map[string]*group
-	sorted []*group // by path
-	open   func(path string, size int) (counterFile, error)
+	sorted []*group        // by path
+	open   cgroup.OpenFunc // tests fail it
 }
 
 // group is one watched cgroup.
 type group struct {
-	ref   Ref
-	id    Identity
-	stat  counterFile // cpu.stat in the cpu hierarchy (v2: usage too)
-	usage counterFile // v1 cpuacct.usage
-	err   error       // why it cannot be read (shown in its row)
-	gone  bool        // removed: dropped at the next Discover, never shown
+	ref      Ref
+	id       Identity
+	counters *cgroup.UsageCounter // nil when err
+	err      error                // why it cannot be read (shown in its row)
+	gone     bool                 // removed: dropped at the next Discover, never shown
 
 	first, last sample // at the interval's start and now
 	samples     int    // since first
@@ -91,9 +74,7 @@ type group struct {
 // sample is a group's counters at one instant.
 type sample struct {
 	at time.Duration
-	cgroup.CPUCounters
-	usageNs  uint64
-	hasUsage bool
+	cgroup.UsageReading
 }
 
 // New finds the hierarchy to watch under opts.Root and the groups in it.
@@ -106,7 +87,7 @@ func New(opts Options) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Watcher{opts: opts, src: src, groups: map[string]*group{}, open: openCounter}
+	w := &Watcher{opts: opts, src: src, groups: map[string]*group{}, open: cgroup.OpenCounterFile}
 	if err := w.Discover(); err != nil {
 		return nil, err
 	}
@@ -181,22 +162,9 @@ func (w *Watcher) openGroup(r Ref) *group {
 		return g
 	}
 	var err error
-	if r.CPUDir != "" || w.src.Version == "v2" {
-		dir := r.CPUDir
-		if dir == "" {
-			dir = r.AcctDir // v2 without the cpu controller: usage only
-		}
-		if g.stat, err = w.open(filepath.Join(dir, "cpu.stat"), 1024); err != nil {
-			g.err = err
-			return g
-		}
-	}
-	if w.src.Version == "v1" && r.AcctDir != "" {
-		if g.usage, err = w.open(filepath.Join(r.AcctDir, "cpuacct.usage"), 32); err != nil {
-			g.err = err
-			g.close()
-			return g
-		}
+	if g.counters, err = cgroup.OpenCounters(w.src.Version, r.CPUDir, r.AcctDir, w.open); err != nil {
+		g.err = err
+		return g
 	}
 	period := time.Duration(0)
 	if r.CPUDir != "" {
@@ -223,13 +191,9 @@ func (w *Watcher) peakWindow(period time.Duration) time.Duration {
 }
 
 func (g *group) close() {
-	if g.stat != nil {
-		g.stat.Close()
-		g.stat = nil
-	}
-	if g.usage != nil {
-		g.usage.Close()
-		g.usage = nil
+	if g.counters != nil {
+		g.counters.Close()
+		g.counters = nil
 	}
 }
 
@@ -256,7 +220,7 @@ func (w *Watcher) Sample(at time.Duration) {
 			}
 			continue
 		}
-		if g.samples > 0 && (s.usageNs < g.last.usageNs || s.Periods < g.last.Periods) {
+		if g.samples > 0 && (s.UsageNs < g.last.UsageNs || s.Periods < g.last.Periods) {
 			g.samples = 0 // made again under the same path: start over
 		}
 		if g.samples == 0 {
@@ -264,11 +228,11 @@ func (w *Watcher) Sample(at time.Duration) {
 		}
 		g.last = s
 		g.samples++
-		if s.hasUsage && w.opts.Observe != nil {
-			w.opts.Observe(g.ref.Path, at, s.usageNs)
+		if s.HasUsageNs && w.opts.Observe != nil {
+			w.opts.Observe(g.ref.Path, at, s.UsageNs)
 		}
-		if s.hasUsage {
-			g.tracker.Add(cgroup.PeakPoint{At: at, UsageNs: s.usageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods})
+		if s.HasUsageNs {
+			g.tracker.Add(cgroup.PeakPoint{At: at, UsageNs: s.UsageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods})
 		}
 	}
 }
@@ -281,28 +245,8 @@ func (g *group) dir() string {
 }
 
 func (g *group) read(at time.Duration) (sample, error) {
-	s := sample{at: at}
-	if g.stat != nil {
-		b, err := g.stat.Read()
-		if err != nil {
-			return s, err
-		}
-		if s.CPUCounters, err = cgroup.ParseCPUCounters(b); err != nil {
-			return s, err
-		}
-		s.usageNs, s.hasUsage = s.UsageUsec*1000, s.HasUsage
-	}
-	if g.usage != nil {
-		b, err := g.usage.Read()
-		if err != nil {
-			return s, err
-		}
-		if s.usageNs, err = cgroup.ParseUintPrefix(b); err != nil {
-			return s, fmt.Errorf("cpuacct.usage: %w", err)
-		}
-		s.hasUsage = true
-	}
-	return s, nil
+	r, err := g.counters.Read(true)
+	return sample{at: at, UsageReading: r}, err
 }
 
 // Report closes the interval that ends with the last Sample and returns one
@@ -350,10 +294,10 @@ func (w *Watcher) report(g *group) (Stats, error) {
 	secs := (b.at - a.at).Seconds()
 	st := Stats{Path: g.ref.Path, Identity: g.id, IntervalSeconds: secs}
 	t := &st.Totals
-	t.QuotaUsec, t.HasUsage, t.Limits = -1, b.hasUsage, g.ref.CPUDir != ""
-	if b.hasUsage {
-		st.UsageCores = ptr(float64(b.usageNs-a.usageNs) / 1e9 / secs)
-		t.UsageSeconds = float64(b.usageNs) / 1e9
+	t.QuotaUsec, t.HasUsage, t.Limits = -1, b.HasUsageNs, g.ref.CPUDir != ""
+	if b.HasUsageNs {
+		st.UsageCores = ptr(float64(b.UsageNs-a.UsageNs) / 1e9 / secs)
+		t.UsageSeconds = float64(b.UsageNs) / 1e9
 		if b.HasUsage { // v2 cpu.stat
 			t.UserSeconds, t.SystemSeconds = ptr(float64(b.UserUsec)/1e6), ptr(float64(b.SystemUsec)/1e6)
 		}

@@ -3,7 +3,6 @@ package top
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,10 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/internal/golden"
+
 	"github.com/throttlelab/throttlelab/top/toptest"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func expand(t *testing.T, name string) string { return toptest.FakeRoot(t, name) }
 
@@ -69,41 +69,34 @@ func TestFakeTrees(t *testing.T) {
 			stats := w.Report()
 			var b bytes.Buffer
 			WriteTable(&b, w.Source(), View{Tree: true}.Rows(stats), time.Second)
-			golden(t, filepath.Join("testdata", tt.tree+".golden"), b.Bytes())
+			golden.Compare(t, filepath.Join("testdata", tt.tree+".golden"), b.Bytes())
 		})
 	}
 }
 
-func golden(t *testing.T, path string, got []byte) {
+// containerSecond watches the v2 fake tree's containerd container, samples
+// it, and writes its cpu.stat of a second later: 200 ms used, 8 of 10
+// periods throttled, 600 ms throttled, 2 bursts. It returns the watcher
+// (closed with the test), the tree and the container's directory in it.
+func containerSecond(t *testing.T) (w *Watcher, root, dir string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
+	root = expand(t, "v2-kubepods-systemd")
+	w, err := New(Options{Root: root})
 	if err != nil {
-		t.Fatalf("%v (run go test -update to write it)", err)
+		t.Fatal(err)
 	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s--- want\n%s", path, got, want)
-	}
+	t.Cleanup(func() { w.Close() })
+	w.Sample(0)
+	dir = "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope/"
+	writeFile(t, root, dir+"cpu.stat", "usage_usec 1000000\nuser_usec 880000\nsystem_usec 120000\nnr_periods 410\nnr_throttled 308\nthrottled_usec 20600000\nnr_bursts 5\nburst_usec 45000\n")
+	return w, root, dir
 }
 
 func TestStatsFromFakeTree(t *testing.T) {
 	// The figures behind the golden table, checked by hand for the v2 pod:
 	// 200 ms used in 1 s, 8 of 10 periods throttled, 600 ms throttled, 2
 	// bursts, 600 ms of 1 s with some task waiting.
-	root := expand(t, "v2-kubepods-systemd")
-	w, err := New(Options{Root: root})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	w.Sample(0)
-	dir := "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope/"
-	writeFile(t, root, dir+"cpu.stat", "usage_usec 1000000\nuser_usec 880000\nsystem_usec 120000\nnr_periods 410\nnr_throttled 308\nthrottled_usec 20600000\nnr_bursts 5\nburst_usec 45000\n")
+	w, root, dir := containerSecond(t)
 	writeFile(t, root, dir+"cpu.pressure", "some avg10=45.00 avg60=31.00 avg300=10.50 total=5600000\nfull avg10=41.00 avg60=28.50 avg300=9.10 total=5000000\n")
 	w.Sample(time.Second)
 	var got *Stats
@@ -139,7 +132,7 @@ func TestStatsFromFakeTree(t *testing.T) {
 
 // failingFile fails every read with err after ok reads.
 type failingFile struct {
-	counterFile
+	cgroup.CounterFile
 	ok  int
 	err error
 }
@@ -149,7 +142,7 @@ func (f *failingFile) Read() ([]byte, error) {
 		return nil, f.err
 	}
 	f.ok--
-	return f.counterFile.Read()
+	return f.CounterFile.Read()
 }
 
 func TestGroupsVanishAndAppear(t *testing.T) {
@@ -166,7 +159,7 @@ func TestGroupsVanishAndAppear(t *testing.T) {
 	// (its directory is still there in this fake tree: the error alone
 	// must drop it).
 	g := w.groups[sshd]
-	g.stat = &failingFile{counterFile: g.stat, ok: 2, err: syscall.ENODEV}
+	g.counters.Stat = &failingFile{CounterFile: g.counters.Stat, ok: 2, err: syscall.ENODEV}
 	w.Sample(0)
 	w.Sample(10 * time.Millisecond)
 	w.Sample(15 * time.Millisecond)
@@ -234,11 +227,11 @@ func TestUnreadableGroupsAreShownAsSuch(t *testing.T) {
 	if w.src, err = FindSource(root); err != nil {
 		t.Fatal(err)
 	}
-	w.open = func(p string, size int) (counterFile, error) {
+	w.open = func(p string, size int) (cgroup.CounterFile, error) {
 		if strings.Contains(p, "sshd.service") {
 			return nil, &fs.PathError{Op: "open", Path: p, Err: fs.ErrPermission}
 		}
-		return openCounter(p, size)
+		return cgroup.OpenCounterFile(p, size)
 	}
 	if err := w.Discover(); err != nil {
 		t.Fatal(err)

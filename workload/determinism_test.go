@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/throttlelab/throttlelab/internal/testenv"
 )
 
 // cpuHasV3 reports whether this CPU can run GOAMD64=v3 binaries (AVX2, FMA, BMI2...).
@@ -39,7 +41,11 @@ func TestKernelDeterministicAcrossBuilds(t *testing.T) {
 	if !cpuHasV3(t) {
 		t.Skip("this CPU cannot run GOAMD64=v3 code (no AVX2/FMA/BMI2)")
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	// go test puts its own GOROOT/bin first in the test's PATH.
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		testenv.Unavailable(t, "no go command in PATH: %v", err)
+	}
 	out := map[string]string{}
 	for _, level := range []string{"v1", "v3"} {
 		bin := filepath.Join(t.TempDir(), "hashcheck-"+level)

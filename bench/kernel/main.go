@@ -74,7 +74,7 @@ func cKernel(bin string) (result, error) {
 		var n uint64
 		var ns int64
 		if _, err := fmt.Sscanf(sc.Text(), "%d,%d %d %d", &x, &y, &n, &ns); err != nil {
-			return result{}, fmt.Errorf("C kernel output %q: %w", sc.Text(), err)
+			return result{}, fmt.Errorf("the C kernel's output %q: %w", sc.Text(), err)
 		}
 		r.iterations = append(r.iterations, n)
 		r.cpuNs += ns

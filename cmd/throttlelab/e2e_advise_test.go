@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/throttlelab/throttlelab/internal/golden"
 )
 
 // TestAdviseCSV drives advise on a committed CSV of cumulative usage (12 s
@@ -28,19 +30,7 @@ func TestAdviseCSV(t *testing.T) {
 			if r.code != 0 || r.stderr != "" {
 				t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 			}
-			golden := filepath.Join("testdata", tc.golden)
-			if *update {
-				if err := os.WriteFile(golden, []byte(r.stdout), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.stdout != string(want) {
-				t.Errorf("advise printed\n%s\nwant (%s)\n%s", r.stdout, golden, want)
-			}
+			golden.Compare(t, filepath.Join("testdata", tc.golden), []byte(r.stdout))
 		})
 	}
 

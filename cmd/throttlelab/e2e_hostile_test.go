@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,9 +8,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+	"github.com/throttlelab/throttlelab/internal/golden"
+)
 
 // hostileSpec is a small valid experiment; each case below writes one bad
 // value into it.
@@ -133,20 +132,7 @@ spec:
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	got := strings.ReplaceAll(r.stdout, spec, "SPEC")
-	golden := filepath.Join("testdata", "validate.txt")
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("validate printed\n%s\nwant (%s)\n%s", got, golden, want)
-	}
+	golden.Compare(t, filepath.Join("testdata", "validate.txt"), []byte(got))
 	if r := run(t, "validate", spec, "--yaml", "--cores", "2"); r.code != 0 || !strings.Contains(r.stdout, "quota") && !strings.Contains(r.stdout, "gomaxprocs: go") {
 		t.Errorf("--yaml: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

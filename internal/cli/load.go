@@ -269,10 +269,3 @@ func writeLoadResults(dir string, res *loadgen.Result, start time.Time) error {
 		return loadgen.WriteHistogram(w, res.Histogram, start)
 	})
 }
-
-// jsonTo writes v as indented JSON.
-func jsonTo(w *os.File, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}

@@ -194,7 +194,6 @@ func (m Model) pageRows() int { return max(1, m.height-3) }
 var (
 	titleStyle   = lipgloss.NewStyle().Bold(true)
 	headerStyle  = lipgloss.NewStyle().Reverse(true)
-	sortStyle    = lipgloss.NewStyle().Reverse(true).Bold(true)
 	dimStyle     = lipgloss.NewStyle().Faint(true)
 	hotStyle     = lipgloss.NewStyle().Foreground(lipgloss.Color("9"))  // throttled
 	warmStyle    = lipgloss.NewStyle().Foreground(lipgloss.Color("11")) // peak at the limit
