@@ -104,9 +104,13 @@ func TestDashboardQueriesOnPrometheus(t *testing.T) {
 	defer srv.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	drive := make(chan error, 1)
+	driven := make(chan struct{})
+	// The driver must be done with the agent before a.Close (deferred above)
+	// closes its groups.
+	defer func() { cancel(); <-driven }()
 	go func() {
+		defer close(driven)
 		n := &demandNode{file: filepath.Join(root, pod4)}
 		tick := time.NewTicker(time.Millisecond) // one 10 ms step per ms
 		defer tick.Stop()

@@ -20,8 +20,9 @@ import (
 var docRunnable = []string{"presets", "presets show", "validate", "sim", "advise", "k8s render"}
 
 // docLive are the flags that make a runnable command read a live host or
+// cluster (Prometheus, an agent, the API server) or
 // write a file the docs do not mean to leave: such a line is only parsed.
-var docLive = []string{"--pid", "--cgroup", "--pod", "--compare", "--html", "--save-csv", "--out"}
+var docLive = []string{"--pid", "--cgroup", "--pod", "--prometheus", "--agent", "--apply", "--compare", "--html", "--save-csv", "--out"}
 
 // TestDocCommandsRun runs, with the built binary, every command of README.md
 // and docs/*.md that needs no root and is quick (docRunnable), in a scratch
