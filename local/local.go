@@ -1,13 +1,10 @@
 package local
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -114,7 +111,8 @@ func (x *Backend) serveArgs(name string, s experiment.Server) []string {
 // Run performs one run, writing its files into dir. On cancellation it stops
 // and removes every process and group it made and returns ctx's error.
 func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*record.Run, error) {
-	rs := &record.Run{CPUStat: map[string]cgroup.CPUStat{}, Usage: map[string]record.UsageStats{}, Started: time.Now().UTC()}
+	rs := &record.Run{Started: time.Now().UTC()}
+	rw := record.NewRunWriter(dir, run.Index)
 	settings, qos, err := x.e.Settings(run.Config)
 	if err != nil {
 		return nil, err
@@ -135,7 +133,7 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 	var instGroups []*cgroup.Group
 	for i := 0; i < run.Config.Instances; i++ {
 		name := fmt.Sprintf("%s-%d", run.Config.Name, i)
-		g, err := x.m.NewGroup(fmt.Sprintf("r%03d-%s", run.Index, name), settings)
+		g, err := x.m.NewGroup(rw.AddInstance(name), settings)
 		if err != nil {
 			return nil, err
 		}
@@ -160,7 +158,7 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 		if err != nil {
 			return nil, err
 		}
-		g, err := x.m.NewGroup(experiment.NeighbourGroup(run.Index, n.Name), ns)
+		g, err := x.m.NewGroup(rw.AddNeighbour(n.Name), ns)
 		if err != nil {
 			return nil, err
 		}
@@ -173,7 +171,7 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 		var stdout io.Writer
 		if n.Kind == "burst" {
 			// One JSON line per cycle: the burst worker's goodput is a measurement.
-			f, err := os.Create(filepath.Join(dir, "burst-"+n.Name+".jsonl"))
+			f, err := rw.Create(record.BurstFile(n.Name))
 			if err != nil {
 				return nil, err
 			}
@@ -234,22 +232,12 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 			return nil, err
 		}
 	}
-	usage, err := os.Create(filepath.Join(dir, "usage.csv"))
-	if err != nil {
-		return nil, err
-	}
-	defer usage.Close()
-	throttled, err := os.Create(filepath.Join(dir, "throttled.csv"))
-	if err != nil {
-		return nil, err
-	}
-	defer throttled.Close()
 	hostBefore, hostErr := x.markHost(all)
-	samples, stopSampling, err := x.sample(all, usage, throttled)
+	stopSampling, err := sample(all, rw)
 	if err != nil {
 		return nil, err
 	}
-	records, err := os.Create(filepath.Join(dir, "requests.csv"))
+	records, err := rw.Create(record.RequestsFile)
 	if err != nil {
 		stopSampling()
 		return nil, err
@@ -259,7 +247,7 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 
 	probeDone := make(chan *loadgen.Result, 1)
 	if probe != nil {
-		probeRecords, err := os.Create(filepath.Join(dir, "probe.csv"))
+		probeRecords, err := rw.Create(record.ProbeFile)
 		if err != nil {
 			stopSampling()
 			return nil, err
@@ -277,7 +265,9 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 	start := time.Now()
 	res, err := loadgen.Run(ctx, lc)
 	rs.Seconds = time.Since(start).Seconds()
-	stopSampling()
+	if serr := stopSampling(); serr != nil && err == nil {
+		err = serr
+	}
 	if hostErr == nil {
 		if hostAfter, err := x.markHost(all); err == nil {
 			if other, ok := hostAfter.outside(hostBefore); ok {
@@ -302,27 +292,16 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 			return nil, fmt.Errorf("instance %s stopped during the run (%v): %s", rs.Instances[i], why, p.stderr.String())
 		}
 	}
-	rs.Neighbours = map[string]cgroup.CPUStat{}
+	stats := make([]cgroup.CPUStat, len(all))
+	sets := make([]cgroup.Settings, len(all))
 	for i, g := range all {
 		after, err := g.Stat()
 		if err != nil {
 			return nil, err
 		}
-		d := after.Sub(before[i])
-		if i < len(instGroups) {
-			rs.CPUStat[rs.Instances[i]] = d
-			rs.Total = rs.Total.Add(d)
-		} else {
-			rs.Neighbours[g.Name] = d
-			if rs.NeighbourUsage == nil {
-				rs.NeighbourUsage = map[string]record.UsageStats{}
-			}
-			rs.NeighbourUsage[g.Name] = record.UsageStatsOf(*samples, i, g.Settings)
-		}
+		stats[i], sets[i] = after.Sub(before[i]), g.Settings
 	}
-	for i, name := range rs.Instances {
-		rs.Usage[name] = record.UsageStatsOf(*samples, i, settings)
-	}
+	rw.Assemble(rs, stats, sets)
 	rs.Summary = res.Summary
 	// Stop the neighbours now, so what they print is complete before the rename.
 	for _, p := range procs {
@@ -331,47 +310,31 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 	if err := records.Close(); err != nil {
 		return nil, err
 	}
-	if err := record.WriteHist(filepath.Join(dir, "latency.hdr"), res.Histogram, start); err != nil {
+	if err := rw.WriteHist(res.Histogram, start); err != nil {
 		return nil, err
 	}
 	return rs, nil
 }
 
-// sample writes usage.csv (cumulative usage in ns of each group every 10 ms)
-// and throttled.csv (cumulative throttled periods at the same instants), and
-// keeps the samples for the summary.
-func (x *Backend) sample(groups []*cgroup.Group, usage, throttled io.Writer) (*[]cgroup.UsageSample, func(), error) {
+// sample hands each group's usage and throttled periods to rw every 10 ms
+// (usage.csv, throttled.csv, and the run record's usage figures) until the
+// returned stop is called.
+func sample(groups []*cgroup.Group, rw *record.RunWriter) (stop func() error, err error) {
 	s, err := cgroup.NewSampler(groups)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	bu, bt := bufio.NewWriter(usage), bufio.NewWriter(throttled)
-	for _, bw := range []*bufio.Writer{bu, bt} {
-		bw.WriteString("t_ns")
-		for _, g := range groups {
-			bw.WriteString("," + g.Name)
-		}
-		bw.WriteString("\n")
+	if err := rw.StartUsage(); err != nil {
+		s.Close()
+		return nil, err
 	}
-	samples := &[]cgroup.UsageSample{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.Run(ctx, 10*time.Millisecond, func(u cgroup.UsageSample) {
-			*samples = append(*samples, u)
-			at := strconv.FormatInt(int64(u.At), 10)
-			bu.WriteString(at)
-			bt.WriteString(at)
-			for i, v := range u.Usage {
-				bu.WriteString("," + strconv.FormatInt(int64(v), 10))
-				bt.WriteString("," + strconv.FormatUint(u.Throttled[i], 10))
-			}
-			bu.WriteString("\n")
-			bt.WriteString("\n")
-		})
+		s.Run(ctx, 10*time.Millisecond, rw.Sample)
 	}()
-	return samples, func() { cancel(); <-done; bu.Flush(); bt.Flush(); s.Close() }, nil
+	return func() error { cancel(); <-done; s.Close(); return rw.CloseUsage() }, nil
 }
 
 // hostMark is the host's idle CPU time and the usage of the run's groups

@@ -25,7 +25,7 @@ type Usage struct {
 // ran in, in run index (its group is rNNN-NAME or rNNN-n-NAME), or false.
 func (u *Usage) Column(index int, name string) ([]time.Duration, bool) {
 	for i, g := range u.Groups {
-		if g == fmt.Sprintf("r%03d-%s", index, name) || g == fmt.Sprintf("r%03d-n-%s", index, name) {
+		if g == InstanceGroup(index, name) || g == NeighbourGroup(index, name) {
 			return u.Usage[i], true
 		}
 	}
@@ -79,7 +79,7 @@ func ReadColumns(path string) (*Columns, error) {
 
 // ReadUsage reads usage.csv in a run's directory.
 func ReadUsage(runDir string) (*Usage, error) {
-	c, err := ReadColumns(filepath.Join(runDir, "usage.csv"))
+	c, err := ReadColumns(filepath.Join(runDir, UsageFile))
 	if err != nil {
 		return nil, err
 	}

@@ -176,12 +176,6 @@ func readColumns(path string) (*columns, error) {
 	return &columns{names: c.Names, at: c.At, cols: c.Cols}, nil
 }
 
-// InstanceName turns a group name ("r003-limited-1") into the instance's name.
-func InstanceName(group string) string {
-	if len(group) > 5 && group[0] == 'r' && group[4] == '-' {
-		if _, err := strconv.Atoi(group[1:4]); err == nil {
-			return group[5:]
-		}
-	}
-	return group
-}
+// InstanceName turns a group name ("r003-limited-1") into the instance's
+// name (record.GroupInstance).
+func InstanceName(group string) string { return record.GroupInstance(group) }

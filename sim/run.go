@@ -1,16 +1,13 @@
 package sim
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
@@ -174,7 +171,7 @@ func (b *Backend) loadGen() *record.LoadGenGroup {
 
 // Run simulates one run and writes its files into dir.
 func (b *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*record.Run, error) {
-	rs, events, err := simulate(ctx, b.e, run, b.opt, b.cat, b.rc, dir)
+	rs, events, err := simulate(ctx, b.e, run, b.opt, b.cat, b.rc, record.NewRunWriter(dir, run.Index))
 	if err != nil {
 		return nil, err
 	}
@@ -246,8 +243,9 @@ func groupOf(m *Machine, name string, s cgroup.Settings, rng *rand.Rand) (*Group
 	return m.NewGroup(name, shares, quota, period, time.Duration(s.BurstUsec)*time.Microsecond, cpus, phase), cpus, nil
 }
 
-// simulate performs one run and writes its files into dir.
-func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options, cat *workload.Catalog, rc requestCache, dir string) (*record.Run, uint64, error) {
+// simulate performs one run and writes its files through rw (nothing in
+// memory: Simulate).
+func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options, cat *workload.Catalog, rc requestCache, rw *record.RunWriter) (*record.Run, uint64, error) {
 	m := NewMachine(opt.params())
 	// The run's repeat seed (experiment.RepeatSeed), as the load generator's.
 	// The groups' period phases come from a stream of that seed numbered by
@@ -259,21 +257,18 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 	if err != nil {
 		return nil, 0, err
 	}
-	rs := &record.Run{QoS: qos, Settings: settings, CPUStat: map[string]cgroup.CPUStat{}, Usage: map[string]record.UsageStats{},
-		Neighbours: map[string]cgroup.CPUStat{}, Started: Epoch}
+	rs := &record.Run{QoS: qos, Settings: settings, Started: Epoch}
 	var groups []*Group
-	var groupNames []string
 	var servers []*Server
 	for i := 0; i < run.Config.Instances; i++ {
 		name := fmt.Sprintf("%s-%d", run.Config.Name, i)
-		gname := fmt.Sprintf("r%03d-%s", run.Index, name)
-		g, cpus, err := groupOf(m, gname, settings, rng)
+		g, cpus, err := groupOf(m, rw.AddInstance(name), settings, rng)
 		if err != nil {
 			return nil, 0, err
 		}
 		procs := procsOf(run.Config.Server.GOMAXPROCS, opt.Cores, settings, cpus)
 		servers = append(servers, m.NewServer(name, g, procs, run.Config.Server.Single))
-		groups, groupNames = append(groups, g), append(groupNames, gname)
+		groups = append(groups, g)
 		rs.Instances = append(rs.Instances, name)
 	}
 	var bursts []*burstWorker
@@ -289,12 +284,11 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		if err != nil {
 			return nil, 0, err
 		}
-		gname := experiment.NeighbourGroup(run.Index, n.Name)
-		g, _, err := groupOf(m, gname, ns, rng)
+		g, _, err := groupOf(m, rw.AddNeighbour(n.Name), ns, rng)
 		if err != nil {
 			return nil, 0, err
 		}
-		groups, groupNames = append(groups, g), append(groupNames, gname)
+		groups = append(groups, g)
 		switch n.Kind {
 		case "noise":
 			startNoise(m, g, n.Threads)
@@ -323,11 +317,13 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 	lc := e.LoadConfig(run.Load)
 	lc.Seed = seed
 	lc.Targets = rs.Instances
-	recs, err := os.Create(filepath.Join(dir, "requests.csv"))
+	recs, err := rw.Create(record.RequestsFile)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer recs.Close()
+	if recs != nil {
+		defer recs.Close()
+	}
 	col, err := loadgen.NewCollector(lc, recs)
 	if err != nil {
 		return nil, 0, err
@@ -342,11 +338,13 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 	var pcl *client
 	var pcol *loadgen.Collector
 	if probe != nil {
-		pf, err := os.Create(filepath.Join(dir, "probe.csv"))
+		pf, err := rw.Create(record.ProbeFile)
 		if err != nil {
 			return nil, 0, err
 		}
-		defer pf.Close()
+		if pf != nil {
+			defer pf.Close()
+		}
 		pc := experiment.ProbeConfig(lc, *probe)
 		if pcol, err = loadgen.NewCollector(pc, pf); err != nil {
 			return nil, 0, err
@@ -359,10 +357,11 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		}
 	}
 
-	smp, err := newSampler(m, groups, groupNames, dir)
+	smp, err := newSampler(m, groups, rw)
 	if err != nil {
 		return nil, 0, err
 	}
+	defer rw.CloseUsage()
 	n := 0
 	stopped := false
 	m.RunUntil(time.Duration(math.MaxInt64), func() bool {
@@ -377,7 +376,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 	}
 	end := m.Now()
 	smp.sample(m) // the last sample, at the end of the load
-	if err := smp.close(); err != nil {
+	if err := rw.CloseUsage(); err != nil {
 		return nil, 0, err
 	}
 	elapsed := cl.end
@@ -397,42 +396,33 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		}
 		rs.Probe = pres.Summary
 	}
+	stats := make([]cgroup.CPUStat, len(groups))
+	sets := make([]cgroup.Settings, len(groups))
 	for i, g := range groups {
-		st := g.CPUStat(m)
-		if i < len(servers) {
-			rs.CPUStat[rs.Instances[i]] = st
-			rs.Total = rs.Total.Add(st)
-			rs.Usage[rs.Instances[i]] = record.UsageStatsOf(smp.samples, i, bandwidthOf(g))
-		} else {
-			rs.Neighbours[groupNames[i]] = st
-			if rs.NeighbourUsage == nil {
-				rs.NeighbourUsage = map[string]record.UsageStats{}
-			}
-			rs.NeighbourUsage[groupNames[i]] = record.UsageStatsOf(smp.samples, i, bandwidthOf(g))
-		}
+		stats[i], sets[i] = g.CPUStat(m), bandwidthOf(g)
 	}
+	rw.Assemble(rs, stats, sets)
 	for _, b := range bursts {
-		if err := b.write(dir); err != nil {
+		if err := b.write(rw); err != nil {
 			return nil, 0, err
 		}
 	}
-	if err := recs.Close(); err != nil {
-		return nil, 0, err
+	if recs != nil {
+		if err := recs.Close(); err != nil {
+			return nil, 0, err
+		}
 	}
-	if err := record.WriteHist(filepath.Join(dir, "latency.hdr"), res.Histogram, Epoch); err != nil {
+	if err := rw.WriteHist(res.Histogram, Epoch); err != nil {
 		return nil, 0, err
 	}
 	return rs, m.Events, nil
 }
 
-// sampler writes usage.csv and throttled.csv every 10 ms of simulated time, as
-// the local backend's sampler does, and keeps the samples for the summary.
+// sampler hands the groups' usage to the run writer every 10 ms of
+// simulated time, as the local backend's sampler does.
 type sampler struct {
 	groups  []*Group
-	samples []cgroup.UsageSample
-	files   []*os.File
-	u, t    *bufio.Writer
-	ub, tb  []byte
+	rw      *record.RunWriter
 	usage   []time.Duration
 	thr     []uint64
 	periods []uint64
@@ -440,25 +430,11 @@ type sampler struct {
 
 const sampleEvery = 10 * time.Millisecond
 
-func newSampler(m *Machine, groups []*Group, names []string, dir string) (*sampler, error) {
-	s := &sampler{groups: groups}
-	for _, name := range []string{"usage.csv", "throttled.csv"} {
-		f, err := os.Create(filepath.Join(dir, name))
-		if err != nil {
-			s.close()
-			return nil, err
-		}
-		s.files = append(s.files, f)
+func newSampler(m *Machine, groups []*Group, rw *record.RunWriter) (*sampler, error) {
+	if err := rw.StartUsage(); err != nil {
+		return nil, err
 	}
-	s.u, s.t = bufio.NewWriterSize(s.files[0], 256<<10), bufio.NewWriterSize(s.files[1], 256<<10)
-	s.samples = make([]cgroup.UsageSample, 0, 4096)
-	for _, w := range []*bufio.Writer{s.u, s.t} {
-		w.WriteString("t_ns")
-		for _, n := range names {
-			w.WriteString("," + n)
-		}
-		w.WriteString("\n")
-	}
+	s := &sampler{groups: groups, rw: rw}
 	m.At(0, s, 0)
 	return s, nil
 }
@@ -469,7 +445,7 @@ func (s *sampler) handle(m *Machine, _ int64) {
 }
 
 func (s *sampler) sample(m *Machine) {
-	if n := len(s.samples); n > 0 && s.samples[n-1].At == m.Now() {
+	if at, ok := s.rw.LastSampleAt(); ok && at == m.Now() {
 		return
 	}
 	m.AdvanceAll()
@@ -480,34 +456,12 @@ func (s *sampler) sample(m *Machine) {
 	}
 	u := cgroup.UsageSample{At: m.Now(), Usage: s.usage[:n:n], Throttled: s.thr[:n:n], Periods: s.periods[:n:n]}
 	s.usage, s.thr, s.periods = s.usage[n:], s.thr[n:], s.periods[n:]
-	s.ub = strconv.AppendInt(s.ub[:0], int64(u.At), 10)
-	s.tb = strconv.AppendInt(s.tb[:0], int64(u.At), 10)
 	for i, g := range s.groups {
 		u.Usage[i] = time.Duration(g.UsageNs)
 		u.Throttled[i] = g.Stat.ThrottledPeriods
 		u.Periods[i] = g.Stat.Periods
-		s.ub = strconv.AppendInt(append(s.ub, ','), int64(u.Usage[i]), 10)
-		s.tb = strconv.AppendUint(append(s.tb, ','), u.Throttled[i], 10)
 	}
-	s.u.Write(append(s.ub, '\n'))
-	s.t.Write(append(s.tb, '\n'))
-	s.samples = append(s.samples, u)
-}
-
-func (s *sampler) close() error {
-	var err error
-	if s.u != nil {
-		err = s.u.Flush()
-		if e := s.t.Flush(); err == nil {
-			err = e
-		}
-	}
-	for _, f := range s.files {
-		if e := f.Close(); err == nil {
-			err = e
-		}
-	}
-	return err
+	s.rw.Sample(u)
 }
 
 // noise is a CPU hog: threads that always have work.
@@ -606,9 +560,9 @@ func (b *burstWorker) handle(m *Machine, arg int64) {
 }
 
 // write writes burst-NAME.jsonl, one cycle per line, as the burst process prints.
-func (b *burstWorker) write(dir string) error {
-	f, err := os.Create(filepath.Join(dir, "burst-"+b.name+".jsonl"))
-	if err != nil {
+func (b *burstWorker) write(rw *record.RunWriter) error {
+	f, err := rw.Create(record.BurstFile(b.name))
+	if err != nil || f == nil {
 		return err
 	}
 	enc := json.NewEncoder(f)
