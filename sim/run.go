@@ -14,23 +14,18 @@ import (
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
-	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
 // Options control a simulated experiment.
 type Options struct {
-	// Dir is the results directory (Run only).
-	Dir string
 	// Cores is the simulated machine's CPU count.
 	Cores int
 	// Costs turn requests into CPU time (DefaultCosts if zero).
 	Costs Costs
 	// SMT pairs the CPUs as hyperthreads (see Params.SMT).
 	SMT bool
-	// Version is written into env.json (Run only).
-	Version string
 	// Log receives one line per run, and how fast the simulation went.
 	Log io.Writer
 	// RepeatSeeds, when set, seeds each repeat as a measurement was seeded
@@ -102,14 +97,16 @@ type Info struct {
 	SimulatedSec float64 `json:"simulated_sec"`
 }
 
-// Run simulates every run of the experiment under the shared runner loop
-// and writes the same results as the local backend: spec.yaml, env.json
-// (backend "sim"), sim.json, summary.json and per run requests.csv,
-// usage.csv, throttled.csv, latency.hdr and summary.json.
-func Run(ctx context.Context, e *experiment.Experiment, opt Options) ([]*record.Run, *Info, error) {
+// Simulate simulates run of e in memory and returns what it measured,
+// writing nothing: the model for callers that need the figures, not a
+// results directory (map, advise). The same seed gives the same figures as
+// the backend's Run writes.
+func Simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options) (*record.Run, error) {
 	b := NewBackend(opt)
-	out, err := runner.Run(ctx, e, b, runner.Options{Dir: opt.Dir, Version: opt.Version, Log: opt.Log})
-	return out.Runs, b.Info(), err
+	if _, err := b.Prepare(ctx, e); err != nil {
+		return nil, err
+	}
+	return b.Simulate(ctx, run)
 }
 
 // Backend is the simulator as a backend of the runner (package runner): each
@@ -171,7 +168,17 @@ func (b *Backend) loadGen() *record.LoadGenGroup {
 
 // Run simulates one run and writes its files into dir.
 func (b *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*record.Run, error) {
-	rs, events, err := simulate(ctx, b.e, run, b.opt, b.cat, b.rc, record.NewRunWriter(dir, run.Index))
+	return b.run(ctx, run, record.NewRunWriter(dir, run.Index))
+}
+
+// Simulate simulates one run of the prepared experiment in memory and
+// writes nothing.
+func (b *Backend) Simulate(ctx context.Context, run experiment.Run) (*record.Run, error) {
+	return b.run(ctx, run, record.NewRunWriter("", run.Index))
+}
+
+func (b *Backend) run(ctx context.Context, run experiment.Run, rw *record.RunWriter) (*record.Run, error) {
+	rs, events, err := simulate(ctx, b.e, run, b.opt, b.cat, b.rc, rw)
 	if err != nil {
 		return nil, err
 	}
