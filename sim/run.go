@@ -250,6 +250,125 @@ func groupOf(m *Machine, name string, s cgroup.Settings, rng *rand.Rand) (*Group
 	return m.NewGroup(name, shares, quota, period, time.Duration(s.BurstUsec)*time.Microsecond, cpus, phase), cpus, nil
 }
 
+// placed is a run on the simulated machine: its groups (instances, then
+// neighbours, in the run writer's order), the instances' servers, the burst
+// neighbours and the probe.
+type placed struct {
+	groups  []*Group
+	servers []*Server
+	bursts  []*burstWorker
+	probe   *experiment.Neighbour
+}
+
+// place makes the run's groups on m (named through rw), with their period
+// phases drawn from rng, and starts the instances' servers and the
+// neighbours; seed is the run's repeat seed.
+func place(m *Machine, e *experiment.Experiment, run experiment.Run, opt Options, settings cgroup.Settings, seed uint64, rng *rand.Rand, rw *record.RunWriter, rs *record.Run) (*placed, error) {
+	sc := &placed{}
+	for i := 0; i < run.Config.Instances; i++ {
+		name := fmt.Sprintf("%s-%d", run.Config.Name, i)
+		g, cpus, err := groupOf(m, rw.AddInstance(name), settings, rng)
+		if err != nil {
+			return nil, err
+		}
+		procs := procsOf(run.Config.Server.GOMAXPROCS, opt.Cores, settings, cpus)
+		sc.servers = append(sc.servers, m.NewServer(name, g, procs, run.Config.Server.Single))
+		sc.groups = append(sc.groups, g)
+		rs.Instances = append(rs.Instances, name)
+	}
+	neighbours := e.NeighboursOf(run.Config)
+	for i := range neighbours {
+		n := &neighbours[i]
+		if n.Kind == "probe" {
+			sc.probe = n
+			continue
+		}
+		ns, err := e.NeighbourSettings(*n)
+		if err != nil {
+			return nil, err
+		}
+		g, _, err := groupOf(m, rw.AddNeighbour(n.Name), ns, rng)
+		if err != nil {
+			return nil, err
+		}
+		sc.groups = append(sc.groups, g)
+		switch n.Kind {
+		case "noise":
+			startNoise(m, g, n.Threads)
+		case "burst":
+			// A burst process starts before the load does, so the load meets
+			// it somewhere in its sleep: at a share of it drawn once per
+			// repeat (every config and every burst neighbour of a repeat
+			// shares it, as they start together). Starting every burst with
+			// the load put the first busy phase exactly on an arrival of a
+			// steady load, and every later one too when the cycle is a
+			// multiple of the interval (F7: 51 ms p99 against 0.5 measured).
+			first := time.Duration(burstPhase(seed) * float64(n.Sleep.Duration))
+			sc.bursts = append(sc.bursts, startBurst(m, g, n.Name, n.Workers, n.Busy.Duration, n.Sleep.Duration, first, opt.Costs))
+		case "server":
+			m.NewServer(n.Name, g, opt.Cores, false) // idle: nothing loads it
+		}
+	}
+	return sc, nil
+}
+
+// load is a run's load and probe, started on the simulated machine, and
+// the files their records go to.
+type load struct {
+	cl, pcl   *client
+	col, pcol *loadgen.Collector
+	files     []io.Closer
+}
+
+// startLoad starts the load generator (outside the groups, on any core,
+// taking CPU for each response), the load lc and the probe, if any.
+func startLoad(m *Machine, lc loadgen.Config, probe *experiment.Neighbour, servers []*Server, opt Options, cat *workload.Catalog, rc requestCache, rw *record.RunWriter) (*load, error) {
+	ld := &load{}
+	gen := m.NewGroup("loadgen", experiment.LoadGenShares, 0, 0, 0, nil, 0)
+	gen.Root = true
+	genProc := m.NewServer("loadgen", gen, opt.Cores, false)
+	start := func(c loadgen.Config, file string) (*client, *loadgen.Collector, error) {
+		f, err := rw.Create(file)
+		if err != nil {
+			return nil, nil, err
+		}
+		if f != nil {
+			ld.files = append(ld.files, f)
+		}
+		col, err := loadgen.NewCollector(c, f)
+		if err != nil {
+			return nil, nil, err
+		}
+		cl, err := newClient(c, col, servers, genProc, cat, opt.Costs, rc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return cl, col, cl.start(m)
+	}
+	var err error
+	if ld.cl, ld.col, err = start(lc, record.RequestsFile); err != nil {
+		return ld, err
+	}
+	if probe != nil {
+		if ld.pcl, ld.pcol, err = start(experiment.ProbeConfig(lc, *probe), record.ProbeFile); err != nil {
+			return ld, err
+		}
+	}
+	return ld, nil
+}
+
+// close closes the records' files, returning the first error.
+func (ld *load) close() error {
+	var err error
+	for _, f := range ld.files {
+		if e := f.Close(); err == nil {
+			err = e
+		}
+	}
+	ld.files = nil
+	return err
+}
+
 // simulate performs one run and writes its files through rw (nothing in
 // memory: Simulate).
 func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options, cat *workload.Catalog, rc requestCache, rw *record.RunWriter) (*record.Run, uint64, error) {
@@ -265,104 +384,22 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		return nil, 0, err
 	}
 	rs := &record.Run{QoS: qos, Settings: settings, Started: Epoch}
-	var groups []*Group
-	var servers []*Server
-	for i := 0; i < run.Config.Instances; i++ {
-		name := fmt.Sprintf("%s-%d", run.Config.Name, i)
-		g, cpus, err := groupOf(m, rw.AddInstance(name), settings, rng)
-		if err != nil {
-			return nil, 0, err
-		}
-		procs := procsOf(run.Config.Server.GOMAXPROCS, opt.Cores, settings, cpus)
-		servers = append(servers, m.NewServer(name, g, procs, run.Config.Server.Single))
-		groups = append(groups, g)
-		rs.Instances = append(rs.Instances, name)
+	sc, err := place(m, e, run, opt, settings, seed, rng, rw, rs)
+	if err != nil {
+		return nil, 0, err
 	}
-	var bursts []*burstWorker
-	var probe *experiment.Neighbour
-	neighbours := e.NeighboursOf(run.Config)
-	for i := range neighbours {
-		n := &neighbours[i]
-		if n.Kind == "probe" {
-			probe = n
-			continue
-		}
-		ns, err := e.NeighbourSettings(*n)
-		if err != nil {
-			return nil, 0, err
-		}
-		g, _, err := groupOf(m, rw.AddNeighbour(n.Name), ns, rng)
-		if err != nil {
-			return nil, 0, err
-		}
-		groups = append(groups, g)
-		switch n.Kind {
-		case "noise":
-			startNoise(m, g, n.Threads)
-		case "burst":
-			// A burst process starts before the load does, so the load meets
-			// it somewhere in its sleep: at a share of it drawn once per
-			// repeat (every config and every burst neighbour of a repeat
-			// shares it, as they start together). Starting every burst with
-			// the load put the first busy phase exactly on an arrival of a
-			// steady load, and every later one too when the cycle is a
-			// multiple of the interval (F7: 51 ms p99 against 0.5 measured).
-			first := time.Duration(burstPhase(seed) * float64(n.Sleep.Duration))
-			bursts = append(bursts, startBurst(m, g, n.Name, n.Workers, n.Busy.Duration, n.Sleep.Duration, first, opt.Costs))
-		case "server":
-			m.NewServer(n.Name, g, opt.Cores, false) // idle: nothing loads it
-		}
-	}
-
-	// The load generator runs outside the groups, on any core, and takes CPU
-	// for each response.
-	gen := m.NewGroup("loadgen", experiment.LoadGenShares, 0, 0, 0, nil, 0)
-	gen.Root = true
-	genProc := m.NewServer("loadgen", gen, opt.Cores, false)
+	groups, servers, bursts, probe := sc.groups, sc.servers, sc.bursts, sc.probe
 
 	// The load, as loadgen.Run would drive it, against the simulated servers.
 	lc := e.LoadConfig(run.Load)
 	lc.Seed = seed
 	lc.Targets = rs.Instances
-	recs, err := rw.Create(record.RequestsFile)
+	ld, err := startLoad(m, lc, probe, servers, opt, cat, rc, rw)
+	defer ld.close()
 	if err != nil {
 		return nil, 0, err
 	}
-	if recs != nil {
-		defer recs.Close()
-	}
-	col, err := loadgen.NewCollector(lc, recs)
-	if err != nil {
-		return nil, 0, err
-	}
-	cl, err := newClient(lc, col, servers, genProc, cat, opt.Costs, rc)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := cl.start(m); err != nil {
-		return nil, 0, err
-	}
-	var pcl *client
-	var pcol *loadgen.Collector
-	if probe != nil {
-		pf, err := rw.Create(record.ProbeFile)
-		if err != nil {
-			return nil, 0, err
-		}
-		if pf != nil {
-			defer pf.Close()
-		}
-		pc := experiment.ProbeConfig(lc, *probe)
-		if pcol, err = loadgen.NewCollector(pc, pf); err != nil {
-			return nil, 0, err
-		}
-		if pcl, err = newClient(pc, pcol, servers, genProc, cat, opt.Costs, rc); err != nil {
-			return nil, 0, err
-		}
-		if err := pcl.start(m); err != nil {
-			return nil, 0, err
-		}
-	}
+	cl, col, pcl, pcol := ld.cl, ld.col, ld.pcl, ld.pcol
 
 	smp, err := newSampler(m, groups, rw)
 	if err != nil {
@@ -414,10 +451,8 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 			return nil, 0, err
 		}
 	}
-	if recs != nil {
-		if err := recs.Close(); err != nil {
-			return nil, 0, err
-		}
+	if err := ld.close(); err != nil {
+		return nil, 0, err
 	}
 	if err := rw.WriteHist(res.Histogram, Epoch); err != nil {
 		return nil, 0, err
