@@ -119,7 +119,7 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 	}
 	rs.Settings, rs.QoS = settings, qos
 	r, err := x.start(ctx, run, settings, rw, rs)
-	defer r.close()
+	defer r.close(rw)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +156,7 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 	rs.Summary = res.Summary
 	// Stop the neighbours now, so what they print is complete before the rename.
 	r.stop()
-	if err := r.closeFiles(); err != nil {
+	if err := rw.CloseFiles(); err != nil {
 		return nil, err
 	}
 	if err := rw.WriteHist(res.Histogram, start); err != nil {
@@ -166,14 +166,13 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 }
 
 // running is what a run started: its groups (instances, then neighbours:
-// the run writer's order), their processes and the files these write.
+// the run writer's order) and their processes.
 type running struct {
 	groups    []*cgroup.Group
 	procs     []*proc
 	instances []*proc
 	targets   []string
 	probe     *experiment.Neighbour
-	files     []io.Closer
 }
 
 // stop stops every process.
@@ -183,22 +182,11 @@ func (r *running) stop() {
 	}
 }
 
-// closeFiles closes the files the run wrote, returning the first error.
-func (r *running) closeFiles() error {
-	var err error
-	for _, f := range r.files {
-		if e := f.Close(); err == nil {
-			err = e
-		}
-	}
-	r.files = nil
-	return err
-}
-
-// close stops every process and removes every group: on every path.
-func (r *running) close() {
+// close stops every process, closes the run's files and removes every
+// group: on every path.
+func (r *running) close(rw *record.RunWriter) {
 	r.stop()
-	r.closeFiles()
+	rw.CloseFiles()
 	for _, g := range r.groups {
 		g.Remove()
 	}
@@ -258,7 +246,6 @@ func (x *Backend) start(ctx context.Context, run experiment.Run, settings cgroup
 			if err != nil {
 				return r, err
 			}
-			r.files = append(r.files, f)
 			stdout = f
 		}
 		p, err := startInGroup(g, n.Name, x.opt.Binary, args, n.Kind == "server", stdout)
@@ -314,7 +301,6 @@ func (x *Backend) measure(ctx context.Context, r *running, lc loadgen.Config, rw
 		stopSampling()
 		return nil, start, nil, err
 	}
-	r.files = append(r.files, records)
 	lc.Records = records
 
 	probeDone := make(chan *loadgen.Result, 1)
@@ -324,7 +310,6 @@ func (x *Backend) measure(ctx context.Context, r *running, lc loadgen.Config, rw
 			stopSampling()
 			return nil, start, nil, err
 		}
-		r.files = append(r.files, probeRecords)
 		pc := experiment.ProbeConfig(lc, *r.probe)
 		pc.Records = probeRecords
 		go func() {

@@ -66,7 +66,8 @@ type RunWriter struct {
 	groups  []string
 	nInst   int
 	samples []cgroup.UsageSample
-	files   []io.WriteCloser
+	files   []io.WriteCloser // usage.csv and throttled.csv
+	created []io.Closer      // the files Create made, for CloseFiles
 	u, t    *bufio.Writer
 	ub, tb  []byte
 }
@@ -101,9 +102,10 @@ func (w *RunWriter) AddNeighbour(name string) string {
 // Groups are the run's group names: instances, then neighbours.
 func (w *RunWriter) Groups() []string { return w.groups }
 
-// Create creates one of the run's files; the caller closes it. In memory it
-// returns nil and no error: loadgen takes a nil writer as "keep no records".
-func (w *RunWriter) Create(name string) (io.WriteCloser, error) {
+// Create creates one of the run's files (requests.csv, a burst
+// neighbour's output), which CloseFiles closes. In memory it returns nil
+// and no error: loadgen takes a nil writer as "keep no records".
+func (w *RunWriter) Create(name string) (io.Writer, error) {
 	if w.dir == "" {
 		return nil, nil
 	}
@@ -111,7 +113,21 @@ func (w *RunWriter) Create(name string) (io.WriteCloser, error) {
 	if err != nil {
 		return nil, err
 	}
+	w.created = append(w.created, f)
 	return f, nil
+}
+
+// CloseFiles closes the files Create made, returning the first error; a
+// backend calls it when what writes them has stopped, and on every path.
+func (w *RunWriter) CloseFiles() error {
+	var err error
+	for _, f := range w.created {
+		if e := f.Close(); err == nil {
+			err = e
+		}
+	}
+	w.created = nil
+	return err
 }
 
 // StartUsage opens usage.csv and throttled.csv and writes their headers:
@@ -122,7 +138,7 @@ func (w *RunWriter) StartUsage() error {
 		return nil
 	}
 	for _, name := range []string{UsageFile, ThrottledFile} {
-		f, err := w.Create(name)
+		f, err := os.Create(filepath.Join(w.dir, name))
 		if err != nil {
 			w.CloseUsage()
 			return err

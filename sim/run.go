@@ -312,12 +312,10 @@ func place(m *Machine, e *experiment.Experiment, run experiment.Run, opt Options
 	return sc, nil
 }
 
-// load is a run's load and probe, started on the simulated machine, and
-// the files their records go to.
+// load is a run's load and probe, started on the simulated machine.
 type load struct {
 	cl, pcl   *client
 	col, pcol *loadgen.Collector
-	files     []io.Closer
 }
 
 // startLoad starts the load generator (outside the groups, on any core,
@@ -331,9 +329,6 @@ func startLoad(m *Machine, lc loadgen.Config, probe *experiment.Neighbour, serve
 		f, err := rw.Create(file)
 		if err != nil {
 			return nil, nil, err
-		}
-		if f != nil {
-			ld.files = append(ld.files, f)
 		}
 		col, err := loadgen.NewCollector(c, f)
 		if err != nil {
@@ -355,18 +350,6 @@ func startLoad(m *Machine, lc loadgen.Config, probe *experiment.Neighbour, serve
 		}
 	}
 	return ld, nil
-}
-
-// close closes the records' files, returning the first error.
-func (ld *load) close() error {
-	var err error
-	for _, f := range ld.files {
-		if e := f.Close(); err == nil {
-			err = e
-		}
-	}
-	ld.files = nil
-	return err
 }
 
 // simulate performs one run and writes its files through rw (nothing in
@@ -394,8 +377,8 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 	lc := e.LoadConfig(run.Load)
 	lc.Seed = seed
 	lc.Targets = rs.Instances
+	defer rw.CloseFiles()
 	ld, err := startLoad(m, lc, probe, servers, opt, cat, rc, rw)
-	defer ld.close()
 	if err != nil {
 		return nil, 0, err
 	}
@@ -451,7 +434,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 			return nil, 0, err
 		}
 	}
-	if err := ld.close(); err != nil {
+	if err := rw.CloseFiles(); err != nil {
 		return nil, 0, err
 	}
 	if err := rw.WriteHist(res.Histogram, Epoch); err != nil {
@@ -601,7 +584,8 @@ func (b *burstWorker) handle(m *Machine, arg int64) {
 	m.At(m.Now()+b.sleep+b.costs.BurstGap, b, 0)
 }
 
-// write writes burst-NAME.jsonl, one cycle per line, as the burst process prints.
+// write writes burst-NAME.jsonl, one cycle per line, as the burst process
+// prints (closed with the run writer's files).
 func (b *burstWorker) write(rw *record.RunWriter) error {
 	f, err := rw.Create(record.BurstFile(b.name))
 	if err != nil || f == nil {
@@ -610,11 +594,10 @@ func (b *burstWorker) write(rw *record.RunWriter) error {
 	enc := json.NewEncoder(f)
 	for _, c := range b.cycles {
 		if err := enc.Encode(c); err != nil {
-			f.Close()
 			return err
 		}
 	}
-	return f.Close()
+	return nil
 }
 
 // bandwidthOf is g's quota, period and burst as cgroup settings.
