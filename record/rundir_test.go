@@ -127,3 +127,27 @@ func TestRunWriterCloseFiles(t *testing.T) {
 		t.Errorf("burst-pulse.jsonl: %q, %v", b, err)
 	}
 }
+
+func TestReadColumnsRefuses(t *testing.T) {
+	for _, c := range []struct{ name, body string }{
+		{"few fields", "t_ns,a,b\n0,1\n"},
+		{"many fields", "t_ns,a\n0,1,2\n"},
+		{"trailing comma", "t_ns,a\n0,1,\n"},
+		{"not a number", "t_ns,a\n0,x\n"},
+		{"empty line", "t_ns,a\n0,1\n\n"},
+	} {
+		path := filepath.Join(t.TempDir(), "usage.csv")
+		if err := os.WriteFile(path, []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadColumns(path); err == nil {
+			t.Errorf("%s: no error", c.name)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "usage.csv")
+	os.WriteFile(path, []byte("t_ns,a,b\n0,-1,9223372036854775807\n10,2,3\n"), 0o644)
+	c, err := ReadColumns(path)
+	if err != nil || c.At[1] != 10 || c.Cols[0][0] != -1 || c.Cols[1][0] != 9223372036854775807 || c.Cols[1][1] != 3 {
+		t.Errorf("columns %+v, %v", c, err)
+	}
+}
