@@ -11,10 +11,6 @@ type PeakPoint struct {
 	UsageNs, Periods, Throttled uint64
 }
 
-// ringSize bounds the samples kept for sliding windows: a 1 s window (the
-// longest CFS period) at one sample every 10 ms, with room to spare.
-const ringSize = 128
-
 // PeakTracker finds the highest CPU use within one of a group's own CFS
 // periods (top's peak and the runs' peak_period_cores), from samples of its
 // cumulative usage and nr_periods taken every few milliseconds.
@@ -51,10 +47,12 @@ const ringSize = 128
 //
 // Groups without a quota have no periods (nr_periods stays still); for them,
 // and for limited groups whose timer did not run, the tracker reports the
-// highest use over sliding windows of a fixed length instead, and says so.
+// highest use over sliding windows of a fixed length instead (Window's
+// rule), and says so.
 type PeakTracker struct {
 	period time.Duration // the CFS period; 0 without a quota
 	window time.Duration // sliding window length for the fallback
+	win    Window
 
 	prev     PeakPoint
 	havePrev bool
@@ -78,16 +76,12 @@ type PeakTracker struct {
 	periodsN   int     // period estimates made
 	windowPeak float64
 	windowsN   int
-
-	ring [ringSize]PeakPoint
-	head int // next slot to write
-	n    int // points in the ring
 }
 
 // NewPeakTracker returns a tracker for a group with the given CFS period (0
 // without a quota) and the sliding window of its fallback.
 func NewPeakTracker(period, window time.Duration) *PeakTracker {
-	return &PeakTracker{period: period, window: window}
+	return &PeakTracker{period: period, window: window, win: Window{Length: window}}
 }
 
 // SetPeriod changes the period (a group's cpu.max or cfs_period_us changed,
@@ -96,6 +90,7 @@ func NewPeakTracker(period, window time.Duration) *PeakTracker {
 func (p *PeakTracker) SetPeriod(period, window time.Duration) {
 	if period != p.period || window != p.window {
 		p.period, p.window, p.haveMark = period, window, false
+		p.win.Length = window
 	}
 }
 
@@ -109,7 +104,8 @@ func (p *PeakTracker) SetLimit(cores float64) { p.limit = cores }
 // Reset forgets every sample: the counters went backwards, so the group was
 // removed and made again under the same path.
 func (p *PeakTracker) Reset() {
-	p.havePrev, p.haveMark, p.n, p.head = false, false, 0, 0
+	p.havePrev, p.haveMark = false, false
+	p.win.Reset()
 }
 
 // Add takes one sample, in time order.
@@ -154,21 +150,12 @@ func (p *PeakTracker) Add(s PeakPoint) {
 		p.markLo, p.markHi = p.prev.UsageNs, s.UsageNs
 	}
 	p.idleSlot = p.havePrev && s.UsageNs == p.prev.UsageNs
-	// The newest earlier sample at least one window back.
-	for i := 1; i <= p.n; i++ {
-		old := p.ring[(p.head-i+ringSize)%ringSize]
-		if d := s.At - old.At; d >= p.window {
-			cores := float64(s.UsageNs-old.UsageNs) / float64(d)
-			if p.windowsN == 0 || cores > p.windowPeak {
-				p.windowPeak = cores
-			}
-			p.windowsN++
-			break
+	if cores, ok := p.win.Add(s.At, s.UsageNs); ok {
+		if p.windowsN == 0 || cores > p.windowPeak {
+			p.windowPeak = cores
 		}
+		p.windowsN++
 	}
-	p.ring[p.head] = s
-	p.head = (p.head + 1) % ringSize
-	p.n = min(p.n+1, ringSize)
 	p.prev, p.havePrev = s, true
 }
 

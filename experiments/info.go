@@ -46,8 +46,10 @@ func (i *Info) Write(dir string) error {
 }
 
 // Judge computes the preset's check over the results in dir and writes
-// verdict.json (nil verdict for a nil Info: no preset).
-func (i *Info) Judge(dir string) (*record.Verdict, error) {
+// verdict.json (nil verdict for a nil Info: no preset). s, if not nil, is
+// dir's summary with its intervals, already read (runner.Run's): the
+// requests are then not read again.
+func (i *Info) Judge(dir string, s *record.Summary) (*record.Verdict, error) {
 	if i == nil {
 		return nil, nil
 	}
@@ -55,5 +57,5 @@ func (i *Info) Judge(dir string) (*record.Verdict, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s ran preset %q, which this version does not have", dir, i.Preset)
 	}
-	return p.Evaluate(dir, i.Scaled)
+	return p.evaluate(dir, i.Scaled, s)
 }

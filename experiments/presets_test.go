@@ -14,6 +14,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
 	"github.com/throttlelab/throttlelab/units"
 )
@@ -306,7 +307,7 @@ func simulateQuick(t *testing.T, p *Preset, change func(*experiment.Experiment) 
 		}
 	}
 	dir = t.TempDir()
-	if _, _, err := sim.Run(context.Background(), e, sim.Options{Dir: dir, Cores: 2}); err != nil {
+	if _, err := runner.Run(context.Background(), e, sim.NewBackend(sim.Options{Cores: 2}), runner.Options{Dir: dir}); err != nil {
 		t.Fatal(err)
 	}
 	return dir, how

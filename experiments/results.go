@@ -21,17 +21,23 @@ type Results struct {
 }
 
 // ReadResults reads a results directory for a check.
-func ReadResults(dir string) (*Results, error) {
+func ReadResults(dir string) (*Results, error) { return readResults(dir, nil) }
+
+// readResults is ReadResults with the runs' summary already read (nil:
+// sum them up and read their requests for the intervals).
+func readResults(dir string, s *record.Summary) (*Results, error) {
 	e, env, runs, err := record.ReadResults(dir)
 	if err != nil {
 		return nil, err
 	}
-	s := record.Summarize(e, runs)
-	smp, err := record.ReadSamples(dir, runs)
-	if err != nil {
-		return nil, err
+	if s == nil {
+		s = record.Summarize(e, runs)
+		smp, err := record.ReadSamples(dir, runs)
+		if err != nil {
+			return nil, err
+		}
+		s.AddIntervals(smp)
 	}
-	s.AddIntervals(smp)
 	return &Results{Dir: dir, Spec: e, Env: env, Runs: runs, Summary: s}, nil
 }
 

@@ -11,7 +11,12 @@ import (
 // Evaluate computes the preset's check from the results in dir and writes
 // verdict.json there. scaled says how a quick run was scaled ("" for none).
 func (p *Preset) Evaluate(dir, scaled string) (*record.Verdict, error) {
-	r, err := ReadResults(dir)
+	return p.evaluate(dir, scaled, nil)
+}
+
+// evaluate is Evaluate with dir's summary already read (nil: read it).
+func (p *Preset) evaluate(dir, scaled string, s *record.Summary) (*record.Verdict, error) {
+	r, err := readResults(dir, s)
 	if err != nil {
 		return nil, err
 	}

@@ -512,9 +512,9 @@ func (x *Backend) assemble(ctx context.Context, run experiment.Run, co *ConfigOb
 	if int64(len(recs)) != sum.Requests {
 		return fmt.Errorf("the load sent %d requests but %d records came back from its pod", sum.Requests, len(recs))
 	}
-	moves := map[string]string{"requests.csv": "requests.csv", "latency.hdr": "latency.hdr", "probe/requests.csv": "probe.csv"}
+	moves := map[string]string{record.RequestsFile: record.RequestsFile, record.HistFile: record.HistFile, "probe/" + record.RequestsFile: record.ProbeFile}
 	for from, to := range moves {
-		if err := os.Rename(filepath.Join(load, from), filepath.Join(dir, to)); err != nil && !(from == "probe/requests.csv" && errors.Is(err, os.ErrNotExist)) {
+		if err := os.Rename(filepath.Join(load, from), filepath.Join(dir, to)); err != nil && !(from == "probe/"+record.RequestsFile && errors.Is(err, os.ErrNotExist)) {
 			return fmt.Errorf("the load's %s: %w", from, err)
 		}
 	}
@@ -522,41 +522,30 @@ func (x *Backend) assemble(ctx context.Context, run experiment.Run, co *ConfigOb
 		rs.Probe = p
 	}
 
-	var groups []string
+	rw := record.NewRunWriter(dir, run.Index)
+	stats := make([]cgroup.CPUStat, len(rs.Instances))
+	sets := make([]cgroup.Settings, len(rs.Instances))
 	for i, name := range rs.Instances {
-		groups = append(groups, fmt.Sprintf("r%03d-%s", run.Index, name))
-		d := windows[i].After.CPUStat.Sub(windows[i].Before.CPUStat)
-		rs.CPUStat[name] = d
-		rs.Total = rs.Total.Add(d)
-	}
-	samples := MergeWindows(windows, time.Time{}, time.Time{}, server.DefaultCgroupInterval)
-	uf, err := os.Create(filepath.Join(dir, "usage.csv"))
-	if err != nil {
-		return err
-	}
-	defer uf.Close()
-	tf, err := os.Create(filepath.Join(dir, "throttled.csv"))
-	if err != nil {
-		return err
-	}
-	defer tf.Close()
-	if err := WriteUsage(uf, tf, groups, samples); err != nil {
-		return err
-	}
-	for i, name := range rs.Instances {
+		rw.AddInstance(name)
+		stats[i] = windows[i].After.CPUStat.Sub(windows[i].Before.CPUStat)
 		// The pod's own quota, period and burst, as its server read them:
 		// the peak within a period is found where nr_periods moved.
-		var set cgroup.Settings
 		if l := statuses[i].Limits; l != nil {
-			set = cgroup.Settings{QuotaUsec: l.QuotaUsec, PeriodUsec: l.PeriodUsec, BurstUsec: l.BurstUsec}
+			sets[i] = cgroup.Settings{QuotaUsec: l.QuotaUsec, PeriodUsec: l.PeriodUsec, BurstUsec: l.BurstUsec}
 		}
-		st := record.UsageStatsOf(samples, i, set)
+	}
+	samples := MergeWindows(windows, time.Time{}, time.Time{}, server.DefaultCgroupInterval)
+	if err := rw.WriteSamples(samples); err != nil {
+		return err
+	}
+	rw.Assemble(rs, stats, sets)
+	for i, name := range rs.Instances {
 		// The window also holds the load pod's start and the poll after its
 		// end, both idle: the mean is over the load's own time, as locally.
-		if sum.DurationSec > 0 && len(samples) > 1 {
+		if st := rs.Usage[name]; sum.DurationSec > 0 && len(samples) > 1 {
 			st.Mean = float64(samples[len(samples)-1].Usage[i]-samples[0].Usage[i]) / 1e9 / sum.DurationSec
+			rs.Usage[name] = st
 		}
-		rs.Usage[name] = st
 	}
 
 	// Where each server pod ran and what its cgroup really had.

@@ -1,9 +1,6 @@
 package k8s
 
 import (
-	"bufio"
-	"io"
-	"strconv"
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
@@ -62,32 +59,4 @@ func MergeWindows(ws []*server.CgroupWindow, from, to time.Time, interval time.D
 		out = append(out, u)
 	}
 	return out
-}
-
-// WriteUsage writes usage.csv and throttled.csv as the local backend does:
-// t_ns, then one column per group, cumulative.
-func WriteUsage(usage, throttled io.Writer, names []string, samples []cgroup.UsageSample) error {
-	bu, bt := bufio.NewWriter(usage), bufio.NewWriter(throttled)
-	for _, bw := range []*bufio.Writer{bu, bt} {
-		bw.WriteString("t_ns")
-		for _, n := range names {
-			bw.WriteString("," + n)
-		}
-		bw.WriteString("\n")
-	}
-	for _, s := range samples {
-		at := strconv.FormatInt(int64(s.At), 10)
-		bu.WriteString(at)
-		bt.WriteString(at)
-		for i := range names {
-			bu.WriteString("," + strconv.FormatInt(int64(s.Usage[i]), 10))
-			bt.WriteString("," + strconv.FormatUint(s.Throttled[i], 10))
-		}
-		bu.WriteString("\n")
-		bt.WriteString("\n")
-	}
-	if err := bu.Flush(); err != nil {
-		return err
-	}
-	return bt.Flush()
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"time"
 
@@ -37,9 +36,6 @@ type Options struct {
 	Parallel int
 	// Seed seeds every cell (the spec's seed is replaced).
 	Seed uint64
-	// TempDir holds the simulated runs' files while a cell is summed up
-	// (default os.TempDir()).
-	TempDir string
 }
 
 // DefaultRepeats is the simulated runs per cell: the median of five p99s
@@ -198,20 +194,9 @@ func simulateCell(ctx context.Context, e *experiment.Experiment, c experiment.Co
 	return record.Aggregate(c, l.Name, runs), nil
 }
 
-// simulateRun simulates the one run of x on a fresh simulator backend, its
-// files in a directory removed afterwards.
+// simulateRun simulates the one run of x in memory (sim.Simulate).
 func simulateRun(ctx context.Context, x *experiment.Experiment, opt Options) (*record.Run, error) {
-	dir, err := os.MkdirTemp(opt.TempDir, "throttlelab-map-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	b := sim.NewBackend(sim.Options{Cores: opt.Cores, Costs: opt.Costs})
-	defer b.Close()
-	if _, err := b.Prepare(ctx, x); err != nil {
-		return nil, err
-	}
-	return b.Run(ctx, x.Runs()[0], dir)
+	return sim.Simulate(ctx, x, x.Runs()[0], sim.Options{Cores: opt.Cores, Costs: opt.Costs})
 }
 
 func describeLoad(l experiment.Load) string {

@@ -1,13 +1,10 @@
 package local
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -114,84 +111,17 @@ func (x *Backend) serveArgs(name string, s experiment.Server) []string {
 // Run performs one run, writing its files into dir. On cancellation it stops
 // and removes every process and group it made and returns ctx's error.
 func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*record.Run, error) {
-	rs := &record.Run{CPUStat: map[string]cgroup.CPUStat{}, Usage: map[string]record.UsageStats{}, Started: time.Now().UTC()}
+	rs := &record.Run{Started: time.Now().UTC()}
+	rw := record.NewRunWriter(dir, run.Index)
 	settings, qos, err := x.e.Settings(run.Config)
 	if err != nil {
 		return nil, err
 	}
 	rs.Settings, rs.QoS = settings, qos
-
-	var procs []*proc
-	var groups []*cgroup.Group
-	defer func() {
-		for _, p := range procs {
-			p.stop(5 * time.Second)
-		}
-		for _, g := range groups {
-			g.Remove()
-		}
-	}()
-	var instances []*proc
-	var instGroups []*cgroup.Group
-	for i := 0; i < run.Config.Instances; i++ {
-		name := fmt.Sprintf("%s-%d", run.Config.Name, i)
-		g, err := x.m.NewGroup(fmt.Sprintf("r%03d-%s", run.Index, name), settings)
-		if err != nil {
-			return nil, err
-		}
-		groups = append(groups, g)
-		p, err := startInGroup(g, name, x.opt.Binary, x.serveArgs(name, run.Config.Server), true, nil)
-		if err != nil {
-			return nil, err
-		}
-		procs, instances, instGroups = append(procs, p), append(instances, p), append(instGroups, g)
-		rs.Instances = append(rs.Instances, name)
-	}
-	var neighbourGroups []*cgroup.Group
-	var probe *experiment.Neighbour
-	neighbours := x.e.NeighboursOf(run.Config)
-	for i := range neighbours {
-		n := &neighbours[i]
-		if n.Kind == "probe" {
-			probe = n
-			continue
-		}
-		ns, err := x.e.NeighbourSettings(*n)
-		if err != nil {
-			return nil, err
-		}
-		g, err := x.m.NewGroup(experiment.NeighbourGroup(run.Index, n.Name), ns)
-		if err != nil {
-			return nil, err
-		}
-		groups = append(groups, g)
-		neighbourGroups = append(neighbourGroups, g)
-		args := n.ProcessArgs()
-		if n.Kind == "server" {
-			args = x.serveArgs(n.Name, experiment.NeighbourServer)
-		}
-		var stdout io.Writer
-		if n.Kind == "burst" {
-			// One JSON line per cycle: the burst worker's goodput is a measurement.
-			f, err := os.Create(filepath.Join(dir, "burst-"+n.Name+".jsonl"))
-			if err != nil {
-				return nil, err
-			}
-			defer f.Close()
-			stdout = f
-		}
-		p, err := startInGroup(g, n.Name, x.opt.Binary, args, n.Kind == "server", stdout)
-		if err != nil {
-			return nil, err
-		}
-		procs = append(procs, p)
-	}
-	var targets []string
-	for _, p := range instances {
-		if err := p.waitHealthy(ctx); err != nil {
-			return nil, err
-		}
-		targets = append(targets, p.url)
+	r, err := x.start(ctx, run, settings, rw, rs)
+	defer r.close(rw)
+	if err != nil {
+		return nil, err
 	}
 
 	// The load generator (this process, with its sampler) runs in its own
@@ -211,7 +141,130 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 	defer leave()
 
 	lc := x.e.RunLoadConfig(run)
-	lc.Targets = targets
+	lc.Targets = r.targets
+	if err := x.warmUp(ctx, lc); err != nil {
+		return nil, err
+	}
+	res, start, stats, err := x.measure(ctx, r, lc, rw, rs)
+	if lerr := leave(); lerr != nil && err == nil {
+		err = lerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	rw.Assemble(rs, stats, r.settings())
+	rs.Summary = res.Summary
+	// Stop the neighbours now, so what they print is complete before the rename.
+	r.stop()
+	if err := rw.CloseFiles(); err != nil {
+		return nil, err
+	}
+	if err := rw.WriteHist(res.Histogram, start); err != nil {
+		return nil, err
+	}
+	return rs, nil
+}
+
+// running is what a run started: its groups (instances, then neighbours:
+// the run writer's order) and their processes.
+type running struct {
+	groups    []*cgroup.Group
+	procs     []*proc
+	instances []*proc
+	targets   []string
+	probe     *experiment.Neighbour
+}
+
+// stop stops every process.
+func (r *running) stop() {
+	for _, p := range r.procs {
+		p.stop(5 * time.Second)
+	}
+}
+
+// close stops every process, closes the run's files and removes every
+// group: on every path.
+func (r *running) close(rw *record.RunWriter) {
+	r.stop()
+	rw.CloseFiles()
+	for _, g := range r.groups {
+		g.Remove()
+	}
+}
+
+func (r *running) settings() []cgroup.Settings {
+	out := make([]cgroup.Settings, len(r.groups))
+	for i, g := range r.groups {
+		out[i] = g.Settings
+	}
+	return out
+}
+
+// start makes the run's groups and starts its instances and neighbours in
+// them, and waits until the instances answer. What it started is in the
+// returned running, also on error, for close.
+func (x *Backend) start(ctx context.Context, run experiment.Run, settings cgroup.Settings, rw *record.RunWriter, rs *record.Run) (*running, error) {
+	r := &running{}
+	for i := 0; i < run.Config.Instances; i++ {
+		name := fmt.Sprintf("%s-%d", run.Config.Name, i)
+		g, err := x.m.NewGroup(rw.AddInstance(name), settings)
+		if err != nil {
+			return r, err
+		}
+		r.groups = append(r.groups, g)
+		p, err := startInGroup(g, name, x.opt.Binary, x.serveArgs(name, run.Config.Server), true, nil)
+		if err != nil {
+			return r, err
+		}
+		r.procs, r.instances = append(r.procs, p), append(r.instances, p)
+		rs.Instances = append(rs.Instances, name)
+	}
+	neighbours := x.e.NeighboursOf(run.Config)
+	for i := range neighbours {
+		n := &neighbours[i]
+		if n.Kind == "probe" {
+			r.probe = n
+			continue
+		}
+		ns, err := x.e.NeighbourSettings(*n)
+		if err != nil {
+			return r, err
+		}
+		g, err := x.m.NewGroup(rw.AddNeighbour(n.Name), ns)
+		if err != nil {
+			return r, err
+		}
+		r.groups = append(r.groups, g)
+		args := n.ProcessArgs()
+		if n.Kind == "server" {
+			args = x.serveArgs(n.Name, experiment.NeighbourServer)
+		}
+		var stdout io.Writer
+		if n.Kind == "burst" {
+			// One JSON line per cycle: the burst worker's goodput is a measurement.
+			f, err := rw.Create(record.BurstFile(n.Name))
+			if err != nil {
+				return r, err
+			}
+			stdout = f
+		}
+		p, err := startInGroup(g, n.Name, x.opt.Binary, args, n.Kind == "server", stdout)
+		if err != nil {
+			return r, err
+		}
+		r.procs = append(r.procs, p)
+	}
+	for _, p := range r.instances {
+		if err := p.waitHealthy(ctx); err != nil {
+			return r, err
+		}
+		r.targets = append(r.targets, p.url)
+	}
+	return r, nil
+}
+
+// warmUp drives the spec's warm-up load, if any.
+func (x *Backend) warmUp(ctx context.Context, lc loadgen.Config) error {
 	if w := x.e.Spec.Warmup.Duration; w > 0 {
 		warm := lc
 		warm.Duration, warm.Requests = w, 0
@@ -220,66 +273,60 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 			warm.RampFrom, warm.RampStep = warm.RampTo, w
 		}
 		if _, err := loadgen.Run(ctx, warm); err != nil {
-			return nil, fmt.Errorf("warm-up: %w", err)
+			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	if ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
+	return ctx.Err()
+}
 
-	all := append(append([]*cgroup.Group{}, instGroups...), neighbourGroups...)
-	before := make([]cgroup.CPUStat, len(all))
-	for i, g := range all {
+// measure drives the load (and the probe) while sampling every group, and
+// returns the load's result, when it started and each group's cpu.stat
+// over it; it fills rs's duration, probe summary and the host's other work.
+func (x *Backend) measure(ctx context.Context, r *running, lc loadgen.Config, rw *record.RunWriter, rs *record.Run) (*loadgen.Result, time.Time, []cgroup.CPUStat, error) {
+	var start time.Time
+	before := make([]cgroup.CPUStat, len(r.groups))
+	for i, g := range r.groups {
+		var err error
 		if before[i], err = g.Stat(); err != nil {
-			return nil, err
+			return nil, start, nil, err
 		}
 	}
-	usage, err := os.Create(filepath.Join(dir, "usage.csv"))
+	hostBefore, hostErr := x.markHost(r.groups)
+	stopSampling, err := sample(r.groups, rw)
 	if err != nil {
-		return nil, err
+		return nil, start, nil, err
 	}
-	defer usage.Close()
-	throttled, err := os.Create(filepath.Join(dir, "throttled.csv"))
-	if err != nil {
-		return nil, err
-	}
-	defer throttled.Close()
-	hostBefore, hostErr := x.markHost(all)
-	samples, stopSampling, err := x.sample(all, usage, throttled)
-	if err != nil {
-		return nil, err
-	}
-	records, err := os.Create(filepath.Join(dir, "requests.csv"))
+	records, err := rw.Create(record.RequestsFile)
 	if err != nil {
 		stopSampling()
-		return nil, err
+		return nil, start, nil, err
 	}
-	defer records.Close()
 	lc.Records = records
 
 	probeDone := make(chan *loadgen.Result, 1)
-	if probe != nil {
-		probeRecords, err := os.Create(filepath.Join(dir, "probe.csv"))
+	if r.probe != nil {
+		probeRecords, err := rw.Create(record.ProbeFile)
 		if err != nil {
 			stopSampling()
-			return nil, err
+			return nil, start, nil, err
 		}
-		defer probeRecords.Close()
-		pc := experiment.ProbeConfig(lc, *probe)
+		pc := experiment.ProbeConfig(lc, *r.probe)
 		pc.Records = probeRecords
 		go func() {
-			r, _ := loadgen.Run(ctx, pc)
-			probeDone <- r
+			res, _ := loadgen.Run(ctx, pc)
+			probeDone <- res
 		}()
 	} else {
 		probeDone <- nil
 	}
-	start := time.Now()
+	start = time.Now()
 	res, err := loadgen.Run(ctx, lc)
 	rs.Seconds = time.Since(start).Seconds()
-	stopSampling()
+	if serr := stopSampling(); serr != nil && err == nil {
+		err = serr
+	}
 	if hostErr == nil {
-		if hostAfter, err := x.markHost(all); err == nil {
+		if hostAfter, err := x.markHost(r.groups); err == nil {
 			if other, ok := cgroup.OtherCores(hostBefore, hostAfter); ok {
 				rs.HostOtherCores = &other
 			}
@@ -288,90 +335,47 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 	if pr := <-probeDone; pr != nil {
 		rs.Probe = pr.Summary
 	}
-	if err := leave(); err != nil {
-		return nil, err
-	}
 	if err != nil {
-		return nil, err
+		return nil, start, nil, err
 	}
 	if res.Summary.Interrupted || ctx.Err() != nil {
-		return nil, context.Canceled
+		return nil, start, nil, context.Canceled
 	}
-	for i, p := range instances {
+	for i, p := range r.instances {
 		if dead, why := p.exited(); dead {
-			return nil, fmt.Errorf("instance %s stopped during the run (%v): %s", rs.Instances[i], why, p.stderr.String())
+			return nil, start, nil, fmt.Errorf("instance %s stopped during the run (%v): %s", rs.Instances[i], why, p.stderr.String())
 		}
 	}
-	rs.Neighbours = map[string]cgroup.CPUStat{}
-	for i, g := range all {
+	stats := make([]cgroup.CPUStat, len(r.groups))
+	for i, g := range r.groups {
 		after, err := g.Stat()
 		if err != nil {
-			return nil, err
+			return nil, start, nil, err
 		}
-		d := after.Sub(before[i])
-		if i < len(instGroups) {
-			rs.CPUStat[rs.Instances[i]] = d
-			rs.Total = rs.Total.Add(d)
-		} else {
-			rs.Neighbours[g.Name] = d
-			if rs.NeighbourUsage == nil {
-				rs.NeighbourUsage = map[string]record.UsageStats{}
-			}
-			rs.NeighbourUsage[g.Name] = record.UsageStatsOf(*samples, i, g.Settings)
-		}
+		stats[i] = after.Sub(before[i])
 	}
-	for i, name := range rs.Instances {
-		rs.Usage[name] = record.UsageStatsOf(*samples, i, settings)
-	}
-	rs.Summary = res.Summary
-	// Stop the neighbours now, so what they print is complete before the rename.
-	for _, p := range procs {
-		p.stop(5 * time.Second)
-	}
-	if err := records.Close(); err != nil {
-		return nil, err
-	}
-	if err := record.WriteHist(filepath.Join(dir, "latency.hdr"), res.Histogram, start); err != nil {
-		return nil, err
-	}
-	return rs, nil
+	return res, start, stats, nil
 }
 
-// sample writes usage.csv (cumulative usage in ns of each group every 10 ms)
-// and throttled.csv (cumulative throttled periods at the same instants), and
-// keeps the samples for the summary.
-func (x *Backend) sample(groups []*cgroup.Group, usage, throttled io.Writer) (*[]cgroup.UsageSample, func(), error) {
+// sample hands each group's usage and throttled periods to rw every 10 ms
+// (usage.csv, throttled.csv, and the run record's usage figures) until the
+// returned stop is called.
+func sample(groups []*cgroup.Group, rw *record.RunWriter) (stop func() error, err error) {
 	s, err := cgroup.NewSampler(groups)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	bu, bt := bufio.NewWriter(usage), bufio.NewWriter(throttled)
-	for _, bw := range []*bufio.Writer{bu, bt} {
-		bw.WriteString("t_ns")
-		for _, g := range groups {
-			bw.WriteString("," + g.Name)
-		}
-		bw.WriteString("\n")
+	if err := rw.StartUsage(); err != nil {
+		s.Close()
+		return nil, err
 	}
-	samples := &[]cgroup.UsageSample{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		s.Run(ctx, 10*time.Millisecond, func(u cgroup.UsageSample) {
-			*samples = append(*samples, u)
-			at := strconv.FormatInt(int64(u.At), 10)
-			bu.WriteString(at)
-			bt.WriteString(at)
-			for i, v := range u.Usage {
-				bu.WriteString("," + strconv.FormatInt(int64(v), 10))
-				bt.WriteString("," + strconv.FormatUint(u.Throttled[i], 10))
-			}
-			bu.WriteString("\n")
-			bt.WriteString("\n")
-		})
+		s.Run(ctx, 10*time.Millisecond, rw.Sample)
 	}()
-	return samples, func() { cancel(); <-done; bu.Flush(); bt.Flush(); s.Close() }, nil
+	return func() error { cancel(); <-done; s.Close(); return rw.CloseUsage() }, nil
 }
 
 // markHost marks the host (cgroup.MarkHost) with the run's groups' usage

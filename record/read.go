@@ -114,13 +114,20 @@ func ReadSamples(dir string, runs []*Run) (map[string]*Sample, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading the requests of run %s: %w", r.ID, err)
 		}
-		v := make([]float64, 0, len(recs))
-		for i := range recs {
-			if recs[i].Err == "" {
-				v = append(v, float64(recs[i].Latency)/1e6)
-			}
-		}
-		out[r.ID] = NewSample(v)
+		out[r.ID] = LatencySample(recs)
 	}
 	return out, nil
+}
+
+// LatencySample is the sample of a run's successful latencies in ms, in
+// the records' order: what ReadSamples and the report take from the
+// requests they read.
+func LatencySample(recs []loadgen.Record) *Sample {
+	v := make([]float64, 0, len(recs))
+	for i := range recs {
+		if recs[i].Err == "" {
+			v = append(v, float64(recs[i].Latency)/1e6)
+		}
+	}
+	return NewSample(v)
 }

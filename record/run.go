@@ -61,10 +61,11 @@ func (r *Run) Disturbed(cores int) bool {
 // within its own CFS periods.
 type UsageStats struct {
 	Mean float64 `json:"mean"`
-	// Peak100ms and Peak1s are the highest use over rolling windows. A
-	// rolling 100 ms window that straddles a period boundary can hold most
-	// of two periods' quota, so a limited group's Peak100ms can read up to
-	// about twice its limit.
+	// Peak100ms and Peak1s are the highest use over rolling windows
+	// (cgroup.Window's rule: each window at least its length). A rolling
+	// 100 ms window that straddles a period boundary can hold most of two
+	// periods' quota, so a limited group's Peak100ms can read up to about
+	// twice its limit.
 	Peak100ms float64 `json:"peak_100ms"`
 	Peak1s    float64 `json:"peak_1s"`
 	// PeakPeriod is the highest use within one of the group's own periods,
@@ -93,14 +94,11 @@ func UsageStatsOf(samples []cgroup.UsageSample, i int, set cgroup.Settings) Usag
 	if span := last.At - first.At; span > 0 {
 		st.Mean = float64(last.Usage[i]-first.Usage[i]) / float64(span)
 	}
-	peak := func(window time.Duration) float64 {
-		best, j := 0.0, 0
-		for k := range samples {
-			for j < k && samples[k].At-samples[j].At > window {
-				j++
-			}
-			if span := samples[k].At - samples[j].At; span >= window*9/10 {
-				best = max(best, float64(samples[k].Usage[i]-samples[j].Usage[i])/float64(span))
+	peak := func(length time.Duration) float64 {
+		best, w := 0.0, cgroup.NewWindow(length)
+		for _, s := range samples {
+			if cores, ok := w.Add(s.At, uint64(s.Usage[i])); ok {
+				best = max(best, cores)
 			}
 		}
 		return best

@@ -34,10 +34,21 @@ func TestUsageStatsPeakPeriod(t *testing.T) {
 	if math.Abs(limited.PeakPeriod-0.25) > 1e-9 {
 		t.Errorf("peak within a period %.4f, want 0.25", limited.PeakPeriod)
 	}
-	// A rolling 100 ms window that starts inside one period's busy spell
-	// holds parts of two.
-	if limited.Peak100ms <= 0.26 {
-		t.Errorf("rolling 100 ms peak %.4f: want above the limit here", limited.Peak100ms)
+	// Each period spent at its start: every window of one period's length
+	// holds one quota, never more (a window is at least its length).
+	if math.Abs(limited.Peak100ms-0.25) > 1e-9 {
+		t.Errorf("rolling 100 ms peak %.4f, want 0.25 (one quota per window)", limited.Peak100ms)
+	}
+	// One period's quota spent at its end and the next one's at its start:
+	// a rolling 100 ms window across the boundary holds both.
+	var lateEarly []cgroup.UsageSample
+	for k := 0; k <= 30; k++ {
+		at := time.Duration(k) * 10 * time.Millisecond
+		used := min(max(at-75*time.Millisecond, 0), 25*time.Millisecond) + min(max(at-100*time.Millisecond, 0), 25*time.Millisecond)
+		lateEarly = append(lateEarly, cgroup.UsageSample{At: at, Usage: []time.Duration{used}})
+	}
+	if u := UsageStatsOf(lateEarly, 0, cgroup.Settings{QuotaUsec: -1}); math.Abs(u.Peak100ms-0.5) > 1e-9 {
+		t.Errorf("rolling 100 ms peak across a boundary %.4f, want 0.5 (two quotas)", u.Peak100ms)
 	}
 	if u := UsageStatsOf(samples, 0, cgroup.Settings{QuotaUsec: -1}); u.PeakPeriod != 0 {
 		t.Errorf("without a quota: peak within a period %.4f, want 0 (no periods)", u.PeakPeriod)

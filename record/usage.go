@@ -3,9 +3,9 @@ package record
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -25,7 +25,7 @@ type Usage struct {
 // ran in, in run index (its group is rNNN-NAME or rNNN-n-NAME), or false.
 func (u *Usage) Column(index int, name string) ([]time.Duration, bool) {
 	for i, g := range u.Groups {
-		if g == fmt.Sprintf("r%03d-%s", index, name) || g == fmt.Sprintf("r%03d-n-%s", index, name) {
+		if g == InstanceGroup(index, name) || g == NeighbourGroup(index, name) {
 			return u.Usage[i], true
 		}
 	}
@@ -58,28 +58,63 @@ func ReadColumns(path string) (*Columns, error) {
 	}
 	c := &Columns{Names: head[1:], Cols: make([][]int64, len(head)-1)}
 	for line := 2; sc.Scan(); line++ {
-		fs := strings.Split(sc.Text(), ",")
-		if len(fs) != len(head) {
-			return nil, fmt.Errorf("%s:%d: %d fields, want %d", path, line, len(fs), len(head))
-		}
-		for i, v := range fs {
-			n, err := strconv.ParseInt(v, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		// By hand, not strings.Split and strconv: a run has one line every
+		// 10 ms, so a long run's files hold hundreds of thousands.
+		b := sc.Bytes()
+		field := 0
+		for {
+			n, rest, ok := parseInt(b)
+			if !ok {
+				return nil, fmt.Errorf("%s:%d: field %d: want an integer", path, line, field+1)
 			}
-			if i == 0 {
+			if field >= len(head) {
+				return nil, fmt.Errorf("%s:%d: more than %d fields", path, line, len(head))
+			}
+			if field == 0 {
 				c.At = append(c.At, time.Duration(n))
 			} else {
-				c.Cols[i-1] = append(c.Cols[i-1], n)
+				c.Cols[field-1] = append(c.Cols[field-1], n)
 			}
+			field++
+			if len(rest) == 0 {
+				break
+			}
+			b = rest[1:] // the comma
+		}
+		if field != len(head) {
+			return nil, fmt.Errorf("%s:%d: %d fields, want %d", path, line, field, len(head))
 		}
 	}
 	return c, sc.Err()
 }
 
+// parseInt parses a decimal integer at the start of b, up to a comma or
+// the end, and returns the rest from the comma.
+func parseInt(b []byte) (n int64, rest []byte, ok bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	i := 0
+	for ; i < len(b) && b[i] != ','; i++ {
+		d := b[i] - '0'
+		if d > 9 || n > (math.MaxInt64-int64(d))/10 {
+			return 0, nil, false
+		}
+		n = n*10 + int64(d)
+	}
+	if i == 0 {
+		return 0, nil, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, b[i:], true
+}
+
 // ReadUsage reads usage.csv in a run's directory.
 func ReadUsage(runDir string) (*Usage, error) {
-	c, err := ReadColumns(filepath.Join(runDir, "usage.csv"))
+	c, err := ReadColumns(filepath.Join(runDir, UsageFile))
 	if err != nil {
 		return nil, err
 	}

@@ -107,43 +107,37 @@ func Load(dir string) (*Source, error) {
 		return nil, err
 	}
 	s := &Source{Dir: dir, Label: filepath.Base(filepath.Clean(dir)), Spec: spec, Env: env}
+	samples := map[string]*record.Sample{}
 	for _, rs := range sums {
-		r, err := loadRun(filepath.Join(dir, "runs", rs.ID), rs)
+		r, smp, err := loadRun(filepath.Join(dir, "runs", rs.ID), rs)
 		if err != nil {
 			return nil, err
 		}
 		s.Runs = append(s.Runs, r)
+		samples[rs.ID] = smp
 	}
 	s.Summary = record.Summarize(spec, sums)
-	samples := map[string]*record.Sample{}
-	for _, r := range s.Runs {
-		v := make([]float64, 0, len(r.Requests))
-		for _, q := range r.Requests {
-			if q.OK {
-				v = append(v, float64(q.Latency)/1e6)
-			}
-		}
-		samples[r.ID] = record.NewSample(v)
-	}
 	s.Summary.AddIntervals(samples)
 	return s, nil
 }
 
-// loadRun reads a finished run's records and usage samples.
-func loadRun(dir string, rs *record.Run) (*Run, error) {
+// loadRun reads a finished run's records and usage samples, and the
+// sample of its latencies (record.LatencySample).
+func loadRun(dir string, rs *record.Run) (*Run, *record.Sample, error) {
 	r := &Run{Run: rs}
 	recs, err := loadgen.ReadRecordsIn(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r.Requests = compact(recs)
-	usage, err := readColumns(filepath.Join(dir, "usage.csv"))
+	smp := record.LatencySample(recs)
+	usage, err := readColumns(filepath.Join(dir, record.UsageFile))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	thr, err := readColumns(filepath.Join(dir, "throttled.csv"))
+	thr, err := readColumns(filepath.Join(dir, record.ThrottledFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) { // older results have no throttled.csv
-		return nil, err
+		return nil, nil, err
 	}
 	for i, name := range usage.names {
 		g := GroupUsage{Name: name, At: usage.at, Usage: make([]time.Duration, len(usage.at))}
@@ -158,7 +152,7 @@ func loadRun(dir string, rs *record.Run) (*Run, error) {
 		}
 		r.Groups = append(r.Groups, g)
 	}
-	return r, nil
+	return r, smp, nil
 }
 
 type columns struct {
@@ -176,12 +170,6 @@ func readColumns(path string) (*columns, error) {
 	return &columns{names: c.Names, at: c.At, cols: c.Cols}, nil
 }
 
-// InstanceName turns a group name ("r003-limited-1") into the instance's name.
-func InstanceName(group string) string {
-	if len(group) > 5 && group[0] == 'r' && group[4] == '-' {
-		if _, err := strconv.Atoi(group[1:4]); err == nil {
-			return group[5:]
-		}
-	}
-	return group
-}
+// InstanceName turns a group name ("r003-limited-1") into the instance's
+// name (record.GroupInstance).
+func InstanceName(group string) string { return record.GroupInstance(group) }

@@ -126,3 +126,50 @@ func TestBackendProblemsCanFail(t *testing.T) {
 		}
 	}
 }
+
+// TestLayers: the runner reads no report (the CLI hands it one), and no
+// backend reaches the runner (a backend plugs into it, never the reverse).
+func TestLayers(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if path, ok := reaches(t, root, "runner")["report"]; ok {
+		t.Errorf("the runner imports the report: %s", path)
+	}
+	for _, b := range backends {
+		if path, ok := reaches(t, root, b)["runner"]; ok {
+			t.Errorf("backend %s imports the runner: %s", b, path)
+		}
+	}
+}
+
+// TestBackendsWriteNoCSV: a run directory's CSV files are the run writer's
+// (record.RunWriter): no backend file names one, writes a t_ns header or
+// imports a CSV package.
+func TestBackendsWriteNoCSV(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range backends {
+		files, err := filepath.Glob(filepath.Join(root, b, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, bad := range []string{`.csv"`, `"t_ns`, `"encoding/csv"`} {
+				if strings.Contains(string(src), bad) {
+					t.Errorf("%s/%s has %s: write the run's CSV files through record.RunWriter", b, filepath.Base(f), bad)
+				}
+			}
+		}
+	}
+}

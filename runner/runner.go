@@ -12,7 +12,6 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/record"
-	"github.com/throttlelab/throttlelab/report"
 )
 
 // Backend turns one run of an experiment into a recorded run. The runner
@@ -41,9 +40,22 @@ type Finisher interface {
 }
 
 // Judge computes a preset's check over a finished results directory (see
-// experiments.Info); nil verdict for an experiment that is no preset.
+// experiments.Info); nil verdict for an experiment that is no preset. s is
+// the directory's summary with its intervals, already read: the judge need
+// not read the requests again.
 type Judge interface {
-	Judge(dir string) (*record.Verdict, error)
+	Judge(dir string, s *record.Summary) (*record.Verdict, error)
+}
+
+// Report is results directories read for a report (report.Set): the runner
+// takes the summary of its own directory from it, so a run's requests are
+// read once at the end, then writes it.
+type Report interface {
+	// Summary is the last directory's runs summed up, with their intervals.
+	Summary() *record.Summary
+	// Write prints the table to w and writes the HTML report to path
+	// ("": the last directory's report.html).
+	Write(w io.Writer, path string) error
 }
 
 // Options control a run of an experiment.
@@ -58,17 +70,17 @@ type Options struct {
 	Log io.Writer
 	// Out receives the verdict, the table and where the report is (nil: none).
 	Out io.Writer
-	// Color paints the table (Out is a terminal).
+	// Color paints the table printed when there is no report.
 	Color bool
 	// Judge, if set, checks a preset's finding when every run finished.
 	Judge Judge
-	// Report writes report.html and prints the table when the runs end.
-	Report bool
+	// Report, if set, reads the results directories (Compare, then Dir)
+	// when the runs end; the runner prints the table and writes
+	// report.html through what it returns (a *report.Set).
+	Report func(dirs []string) (Report, error)
 	// Compare are results directories drawn before this one in the report
 	// (sim --compare draws the measurement beside the simulation).
 	Compare []string
-	// MaxInstances caps the CPU-use charts per config (4 if 0).
-	MaxInstances int
 }
 
 // Outcome is what a run of an experiment produced: the finished runs in
@@ -192,23 +204,39 @@ func runOne(ctx context.Context, b Backend, run experiment.Run, seed uint64, dir
 }
 
 // finish sums the runs up into summary.json, judges a preset (when every run
-// finished) and writes the report.
+// finished) and writes the report. The runs' requests are read once: by the
+// report when there is one (its summary is this one), else for the
+// intervals alone.
 func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) error {
-	s := record.Summarize(e, out.Runs)
-	out.Summary = s
-	if smp, err := record.ReadSamples(opt.Dir, out.Runs); err == nil {
-		s.AddIntervals(smp)
-	} else {
-		fmt.Fprintf(opt.Log, "throttlelab: no intervals in summary.json: %v\n", err)
-	}
 	w := opt.Out
 	if w == nil {
 		w = io.Discard
 	}
+	var rep Report
+	if opt.Report != nil {
+		var err error
+		if rep, err = opt.Report(append(append([]string{}, opt.Compare...), opt.Dir)); err != nil {
+			// The measurements are on disk; only the report failed.
+			rep = nil
+			fmt.Fprintf(opt.Log, "throttlelab: no report: %v (the results are kept; try throttlelab report %s)\n", err, opt.Dir)
+		}
+	}
+	var s *record.Summary
+	if rep != nil {
+		s = rep.Summary()
+	} else {
+		s = record.Summarize(e, out.Runs)
+		if smp, err := record.ReadSamples(opt.Dir, out.Runs); err == nil {
+			s.AddIntervals(smp)
+		} else {
+			fmt.Fprintf(opt.Log, "throttlelab: no intervals in summary.json: %v\n", err)
+		}
+	}
+	out.Summary = s
 	if complete && opt.Judge != nil {
 		// The check reads the runs, not summary.json, so the summary can
 		// carry the verdict.
-		v, err := opt.Judge.Judge(opt.Dir)
+		v, err := opt.Judge.Judge(opt.Dir, s)
 		if err != nil {
 			fmt.Fprintf(opt.Log, "throttlelab: %v\n", err)
 		}
@@ -220,44 +248,19 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 	if err := record.WriteFileAtomic(filepath.Join(opt.Dir, "summary.json"), func(f *os.File) error { return writeJSONTo(f, s) }); err != nil {
 		return err
 	}
-	if !opt.Report {
+	if opt.Report == nil {
 		return nil
 	}
-	err := func() error {
-		var sources []*report.Source
-		for _, dir := range append(append([]string{}, opt.Compare...), opt.Dir) {
-			src, err := report.Load(dir)
-			if err != nil {
-				return err
-			}
-			sources = append(sources, src)
-		}
-		report.AutoLabel(sources)
-		return Report(w, sources, filepath.Join(opt.Dir, "report.html"), opt.MaxInstances, opt.Color)
-	}()
+	err := errors.New("the results could not be read")
+	if rep != nil {
+		err = rep.Write(w, filepath.Join(opt.Dir, "report.html"))
+	}
 	if err != nil {
-		// The measurements are on disk; only the report failed.
 		record.WriteTable(w, s.Rows(), opt.Color)
-		fmt.Fprintf(opt.Log, "throttlelab: no report: %v (the results are kept; try throttlelab report %s)\n", err, opt.Dir)
+		if rep != nil {
+			fmt.Fprintf(opt.Log, "throttlelab: no report: %v (the results are kept; try throttlelab report %s)\n", err, opt.Dir)
+		}
 	}
-	return nil
-}
-
-// Report prints the table of results directories (read with report.Load)
-// and writes their HTML report to out: what run, sim and report end with.
-// sections are drawn after the loads (the CLI passes advise's).
-func Report(w io.Writer, sources []*report.Source, out string, maxInstances int, color bool, sections ...report.Section) error {
-	if maxInstances <= 0 {
-		maxInstances = 4
-	}
-	report.WriteTable(w, sources, color)
-	err := record.WriteFileAtomic(out, func(f *os.File) error {
-		return report.WriteHTML(f, sources, report.Options{MaxInstances: maxInstances, Sections: sections})
-	})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "report: %s\n", out)
 	return nil
 }
 

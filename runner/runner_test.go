@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -158,5 +159,57 @@ func TestCancelKeepsFinishedRuns(t *testing.T) {
 	out, err := Run(ctx, e, b, Options{Dir: dir})
 	if !errors.Is(err, context.Canceled) || len(out.Runs) != 1 || !b.closed {
 		t.Errorf("error %v, %d runs, closed %v", err, len(out.Runs), b.closed)
+	}
+}
+
+// fakeReport is a report read once, whose summary the runner must take.
+type fakeReport struct {
+	reads   int
+	dirs    []string
+	summary *record.Summary
+	wrote   string
+}
+
+func (r *fakeReport) Summary() *record.Summary { return r.summary }
+func (r *fakeReport) Write(w io.Writer, path string) error {
+	r.wrote = path
+	return nil
+}
+
+// judgeOf records the summary it was given.
+type judgeOf struct{ got *record.Summary }
+
+func (j *judgeOf) Judge(dir string, s *record.Summary) (*record.Verdict, error) {
+	j.got = s
+	return &record.Verdict{Preset: "fake", Outcome: record.Reproduced}, nil
+}
+
+// TestReportReadOnce: when the runs end the report reads the directories
+// once, and its summary is the one summary.json holds and the judge judges.
+func TestReportReadOnce(t *testing.T) {
+	e, dir := load(t), t.TempDir()
+	rep := &fakeReport{summary: &record.Summary{Name: "from the report"}}
+	j := &judgeOf{}
+	opt := Options{Dir: dir, Compare: []string{"measured"}, Judge: j, Report: func(dirs []string) (Report, error) {
+		rep.reads++
+		rep.dirs = dirs
+		return rep, nil
+	}}
+	out, err := Run(context.Background(), e, &fake{}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.reads != 1 || !reflect.DeepEqual(rep.dirs, []string{"measured", dir}) {
+		t.Errorf("report read %d times, of %v", rep.reads, rep.dirs)
+	}
+	if out.Summary != rep.summary || j.got != rep.summary {
+		t.Errorf("summary %p, judged %p: want the report's %p", out.Summary, j.got, rep.summary)
+	}
+	if rep.wrote != filepath.Join(dir, "report.html") {
+		t.Errorf("report written to %q", rep.wrote)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil || !strings.Contains(string(b), "from the report") || !strings.Contains(string(b), `"preset": "fake"`) {
+		t.Errorf("summary.json: %s %v", b, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/runner"
 )
 
 // BenchmarkLogJam simulates the full-scale log jam experiment (16 cores, 8
@@ -23,7 +24,9 @@ func BenchmarkLogJam(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		dir := b.TempDir()
 		start := time.Now()
-		_, info, err = Run(context.Background(), e, Options{Dir: dir, Cores: 16})
+		be := NewBackend(Options{Cores: 16})
+		_, err = runner.Run(context.Background(), e, be, runner.Options{Dir: dir})
+		info = be.Info()
 		simWall += time.Since(start)
 		if err != nil {
 			b.Fatal(err)

@@ -19,5 +19,8 @@
 // so the same spec and seed give the same bytes:
 //
 //	e, _ := experiment.LoadFile("examples/limits.yaml")
-//	runs, info, err := sim.Run(ctx, e, sim.Options{Dir: "out", Cores: 16})
+//	// a results directory, as run writes it:
+//	out, err := runner.Run(ctx, e, sim.NewBackend(sim.Options{Cores: 16}), runner.Options{Dir: "out"})
+//	// or one run's figures in memory, nothing written:
+//	rs, err := sim.Simulate(ctx, e, e.Runs()[0], sim.Options{Cores: 16})
 package sim

@@ -1,39 +1,31 @@
 package sim
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
-	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
 // Options control a simulated experiment.
 type Options struct {
-	// Dir is the results directory (Run only).
-	Dir string
 	// Cores is the simulated machine's CPU count.
 	Cores int
 	// Costs turn requests into CPU time (DefaultCosts if zero).
 	Costs Costs
 	// SMT pairs the CPUs as hyperthreads (see Params.SMT).
 	SMT bool
-	// Version is written into env.json (Run only).
-	Version string
 	// Log receives one line per run, and how fast the simulation went.
 	Log io.Writer
 	// RepeatSeeds, when set, seeds each repeat as a measurement was seeded
@@ -105,14 +97,16 @@ type Info struct {
 	SimulatedSec float64 `json:"simulated_sec"`
 }
 
-// Run simulates every run of the experiment under the shared runner loop
-// and writes the same results as the local backend: spec.yaml, env.json
-// (backend "sim"), sim.json, summary.json and per run requests.csv,
-// usage.csv, throttled.csv, latency.hdr and summary.json.
-func Run(ctx context.Context, e *experiment.Experiment, opt Options) ([]*record.Run, *Info, error) {
+// Simulate simulates run of e in memory and returns what it measured,
+// writing nothing: the model for callers that need the figures, not a
+// results directory (map, advise). The same seed gives the same figures as
+// the backend's Run writes.
+func Simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options) (*record.Run, error) {
 	b := NewBackend(opt)
-	out, err := runner.Run(ctx, e, b, runner.Options{Dir: opt.Dir, Version: opt.Version, Log: opt.Log})
-	return out.Runs, b.Info(), err
+	if _, err := b.Prepare(ctx, e); err != nil {
+		return nil, err
+	}
+	return b.Simulate(ctx, run)
 }
 
 // Backend is the simulator as a backend of the runner (package runner): each
@@ -174,7 +168,17 @@ func (b *Backend) loadGen() *record.LoadGenGroup {
 
 // Run simulates one run and writes its files into dir.
 func (b *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*record.Run, error) {
-	rs, events, err := simulate(ctx, b.e, run, b.opt, b.cat, b.rc, dir)
+	return b.run(ctx, run, record.NewRunWriter(dir, run.Index))
+}
+
+// Simulate simulates one run of the prepared experiment in memory and
+// writes nothing.
+func (b *Backend) Simulate(ctx context.Context, run experiment.Run) (*record.Run, error) {
+	return b.run(ctx, run, record.NewRunWriter("", run.Index))
+}
+
+func (b *Backend) run(ctx context.Context, run experiment.Run, rw *record.RunWriter) (*record.Run, error) {
+	rs, events, err := simulate(ctx, b.e, run, b.opt, b.cat, b.rc, rw)
 	if err != nil {
 		return nil, err
 	}
@@ -246,55 +250,48 @@ func groupOf(m *Machine, name string, s cgroup.Settings, rng *rand.Rand) (*Group
 	return m.NewGroup(name, shares, quota, period, time.Duration(s.BurstUsec)*time.Microsecond, cpus, phase), cpus, nil
 }
 
-// simulate performs one run and writes its files into dir.
-func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options, cat *workload.Catalog, rc requestCache, dir string) (*record.Run, uint64, error) {
-	m := NewMachine(opt.params())
-	// The run's repeat seed (experiment.RepeatSeed), as the load generator's.
-	// The groups' period phases come from a stream of that seed numbered by
-	// the run's place within its repeat, so each config of a repeat keeps its
-	// phases whatever the repeat, and repeat 1 draws what it always drew.
-	seed := opt.seed(e, run)
-	rng := rand.New(rand.NewPCG(seed, uint64(slot(e, run))+1))
-	settings, qos, err := e.Settings(run.Config)
-	if err != nil {
-		return nil, 0, err
-	}
-	rs := &record.Run{QoS: qos, Settings: settings, CPUStat: map[string]cgroup.CPUStat{}, Usage: map[string]record.UsageStats{},
-		Neighbours: map[string]cgroup.CPUStat{}, Started: Epoch}
-	var groups []*Group
-	var groupNames []string
-	var servers []*Server
+// placed is a run on the simulated machine: its groups (instances, then
+// neighbours, in the run writer's order), the instances' servers, the burst
+// neighbours and the probe.
+type placed struct {
+	groups  []*Group
+	servers []*Server
+	bursts  []*burstWorker
+	probe   *experiment.Neighbour
+}
+
+// place makes the run's groups on m (named through rw), with their period
+// phases drawn from rng, and starts the instances' servers and the
+// neighbours; seed is the run's repeat seed.
+func place(m *Machine, e *experiment.Experiment, run experiment.Run, opt Options, settings cgroup.Settings, seed uint64, rng *rand.Rand, rw *record.RunWriter, rs *record.Run) (*placed, error) {
+	sc := &placed{}
 	for i := 0; i < run.Config.Instances; i++ {
 		name := fmt.Sprintf("%s-%d", run.Config.Name, i)
-		gname := fmt.Sprintf("r%03d-%s", run.Index, name)
-		g, cpus, err := groupOf(m, gname, settings, rng)
+		g, cpus, err := groupOf(m, rw.AddInstance(name), settings, rng)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		procs := procsOf(run.Config.Server.GOMAXPROCS, opt.Cores, settings, cpus)
-		servers = append(servers, m.NewServer(name, g, procs, run.Config.Server.Single))
-		groups, groupNames = append(groups, g), append(groupNames, gname)
+		sc.servers = append(sc.servers, m.NewServer(name, g, procs, run.Config.Server.Single))
+		sc.groups = append(sc.groups, g)
 		rs.Instances = append(rs.Instances, name)
 	}
-	var bursts []*burstWorker
-	var probe *experiment.Neighbour
 	neighbours := e.NeighboursOf(run.Config)
 	for i := range neighbours {
 		n := &neighbours[i]
 		if n.Kind == "probe" {
-			probe = n
+			sc.probe = n
 			continue
 		}
 		ns, err := e.NeighbourSettings(*n)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		gname := experiment.NeighbourGroup(run.Index, n.Name)
-		g, _, err := groupOf(m, gname, ns, rng)
+		g, _, err := groupOf(m, rw.AddNeighbour(n.Name), ns, rng)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		groups, groupNames = append(groups, g), append(groupNames, gname)
+		sc.groups = append(sc.groups, g)
 		switch n.Kind {
 		case "noise":
 			startNoise(m, g, n.Threads)
@@ -307,62 +304,91 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 			// steady load, and every later one too when the cycle is a
 			// multiple of the interval (F7's probe tail, docs/simulator.md).
 			first := time.Duration(burstPhase(seed) * float64(n.Sleep.Duration))
-			bursts = append(bursts, startBurst(m, g, n.Name, n.Workers, n.Busy.Duration, n.Sleep.Duration, first, opt.Costs))
+			sc.bursts = append(sc.bursts, startBurst(m, g, n.Name, n.Workers, n.Busy.Duration, n.Sleep.Duration, first, opt.Costs))
 		case "server":
 			m.NewServer(n.Name, g, opt.Cores, false) // idle: nothing loads it
 		}
 	}
+	return sc, nil
+}
 
-	// The load generator runs outside the groups, on any core, and takes CPU
-	// for each response.
+// load is a run's load and probe, started on the simulated machine.
+type load struct {
+	cl, pcl   *client
+	col, pcol *loadgen.Collector
+}
+
+// startLoad starts the load generator (outside the groups, on any core,
+// taking CPU for each response), the load lc and the probe, if any.
+func startLoad(m *Machine, lc loadgen.Config, probe *experiment.Neighbour, servers []*Server, opt Options, cat *workload.Catalog, rc requestCache, rw *record.RunWriter) (*load, error) {
+	ld := &load{}
 	gen := m.NewGroup("loadgen", experiment.LoadGenShares, 0, 0, 0, nil, 0)
 	gen.Root = true
 	genProc := m.NewServer("loadgen", gen, opt.Cores, false)
+	start := func(c loadgen.Config, file string) (*client, *loadgen.Collector, error) {
+		f, err := rw.Create(file)
+		if err != nil {
+			return nil, nil, err
+		}
+		col, err := loadgen.NewCollector(c, f)
+		if err != nil {
+			return nil, nil, err
+		}
+		cl, err := newClient(c, col, servers, genProc, cat, opt.Costs, rc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return cl, col, cl.start(m)
+	}
+	var err error
+	if ld.cl, ld.col, err = start(lc, record.RequestsFile); err != nil {
+		return ld, err
+	}
+	if probe != nil {
+		if ld.pcl, ld.pcol, err = start(experiment.ProbeConfig(lc, *probe), record.ProbeFile); err != nil {
+			return ld, err
+		}
+	}
+	return ld, nil
+}
+
+// simulate performs one run and writes its files through rw (nothing in
+// memory: Simulate).
+func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options, cat *workload.Catalog, rc requestCache, rw *record.RunWriter) (*record.Run, uint64, error) {
+	m := NewMachine(opt.params())
+	// The run's repeat seed (experiment.RepeatSeed), as the load generator's.
+	// The groups' period phases come from a stream of that seed numbered by
+	// the run's place within its repeat, so each config of a repeat keeps its
+	// phases whatever the repeat, and repeat 1 draws what it always drew.
+	seed := opt.seed(e, run)
+	rng := rand.New(rand.NewPCG(seed, uint64(slot(e, run))+1))
+	settings, qos, err := e.Settings(run.Config)
+	if err != nil {
+		return nil, 0, err
+	}
+	rs := &record.Run{QoS: qos, Settings: settings, Started: Epoch}
+	sc, err := place(m, e, run, opt, settings, seed, rng, rw, rs)
+	if err != nil {
+		return nil, 0, err
+	}
+	groups, servers, bursts, probe := sc.groups, sc.servers, sc.bursts, sc.probe
 
 	// The load, as loadgen.Run would drive it, against the simulated servers.
 	lc := e.LoadConfig(run.Load)
 	lc.Seed = seed
 	lc.Targets = rs.Instances
-	recs, err := os.Create(filepath.Join(dir, "requests.csv"))
+	defer rw.CloseFiles()
+	ld, err := startLoad(m, lc, probe, servers, opt, cat, rc, rw)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer recs.Close()
-	col, err := loadgen.NewCollector(lc, recs)
-	if err != nil {
-		return nil, 0, err
-	}
-	cl, err := newClient(lc, col, servers, genProc, cat, opt.Costs, rc)
-	if err != nil {
-		return nil, 0, err
-	}
-	if err := cl.start(m); err != nil {
-		return nil, 0, err
-	}
-	var pcl *client
-	var pcol *loadgen.Collector
-	if probe != nil {
-		pf, err := os.Create(filepath.Join(dir, "probe.csv"))
-		if err != nil {
-			return nil, 0, err
-		}
-		defer pf.Close()
-		pc := experiment.ProbeConfig(lc, *probe)
-		if pcol, err = loadgen.NewCollector(pc, pf); err != nil {
-			return nil, 0, err
-		}
-		if pcl, err = newClient(pc, pcol, servers, genProc, cat, opt.Costs, rc); err != nil {
-			return nil, 0, err
-		}
-		if err := pcl.start(m); err != nil {
-			return nil, 0, err
-		}
-	}
+	cl, col, pcl, pcol := ld.cl, ld.col, ld.pcl, ld.pcol
 
-	smp, err := newSampler(m, groups, groupNames, dir)
+	smp, err := newSampler(m, groups, rw)
 	if err != nil {
 		return nil, 0, err
 	}
+	defer rw.CloseUsage()
 	n := 0
 	stopped := false
 	m.RunUntil(time.Duration(math.MaxInt64), func() bool {
@@ -377,7 +403,7 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 	}
 	end := m.Now()
 	smp.sample(m) // the last sample, at the end of the load
-	if err := smp.close(); err != nil {
+	if err := rw.CloseUsage(); err != nil {
 		return nil, 0, err
 	}
 	elapsed := cl.end
@@ -397,42 +423,31 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		}
 		rs.Probe = pres.Summary
 	}
+	stats := make([]cgroup.CPUStat, len(groups))
+	sets := make([]cgroup.Settings, len(groups))
 	for i, g := range groups {
-		st := g.CPUStat(m)
-		if i < len(servers) {
-			rs.CPUStat[rs.Instances[i]] = st
-			rs.Total = rs.Total.Add(st)
-			rs.Usage[rs.Instances[i]] = record.UsageStatsOf(smp.samples, i, bandwidthOf(g))
-		} else {
-			rs.Neighbours[groupNames[i]] = st
-			if rs.NeighbourUsage == nil {
-				rs.NeighbourUsage = map[string]record.UsageStats{}
-			}
-			rs.NeighbourUsage[groupNames[i]] = record.UsageStatsOf(smp.samples, i, bandwidthOf(g))
-		}
+		stats[i], sets[i] = g.CPUStat(m), bandwidthOf(g)
 	}
+	rw.Assemble(rs, stats, sets)
 	for _, b := range bursts {
-		if err := b.write(dir); err != nil {
+		if err := b.write(rw); err != nil {
 			return nil, 0, err
 		}
 	}
-	if err := recs.Close(); err != nil {
+	if err := rw.CloseFiles(); err != nil {
 		return nil, 0, err
 	}
-	if err := record.WriteHist(filepath.Join(dir, "latency.hdr"), res.Histogram, Epoch); err != nil {
+	if err := rw.WriteHist(res.Histogram, Epoch); err != nil {
 		return nil, 0, err
 	}
 	return rs, m.Events, nil
 }
 
-// sampler writes usage.csv and throttled.csv every 10 ms of simulated time, as
-// the local backend's sampler does, and keeps the samples for the summary.
+// sampler hands the groups' usage to the run writer every 10 ms of
+// simulated time, as the local backend's sampler does.
 type sampler struct {
 	groups  []*Group
-	samples []cgroup.UsageSample
-	files   []*os.File
-	u, t    *bufio.Writer
-	ub, tb  []byte
+	rw      *record.RunWriter
 	usage   []time.Duration
 	thr     []uint64
 	periods []uint64
@@ -440,25 +455,11 @@ type sampler struct {
 
 const sampleEvery = 10 * time.Millisecond
 
-func newSampler(m *Machine, groups []*Group, names []string, dir string) (*sampler, error) {
-	s := &sampler{groups: groups}
-	for _, name := range []string{"usage.csv", "throttled.csv"} {
-		f, err := os.Create(filepath.Join(dir, name))
-		if err != nil {
-			s.close()
-			return nil, err
-		}
-		s.files = append(s.files, f)
+func newSampler(m *Machine, groups []*Group, rw *record.RunWriter) (*sampler, error) {
+	if err := rw.StartUsage(); err != nil {
+		return nil, err
 	}
-	s.u, s.t = bufio.NewWriterSize(s.files[0], 256<<10), bufio.NewWriterSize(s.files[1], 256<<10)
-	s.samples = make([]cgroup.UsageSample, 0, 4096)
-	for _, w := range []*bufio.Writer{s.u, s.t} {
-		w.WriteString("t_ns")
-		for _, n := range names {
-			w.WriteString("," + n)
-		}
-		w.WriteString("\n")
-	}
+	s := &sampler{groups: groups, rw: rw}
 	m.At(0, s, 0)
 	return s, nil
 }
@@ -469,7 +470,7 @@ func (s *sampler) handle(m *Machine, _ int64) {
 }
 
 func (s *sampler) sample(m *Machine) {
-	if n := len(s.samples); n > 0 && s.samples[n-1].At == m.Now() {
+	if at, ok := s.rw.LastSampleAt(); ok && at == m.Now() {
 		return
 	}
 	m.AdvanceAll()
@@ -480,34 +481,12 @@ func (s *sampler) sample(m *Machine) {
 	}
 	u := cgroup.UsageSample{At: m.Now(), Usage: s.usage[:n:n], Throttled: s.thr[:n:n], Periods: s.periods[:n:n]}
 	s.usage, s.thr, s.periods = s.usage[n:], s.thr[n:], s.periods[n:]
-	s.ub = strconv.AppendInt(s.ub[:0], int64(u.At), 10)
-	s.tb = strconv.AppendInt(s.tb[:0], int64(u.At), 10)
 	for i, g := range s.groups {
 		u.Usage[i] = time.Duration(g.UsageNs)
 		u.Throttled[i] = g.Stat.ThrottledPeriods
 		u.Periods[i] = g.Stat.Periods
-		s.ub = strconv.AppendInt(append(s.ub, ','), int64(u.Usage[i]), 10)
-		s.tb = strconv.AppendUint(append(s.tb, ','), u.Throttled[i], 10)
 	}
-	s.u.Write(append(s.ub, '\n'))
-	s.t.Write(append(s.tb, '\n'))
-	s.samples = append(s.samples, u)
-}
-
-func (s *sampler) close() error {
-	var err error
-	if s.u != nil {
-		err = s.u.Flush()
-		if e := s.t.Flush(); err == nil {
-			err = e
-		}
-	}
-	for _, f := range s.files {
-		if e := f.Close(); err == nil {
-			err = e
-		}
-	}
-	return err
+	s.rw.Sample(u)
 }
 
 // noise is a CPU hog: threads that always have work.
@@ -605,20 +584,20 @@ func (b *burstWorker) handle(m *Machine, arg int64) {
 	m.At(m.Now()+b.sleep+b.costs.BurstGap, b, 0)
 }
 
-// write writes burst-NAME.jsonl, one cycle per line, as the burst process prints.
-func (b *burstWorker) write(dir string) error {
-	f, err := os.Create(filepath.Join(dir, "burst-"+b.name+".jsonl"))
-	if err != nil {
+// write writes burst-NAME.jsonl, one cycle per line, as the burst process
+// prints (closed with the run writer's files).
+func (b *burstWorker) write(rw *record.RunWriter) error {
+	f, err := rw.Create(record.BurstFile(b.name))
+	if err != nil || f == nil {
 		return err
 	}
 	enc := json.NewEncoder(f)
 	for _, c := range b.cycles {
 		if err := enc.Encode(c); err != nil {
-			f.Close()
 			return err
 		}
 	}
-	return f.Close()
+	return nil
 }
 
 // bandwidthOf is g's quota, period and burst as cgroup settings.

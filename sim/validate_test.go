@@ -9,6 +9,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/runner"
 )
 
 // knownMisses are figures the model is known not to reach, with the reason.
@@ -48,7 +49,7 @@ func TestValidationAgainstRealRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := t.TempDir()
-			simulated, _, err := Run(context.Background(), e, Options{Dir: out, Cores: env.Cores, Costs: costs, RepeatSeeds: RecordedSeeds(measured), LoadGenInRoot: env.LoadGen == nil})
+			simulated, _, err := simRun(e, out, Options{Cores: env.Cores, Costs: costs, RepeatSeeds: RecordedSeeds(measured), LoadGenInRoot: env.LoadGen == nil})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,7 +87,7 @@ func TestDeterministic(t *testing.T) {
 	var trees [2]map[string][]byte
 	for i := range trees {
 		dir := t.TempDir()
-		if _, _, err := Run(context.Background(), e, Options{Dir: dir, Cores: 4}); err != nil {
+		if _, _, err := simRun(e, dir, Options{Cores: 4}); err != nil {
 			t.Fatal(err)
 		}
 		trees[i] = map[string][]byte{}
@@ -110,7 +111,7 @@ func TestDeterministic(t *testing.T) {
 	// A different seed gives a different run.
 	e.Spec.Seed++
 	dir := t.TempDir()
-	if _, _, err := Run(context.Background(), e, Options{Dir: dir, Cores: 4}); err != nil {
+	if _, _, err := simRun(e, dir, Options{Cores: 4}); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "runs/limited/load0/r1/requests.csv"))
@@ -139,7 +140,7 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, _, err := Run(context.Background(), e, Options{Dir: t.TempDir(), Cores: 2})
+	runs, _, err := simRun(e, t.TempDir(), Options{Cores: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,4 +154,12 @@ spec:
 	if noisy.Summary.Latency.P99 <= 1.2*alone.Summary.Latency.P99 {
 		t.Errorf("p99 alone %.2f ms, beside a weight-2 hog %.2f ms: want the hog to hurt", alone.Summary.Latency.P99, noisy.Summary.Latency.P99)
 	}
+}
+
+// simRun simulates every run of e into the results directory dir under the
+// runner, as throttlelab sim does.
+func simRun(e *experiment.Experiment, dir string, opt Options) ([]*record.Run, *Info, error) {
+	b := NewBackend(opt)
+	out, err := runner.Run(context.Background(), e, b, runner.Options{Dir: dir})
+	return out.Runs, b.Info(), err
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/report"
-	"github.com/throttlelab/throttlelab/runner"
 )
 
 type reportFlags struct {
@@ -50,7 +49,7 @@ measured run of one spec are drawn over each other.`,
 				out = filepath.Join(args[0], "report.html")
 			}
 			w := cmd.OutOrStdout()
-			return runner.Report(w, sources, out, f.maxInstances, progress.IsTerminal(w), advise.ReportSection)
+			return report.Write(w, sources, out, f.maxInstances, progress.IsTerminal(w), advise.ReportSection)
 		},
 	}
 	cmd.Flags().StringVar(&f.out, "out", "", "HTML file to write (default DIR/report.html of the first DIR)")

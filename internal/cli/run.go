@@ -12,11 +12,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/experiments"
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/local"
+	"github.com/throttlelab/throttlelab/report"
 	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
 )
@@ -171,8 +173,16 @@ func newResultsDir(name, prefix string) string {
 // sim set them: progress to stderr, the table (coloured on a terminal), the
 // verdict of a preset and the report to stdout.
 func runOptions(cmd *cobra.Command, dir string, resume bool, pi *experiments.Info) runner.Options {
-	opt := runner.Options{Dir: dir, Resume: resume, Version: Version, Log: cmd.ErrOrStderr(), Out: cmd.OutOrStdout(),
-		Color: progress.IsTerminal(cmd.OutOrStdout()), Report: true}
+	color := progress.IsTerminal(cmd.OutOrStdout())
+	opt := runner.Options{Dir: dir, Resume: resume, Version: Version, Log: cmd.ErrOrStderr(), Out: cmd.OutOrStdout(), Color: color,
+		Report: func(dirs []string) (runner.Report, error) {
+			s, err := report.ReadSet(dirs)
+			if err != nil {
+				return nil, err
+			}
+			s.Color, s.Sections = color, []report.Section{advise.ReportSection}
+			return s, nil
+		}}
 	if pi != nil {
 		opt.Judge = pi
 	}

@@ -1,0 +1,94 @@
+package runner_test
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/experiments"
+	"github.com/throttlelab/throttlelab/report"
+	"github.com/throttlelab/throttlelab/runner"
+	"github.com/throttlelab/throttlelab/sim"
+)
+
+// BenchmarkSimLogJam is `throttlelab sim f01-logjam` (16 cores, 10 runs of
+// 13,005-130,050 requests) three ways in the same run, and reports their
+// times and ratios:
+//   - path: the runner as the CLI drives it, reading the runs' records once
+//     at the end (the report's read serves the summary and the judge);
+//   - reread: the same simulation followed by what the runner did before,
+//     the records read three times (intervals, judge, report);
+//   - model: the simulated runs in memory (sim.Simulate), nothing written or
+//     read, as map and advise use the model.
+func BenchmarkSimLogJam(b *testing.B) {
+	p, ok := experiments.Lookup("f01-logjam")
+	if !ok {
+		b.Fatal("no preset f01-logjam")
+	}
+	e, err := p.Spec()
+	if err != nil {
+		b.Fatal(err)
+	}
+	info := &experiments.Info{Preset: p.Name}
+	newReport := func(dirs []string) (runner.Report, error) {
+		s, err := report.ReadSet(dirs)
+		if err != nil {
+			return nil, err
+		}
+		s.Sections = []report.Section{advise.ReportSection}
+		return s, nil
+	}
+	simOpt := sim.Options{Cores: p.Cores}
+	var path, reread, model time.Duration
+	for i := 0; i < b.N; i++ {
+		dir := filepath.Join(b.TempDir(), "path")
+		start := time.Now()
+		if _, err := runner.Run(context.Background(), e, sim.NewBackend(simOpt), runner.Options{Dir: dir, Judge: info, Report: newReport, Out: io.Discard}); err != nil {
+			b.Fatal(err)
+		}
+		path += time.Since(start)
+
+		dir = filepath.Join(b.TempDir(), "reread")
+		start = time.Now()
+		if err := rereadPath(e, p, dir, simOpt); err != nil {
+			b.Fatal(err)
+		}
+		reread += time.Since(start)
+
+		start = time.Now()
+		for _, r := range e.Runs() {
+			if _, err := sim.Simulate(context.Background(), e, r, simOpt); err != nil {
+				b.Fatal(err)
+			}
+		}
+		model += time.Since(start)
+	}
+	n := time.Duration(b.N)
+	b.ReportMetric((path / n).Seconds(), "s/path")
+	b.ReportMetric((reread / n).Seconds(), "s/reread")
+	b.ReportMetric((model / n).Seconds(), "s/model")
+	b.ReportMetric(float64(path)/float64(reread), "path/reread")
+	b.ReportMetric(float64(model)/float64(path), "model/path")
+}
+
+// rereadPath is the simulation as the runner finished it before its
+// records were read once: summary intervals, judge and report each read
+// every run's requests.
+func rereadPath(e *experiment.Experiment, p *experiments.Preset, dir string, opt sim.Options) error {
+	if _, err := runner.Run(context.Background(), e, sim.NewBackend(opt), runner.Options{Dir: dir}); err != nil {
+		return err // summed up with ReadSamples: the first read
+	}
+	if _, err := p.Evaluate(dir, ""); err != nil { // the second
+		return err
+	}
+	s, err := report.ReadSet([]string{dir}) // the third
+	if err != nil {
+		return err
+	}
+	s.Sections = []report.Section{advise.ReportSection}
+	return s.Write(io.Discard, "")
+}
