@@ -19,7 +19,7 @@ import (
 	"github.com/throttlelab/throttlelab/internal/golden"
 
 	"github.com/throttlelab/throttlelab/agent"
-	"github.com/throttlelab/throttlelab/internal/testenv"
+	"github.com/throttlelab/throttlelab/testenv"
 	"github.com/throttlelab/throttlelab/top/toptest"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/throttlelab/throttlelab/internal/testenv"
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 func promtool(t *testing.T) string {

@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/throttlelab/throttlelab/internal/testenv"
+	"github.com/throttlelab/throttlelab/testenv"
 
 	"k8s.io/client-go/rest"
 )

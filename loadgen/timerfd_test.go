@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/throttlelab/throttlelab/internal/testenv"
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // maxMedianLateness bounds the median wake-up lateness of the precise sleep.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/throttlelab/throttlelab/internal/testenv"
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // cpuHasV3 reports whether this CPU can run GOAMD64=v3 binaries (AVX2, FMA, BMI2...).

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/throttlelab/throttlelab/internal/testenv"
+	"github.com/throttlelab/throttlelab/testenv"
 
 	"github.com/throttlelab/throttlelab/cgroup"
 )

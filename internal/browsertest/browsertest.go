@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/throttlelab/throttlelab/internal/testenv"
+	"github.com/throttlelab/throttlelab/testenv"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"

@@ -41,7 +41,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
-	"github.com/throttlelab/throttlelab/internal/testenv"
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 func main() {
