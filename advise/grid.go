@@ -107,6 +107,12 @@ type Evaluation struct {
 	DelayP50Ms float64 `json:"added_delay_p50_ms"`
 	DelayP99Ms float64 `json:"added_delay_p99_ms"`
 	DelayMaxMs float64 `json:"added_delay_max_ms"`
+	// ThrottledRatioRange and DelayP99MsRange are the intervals Advise
+	// gives: the spread of the estimates over the window's time blocks
+	// (widened where the data cannot give one; see Window). nil from
+	// Evaluate alone.
+	ThrottledRatioRange *Range `json:"throttled_periods_ratio_range,omitempty"`
+	DelayP99MsRange     *Range `json:"added_delay_p99_ms_range,omitempty"`
 }
 
 // Point returns the point evaluated.
