@@ -26,7 +26,7 @@ type adviseFlags struct {
 	maxThrottled         string
 	limits, periods      []string
 	grid, phases, cores  int
-	json, wallClock      bool
+	json, wallClock, all bool
 	html, saveCSV        string
 }
 
@@ -69,7 +69,7 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.StringVar(&f.config, "config", "", "with RESULTS_DIR: the config whose first run to read")
 	fl.StringVar(&f.instance, "instance", "", "with RESULTS_DIR: the instance or neighbour (default: the config's only instance)")
 	fl.StringVar(&f.root, "root", "/", "read /proc and the cgroup filesystems under this directory")
-	durationVar(fl, &f.duration, "duration", time.Minute, "how long to sample a live group")
+	durationVar(fl, &f.duration, "duration", time.Minute, "how long to sample a live group (10m or more for a service, hours such as 24h for daily cycles)")
 	fl.StringVar(&f.maxThrottled, "max-throttled", "5%", "target: highest throttled share of periods (5% or 0.05)")
 	durationVar(fl, &f.maxDelay, "max-delay", 0, "target: highest p99 added delay (0: no delay target)")
 	fl.StringSliceVar(&f.limits, "limit", nil, "add this limit (Kubernetes quantity, 300m) to the grid; repeatable")
@@ -78,7 +78,8 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.IntVar(&f.phases, "phases", 10, "phases of the period to replay")
 	fl.IntVar(&f.cores, "cores", 0, "CPUs the group's held-back work can catch up on (default: the most it used in 10 ms, rounded up)")
 	fl.BoolVar(&f.wallClock, "wall-clock", false, "the demand is bound to wall-clock time (spins until a deadline, polls): work that finds the quota spent is lost, not delayed")
-	fl.BoolVar(&f.json, "json", false, "print the advice as JSON")
+	fl.BoolVar(&f.json, "json", false, "print the advice as JSON (every row of the grid)")
+	fl.BoolVar(&f.all, "all", false, "print every row of the grid (default: the rows around the knee)")
 	fl.StringVar(&f.html, "html", "", "also write an HTML report to this file")
 	fl.StringVar(&f.saveCSV, "save-csv", "", "write the samples to this CSV (time_ns,usage_ns), to advise again later")
 	return cmd
@@ -220,6 +221,9 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(a)
+	}
+	if f.all {
+		return advise.WriteTextGrid(out, a)
 	}
 	return advise.WriteText(out, a)
 }
