@@ -160,6 +160,19 @@ func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evalu
 	return evs, be, blocks, nil
 }
 
+// EvaluateIntervals is Evaluate with each evaluation's intervals set as
+// Advise sets them: the spread over the window's time blocks, widened by
+// Tolerance when d carries warnings (gaps, resets) or the window is shorter
+// than two blocks.
+func EvaluateIntervals(d *Demand, points []Point, o Options) ([]Evaluation, error) {
+	widen := ""
+	if len(d.Warnings) > 0 || blockCount(d.Duration()) < 2 {
+		widen = "doubtful or short samples"
+	}
+	evs, _, _, err := evaluateBlocks(d, points, o, widen)
+	return evs, err
+}
+
 // meetsAll reports whether point i meets t over the whole window and in
 // every block.
 func meetsAll(t Target, evs []Evaluation, be blockEvals, i int) bool {

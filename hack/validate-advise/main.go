@@ -119,11 +119,16 @@ func specOf(w wl) string {
 
 // Row is one limit of one workload: predicted against measured.
 type Row struct {
-	Workload, What                   string
-	Limit                            string
-	PredictedRatio, MeasuredRatio    float64
-	PredictedRatioWorst              float64
-	PredictedRatioBest               float64
+	Workload, What                string
+	Limit                         string
+	PredictedRatio, MeasuredRatio float64
+	PredictedRatioWorst           float64
+	PredictedRatioBest            float64
+	// PredictedLow and PredictedHigh are advise's interval (the spread over
+	// the unlimited run's time blocks); InWidenedInterval says whether the
+	// measured share lies inside it widened by max(0.07, 30%).
+	PredictedLow, PredictedHigh      float64
+	InWidenedInterval                bool
 	PredictedP99Ms, MeasuredP99AddMs float64
 	MeasuredPeriods                  uint64
 	UnlimitedMean, UnlimitedMax10ms  float64
@@ -215,7 +220,7 @@ func compare(w wl, dir string, load hostLoad) ([]Row, error) {
 	for _, l := range w.limits {
 		points = append(points, advise.Point{LimitMilli: l.LimitMilli, BurstMilli: l.BurstMilli, Period: period})
 	}
-	evs, err := advise.Evaluate(unl.Demand, points, advise.Options{WallClock: w.wallClock})
+	evs, err := advise.EvaluateIntervals(unl.Demand, points, advise.Options{WallClock: w.wallClock})
 	if err != nil {
 		return nil, err
 	}
@@ -251,8 +256,10 @@ func compare(w wl, dir string, load hostLoad) ([]Row, error) {
 		}
 		e := evs[i]
 		diff := math.Abs(e.ThrottledRatio - ratio)
+		lo, hi := e.ThrottledRatioRange[0], e.ThrottledRatioRange[1]
+		inWide := ratio >= lo-math.Max(0.07, 0.3*lo) && ratio <= hi+math.Max(0.07, 0.3*hi)
 		row := Row{Workload: w.name, What: w.what, Limit: points[i].String(),
-			PredictedRatio: e.ThrottledRatio, PredictedRatioWorst: e.ThrottledRatioWorst, PredictedRatioBest: e.ThrottledRatioBest, MeasuredRatio: ratio,
+			PredictedRatio: e.ThrottledRatio, PredictedLow: lo, PredictedHigh: hi, InWidenedInterval: inWide, PredictedRatioWorst: e.ThrottledRatioWorst, PredictedRatioBest: e.ThrottledRatioBest, MeasuredRatio: ratio,
 			PredictedP99Ms: e.DelayP99Ms, MeasuredP99AddMs: p99 - baseP99, MeasuredPeriods: m.CPUStat.Periods,
 			UnlimitedMean: unl.Demand.MeanCores(), UnlimitedMax10ms: unl.Demand.MaxCores(),
 			WorkUnlimitedS: unl.Demand.Work().Seconds(), WorkLimitedS: m.Demand.Work().Seconds(), PredictedLostS: e.LostSeconds,
@@ -398,12 +405,20 @@ func writeDoc(out, doc string) error {
 		}
 		rows = append(rows, rs...)
 	}
-	f, err := os.Create(doc)
-	if err != nil {
+	var b strings.Builder
+	if err := table(&b, rows); err != nil {
 		return err
 	}
-	defer f.Close()
-	return table(f, rows)
+	// The generated part goes between the markers when the page has them
+	// (the rest of docs/advise.md is written by hand).
+	const begin, end = "<!-- validate-advise:begin -->\n", "<!-- validate-advise:end -->\n"
+	text := b.String()
+	if old, err := os.ReadFile(doc); err == nil {
+		if i, j := strings.Index(string(old), begin), strings.Index(string(old), end); i >= 0 && j > i {
+			text = string(old[:i+len(begin)]) + strings.Replace(text, "# advise: predicted against measured", "## Predicted against measured", 1) + string(old[j:])
+		}
+	}
+	return os.WriteFile(doc, []byte(text), 0o644)
 }
 
 func table(w io.Writer, rows []Row) error {
@@ -434,8 +449,8 @@ limited run, from /proc/stat.
 
 **%d of %d points within the target.**
 
-| workload | limit | predicted throttled | phases | measured throttled | periods | within target | predicted p99 added delay | measured p99 increase | others' load (cores) |
-|---|---|---|---|---|---|---|---|---|---|
+| workload | limit | predicted throttled | phases | block interval | measured throttled | periods | within target | in interval ± tolerance | predicted p99 added delay | measured p99 increase | others' load (cores) |
+|---|---|---|---|---|---|---|---|---|---|---|---|
 `, time.Now().UTC().Format("2006-01-02 15:04 UTC"), host, strings.TrimSpace(string(kernel)), runtime.NumCPU(), runtime.GOARCH, runFor, pass, len(rows))
 	last := ""
 	for _, r := range rows {
@@ -448,8 +463,15 @@ limited run, from /proc/stat.
 		if !r.Pass {
 			ok = "**no**"
 		}
-		fmt.Fprintf(w, "| %s | %s | %.3f | %.3f..%.3f | %.3f | %d | %s | %.1f ms | %.1f ms | %.2f |\n", name, r.Limit, r.PredictedRatio, r.PredictedRatioBest, r.PredictedRatioWorst,
-			r.MeasuredRatio, r.MeasuredPeriods, ok, r.PredictedP99Ms, r.MeasuredP99AddMs, r.OthersLimited)
+		in := "yes"
+		if !r.InWidenedInterval {
+			in = "**no**"
+		}
+		if r.PredictedHigh == 0 && r.PredictedLow == 0 && r.PredictedRatio > 0 {
+			in = "-" // rows saved before intervals existed
+		}
+		fmt.Fprintf(w, "| %s | %s | %.3f | %.3f..%.3f | %.3f..%.3f | %.3f | %d | %s | %s | %.1f ms | %.1f ms | %.2f |\n", name, r.Limit, r.PredictedRatio, r.PredictedRatioBest, r.PredictedRatioWorst,
+			r.PredictedLow, r.PredictedHigh, r.MeasuredRatio, r.MeasuredPeriods, ok, in, r.PredictedP99Ms, r.MeasuredP99AddMs, r.OthersLimited)
 	}
 	for _, r := range rows {
 		if !r.Pass {
