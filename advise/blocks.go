@@ -124,6 +124,17 @@ func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evalu
 	for _, p := range points {
 		minPeriod = min(minPeriod, p.Period)
 	}
+	// The slice bound: the same points with the runtime other CPUs' slices
+	// can hold taken out of the quota. It only differs on a group that runs
+	// on more than one CPU.
+	var bound []Evaluation
+	if d.cores() > 1 {
+		so := o
+		so.stranded = true
+		if bound, err = Evaluate(d, points, so); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	be := make(blockEvals, len(blocks))
 	if len(blocks) > 1 {
 		for b, sub := range blocks {
@@ -150,6 +161,11 @@ func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evalu
 			// The pooled estimate lies inside its interval.
 			thr = Range{min(thr[0], e.ThrottledRatio), max(thr[1], e.ThrottledRatio)}
 			del = Range{min(del[0], e.DelayP99Ms), max(del[1], e.DelayP99Ms)}
+		}
+		if bound != nil {
+			e.ThrottledRatioSliceBound = &bound[i].ThrottledRatio
+			thr[1] = max(thr[1], bound[i].ThrottledRatio)
+			del[1] = max(del[1], bound[i].DelayP99Ms)
 		}
 		if widen != "" || len(blocks) == 1 {
 			thr = Range{max(0, thr[0]-Tolerance(thr[0])), min(1, thr[1]+Tolerance(thr[1]))}
