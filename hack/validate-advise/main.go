@@ -30,6 +30,8 @@ import (
 
 func main() {
 	name := flag.String("workload", "", "run this workload (poisson, burst, onoff) and save its rows")
+	program := flag.String("program", "", "measure this real program (nginx, postgresql, jvm) with its own client and save its rows")
+	rounds := flag.Int("rounds", 2, "with -program: rounds of sampling and measuring")
 	out := flag.String("out", "/tmp/validate-advise", "directory for results and rows")
 	doc := flag.String("doc", "", "write the table of every saved row into this Markdown file (between its validate-advise markers)")
 	bin := flag.String("bin", "bin/throttlelab", "the throttlelab binary the local backend starts for instances and neighbours")
@@ -38,7 +40,13 @@ func main() {
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *name, *out, *doc, *bin, *runFor, *noRun); err != nil {
+	var err error
+	if *program != "" {
+		err = runProgram(ctx, *program, *out, *runFor, *rounds)
+	} else {
+		err = run(ctx, *name, *out, *doc, *bin, *runFor, *noRun)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "validate-advise:", err)
 		os.Exit(1)
 	}
@@ -84,6 +92,19 @@ func run(ctx context.Context, name, out, doc, bin string, runFor time.Duration, 
 	return os.WriteFile(filepath.Join(out, w.Name+".json"), b, 0o644)
 }
 
+func runProgram(ctx context.Context, name, out string, window time.Duration, rounds int) error {
+	p, err := validation.FindProgram(name)
+	if err != nil {
+		return fmt.Errorf("-program: %w", err)
+	}
+	rows, err := validation.MeasureProgram(ctx, p, filepath.Join(out, "program-"+p.Name), window, rounds, os.Stdout)
+	if err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(rows, "", "  ")
+	return os.WriteFile(filepath.Join(out, "program-"+p.Name+".json"), b, 0o644)
+}
+
 func writeDoc(out, doc string, runFor time.Duration) error {
 	var rows []validation.Row
 	var when time.Time
@@ -109,6 +130,26 @@ func writeDoc(out, doc string, runFor time.Duration) error {
 		CPUs: runtime.NumCPU(), Arch: runtime.GOARCH, RunFor: runFor.String()}
 	if err := validation.WriteTable(&sec, env, rows); err != nil {
 		return err
+	}
+	var prows []validation.ProgramRow
+	for _, p := range validation.Programs {
+		b, err := os.ReadFile(filepath.Join(out, "program-"+p.Name+".json"))
+		if err != nil {
+			continue // not measured: its rows are left out
+		}
+		var rs []validation.ProgramRow
+		if err := json.Unmarshal(b, &rs); err != nil {
+			return fmt.Errorf("program %s rows: %w", p.Name, err)
+		}
+		prows = append(prows, rs...)
+	}
+	if len(prows) > 0 {
+		sec.WriteString("\n")
+		penv := env
+		penv.RunFor = (time.Duration(prows[0].WindowSeconds) * time.Second).String()
+		if err := validation.WriteProgramTable(&sec, penv, prows); err != nil {
+			return err
+		}
 	}
 	old, _ := os.ReadFile(doc)
 	return os.WriteFile(doc, []byte(validation.Splice(string(old), sec.String())), 0o644)
