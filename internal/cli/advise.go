@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/advise"
-	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/units"
 )
@@ -101,32 +101,21 @@ func parseRatio(s string) (float64, error) {
 	return v, nil
 }
 
-func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
-	inputs := 0
-	for _, set := range []bool{f.pid != 0, f.cgroupPath != "", f.pod != "", f.csv != "", len(args) == 1} {
-		if set {
-			inputs++
-		}
-	}
-	if inputs != 1 {
-		return usagef("advise: give exactly one input: --pid, --cgroup, --pod, --csv or a RESULTS_DIR (see --help)")
-	}
-	if len(args) == 1 && f.config == "" {
-		return usagef("advise %s: give --config NAME (the config whose run to read)", args[0])
-	}
+// adviseRequest turns the flags into what to evaluate.
+func adviseRequest(f adviseFlags) (advise.Request, error) {
 	maxThr, err := parseRatio(f.maxThrottled)
 	if err != nil {
-		return usagef("--max-throttled %v", err)
+		return advise.Request{}, usagef("--max-throttled %v", err)
+	}
+	if f.grid < 2 || f.phases < 1 || f.cores < 0 {
+		return advise.Request{}, usagef("--grid needs at least 2, --phases at least 1, --cores 0 or more")
 	}
 	req := advise.Request{GridSize: f.grid, Target: advise.Target{MaxThrottled: maxThr, MaxDelay: f.maxDelay},
 		Options: advise.Options{Phases: f.phases, WallClock: f.wallClock}}
-	if f.grid < 2 || f.phases < 1 || f.cores < 0 {
-		return usagef("--grid needs at least 2, --phases at least 1, --cores 0 or more")
-	}
 	for _, p := range f.periods {
 		d, err := units.ParseDuration(p)
 		if err != nil {
-			return usagef("--period %s: %v", p, err)
+			return req, usagef("--period %s: %v", p, err)
 		}
 		req.Periods = append(req.Periods, d)
 	}
@@ -136,96 +125,61 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	for _, l := range f.limits {
 		m, _, err := units.ParseMilliCPU(l)
 		if err != nil {
-			return usagef("--limit %s: %v", l, err)
+			return req, usagef("--limit %s: %v", l, err)
 		}
 		for _, per := range req.Periods {
 			if err := (advise.Point{LimitMilli: m, Period: per}).Check(); err != nil {
-				return usagef("--limit %s: %v", l, err)
+				return req, usagef("--limit %s: %v", l, err)
 			}
 		}
 		req.Limits = append(req.Limits, m)
 	}
-	minPeriod := req.Periods[0]
-	for _, p := range req.Periods {
-		minPeriod = min(minPeriod, p)
-	}
+	return req, nil
+}
 
-	var (
-		d       *advise.Demand
-		sampled advise.Sampled
-	)
-	switch {
-	case f.csv != "":
-		fh, err := os.Open(f.csv)
-		if err != nil {
-			return usagef("--csv: %v", err)
-		}
-		d, err = advise.ReadCSV(fh)
-		fh.Close()
-		if err != nil {
-			return usagef("--csv %s: %v", f.csv, err)
-		}
-		sampled.Source = f.csv
-	case len(args) == 1:
-		r, err := advise.ReadRecorded(args[0], f.config, f.instance)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		d, sampled.Source, sampled.CPUStat, sampled.LimitMilli = r.Demand, r.Source, r.CPUStat, r.LimitMilli
-	default:
-		if f.duration < minPeriod {
-			return usagef("--duration %s: too short for one period (%s): sample for at least that, better a minute or more", f.duration, minPeriod)
-		}
-		var g *advise.Group
-		switch {
-		case f.pid != 0:
-			g, err = advise.FindPid(f.root, f.pid)
-		case f.pod != "":
-			g, err = advise.FindPod(f.root, f.pod)
-		default:
-			g, err = advise.FindPath(f.root, f.cgroupPath)
-		}
-		if err != nil {
-			return err
-		}
-		bar := progress.New(cmd.ErrOrStderr(), "sampling "+g.Name, int(f.duration/time.Millisecond))
-		bar.Millis(true)
-		var st cgroup.CPUStat
-		d, st, err = advise.Sample(cmd.Context(), g, f.duration, func(done time.Duration) { bar.Set(int(done / time.Millisecond)) })
-		bar.Finish()
-		if err != nil && !(errors.Is(err, cmd.Context().Err()) && d != nil) {
-			return err
-		}
-		sampled.Source, sampled.CPUStat, sampled.LimitMilli = g.Path+" ("+g.Name+")", st, g.LimitMilli()
-	}
-	d.Cores = f.cores
-	if f.saveCSV != "" {
-		if err := writeDemandCSV(f.saveCSV, d); err != nil {
-			return err
-		}
-	}
-	a, err := advise.Advise(d, req, sampled)
+func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
+	req, err := adviseRequest(f)
 	if err != nil {
-		if errors.Is(err, advise.ErrTooShort) || errors.Is(err, advise.ErrQuotaTooSmall) || errors.Is(err, advise.ErrBurstTooLarge) {
-			return usagef("%v", err)
-		}
 		return err
 	}
-	if f.html != "" {
-		if err := writeAdviseHTML(f.html, d, a); err != nil {
-			return err
-		}
+	in := advise.Input{Pid: f.pid, CgroupPath: f.cgroupPath, Pod: f.pod, CSV: f.csv, Config: f.config, Instance: f.instance,
+		Root: f.root, Duration: f.duration, Cores: f.cores}
+	if len(args) == 1 {
+		in.ResultsDir = args[0]
 	}
-	out := cmd.OutOrStdout()
-	if f.json {
-		enc := json.NewEncoder(out)
+	var bar *progress.Bar
+	in.Progress = func(name string, total time.Duration) func(time.Duration) {
+		bar = progress.New(cmd.ErrOrStderr(), "sampling "+name, int(total/time.Millisecond))
+		bar.Millis(true)
+		return func(done time.Duration) { bar.Set(int(done / time.Millisecond)) }
+	}
+	d, sampled, err := advise.Load(cmd.Context(), in, slices.Min(req.Periods))
+	if bar != nil {
+		bar.Finish()
+	}
+	if err == nil && f.saveCSV != "" {
+		err = writeDemandCSV(f.saveCSV, d)
+	}
+	var a *advise.Advice
+	if err == nil {
+		a, err = advise.Advise(d, req, sampled)
+	}
+	if err == nil && f.html != "" {
+		err = writeAdviseHTML(f.html, d, a)
+	}
+	switch {
+	case errors.Is(err, advise.ErrInput) || errors.Is(err, advise.ErrTooShort) || errors.Is(err, advise.ErrQuotaTooSmall) || errors.Is(err, advise.ErrBurstTooLarge):
+		return usagef("%v", strings.TrimPrefix(err.Error(), advise.ErrInput.Error()+": "))
+	case err != nil:
+		return err
+	case f.json:
+		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		return enc.Encode(a)
+	case f.all:
+		return advise.WriteTextGrid(cmd.OutOrStdout(), a)
 	}
-	if f.all {
-		return advise.WriteTextGrid(out, a)
-	}
-	return advise.WriteText(out, a)
+	return advise.WriteText(cmd.OutOrStdout(), a)
 }
 
 func writeAdviseHTML(path string, d *advise.Demand, a *advise.Advice) error {
