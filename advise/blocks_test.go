@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -161,4 +162,74 @@ func shifted(at []time.Duration, by time.Duration) []time.Duration {
 		out[i] = t + by
 	}
 	return out
+}
+
+// TestSliceBound: a group on one CPU gets no slice bound; on several, the
+// bound takes (cores-1) slices out of the quota, throttles at least as much
+// as the fluid replay, and raises the interval's upper end to it.
+func TestSliceBound(t *testing.T) {
+	if got := SliceSlack(30*time.Millisecond, 1); got != 0 {
+		t.Errorf("one CPU: slack %s, want 0", got)
+	}
+	if got := SliceSlack(30*time.Millisecond, 3); got != 10*time.Millisecond {
+		t.Errorf("three CPUs, 30 ms quota: slack %s, want two slices (10ms)", got)
+	}
+	if got := SliceSlack(6*time.Millisecond, 4); got != 4500*time.Microsecond {
+		t.Errorf("four CPUs, 6 ms quota: slack %s, want 3/4 of the quota (4.5ms)", got)
+	}
+	one := requests(5, 30*time.Second, 40, 5*time.Millisecond, 0, 0)
+	one.Cores = 1
+	a, err := Advise(one, Request{}, Sampled{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range a.Evaluations {
+		if e.ThrottledRatioSliceBound != nil {
+			t.Fatalf("%s: slice bound on a one-CPU group", e.Point())
+		}
+	}
+	// Four threads' worth of requests: 200/s of 5 ms, often overlapping.
+	many := requests(5, 30*time.Second, 200, 5*time.Millisecond, 0, 0)
+	many.Cores = 4
+	a, err = Advise(many, Request{}, Sampled{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	more := 0
+	for _, e := range a.Evaluations {
+		b := e.ThrottledRatioSliceBound
+		if b == nil {
+			t.Fatalf("%s: no slice bound on a four-CPU group", e.Point())
+		}
+		if *b < e.ThrottledRatio-1e-9 || e.ThrottledRatioRange[1] < *b-1e-9 {
+			t.Errorf("%s: fluid %.3f, bound %.3f, interval %v: want fluid <= bound <= upper end", e.Point(), e.ThrottledRatio, *b, *e.ThrottledRatioRange)
+		}
+		if *b > e.ThrottledRatio+0.01 {
+			more++
+		}
+	}
+	if more == 0 {
+		t.Error("the bound never exceeds the fluid replay: the slack is not applied")
+	}
+}
+
+// TestAnswerFromData: the answer sentence carries the recommendation's own
+// numbers.
+func TestAnswerFromData(t *testing.T) {
+	a, err := Advise(requests(7, 60*time.Second, 20, 5*time.Millisecond, 30*time.Second, 0.4), Request{}, Sampled{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := a.Recommendation
+	s := Answer(a)
+	for _, want := range []string{
+		"Set the CPU limit to " + formatMilli(r.LimitMilli) + ":",
+		fmt.Sprintf("%.3f cores used on average", a.Sampled.MeanCores),
+		pctRange(r.ThrottledRatio, r.ThrottledRatioRange),
+		"6 blocks of 10s", "in every block",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("answer %q: want %q", s, want)
+		}
+	}
 }
