@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/throttlelab/throttlelab/advise"
 )
 
 // Env is where the rows were measured, for the table's heading.
@@ -117,7 +119,7 @@ func WriteProgramTable(w io.Writer, env Env, rows []ProgramRow) error {
 		}
 		if r.Recommended {
 			recs++
-			if r.Measured <= RecommendedTarget+tolerance(RecommendedTarget) {
+			if r.Measured <= RecommendedTarget+advise.Tolerance(RecommendedTarget) {
 				recOK++
 			}
 		}
@@ -171,5 +173,3 @@ machine (the client, other users) used while the limit was measured.
 
 // RecommendedTarget is the throttled share the programs' advice aims at.
 const RecommendedTarget = 0.05
-
-func tolerance(x float64) float64 { return max(0.07, 0.3*x) }
