@@ -120,6 +120,12 @@ func TestBadInputWidens(t *testing.T) {
 	// A 3 s hole in the samples after 12 s.
 	cut := FromSamples(append(append([]time.Duration(nil), gap.At[:1200]...), shifted(gap.At[1200:], 3*time.Second)...), gap.Usage)
 	short := requests(3, 8*time.Second, 40, 5*time.Millisecond, 0, 0)
+	// A restarted group: the counter starts again from 0 after 20 s.
+	ru := append([]time.Duration(nil), clean.Usage...)
+	for i := 2000; i < len(ru); i++ {
+		ru[i] -= clean.Usage[2000]
+	}
+	reset := FromSamples(clean.At, ru)
 	base, err := Advise(clean, Request{}, Sampled{})
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +136,7 @@ func TestBadInputWidens(t *testing.T) {
 	}{
 		{"gap", "not valid", cut},
 		{"short window", "shorter than two blocks", short},
+		{"counter reset", "not valid", reset},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := Advise(tc.d, Request{}, Sampled{})

@@ -47,6 +47,12 @@ Input, one of:
   --csv FILE                                   cumulative usage: a header time_ns,usage_ns,
                                                then one line per sample (ns, any origin)
 
+The window is cut into blocks of about 10 s: every number comes with the interval
+[low-high] over the blocks, the recommendation meets the target in every block, and a
+window whose blocks disagree is named non-stationary, with the blocks that differ and
+how long to sample (docs/advise.md). The answer comes first, then the grid's rows
+around the knee (--all: every row; --json always has every row).
+
 Numbers are means over the phases (the kernel's period boundaries are unknown for
 an unlimited group); WORST is the worst phase. Throttled share counts periods as
 the kernel does (nr_throttled / nr_periods; nr_periods only counts periods in
@@ -55,7 +61,7 @@ simple_limit's p96), the VPA (p90 of 1-minute averages + 15%) and the mean would
 set, and what each would cause. If the group was throttled while sampled, its
 demand above its limit was hidden: the advice is then a lower bound, and says so.`,
 		Example: `  sudo throttlelab advise --pid 4242
-  sudo throttlelab advise --pod shop/checkout-7d9f --duration 5m --max-delay 10ms
+  sudo throttlelab advise --pod shop/checkout-7d9f --duration 2h --max-delay 10ms
   throttlelab advise results/f09-burn-flow/20261121-105420 --config unlimited
   throttlelab advise --csv usage.csv --limit 300m --limit 500m --json`,
 		Args: cobra.MaximumNArgs(1),
