@@ -156,8 +156,12 @@ machine (the client, other users) used while the limit was measured.
 		if !r.Stationary {
 			st = " (not stationary)"
 		}
-		fmt.Fprintf(w, "| %s | %d | %.3f%s | %s | %.3f | %.3f..%.3f | %.3f | %.3f | %d | %.3f | %s | %s |\n", r.Program, r.Round, r.SampledMean, st, lim,
-			r.Predicted, r.PredictedLow, r.PredictedHigh, r.SliceBound, r.Measured, r.Periods, r.MeasuredMean, yes(r.InInterval), others)
+		bound := "-" // one CPU: no slice bound
+		if r.SliceBound > 0 {
+			bound = fmt.Sprintf("%.3f", r.SliceBound)
+		}
+		fmt.Fprintf(w, "| %s | %d | %.3f%s | %s | %.3f | %.3f..%.3f | %s | %.3f | %d | %.3f | %s | %s |\n", r.Program, r.Round, r.SampledMean, st, lim,
+			r.Predicted, r.PredictedLow, r.PredictedHigh, bound, r.Measured, r.Periods, r.MeasuredMean, yes(r.InInterval), others)
 	}
 	fmt.Fprintln(w, "\nPrograms:")
 	fmt.Fprintln(w)
