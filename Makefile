@@ -123,4 +123,6 @@ VALIDATE_OUT ?= /tmp/throttlelab-validate-advise
 validate-advise: build
 	$(GO) build -o bin/validate-advise ./hack/validate-advise
 	for w in poisson burst onoff; do flock /tmp/throttlelab-host.lock bin/validate-advise -bin $(BIN) -workload $$w -out $(VALIDATE_OUT) || exit 1; done
+	# Programs nobody here wrote, with their own clients (Debian: nginx-light wrk postgresql openjdk-17-jdk-headless).
+	for p in nginx postgresql jvm; do flock /tmp/throttlelab-host.lock bin/validate-advise -program $$p -duration 20s -out $(VALIDATE_OUT) || exit 1; done
 	bin/validate-advise -out $(VALIDATE_OUT) -doc docs/advise.md

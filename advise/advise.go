@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
@@ -69,6 +70,8 @@ type Recommendation struct {
 	// demand above its limit was never seen, so the advice is at least this.
 	LowerBound bool        `json:"lower_bound"`
 	WithBurst  *Evaluation `json:"with_burst,omitempty"`
+	// Basis says which end of the interval the recommendation rests on.
+	Basis string `json:"basis"`
 }
 
 // Baseline is what a coarse recommender would set from the same samples,
@@ -93,7 +96,10 @@ type Advice struct {
 	Recommendation Recommendation `json:"recommendation"`
 	Baselines      []Baseline     `json:"baselines"`
 	Sampled        Sampled        `json:"sampled"`
-	Warnings       []string       `json:"warnings,omitempty"`
+	// Window is the window the advice rests on: its blocks and whether
+	// they agree.
+	Window   Window   `json:"window"`
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Grid returns the default limits for d: n limits from about the mean use
@@ -168,7 +174,18 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 			points = append(points, p, Point{LimitMilli: l, BurstMilli: l, Period: per})
 		}
 	}
-	evs, err := Evaluate(d, points, req.Options)
+	widen := ""
+	if len(d.Warnings) > 0 {
+		widen = "part of the samples is not valid (see the warnings): only the rest is replayed"
+	}
+	if blockCount(d.Duration()) < 2 {
+		w := fmt.Sprintf("the window (%s) is shorter than two blocks of %s: the data give no interval", d.Duration().Round(time.Millisecond), MinBlock)
+		if widen != "" {
+			widen += "; "
+		}
+		widen += w
+	}
+	evs, be, blocks, err := evaluateBlocks(d, points, req.Options, widen)
 	if err != nil {
 		return nil, err
 	}
@@ -181,8 +198,16 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 		a.Sampled.Phases = 10
 	}
 	a.Sampled.MeanCores, a.Sampled.MaxCores10ms, a.Sampled.Cores = d.MeanCores(), d.MaxCores(), int(d.cores())
-	a.Recommendation = recommend(evs, req.Target, req.Periods[0])
+	var whole int
+	a.Recommendation, whole = recommend(evs, be, req.Target, req.Periods[0])
 	a.Recommendation.LowerBound = sampled.CPUStat.ThrottledPeriods > 0
+	a.Window = window(d, blocks, be, evs, req.Target, whole, a.Recommendation, widen)
+	if !a.Window.Stationary {
+		a.Warnings = append(a.Warnings, a.Window.Nonstationary)
+	}
+	if widen != "" {
+		a.Warnings = append(a.Warnings, "intervals widened by max(0.07, 30%): "+widen)
+	}
 	for _, b := range baselines {
 		bl := Baseline{Name: b.name, How: b.how, Windows: b.windows, Missing: b.why}
 		for i := range evs {
@@ -205,24 +230,34 @@ func contains(s []int64, v int64) bool {
 	return false
 }
 
-// recommend picks the smallest limit meeting t, without and with burst, at
-// the first period.
-func recommend(evs []Evaluation, t Target, period time.Duration) Recommendation {
-	r := Recommendation{Target: t}
+// recommend picks the smallest limit meeting t over the whole window and
+// in every block (the upper end of its interval), without and with burst, at
+// the first period. It also returns the index of the smallest limit that
+// meets t over the whole window pooled (-1: none).
+func recommend(evs []Evaluation, be blockEvals, t Target, period time.Duration) (Recommendation, int) {
+	r := Recommendation{Target: t, Basis: "meets the target in every block"}
+	if len(be) < 2 {
+		r.Basis = "meets the target over the window (one block)"
+	}
 	var largest *Evaluation
+	whole := -1
 	for i := range evs {
 		e := &evs[i]
 		if e.PeriodUsec != int64(period/time.Microsecond) {
 			continue
 		}
+		all := meetsAll(t, evs, be, i)
 		if e.BurstMilli == 0 {
 			if largest == nil || e.LimitMilli > largest.LimitMilli {
 				largest = e
 			}
-			if t.Meets(*e) && (!r.Met || e.LimitMilli < r.LimitMilli) {
+			if t.Meets(*e) && (whole < 0 || e.LimitMilli < evs[whole].LimitMilli) {
+				whole = i
+			}
+			if all && (!r.Met || e.LimitMilli < r.LimitMilli) {
 				r.Evaluation, r.Met = *e, true
 			}
-		} else if t.Meets(*e) && (r.WithBurst == nil || e.LimitMilli < r.WithBurst.LimitMilli) {
+		} else if all && (r.WithBurst == nil || e.LimitMilli < r.WithBurst.LimitMilli) {
 			r.WithBurst = e
 		}
 	}
@@ -232,7 +267,80 @@ func recommend(evs []Evaluation, t Target, period time.Duration) Recommendation 
 	if r.WithBurst != nil && r.Met && r.WithBurst.LimitMilli >= r.LimitMilli {
 		r.WithBurst = nil // burst buys nothing on this grid
 	}
-	return r
+	return r, whole
+}
+
+// window describes the blocks, judges stationarity at the limit the whole
+// window would recommend, and says how long to sample.
+func window(d *Demand, blocks []*Demand, be blockEvals, evs []Evaluation, t Target, whole int, r Recommendation, widen string) Window {
+	w := Window{Seconds: d.Duration().Seconds(), Stationary: true, Widened: widen}
+	w.BlockSeconds = w.Seconds / float64(len(blocks))
+	rec := -1
+	for i := range evs {
+		if evs[i].LimitMilli == r.LimitMilli && evs[i].BurstMilli == 0 && evs[i].PeriodUsec == r.PeriodUsec {
+			rec = i
+			break
+		}
+	}
+	start := 0.0
+	for b, sub := range blocks {
+		blk := Block{StartSeconds: start, EndSeconds: start + sub.Duration().Seconds(), MeanCores: sub.MeanCores(), MaxCores10ms: sub.MaxCores()}
+		start = blk.EndSeconds
+		if rec >= 0 {
+			if len(be) > 1 {
+				blk.ThrottledRatio = be[b][rec].ThrottledRatio
+			} else {
+				blk.ThrottledRatio = evs[rec].ThrottledRatio
+			}
+		}
+		w.Blocks = append(w.Blocks, blk)
+	}
+	if whole < 0 {
+		return w
+	}
+	w.WholeWindowLimitMilli = evs[whole].LimitMilli
+	diff, ok := stationarity(t, blocks, be, whole)
+	if ok {
+		return w
+	}
+	w.Stationary = false
+	var in, out, inSpan float64
+	names := make([]string, 0, len(diff))
+	worst := 0.0
+	for _, b := range diff {
+		blk := &w.Blocks[b]
+		blk.Differs = true
+		in += blk.MeanCores * (blk.EndSeconds - blk.StartSeconds)
+		inSpan += blk.EndSeconds - blk.StartSeconds
+		worst = max(worst, be[b][whole].ThrottledRatio)
+		names = append(names, fmt.Sprintf("%.0f-%.0f s (%.3f cores)", blk.StartSeconds, blk.EndSeconds, blk.MeanCores))
+	}
+	for b := range w.Blocks {
+		if !w.Blocks[b].Differs {
+			out += w.Blocks[b].MeanCores * (w.Blocks[b].EndSeconds - w.Blocks[b].StartSeconds)
+		}
+	}
+	rest := ""
+	if outSpan := w.Seconds - inSpan; outSpan > 0 {
+		rest = fmt.Sprintf(" against %.3f cores in the other blocks", out/outSpan)
+	}
+	// See each regime several times: five windows, at least 10 minutes.
+	w.SampleForSeconds = max(5*w.Seconds, 600)
+	w.Nonstationary = fmt.Sprintf("the demand is not stationary over the %s window: at %s (what the whole window would advise) blocks differ, up to %.1f%% throttled in one: %s%s; the recommendation takes the worst block; sample for %s or longer (24h for daily cycles) to see each change more than once",
+		fmtSeconds(w.Seconds), formatMilli(evs[whole].LimitMilli), 100*worst, strings.Join(names, ", "), rest, fmtSeconds(w.SampleForSeconds))
+	return w
+}
+
+// fmtSeconds writes a span the way --duration takes it.
+func fmtSeconds(s float64) string {
+	out := time.Duration(s * float64(time.Second)).Round(time.Second).String()
+	if strings.HasSuffix(out, "m0s") {
+		out = strings.TrimSuffix(out, "0s")
+	}
+	if strings.HasSuffix(out, "h0m") {
+		out = strings.TrimSuffix(out, "0m")
+	}
+	return out
 }
 
 // KubernetesSnippet is the resources: stanza for the recommendation. The

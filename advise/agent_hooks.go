@@ -8,7 +8,17 @@ import "time"
 // its grid. t gets Advise's defaults (a 5% throttled share when it sets no
 // bound).
 func Recommend(evs []Evaluation, t Target, period time.Duration) Recommendation {
-	return recommend(evs, NormalTarget(t), period)
+	r, _ := recommend(evs, nil, NormalTarget(t), period)
+	return r
+}
+
+// RecommendBlocks is Recommend with the evaluations of the same points in
+// each block of the window (blocks[b][i] is evs[i] over block b alone): the
+// smallest limit that meets t over the window and in every block, Advise's
+// rule.
+func RecommendBlocks(evs []Evaluation, blocks [][]Evaluation, t Target, period time.Duration) Recommendation {
+	r, _ := recommend(evs, blockEvals(blocks), NormalTarget(t), period)
+	return r
 }
 
 // NormalTarget returns t with Advise's defaults applied: a 5% throttled share

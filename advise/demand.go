@@ -104,8 +104,9 @@ func (d *Demand) Check(minSpan time.Duration) error {
 
 // FromSamples makes a Demand from cumulative usage at times since any start:
 // it shifts time to start at 0 and cuts gaps longer than MaxGap out (the
-// demand continues after the gap as if none had been), saying so in
-// Warnings. It does not Check.
+// demand continues after the gap as if none had been), and treats usage
+// that falls (a restarted group or counter) as an interval without use,
+// saying so in Warnings. It does not Check.
 func FromSamples(at, usage []time.Duration) *Demand {
 	d := &Demand{At: make([]time.Duration, 0, len(at)), Usage: make([]time.Duration, 0, len(usage))}
 	var shift, ushift time.Duration
@@ -117,6 +118,12 @@ func FromSamples(at, usage []time.Duration) *Demand {
 			ushift += usage[i] - usage[i-1]
 			d.Excluded += gap
 		}
+		if i > 0 && usage[i] < usage[i-1] {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("sample %d at %s: usage fell from %s to %s (a restarted group or counter): that interval is left out and the demand continues from the new counter",
+				i+1, (at[i]-at[0]).Round(time.Millisecond), usage[i-1], usage[i]))
+			ushift += usage[i] - usage[i-1]
+			d.Excluded += at[i] - at[i-1]
+		}
 		d.At = append(d.At, at[i]-at[0]-shift)
 		d.Usage = append(d.Usage, usage[i]-ushift)
 	}
@@ -125,8 +132,9 @@ func FromSamples(at, usage []time.Duration) *Demand {
 
 // ReadCSV reads a CSV of cumulative usage: a header line "time_ns,usage_ns",
 // then one line per sample with the time (ns, any origin) and the group's
-// cumulative CPU time (ns). Times must increase and usage must not fall (the
-// error names the line); gaps over MaxGap are cut out with a warning.
+// cumulative CPU time (ns). Times must increase (the error names the line);
+// usage that falls (a restarted counter) and gaps over MaxGap are cut out
+// with a warning.
 func ReadCSV(r io.Reader) (*Demand, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4096), 1<<20)
@@ -156,9 +164,6 @@ func ReadCSV(r io.Reader) (*Demand, error) {
 		if n := len(at); n > 0 {
 			if time.Duration(t) <= at[n-1] {
 				return nil, fmt.Errorf("line %d: time %d ns is not after the line before (%d ns): sort the samples by time", line, t, at[n-1])
-			}
-			if time.Duration(u) < usage[n-1] {
-				return nil, fmt.Errorf("line %d: usage %d ns fell from %d ns: usage_ns must be cumulative (a restarted counter?)", line, u, usage[n-1])
 			}
 		}
 		at, usage = append(at, time.Duration(t)), append(usage, time.Duration(u))

@@ -107,6 +107,18 @@ type Evaluation struct {
 	DelayP50Ms float64 `json:"added_delay_p50_ms"`
 	DelayP99Ms float64 `json:"added_delay_p99_ms"`
 	DelayMaxMs float64 `json:"added_delay_max_ms"`
+	// ThrottledRatioRange and DelayP99MsRange are the intervals Advise
+	// gives: the spread of the estimates over the window's time blocks
+	// (widened where the data cannot give one; see Window). nil from
+	// Evaluate alone.
+	ThrottledRatioRange *Range `json:"throttled_periods_ratio_range,omitempty"`
+	DelayP99MsRange     *Range `json:"added_delay_p99_ms_range,omitempty"`
+	// ThrottledRatioSliceBound is the throttled share with the runtime
+	// other CPUs' 5 ms slices can hold taken out of the quota (SliceSlack):
+	// the most the kernel's per-CPU slices can add to the fluid replay. Set
+	// by Advise for a group that runs on more than one CPU; the interval's
+	// upper end includes it.
+	ThrottledRatioSliceBound *float64 `json:"throttled_periods_ratio_slice_bound,omitempty"`
 }
 
 // Point returns the point evaluated.
@@ -128,6 +140,37 @@ type Options struct {
 	// delays, if set, gets each point's pooled delay histogram
 	// (EvaluateDelays).
 	delays func(i int, h *delayHist)
+
+	// stranded replays the quota less the runtime other CPUs can hold in
+	// their slices (see SliceSlack): the slice bound.
+	stranded bool
+}
+
+// Slice is the runtime a CPU takes from its group's pool at a time
+// (sched_cfs_bandwidth_slice_us, the kernel's default; the simulator's
+// Params.Slice).
+const Slice = 5 * time.Millisecond
+
+// SliceSlack is the most runtime the CPUs of a group running on cores CPUs
+// can hold in their local slices while one of them finds the pool dry:
+// (cores-1) slices, and never more than that share of the quota. The fluid
+// replay shares the pool perfectly; replaying quota - SliceSlack bounds the
+// throttling the kernel's slices can add (an upper bound: held runtime is
+// used later or returned, not lost).
+func SliceSlack(quota time.Duration, cores float64) time.Duration {
+	if cores <= 1 {
+		return 0
+	}
+	c := math.Ceil(cores - 1e-9)
+	return min(time.Duration((c-1)*float64(Slice)), time.Duration(float64(quota)*(c-1)/c))
+}
+
+// quota is the quota p is replayed with.
+func (o Options) quota(p Point, cores float64) time.Duration {
+	if !o.stranded {
+		return p.Quota()
+	}
+	return p.Quota() - SliceSlack(p.Quota(), cores)
 }
 
 // Evaluate replays d through every point at every phase. Points must pass
@@ -194,13 +237,14 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 					if p.Period != jb.period {
 						continue
 					}
-					if float64(p.Quota()) >= maxW+eps && free != nil {
+					q := o.quota(p, cores)
+					if float64(q) >= maxW+eps && free != nil {
 						out[i] = free
 						continue
 					}
-					r := replay(d, ps, p.Quota(), p.Burst(), cores, o.WallClock, &delayHist{})
+					r := replay(d, ps, q, p.Burst(), cores, o.WallClock, &delayHist{})
 					out[i] = &r
-					if float64(p.Quota()) >= maxW+eps {
+					if float64(q) >= maxW+eps {
 						free = &r
 					}
 				}

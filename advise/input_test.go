@@ -24,10 +24,6 @@ func TestBadInput(t *testing.T) {
 			_, err := ReadCSV(strings.NewReader("time_ns,usage_ns\n0,0\n10000000,5000000\n5000000,6000000\n"))
 			return err
 		}, "line 4: time 5000000 ns is not after"},
-		{"CSV usage falling", func() error {
-			_, err := ReadCSV(strings.NewReader("time_ns,usage_ns\n0,0\n10000000,5000000\n20000000,4000000\n"))
-			return err
-		}, "line 4: usage 4000000 ns fell"},
 		{"CSV header", func() error { _, err := ReadCSV(strings.NewReader("t,u\n0,0\n")); return err }, "line 1: header"},
 		{"CSV garbage", func() error { _, err := ReadCSV(strings.NewReader("time_ns,usage_ns\n0,zero\n")); return err }, "line 2:"},
 		{"limit below 1 ms of quota", func() error { return Point{LimitMilli: 5, Period: 100 * ms}.Check() }, "quota under 1 ms"},
@@ -82,6 +78,22 @@ func TestCSVGapIsCutOut(t *testing.T) {
 	// The 5 s gap becomes one idle 10 ms step; the CPU used across it is dropped.
 	if d.Duration() != 30*time.Millisecond || d.Work() != 10*time.Millisecond || d.Excluded != 5*time.Second {
 		t.Errorf("after the cut: %s of samples, %s of work, %s excluded; want 30ms, 10ms, 5s", d.Duration(), d.Work(), d.Excluded)
+	}
+}
+
+// TestCSVResetIsCutOut: usage that falls (a restarted group) is a warning,
+// the interval across it counts no use, and the demand goes on from the new
+// counter.
+func TestCSVResetIsCutOut(t *testing.T) {
+	d, err := ReadCSV(strings.NewReader("time_ns,usage_ns\n0,0\n10000000,5000000\n20000000,4000000\n30000000,9000000\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "sample 3 at 20ms: usage fell") {
+		t.Errorf("warnings %q: want one naming sample 3", d.Warnings)
+	}
+	if d.Work() != 10*time.Millisecond || d.Excluded != 10*time.Millisecond {
+		t.Errorf("after the reset: %s of work, %s excluded; want 10ms and 10ms", d.Work(), d.Excluded)
 	}
 }
 

@@ -233,7 +233,15 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 			}
 			if g.Pid != 0 {
 				if _, err := os.Stat(procDir); err != nil {
-					return nil, cgroup.CPUStat{}, fmt.Errorf("pid %d exited after %s of sampling: sample its group with --cgroup %s to keep going", g.Pid, now.Round(time.Millisecond), g.Path)
+					// Advice from what was sampled while it ran; the
+					// warning widens the intervals.
+					d := FromSamples(at, usage)
+					d.Warnings = append(d.Warnings, fmt.Sprintf("pid %d exited after %s of sampling: the advice rests on the samples before that (sample its group with --cgroup %s to keep going)", g.Pid, now.Round(time.Millisecond), g.Path))
+					after, err := g.Stat()
+					if err != nil {
+						return d, cgroup.CPUStat{}, nil
+					}
+					return d, after.CPUStat.Sub(before.CPUStat), nil
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package advise
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,8 +42,9 @@ func TestSampleReal(t *testing.T) {
 	}
 }
 
-// TestSamplePidExits: a pid that exits while sampled ends sampling with an
-// error naming it.
+// TestSamplePidGone: a pid that exits while sampled ends sampling with a
+// warning naming it, the samples taken before, and advice whose intervals
+// are widened.
 func TestSamplePidGone(t *testing.T) {
 	g := cgrouptest.LimitedGroup(t, 50000, 100000)
 	toptest.Start(t, toptest.WithUsage(t, g), false)
@@ -51,7 +53,11 @@ func TestSamplePidGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	grp.Pid = 999999 // no such process: as if it had exited
-	if _, _, err := Sample(context.Background(), grp, time.Second, nil); err == nil {
-		t.Error("sampling for a pid that is gone: no error")
+	d, _, err := Sample(context.Background(), grp, time.Second, nil)
+	if err != nil {
+		t.Fatalf("sampling for a pid that is gone: %v, want the samples so far and a warning", err)
+	}
+	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "pid 999999 exited") {
+		t.Fatalf("warnings %q: want one naming pid 999999", d.Warnings)
 	}
 }

@@ -116,26 +116,25 @@ func ReportSection(sources []*report.Source) template.HTML {
 	}
 	return template.HTML(`<section class="load" id="advise">
 <h2>Advice</h2>
-<p class="note">throttlelab advise on each config's first run: the instance's 10 ms CPU use replayed through the quota model for a grid of limits (means over 10 phases of the period), and the smallest limit that keeps throttled periods at or under 5%. The same as <code>throttlelab advise RESULTS_DIR --config NAME</code>.</p>
+<p class="note">throttlelab advise on each config's first run: the instance's 10 ms CPU use replayed through the quota model for a grid of limits (means over 10 phases of the period), and the smallest limit that keeps throttled periods at or under 5% in every 10 s block of the run (the intervals are the spread over the blocks). The same as <code>throttlelab advise RESULTS_DIR --config NAME</code>.</p>
 ` + b.String() + "</section>\n")
 }
 
-// adviceSummary is the recommendation in a sentence or two.
+// adviceSummary is the answer (Answer) and, when the window is not
+// stationary or the samples were doubtful, why.
 func adviceSummary(a *Advice) string {
-	r := a.Recommendation
 	var b strings.Builder
-	fmt.Fprintf(&b, "<p>%.1f s of samples, mean %.3f cores, highest 10 ms %.2f cores. ", a.Sampled.DurationSeconds, a.Sampled.MeanCores, a.Sampled.MaxCores10ms)
-	if r.Met {
-		fmt.Fprintf(&b, "Advised limit <strong>%s</strong> (predicted %.1f%% throttled periods, p99 added delay %.1f ms)",
-			units.FormatMilliCPU(r.LimitMilli), 100*r.ThrottledRatio, r.DelayP99Ms)
-	} else {
-		fmt.Fprintf(&b, "No limit on the grid meets the target: %s gives %.1f%% throttled periods", units.FormatMilliCPU(r.LimitMilli), 100*r.ThrottledRatio)
+	fmt.Fprintf(&b, "<p><strong>%s</strong>", html.EscapeString(Answer(a)))
+	if r := a.Recommendation; r.WithBurst != nil {
+		fmt.Fprintf(&b, " With a burst of %s, limit %s (%s).", units.FormatMilliCPU(r.WithBurst.BurstMilli), units.FormatMilliCPU(r.WithBurst.LimitMilli), pctRange(r.WithBurst.ThrottledRatio, r.WithBurst.ThrottledRatioRange))
 	}
-	if wb := r.WithBurst; wb != nil {
-		fmt.Fprintf(&b, "; with a burst of %s, limit %s (%.1f%%)", units.FormatMilliCPU(wb.BurstMilli), units.FormatMilliCPU(wb.LimitMilli), 100*wb.ThrottledRatio)
+	if !a.Window.Stationary {
+		fmt.Fprintf(&b, " Not stationary: %s.", html.EscapeString(a.Window.Nonstationary))
 	}
-	b.WriteString(".")
-	if r.LowerBound {
+	if a.Window.Widened != "" {
+		fmt.Fprintf(&b, " Intervals widened by max(0.07, 30%%): %s.", html.EscapeString(a.Window.Widened))
+	}
+	if a.Recommendation.LowerBound {
 		st := a.Sampled.CPUStat
 		fmt.Fprintf(&b, " <strong>A lower bound</strong>: the run was throttled in %d of %d periods, so its demand above its limit was never seen.", st.ThrottledPeriods, st.Periods)
 	}
@@ -147,7 +146,7 @@ func adviceSummary(a *Advice) string {
 // --html): the report's charts and styles, then the terminal table.
 func WriteHTML(w io.Writer, d *Demand, a *Advice) error {
 	var text strings.Builder
-	if err := WriteText(&text, a); err != nil {
+	if err := WriteTextGrid(&text, a); err != nil {
 		return err
 	}
 	css, js := report.Assets()

@@ -7,12 +7,119 @@ import (
 	"text/tabwriter"
 )
 
-// WriteText writes the advice as a terminal report: the grid, the
-// recommendation with its Kubernetes snippet and the burst how-to, and the
-// coarse recommenders beside it.
-func WriteText(w io.Writer, a *Advice) error {
+// WriteText writes the advice as a terminal report sized for a screen: the
+// answer first (Answer), the recommendation's Kubernetes snippet and the
+// burst how-to, the warnings, the grid rows around the knee, and the coarse
+// recommenders beside it. WriteTextGrid writes every row.
+func WriteText(w io.Writer, a *Advice) error { return writeText(w, a, false) }
+
+// WriteTextGrid is WriteText with every row of the grid.
+func WriteTextGrid(w io.Writer, a *Advice) error { return writeText(w, a, true) }
+
+// Answer is the advice in one sentence, with its numbers and interval,
+// written from the advice's own fields.
+func Answer(a *Advice) string {
+	r := a.Recommendation
+	win := fmt.Sprintf("the %s window (%d blocks of %s)", fmtSeconds(a.Window.Seconds), len(a.Window.Blocks), fmtSeconds(a.Window.BlockSeconds))
+	if len(a.Window.Blocks) < 2 {
+		win = fmt.Sprintf("the %s window (too short for blocks)", fmtSeconds(a.Window.Seconds))
+	}
+	if !r.Met {
+		return fmt.Sprintf("No limit up to %s meets the target (%s) in every block of %s: it would throttle %s of periods; leave the group unlimited or accept more throttling.",
+			formatMilli(r.LimitMilli), targetText(r.Target), win, pctRange(r.ThrottledRatio, r.ThrottledRatioRange))
+	}
+	lb := ""
+	if r.LowerBound {
+		lb = " at least"
+	}
+	where := "in every block"
+	if len(a.Window.Blocks) < 2 {
+		where = "over the window"
+	}
+	return fmt.Sprintf("Set the CPU limit to%s %s: over %s, with %.3f cores used on average, it is predicted to throttle %s of periods with %s p99 added delay, within the target (%s) %s.",
+		lb, formatMilli(r.LimitMilli), win, a.Sampled.MeanCores, pctRange(r.ThrottledRatio, r.ThrottledRatioRange), msRange(r.DelayP99Ms, r.DelayP99MsRange), targetText(r.Target), where)
+}
+
+// pctRange writes a share and its interval: 1.1% [0.0-3.4%].
+func pctRange(x float64, r *Range) string {
+	if r == nil {
+		return fmt.Sprintf("%.1f%%", 100*x)
+	}
+	return fmt.Sprintf("%.1f%% [%.1f-%.1f%%]", 100*x, 100*r[0], 100*r[1])
+}
+
+// msRange writes a delay and its interval: 2.0 ms [0.0-4.1].
+func msRange(x float64, r *Range) string {
+	if r == nil {
+		return fmt.Sprintf("%.1f ms", x)
+	}
+	return fmt.Sprintf("%.1f ms [%.1f-%.1f]", x, r[0], r[1])
+}
+
+func targetText(t Target) string {
+	s := fmt.Sprintf("throttled periods <= %.1f%%", 100*t.MaxThrottled)
+	if t.MaxThrottled >= 1 {
+		s = "any throttling"
+	}
+	if t.MaxDelay > 0 {
+		s += fmt.Sprintf(", p99 added delay <= %s", t.MaxDelay)
+	}
+	return s
+}
+
+// kneeRows picks the rows to show: in each group of one period with or
+// without burst, three rows below the first that meets the target at the
+// upper end of its interval and two above (the last five if none does).
+func kneeRows(a *Advice) []bool {
+	show := make([]bool, len(a.Evaluations))
+	type key struct {
+		period int64
+		burst  bool
+	}
+	groups := map[key][]int{}
+	var order []key
+	for i, e := range a.Evaluations {
+		k := key{e.PeriodUsec, e.BurstMilli > 0}
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], i)
+	}
+	t := a.Recommendation.Target
+	for _, k := range order {
+		ix := groups[k]
+		knee := len(ix) - 3
+		for j, i := range ix {
+			e := a.Evaluations[i]
+			hi, dhi := e.ThrottledRatio, e.DelayP99Ms
+			if e.ThrottledRatioRange != nil {
+				hi, dhi = e.ThrottledRatioRange[1], e.DelayP99MsRange[1]
+			}
+			if hi <= t.MaxThrottled && (t.MaxDelay <= 0 || dhi <= float64(t.MaxDelay)/1e6) {
+				knee = j
+				break
+			}
+		}
+		for j := max(0, knee-3); j < min(len(ix), knee+3); j++ {
+			show[ix[j]] = true
+		}
+	}
+	return show
+}
+
+func writeText(w io.Writer, a *Advice, all bool) error {
 	var b strings.Builder
 	s := a.Sampled
+	b.WriteString(Answer(a) + "\n")
+	if a.Recommendation.Met {
+		b.WriteString("\n" + KubernetesSnippet(a.Recommendation.Evaluation))
+	}
+	if wb := a.Recommendation.WithBurst; wb != nil {
+		fmt.Fprintf(&b, "\nWith CPU burst: limit %s with a burst of %s (%d us) meets it too: %s throttled, p99 added delay %s.\n",
+			formatMilli(wb.LimitMilli), formatMilli(wb.BurstMilli), wb.BurstUsec, pctRange(wb.ThrottledRatio, wb.ThrottledRatioRange), msRange(wb.DelayP99Ms, wb.DelayP99MsRange))
+		b.WriteString(BurstHowTo(*wb) + "\n")
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "%s: %.1f s in %d samples, mean %.3f cores, highest 10 ms %.2f cores (replayed on up to %d CPUs)\n",
 		s.Source, s.DurationSeconds, s.Samples, s.MeanCores, s.MaxCores10ms, s.Cores)
 	if s.CPUStat.Periods > 0 {
@@ -23,17 +130,26 @@ func WriteText(w io.Writer, a *Advice) error {
 	for _, warn := range a.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", warn)
 	}
-	fmt.Fprintf(&b, "\nPredicted (means over %d phases of the period; WORST is the worst phase):\n", s.Phases)
+	if a.Window.Stationary && a.Window.Seconds < 600 {
+		fmt.Fprintf(&b, "note: the advice rests on %s of samples; changes slower than that (GC cycles, checkpoints, daily load) are not in it: sample 10m or more (--duration takes hours) for a service\n", fmtSeconds(a.Window.Seconds))
+	}
+	fmt.Fprintf(&b, "\nPredicted (means over %d phases of the period; [low-high] over the %d blocks; WORST is the worst phase):\n", s.Phases, len(a.Window.Blocks))
 	if s.WallClock {
 		b.WriteString("wall-clock demand: work that finds the quota spent is lost (LOST s), not delayed\n")
 	}
+	show := kneeRows(a)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	lostHead := ""
 	if s.WallClock {
 		lostHead = "LOST s\t"
 	}
-	fmt.Fprintln(tw, "LIMIT\tBURST\tPERIOD\tTHROTTLED\tWORST\tTHR s\tBURSTS\t"+lostHead+"DELAY p50\tp99\tmax\t\t")
-	for _, e := range a.Evaluations {
+	fmt.Fprintln(tw, "LIMIT\tBURST\tPERIOD\tTHROTTLED\t[low-high]\tWORST\tTHR s\tBURSTS\t"+lostHead+"DELAY p50\tp99\t[low-high]\tmax\t\t")
+	shown := 0
+	for i, e := range a.Evaluations {
+		if !all && !show[i] {
+			continue
+		}
+		shown++
 		burst := "-"
 		if e.BurstMilli > 0 {
 			burst = formatMilli(e.BurstMilli)
@@ -42,46 +158,30 @@ func WriteText(w io.Writer, a *Advice) error {
 		if e.LimitMilli == a.Recommendation.LimitMilli && e.BurstMilli == 0 && e.PeriodUsec == a.Recommendation.PeriodUsec && a.Recommendation.Met {
 			mark = "<"
 		}
-		if w := a.Recommendation.WithBurst; w != nil && e == *w {
+		if w := a.Recommendation.WithBurst; w != nil && e.Point() == w.Point() {
 			mark = "<"
 		}
 		lost := ""
 		if s.WallClock {
 			lost = fmt.Sprintf("%.2f\t", e.LostSeconds)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%dms\t%.1f%%\t%.1f%%\t%.2f\t%.0f\t%s%.1fms\t%.1fms\t%.1fms\t%s\t\n",
-			formatMilli(e.LimitMilli), burst, e.PeriodUsec/1000, 100*e.ThrottledRatio, 100*e.ThrottledRatioWorst,
-			e.ThrottledSeconds, e.Bursts, lost, e.DelayP50Ms, e.DelayP99Ms, e.DelayMaxMs, mark)
+		thr, del := "", ""
+		if r := e.ThrottledRatioRange; r != nil {
+			thr = fmt.Sprintf("[%.1f-%.1f%%]", 100*r[0], 100*r[1])
+		}
+		if r := e.DelayP99MsRange; r != nil {
+			del = fmt.Sprintf("[%.1f-%.1f]", r[0], r[1])
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%dms\t%.1f%%\t%s\t%.1f%%\t%.2f\t%.0f\t%s%.1fms\t%.1fms\t%s\t%.1fms\t%s\t\n",
+			formatMilli(e.LimitMilli), burst, e.PeriodUsec/1000, 100*e.ThrottledRatio, thr, 100*e.ThrottledRatioWorst,
+			e.ThrottledSeconds, e.Bursts, lost, e.DelayP50Ms, e.DelayP99Ms, del, e.DelayMaxMs, mark)
 	}
 	tw.Flush()
+	if shown < len(a.Evaluations) {
+		fmt.Fprintf(&b, "(%d of %d rows, around the knee: --all for every row, --json has them all)\n", shown, len(a.Evaluations))
+	}
 
 	r := a.Recommendation
-	target := fmt.Sprintf("throttled periods <= %.1f%%", 100*r.Target.MaxThrottled)
-	if r.Target.MaxThrottled >= 1 {
-		target = "any throttling"
-	}
-	if r.Target.MaxDelay > 0 {
-		target += fmt.Sprintf(", p99 added delay <= %s", r.Target.MaxDelay)
-	}
-	b.WriteString("\n")
-	if !r.Met {
-		fmt.Fprintf(&b, "No limit on the grid meets the target (%s): even %s gives %.1f%% throttled periods and %.1f ms p99 added delay.\n",
-			target, formatMilli(r.LimitMilli), 100*r.ThrottledRatio, r.DelayP99Ms)
-		b.WriteString("The curve above is the trade-off; with no limit at all the group is never throttled.\n")
-	} else {
-		lb := ""
-		if r.LowerBound {
-			lb = " (a lower bound, see below)"
-		}
-		fmt.Fprintf(&b, "Recommended limit for %s: %s%s\n  predicted %.1f%% throttled periods, p99 added delay %.1f ms\n",
-			target, formatMilli(r.LimitMilli), lb, 100*r.ThrottledRatio, r.DelayP99Ms)
-		b.WriteString("\n" + KubernetesSnippet(r.Evaluation))
-	}
-	if wb := r.WithBurst; wb != nil {
-		fmt.Fprintf(&b, "\nWith CPU burst: limit %s with a burst of %s (%d us) meets it too: %.1f%% throttled, p99 added delay %.1f ms.\n",
-			formatMilli(wb.LimitMilli), formatMilli(wb.BurstMilli), wb.BurstUsec, 100*wb.ThrottledRatio, wb.DelayP99Ms)
-		b.WriteString(BurstHowTo(*wb) + "\n")
-	}
 	if r.LowerBound {
 		fmt.Fprintf(&b, "\nThe group was throttled while sampled (%d of %d periods): the demand it had above its limit was never seen.\nThe advice is a lower bound: sample it without a limit (or a higher one) to know.\n",
 			s.CPUStat.ThrottledPeriods, s.CPUStat.Periods)

@@ -312,11 +312,44 @@ func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.
 		}
 		return evs[i].BurstMilli < evs[j].BurstMilli
 	})
+	// The same points in each block alone: the recommendation meets the
+	// target in every block (the busiest hour of the day), as advise's does.
+	// A point that misses every target over the whole window is not
+	// recommended whatever its blocks say: its blocks are not evaluated (the
+	// pooled figure stands in).
+	var blocks [][]advise.Evaluation
+	for i, e := range evs {
+		be := []advise.Evaluation(nil)
+		var err error
+		if meetsAny(targets, e) {
+			_, be, err = s.BlockEvaluations(e.LimitMilli, e.BurstMilli)
+		} else if blocks != nil {
+			be = make([]advise.Evaluation, len(blocks))
+			for b := range be {
+				be[b] = e
+			}
+		} else {
+			_, be, err = s.BlockEvaluations(e.LimitMilli, e.BurstMilli)
+		}
+		if err != nil || (blocks != nil && len(be) != len(blocks)) {
+			blocks = nil
+			break
+		}
+		if blocks == nil {
+			blocks = make([][]advise.Evaluation, len(be))
+			for b := range blocks {
+				blocks[b] = make([]advise.Evaluation, len(evs))
+			}
+		}
+		for b := range be {
+			blocks[b][i] = be[b]
+		}
+	}
 	var out []*advise.Advice
 	for _, target := range targets {
 		t := advise.NormalTarget(target)
 		a := &advise.Advice{Evaluations: evs}
-		a.Recommendation = advise.Recommend(evs, t, s.cfg.Period)
+		a.Recommendation = advise.RecommendBlocks(evs, blocks, t, s.cfg.Period)
 		a.Recommendation.LowerBound = throttled > 0
 		a.Sampled = advise.Sampled{Source: in.Source, DurationSeconds: span.Seconds(), Samples: samples, MeanCores: work / float64(span),
 			MaxCores10ms: maxCores, Cores: max(s.cores, 1), Phases: s.cfg.Phases, LimitMilli: in.LimitMilli,
@@ -378,4 +411,14 @@ func (s *Summary) BlockEvaluations(limitMilli, burstMilli int64) (starts []time.
 		return nil, nil, ErrNoDemand
 	}
 	return starts, evs, nil
+}
+
+// meetsAny reports whether e meets one of the targets (with advise's defaults).
+func meetsAny(targets []advise.Target, e advise.Evaluation) bool {
+	for _, t := range targets {
+		if advise.NormalTarget(t).Meets(e) {
+			return true
+		}
+	}
+	return false
 }

@@ -91,7 +91,7 @@ func TestReportAdviseSection(t *testing.T) {
 	}
 	for _, want := range []string{
 		"<h3>limits, config unlimited: instance unlimited-0 in run unlimited/load0/r1</h3>",
-		"Advised limit <strong>",
+		"<p><strong>Set the CPU limit to ",
 		`id="adv0-0-use"`, `id="adv0-0-curve"`,
 		">burst = limit<",
 		"<strong>A lower bound</strong>: the run was throttled",

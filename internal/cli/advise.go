@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -12,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/advise"
-	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/units"
 )
@@ -26,7 +26,7 @@ type adviseFlags struct {
 	maxThrottled         string
 	limits, periods      []string
 	grid, phases, cores  int
-	json, wallClock      bool
+	json, wallClock, all bool
 	html, saveCSV        string
 	fleet                fleetFlags // --prometheus, --agent: advise_fleet.go
 }
@@ -48,6 +48,12 @@ Input, one of:
   --csv FILE                                   cumulative usage: a header time_ns,usage_ns,
                                                then one line per sample (ns, any origin)
 
+The window is cut into blocks of about 10 s: every number comes with the interval
+[low-high] over the blocks, the recommendation meets the target in every block, and a
+window whose blocks disagree is named non-stationary, with the blocks that differ and
+how long to sample (docs/advise.md). The answer comes first, then the grid's rows
+around the knee (--all: every row; --json always has every row).
+
 Numbers are means over the phases (the kernel's period boundaries are unknown for
 an unlimited group); WORST is the worst phase. Throttled share counts periods as
 the kernel does (nr_throttled / nr_periods; nr_periods only counts periods in
@@ -56,7 +62,7 @@ simple_limit's p96), the VPA (p90 of 1-minute averages + 15%) and the mean would
 set, and what each would cause. If the group was throttled while sampled, its
 demand above its limit was hidden: the advice is then a lower bound, and says so.`,
 		Example: `  sudo throttlelab advise --pid 4242
-  sudo throttlelab advise --pod shop/checkout-7d9f --duration 5m --max-delay 10ms
+  sudo throttlelab advise --pod shop/checkout-7d9f --duration 2h --max-delay 10ms
   throttlelab advise results/f09-burn-flow/20261121-105420 --config unlimited
   throttlelab advise --csv usage.csv --limit 300m --limit 500m --json`,
 		Args: cobra.MaximumNArgs(1),
@@ -70,7 +76,7 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.StringVar(&f.config, "config", "", "with RESULTS_DIR: the config whose first run to read")
 	fl.StringVar(&f.instance, "instance", "", "with RESULTS_DIR: the instance or neighbour (default: the config's only instance)")
 	fl.StringVar(&f.root, "root", "/", "read /proc and the cgroup filesystems under this directory")
-	durationVar(fl, &f.duration, "duration", time.Minute, "how long to sample a live group")
+	durationVar(fl, &f.duration, "duration", time.Minute, "how long to sample a live group (10m or more for a service, hours such as 24h for daily cycles)")
 	fl.StringVar(&f.maxThrottled, "max-throttled", "5%", "target: highest throttled share of periods (5% or 0.05)")
 	durationVar(fl, &f.maxDelay, "max-delay", 0, "target: highest p99 added delay (0: no delay target)")
 	fl.StringSliceVar(&f.limits, "limit", nil, "add this limit (Kubernetes quantity, 300m) to the grid; repeatable")
@@ -79,7 +85,8 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.IntVar(&f.phases, "phases", 10, "phases of the period to replay")
 	fl.IntVar(&f.cores, "cores", 0, "CPUs the group's held-back work can catch up on (default: the most it used in 10 ms, rounded up)")
 	fl.BoolVar(&f.wallClock, "wall-clock", false, "the demand is bound to wall-clock time (spins until a deadline, polls): work that finds the quota spent is lost, not delayed")
-	fl.BoolVar(&f.json, "json", false, "print the advice as JSON")
+	fl.BoolVar(&f.json, "json", false, "print the advice as JSON (every row of the grid)")
+	fl.BoolVar(&f.all, "all", false, "print every row of the grid (default: the rows around the knee)")
 	fl.StringVar(&f.html, "html", "", "also write an HTML report to this file")
 	fl.StringVar(&f.saveCSV, "save-csv", "", "write the samples to this CSV (time_ns,usage_ns), to advise again later")
 	addFleetFlags(cmd, &f.fleet)
@@ -102,35 +109,21 @@ func parseRatio(s string) (float64, error) {
 	return v, nil
 }
 
-func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
-	if f.fleet.set() {
-		return runAdviseFleet(cmd, args, f.fleet, f.json)
-	}
-	inputs := 0
-	for _, set := range []bool{f.pid != 0, f.cgroupPath != "", f.pod != "", f.csv != "", len(args) == 1} {
-		if set {
-			inputs++
-		}
-	}
-	if inputs != 1 {
-		return usagef("advise: give exactly one input: --pid, --cgroup, --pod, --csv or a RESULTS_DIR (see --help)")
-	}
-	if len(args) == 1 && f.config == "" {
-		return usagef("advise %s: give --config NAME (the config whose run to read)", args[0])
-	}
+// adviseRequest turns the flags into what to evaluate.
+func adviseRequest(f adviseFlags) (advise.Request, error) {
 	maxThr, err := parseRatio(f.maxThrottled)
 	if err != nil {
-		return usagef("--max-throttled %v", err)
+		return advise.Request{}, usagef("--max-throttled %v", err)
+	}
+	if f.grid < 2 || f.phases < 1 || f.cores < 0 {
+		return advise.Request{}, usagef("--grid needs at least 2, --phases at least 1, --cores 0 or more")
 	}
 	req := advise.Request{GridSize: f.grid, Target: advise.Target{MaxThrottled: maxThr, MaxDelay: f.maxDelay},
 		Options: advise.Options{Phases: f.phases, WallClock: f.wallClock}}
-	if f.grid < 2 || f.phases < 1 || f.cores < 0 {
-		return usagef("--grid needs at least 2, --phases at least 1, --cores 0 or more")
-	}
 	for _, p := range f.periods {
 		d, err := units.ParseDuration(p)
 		if err != nil {
-			return usagef("--period %s: %v", p, err)
+			return req, usagef("--period %s: %v", p, err)
 		}
 		req.Periods = append(req.Periods, d)
 	}
@@ -140,93 +133,64 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	for _, l := range f.limits {
 		m, _, err := units.ParseMilliCPU(l)
 		if err != nil {
-			return usagef("--limit %s: %v", l, err)
+			return req, usagef("--limit %s: %v", l, err)
 		}
 		for _, per := range req.Periods {
 			if err := (advise.Point{LimitMilli: m, Period: per}).Check(); err != nil {
-				return usagef("--limit %s: %v", l, err)
+				return req, usagef("--limit %s: %v", l, err)
 			}
 		}
 		req.Limits = append(req.Limits, m)
 	}
-	minPeriod := req.Periods[0]
-	for _, p := range req.Periods {
-		minPeriod = min(minPeriod, p)
-	}
+	return req, nil
+}
 
-	var (
-		d       *advise.Demand
-		sampled advise.Sampled
-	)
-	switch {
-	case f.csv != "":
-		fh, err := os.Open(f.csv)
-		if err != nil {
-			return usagef("--csv: %v", err)
-		}
-		d, err = advise.ReadCSV(fh)
-		fh.Close()
-		if err != nil {
-			return usagef("--csv %s: %v", f.csv, err)
-		}
-		sampled.Source = f.csv
-	case len(args) == 1:
-		r, err := advise.ReadRecorded(args[0], f.config, f.instance)
-		if err != nil {
-			return usagef("%v", err)
-		}
-		d, sampled.Source, sampled.CPUStat, sampled.LimitMilli = r.Demand, r.Source, r.CPUStat, r.LimitMilli
-	default:
-		if f.duration < minPeriod {
-			return usagef("--duration %s: too short for one period (%s): sample for at least that, better a minute or more", f.duration, minPeriod)
-		}
-		var g *advise.Group
-		switch {
-		case f.pid != 0:
-			g, err = advise.FindPid(f.root, f.pid)
-		case f.pod != "":
-			g, err = advise.FindPod(f.root, f.pod)
-		default:
-			g, err = advise.FindPath(f.root, f.cgroupPath)
-		}
-		if err != nil {
-			return err
-		}
-		bar := progress.New(cmd.ErrOrStderr(), "sampling "+g.Name, int(f.duration/time.Millisecond))
-		bar.Millis(true)
-		var st cgroup.CPUStat
-		d, st, err = advise.Sample(cmd.Context(), g, f.duration, func(done time.Duration) { bar.Set(int(done / time.Millisecond)) })
-		bar.Finish()
-		if err != nil && !(errors.Is(err, cmd.Context().Err()) && d != nil) {
-			return err
-		}
-		sampled.Source, sampled.CPUStat, sampled.LimitMilli = g.Path+" ("+g.Name+")", st, g.LimitMilli()
+func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
+	if f.fleet.set() {
+		return runAdviseFleet(cmd, args, f.fleet, f.json)
 	}
-	d.Cores = f.cores
-	if f.saveCSV != "" {
-		if err := writeDemandCSV(f.saveCSV, d); err != nil {
-			return err
-		}
-	}
-	a, err := advise.Advise(d, req, sampled)
+	req, err := adviseRequest(f)
 	if err != nil {
-		if errors.Is(err, advise.ErrTooShort) || errors.Is(err, advise.ErrQuotaTooSmall) || errors.Is(err, advise.ErrBurstTooLarge) {
-			return usagef("%v", err)
-		}
 		return err
 	}
-	if f.html != "" {
-		if err := writeAdviseHTML(f.html, d, a); err != nil {
-			return err
-		}
+	in := advise.Input{Pid: f.pid, CgroupPath: f.cgroupPath, Pod: f.pod, CSV: f.csv, Config: f.config, Instance: f.instance,
+		Root: f.root, Duration: f.duration, Cores: f.cores}
+	if len(args) == 1 {
+		in.ResultsDir = args[0]
 	}
-	out := cmd.OutOrStdout()
-	if f.json {
-		enc := json.NewEncoder(out)
+	var bar *progress.Bar
+	in.Progress = func(name string, total time.Duration) func(time.Duration) {
+		bar = progress.New(cmd.ErrOrStderr(), "sampling "+name, int(total/time.Millisecond))
+		bar.Millis(true)
+		return func(done time.Duration) { bar.Set(int(done / time.Millisecond)) }
+	}
+	d, sampled, err := advise.Load(cmd.Context(), in, slices.Min(req.Periods))
+	if bar != nil {
+		bar.Finish()
+	}
+	if err == nil && f.saveCSV != "" {
+		err = writeDemandCSV(f.saveCSV, d)
+	}
+	var a *advise.Advice
+	if err == nil {
+		a, err = advise.Advise(d, req, sampled)
+	}
+	if err == nil && f.html != "" {
+		err = writeAdviseHTML(f.html, d, a)
+	}
+	switch {
+	case errors.Is(err, advise.ErrInput) || errors.Is(err, advise.ErrTooShort) || errors.Is(err, advise.ErrQuotaTooSmall) || errors.Is(err, advise.ErrBurstTooLarge):
+		return usagef("%v", strings.TrimPrefix(err.Error(), advise.ErrInput.Error()+": "))
+	case err != nil:
+		return err
+	case f.json:
+		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		return enc.Encode(a)
+	case f.all:
+		return advise.WriteTextGrid(cmd.OutOrStdout(), a)
 	}
-	return advise.WriteText(out, a)
+	return advise.WriteText(cmd.OutOrStdout(), a)
 }
 
 func writeAdviseHTML(path string, d *advise.Demand, a *advise.Advice) error {

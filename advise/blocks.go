@@ -1,0 +1,327 @@
+package advise
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// The uncertainty of a prediction comes from the data: the window is cut
+// into time blocks, every point is replayed in each block as well as over
+// the whole window, and the spread of the block estimates is the interval
+// (docs/advise.md says why the spread and not a bootstrap). Blocks that
+// disagree beyond what counting noise allows name the window
+// non-stationary; the recommendation is the smallest limit that meets the
+// target in every block.
+
+// BlockTarget is the length a block aims at; MinBlock the shortest block
+// the window is cut into, and MaxBlocks the most blocks (a longer window has
+// longer blocks).
+const (
+	BlockTarget = 10 * time.Second
+	MinBlock    = 5 * time.Second
+	MaxBlocks   = 24
+)
+
+// Range is an interval [low, high], written as a two-element JSON array.
+type Range [2]float64
+
+// Block is one time block of the sampled window.
+type Block struct {
+	StartSeconds float64 `json:"start_s"`
+	EndSeconds   float64 `json:"end_s"`
+	MeanCores    float64 `json:"mean_cores"`
+	MaxCores10ms float64 `json:"max_cores_10ms"`
+	// ThrottledRatio is this block's predicted throttled share at the
+	// recommendation's limit (without burst).
+	ThrottledRatio float64 `json:"throttled_periods_ratio_at_recommendation"`
+	// Differs marks a block that fails the target at the limit the whole
+	// window would have recommended (only set when the window is judged
+	// non-stationary).
+	Differs bool `json:"differs,omitempty"`
+}
+
+// Window is what the advice rests on: the sampled span cut into blocks, and
+// whether the blocks agree.
+type Window struct {
+	Seconds      float64 `json:"seconds"`
+	BlockSeconds float64 `json:"block_seconds"`
+	Blocks       []Block `json:"blocks"`
+	// Stationary is false when the blocks disagree more than the target and
+	// the counting noise allow (see Nonstationary).
+	Stationary bool `json:"stationary"`
+	// Nonstationary says which blocks differ and how, when not Stationary.
+	Nonstationary string `json:"nonstationary,omitempty"`
+	// SampleForSeconds is how long to sample to see the demand's changes
+	// more than once (0 when the window is enough).
+	SampleForSeconds float64 `json:"sample_for_seconds,omitempty"`
+	// Widened says why the intervals were widened beyond the blocks'
+	// spread (gaps, a counter reset, a process that exited, a window
+	// shorter than two blocks); empty when they were not.
+	Widened string `json:"widened,omitempty"`
+	// WholeWindowLimitMilli is the smallest limit that meets the target
+	// over the whole window pooled (the recommendation meets it in every
+	// block, so it is at least this).
+	WholeWindowLimitMilli int64 `json:"whole_window_limit_millicores,omitempty"`
+}
+
+// Tolerance is the error band advise is validated to: max(0.07, 30%) of a
+// throttled share. Intervals are widened by it where the data cannot give
+// one (docs/advise.md).
+func Tolerance(x float64) float64 { return max(0.07, 0.3*x) }
+
+// blockCount returns how many blocks a window of span is cut into: 1 when
+// it is shorter than two blocks of MinBlock.
+func blockCount(span time.Duration) int {
+	if span < 2*MinBlock {
+		return 1
+	}
+	n := int((span + BlockTarget/2) / BlockTarget)
+	return min(max(n, 2), MaxBlocks)
+}
+
+// splitBlocks cuts d into n blocks of equal time (on sample boundaries):
+// each block is a Demand of its own.
+func splitBlocks(d *Demand, n int) []*Demand {
+	if n <= 1 {
+		return []*Demand{d}
+	}
+	span := d.Duration()
+	var out []*Demand
+	i := 0
+	for b := 0; b < n; b++ {
+		end := span * time.Duration(b+1) / time.Duration(n)
+		j := i
+		for j < len(d.At)-1 && d.At[j] < end {
+			j++
+		}
+		sub := &Demand{At: append([]time.Duration(nil), d.At[i:j+1]...), Usage: d.Usage[i : j+1], Cores: d.Cores}
+		t0 := sub.At[0]
+		for k := range sub.At {
+			sub.At[k] -= t0
+		}
+		out = append(out, sub)
+		i = j
+	}
+	return out
+}
+
+// blockEvals is one point's evaluation in each block.
+type blockEvals [][]Evaluation // [block][point]
+
+// evaluateBlocks evaluates points over the whole of d and in each block, and
+// sets every evaluation's ranges: the spread of the block estimates, widened
+// by Tolerance when why is not empty or there is one block. cores is the
+// whole window's parallelism bound (a block replays on the same CPUs).
+func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evaluation, blockEvals, []*Demand, error) {
+	evs, err := Evaluate(d, points, o)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	blocks := splitBlocks(d, blockCount(d.Duration()))
+	minPeriod := time.Duration(math.MaxInt64)
+	for _, p := range points {
+		minPeriod = min(minPeriod, p.Period)
+	}
+	// The slice bound: the same points with the runtime other CPUs' slices
+	// can hold taken out of the quota. It only differs on a group that runs
+	// on more than one CPU.
+	var bound []Evaluation
+	if d.cores() > 1 {
+		so := o
+		so.stranded = true
+		if bound, err = Evaluate(d, points, so); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	be := make(blockEvals, len(blocks))
+	if len(blocks) > 1 {
+		for b, sub := range blocks {
+			sub.Cores = int(d.cores())
+			if sub.Duration() < minPeriod {
+				return nil, nil, nil, fmt.Errorf("block %d spans %s, less than a period", b+1, sub.Duration())
+			}
+			be[b], err = Evaluate(sub, points, o)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("block %d: %w", b+1, err)
+			}
+		}
+	}
+	for i := range evs {
+		e := &evs[i]
+		thr, del := Range{e.ThrottledRatio, e.ThrottledRatio}, Range{e.DelayP99Ms, e.DelayP99Ms}
+		if len(blocks) > 1 {
+			thr, del = Range{math.Inf(1), math.Inf(-1)}, Range{math.Inf(1), math.Inf(-1)}
+			for b := range be {
+				x := be[b][i]
+				thr = Range{min(thr[0], x.ThrottledRatio), max(thr[1], x.ThrottledRatio)}
+				del = Range{min(del[0], x.DelayP99Ms), max(del[1], x.DelayP99Ms)}
+			}
+			// The pooled estimate lies inside its interval.
+			thr = Range{min(thr[0], e.ThrottledRatio), max(thr[1], e.ThrottledRatio)}
+			del = Range{min(del[0], e.DelayP99Ms), max(del[1], e.DelayP99Ms)}
+		}
+		if bound != nil {
+			e.ThrottledRatioSliceBound = &bound[i].ThrottledRatio
+			thr[1] = max(thr[1], bound[i].ThrottledRatio)
+			del[1] = max(del[1], bound[i].DelayP99Ms)
+		}
+		if widen != "" || len(blocks) == 1 {
+			thr = Range{max(0, thr[0]-Tolerance(thr[0])), min(1, thr[1]+Tolerance(thr[1]))}
+			del = Range{del[0] * 0.7, del[1] * 1.3}
+		}
+		e.ThrottledRatioRange, e.DelayP99MsRange = &thr, &del
+	}
+	return evs, be, blocks, nil
+}
+
+// EvaluateIntervals is Evaluate with each evaluation's intervals set as
+// Advise sets them: the spread over the window's time blocks, widened by
+// Tolerance when d carries warnings (gaps, resets) or the window is shorter
+// than two blocks.
+func EvaluateIntervals(d *Demand, points []Point, o Options) ([]Evaluation, error) {
+	widen := ""
+	if len(d.Warnings) > 0 || blockCount(d.Duration()) < 2 {
+		widen = "doubtful or short samples"
+	}
+	evs, _, _, err := evaluateBlocks(d, points, o, widen)
+	return evs, err
+}
+
+// meetsAll reports whether point i meets t over the whole window and in
+// every block.
+func meetsAll(t Target, evs []Evaluation, be blockEvals, i int) bool {
+	if !t.Meets(evs[i]) {
+		return false
+	}
+	for b := range be {
+		if len(be[b]) > 0 && !t.Meets(be[b][i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// chi2Crit is the 0.999 quantile of the chi-squared distribution with df
+// degrees of freedom (Wilson-Hilferty; within 1% for df >= 1 at this tail).
+func chi2Crit(df int) float64 {
+	k := float64(df)
+	z := 3.0902 // the normal's 0.999 quantile
+	v := 1 - 2/(9*k) + z*math.Sqrt(2/(9*k))
+	return k * v * v * v
+}
+
+// secondMeans returns d's use (cores) over consecutive 1 s windows.
+func secondMeans(d *Demand) []float64 {
+	var out []float64
+	j := 0
+	for k := 1; k < len(d.At); k++ {
+		if d.At[k]-d.At[j] >= time.Second {
+			out = append(out, float64(d.Usage[k]-d.Usage[j])/float64(d.At[k]-d.At[j]))
+			j = k
+		}
+	}
+	return out
+}
+
+// useDiffers tests whether the blocks' mean use differs beyond its noise
+// within blocks (one-way analysis of variance of 1 s means, at 0.001), and
+// returns the blocks whose mean lies more than three standard errors above
+// the window's.
+func useDiffers(blocks []*Demand) (high []int, differs bool) {
+	var means []float64
+	var within, grand float64
+	var n, dfWithin int
+	per := 0
+	for _, b := range blocks {
+		xs := secondMeans(b)
+		if len(xs) < 2 {
+			return nil, false
+		}
+		m := 0.0
+		for _, x := range xs {
+			m += x
+		}
+		m /= float64(len(xs))
+		for _, x := range xs {
+			within += (x - m) * (x - m)
+		}
+		means = append(means, m)
+		grand += m * float64(len(xs))
+		n += len(xs)
+		dfWithin += len(xs) - 1
+		per = len(xs)
+	}
+	grand /= float64(n)
+	msWithin := within / float64(dfWithin)
+	between := 0.0
+	for _, m := range means {
+		between += float64(per) * (m - grand) * (m - grand)
+	}
+	k := len(blocks) - 1
+	// Within-block noise floor: a counter that reads 0 in every second has
+	// no spread, and any difference would count.
+	msWithin = max(msWithin, 1e-6)
+	f := between / float64(k) / msWithin
+	differs = f*float64(k) > chi2Crit(k)*1.25 // the 1.25 covers the finite within-block df
+	se := math.Sqrt(msWithin / float64(per))
+	for b, m := range means {
+		if m > grand+3*se {
+			high = append(high, b)
+		}
+	}
+	return high, differs
+}
+
+// stationarity judges the blocks at point i (the limit the whole window
+// would recommend): the window is non-stationary when some block fails the
+// target there and the blocks differ beyond noise, in their throttled counts
+// (chi-squared homogeneity at 0.001) or in their mean use (analysis of
+// variance of 1 s means at 0.001). It returns the differing blocks: those
+// whose use is well above the window's, and those failing the target.
+func stationarity(t Target, blocks []*Demand, be blockEvals, i int) (differing []int, ok bool) {
+	if len(be) < 2 || len(be[0]) == 0 {
+		return nil, true
+	}
+	var failing []int
+	for b := range be {
+		if !t.Meets(be[b][i]) {
+			failing = append(failing, b)
+		}
+	}
+	if len(failing) == 0 {
+		return nil, true
+	}
+	high, useDiff := useDiffers(blocks)
+	var n, k float64
+	for b := range be {
+		n += be[b][i].Periods
+		k += be[b][i].ThrottledPeriods
+	}
+	countDiff := false
+	if p := k / max(n, 1); p > 0 && p < 1 {
+		x2 := 0.0
+		for b := range be {
+			nb := be[b][i].Periods
+			if nb <= 0 {
+				continue
+			}
+			dv := be[b][i].ThrottledPeriods - nb*p
+			x2 += dv * dv / (nb * p * (1 - p))
+		}
+		countDiff = x2 > chi2Crit(len(be)-1)
+	}
+	if !useDiff && !countDiff {
+		return nil, true
+	}
+	in := map[int]bool{}
+	for _, b := range append(high, failing...) {
+		if !in[b] {
+			in[b] = true
+			differing = append(differing, b)
+		}
+	}
+	sort.Ints(differing)
+	return differing, false
+}

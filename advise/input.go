@@ -1,0 +1,106 @@
+package advise
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Input says where the samples come from: exactly one of Pid, CgroupPath,
+// Pod, CSV and ResultsDir (with Config).
+type Input struct {
+	Pid        int
+	CgroupPath string
+	Pod        string
+	CSV        string
+	// ResultsDir is a run recorded by throttlelab run; Config the config
+	// whose first run to read, Instance the instance or neighbour.
+	ResultsDir, Config, Instance string
+	// Root is where /proc and the cgroup file systems are ("/").
+	Root string
+	// Duration is how long a live group is sampled.
+	Duration time.Duration
+	// Cores bounds the replay's parallelism (0: from the samples).
+	Cores int
+	// Progress, if set, is called when live sampling starts, with the
+	// group's name; it returns the function sampling reports progress to.
+	Progress func(name string, total time.Duration) func(done time.Duration)
+}
+
+// ErrInput marks an input the user must fix (none or several sources, a
+// file that is not there or not a sample CSV, a duration under a period).
+var ErrInput = errors.New("bad input")
+
+// Load reads or samples the demand in, and describes it. A live sample
+// cut short by ctx keeps what it has.
+func Load(ctx context.Context, in Input, minPeriod time.Duration) (*Demand, Sampled, error) {
+	n := 0
+	for _, set := range []bool{in.Pid != 0, in.CgroupPath != "", in.Pod != "", in.CSV != "", in.ResultsDir != ""} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return nil, Sampled{}, fmt.Errorf("%w: give exactly one input: --pid, --cgroup, --pod, --csv or a RESULTS_DIR (see --help)", ErrInput)
+	}
+	var (
+		d   *Demand
+		s   Sampled
+		err error
+	)
+	switch {
+	case in.CSV != "":
+		fh, err := os.Open(in.CSV)
+		if err != nil {
+			return nil, s, fmt.Errorf("%w: --csv: %v", ErrInput, err)
+		}
+		d, err = ReadCSV(fh)
+		fh.Close()
+		if err != nil {
+			return nil, s, fmt.Errorf("%w: --csv %s: %v", ErrInput, in.CSV, err)
+		}
+		s.Source = in.CSV
+	case in.ResultsDir != "":
+		if in.Config == "" {
+			return nil, s, fmt.Errorf("%w: advise %s: give --config NAME (the config whose run to read)", ErrInput, in.ResultsDir)
+		}
+		r, err := ReadRecorded(in.ResultsDir, in.Config, in.Instance)
+		if err != nil {
+			return nil, s, fmt.Errorf("%w: %v", ErrInput, err)
+		}
+		d, s.Source, s.CPUStat, s.LimitMilli = r.Demand, r.Source, r.CPUStat, r.LimitMilli
+	default:
+		if in.Duration < minPeriod {
+			return nil, s, fmt.Errorf("%w: --duration %s: too short for one period (%s): sample for at least that, better 10m or more", ErrInput, in.Duration, minPeriod)
+		}
+		root := in.Root
+		if root == "" {
+			root = "/"
+		}
+		var g *Group
+		switch {
+		case in.Pid != 0:
+			g, err = FindPid(root, in.Pid)
+		case in.Pod != "":
+			g, err = FindPod(root, in.Pod)
+		default:
+			g, err = FindPath(root, in.CgroupPath)
+		}
+		if err != nil {
+			return nil, s, err
+		}
+		var progress func(time.Duration)
+		if in.Progress != nil {
+			progress = in.Progress(g.Name, in.Duration)
+		}
+		d, s.CPUStat, err = Sample(ctx, g, in.Duration, progress)
+		if err != nil && !(errors.Is(err, ctx.Err()) && d != nil) {
+			return nil, s, err
+		}
+		s.Source, s.LimitMilli = g.Path+" ("+g.Name+")", g.LimitMilli()
+	}
+	d.Cores = in.Cores
+	return d, s, nil
+}

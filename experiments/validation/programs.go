@@ -1,0 +1,285 @@
+package validation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/cgroup"
+)
+
+// Program is a program nobody here wrote, driven by its own standard
+// client at a steady rate: it is sampled without a limit, advised, then
+// measured at three limits near the knee.
+type Program struct {
+	Name, What string
+	// Setup prepares dir (configuration, data) before the server starts.
+	Setup func(ctx context.Context, dir string) error
+	// Server is the server's command line (run inside the group).
+	Server func(dir string) []string
+	// Addr is where the server listens once ready.
+	Addr string
+	// Prime runs once the server is ready (e.g. a benchmark's tables).
+	Prime func(ctx context.Context, dir string) error
+	// Client is the load for d (run outside the group).
+	Client func(dir string, d time.Duration) []string
+}
+
+// ProgramRow is one limit of one round of a program.
+type ProgramRow struct {
+	Program, What string
+	Round         int
+	// WindowSeconds is how long each window was sampled or measured.
+	WindowSeconds float64
+	Limit         string
+	LimitMilli    int64
+	// Recommended marks the limit advise recommended in this round.
+	Recommended bool
+	// From the unlimited window: mean use, the advice's interval.
+	SampledMean                            float64
+	Predicted, PredictedLow, PredictedHigh float64
+	SliceBound                             float64 `json:",omitempty"`
+	Stationary                             bool
+	// Measured under the limit: throttled share, periods, the group's mean
+	// use.
+	Measured     float64
+	Periods      uint64
+	MeasuredMean float64
+	InInterval   bool
+	// Others is the cores the rest of the machine used while measured (nil:
+	// unknown).
+	Others *float64 `json:",omitempty"`
+}
+
+// MeasureProgram starts p in a group of its own (root, cgroup v1 or v2),
+// drives it with its client, and for each of rounds: samples it without a
+// limit for window, advises, and measures the recommended limit and the two
+// grid limits below it for window each. It stops everything it started.
+func MeasureProgram(ctx context.Context, p Program, dir string, window time.Duration, rounds int, log io.Writer) (rows []ProgramRow, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	if p.Setup != nil {
+		if err := p.Setup(ctx, dir); err != nil {
+			return nil, fmt.Errorf("%s setup: %w", p.Name, err)
+		}
+	}
+	m, err := cgroup.NewManager("/", "validate-"+p.Name, false)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, m.Cleanup(true)) }()
+	g, err := m.NewGroup("server", cgroup.Settings{})
+	if err != nil {
+		return nil, err
+	}
+	stop, err := startIn(g, p.Server(dir), filepath.Join(dir, "server.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		stop()
+		// Servers that fork (postgres under runuser) may still be shutting
+		// down: give them 10 s before Cleanup kills what is left.
+		for end := time.Now().Add(10 * time.Second); len(g.Procs()) > 0 && time.Now().Before(end); {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	if err := waitPort(ctx, p.Addr, 30*time.Second); err != nil {
+		return nil, fmt.Errorf("%s: %w (see %s)", p.Name, err, filepath.Join(dir, "server.log"))
+	}
+	if p.Prime != nil {
+		if err := p.Prime(ctx, dir); err != nil {
+			return nil, fmt.Errorf("%s prime: %w", p.Name, err)
+		}
+	}
+	path := g.Dirs["cpu"]
+	lg, err := advise.FindPath("/", path)
+	if err != nil {
+		return nil, err
+	}
+	setLimit := func(milli int64) error {
+		s := cgroup.Settings{PeriodUsec: uint64(Period / time.Microsecond)}
+		if milli > 0 {
+			s.QuotaUsec = int64(cgroup.MilliCPUToQuota(milli, s.PeriodUsec))
+		}
+		for _, w := range s.Writes(m.Version(), false) {
+			if err := os.WriteFile(filepath.Join(g.Dirs[w.Controller], w.File), []byte(w.Value), 0o644); err != nil {
+				return fmt.Errorf("setting %s: %w", w.File, err)
+			}
+		}
+		return nil
+	}
+	for round := 1; round <= rounds; round++ {
+		if err := setLimit(0); err != nil {
+			return rows, err
+		}
+		// Warm up, then sample without a limit under the client's load.
+		if err := runClient(ctx, p.Client(dir, 5*time.Second), io.Discard); err != nil {
+			return rows, fmt.Errorf("%s warm-up: %w", p.Name, err)
+		}
+		var d *advise.Demand
+		cerr := make(chan error, 1)
+		go func() { cerr <- runClient(ctx, p.Client(dir, window+time.Second), io.Discard) }()
+		d, _, err = advise.Sample(ctx, lg, window, nil)
+		if e := <-cerr; err == nil {
+			err = e
+		}
+		if err != nil {
+			return rows, fmt.Errorf("%s round %d sampling: %w", p.Name, round, err)
+		}
+		a, err := advise.Advise(d, advise.Request{GridSize: 25}, advise.Sampled{Source: p.Name})
+		if err != nil {
+			return rows, err
+		}
+		fmt.Fprintf(log, "%s round %d: %s\n", p.Name, round, advise.Answer(a))
+		for _, e := range kneeLimits(a) {
+			if err := setLimit(e.LimitMilli); err != nil {
+				return rows, err
+			}
+			before, err := g.Stat()
+			if err != nil {
+				return rows, err
+			}
+			u0, _ := g.Usage()
+			idle0, cpus, ierr := cgroup.HostIdle("/")
+			t0 := time.Now()
+			if err := runClient(ctx, p.Client(dir, window), io.Discard); err != nil {
+				return rows, fmt.Errorf("%s at %dm: %w", p.Name, e.LimitMilli, err)
+			}
+			span := time.Since(t0)
+			idle1, _, ierr2 := cgroup.HostIdle("/")
+			u1, _ := g.Usage()
+			after, err := g.Stat()
+			if err != nil {
+				return rows, err
+			}
+			st := after.Sub(before)
+			r := ProgramRow{Program: p.Name, What: p.What, Round: round, WindowSeconds: window.Seconds(), Limit: advise.Point{LimitMilli: e.LimitMilli, Period: Period}.String(), LimitMilli: e.LimitMilli,
+				Recommended: e.LimitMilli == a.Recommendation.LimitMilli && a.Recommendation.Met,
+				SampledMean: d.MeanCores(), Predicted: e.ThrottledRatio, PredictedLow: e.ThrottledRatioRange[0], PredictedHigh: e.ThrottledRatioRange[1],
+				Stationary: a.Window.Stationary, Periods: st.Periods, MeasuredMean: (u1 - u0).Seconds() / span.Seconds()}
+			if e.ThrottledRatioSliceBound != nil {
+				r.SliceBound = *e.ThrottledRatioSliceBound
+			}
+			if st.Periods > 0 {
+				r.Measured = float64(st.ThrottledPeriods) / float64(st.Periods)
+			}
+			r.InInterval = Within(r.Measured, r.PredictedLow, r.PredictedHigh)
+			if ierr == nil && ierr2 == nil {
+				busy := float64(cpus)*span.Seconds() - (idle1 - idle0).Seconds()
+				o := max(0, busy/span.Seconds()-r.MeasuredMean)
+				r.Others = &o
+			}
+			fmt.Fprintf(log, "  %s: predicted %.3f [%.3f, %.3f], measured %.3f (%d periods, %.3f cores; others %s)\n",
+				r.Limit, r.Predicted, r.PredictedLow, r.PredictedHigh, r.Measured, r.Periods, r.MeasuredMean, fmtOthers(r.Others))
+			rows = append(rows, r)
+		}
+	}
+	return rows, setLimit(0)
+}
+
+func fmtOthers(o *float64) string {
+	if o == nil {
+		return "?"
+	}
+	return fmt.Sprintf("%.2f cores", *o)
+}
+
+// kneeLimits are the recommendation and the two grid limits below it
+// (without burst, at the first period): three limits near the knee.
+func kneeLimits(a *advise.Advice) []advise.Evaluation {
+	var grid []advise.Evaluation
+	for _, e := range a.Evaluations {
+		if e.BurstMilli == 0 && e.PeriodUsec == a.Recommendation.PeriodUsec {
+			grid = append(grid, e)
+		}
+	}
+	k := len(grid) - 1
+	for i, e := range grid {
+		if e.LimitMilli == a.Recommendation.LimitMilli {
+			k = i
+		}
+	}
+	return grid[max(0, k-2) : k+1]
+}
+
+// startIn starts argv with its stdout and stderr in logPath, inside g
+// before it runs anything: a shell waits on its stdin until it is in the
+// group, then execs argv. stop ends its process group and waits.
+func startIn(g *cgroup.Group, argv []string, logPath string) (stop func(), err error) {
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("sh", append([]string{"-c", `read _ && exec "$@"`, "sh"}, argv...)...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	stop = func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		logf.Close()
+	}
+	if err := g.Attach(cmd.Process.Pid); err != nil {
+		in.Close()
+		stop()
+		return nil, err
+	}
+	io.WriteString(in, "go\n")
+	in.Close()
+	return stop, nil
+}
+
+// runClient runs a load client to its end.
+func runClient(ctx context.Context, argv []string, out io.Writer) error {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	var errb strings.Builder
+	cmd.Stdout, cmd.Stderr = out, &errb
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w: %s", argv[0], err, strings.TrimSpace(errb.String()))
+	}
+	return nil
+}
+
+// waitPort waits until addr accepts a connection.
+func waitPort(ctx context.Context, addr string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not listening after %s: %w", addr, limit, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
