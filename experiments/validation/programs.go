@@ -151,14 +151,16 @@ func MeasureProgram(ctx context.Context, p Program, dir string, window time.Dura
 				return rows, err
 			}
 			u0, _ := g.Usage()
-			idle0, cpus, ierr := cgroup.HostIdle("/")
+			mark0, ierr := cgroup.MarkHost("/")
+			mark0.Ours = u0
 			t0 := time.Now()
 			if err := runClient(ctx, p.Client(dir, window), io.Discard); err != nil {
 				return rows, fmt.Errorf("%s at %dm: %w", p.Name, e.LimitMilli, err)
 			}
 			span := time.Since(t0)
-			idle1, _, ierr2 := cgroup.HostIdle("/")
 			u1, _ := g.Usage()
+			mark1, ierr2 := cgroup.MarkHost("/")
+			mark1.Ours = u1
 			after, err := g.Stat()
 			if err != nil {
 				return rows, err
@@ -175,9 +177,7 @@ func MeasureProgram(ctx context.Context, p Program, dir string, window time.Dura
 				r.Measured = float64(st.ThrottledPeriods) / float64(st.Periods)
 			}
 			r.InInterval = Within(r.Measured, r.PredictedLow, r.PredictedHigh)
-			if ierr == nil && ierr2 == nil {
-				busy := float64(cpus)*span.Seconds() - (idle1 - idle0).Seconds()
-				o := max(0, busy/span.Seconds()-r.MeasuredMean)
+			if o, ok := cgroup.OtherCores(mark0, mark1); ok && ierr == nil && ierr2 == nil {
 				r.Others = &o
 			}
 			fmt.Fprintf(log, "  %s: predicted %.3f [%.3f, %.3f], measured %.3f (%d periods, %.3f cores; others %s)\n",

@@ -44,8 +44,9 @@ measurement, and the measurement inside the interval widened by max(0.07, 30%%).
 delay columns are not the same quantity on both sides: the prediction is the p99 delay
 the limit adds to the work (each ns of CPU weighs alike); the measurement is how much
 the p99 latency of requests (burst: of a busy phase's wall time) grew against the
-unlimited run. Others' load is the cores the rest of the machine (load generator, other
-users) used during the limited run ("?": unknown).
+unlimited run. Others' load is the run's host_other_cores: the cores the rest of the
+machine (not the run's groups or its load generator) used during the limited run ("?":
+unknown).
 
 **%d of %d points within max(0.07, 30%%) of the prediction; %d of %d inside the widened interval.**
 

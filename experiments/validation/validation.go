@@ -139,8 +139,9 @@ type Row struct {
 	// CPU seconds the group used in the unlimited and the limited run, and
 	// (wall-clock demand) what the replay predicts is lost under the limit.
 	WorkUnlimitedS, WorkLimitedS, PredictedLostS float64
-	// Cores the rest of the machine (load generator, other users) used
-	// during the unlimited and the limited run; nil when unknown.
+	// Cores the rest of the machine (other users; not the run's groups or
+	// its load generator) used during the unlimited and the limited run
+	// (record.Run.HostOtherCores); nil when unknown.
 	OthersUnlimited, OthersLimited *float64 `json:",omitempty"`
 	// Pass: the pooled prediction is within advise.Tolerance of the
 	// measurement.
@@ -149,13 +150,10 @@ type Row struct {
 	Why []string `json:",omitempty"`
 }
 
-// Others returns the cores the rest of the machine used during a run, and
-// false when that is unknown.
-type Others func(r *record.Run, d *advise.Demand) (float64, bool)
-
 // Compare predicts from the unlimited run in dir and reads what the limited
-// runs measured. others may be nil (unknown).
-func (w Workload) Compare(dir string, others Others) ([]Row, error) {
+// runs measured. Others' load is each run's own host_other_cores (the local
+// backend measures it; unknown stays unknown).
+func (w Workload) Compare(dir string) ([]Row, error) {
 	unl, err := advise.ReadRecorded(dir, "unlimited", w.Instance)
 	if err != nil {
 		return nil, err
@@ -179,15 +177,6 @@ func (w Workload) Compare(dir string, others Others) ([]Row, error) {
 	baseP99, err := w.p99Of(dir, byConfig["unlimited"])
 	if err != nil {
 		return nil, err
-	}
-	other := func(r *record.Run, d *advise.Demand) *float64 {
-		if others == nil {
-			return nil
-		}
-		if v, ok := others(r, d); ok {
-			return &v
-		}
-		return nil
 	}
 	var rows []Row
 	for i, l := range w.Limits {
@@ -215,7 +204,7 @@ func (w Workload) Compare(dir string, others Others) ([]Row, error) {
 			PredictedP99Ms: e.DelayP99Ms, MeasuredP99AddMs: p99 - baseP99, MeasuredPeriods: m.CPUStat.Periods,
 			UnlimitedMean: unl.Demand.MeanCores(), UnlimitedMax10ms: unl.Demand.MaxCores(),
 			WorkUnlimitedS: unl.Demand.Work().Seconds(), WorkLimitedS: m.Demand.Work().Seconds(), PredictedLostS: e.LostSeconds,
-			OthersUnlimited: other(byConfig["unlimited"], unl.Demand), OthersLimited: other(r, m.Demand),
+			OthersUnlimited: byConfig["unlimited"].HostOtherCores, OthersLimited: r.HostOtherCores,
 			Pass: math.Abs(e.ThrottledRatio-ratio) <= advise.Tolerance(ratio)}
 		if e.ThrottledRatioSliceBound != nil {
 			row.SliceBound = *e.ThrottledRatioSliceBound

@@ -27,7 +27,7 @@ func TestSimBackend(t *testing.T) {
 			if err := w.Run(context.Background(), sim.NewBackend(sim.Options{Cores: 2}), dir, 20*time.Second, io.Discard); err != nil {
 				t.Fatal(err)
 			}
-			rows, err := w.Compare(dir, nil)
+			rows, err := w.Compare(dir)
 			if err != nil {
 				t.Fatal(err)
 			}

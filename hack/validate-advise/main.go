@@ -21,11 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/throttlelab/throttlelab/advise"
-	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiments/validation"
 	"github.com/throttlelab/throttlelab/local"
-	"github.com/throttlelab/throttlelab/record"
 )
 
 func main() {
@@ -36,7 +33,7 @@ func main() {
 	doc := flag.String("doc", "", "write the table of every saved row into this Markdown file (between its validate-advise markers)")
 	bin := flag.String("bin", "bin/throttlelab", "the throttlelab binary the local backend starts for instances and neighbours")
 	runFor := flag.Duration("duration", 30*time.Second, "how long each config runs")
-	noRun := flag.Bool("no-run", false, "compare the results already in -out again (others' load is then unknown)")
+	noRun := flag.Bool("no-run", false, "compare the results already in -out again")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -61,19 +58,14 @@ func run(ctx context.Context, name, out, doc, bin string, runFor time.Duration, 
 		return fmt.Errorf("-workload: %w", err)
 	}
 	dir := filepath.Join(out, w.Name)
-	var others validation.Others
 	if !noRun {
 		os.RemoveAll(dir)
 		os.MkdirAll(out, 0o755)
-		host := sampleHost()
-		err := w.Run(ctx, local.New(local.Options{Binary: bin, Log: os.Stderr}), dir, runFor, os.Stderr)
-		load := host()
-		if err != nil {
+		if err := w.Run(ctx, local.New(local.Options{Binary: bin, Log: os.Stderr}), dir, runFor, os.Stderr); err != nil {
 			return fmt.Errorf("workload %s: %w", w.Name, err)
 		}
-		others = load.others
 	}
-	rows, err := w.Compare(dir, others)
+	rows, err := w.Compare(dir)
 	if err != nil {
 		return err
 	}
@@ -153,66 +145,4 @@ func writeDoc(out, doc string, runFor time.Duration) error {
 	}
 	old, _ := os.ReadFile(doc)
 	return os.WriteFile(doc, []byte(validation.Splice(string(old), sec.String())), 0o644)
-}
-
-// hostLoad is the machine's busy CPU time sampled during a run.
-type hostLoad []hostSample
-
-type hostSample struct {
-	at   time.Time
-	busy float64 // CPU seconds not idle, summed over CPUs, since origin (less a constant)
-}
-
-// sampleHost reads the host's idle time every 200 ms until the returned
-// function is called, which returns the samples.
-func sampleHost() func() hostLoad {
-	var (
-		out  hostLoad
-		done = make(chan struct{})
-		fin  = make(chan struct{})
-	)
-	go func() {
-		defer close(fin)
-		tick := time.NewTicker(200 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			if idle, cpus, err := cgroup.HostIdle("/"); err == nil {
-				now := time.Now()
-				out = append(out, hostSample{now, float64(cpus)*now.Sub(origin).Seconds() - idle.Seconds()})
-			}
-			select {
-			case <-done:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	return func() hostLoad { close(done); <-fin; return out }
-}
-
-// origin is the fixed instant hostSample.busy counts the CPUs' time from.
-var origin = time.Now()
-
-// others returns the cores the rest of the machine used during run r: the
-// host's busy time over the run's span less the group's own work; unknown
-// when the samples do not cover the run.
-func (h hostLoad) others(r *record.Run, d *advise.Demand) (float64, bool) {
-	if r == nil || r.Seconds <= 0 || len(h) < 2 {
-		return 0, false
-	}
-	from, to := r.Started, r.Started.Add(time.Duration(r.Seconds*float64(time.Second)))
-	var a, b *hostSample
-	for i := range h {
-		if a == nil && !h[i].at.Before(from) {
-			a = &h[i]
-		}
-		if !h[i].at.After(to) {
-			b = &h[i]
-		}
-	}
-	if a == nil || b == nil || !b.at.After(a.at) {
-		return 0, false
-	}
-	span := b.at.Sub(a.at).Seconds()
-	return max(0, (b.busy-a.busy)/span-d.MeanCores()), true
 }
