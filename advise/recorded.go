@@ -60,7 +60,7 @@ func ReadRecorded(dir, config, instance string) (*Recorded, error) {
 			if rs.Settings.QuotaUsec > 0 && rs.Settings.PeriodUsec > 0 {
 				r.LimitMilli = rs.Settings.QuotaUsec * 1000 / int64(rs.Settings.PeriodUsec)
 			}
-		} else if st, ok := rs.Neighbours[fmt.Sprintf("r%03d-n-%s", rs.Index, name)]; ok {
+		} else if st, ok := rs.Neighbours[record.NeighbourGroup(rs.Index, name)]; ok {
 			r.CPUStat = st
 		}
 		return r, nil

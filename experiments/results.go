@@ -93,7 +93,7 @@ func (r *Results) NeighbourUsage(config, name string) (record.UsageStats, error)
 	for _, run := range r.runsOf(config) {
 		for _, g := range slices.Sorted(maps.Keys(run.NeighbourUsage)) {
 			s := run.NeighbourUsage[g]
-			if experiment.IsNeighbourGroup(g, name) {
+			if record.IsNeighbourGroup(g, name) {
 				u.Mean += s.Mean
 				u.Peak100ms = max(u.Peak100ms, s.Peak100ms)
 				u.Peak1s = max(u.Peak1s, s.Peak1s)

@@ -38,6 +38,12 @@ func InstanceGroup(index int, instance string) string {
 // run index: "r003-n-burst".
 func NeighbourGroup(index int, name string) string { return InstanceGroup(index, "n-"+name) }
 
+// IsNeighbourGroup reports whether group is neighbour name's group
+// (NeighbourGroup) in some run.
+func IsNeighbourGroup(group, name string) bool {
+	return GroupInstance(group) != group && GroupInstance(group) == "n-"+name
+}
+
 // GroupInstance turns a group name back into the name it was made for
 // ("r003-limited-1" is "limited-1", "r003-n-burst" is "n-burst"); a name not
 // made by InstanceGroup is returned as it is.

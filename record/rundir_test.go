@@ -151,3 +151,15 @@ func TestReadColumnsRefuses(t *testing.T) {
 		t.Errorf("columns %+v, %v", c, err)
 	}
 }
+
+func TestNeighbourGroupNames(t *testing.T) {
+	g := NeighbourGroup(3, "noise-1")
+	if g != "r003-n-noise-1" || !IsNeighbourGroup(g, "noise-1") {
+		t.Errorf("%q", g)
+	}
+	for _, other := range []string{"r003-noise-1", "r003-n-noise-10", "n-noise-1", "r003-n-"} {
+		if IsNeighbourGroup(other, "noise-1") {
+			t.Errorf("%q taken for neighbour noise-1", other)
+		}
+	}
+}

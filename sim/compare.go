@@ -110,7 +110,7 @@ func neighbourThrottled(runs []*record.Run, name string) float64 {
 	var p, t uint64
 	for _, r := range runs {
 		for g, st := range r.Neighbours {
-			if experiment.IsNeighbourGroup(g, name) {
+			if record.IsNeighbourGroup(g, name) {
 				p += st.Periods
 				t += st.ThrottledPeriods
 			}
