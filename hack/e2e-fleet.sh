@@ -22,8 +22,8 @@
 set -eu
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
-DEMAND=${E2E_FLEET_DEMAND:-150}
-MEASURE=${E2E_FLEET_MEASURE:-120}
+DEMAND=${E2E_FLEET_DEMAND:-120}
+MEASURE=${E2E_FLEET_MEASURE:-90}
 NS=fleet-e2e
 
 RIG=e2e-fleet
@@ -42,13 +42,16 @@ AGENT=$(freeport) PROM=$(freeport) WPORT=$(freeport)
 say "deploying the agent"
 bin/throttlelab k8s render agent --image "throttlelab:$VERSION" \
 	--agent-arg=--listen=127.0.0.1:$AGENT --agent-arg=--window=10m --agent-arg=--block=1m --agent-arg=--chunk=20s >"$work/agent.yaml"
-# The rig's changes, made to the rendered YAML: host network, and the API
-# server where it listens (no kube-proxy, so no Service IP).
-awk -v api="$API" '
+# The rig's changes, made to the rendered YAML: host network (port and probe
+# on loopback), and the API server where it listens (no kube-proxy, so no
+# Service IP).
+awk -v api="$API" -v port="$AGENT" '
 /^      enableServiceLinks: false$/ { print; print "      hostNetwork: true"; next }
+/^        - containerPort: 9101$/ { print "        - containerPort: " port; next }
+/^          httpGet:$/ { print; print "            host: 127.0.0.1"; next }
 /^        - name: GOMAXPROCS$/ { print "        - name: KUBERNETES_SERVICE_HOST"; print "          value: 127.0.0.1"; print "        - name: KUBERNETES_SERVICE_PORT"; print "          value: \"" api "\"" }
 { print }' "$work/agent.yaml" >"$work/agent-rig.yaml"
-grep -q 'hostNetwork: true' "$work/agent-rig.yaml" && grep -q KUBERNETES_SERVICE_HOST "$work/agent-rig.yaml" || { say "the rendered agent changed shape: no place for hostNetwork or the API server's address" >&2; exit 1; }
+grep -q 'hostNetwork: true' "$work/agent-rig.yaml" && grep -q KUBERNETES_SERVICE_HOST "$work/agent-rig.yaml" && grep -q "containerPort: $AGENT" "$work/agent-rig.yaml" && grep -q 'host: 127.0.0.1' "$work/agent-rig.yaml" || { say "the rendered agent changed shape: no place for hostNetwork or the API server's address" >&2; exit 1; }
 $K apply -f "$work/agent-rig.yaml" >/dev/null
 
 # --- the workload --------------------------------------------------------------
@@ -68,6 +71,7 @@ spec:
     spec:
       hostNetwork: true
       enableServiceLinks: false
+      tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists}]
       containers:
       - name: server
         image: throttlelab:$VERSION
