@@ -36,6 +36,11 @@ fi
 . hack/k8s-rig.sh
 
 K="kubectl --kubeconfig $KC"
+# The kubelet makes /var/log/pods 0750 root:root: the agent (UID 65532, no
+# capabilities) cannot list it and then names pods by UID, with no namespace
+# (docs/fleet.md, e2e). When the rig made the directory (teardown removes it),
+# open it to reading as kubelets of other versions and distributions leave it.
+case " $had_dirs " in *" /var/log/pods "*) say "/var/log/pods was there before the rig: left as it is" ;; *) mkdir -p /var/log/pods && chmod 0755 /var/log/pods ;; esac
 AGENT=$(freeport) PROM=$(freeport) WPORT=$(freeport)
 
 # --- the agent ---------------------------------------------------------------
