@@ -9,7 +9,7 @@ IMAGE_OUT ?= bin/throttlelab-oci.tar
 GOARCH ?= $(shell $(GO) env GOARCH)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: all build validate-advise image k8s-binaries e2e-k8s test test-cgroup-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
+.PHONY: all build validate-advise image k8s-binaries e2e-k8s e2e-fleet test test-cgroup-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
 
 all: build
 
@@ -32,6 +32,11 @@ k8s-binaries:
 # runs: as root, under the host lock. Results in E2E_OUT.
 e2e-k8s:
 	sh hack/e2e-k8s.sh
+
+# The agent, Prometheus and advise --prometheus --apply on the same rig (as root,
+# under the host lock): docs/fleet.md.
+e2e-fleet:
+	sh hack/e2e-fleet.sh
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

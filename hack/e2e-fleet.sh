@@ -1,0 +1,180 @@
+#!/bin/sh
+# make e2e-fleet: the agent, Prometheus and advise --prometheus --apply on the
+# one-node rig of make e2e-k8s (hack/k8s-rig.sh), and the host put back.
+#
+#   flock /tmp/throttlelab-host.lock make e2e-fleet      (as root)
+#
+# 1. the rig (hack/k8s-rig.sh), with the kubelet's pod logs in /var/log/pods
+#    where the agent reads names;
+# 2. the agent from make image (k8s render agent; short windows: --window 10m
+#    --block 1m --chunk 20s; host network, as every pod of the rig, which has
+#    no network plugin; the API server on loopback for its owner lookup);
+# 3. a Deployment "burner" of the server image (serve, /burn) with a 200m
+#    limit, driven from the host by an open-loop bursty load: one request
+#    for 50 ms of CPU every 400 ms, so 125m on average and throttled;
+# 4. Debian's prometheus on loopback scraping the agent every 5 s;
+# 5. once the agent's window holds E2E_FLEET_DEMAND seconds of demand:
+#    advise --prometheus -o json, then advise --prometheus --apply --yes
+#    (in-place resize), the cgroup's quota waited for;
+# 6. the throttled share measured from the container's cpu.stat over
+#    E2E_FLEET_MEASURE seconds after the resize, against the prediction
+#    (hack/e2e-fleet/check: within max(0.07, 30%)); teardown as e2e-k8s.
+set -eu
+cd "$(dirname "$0")/.."
+REPO=$(pwd)
+DEMAND=${E2E_FLEET_DEMAND:-120}
+MEASURE=${E2E_FLEET_MEASURE:-90}
+NS=fleet-e2e
+
+RIG=e2e-fleet
+RIG_POD_LOGS=/var/log/pods
+command -v prometheus >/dev/null || { echo "e2e-fleet: no prometheus (apt-get install -y prometheus)" >&2; exit 1; }
+if pgrep -x prometheus >/dev/null; then
+	echo "e2e-fleet: a prometheus is running already (pid $(pgrep -x prometheus | tr '\n' ' ')): the rig starts its own" >&2
+	exit 1
+fi
+. hack/k8s-rig.sh
+
+K="kubectl --kubeconfig $KC"
+# The kubelet makes /var/log/pods 0750 root:root: the agent (UID 65532, no
+# capabilities) cannot list it and then names pods by UID, with no namespace
+# (docs/fleet.md, e2e). When the rig made the directory (teardown removes it),
+# open it to reading as kubelets of other versions and distributions leave it.
+case " $had_dirs " in *" /var/log/pods "*) say "/var/log/pods was there before the rig: left as it is" ;; *) mkdir -p /var/log/pods && chmod 0755 /var/log/pods ;; esac
+AGENT=$(freeport) PROM=$(freeport) WPORT=$(freeport)
+
+# --- the agent ---------------------------------------------------------------
+say "deploying the agent"
+bin/throttlelab k8s render agent --image "throttlelab:$VERSION" \
+	--agent-arg=--listen=127.0.0.1:$AGENT --agent-arg=--window=10m --agent-arg=--block=1m --agent-arg=--chunk=20s >"$work/agent.yaml"
+# The rig's changes, made to the rendered YAML: host network (port and probe
+# on loopback), and the API server where it listens (no kube-proxy, so no
+# Service IP).
+awk -v api="$API" -v port="$AGENT" '
+/^      enableServiceLinks: false$/ { print; print "      hostNetwork: true"; next }
+/^        - containerPort: 9101$/ { print "        - containerPort: " port; next }
+/^          httpGet:$/ { print; print "            host: 127.0.0.1"; next }
+/^        - name: GOMAXPROCS$/ { print "        - name: KUBERNETES_SERVICE_HOST"; print "          value: 127.0.0.1"; print "        - name: KUBERNETES_SERVICE_PORT"; print "          value: \"" api "\"" }
+{ print }' "$work/agent.yaml" >"$work/agent-rig.yaml"
+grep -q 'hostNetwork: true' "$work/agent-rig.yaml" && grep -q KUBERNETES_SERVICE_HOST "$work/agent-rig.yaml" && grep -q "containerPort: $AGENT" "$work/agent-rig.yaml" && grep -q 'host: 127.0.0.1' "$work/agent-rig.yaml" || { say "the rendered agent changed shape: no place for hostNetwork or the API server's address" >&2; exit 1; }
+$K apply -f "$work/agent-rig.yaml" >/dev/null
+
+# --- the workload --------------------------------------------------------------
+cat >"$work/burner.yaml" <<YAML
+apiVersion: v1
+kind: Namespace
+metadata: {name: $NS}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: burner, namespace: $NS}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: burner}}
+  template:
+    metadata: {labels: {app: burner}}
+    spec:
+      hostNetwork: true
+      enableServiceLinks: false
+      tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists}]
+      containers:
+      - name: server
+        image: throttlelab:$VERSION
+        imagePullPolicy: Never
+        args: [serve, --listen, "127.0.0.1:$WPORT", --gomaxprocs, "2"]
+        resources:
+          requests: {cpu: 100m, memory: 64Mi}
+          limits: {cpu: 200m, memory: 256Mi}
+        resizePolicy:
+        - {resourceName: cpu, restartPolicy: NotRequired}
+YAML
+say "deploying the workload (200m limit)"
+$K apply -f "$work/burner.yaml" >/dev/null
+waitfor agent 180 $K -n throttlelab-agent rollout status ds/throttlelab-agent --timeout 5s
+waitfor burner 180 $K -n $NS rollout status deploy/burner --timeout 5s
+waitfor burner 60 curl -fs "http://127.0.0.1:$WPORT/healthz"
+waitfor agent 60 curl -fs "http://127.0.0.1:$AGENT/healthz"
+POD=$($K -n $NS get pod -l app=burner -o jsonpath='{.items[0].metadata.name}')
+UID_=$($K -n $NS get pod "$POD" -o jsonpath='{.metadata.uid}')
+CID=$($K -n $NS get pod "$POD" -o jsonpath='{.status.containerStatuses[0].containerID}' | sed 's|.*://||')
+CG=$(find /sys/fs/cgroup -path "*pod$UID_/$CID" -type d 2>/dev/null | while read -r d; do [ -e "$d/cpu.stat" ] && grep -q nr_periods "$d/cpu.stat" && echo "$d"; done | head -1)
+[ -n "$CG" ] || { say "no cgroup with cpu.stat for pod $POD container $CID" >&2; exit 1; }
+say "pod $POD, cgroup $CG"
+quota() { # the limit in millicores, from cpu.max or cfs_quota_us/cfs_period_us
+	if [ -e "$CG/cpu.max" ]; then set -- $(cat "$CG/cpu.max"); else set -- "$(cat "$CG/cpu.cfs_quota_us")" "$(cat "$CG/cpu.cfs_period_us")"; fi
+	echo $(($1 * 1000 / $2))
+}
+
+# --- the load: open loop, one 50 ms burn every 400 ms, bounded -----------------
+LOADSECS=$((DEMAND + MEASURE + 600))
+(
+	end=$(($(date +%s) + LOADSECS))
+	while [ "$(date +%s)" -lt $end ]; do
+		curl -s -o /dev/null --max-time 5 "http://127.0.0.1:$WPORT/burn?cpu=50ms" &
+		sleep 0.4
+	done
+	wait
+) &
+loadpid=$!
+pids="$loadpid $pids"
+cp "$CG/cpu.stat" "$E2E_OUT/stat-before-start"
+
+# --- Prometheus ------------------------------------------------------------------
+cat >"$work/prometheus.yml" <<YAML
+global: {scrape_interval: 5s, evaluation_interval: 5s}
+scrape_configs:
+- job_name: throttlelab-agent
+  honor_labels: true
+  static_configs: [{targets: ["127.0.0.1:$AGENT"]}]
+YAML
+say "starting prometheus"
+start prometheus prometheus --config.file "$work/prometheus.yml" --storage.tsdb.path "$work/prometheus" \
+	--web.listen-address "127.0.0.1:$PROM" --storage.tsdb.retention.time 1h
+waitfor prometheus 60 curl -fs "http://127.0.0.1:$PROM/-/ready"
+
+# --- advice, once the window holds enough demand ----------------------------------
+say "waiting for ${DEMAND}s of demand in the agent's window"
+i=0
+while :; do
+	if bin/throttlelab advise --prometheus "http://127.0.0.1:$PROM" -n $NS -o json >"$work/advice.json" 2>"$work/advise.log" &&
+		python3 -c '
+import json,sys
+d=json.load(open(sys.argv[1]))
+w=[m["worst"] for m in d["workloads"] if m["container"]=="server" and m.get("worst")]
+ok=w and w[0]["advised"]["known"] and w[0]["current"]["known"] and w[0]["window_seconds"]>=float(sys.argv[2])
+sys.exit(0 if ok else 1)' "$work/advice.json" "$DEMAND"; then
+		break
+	fi
+	i=$((i + 1))
+	if [ $i -gt $(((DEMAND + 300) / 10)) ]; then
+		say "no advice with ${DEMAND}s of demand after $((DEMAND + 300))s; last answer:" >&2
+		cat "$work/advice.json" "$work/advise.log" >&2
+		exit 1
+	fi
+	sleep 10
+done
+cp "$CG/cpu.stat" "$E2E_OUT/stat-before-end"
+cp "$work/advice.json" "$E2E_OUT/advice.json"
+bin/throttlelab advise --prometheus "http://127.0.0.1:$PROM" -n $NS | tee "$E2E_OUT/advice.txt"
+
+say "applying the advice in place"
+bin/throttlelab advise --prometheus "http://127.0.0.1:$PROM" -n $NS --apply --yes --kubeconfig "$KC" 2>&1 | tee "$E2E_OUT/apply.txt"
+ADV=$(python3 -c '
+import json,sys
+d=json.load(open(sys.argv[1]))
+print([m["worst"] for m in d["workloads"] if m["container"]=="server"][0]["advised_limit_milli"])' "$work/advice.json")
+waitfor resize 60 sh -c "[ \$(( \$(cat $CG/cpu.cfs_quota_us 2>/dev/null || cut -d' ' -f1 $CG/cpu.max) * 1000 / \$(cat $CG/cpu.cfs_period_us 2>/dev/null || cut -d' ' -f2 $CG/cpu.max) )) -eq $ADV ]"
+say "the cgroup's limit is now $(quota)m (advised ${ADV}m); restarts: $($K -n $NS get pod "$POD" -o jsonpath='{.status.containerStatuses[0].restartCount}')"
+sleep 10
+cp "$CG/cpu.stat" "$E2E_OUT/stat-after-start"
+say "measuring for ${MEASURE}s"
+sleep "$MEASURE"
+cp "$CG/cpu.stat" "$E2E_OUT/stat-after-end"
+kill "$loadpid" 2>/dev/null || true
+curl -fs "http://127.0.0.1:$PROM/api/v1/query?query=throttlelab_predicted_throttled_ratio" >"$E2E_OUT/prom-predicted.json" || true
+go run ./hack/e2e-fleet/check -advice "$E2E_OUT/advice.json" -namespace $NS -container server \
+	-before-start "$E2E_OUT/stat-before-start" -before-end "$E2E_OUT/stat-before-end" \
+	-after-start "$E2E_OUT/stat-after-start" -after-end "$E2E_OUT/stat-after-end" -applied "$(quota)" >"$E2E_OUT/check.txt" 2>&1 || checkrc=$?
+cat "$E2E_OUT/check.txt"
+[ "${checkrc:-0}" = 0 ] || exit 1
+say "passed"
