@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/agent"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -19,23 +20,9 @@ type AgentDoc struct {
 	Containers []AgentContainer `json:"containers"`
 }
 
-// AgentContainer is one container of an agent's /advice answer.
-type AgentContainer struct {
-	Namespace     string         `json:"namespace"`
-	Pod           string         `json:"pod"`
-	Container     string         `json:"container"`
-	OwnerKind     string         `json:"owner_kind"`
-	OwnerName     string         `json:"owner_name"`
-	Cgroup        string         `json:"cgroup"`
-	LimitMilli    int64          `json:"limit_milli"`
-	RequestMilli  int64          `json:"request_milli"`
-	BurstMilli    int64          `json:"burst_milli"`
-	KrrMilli      int64          `json:"krr_milli"`
-	VPAMilli      int64          `json:"vpa_milli"`
-	WindowSeconds float64        `json:"window_seconds"`
-	Advice        *advise.Advice `json:"advice"`
-	Why           string         `json:"why"`
-}
+// AgentContainer is one container of an agent's /advice answer: the
+// agent's own type, so that the client and the server read one contract.
+type AgentContainer = agent.View
 
 // ErrNotFound: the agent does not know the container, or has no demand for
 // it yet.

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/agent"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -50,27 +51,6 @@ type Container struct {
 	Demand                    *advise.Demand
 }
 
-// adviceContainer is one element of /advice, written from the agent's
-// contract apart from fleet.AgentContainer (the fake serves the contract,
-// not fleet's reading of it; fleet's tests import this package, so it
-// cannot import fleet's types anyway).
-type adviceContainer struct {
-	Namespace     string         `json:"namespace"`
-	Pod           string         `json:"pod"`
-	Container     string         `json:"container"`
-	OwnerKind     string         `json:"owner_kind"`
-	OwnerName     string         `json:"owner_name"`
-	Cgroup        string         `json:"cgroup"`
-	LimitMilli    int64          `json:"limit_milli"`
-	RequestMilli  int64          `json:"request_milli"`
-	BurstMilli    int64          `json:"burst_milli"`
-	KrrMilli      int64          `json:"krr_milli"`
-	VPAMilli      int64          `json:"vpa_milli"`
-	WindowSeconds float64        `json:"window_seconds"`
-	Advice        *advise.Advice `json:"advice"`
-	Why           string         `json:"why,omitempty"`
-}
-
 // Agent serves the agent's /advice and /evaluate for cs on node, from
 // advise.Advise and advise.Evaluate of each container's demand (a nil
 // Demand: no advice yet). It is closed with the test.
@@ -78,13 +58,13 @@ func Agent(t testing.TB, node string, cs []Container) *httptest.Server {
 	t.Helper()
 	target := advise.Target{MaxThrottled: 0.01}
 	var doc struct {
-		Node       string            `json:"node"`
-		Containers []adviceContainer `json:"containers"`
+		Node       string       `json:"node"`
+		Containers []agent.View `json:"containers"`
 	}
 	doc.Node = node
 	for i, c := range cs {
-		ac := adviceContainer{Namespace: c.Namespace, Pod: c.Pod, Container: c.Container, OwnerKind: c.OwnerKind, OwnerName: c.OwnerName,
-			Cgroup: "/kubepods.slice/fake-" + c.Pod + "-" + c.Container, LimitMilli: c.LimitMilli, RequestMilli: c.RequestMilli}
+		ac := agent.View{Names: agent.Names{Namespace: c.Namespace, Pod: c.Pod, Container: c.Container, OwnerKind: c.OwnerKind, OwnerName: c.OwnerName,
+			Cgroup: "/kubepods.slice/fake-" + c.Pod + "-" + c.Container}, LimitMilli: c.LimitMilli, RequestMilli: c.RequestMilli}
 		if c.Demand == nil {
 			ac.Why = "no samples yet"
 			doc.Containers = append(doc.Containers, ac)
