@@ -2,20 +2,12 @@ package advise
 
 import "time"
 
-// Recommend picks, among evaluations made elsewhere (the agent's rolling
-// summary evaluates its own points through Evaluate), the smallest limit that
-// meets t without burst and with burst, at period: the rule Advise applies to
-// its grid. t gets Advise's defaults (a 5% throttled share when it sets no
-// bound).
-func Recommend(evs []Evaluation, t Target, period time.Duration) Recommendation {
-	r, _ := recommend(evs, nil, NormalTarget(t), period)
-	return r
-}
-
-// RecommendBlocks is Recommend with the evaluations of the same points in
-// each block of the window (blocks[b][i] is evs[i] over block b alone): the
-// smallest limit that meets t over the window and in every block, Advise's
-// rule.
+// RecommendBlocks picks, among evaluations made elsewhere (the agent's
+// rolling summary evaluates its own points through Evaluate), the smallest
+// limit that meets t over the window and in every block (blocks[b][i] is
+// evs[i] over block b alone; nil: the window alone), without burst and with
+// burst, at period: Advise's rule. t gets Advise's defaults (a 5% throttled
+// share when it sets no bound).
 func RecommendBlocks(evs []Evaluation, blocks [][]Evaluation, t Target, period time.Duration) Recommendation {
 	r, _ := recommend(evs, blockEvals(blocks), NormalTarget(t), period)
 	return r

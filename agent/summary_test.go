@@ -123,7 +123,7 @@ func agreesWithAdvise(t *testing.T, at, usage []time.Duration) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref := advise.Recommend(want, target, cfg.Period)
+		ref := advise.RecommendBlocks(want, nil, target, cfg.Period)
 		if a.Recommendation.LimitMilli != ref.LimitMilli {
 			// one ladder step apart at most
 			lo, _ := bracket(cfg.Ladder, min(a.Recommendation.LimitMilli, ref.LimitMilli))

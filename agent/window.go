@@ -312,39 +312,9 @@ func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.
 		}
 		return evs[i].BurstMilli < evs[j].BurstMilli
 	})
-	// The same points in each block alone: the recommendation meets the
-	// target in every block (the busiest hour of the day), as advise's does.
-	// A point that misses every target over the whole window is not
-	// recommended whatever its blocks say: its blocks are not evaluated (the
-	// pooled figure stands in).
-	var blocks [][]advise.Evaluation
-	for i, e := range evs {
-		be := []advise.Evaluation(nil)
-		var err error
-		if meetsAny(targets, e) {
-			_, be, err = s.BlockEvaluations(e.LimitMilli, e.BurstMilli)
-		} else if blocks != nil {
-			be = make([]advise.Evaluation, len(blocks))
-			for b := range be {
-				be[b] = e
-			}
-		} else {
-			_, be, err = s.BlockEvaluations(e.LimitMilli, e.BurstMilli)
-		}
-		if err != nil || (blocks != nil && len(be) != len(blocks)) {
-			blocks = nil
-			break
-		}
-		if blocks == nil {
-			blocks = make([][]advise.Evaluation, len(be))
-			for b := range blocks {
-				blocks[b] = make([]advise.Evaluation, len(evs))
-			}
-		}
-		for b := range be {
-			blocks[b][i] = be[b]
-		}
-	}
+	// The recommendation meets the target in every block (the busiest hour
+	// of the day), as advise's does.
+	blocks := s.blockTable(evs, targets)
 	var out []*advise.Advice
 	for _, target := range targets {
 		t := advise.NormalTarget(target)
@@ -411,6 +381,43 @@ func (s *Summary) BlockEvaluations(limitMilli, burstMilli int64) (starts []time.
 		return nil, nil, ErrNoDemand
 	}
 	return starts, evs, nil
+}
+
+// blockTable evaluates the points of evs in each block alone
+// ([block][point]), for advise.RecommendBlocks; nil with fewer than two
+// blocks. A point that misses every target over the whole window cannot be
+// recommended whatever its blocks say: its pooled figure stands in for its
+// blocks instead of a replay of each.
+func (s *Summary) blockTable(evs []advise.Evaluation, targets []advise.Target) [][]advise.Evaluation {
+	n := 0
+	for _, b := range s.blocks {
+		if b.Span > 0 {
+			n++
+		}
+	}
+	if n < 2 {
+		return nil
+	}
+	table := make([][]advise.Evaluation, n)
+	for b := range table {
+		table[b] = make([]advise.Evaluation, len(evs))
+	}
+	for i, e := range evs {
+		if !meetsAny(targets, e) {
+			for b := range table {
+				table[b][i] = e
+			}
+			continue
+		}
+		_, be, err := s.BlockEvaluations(e.LimitMilli, e.BurstMilli)
+		if err != nil || len(be) != n {
+			return nil
+		}
+		for b := range table {
+			table[b][i] = be[b]
+		}
+	}
+	return table
 }
 
 // meetsAny reports whether e meets one of the targets (with advise's defaults).
