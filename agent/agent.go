@@ -148,7 +148,7 @@ func New(cfg Config) (*Agent, error) {
 func (a *Agent) Source() *top.Source { return a.w.Source() }
 
 // observe gets every group's usage at every sample (top.Options.Observe).
-func (a *Agent) observe(path string, at time.Duration, usageNs uint64) {
+func (a *Agent) observe(path string, at time.Duration, usageNs, throttled uint64) {
 	a.mu.Lock()
 	c := a.containers[path]
 	a.mu.Unlock()
@@ -156,9 +156,9 @@ func (a *Agent) observe(path string, at time.Duration, usageNs uint64) {
 		return // not (yet) a selected container: known after the first report
 	}
 	c.mu.Lock()
-	chunk := c.sum.Add(a.base+at, time.Duration(usageNs))
+	chunks := append([]*Chunk(nil), c.sum.AddCounts(a.base+at, time.Duration(usageNs), throttled)...) // nil, no allocation, mostly
 	c.mu.Unlock()
-	if chunk != nil {
+	for _, chunk := range chunks {
 		select {
 		case a.replays <- replayJob{c, chunk}:
 		default:

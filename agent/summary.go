@@ -99,7 +99,12 @@ type Block struct {
 type PointAcc struct {
 	Key                                 int32
 	Throttled, ThrottledSeconds, Bursts float32
-	Delay                               delayKnots
+	// ExtraPeriods is the periods this point counted over the block's
+	// (Block.Periods): a limit that throttles keeps the period timer
+	// running through its backlog, where the group alone would have gone
+	// idle, as nr_periods does.
+	ExtraPeriods float32
+	Delay        delayKnots
 }
 
 // NoteThrottled adds the container's own nr_throttled, counted up to agent
@@ -164,6 +169,14 @@ type Summary struct {
 	offset time.Duration
 
 	closed map[int32]*aggPoint // the closed blocks' aggregate; nil: recompute
+
+	// AddCounts: the reconstruction before Add, the raw use for the
+	// parallelism bound (moved work would inflate it), the chunks done.
+	backlog          advise.Backlog
+	counted, rawHave bool
+	rawAt, rawUsage  time.Duration
+	emit             func(at, usage time.Duration)
+	done             []*Chunk
 }
 
 // NewSummary returns an empty summary; cfg is shared by every container and
@@ -215,10 +228,8 @@ func (s *Summary) Add(at, usage time.Duration) *Chunk {
 	s.bucket(at, dt, du)
 	s.dAtUs = append(s.dAtUs, uint32(dt/time.Microsecond))
 	s.dUseUs = append(s.dUseUs, uint32(min(du/time.Microsecond, math.MaxUint32)))
-	if dt >= 5*time.Millisecond {
-		if c := float64(du) / float64(dt); c > float64(s.cores) {
-			s.cores = int(c-0.05) + 1
-		}
+	if !s.counted {
+		s.noteCores(dt, du)
 	}
 	s.lastAt, s.lastUsage = at, usage
 	if at >= s.chunkEnd {
@@ -227,6 +238,44 @@ func (s *Summary) Add(at, usage time.Duration) *Chunk {
 		return c
 	}
 	return nil
+}
+
+// noteCores raises the parallelism bound to a use of du over dt.
+func (s *Summary) noteCores(dt, du time.Duration) {
+	if dt >= 5*time.Millisecond {
+		if c := float64(du) / float64(dt); c > float64(s.cores) {
+			s.cores = int(c-0.05) + 1
+		}
+	}
+}
+
+// AddCounts takes one sample with the container's cumulative nr_throttled:
+// its use goes through the backlog reconstruction (advise.Backlog: the work
+// of a throttling streak moved back to when it was asked for, as far as the
+// counters allow) before Add. It returns the chunks completed, to be
+// replayed and folded in (the slice is reused by the next call).
+func (s *Summary) AddCounts(at, usage time.Duration, throttled uint64) []*Chunk {
+	s.counted = true
+	if s.rawHave && at > s.rawAt && usage >= s.rawUsage {
+		s.noteCores(at-s.rawAt, usage-s.rawUsage)
+	}
+	s.rawHave, s.rawAt, s.rawUsage = true, at, usage
+	s.done = s.done[:0]
+	if s.backlog.Period == 0 {
+		s.backlog.Period = s.cfg.Period
+		s.emit = func(at, usage time.Duration) {
+			if c := s.Add(at, usage); c != nil {
+				s.done = append(s.done, c)
+			}
+		}
+	}
+	s.backlog.Push(at, usage, throttled, s.emit)
+	return s.done
+}
+
+// Backlog is the reconstruction's account: time moved and time capped.
+func (s *Summary) Backlog() (moved, capped time.Duration) {
+	return s.backlog.Moved, s.backlog.Capped
 }
 
 func (s *Summary) start(at, usage time.Duration) {
@@ -328,7 +377,9 @@ func (cfg *SummaryConfig) Replay(c *Chunk) (*Replayed, error) {
 	}
 	r := &Replayed{start: c.start, span: d.Duration() - lead, work: float64(d.Work() - prefill), n: c.n, maxCores: maxCores}
 	if len(evs) > 0 {
-		r.periods = evs[0].Periods - 1 // the prefill's period
+		// The periods the group was active in on its own: the least
+		// throttled point's (the last), without the prefill's period.
+		r.periods = evs[len(evs)-1].Periods - 1
 	}
 	for i, e := range evs {
 		if e.ThrottledPeriods == 0 && e.DelayMaxMs == 0 {
@@ -357,6 +408,7 @@ func (s *Summary) Fold(r *Replayed) {
 		a.Throttled += float32(e.ThrottledPeriods)
 		a.ThrottledSeconds += float32(e.ThrottledSeconds)
 		a.Bursts += float32(e.Bursts)
+		a.ExtraPeriods += float32(max(e.Periods-1-r.periods, 0))
 	}
 	b.Periods += r.periods
 	b.Span += r.span

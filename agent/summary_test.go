@@ -268,3 +268,75 @@ func TestBlockEvaluations(t *testing.T) {
 		t.Fatalf("window worst/best %.3f/%.3f, blocks %.3f..%.3f", w.ThrottledRatioWorst, w.ThrottledRatioBest, lo, hi)
 	}
 }
+
+// burstsUnder is a one-thread group asked for a 50 ms burst every 400 ms,
+// sampled every 10 ms while the kernel held it to 20 ms a 100 ms period:
+// its cumulative use and nr_throttled (1 ms steps of the bandwidth rule).
+func burstsUnder(span time.Duration) (at, usage []time.Duration, thr []uint64) {
+	const step = time.Millisecond
+	var u, backlog, runtime time.Duration
+	var n uint64
+	held := false
+	for t := time.Duration(0); t <= span; t += step {
+		if t%(100*time.Millisecond) == 0 {
+			runtime, held = 20*time.Millisecond, false
+		}
+		if t >= 37*time.Millisecond && (t-37*time.Millisecond)%(400*time.Millisecond) == 0 {
+			backlog += 50 * time.Millisecond
+		}
+		if t%(10*time.Millisecond) == 0 {
+			at, usage, thr = append(at, t), append(usage, u), append(thr, n)
+		}
+		run := min(step, backlog, runtime)
+		u, backlog, runtime = u+run, backlog-run, runtime-run
+		if backlog > 0 && runtime == 0 && !held {
+			n, held = n+1, true
+		}
+	}
+	return at, usage, thr
+}
+
+// TestSummaryReconstructsThrottledDemand: samples taken under a limit that
+// throttled go through the same reconstruction as advise's (AddCounts), so
+// the summary predicts a higher limit from the bursts the kernel spread,
+// not from the spread use, and agrees with advise.Reconstruct's replay.
+func TestSummaryReconstructsThrottledDemand(t *testing.T) {
+	at, usage, thr := burstsUnder(10 * time.Minute)
+	cfg := testConfig()
+	s, plain := NewSummary(cfg), NewSummary(cfg)
+	for i := range at {
+		for _, c := range s.AddCounts(at[i], usage[i], thr[i]) {
+			s.replayFold(c)
+		}
+		plain.AddNow(at[i], usage[i])
+	}
+	s.backlog.Flush(s.emit) // the samples ended: what the reconstruction held goes in as used
+	for _, sum := range []*Summary{s, plain} {
+		if c := sum.Flush(); c != nil {
+			sum.replayFold(c)
+		}
+	}
+	if moved, capped := s.Backlog(); moved == 0 || capped != 0 {
+		t.Fatalf("moved %s, capped %s", moved, capped)
+	}
+	rec, _ := advise.Reconstruct(advise.FromSamples(at, usage), thr, cfg.Period)
+	want, err := advise.Evaluate(rec, []advise.Point{{LimitMilli: 450, Period: cfg.Period}}, advise.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Evaluate(450, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen, err := plain.Evaluate(450, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("at 450m: summary %.3f, advise on the reconstruction %.3f, summary of the use alone %.3f", got.ThrottledRatio, want[0].ThrottledRatio, seen.ThrottledRatio)
+	if want[0].ThrottledRatio < 0.15 || seen.ThrottledRatio > 0.05 {
+		t.Fatalf("premise: reconstruction %.3f, use alone %.3f", want[0].ThrottledRatio, seen.ThrottledRatio)
+	}
+	if d := math.Abs(got.ThrottledRatio - want[0].ThrottledRatio); d > 0.005+0.03*want[0].ThrottledRatio {
+		t.Errorf("summary %.4f, advise %.4f", got.ThrottledRatio, want[0].ThrottledRatio)
+	}
+}

@@ -27,9 +27,9 @@ func (s *Summary) Span() (span time.Duration, work float64) {
 // aggPoint is one point's figures over the closed blocks (all but the
 // last), kept until the blocks change.
 type aggPoint struct {
-	thr, thrSec, bursts float64
-	delay               delayKnots
-	worst, best         float64
+	thr, thrSec, bursts, extra float64
+	delay                      delayKnots
+	worst, best                float64
 }
 
 // closedAgg returns the aggregate of the closed blocks, computing it when
@@ -56,9 +56,10 @@ func (s *Summary) closedAgg() map[int32]*aggPoint {
 				a.thr += float64(p.Throttled)
 				a.thrSec += float64(p.ThrottledSeconds)
 				a.bursts += float64(p.Bursts)
+				a.extra += float64(p.ExtraPeriods)
 				parts = append(parts, weighted{p.Delay, b.Work})
-				if b.Periods > 0 {
-					r = float64(p.Throttled) / b.Periods
+				if n := b.Periods + float64(p.ExtraPeriods); n > 0 {
+					r = float64(p.Throttled) / n
 				}
 			} else {
 				parts = append(parts, weighted{delayKnots{Zero: 1}, b.Work})
@@ -102,7 +103,7 @@ func (s *Summary) evalKey(i int, burst bool) advise.Evaluation {
 	}
 	thr, thrSec, bursts := agg.thr, agg.thrSec, agg.bursts
 	open := s.blocks[len(s.blocks)-1]
-	periods += open.Periods
+	periods += open.Periods + agg.extra
 	openDelay := delayKnots{Zero: 1}
 	var r float64
 	if a := open.find(k); a != nil {
@@ -110,8 +111,9 @@ func (s *Summary) evalKey(i int, burst bool) advise.Evaluation {
 		thrSec += float64(a.ThrottledSeconds)
 		bursts += float64(a.Bursts)
 		openDelay = a.Delay
-		if open.Periods > 0 {
-			r = float64(a.Throttled) / open.Periods
+		periods += float64(a.ExtraPeriods)
+		if n := open.Periods + float64(a.ExtraPeriods); n > 0 {
+			r = float64(a.Throttled) / n
 		}
 	}
 	if open.Periods > 0 {

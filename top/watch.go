@@ -27,7 +27,7 @@ type Options struct {
 	Mapping cgroup.WeightMapping
 	// Observe, if set, is called by Sample with every group's cumulative
 	// usage (ns) at each sample (the agent keeps its demand from them).
-	Observe func(path string, at time.Duration, usageNs uint64)
+	Observe func(path string, at time.Duration, usageNs, throttled uint64)
 }
 
 func (o *Options) defaults() {
@@ -229,7 +229,7 @@ func (w *Watcher) Sample(at time.Duration) {
 		g.last = s
 		g.samples++
 		if s.HasUsageNs && w.opts.Observe != nil {
-			w.opts.Observe(g.ref.Path, at, s.UsageNs)
+			w.opts.Observe(g.ref.Path, at, s.UsageNs, s.ThrottledPeriods)
 		}
 		if s.HasUsageNs {
 			g.tracker.Add(cgroup.PeakPoint{At: at, UsageNs: s.UsageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods})

@@ -1,0 +1,181 @@
+package advise
+
+import "time"
+
+// Demand sampled under a quota that throttled is capped: the counters show
+// the work the group ran, not when it asked for it. What they do say:
+// arrivals A(t) are never below use U(t); while the group is throttled
+// (nr_throttled went up within the last period, the kernel holding its
+// queue until the period's refill) work waits, A > U; once the refill came
+// and the group ran below its full speed, nothing waits any more, A = U.
+// Between those facts the truth is unknown. Observed use is the least bursty
+// demand that fits them; the most bursty one has all the work that ran from
+// the start of the busy run that led into a throttle until the group next
+// ran below full speed after a refill (a streak) arrive at the streak's
+// first sample. Backlog makes that second one, sample by sample, so that the
+// replay of a throttled group's samples does not take the kernel's spreading
+// of its bursts for the demand (a 50 ms burst under a 20 ms quota runs as 20
+// ms in each of three periods: replayed as use, a 25 ms quota would look
+// enough).
+//
+// A streak longer than Hold is not moved (the group was throttled nearly
+// all the time: the demand above the limit cannot be seen, and lumping
+// seconds of work into one sample would invent a burst); Capped counts the
+// time so passed on as observed use.
+
+// DefaultHold is the longest streak Backlog moves: 20 periods of 100 ms.
+const DefaultHold = 2 * time.Second
+
+// Backlog turns a throttled group's cumulative use into the most bursty
+// cumulative demand consistent with its throttling counters (see above).
+// The zero value needs Period set; Push samples in time order.
+type Backlog struct {
+	// Period is the CFS period of the quota the samples were taken under.
+	Period time.Duration
+	// Hold is the longest streak moved (0: DefaultHold).
+	Hold time.Duration
+	// Moved is the time covered by streaks whose work was moved to their
+	// start; Capped the time of streaks longer than Hold, passed on as
+	// observed (both count the streaks' spans).
+	Moved, Capped time.Duration
+
+	have      bool
+	last      reading
+	lastThr   uint64
+	cores     float64
+	buf       []reading // held: a busy run, or a streak from its busy run on
+	streak    bool
+	sinceThr  time.Duration // time since the last throttled sample in the streak
+	before    time.Duration // time of the reading before the first held one
+}
+
+// reading is one cumulative reading: time and CPU time used.
+type reading struct{ At, Usage time.Duration }
+
+func (b *Backlog) hold() time.Duration {
+	if b.Hold > 0 {
+		return b.Hold
+	}
+	return DefaultHold
+}
+
+// Push takes the next reading: time at, cumulative use usage and the
+// group's cumulative nr_throttled, and calls emit with readings of the
+// demand, in order, each time it knows them (a held streak is emitted when
+// it ends). Times are passed on unchanged; usage may be moved earlier.
+func (b *Backlog) Push(at, usage time.Duration, throttled uint64, emit func(at, usage time.Duration)) {
+	if !b.have {
+		b.have, b.last, b.lastThr = true, reading{at, usage}, throttled
+		emit(at, usage)
+		return
+	}
+	dt, du := at-b.last.At, usage-b.last.Usage
+	thr := throttled > b.lastThr
+	if dt <= 0 || usage < b.last.Usage || throttled < b.lastThr || dt > MaxGap {
+		// Out of order, a counter that fell or a gap: no streak spans it.
+		b.Flush(emit)
+		b.last, b.lastThr = reading{at, usage}, throttled
+		emit(at, usage)
+		return
+	}
+	if len(b.buf) == 0 {
+		b.before = b.last.At
+	}
+	b.last, b.lastThr = reading{at, usage}, throttled
+	if dt >= 5*time.Millisecond {
+		b.cores = max(b.cores, float64(int(float64(du)/float64(dt)-0.05)+1))
+	}
+	full := float64(du) >= 0.9*max(b.cores, 1)*float64(dt)
+	if !b.streak {
+		switch {
+		case thr:
+			b.streak, b.sinceThr = true, 0
+			b.buf = append(b.buf, reading{at, usage})
+		case full:
+			b.buf = append(b.buf, reading{at, usage})
+			if b.span() > b.hold() {
+				b.pass(emit) // busy for long without a throttle: nothing to move
+			}
+		default:
+			b.pass(emit)
+			emit(at, usage)
+		}
+		return
+	}
+	b.buf = append(b.buf, reading{at, usage})
+	if thr {
+		b.sinceThr = 0
+	} else {
+		b.sinceThr += dt
+	}
+	switch {
+	case !thr && b.sinceThr > b.Period && !full:
+		// Refilled and below full speed: the streak ended before this
+		// sample, whose own use arrived in it.
+		b.buf = b.buf[:len(b.buf)-1]
+		b.move(emit)
+		emit(at, usage)
+	case b.span() > b.hold():
+		b.Capped += b.span()
+		b.pass(emit)
+	}
+}
+
+// span is the time the held readings cover.
+func (b *Backlog) span() time.Duration {
+	if len(b.buf) == 0 {
+		return 0
+	}
+	return b.buf[len(b.buf)-1].At - b.before
+}
+
+// pass emits the held readings as observed.
+func (b *Backlog) pass(emit func(at, usage time.Duration)) {
+	for _, s := range b.buf {
+		emit(s.At, s.Usage)
+	}
+	b.reset()
+}
+
+// move emits the held streak with all its work at its first reading.
+func (b *Backlog) move(emit func(at, usage time.Duration)) {
+	if len(b.buf) == 0 {
+		b.reset()
+		return
+	}
+	b.Moved += b.span()
+	end := b.buf[len(b.buf)-1].Usage
+	for _, s := range b.buf {
+		emit(s.At, end)
+	}
+	b.reset()
+}
+
+func (b *Backlog) reset() {
+	b.buf, b.streak, b.sinceThr = b.buf[:0], false, 0
+}
+
+// Flush emits what is held as observed (the samples ended mid-streak: its
+// end is unknown).
+func (b *Backlog) Flush(emit func(at, usage time.Duration)) {
+	b.pass(emit)
+}
+
+// Reconstruct is d with the work of every throttling streak moved to the
+// streak's start (Backlog), given the group's cumulative nr_throttled at
+// each of d's samples, taken under a quota with this period. The returned
+// Backlog tells how much time was moved and how much was too long to move.
+// The parallelism bound stays d's: moved work would inflate it.
+func Reconstruct(d *Demand, throttled []uint64, period time.Duration) (*Demand, *Backlog) {
+	b := &Backlog{Period: period}
+	out := &Demand{At: make([]time.Duration, 0, len(d.At)), Usage: make([]time.Duration, 0, len(d.Usage)),
+		Cores: int(d.cores()), Excluded: d.Excluded, Warnings: d.Warnings}
+	emit := func(at, usage time.Duration) {
+		out.At, out.Usage = append(out.At, at), append(out.Usage, usage)
+	}
+	for i := range d.At {
+		b.Push(d.At[i], d.Usage[i], throttled[i], emit)
+	}
+	b.Flush(emit)
+	return out, b
+}

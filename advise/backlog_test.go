@@ -1,0 +1,111 @@
+package advise
+
+import (
+	"testing"
+	"time"
+)
+
+// underQuota runs, at 1 ms steps, one thread asked for burst of work every
+// every, first at offset, under quota per 100 ms period, as the kernel's
+// bandwidth control would, and returns 10 ms readings: the arrivals (the
+// true demand), the use and nr_throttled.
+func underQuota(span, burst, every, offset, quota time.Duration) (arrived, used *Demand, thr []uint64) {
+	const step = time.Millisecond
+	arrived, used = &Demand{Cores: 1}, &Demand{Cores: 1}
+	var a, u, backlog, runtime time.Duration
+	var n uint64
+	throttledNow := false
+	for t := time.Duration(0); t <= span; t += step {
+		if t%(100*time.Millisecond) == 0 {
+			runtime, throttledNow = quota, false
+		}
+		if t >= offset && (t-offset)%every == 0 {
+			a += burst
+			backlog += burst
+		}
+		if t%(10*time.Millisecond) == 0 {
+			arrived.At, arrived.Usage = append(arrived.At, t), append(arrived.Usage, a)
+			used.At, used.Usage = append(used.At, t), append(used.Usage, u)
+			thr = append(thr, n)
+		}
+		run := min(step, backlog, runtime)
+		u, backlog, runtime = u+run, backlog-run, runtime-run
+		if backlog > 0 && runtime == 0 && !throttledNow {
+			n++
+			throttledNow = true
+		}
+	}
+	return arrived, used, thr
+}
+
+// TestReconstructRecoversBursts: a 50 ms burst every 400 ms sampled under
+// 200m runs as 20 ms a period, so replayed as use 425m looks unthrottled;
+// the reconstruction moves each burst back to its start and predicts what
+// the true demand does at 425m.
+func TestReconstructRecoversBursts(t *testing.T) {
+	arrived, used, thr := underQuota(60*time.Second, 50*time.Millisecond, 400*time.Millisecond, 37*time.Millisecond, 20*time.Millisecond)
+	if thr[len(thr)-1] < 100 {
+		t.Fatalf("the sampled group was throttled %d times: the test's kernel is wrong", thr[len(thr)-1])
+	}
+	rec, b := Reconstruct(used, thr, 100*time.Millisecond)
+	if len(rec.At) != len(used.At) {
+		t.Fatalf("%d readings reconstructed from %d", len(rec.At), len(used.At))
+	}
+	if rec.Work() != used.Work() {
+		t.Errorf("work %s reconstructed from %s: it must be kept", rec.Work(), used.Work())
+	}
+	if b.Moved == 0 || b.Capped != 0 {
+		t.Errorf("moved %s, capped %s", b.Moved, b.Capped)
+	}
+	at := []Point{{LimitMilli: 425, Period: 100 * time.Millisecond}}
+	share := func(d *Demand) float64 {
+		evs, err := Evaluate(d, at, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return evs[0].ThrottledRatio
+	}
+	truth, obs, got := share(arrived), share(used), share(rec)
+	t.Logf("at 425m: true demand %.3f, observed use %.3f, reconstructed %.3f", truth, obs, got)
+	if truth < 0.15 {
+		t.Fatalf("the true demand is throttled %.3f at 425m: the test's premise is wrong", truth)
+	}
+	if obs > 0.05 {
+		t.Errorf("observed use throttled %.3f at 425m: the premise (use hides the bursts) is wrong", obs)
+	}
+	if got < truth-0.05 || got > truth+0.1 {
+		t.Errorf("reconstructed %.3f against the true %.3f", got, truth)
+	}
+}
+
+// TestReconstructLeavesUnthrottledAlone: without throttling the demand is
+// the use, reading for reading.
+func TestReconstructLeavesUnthrottledAlone(t *testing.T) {
+	_, used, thr := underQuota(10*time.Second, 50*time.Millisecond, 400*time.Millisecond, 37*time.Millisecond, 100*time.Millisecond)
+	if thr[len(thr)-1] != 0 {
+		t.Fatal("throttled under a full quota")
+	}
+	rec, b := Reconstruct(used, thr, 100*time.Millisecond)
+	for i := range used.At {
+		if rec.At[i] != used.At[i] || rec.Usage[i] != used.Usage[i] {
+			t.Fatalf("reading %d: %v/%v from %v/%v", i, rec.At[i], rec.Usage[i], used.At[i], used.Usage[i])
+		}
+	}
+	if b.Moved != 0 {
+		t.Errorf("moved %s", b.Moved)
+	}
+}
+
+// TestReconstructCapsLongStreaks: a group throttled in every period shows
+// nothing of its demand above the limit; it is passed on as observed and
+// counted.
+func TestReconstructCapsLongStreaks(t *testing.T) {
+	_, used, thr := underQuota(10*time.Second, 2*time.Second, 5*time.Second, 0, 20*time.Millisecond)
+	rec, b := Reconstruct(used, thr, 100*time.Millisecond)
+	if b.Capped < time.Second {
+		t.Errorf("capped %s of a group throttled for 10 s", b.Capped)
+	}
+	if rec.Work() != used.Work() || len(rec.At) != len(used.At) {
+		t.Errorf("work %s/%s, readings %d/%d", rec.Work(), used.Work(), len(rec.At), len(used.At))
+	}
+}
