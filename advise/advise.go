@@ -68,8 +68,12 @@ type Recommendation struct {
 	Met bool `json:"met"`
 	// LowerBound is set when the group was throttled while sampled: the
 	// demand above its limit was never seen, so the advice is at least this.
-	LowerBound bool        `json:"lower_bound"`
-	WithBurst  *Evaluation `json:"with_burst,omitempty"`
+	LowerBound bool `json:"lower_bound"`
+	// Reconstructed is set when the demand was sampled under a limit that
+	// throttled and rebuilt from the throttling counters (Reconstruct): the
+	// most bursty demand they allow, so the advice errs high.
+	Reconstructed bool        `json:"reconstructed,omitempty"`
+	WithBurst     *Evaluation `json:"with_burst,omitempty"`
 	// Basis says which end of the interval the recommendation rests on.
 	Basis string `json:"basis"`
 }
@@ -200,7 +204,11 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 	a.Sampled.MeanCores, a.Sampled.MaxCores10ms, a.Sampled.Cores = d.MeanCores(), d.MaxCores(), int(d.cores())
 	var whole int
 	a.Recommendation, whole = recommend(evs, be, req.Target, req.Periods[0])
-	a.Recommendation.LowerBound = sampled.CPUStat.ThrottledPeriods > 0
+	// Throttled while sampled: the demand above the limit is unseen unless
+	// Reconstruct recovered it (then the advice errs high, not low) from
+	// streaks short enough to move.
+	a.Recommendation.LowerBound = sampled.CPUStat.ThrottledPeriods > 0 && (d.Moved == 0 || d.Capped > 0)
+	a.Recommendation.Reconstructed = d.Moved > 0
 	a.Window = window(d, blocks, be, evs, req.Target, whole, a.Recommendation, widen)
 	if !a.Window.Stationary {
 		a.Warnings = append(a.Warnings, a.Window.Nonstationary)

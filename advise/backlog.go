@@ -1,6 +1,9 @@
 package advise
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Demand sampled under a quota that throttled is capped: the counters show
 // the work the group ran, not when it asked for it. What they do say:
@@ -39,14 +42,14 @@ type Backlog struct {
 	// observed (both count the streaks' spans).
 	Moved, Capped time.Duration
 
-	have      bool
-	last      reading
-	lastThr   uint64
-	cores     float64
-	buf       []reading // held: a busy run, or a streak from its busy run on
-	streak    bool
-	sinceThr  time.Duration // time since the last throttled sample in the streak
-	before    time.Duration // time of the reading before the first held one
+	have     bool
+	last     reading
+	lastThr  uint64
+	cores    float64
+	buf      []reading // held: a busy run, or a streak from its busy run on
+	streak   bool
+	sinceThr time.Duration // time since the last throttled sample in the streak
+	before   time.Duration // time of the reading before the first held one
 }
 
 // reading is one cumulative reading: time and CPU time used.
@@ -177,5 +180,25 @@ func Reconstruct(d *Demand, throttled []uint64, period time.Duration) (*Demand, 
 		b.Push(d.At[i], d.Usage[i], throttled[i], emit)
 	}
 	b.Flush(emit)
+	out.Moved, out.Capped = b.Moved, b.Capped
 	return out, b
+}
+
+// ReconstructNoted is Reconstruct with a warning in the demand when
+// anything was throttled: how many periods, what was moved, and, for
+// streaks too long to move, that the demand above the limit was not seen
+// (advise again after raising the limit).
+func ReconstructNoted(d *Demand, throttled []uint64, period time.Duration) *Demand {
+	n := throttled[len(throttled)-1] - throttled[0]
+	if n == 0 {
+		return d
+	}
+	out, b := Reconstruct(d, throttled, period)
+	w := fmt.Sprintf("the group was throttled in %d periods while sampled: its limit spread its bursts, so the demand is reconstructed from its throttling counters (%s of throttling streaks replayed as if their work had come at their start: an upper bound on how bursty it was)",
+		n, b.Moved.Round(time.Millisecond))
+	if b.Capped > 0 {
+		w += fmt.Sprintf("; for %s it was throttled in streaks over %s, where the demand above the limit cannot be seen: the advice there is a floor, advise again after raising the limit", b.Capped.Round(time.Millisecond), b.hold())
+	}
+	out.Warnings = append(out.Warnings, w)
+	return out
 }

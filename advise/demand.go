@@ -26,6 +26,10 @@ type Demand struct {
 	Excluded time.Duration
 	// Warnings say what was dropped or doubted while reading the samples.
 	Warnings []string
+	// Moved and Capped are Reconstruct's account when the samples were taken
+	// under a limit that throttled: the time of the throttling streaks whose
+	// work was moved to their start, and of those too long to move.
+	Moved, Capped time.Duration
 }
 
 // MaxGap is the longest interval between two samples that is replayed; a

@@ -172,27 +172,44 @@ func (g *Group) LimitMilli() int64 {
 	return int64(l.LimitCores*1000 + 0.5)
 }
 
-// Sampler reads one group's cumulative usage, keeping its file open
-// (cgroup.UsageCounter): one pread and no allocation per sample.
-type Sampler struct{ c *cgroup.UsageCounter }
+// Sampler reads one group's cumulative usage, keeping its files open
+// (cgroup.UsageCounter): one pread and no allocation per sample, and a
+// second on cgroup v1 for the throttling counters of a group with a limit.
+type Sampler struct {
+	c      *cgroup.UsageCounter
+	limits bool // the group has a quota: its nr_throttled is read too
+}
 
-// NewSampler opens the group's usage counter.
+// NewSampler opens the group's usage counter (and cpu.stat where the
+// group has a quota: demand sampled under a limit that throttles is
+// reconstructed from it, see Backlog).
 func NewSampler(g *Group) (*Sampler, error) {
-	acct := g.AcctDir
+	acct, cpu := g.AcctDir, ""
 	if g.Version == "v2" {
 		acct = g.CPUDir
 	}
-	c, err := cgroup.OpenUsage(g.Version, "", acct)
+	limits := g.CPUDir != "" && g.LimitMilli() > 0
+	if limits && g.Version == "v1" {
+		cpu = g.CPUDir
+	}
+	c, err := cgroup.OpenUsage(g.Version, cpu, acct)
 	if err != nil {
 		return nil, fmt.Errorf("group %s: %w", g.Path, err)
 	}
-	return &Sampler{c: c}, nil
+	return &Sampler{c: c, limits: limits}, nil
 }
 
 // Read returns the cumulative usage now.
 func (s *Sampler) Read() (time.Duration, error) {
-	r, err := s.c.ReadUsage(false)
-	return r.Usage(), err
+	u, _, err := s.ReadCounts()
+	return u, err
+}
+
+// ReadCounts returns the cumulative usage and nr_throttled now (0 for a
+// group without a quota).
+func (s *Sampler) ReadCounts() (time.Duration, uint64, error) {
+	r, err := s.c.ReadUsage(s.limits)
+	return r.Usage(), r.ThrottledPeriods, err
 }
 
 // Close closes the counter.
@@ -212,18 +229,19 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 		return nil, cgroup.CPUStat{}, err
 	}
 	n := int(duration/(10*time.Millisecond)) + 1
-	at, usage := make([]time.Duration, 0, n), make([]time.Duration, 0, n)
+	at, usage, thr := make([]time.Duration, 0, n), make([]time.Duration, 0, n), make([]uint64, 0, n)
+	demand := func() *Demand { return underLimit(g, FromSamples(at, usage), thr) }
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	start := time.Now()
 	procDir := filepath.Join(g.root, "proc", strconv.Itoa(g.Pid))
 	for i := 0; ; i++ {
-		u, err := s.Read()
+		u, th, err := s.ReadCounts()
 		now := time.Since(start)
 		if err != nil {
 			return nil, cgroup.CPUStat{}, fmt.Errorf("group %s: reading usage after %s: %w (was the group removed?)", g.Path, now.Round(time.Millisecond), err)
 		}
-		at, usage = append(at, now), append(usage, u)
+		at, usage, thr = append(at, now), append(usage, u), append(thr, th)
 		if now >= duration {
 			break
 		}
@@ -235,7 +253,7 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 				if _, err := os.Stat(procDir); err != nil {
 					// Advice from what was sampled while it ran; the
 					// warning widens the intervals.
-					d := FromSamples(at, usage)
+					d := demand()
 					d.Warnings = append(d.Warnings, fmt.Sprintf("pid %d exited after %s of sampling: the advice rests on the samples before that (sample its group with --cgroup %s to keep going)", g.Pid, now.Round(time.Millisecond), g.Path))
 					after, err := g.Stat()
 					if err != nil {
@@ -247,7 +265,7 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 		}
 		select {
 		case <-ctx.Done():
-			return FromSamples(at, usage), cgroup.CPUStat{}, ctx.Err()
+			return demand(), cgroup.CPUStat{}, ctx.Err()
 		case <-tick.C:
 		}
 	}
@@ -255,5 +273,19 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 	if err != nil {
 		return nil, cgroup.CPUStat{}, err
 	}
-	return FromSamples(at, usage), after.CPUStat.Sub(before.CPUStat), nil
+	return demand(), after.CPUStat.Sub(before.CPUStat), nil
+}
+
+// underLimit is d, sampled from g with nr_throttled thr at each sample,
+// reconstructed where g's limit throttled it (Reconstruct), with a warning
+// saying so (warnings widen the intervals).
+func underLimit(g *Group, d *Demand, thr []uint64) *Demand {
+	if len(thr) != len(d.At) || len(thr) == 0 || thr[len(thr)-1] == thr[0] {
+		return d
+	}
+	period := 100 * time.Millisecond
+	if l, err := cgroup.ReadGroupCPU(g.CPUDir, g.Version); err == nil && l.PeriodUsec > 0 {
+		period = time.Duration(l.PeriodUsec) * time.Microsecond
+	}
+	return ReconstructNoted(d, thr, period)
 }

@@ -2,6 +2,8 @@ package advise
 
 import (
 	"context"
+	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -60,4 +62,59 @@ func TestSamplePidGone(t *testing.T) {
 	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "pid 999999 exited") {
 		t.Fatalf("warnings %q: want one naming pid 999999", d.Warnings)
 	}
+}
+
+// TestSampleRealBurstsUnderLimit: a process that asks for 50 ms of CPU
+// every 350 ms of sleep, sampled under 200m, is spread by the limit to 20 ms
+// a period; replayed as used, 300m would look unthrottled. Reconstructed
+// from the throttling counters, the demand is throttled at 300m, and so is
+// the group when 300m is set. Shapes only: throttled or not, no times.
+func TestSampleRealBurstsUnderLimit(t *testing.T) {
+	g := cgrouptest.LimitedGroup(t, 20000, 100000)
+	dirs := toptest.WithUsage(t, g)
+	var join strings.Builder
+	for _, d := range dirs {
+		fmt.Fprintf(&join, "echo $$ > '%s/cgroup.procs' && ", d)
+	}
+	burst := `import time
+while True:
+    t0 = time.process_time()
+    while time.process_time() - t0 < 0.05: pass
+    time.sleep(0.35)`
+	cmd := exec.Command("sh", "-c", join.String()+"exec python3 -c '"+burst+"'")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	grp, err := FindPath("/", toptest.CgroupPath(t, g.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, st, err := Sample(context.Background(), grp, 3*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.ThrottledPeriods == 0 {
+		t.Fatalf("cpu.stat delta %+v: 50 ms bursts under 20 ms a period must be throttled", st)
+	}
+	if len(d.Warnings) == 0 || !strings.Contains(strings.Join(d.Warnings, " "), "reconstructed from its throttling counters") {
+		t.Errorf("warnings %q: want the reconstruction named", d.Warnings)
+	}
+	evs, err := Evaluate(d, []Point{{LimitMilli: 300, Period: 100 * time.Millisecond}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs[0].ThrottledRatio < 0.1 {
+		t.Errorf("reconstructed demand throttled %.3f at 300m: the bursts were not recovered", evs[0].ThrottledRatio)
+	}
+	// The kernel agrees that 300m throttles these bursts.
+	g.SetQuota(t, 30000)
+	before := g.Stat(t)
+	time.Sleep(3 * time.Second) // a measuring window, not synchronisation
+	after := g.Stat(t)
+	if after["nr_throttled"] == before["nr_throttled"] {
+		t.Errorf("not throttled at 300m over 3 s (%v -> %v)", before, after)
+	}
+	t.Logf("predicted %.3f throttled at 300m; the kernel counted %d of %d periods", evs[0].ThrottledRatio,
+		after["nr_throttled"]-before["nr_throttled"], after["nr_periods"]-before["nr_periods"])
 }

@@ -182,8 +182,12 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 	}
 
 	r := a.Recommendation
-	if r.LowerBound {
+	switch {
+	case r.LowerBound:
 		fmt.Fprintf(&b, "\nThe group was throttled while sampled (%d of %d periods): the demand it had above its limit was never seen.\nThe advice is a lower bound: sample it without a limit (or a higher one) to know.\n",
+			s.CPUStat.ThrottledPeriods, s.CPUStat.Periods)
+	case r.Reconstructed:
+		fmt.Fprintf(&b, "\nThe group was throttled while sampled (%d of %d periods): its limit spread its bursts over periods.\nThe demand was rebuilt from the throttling counters as the most bursty they allow: the advice errs high, not low.\n",
 			s.CPUStat.ThrottledPeriods, s.CPUStat.Periods)
 	}
 

@@ -322,7 +322,12 @@ func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.
 		t := advise.NormalTarget(target)
 		a := &advise.Advice{Evaluations: evs}
 		a.Recommendation = advise.RecommendBlocks(evs, blocks, t, s.cfg.Period)
-		a.Recommendation.LowerBound = throttled > 0
+		// Throttled: the demand above the limit is unseen, unless the
+		// reconstruction (AddCounts) recovered it from streaks short enough
+		// to move (then the advice errs high). Moved and capped count since
+		// the agent started, not over the window.
+		a.Recommendation.LowerBound = throttled > 0 && (!s.counted || s.backlog.Capped > 0)
+		a.Recommendation.Reconstructed = s.backlog.Moved > 0
 		a.Sampled = advise.Sampled{Source: in.Source, DurationSeconds: span.Seconds(), Samples: samples, MeanCores: work / float64(span),
 			MaxCores10ms: maxCores, Cores: max(s.cores, 1), Phases: s.cfg.Phases, LimitMilli: in.LimitMilli,
 			CPUStat: cgroup.CPUStat{ThrottledPeriods: throttled}}

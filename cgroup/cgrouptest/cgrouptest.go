@@ -90,6 +90,21 @@ func LimitedGroup(t testing.TB, quotaUsec, periodUsec int) *Group {
 	return g
 }
 
+// SetQuota changes the group's quota (us per period), keeping its period.
+func (g *Group) SetQuota(t testing.TB, quotaUsec int) {
+	t.Helper()
+	if g.Version == "v1" {
+		g.write(t, "cpu.cfs_quota_us", strconv.Itoa(quotaUsec))
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(g.Dir, "cpu.max"))
+	f := strings.Fields(string(b))
+	if err != nil || len(f) != 2 {
+		t.Fatalf("reading %s/cpu.max: %q %v", g.Dir, b, err)
+	}
+	g.write(t, "cpu.max", fmt.Sprintf("%d %s", quotaUsec, f[1]))
+}
+
 func (g *Group) write(t testing.TB, file, v string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(g.Dir, file), []byte(v), 0o644); err != nil {
