@@ -67,8 +67,10 @@ func TestSamplePidGone(t *testing.T) {
 // TestSampleRealBurstsUnderLimit: a process that asks for 50 ms of CPU
 // every 350 ms of sleep, sampled under 200m, is spread by the limit to 20 ms
 // a period; replayed as used, 300m would look unthrottled. Reconstructed
-// from the throttling counters, the demand is throttled at 300m, and so is
-// the group when 300m is set. Shapes only: throttled or not, no times.
+// from the throttling counters, the demand is throttled at 300m. (The
+// kernel's count at 300m is not asserted: on a busy machine others' load
+// spreads the bursts as a limit would, and the count falls; make e2e-fleet
+// measures predicted against counted.) Shapes only, no times.
 func TestSampleRealBurstsUnderLimit(t *testing.T) {
 	g := cgrouptest.LimitedGroup(t, 20000, 100000)
 	dirs := toptest.WithUsage(t, g)
@@ -107,14 +109,4 @@ while True:
 	if evs[0].ThrottledRatio < 0.1 {
 		t.Errorf("reconstructed demand throttled %.3f at 300m: the bursts were not recovered", evs[0].ThrottledRatio)
 	}
-	// The kernel agrees that 300m throttles these bursts.
-	g.SetQuota(t, 30000)
-	before := g.Stat(t)
-	time.Sleep(3 * time.Second) // a measuring window, not synchronisation
-	after := g.Stat(t)
-	if after["nr_throttled"] == before["nr_throttled"] {
-		t.Errorf("not throttled at 300m over 3 s (%v -> %v)", before, after)
-	}
-	t.Logf("predicted %.3f throttled at 300m; the kernel counted %d of %d periods", evs[0].ThrottledRatio,
-		after["nr_throttled"]-before["nr_throttled"], after["nr_periods"]-before["nr_periods"])
 }

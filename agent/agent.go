@@ -91,9 +91,10 @@ func (c *Config) defaults() {
 	c.Summary.defaults(c.MaxMilli)
 }
 
-// DefaultSelect picks Kubernetes containers and throttlelab's own groups.
+// DefaultSelect picks Kubernetes containers (not the pods' sandboxes) and
+// throttlelab's own groups.
 func DefaultSelect(id top.Identity) bool {
-	return (id.Kind == top.KindContainer && id.PodUID != "") || (id.Kind == top.KindThrottlelab && strings.Count(id.Name, "/") >= 2)
+	return (id.Kind == top.KindContainer && id.PodUID != "" && !id.Sandbox) || (id.Kind == top.KindThrottlelab && strings.Count(id.Name, "/") >= 2)
 }
 
 // Agent keeps a summary per container of a node and serves advice from

@@ -77,3 +77,21 @@ func TestParseTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultSelectSkipsSandboxes: a pod's containers are summarised, its
+// sandbox (pause) container is not, nor a container outside Kubernetes.
+func TestDefaultSelectSkipsSandboxes(t *testing.T) {
+	uid := "1f2e3d4c-5b6a-4789-8abc-def012345678"
+	for _, tt := range []struct {
+		id   top.Identity
+		want bool
+	}{
+		{top.Identity{Kind: top.KindContainer, PodUID: uid, Container: "server"}, true},
+		{top.Identity{Kind: top.KindContainer, PodUID: uid, Sandbox: true}, false},
+		{top.Identity{Kind: top.KindContainer, Runtime: "docker"}, false},
+	} {
+		if got := DefaultSelect(tt.id); got != tt.want {
+			t.Errorf("DefaultSelect(%+v) = %v, want %v", tt.id, got, tt.want)
+		}
+	}
+}

@@ -18,12 +18,18 @@
 #    (in-place resize), the cgroup's quota waited for;
 # 6. the throttled share measured from the container's cpu.stat over
 #    E2E_FLEET_MEASURE seconds after the resize, against the prediction
-#    (hack/e2e-fleet/check: within max(0.07, 30%)); teardown as e2e-k8s.
+#    (hack/e2e-fleet/check: within max(0.07, 30%));
+# 7. the probe: a limit between the old one and the advice (E2E_FLEET_PROBE,
+#    400m), where the prediction (the agent's /evaluate, asked when the
+#    advice was taken, from demand sampled under 200m) is that it still
+#    throttles: resized in place to it, measured the same way, and judged
+#    alike; teardown as e2e-k8s.
 set -eu
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
 DEMAND=${E2E_FLEET_DEMAND:-120}
 MEASURE=${E2E_FLEET_MEASURE:-90}
+PROBE=${E2E_FLEET_PROBE:-400}
 NS=fleet-e2e
 
 RIG=e2e-fleet
@@ -155,6 +161,7 @@ sys.exit(0 if ok else 1)' "$work/advice.json" "$DEMAND"; then
 done
 cp "$CG/cpu.stat" "$E2E_OUT/stat-before-end"
 cp "$work/advice.json" "$E2E_OUT/advice.json"
+curl -fsS "http://127.0.0.1:$AGENT/evaluate?namespace=$NS&pod=$POD&container=server&limit=${PROBE}m" >"$E2E_OUT/probe-evaluate.json"
 bin/throttlelab advise --prometheus "http://127.0.0.1:$PROM" -n $NS | tee "$E2E_OUT/advice.txt"
 
 say "applying the advice in place"
@@ -170,11 +177,24 @@ cp "$CG/cpu.stat" "$E2E_OUT/stat-after-start"
 say "measuring for ${MEASURE}s"
 sleep "$MEASURE"
 cp "$CG/cpu.stat" "$E2E_OUT/stat-after-end"
+
+say "the probe: resizing in place to ${PROBE}m"
+$K -n $NS patch pod "$POD" --subresource resize --type strategic \
+	-p "{\"spec\":{\"containers\":[{\"name\":\"server\",\"resources\":{\"limits\":{\"cpu\":\"${PROBE}m\"}}}]}}" >/dev/null
+waitfor probe-resize 60 sh -c "[ \$(( \$(cat $CG/cpu.cfs_quota_us 2>/dev/null || cut -d' ' -f1 $CG/cpu.max) * 1000 / \$(cat $CG/cpu.cfs_period_us 2>/dev/null || cut -d' ' -f2 $CG/cpu.max) )) -eq $PROBE ]"
+sleep 10
+cp "$CG/cpu.stat" "$E2E_OUT/stat-probe-start"
+cat /proc/loadavg >"$E2E_OUT/loadavg-probe-start"
+say "measuring for ${MEASURE}s at ${PROBE}m"
+sleep "$MEASURE"
+cp "$CG/cpu.stat" "$E2E_OUT/stat-probe-end"
+cat /proc/loadavg >"$E2E_OUT/loadavg-probe-end"
 kill "$loadpid" 2>/dev/null || true
 curl -fs "http://127.0.0.1:$PROM/api/v1/query?query=throttlelab_predicted_throttled_ratio" >"$E2E_OUT/prom-predicted.json" || true
 go run ./hack/e2e-fleet/check -advice "$E2E_OUT/advice.json" -namespace $NS -container server \
 	-before-start "$E2E_OUT/stat-before-start" -before-end "$E2E_OUT/stat-before-end" \
-	-after-start "$E2E_OUT/stat-after-start" -after-end "$E2E_OUT/stat-after-end" -applied "$(quota)" >"$E2E_OUT/check.txt" 2>&1 || checkrc=$?
+	-after-start "$E2E_OUT/stat-after-start" -after-end "$E2E_OUT/stat-after-end" -applied "$ADV" \
+	-probe-evaluate "$E2E_OUT/probe-evaluate.json" -probe-start "$E2E_OUT/stat-probe-start" -probe-end "$E2E_OUT/stat-probe-end" -probe-limit "$(quota)" >"$E2E_OUT/check.txt" 2>&1 || checkrc=$?
 cat "$E2E_OUT/check.txt"
 [ "${checkrc:-0}" = 0 ] || exit 1
 say "passed"

@@ -40,6 +40,11 @@ type Identity struct {
 	Container   string          `json:"container,omitempty"`
 	ContainerID string          `json:"container_id,omitempty"`
 	Runtime     string          `json:"runtime,omitempty"`
+	// Sandbox marks a pod's sandbox (pause) container: a container group of
+	// a pod whose other containers the kubelet's log links name, that has
+	// no link itself (the kubelet logs every container but the sandbox).
+	// Unknown (false) where the links cannot be read.
+	Sandbox bool `json:"sandbox,omitempty"`
 }
 
 // Kubelet reports whether the group's weight was set by the kubelet's (or
@@ -169,6 +174,9 @@ func identifyKube(elems []string, pods *PodNames) Identity {
 				name := cid[:12]
 				if c, ok := pods.container(cid); ok {
 					id.Container, name = c, c
+				} else if pods.named(id.Namespace, id.Pod) {
+					id.Sandbox = true
+					name += " (sandbox)"
 				}
 				if rt == "conmon" {
 					name += " (conmon)"
@@ -194,6 +202,13 @@ type PodName struct{ Namespace, Name string }
 type PodNames struct {
 	pods       map[string]PodName
 	containers map[string]string
+	// withNamed holds "NAMESPACE/POD" of the pods with a named container.
+	withNamed map[string]bool
+}
+
+// named reports whether a container of the pod namespace/pod is named.
+func (p *PodNames) named(namespace, pod string) bool {
+	return p != nil && pod != "" && p.withNamed[namespace+"/"+pod]
 }
 
 func (p *PodNames) pod(uid string) (PodName, bool) {
@@ -218,7 +233,7 @@ func (p *PodNames) container(id string) (string, bool) {
 // namespaces, pod names nor UIDs can hold an underscore, so the names split
 // cleanly. A node without them (not a Kubernetes node) gives empty maps.
 func ReadPodNames(root string) *PodNames {
-	p := &PodNames{pods: map[string]PodName{}, containers: map[string]string{}}
+	p := &PodNames{pods: map[string]PodName{}, containers: map[string]string{}, withNamed: map[string]bool{}}
 	if es, err := os.ReadDir(filepath.Join(root, "var/log/pods")); err == nil {
 		for _, e := range es {
 			f := strings.Split(e.Name(), "_")
@@ -238,6 +253,7 @@ func ReadPodNames(root string) *PodNames {
 				continue
 			}
 			p.containers[f[2][i+1:]] = f[2][:i]
+			p.withNamed[f[1]+"/"+f[0]] = true // POD_NAMESPACE_...
 		}
 	}
 	return p

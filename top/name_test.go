@@ -17,7 +17,9 @@ func TestIdentify(t *testing.T) {
 	pods := &PodNames{
 		pods:       map[string]PodName{uid: {"shop", "cart-7d9f"}, static: {"kube-system", "etcd-node1"}},
 		containers: map[string]string{id: "cart"},
+		withNamed:  map[string]bool{"shop/cart-7d9f": true},
 	}
+	sandbox := strings.Repeat("5a", 32)
 	tests := []struct {
 		path string
 		want Identity
@@ -28,6 +30,8 @@ func TestIdentify(t *testing.T) {
 		// cgroupfs driver
 		{"/kubepods/burstable/pod" + uid, Identity{Name: "shop/cart-7d9f", Kind: KindPod, QoS: cgroup.Burstable, PodUID: uid, Namespace: "shop", Pod: "cart-7d9f"}},
 		{"/kubepods/burstable/pod" + uid + "/" + id, Identity{Name: "shop/cart-7d9f/cart", Kind: KindContainer, QoS: cgroup.Burstable, PodUID: uid, Namespace: "shop", Pod: "cart-7d9f", Container: "cart", ContainerID: id}},
+		// the pod's sandbox (pause): a container of a named pod without a log link
+		{"/kubepods/burstable/pod" + uid + "/" + sandbox, Identity{Name: "shop/cart-7d9f/5a5a5a5a5a5a (sandbox)", Kind: KindContainer, QoS: cgroup.Burstable, PodUID: uid, Namespace: "shop", Pod: "cart-7d9f", ContainerID: sandbox, Sandbox: true}},
 		{"/kubepods/pod" + static, Identity{Name: "kube-system/etcd-node1", Kind: KindPod, QoS: cgroup.Guaranteed, PodUID: static, Namespace: "kube-system", Pod: "etcd-node1"}},
 		// systemd driver, with the kubelet's cgroup root at /kubelet
 		{"/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-burstable.slice/kubelet-kubepods-burstable-pod" + uu + ".slice/cri-containerd-" + id + ".scope",
@@ -96,6 +100,9 @@ func TestReadPodNames(t *testing.T) {
 	}
 	if c, ok := p.container(id); !ok || c != "my-app" || len(p.containers) != 1 {
 		t.Errorf("containers %v", p.containers)
+	}
+	if !p.named("shop", "cart-7d9f") || p.named("shop", "other") {
+		t.Errorf("pods with named containers %v", p.withNamed)
 	}
 	if empty := ReadPodNames(t.TempDir()); len(empty.pods)+len(empty.containers) != 0 {
 		t.Errorf("a node without kubelet logs names %v", empty)

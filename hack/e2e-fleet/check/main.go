@@ -3,7 +3,9 @@
 // the advised one the e2e then applied in place) with the share the
 // container's cgroup counted (cpu.stat's nr_throttled/nr_periods deltas, read
 // on the host), prints a table, and exits 1 when the share after the resize
-// is off the prediction by more than max(0.07, 30% of the prediction).
+// is off the prediction by more than max(0.07, 30% of the prediction), or
+// when the probe's is: a limit between the old one and the advice, resized
+// to after, predicted by the agent's /evaluate from the same demand.
 package main
 
 import (
@@ -27,15 +29,27 @@ func main() {
 	b1 := flag.String("before-end", "", "cpu.stat when advise ran")
 	a0 := flag.String("after-start", "", "cpu.stat after the resize (settled)")
 	a1 := flag.String("after-end", "", "cpu.stat at the end of the measurement")
-	appliedMilli := flag.Int64("applied", 0, "the limit the pod's cgroup has after the resize, in millicores")
+	appliedMilli := flag.Int64("applied", 0, "the limit the pod's cgroup had after the resize, in millicores")
+	probeEval := flag.String("probe-evaluate", "", "the agent's /evaluate at the probe's limit, taken with the advice")
+	p0 := flag.String("probe-start", "", "cpu.stat at the probe's limit (settled)")
+	p1 := flag.String("probe-end", "", "cpu.stat at the end of the probe's measurement")
+	probeMilli := flag.Int64("probe-limit", 0, "the limit the pod's cgroup has during the probe, in millicores")
 	flag.Parse()
-	if err := run(*advice, *ns, *ctr, *b0, *b1, *a0, *a1, *appliedMilli); err != nil {
+	pr := probe{*probeEval, *p0, *p1, *probeMilli}
+	if err := run(*advice, *ns, *ctr, *b0, *b1, *a0, *a1, *appliedMilli, pr); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-fleet check:", err)
 		os.Exit(1)
 	}
 }
 
-func run(advice, ns, ctr, b0, b1, a0, a1 string, applied int64) error {
+// probe is the third phase: the agent's evaluation at a limit, and the
+// cpu.stat snapshots taken at it.
+type probe struct {
+	evaluate, start, end string
+	limit                int64
+}
+
+func run(advice, ns, ctr, b0, b1, a0, a1 string, applied int64, pr probe) error {
 	raw, err := os.ReadFile(advice)
 	if err != nil {
 		return err
@@ -80,8 +94,34 @@ func run(advice, ns, ctr, b0, b1, a0, a1 string, applied int64) error {
 		return ok
 	}
 	row("before resize", c.LimitMilli, c.Current.ThrottledRatio, before) // reported, not the verdict
-	if !row("after resize", c.AdvisedLimitMilli, c.Advised.ThrottledRatio, after) {
+	okAfter := row("after resize", c.AdvisedLimitMilli, c.Advised.ThrottledRatio, after)
+	okProbe := true
+	if pr.evaluate != "" {
+		var ev struct {
+			LimitMilli int64   `json:"limit_millicores"`
+			Ratio      float64 `json:"throttled_periods_ratio"`
+		}
+		raw, err := os.ReadFile(pr.evaluate)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &ev); err != nil || ev.LimitMilli == 0 {
+			return fmt.Errorf("%s: not an evaluation (%v): %s", pr.evaluate, err, raw)
+		}
+		if ev.LimitMilli != pr.limit {
+			return fmt.Errorf("the pod's cgroup has a limit of %dm during the probe, the evaluation was of %dm", pr.limit, ev.LimitMilli)
+		}
+		at, err := share(pr.start, pr.end)
+		if err != nil {
+			return err
+		}
+		okProbe = row("probe", ev.LimitMilli, ev.Ratio, at)
+	}
+	switch {
+	case !okAfter:
 		return fmt.Errorf("throttled share after the in-place resize is outside max(0.07, 30%%) of the prediction")
+	case !okProbe:
+		return fmt.Errorf("throttled share at the probe's limit is outside max(0.07, 30%%) of the prediction")
 	}
 	return nil
 }
