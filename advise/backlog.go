@@ -180,7 +180,7 @@ func Reconstruct(d *Demand, throttled []uint64, period time.Duration) (*Demand, 
 		b.Push(d.At[i], d.Usage[i], throttled[i], emit)
 	}
 	b.Flush(emit)
-	out.Moved, out.Capped = b.Moved, b.Capped
+	out.Moved, out.Capped, out.maxSeen = b.Moved, b.Capped, d.MaxCores()
 	return out, b
 }
 

@@ -30,6 +30,9 @@ type Demand struct {
 	// under a limit that throttled: the time of the throttling streaks whose
 	// work was moved to their start, and of those too long to move.
 	Moved, Capped time.Duration
+	// maxSeen is the highest use over a sample of the samples before
+	// Reconstruct moved work (MaxCores gives it then: moved work is not use).
+	maxSeen float64
 }
 
 // MaxGap is the longest interval between two samples that is replayed; a
@@ -65,8 +68,12 @@ func (d *Demand) MeanCores() float64 {
 }
 
 // MaxCores is the highest use in cores over one sample interval of at least
-// 5 ms (shorter ones read the counters' rounding, not the group).
+// 5 ms (shorter ones read the counters' rounding, not the group); for a
+// reconstructed demand, the highest use seen before the work was moved.
 func (d *Demand) MaxCores() float64 {
+	if d.maxSeen > 0 {
+		return d.maxSeen
+	}
 	best := 0.0
 	for i := 1; i < len(d.At); i++ {
 		dt := d.At[i] - d.At[i-1]

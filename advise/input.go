@@ -101,6 +101,8 @@ func Load(ctx context.Context, in Input, minPeriod time.Duration) (*Demand, Samp
 		}
 		s.Source, s.LimitMilli = g.Path+" ("+g.Name+")", g.LimitMilli()
 	}
-	d.Cores = in.Cores
+	if in.Cores > 0 {
+		d.Cores = in.Cores // else the samples' own bound (kept by Reconstruct)
+	}
 	return d, s, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/record"
@@ -63,7 +64,42 @@ func ReadRecorded(dir, config, instance string) (*Recorded, error) {
 		} else if st, ok := rs.Neighbours[record.NeighbourGroup(rs.Index, name)]; ok {
 			r.CPUStat = st
 		}
+		if r.CPUStat.ThrottledPeriods > 0 {
+			// Sampled under a limit that throttled: rebuilt from the run's
+			// nr_throttled at the same samples, where it has them.
+			if thr, ok := throttledColumn(filepath.Join(dir, "runs", rs.ID), u.At, rs.Index, name); ok {
+				period := 100 * time.Millisecond
+				if rs.Settings.PeriodUsec > 0 {
+					period = time.Duration(rs.Settings.PeriodUsec) * time.Microsecond
+				}
+				r.Demand = ReconstructNoted(r.Demand, thr, period)
+			}
+		}
 		return r, nil
 	}
 	return nil, fmt.Errorf("%s has no finished run of config %q: it has %s", dir, config, strings.Join(configs, ", "))
+}
+
+// throttledColumn reads the group's cumulative nr_throttled from a run's
+// throttled.csv, if it has one sampled at the times at.
+func throttledColumn(runDir string, at []time.Duration, index int, name string) ([]uint64, bool) {
+	c, err := record.ReadColumns(filepath.Join(runDir, record.ThrottledFile))
+	if err != nil || len(c.At) != len(at) {
+		return nil, false
+	}
+	for i := range at {
+		if c.At[i] != at[i] {
+			return nil, false
+		}
+	}
+	for i, g := range c.Names {
+		if g == record.InstanceGroup(index, name) || g == record.NeighbourGroup(index, name) {
+			out := make([]uint64, len(c.Cols[i]))
+			for k, v := range c.Cols[i] {
+				out[k] = uint64(max(v, 0))
+			}
+			return out, true
+		}
+	}
+	return nil, false
 }
