@@ -10,12 +10,13 @@ import (
 // arrivals A(t) are never below use U(t); while the group is throttled
 // (nr_throttled went up within the last period, the kernel holding its
 // queue until the period's refill) work waits, A > U; once the refill came
-// and the group ran below its full speed, nothing waits any more, A = U.
+// and the group ran less than one CPU's worth of an interval, nothing waits
+// any more (waiting work keeps a thread running), A = U.
 // Between those facts the truth is unknown. Observed use is the least bursty
 // demand that fits them; the most bursty one has all the work that ran from
-// the start of the busy run that led into a throttle until the group next
-// ran below full speed after a refill (a streak) arrive at the streak's
-// first sample. Backlog makes that second one, sample by sample, so that the
+// the start of the busy run (one CPU's worth of each interval or more) that
+// led into a throttle until the group next ran less after a refill (a
+// streak) arrive at the streak's first sample. Backlog makes that second one, sample by sample, so that the
 // replay of a throttled group's samples does not take the kernel's spreading
 // of its bursts for the demand (a 50 ms burst under a 20 ms quota runs as 20
 // ms in each of three periods: replayed as use, a 25 ms quota would look
@@ -45,15 +46,17 @@ type Backlog struct {
 	have     bool
 	last     reading
 	lastThr  uint64
-	cores    float64
-	buf      []reading // held: a busy run, or a streak from its busy run on
+	buf      []reading // held: the last period (and its busy run), or a streak
 	streak   bool
 	sinceThr time.Duration // time since the last throttled sample in the streak
-	before   time.Duration // time of the reading before the first held one
+	inRun    bool          // the last reading was busy
+	runStart time.Duration // start of the last busy run
+	runEnd   time.Duration // end of the last busy run
 }
 
-// reading is one cumulative reading: time and CPU time used.
-type reading struct{ At, Usage time.Duration }
+// reading is one cumulative reading: time and CPU time used, and the use
+// over the interval it ends (dt, du).
+type reading struct{ At, Usage, dt, du time.Duration }
 
 func (b *Backlog) hold() time.Duration {
 	if b.Hold > 0 {
@@ -64,11 +67,18 @@ func (b *Backlog) hold() time.Duration {
 
 // Push takes the next reading: time at, cumulative use usage and the
 // group's cumulative nr_throttled, and calls emit with readings of the
-// demand, in order, each time it knows them (a held streak is emitted when
-// it ends). Times are passed on unchanged; usage may be moved earlier.
+// demand, in order, each time it knows them (readings are held for about a
+// period, and a streak until it ends). Times are passed on unchanged; usage
+// may be moved earlier.
+//
+// The kernel counts nr_throttled when the period timer refills a group
+// that is throttled (do_sched_cfs_period_timer), so the sample that shows
+// it ends up to a period after the throttling began: the readings of the
+// last period (and of a busy run that began before it) are held until a
+// period has passed without it.
 func (b *Backlog) Push(at, usage time.Duration, throttled uint64, emit func(at, usage time.Duration)) {
 	if !b.have {
-		b.have, b.last, b.lastThr = true, reading{at, usage}, throttled
+		b.have, b.last, b.lastThr = true, reading{At: at, Usage: usage}, throttled
 		emit(at, usage)
 		return
 	}
@@ -77,44 +87,63 @@ func (b *Backlog) Push(at, usage time.Duration, throttled uint64, emit func(at, 
 	if dt <= 0 || usage < b.last.Usage || throttled < b.lastThr || dt > MaxGap {
 		// Out of order, a counter that fell or a gap: no streak spans it.
 		b.Flush(emit)
-		b.last, b.lastThr = reading{at, usage}, throttled
+		b.last, b.lastThr = reading{At: at, Usage: usage}, throttled
 		emit(at, usage)
 		return
 	}
-	if len(b.buf) == 0 {
-		b.before = b.last.At
-	}
-	b.last, b.lastThr = reading{at, usage}, throttled
-	if dt >= 5*time.Millisecond {
-		b.cores = max(b.cores, float64(int(float64(du)/float64(dt)-0.05)+1))
-	}
-	full := float64(du) >= 0.9*max(b.cores, 1)*float64(dt)
+	r := reading{at, usage, dt, du}
+	b.last, b.lastThr = r, throttled
+	b.buf = append(b.buf, r)
+	// Busy: at least one CPU's worth of the interval ran. Waiting work keeps
+	// a thread running whenever the group is not throttled, so a backlog
+	// shows as busy intervals until it is drained.
+	busy := float64(du) >= 0.9*float64(dt)
 	if !b.streak {
-		switch {
-		case thr:
-			b.streak, b.sinceThr = true, 0
-			b.buf = append(b.buf, reading{at, usage})
-		case full:
-			b.buf = append(b.buf, reading{at, usage})
-			if b.span() > b.hold() {
-				b.pass(emit) // busy for long without a throttle: nothing to move
+		if thr {
+			// The streak began with the first use held: readings before it
+			// carried no work.
+			k := 0
+			for k < len(b.buf)-1 && b.buf[k].du == 0 {
+				emit(b.buf[k].At, b.buf[k].Usage)
+				k++
 			}
-		default:
-			b.pass(emit)
-			emit(at, usage)
+			b.buf = append(b.buf[:0], b.buf[k:]...)
+			b.streak, b.sinceThr = true, 0
+			return
+		}
+		if busy {
+			if !b.inRun {
+				b.inRun, b.runStart = true, at-dt
+			}
+			b.runEnd = at
+		} else {
+			b.inRun = false
+		}
+		// Keep the last period and a tick (where a throttle counted later
+		// began), and the busy run that led into it, up to Hold.
+		cut := at - b.Period - dt
+		if b.runEnd > cut && b.runStart < cut && at-b.runStart <= b.hold() {
+			cut = b.runStart
+		}
+		k := 0
+		for k < len(b.buf) && b.buf[k].At <= cut {
+			emit(b.buf[k].At, b.buf[k].Usage)
+			k++
+		}
+		if k > 0 {
+			b.buf = append(b.buf[:0], b.buf[k:]...)
 		}
 		return
 	}
-	b.buf = append(b.buf, reading{at, usage})
 	if thr {
 		b.sinceThr = 0
 	} else {
 		b.sinceThr += dt
 	}
 	switch {
-	case !thr && b.sinceThr > b.Period && !full:
-		// Refilled and below full speed: the streak ended before this
-		// sample, whose own use arrived in it.
+	case !thr && b.sinceThr > b.Period && !busy:
+		// A period without a throttle, and less than a CPU busy: the
+		// streak ended before this sample, whose own use arrived in it.
 		b.buf = b.buf[:len(b.buf)-1]
 		b.move(emit)
 		emit(at, usage)
@@ -129,7 +158,7 @@ func (b *Backlog) span() time.Duration {
 	if len(b.buf) == 0 {
 		return 0
 	}
-	return b.buf[len(b.buf)-1].At - b.before
+	return b.buf[len(b.buf)-1].At - (b.buf[0].At - b.buf[0].dt)
 }
 
 // pass emits the held readings as observed.
@@ -155,7 +184,7 @@ func (b *Backlog) move(emit func(at, usage time.Duration)) {
 }
 
 func (b *Backlog) reset() {
-	b.buf, b.streak, b.sinceThr = b.buf[:0], false, 0
+	b.buf, b.streak, b.sinceThr, b.inRun = b.buf[:0], false, 0, false
 }
 
 // Flush emits what is held as observed (the samples ended mid-streak: its

@@ -10,7 +10,7 @@ import (
 // underQuota runs, at 1 ms steps, one thread asked for burst of work every
 // every, first at offset, under quota per 100 ms period, as the kernel's
 // bandwidth control would, and returns 10 ms readings: the arrivals (the
-// true demand), the use and nr_throttled.
+// true demand), the use and nr_throttled (counted at the refill).
 func underQuota(span, burst, every, offset, quota time.Duration) (arrived, used *Demand, thr []uint64) {
 	const step = time.Millisecond
 	arrived, used = &Demand{Cores: 1}, &Demand{Cores: 1}
@@ -19,6 +19,11 @@ func underQuota(span, burst, every, offset, quota time.Duration) (arrived, used 
 	throttledNow := false
 	for t := time.Duration(0); t <= span; t += step {
 		if t%(100*time.Millisecond) == 0 {
+			// The period timer counts a throttled group when it refills it
+			// (do_sched_cfs_period_timer), not when it was throttled.
+			if throttledNow {
+				n++
+			}
 			runtime, throttledNow = quota, false
 		}
 		if t >= offset && (t-offset)%every == 0 {
@@ -32,8 +37,7 @@ func underQuota(span, burst, every, offset, quota time.Duration) (arrived, used 
 		}
 		run := min(step, backlog, runtime)
 		u, backlog, runtime = u+run, backlog-run, runtime-run
-		if backlog > 0 && runtime == 0 && !throttledNow {
-			n++
+		if backlog > 0 && runtime == 0 {
 			throttledNow = true
 		}
 	}
@@ -134,5 +138,37 @@ func TestReadRecordedReconstructs(t *testing.T) {
 	}
 	if unl.Demand.Moved != 0 || len(unl.Demand.Warnings) != 0 {
 		t.Errorf("unlimited run: moved %s, warnings %q", unl.Demand.Moved, unl.Demand.Warnings)
+	}
+}
+
+// TestReconstructJitteredSample: one sample read 1.5 ms early shows a
+// one-thread group at 1.18 CPUs; streaks are still found whole (a busy
+// interval is one CPU's worth, not the highest use seen).
+func TestReconstructJitteredSample(t *testing.T) {
+	arrived, used, thr := underQuota(60*time.Second, 50*time.Millisecond, 400*time.Millisecond, 37*time.Millisecond, 20*time.Millisecond)
+	k := -1
+	for i := 2; i < len(used.At); i++ {
+		if used.Usage[i]-used.Usage[i-1] == 10*time.Millisecond {
+			k = i
+			break
+		}
+	}
+	used.At[k] -= 1500 * time.Microsecond
+	if c := used.MaxCores(); c < 1.1 {
+		t.Fatalf("the jittered sample reads %.2f CPUs", c)
+	}
+	used.Cores = 1
+	rec, _ := Reconstruct(used, thr, 100*time.Millisecond)
+	at := []Point{{LimitMilli: 425, Period: 100 * time.Millisecond}}
+	truth, err := Evaluate(arrived, at, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Evaluate(rec, at, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := got[0].ThrottledRatio - truth[0].ThrottledRatio; d < -0.05 || d > 0.1 {
+		t.Errorf("reconstructed %.3f against the true %.3f at 425m", got[0].ThrottledRatio, truth[0].ThrottledRatio)
 	}
 }

@@ -279,6 +279,9 @@ func burstsUnder(span time.Duration) (at, usage []time.Duration, thr []uint64) {
 	held := false
 	for t := time.Duration(0); t <= span; t += step {
 		if t%(100*time.Millisecond) == 0 {
+			if held { // counted at the refill, as the kernel's period timer does
+				n++
+			}
 			runtime, held = 20*time.Millisecond, false
 		}
 		if t >= 37*time.Millisecond && (t-37*time.Millisecond)%(400*time.Millisecond) == 0 {
@@ -289,8 +292,8 @@ func burstsUnder(span time.Duration) (at, usage []time.Duration, thr []uint64) {
 		}
 		run := min(step, backlog, runtime)
 		u, backlog, runtime = u+run, backlog-run, runtime-run
-		if backlog > 0 && runtime == 0 && !held {
-			n, held = n+1, true
+		if backlog > 0 && runtime == 0 {
+			held = true
 		}
 	}
 	return at, usage, thr
