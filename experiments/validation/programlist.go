@@ -28,10 +28,14 @@ func pace(dir string, ms int) string {
 
 func secs(d time.Duration) string { return strconv.Itoa(max(1, int(d.Round(time.Second)/time.Second))) }
 
-// Programs are the real programs validated with their own clients (from
-// Debian: nginx-light and wrk, postgresql, openjdk-17-jdk-headless).
+// Programs are the real programs validated with standard clients (from
+// Debian: nginx-light, wrk, postgresql, openjdk-17-jdk-headless; fortio
+// from the Go module proxy). nginx and PostgreSQL are driven at a fixed
+// rate (open loop), the JVM by wrk (closed loop: it asks for less when the
+// server is throttled, so the measured share falls at or below the
+// prediction).
 var Programs = []Program{
-	{Name: "nginx", What: "nginx 1.22, 2 workers, gzip level 6 on a 64 KB text file; wrk, 4 connections each pausing 10 ms between requests",
+	{Name: "nginx", What: "nginx 1.22, 2 workers, gzip level 6 on a 64 KB text file; fortio 1.68 at a fixed 360 requests/s on 8 connections (it catches up when behind: an open loop, as advise's model assumes)",
 		Addr: "127.0.0.1:18080",
 		Setup: func(_ context.Context, dir string) error {
 			www := filepath.Join(dir, "www")
@@ -62,7 +66,7 @@ http {
 		},
 		Server: func(dir string) []string { return []string{"nginx", "-c", filepath.Join(dir, "nginx.conf"), "-p", dir} },
 		Client: func(dir string, d time.Duration) []string {
-			return []string{"wrk", "-t1", "-c4", "-d" + secs(d) + "s", "-s", pace(dir, 10), "-H", "Accept-Encoding: gzip", "http://127.0.0.1:18080/big.txt"}
+			return []string{"fortio", "load", "-quiet", "-qps", "360", "-c", "8", "-t", secs(d) + "s", "-H", "Accept-Encoding: gzip", "http://127.0.0.1:18080/big.txt"}
 		},
 	},
 	{Name: "postgresql", What: "PostgreSQL 15 (its own background work: autovacuum, checkpoints); pgbench TPC-B-like at a fixed 150 transactions/s (-R), 4 clients, scale 5",
