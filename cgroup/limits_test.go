@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/throttlelab/throttlelab/internal/testfs"
+	"github.com/throttlelab/throttlelab/testenv/testfs"
 )
 
 // fakeRoot builds a fake host under t.TempDir(): the named mountinfo fixture as

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/throttlelab/throttlelab/internal/testfs"
+	"github.com/throttlelab/throttlelab/testenv/testfs"
 )
 
 func TestPackUnpack(t *testing.T) {

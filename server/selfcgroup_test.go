@@ -15,7 +15,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
-	"github.com/throttlelab/throttlelab/internal/testfs"
+	"github.com/throttlelab/throttlelab/testenv/testfs"
 	"github.com/throttlelab/throttlelab/workload"
 )
 

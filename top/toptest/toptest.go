@@ -15,7 +15,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
-	"github.com/throttlelab/throttlelab/internal/testfs"
+	"github.com/throttlelab/throttlelab/testenv/testfs"
 )
 
 // Trees lists the fake trees: v1 with cpu and cpuacct apart, v1 joined with
