@@ -89,8 +89,65 @@ func (d *Demand) cores() float64 {
 	if d.Cores > 0 {
 		return float64(d.Cores)
 	}
-	// A group at 1.02 cores for one sample is one busy thread and jitter.
-	return max(1, float64(int(d.MaxCores()-0.05)+1))
+	var b CoresBound
+	for i := 1; i < len(d.At); i++ {
+		b.Add(d.At[i]-d.At[i-1], d.Usage[i]-d.Usage[i-1])
+	}
+	return float64(b.Cores())
+}
+
+// CoresSpan is the shortest span over which use bounds a group's
+// parallelism. A sample read late (the sampler preempted between its clock
+// and the counter) makes one busy thread look like 1.1 to 1.5 cores over one
+// 10 ms interval, and like two CPUs to a bound rounded up.
+const CoresSpan = 15 * time.Millisecond
+
+// coresSlack is the use above a whole number of CPUs that still counts as
+// that number.
+const coresSlack = 0.1
+
+// CoresBound is the parallelism bound of a demand, fed one sample interval
+// at a time: the highest use held over two overlapping windows, each window
+// two or more consecutive intervals spanning at least CoresSpan, rounded up
+// to whole CPUs after coresSlack. A late reading raises the window that ends
+// at it and lowers the next by the same time, so no single reading, however
+// late, raises the bound. A group parallel for less than about two windows
+// (30 ms at 10 ms samples) is bounded low: its held-back work then catches
+// up more slowly in the replay, which errs towards throttling. advise's
+// replay and the agent's summaries use it alike.
+type CoresBound struct {
+	dt, du  [8]time.Duration
+	n, next int
+	prev    float64 // the use over the window ending at the previous interval; -1: none
+	best    float64
+}
+
+// Add takes the next interval: dt long, du of CPU time used in it.
+func (b *CoresBound) Add(dt, du time.Duration) {
+	if b.n == 0 {
+		b.prev = -1
+	}
+	b.dt[b.next], b.du[b.next] = dt, du
+	b.next = (b.next + 1) % len(b.dt)
+	b.n = min(b.n+1, len(b.dt))
+	var span, work time.Duration
+	for k := range b.n {
+		i := (b.next - 1 - k + len(b.dt)) % len(b.dt)
+		span, work = span+b.dt[i], work+b.du[i]
+		if k >= 1 && span >= CoresSpan {
+			use := float64(work) / float64(span)
+			if b.prev >= 0 {
+				b.best = max(b.best, min(use, b.prev))
+			}
+			b.prev = use
+			return
+		}
+	}
+}
+
+// Cores is the bound: at least 1.
+func (b *CoresBound) Cores() int {
+	return max(1, int(b.best-coresSlack)+1)
 }
 
 // Check refuses demand that the replay cannot use: fewer than two samples,

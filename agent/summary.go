@@ -175,6 +175,7 @@ type Summary struct {
 	backlog          advise.Backlog
 	counted, rawHave bool
 	rawAt, rawUsage  time.Duration
+	coresBound       advise.CoresBound
 	emit             func(at, usage time.Duration)
 	done             []*Chunk
 }
@@ -240,13 +241,12 @@ func (s *Summary) Add(at, usage time.Duration) *Chunk {
 	return nil
 }
 
-// noteCores raises the parallelism bound to a use of du over dt.
+// noteCores raises the parallelism bound with a use of du over dt
+// (advise.CoresBound: over two or more intervals, so that one late reading
+// does not double it).
 func (s *Summary) noteCores(dt, du time.Duration) {
-	if dt >= 5*time.Millisecond {
-		if c := float64(du) / float64(dt); c > float64(s.cores) {
-			s.cores = int(c-0.05) + 1
-		}
-	}
+	s.coresBound.Add(dt, du)
+	s.cores = max(s.cores, s.coresBound.Cores())
 }
 
 // AddCounts takes one sample with the container's cumulative nr_throttled:
