@@ -189,7 +189,7 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 		}
 		widen += w
 	}
-	evs, be, blocks, err := evaluateBlocks(d, points, req.Options, widen)
+	evs, be, blocks, higher, err := evaluateBlocks(d, points, req.Options, widen)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 	}
 	a.Sampled.MeanCores, a.Sampled.MaxCores10ms, a.Sampled.Cores = d.MeanCores(), d.MaxCores(), int(d.cores())
 	var whole int
-	a.Recommendation, whole = recommend(evs, be, req.Target, req.Periods[0])
+	a.Recommendation, whole = recommend(evs, be, higher, req.Target, req.Periods[0])
 	// Throttled while sampled: the demand above the limit is unseen unless
 	// Reconstruct recovered it (then the advice errs high, not low) from
 	// streaks short enough to move.
@@ -238,14 +238,18 @@ func contains(s []int64, v int64) bool {
 	return false
 }
 
-// recommend picks the smallest limit meeting t over the whole window and
-// in every block (the upper end of its interval), without and with burst, at
-// the first period. It also returns the index of the smallest limit that
+// recommend picks the smallest limit meeting t over the whole window, in
+// every block and with the use LevelSpread higher (higher; nil: not
+// checked), the upper end of its interval but for the slice bound, without
+// and with burst, at the first period. It also returns the index of the smallest limit that
 // meets t over the whole window pooled (-1: none).
-func recommend(evs []Evaluation, be blockEvals, t Target, period time.Duration) (Recommendation, int) {
+func recommend(evs []Evaluation, be blockEvals, higher []Evaluation, t Target, period time.Duration) (Recommendation, int) {
 	r := Recommendation{Target: t, Basis: "meets the target in every block"}
 	if len(be) < 2 {
 		r.Basis = "meets the target over the window (one block)"
+	}
+	if higher != nil {
+		r.Basis += fmt.Sprintf(" and with %.0f%% more use", LevelSpread*100)
 	}
 	var largest *Evaluation
 	whole := -1
@@ -254,7 +258,7 @@ func recommend(evs []Evaluation, be blockEvals, t Target, period time.Duration) 
 		if e.PeriodUsec != int64(period/time.Microsecond) {
 			continue
 		}
-		all := meetsAll(t, evs, be, i)
+		all := meetsAll(t, evs, be, higher, i)
 		if e.BurstMilli == 0 {
 			if largest == nil || e.LimitMilli > largest.LimitMilli {
 				largest = e

@@ -9,7 +9,7 @@ import "time"
 // burst, at period: Advise's rule. t gets Advise's defaults (a 5% throttled
 // share when it sets no bound).
 func RecommendBlocks(evs []Evaluation, blocks [][]Evaluation, t Target, period time.Duration) Recommendation {
-	r, _ := recommend(evs, blockEvals(blocks), NormalTarget(t), period)
+	r, _ := recommend(evs, blockEvals(blocks), nil, NormalTarget(t), period)
 	return r
 }
 

@@ -287,3 +287,49 @@ func TestTwoRegimesRecorded(t *testing.T) {
 			r.LimitMilli, r.Met, r.ThrottledRatioRange, w.WholeWindowLimitMilli)
 	}
 }
+
+// TestLevelSpreadNearACliff: demand as regular as a program at a fixed
+// rate (37 ms of one thread at the start of every 100 ms) is never
+// throttled at 375m and always at 365m; 3% more use (38.1 ms) crosses
+// 375m, so its interval must reach the top, and the recommendation must
+// leave the 3%.
+func TestLevelSpreadNearACliff(t *testing.T) {
+	var at, usage []time.Duration
+	var used time.Duration
+	for k := 0; k <= 3000; k++ { // 30 s of 10 ms samples
+		at = append(at, time.Duration(k)*10*time.Millisecond)
+		usage = append(usage, used)
+		switch k % 10 {
+		case 0, 1, 2:
+			used += 10 * time.Millisecond
+		case 3:
+			used += 7 * time.Millisecond
+		}
+	}
+	d := FromSamples(at, usage)
+	a, err := Advise(d, Request{Limits: []int64{375}}, Sampled{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found bool
+	for _, e := range a.Evaluations {
+		if e.LimitMilli == 375 && e.BurstMilli == 0 {
+			found = true
+			if e.ThrottledRatio > 0.05 {
+				t.Errorf("375m: predicted %.3f, want about 0 (37 ms of 37.5)", e.ThrottledRatio)
+			}
+			if e.ThrottledRatioRange[1] < 0.5 {
+				t.Errorf("375m: interval %v: with 3%% more use it throttles every period, want the upper end above 0.5", *e.ThrottledRatioRange)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("375m not evaluated")
+	}
+	if r := a.Recommendation; !r.Met || float64(r.LimitMilli) < 370*(1+LevelSpread) {
+		t.Errorf("recommended %dm (met %v): want at least %.0fm (the use 3%% higher)", r.LimitMilli, r.Met, 370*(1+LevelSpread))
+	}
+	if !strings.Contains(a.Recommendation.Basis, "more use") {
+		t.Errorf("basis %q does not say the level was taken", a.Recommendation.Basis)
+	}
+}

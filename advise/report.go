@@ -116,7 +116,7 @@ func ReportSection(sources []*report.Source) template.HTML {
 	}
 	return template.HTML(`<section class="load" id="advise">
 <h2>Advice</h2>
-<p class="note">throttlelab advise on each config's first run: the instance's 10 ms CPU use replayed through the quota model for a grid of limits (means over 10 phases of the period), and the smallest limit that keeps throttled periods at or under 5% in every 10 s block of the run (the intervals are the spread over the blocks). The same as <code>throttlelab advise RESULTS_DIR --config NAME</code>.</p>
+<p class="note">throttlelab advise on each config's first run: the instance's 10 ms CPU use replayed through the quota model for a grid of limits (means over 10 phases of the period), and the smallest limit that keeps throttled periods at or under 5% in every 10 s block of the run (the intervals are the spread over the blocks and over ` + fmt.Sprintf("%.0f%%", LevelSpread*100) + ` less or more use). The same as <code>throttlelab advise RESULTS_DIR --config NAME</code>.</p>
 ` + b.String() + "</section>\n")
 }
 

@@ -35,7 +35,7 @@ func secs(d time.Duration) string { return strconv.Itoa(max(1, int(d.Round(time.
 // server is throttled, so the measured share falls at or below the
 // prediction).
 var Programs = []Program{
-	{Name: "nginx", What: "nginx 1.22, 2 workers, gzip level 6 on a 64 KB text file; fortio 1.68 at a fixed 360 requests/s on 8 connections (it catches up when behind: an open loop, as advise's model assumes)",
+	{Name: "nginx", What: "nginx 1.22, 2 workers, gzip level 6 on a 64 KB text file; fortio 1.68 at a fixed 360 requests/s on 8 connections spread over each request's interval with 10% jitter (-uniform -jitter: independent clients, not 8 firing in lockstep; it catches up when behind: an open loop, as advise's model assumes)",
 		Addr: "127.0.0.1:18080",
 		Setup: func(_ context.Context, dir string) error {
 			www := filepath.Join(dir, "www")
@@ -66,7 +66,7 @@ http {
 		},
 		Server: func(dir string) []string { return []string{"nginx", "-c", filepath.Join(dir, "nginx.conf"), "-p", dir} },
 		Client: func(dir string, d time.Duration) []string {
-			return []string{"fortio", "load", "-quiet", "-qps", "360", "-c", "8", "-t", secs(d) + "s", "-H", "Accept-Encoding: gzip", "http://127.0.0.1:18080/big.txt"}
+			return []string{"fortio", "load", "-quiet", "-qps", "360", "-c", "8", "-uniform", "-jitter", "-t", secs(d) + "s", "-H", "Accept-Encoding: gzip", "http://127.0.0.1:18080/big.txt"}
 		},
 	},
 	{Name: "postgresql", What: "PostgreSQL 15 (its own background work: autovacuum, checkpoints); pgbench TPC-B-like at a fixed 150 transactions/s (-R), 4 clients, scale 5",
