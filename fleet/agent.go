@@ -142,3 +142,17 @@ func joinReason(a, b string) string {
 	}
 	return a + "; " + b
 }
+
+// Read reads the containers' advice from src's Prometheus (every node's
+// agent, in src.Namespace if set, for src.Target) or its one agent.
+func Read(ctx context.Context, hc *http.Client, src Source) ([]*Container, error) {
+	switch {
+	case src.Prometheus != "" && src.Agent != "":
+		return nil, errors.New("give Prometheus or an agent, not both")
+	case src.Prometheus != "":
+		return FromPrometheus(ctx, hc, src.Prometheus, PromOptions{Namespace: src.Namespace, Target: src.Target})
+	case src.Agent != "":
+		return FromAgent(ctx, hc, src.Agent)
+	}
+	return nil, errors.New("no source: give Prometheus or an agent")
+}

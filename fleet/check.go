@@ -333,13 +333,14 @@ func Unchecked(os []Outcome) bool {
 	return false
 }
 
-// Source names where check finds measured demand: exactly one of a
-// Prometheus that scrapes the agents, one agent, or a directory of recorded
-// CSVs.
+// Source names where measured demand is found: exactly one of a
+// Prometheus that scrapes the agents, one agent, or (for check) a directory
+// of recorded CSVs.
 type Source struct {
 	Prometheus, Agent, Demand string
-	// Target picks the agents' target when they advise for several.
-	Target string
+	// Target picks the agents' target when they advise for several;
+	// Namespace, if set, keeps one namespace's (both through Prometheus).
+	Target, Namespace string
 }
 
 // NewEvaluator returns the evaluator of s: recorded demand replayed here, or
@@ -350,13 +351,13 @@ func NewEvaluator(ctx context.Context, hc *http.Client, s Source) (Evaluator, er
 	case s.Demand != "":
 		return &Recorded{Dir: s.Demand}, nil
 	case s.Agent != "":
-		cs, err := FromAgent(ctx, hc, s.Agent)
+		cs, err := Read(ctx, hc, s)
 		if err != nil {
 			return nil, err
 		}
 		return &Measured{Containers: cs, Client: hc, Agent: s.Agent}, nil
 	}
-	cs, err := FromPrometheus(ctx, hc, s.Prometheus, PromOptions{Target: s.Target})
+	cs, err := Read(ctx, hc, s)
 	if err != nil {
 		return nil, err
 	}

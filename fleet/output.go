@@ -127,3 +127,22 @@ func WriteCSV(w io.Writer, ms []*Merged) error {
 	cw.Flush()
 	return cw.Error()
 }
+
+// Formats are the outputs Write knows.
+var Formats = []string{"table", "json", "csv", "patch"}
+
+// Write writes ms in format (one of Formats): the table, JSON, CSV, or
+// the in-place resize patches of PlanResizes.
+func Write(w io.Writer, format string, ms []*Merged) error {
+	switch format {
+	case "json":
+		return WriteJSON(w, ms)
+	case "csv":
+		return WriteCSV(w, ms)
+	case "patch":
+		return WritePatches(w, PlanResizes(ms))
+	case "table":
+		return WriteTable(w, ms)
+	}
+	return fmt.Errorf("output %q: give one of %s", format, strings.Join(Formats, ", "))
+}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -63,6 +63,28 @@ against advised against krr's and the VPA's rules; -o table|json|csv|patch, or
 
 // runAdviseFleet is advise --prometheus or --agent.
 func runAdviseFleet(cmd *cobra.Command, args []string, f fleetFlags, asJSON bool) error {
+	if err := f.check(args, asJSON); err != nil {
+		return err
+	}
+	ctx, cancel := contextWithTimeout(cmd.Context(), f.timeout)
+	defer cancel()
+	cs, err := fleet.Read(ctx, &http.Client{}, fleet.Source{Prometheus: f.prometheus, Agent: f.agent, Namespace: f.namespace, Target: f.target})
+	if errors.Is(err, fleet.ErrTargets) {
+		return usagef("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	ms := fleet.Group(cs)
+	if f.apply {
+		return applyResizes(cmd, f, fleet.PlanResizes(ms))
+	}
+	return fleet.Write(cmd.OutOrStdout(), f.output, ms)
+}
+
+// check refuses flags that do not go together, and sets --output json for
+// --json.
+func (f *fleetFlags) check(args []string, asJSON bool) error {
 	switch {
 	case f.prometheus == "" && f.agent == "":
 		return usagef("--namespace, --target, --output, --apply, --yes, --kubeconfig and --context go with --prometheus or --agent")
@@ -78,48 +100,10 @@ func runAdviseFleet(cmd *cobra.Command, args []string, f fleetFlags, asJSON bool
 	if asJSON {
 		f.output = "json"
 	}
-	switch f.output {
-	case "table", "json", "csv", "patch":
-	default:
+	if !slices.Contains(fleet.Formats, f.output) {
 		return usagef("--output %q: give table, json, csv or patch", f.output)
 	}
-	for _, u := range []string{f.prometheus, f.agent} {
-		if u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return usagef("%q: give a URL starting with http:// or https://", u)
-		}
-	}
-	ctx, cancel := contextWithTimeout(cmd.Context(), f.timeout)
-	defer cancel()
-	hc := &http.Client{}
-	var (
-		cs  []*fleet.Container
-		err error
-	)
-	if f.prometheus != "" {
-		cs, err = fleet.FromPrometheus(ctx, hc, f.prometheus, fleet.PromOptions{Namespace: f.namespace, Target: f.target})
-	} else {
-		cs, err = fleet.FromAgent(ctx, hc, f.agent)
-	}
-	if errors.Is(err, fleet.ErrTargets) {
-		return usagef("%v", err)
-	}
-	if err != nil {
-		return err
-	}
-	ms := fleet.Group(cs)
-	out := cmd.OutOrStdout()
-	if f.apply {
-		return applyResizes(cmd, f, fleet.PlanResizes(ms))
-	}
-	switch f.output {
-	case "json":
-		return fleet.WriteJSON(out, ms)
-	case "csv":
-		return fleet.WriteCSV(out, ms)
-	case "patch":
-		return fleet.WritePatches(out, fleet.PlanResizes(ms))
-	}
-	return fleet.WriteTable(out, ms)
+	return checkURLs(f.prometheus, f.agent)
 }
 
 func applyResizes(cmd *cobra.Command, f fleetFlags, rows []*fleet.Resize) error {

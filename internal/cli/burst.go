@@ -43,10 +43,9 @@ func newBurstCmd() *cobra.Command {
 			if f.workers > units.MaxCPUs {
 				return usagef("--workers %d: want 1 to %d", f.workers, units.MaxCPUs)
 			}
-			if f.gomaxprocs < 0 || f.gomaxprocs > units.MaxCPUs {
-				return usagef("--gomaxprocs %d: want 0 (host CPUs) to %d", f.gomaxprocs, units.MaxCPUs)
+			if err := setGOMAXPROCS(f.gomaxprocs, "host CPUs", func() int { return gomaxprocsOrHost(0) }); err != nil {
+				return err
 			}
-			runtime.GOMAXPROCS(gomaxprocsOrHost(f.gomaxprocs))
 			enc := json.NewEncoder(cmd.OutOrStdout())
 			var encErr error
 			err := workload.RunBurst(cmd.Context(), workload.BurstConfig{Workers: f.workers, Busy: f.busy, Sleep: f.sleep, Cycles: f.cycles},
@@ -68,6 +67,20 @@ func newBurstCmd() *cobra.Command {
 	fl.IntVar(&f.cycles, "cycles", 0, "stop after this many cycles (0: until stopped)")
 	fl.IntVar(&f.gomaxprocs, "gomaxprocs", 0, "GOMAXPROCS (0: all host CPUs)")
 	return cmd
+}
+
+// setGOMAXPROCS checks --gomaxprocs n (0: zero(), the CPUs zeroMeans
+// names) and sets it: GOMAXPROCS is an experiment variable, always set
+// explicitly rather than left to the runtime's cgroup-aware default.
+func setGOMAXPROCS(n int, zeroMeans string, zero func() int) error {
+	if n < 0 || n > units.MaxCPUs {
+		return usagef("--gomaxprocs %d: want 0 (%s) to %d", n, zeroMeans, units.MaxCPUs)
+	}
+	if n == 0 {
+		n = zero()
+	}
+	runtime.GOMAXPROCS(n)
+	return nil
 }
 
 // gomaxprocsOrHost returns n, or the host's online CPUs when n is 0. GOMAXPROCS is

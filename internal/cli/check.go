@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -72,19 +71,8 @@ Kubernetes object, a bad quantity, a bad CSV) exits 2.`,
 }
 
 func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
-	n := 0
-	for _, s := range []string{f.prometheus, f.agent, f.demand} {
-		if s != "" {
-			n++
-		}
-	}
-	if n != 1 {
-		return usagef("check: give one source of measured demand: --prometheus URL, --agent URL or --demand DIR")
-	}
-	for _, u := range []string{f.prometheus, f.agent} {
-		if u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
-			return usagef("%q: give a URL starting with http:// or https://", u)
-		}
+	if err := f.checkSource(); err != nil {
+		return err
 	}
 	maxThr, err := parseRatio(f.maxThrottled)
 	if err != nil {
@@ -121,6 +109,21 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		return exitError{1, errors.New("check --strict: containers with a limit not checked (see above)")}
 	}
 	return nil
+}
+
+// checkSource refuses anything but exactly one source of demand, and URLs
+// that are not http(s).
+func (f checkFlags) checkSource() error {
+	n := 0
+	for _, s := range []string{f.prometheus, f.agent, f.demand} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		return usagef("check: give one source of measured demand: --prometheus URL, --agent URL or --demand DIR")
+	}
+	return checkURLs(f.prometheus, f.agent)
 }
 
 func writeCheck(out io.Writer, res []fleet.Outcome, f checkFlags) error {

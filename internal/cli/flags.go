@@ -3,6 +3,7 @@ package cli
 import (
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -67,4 +68,14 @@ func checkCores(cores int) (int, error) {
 		return 0, usagef("--cores %d: want 1 to %d (or leave it out for this machine's)", cores, units.MaxCPUs)
 	}
 	return orHostCores(cores)
+}
+
+// checkURLs refuses a URL (empty ones are skipped) that is not http(s).
+func checkURLs(us ...string) error {
+	for _, u := range us {
+		if u != "" && !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
+			return usagef("%q: give a URL starting with http:// or https://", u)
+		}
+	}
+	return nil
 }

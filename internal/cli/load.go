@@ -16,7 +16,6 @@ import (
 
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/loadgen"
-	"github.com/throttlelab/throttlelab/units"
 )
 
 type loadFlags struct {
@@ -200,34 +199,22 @@ func runLoad(cmd *cobra.Command, f loadFlags) error {
 	if err != nil {
 		return err
 	}
-	if f.gomaxprocs < 0 || f.gomaxprocs > units.MaxCPUs {
-		return usagef("--gomaxprocs %d: want 0 (the CPUs it may run on) to %d", f.gomaxprocs, units.MaxCPUs)
+	if err := setGOMAXPROCS(f.gomaxprocs, "the CPUs it may run on", runtime.NumCPU); err != nil {
+		return err
 	}
-	// Set explicitly, never left to the runtime's cgroup-aware default.
-	if f.gomaxprocs == 0 {
-		f.gomaxprocs = runtime.NumCPU()
-	}
-	runtime.GOMAXPROCS(f.gomaxprocs)
 	ctx := cmd.Context()
 	if err := checkTargets(ctx, cfg.Targets); err != nil {
 		return err
 	}
-	var records *os.File
 	if f.out != "" {
-		if err := os.MkdirAll(f.out, 0o755); err != nil {
-			return usagef("--out: %v", err)
-		}
-		if records, err = os.Create(filepath.Join(f.out, "requests.csv")); err != nil {
+		records, err := createIn(f.out, "requests.csv")
+		if err != nil {
 			return usagef("--out: %v", err)
 		}
 		defer records.Close()
 		cfg.Records = records
 	}
-	bar := progress.New(cmd.ErrOrStderr(), string(cfg.Mode), 0)
-	// Loads bounded by a request count or a tile set count requests; the rest
-	// run for a time, which the bar shows as durations.
-	bar.Millis(cfg.Requests == 0 && cfg.Mode != loadgen.ModeImage)
-	cfg.Progress = func(done, total int64) { bar.SetTotal(int(total)); bar.Set(int(done)) }
+	bar := loadBar(cmd, &cfg)
 	start := time.Now()
 	res, runErr := loadgen.Run(ctx, cfg)
 	if res == nil {
@@ -254,6 +241,24 @@ func runLoad(cmd *cobra.Command, f loadFlags) error {
 		return exitError{code: 130, err: errors.New("interrupted: the summary above covers what was done")}
 	}
 	return nil
+}
+
+// loadBar is the progress bar of a load, fed by cfg.Progress: loads bounded
+// by a request count or a tile set count requests; the rest run for a time,
+// which the bar shows as durations.
+func loadBar(cmd *cobra.Command, cfg *loadgen.Config) *progress.Bar {
+	bar := progress.New(cmd.ErrOrStderr(), string(cfg.Mode), 0)
+	bar.Millis(cfg.Requests == 0 && cfg.Mode != loadgen.ModeImage)
+	cfg.Progress = func(done, total int64) { bar.SetTotal(int(total)); bar.Set(int(done)) }
+	return bar
+}
+
+// createIn creates name in dir, making dir.
+func createIn(dir, name string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	return os.Create(filepath.Join(dir, name))
 }
 
 func writeLoadResults(dir string, res *loadgen.Result, start time.Time) error {

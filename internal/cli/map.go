@@ -2,6 +2,7 @@ package cli
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -75,14 +76,7 @@ bring their own map: given without ranges, they draw it.`,
 }
 
 func runMap(cmd *cobra.Command, f mapFlags, arg string) error {
-	r := limitmap.Ranges{Limit: f.limit, Rate: f.rate, Workers: f.workers, Burst: f.burst}
-	if pm, ok := experiments.MapOf(arg); ok && !f.quick && r == (limitmap.Ranges{}) {
-		r = limitmap.Ranges{Limit: pm.Limit, Rate: pm.Rate, Workers: pm.Workers, Burst: pm.Burst}
-		f.limited, f.reference = cmp.Or(f.limited, pm.Limited), cmp.Or(f.reference, pm.Reference)
-		if !cmd.Flags().Changed("repeats") && pm.Repeats > 0 {
-			f.repeats = pm.Repeats
-		}
-	}
+	r := f.presetRanges(cmd, arg)
 	opt := limitmap.Options{Limited: f.limited, Reference: f.reference, Repeats: f.repeats, Costs: sim.DefaultCosts(), Parallel: f.parallel}
 	if err := r.Apply(&opt); err != nil {
 		return usageError{err}
@@ -118,14 +112,35 @@ func runMap(cmd *cobra.Command, f mapFlags, arg string) error {
 			Backend: func() runner.Backend { return local.New(local.Options{Binary: bin, Log: cmd.ErrOrStderr()}) }}
 	}
 	m, err := limitmap.Draw(cmd.Context(), e, opt, d)
+	return mapError(cmd.Context(), m, err)
+}
+
+// presetRanges is the ranges of the flags, or, when none is given and arg
+// is a preset with a map of its own (not --quick), the preset's, with its
+// limited and reference configs and repeats where the flags leave them.
+func (f *mapFlags) presetRanges(cmd *cobra.Command, arg string) limitmap.Ranges {
+	r := limitmap.Ranges{Limit: f.limit, Rate: f.rate, Workers: f.workers, Burst: f.burst}
+	if pm, ok := experiments.MapOf(arg); ok && !f.quick && r == (limitmap.Ranges{}) {
+		r = limitmap.Ranges{Limit: pm.Limit, Rate: pm.Rate, Workers: pm.Workers, Burst: pm.Burst}
+		f.limited, f.reference = cmp.Or(f.limited, pm.Limited), cmp.Or(f.reference, pm.Reference)
+		if !cmd.Flags().Changed("repeats") && pm.Repeats > 0 {
+			f.repeats = pm.Repeats
+		}
+	}
+	return r
+}
+
+// mapError is map's exit: 130 when interrupted (saying what the map holds),
+// a usage error when nothing was drawn.
+func mapError(ctx context.Context, m *limitmap.Map, err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case m == nil && cmd.Context().Err() != nil:
+	case m == nil && ctx.Err() != nil:
 		return exitError{code: 130, err: errors.New("interrupted: no map written")}
 	case m == nil:
 		return usageOrRun(err)
-	case cmd.Context().Err() != nil:
+	case ctx.Err() != nil:
 		return exitError{code: 130, err: fmt.Errorf("interrupted: the map holds the %d points measured before", len(m.Measured))}
 	}
 	return err

@@ -66,11 +66,8 @@ the variant scaled to this machine. Its check is computed and printed.`,
 }
 
 func runSim(cmd *cobra.Command, f simFlags, args []string) error {
-	if err := positiveFinite("ns-per-iteration", f.nsPerIteration); err != nil {
+	if err := f.check(); err != nil {
 		return err
-	}
-	if f.cores < 0 || f.cores > units.MaxCPUs {
-		return usagef("--cores %d: want 1 to %d (or leave it out)", f.cores, units.MaxCPUs)
 	}
 	costs := sim.DefaultCosts()
 	costs.NsPerIteration = f.nsPerIteration
@@ -90,13 +87,7 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	if f.seed >= 0 {
 		e.Spec.Seed = uint64(f.seed)
 	}
-	dir := f.out
-	switch {
-	case dir == "" && replay != nil:
-		dir = filepath.Clean(f.compare) + "-sim"
-	case dir == "":
-		dir = newResultsDir(e.Metadata.Name, "sim-")
-	}
+	dir := f.dir(e.Metadata.Name, replay != nil)
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "simulating %s on %d cores: %d runs -> %s\n", e.Metadata.Name, opt.Cores, len(e.Runs()), dir)
 	if err := pi.Write(dir); err != nil {
@@ -121,6 +112,29 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	}
 	fmt.Fprintf(out, "results in %s\n", dir)
 	return nil
+}
+
+// check refuses --ns-per-iteration and --cores out of range.
+func (f simFlags) check() error {
+	if err := positiveFinite("ns-per-iteration", f.nsPerIteration); err != nil {
+		return err
+	}
+	if f.cores < 0 || f.cores > units.MaxCPUs {
+		return usagef("--cores %d: want 1 to %d (or leave it out)", f.cores, units.MaxCPUs)
+	}
+	return nil
+}
+
+// dir is where the simulated runs of experiment name go: --out, or beside
+// the compared results (replay), or a new results directory.
+func (f simFlags) dir(name string, replay bool) string {
+	switch {
+	case f.out != "":
+		return f.out
+	case replay:
+		return filepath.Clean(f.compare) + "-sim"
+	}
+	return newResultsDir(name, "sim-")
 }
 
 // simSetup turns sim's argument or --compare into the experiment, its
