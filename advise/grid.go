@@ -219,6 +219,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 	next := make(chan int)
 	for range min(o.Workers, len(jobs)) {
 		wg.Go(func() {
+			var scratch []chunk
 			for j := range next {
 				jb := jobs[j]
 				ps := slice(d, jb.period, jb.period*time.Duration(jb.phase)/time.Duration(o.Phases))
@@ -242,7 +243,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 						out[i] = free
 						continue
 					}
-					r := replay(d, ps, q, p.Burst(), cores, o.WallClock, &delayHist{})
+					r := replay(d, ps, q, p.Burst(), cores, o.WallClock, &delayHist{}, &scratch)
 					out[i] = &r
 					if float64(q) >= maxW+eps {
 						free = &r

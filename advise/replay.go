@@ -92,20 +92,26 @@ type chunk struct {
 	a, w float64
 }
 
-// replay runs the demand through one quota at one phase.
-func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float64, wallClock bool, hist *delayHist) phaseResult {
+// replay runs the demand through one quota at one phase. scratch, if not
+// nil, lends the queue's storage (a worker's, reused from replay to replay)
+// and gets it back grown.
+func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float64, wallClock bool, hist *delayHist, scratch *[]chunk) phaseResult {
 	bw := sim.NewBandwidth(quota, ps.period, burst)
 	var (
 		res      = phaseResult{hist: hist}
 		backlog  float64 // work waiting (ns)
 		arrived  float64 // cumulative work arrived
 		served   float64 // cumulative work served
-		queue    []chunk // work waiting, oldest first
+		queue    []chunk // work waiting, oldest first (from qh)
 		qh       int     // head of queue
 		lastTick = len(ps.work)
 		served0  float64 // work served on arrival by the fast path
 		denied   bool    // wallClock: work found the pool dry this period
 	)
+	if scratch != nil {
+		queue = (*scratch)[:0]
+		defer func() { *scratch = queue[:0] }()
+	}
 	take := func(amt float64) {
 		if amt <= 0 {
 			return

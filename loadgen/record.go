@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -277,10 +278,12 @@ func WriteHistogram(w io.Writer, h *hdrhistogram.Histogram, start time.Time) err
 // writer), so that reports, benchmarks and tests read records one way.
 func ReadRecords(r io.Reader) ([]Record, error) {
 	cr := csv.NewReader(r)
+	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err != nil {
 		return nil, fmt.Errorf("requests.csv: %w", err)
 	}
+	header = slices.Clone(header)
 	got := strings.Join(header, ",") + "\n"
 	if got != csvHeader && got != csvHeaderV1 {
 		return nil, fmt.Errorf("requests.csv: header %q is not %q", strings.TrimSpace(got), strings.TrimSpace(csvHeader))
