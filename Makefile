@@ -128,7 +128,7 @@ VALIDATE_OUT ?= /tmp/throttlelab-validate-advise
 validate-advise: build
 	$(GO) build -o bin/validate-advise ./hack/validate-advise
 	for w in poisson burst onoff; do flock /tmp/throttlelab-host.lock bin/validate-advise -bin $(BIN) -workload $$w -out $(VALIDATE_OUT) || exit 1; done
-	# Programs nobody here wrote, with standard clients (Debian: nginx-light wrk postgresql openjdk-17-jdk-headless; fortio from the module proxy).
+	# Programs nobody here wrote, with standard clients (Debian: nginx-light postgresql openjdk-17-jdk-headless; fortio from the module proxy).
 	command -v fortio >/dev/null || GOFLAGS= $(GO) install fortio.org/fortio@v1.68.2
 	for p in nginx postgresql jvm; do flock /tmp/throttlelab-host.lock bin/validate-advise -program $$p -duration 30s -out $(VALIDATE_OUT) || exit 1; done
 	bin/validate-advise -out $(VALIDATE_OUT) -doc docs/advise.md

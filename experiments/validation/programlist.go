@@ -18,22 +18,13 @@ var javaServer []byte
 // pgBin is Debian's PostgreSQL 15 programs.
 const pgBin = "/usr/lib/postgresql/15/bin/"
 
-// pace is a wrk script that waits ms after each response on every
-// connection, so the load is steady and does not grow with capacity.
-func pace(dir string, ms int) string {
-	p := filepath.Join(dir, "pace.lua")
-	os.WriteFile(p, []byte(fmt.Sprintf("function delay() return %d end\n", ms)), 0o644)
-	return p
-}
-
 func secs(d time.Duration) string { return strconv.Itoa(max(1, int(d.Round(time.Second)/time.Second))) }
 
 // Programs are the real programs validated with standard clients (from
-// Debian: nginx-light, wrk, postgresql, openjdk-17-jdk-headless; fortio
-// from the Go module proxy). nginx and PostgreSQL are driven at a fixed
-// rate (open loop), the JVM by wrk (closed loop: it asks for less when the
-// server is throttled, so the measured share falls at or below the
-// prediction).
+// Debian: nginx-light, postgresql, openjdk-17-jdk-headless; fortio from the
+// Go module proxy). All are driven at a fixed rate (open loop), the demand
+// advise's model replays: a closed-loop client such as wrk asks for less
+// while the server is throttled, so the kernel counts less than predicted.
 var Programs = []Program{
 	{Name: "nginx", What: "nginx 1.22, 2 workers, gzip level 6 on a 64 KB text file; fortio 1.68 at a fixed 360 requests/s on 8 connections spread over each request's interval with 10% jitter (-uniform -jitter: independent clients, not 8 firing in lockstep; it catches up when behind: an open loop, as advise's model assumes)",
 		Addr: "127.0.0.1:18080",
@@ -91,7 +82,7 @@ http {
 			return []string{"pgbench", "-h", "127.0.0.1", "-p", "54329", "-U", "postgres", "-R", "150", "-c", "4", "-j", "1", "-T", secs(d), "postgres"}
 		},
 	},
-	{Name: "jvm", What: "OpenJDK 17 HTTP service (com.sun.net.httpserver, 8 worker threads, ~1 ms of SHA-256 per request, JIT and GC threads); wrk, 4 connections each pausing 10 ms",
+	{Name: "jvm", What: "OpenJDK 17 HTTP service (com.sun.net.httpserver, 8 worker threads, ~1 ms of SHA-256 per request, JIT and GC threads); fortio 1.68 at a fixed 300 requests/s on 4 connections (-uniform -jitter, an open loop; wrk's closed loop, used before 2026-11-24 13:45, asks for less while the server is throttled)",
 		Addr: "127.0.0.1:18081",
 		Setup: func(_ context.Context, dir string) error {
 			return os.WriteFile(filepath.Join(dir, "Server.java"), javaServer, 0o644)
@@ -100,7 +91,7 @@ http {
 			return []string{"java", "-Xmx256m", "-XX:+UseParallelGC", filepath.Join(dir, "Server.java"), "18081"}
 		},
 		Client: func(dir string, d time.Duration) []string {
-			return []string{"wrk", "-t1", "-c4", "-d" + secs(d) + "s", "-s", pace(dir, 10), "http://127.0.0.1:18081/"}
+			return []string{"fortio", "load", "-quiet", "-qps", "300", "-c", "4", "-uniform", "-jitter", "-t", secs(d) + "s", "http://127.0.0.1:18081/"}
 		},
 	},
 }
