@@ -4,8 +4,10 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -107,14 +109,30 @@ func Load(dir string) (*Source, error) {
 		return nil, err
 	}
 	s := &Source{Dir: dir, Label: filepath.Base(filepath.Clean(dir)), Spec: spec, Env: env}
-	samples := map[string]*record.Sample{}
-	for _, rs := range sums {
-		r, smp, err := loadRun(filepath.Join(dir, "runs", rs.ID), rs)
+	// The runs are read on every CPU at once (parsing their records is
+	// most of a report's time), in order.
+	runs := make([]*Run, len(sums))
+	smps := make([]*record.Sample, len(sums))
+	errs := make([]error, len(sums))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, rs := range sums {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			runs[i], smps[i], errs[i] = loadRun(filepath.Join(dir, "runs", rs.ID), rs)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
-			return nil, err
+			return nil, err // the first run's in order, as when read one by one
 		}
-		s.Runs = append(s.Runs, r)
-		samples[rs.ID] = smp
+	}
+	samples := map[string]*record.Sample{}
+	for i, rs := range sums {
+		s.Runs = append(s.Runs, runs[i])
+		samples[rs.ID] = smps[i]
 	}
 	s.Summary = record.Summarize(spec, sums)
 	s.Summary.AddIntervals(samples)

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/throttlelab/throttlelab/loadgen"
@@ -143,21 +144,30 @@ type pendingSend struct {
 
 // requestCache keeps request sources between runs: every repeat of a load
 // asks for the same tiles in the same order (the seed is the spec's).
-type requestCache map[string][]simReq
+type requestCache struct {
+	mu sync.Mutex
+	m  map[string][]simReq
+}
 
-func (rc requestCache) get(w loadgen.WorkloadSpec, cat *workload.Catalog, seed uint64, c Costs) ([]simReq, error) {
+func newRequestCache() *requestCache { return &requestCache{m: map[string][]simReq{}} }
+
+// get returns the requests of w with seed, made once and shared (read
+// only) by every run that asks, from any goroutine.
+func (rc *requestCache) get(w loadgen.WorkloadSpec, cat *workload.Catalog, seed uint64, c Costs) ([]simReq, error) {
 	key := fmt.Sprintf("%s|%s|%s|%d", w.Kind, w.Tiles, w.Burn, seed)
-	if r, ok := rc[key]; ok {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if r, ok := rc.m[key]; ok {
 		return r, nil
 	}
 	r, err := requestsOf(w, cat, seed, c)
 	if err == nil {
-		rc[key] = r
+		rc.m[key] = r
 	}
 	return r, err
 }
 
-func newClient(cfg loadgen.Config, col *loadgen.Collector, servers []*Server, proc *Server, cat *workload.Catalog, costs Costs, rc requestCache) (*client, error) {
+func newClient(cfg loadgen.Config, col *loadgen.Collector, servers []*Server, proc *Server, cat *workload.Catalog, costs Costs, rc *requestCache) (*client, error) {
 	c := &client{cfg: col.Config(), col: col, servers: servers, proc: proc, costs: costs, sending: true}
 	var err error
 	if c.bal, err = loadgen.ParseBalancer(c.cfg.Balancer, len(servers), c.cfg.Seed); err != nil {

@@ -7,7 +7,9 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
@@ -116,9 +118,23 @@ type Backend struct {
 	opt     Options
 	e       *experiment.Experiment
 	cat     *workload.Catalog
-	rc      requestCache
+	rc      *requestCache
 	info    *Info
 	started time.Time
+	// next is the run simulated ahead, on another CPU, while the runner
+	// writes and moves the current one (nil: none).
+	next *prefetch
+}
+
+// prefetch is one run simulated ahead into a staging directory beside the
+// runs' own.
+type prefetch struct {
+	index  int
+	dir    string
+	done   chan struct{}
+	rs     *record.Run
+	events uint64
+	err    error
 }
 
 // NewBackend returns the simulator backend.
@@ -129,7 +145,7 @@ func NewBackend(opt Options) *Backend {
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
-	return &Backend{opt: opt, rc: requestCache{}, info: &Info{Cores: opt.Cores, Params: opt.params(), Costs: opt.Costs}}
+	return &Backend{opt: opt, rc: newRequestCache(), info: &Info{Cores: opt.Cores, Params: opt.params(), Costs: opt.Costs}}
 }
 
 // Name is "sim".
@@ -166,9 +182,70 @@ func (b *Backend) loadGen() *record.LoadGenGroup {
 	return &record.LoadGenGroup{Path: "throttlelab-loadgen-RUN", Shares: experiment.LoadGenShares, Weight: experiment.LoadGenWeight}
 }
 
-// Run simulates one run and writes its files into dir.
+// Run simulates one run and writes its files into dir. With more than one
+// CPU, the run that follows in the experiment's order is simulated ahead
+// while this one is handed over (each run is seeded on its own, so the
+// bytes are the same either way); a run asked for out of that order (a
+// resumed experiment) is simulated then.
 func (b *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*record.Run, error) {
-	return b.run(ctx, run, record.NewRunWriter(dir, run.Index))
+	p := b.next
+	b.next = nil
+	if p != nil && p.index != run.Index {
+		b.drop(p)
+		p = nil
+	}
+	b.ahead(ctx, run, dir)
+	if p == nil {
+		return b.run(ctx, run, record.NewRunWriter(dir, run.Index))
+	}
+	<-p.done
+	defer os.RemoveAll(p.dir)
+	if p.err != nil {
+		return nil, p.err
+	}
+	files, err := os.ReadDir(p.dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if err := os.Rename(filepath.Join(p.dir, f.Name()), filepath.Join(dir, f.Name())); err != nil {
+			return nil, err
+		}
+	}
+	b.info.Events += p.events
+	b.info.SimulatedSec += p.rs.Seconds
+	return p.rs, nil
+}
+
+// ahead starts simulating the run after run (in the experiment's order)
+// into a staging directory beside dir, when there is a CPU for it.
+func (b *Backend) ahead(ctx context.Context, run experiment.Run, dir string) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		return
+	}
+	runs := b.e.Runs()
+	for i, r := range runs {
+		if r.Index != run.Index || i+1 == len(runs) {
+			continue
+		}
+		nr := runs[i+1]
+		p := &prefetch{index: nr.Index, dir: filepath.Join(filepath.Dir(dir), fmt.Sprintf(".sim-ahead-%03d", nr.Index)), done: make(chan struct{})}
+		if err := os.MkdirAll(p.dir, 0o755); err != nil {
+			return // simulated when asked for
+		}
+		b.next = p
+		go func() {
+			defer close(p.done)
+			p.rs, p.events, p.err = simulate(ctx, b.e, nr, b.opt, b.cat, b.rc, record.NewRunWriter(p.dir, nr.Index))
+		}()
+		return
+	}
+}
+
+// drop waits for a run simulated ahead and removes what it wrote.
+func (b *Backend) drop(p *prefetch) {
+	<-p.done
+	os.RemoveAll(p.dir)
 }
 
 // Simulate simulates one run of the prepared experiment in memory and
@@ -194,8 +271,15 @@ func (b *Backend) Finish(dir string) error {
 	return record.WriteJSON(filepath.Join(dir, "sim.json"), b.info)
 }
 
-// Close does nothing: a simulation holds nothing outside its results.
-func (b *Backend) Close() error { return nil }
+// Close waits for a run simulated ahead that was not asked for (the
+// experiment was interrupted) and removes it.
+func (b *Backend) Close() error {
+	if b.next != nil {
+		b.drop(b.next)
+		b.next = nil
+	}
+	return nil
+}
 
 func (o Options) params() Params {
 	p := DefaultParams(o.Cores)
@@ -320,7 +404,7 @@ type load struct {
 
 // startLoad starts the load generator (outside the groups, on any core,
 // taking CPU for each response), the load lc and the probe, if any.
-func startLoad(m *Machine, lc loadgen.Config, probe *experiment.Neighbour, servers []*Server, opt Options, cat *workload.Catalog, rc requestCache, rw *record.RunWriter) (*load, error) {
+func startLoad(m *Machine, lc loadgen.Config, probe *experiment.Neighbour, servers []*Server, opt Options, cat *workload.Catalog, rc *requestCache, rw *record.RunWriter) (*load, error) {
 	ld := &load{}
 	gen := m.NewGroup("loadgen", experiment.LoadGenShares, 0, 0, 0, nil, 0)
 	gen.Root = true
@@ -354,7 +438,7 @@ func startLoad(m *Machine, lc loadgen.Config, probe *experiment.Neighbour, serve
 
 // simulate performs one run and writes its files through rw (nothing in
 // memory: Simulate).
-func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options, cat *workload.Catalog, rc requestCache, rw *record.RunWriter) (*record.Run, uint64, error) {
+func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run, opt Options, cat *workload.Catalog, rc *requestCache, rw *record.RunWriter) (*record.Run, uint64, error) {
 	m := NewMachine(opt.params())
 	// The run's repeat seed (experiment.RepeatSeed), as the load generator's.
 	// The groups' period phases come from a stream of that seed numbered by
