@@ -4,12 +4,13 @@ import "time"
 
 // RecommendBlocks picks, among evaluations made elsewhere (the agent's
 // rolling summary evaluates its own points through Evaluate), the smallest
-// limit that meets t over the window and in every block (blocks[b][i] is
-// evs[i] over block b alone; nil: the window alone), without burst and with
-// burst, at period: Advise's rule. t gets Advise's defaults (a 5% throttled
-// share when it sets no bound).
-func RecommendBlocks(evs []Evaluation, blocks [][]Evaluation, t Target, period time.Duration) Recommendation {
-	r, _ := recommend(evs, blockEvals(blocks), nil, NormalTarget(t), period)
+// limit that meets t over the window, in every block (blocks[b][i] is
+// evs[i] over block b alone; nil: the window alone) and with the use
+// LevelSpread higher (higher[i] is evs[i] so; nil: not checked), without
+// burst and with burst, at period: Advise's rule. t gets Advise's defaults
+// (a 5% throttled share when it sets no bound).
+func RecommendBlocks(evs []Evaluation, blocks [][]Evaluation, higher []Evaluation, t Target, period time.Duration) Recommendation {
+	r, _ := recommend(evs, blockEvals(blocks), higher, NormalTarget(t), period)
 	return r
 }
 

@@ -118,12 +118,22 @@ func agreesWithAdvise(t *testing.T, at, usage []time.Duration) {
 	if throttledSomewhere < 5 {
 		t.Fatalf("only %d points throttle: the demand does not test the model", throttledSomewhere)
 	}
+	// advise's recommendation also meets the target with the use
+	// LevelSpread higher: the same samples, scaled.
+	up := make([]time.Duration, len(usage))
+	for i, u := range usage {
+		up[i] = usage[0] + time.Duration(float64(u-usage[0])*(1+advise.LevelSpread))
+	}
+	higher, err := advise.Evaluate(advise.FromSamples(at, up), points, advise.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, target := range []advise.Target{{MaxThrottled: 0.01}, {MaxThrottled: 0.05}, {MaxDelay: 5 * time.Millisecond}} {
 		a, err := s.Advice(AdviceInput{Source: "test", Target: target})
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref := advise.RecommendBlocks(want, nil, target, cfg.Period)
+		ref := advise.RecommendBlocks(want, nil, higher, target, cfg.Period)
 		if a.Recommendation.LimitMilli != ref.LimitMilli {
 			// one ladder step apart at most
 			lo, _ := bracket(cfg.Ladder, min(a.Recommendation.LimitMilli, ref.LimitMilli))

@@ -317,11 +317,12 @@ func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.
 	// The recommendation meets the target in every block (the busiest hour
 	// of the day), as advise's does.
 	blocks := s.blockTable(evs, targets)
+	higher := s.levelHigher(evs)
 	var out []*advise.Advice
 	for _, target := range targets {
 		t := advise.NormalTarget(target)
 		a := &advise.Advice{Evaluations: evs}
-		a.Recommendation = advise.RecommendBlocks(evs, blocks, t, s.cfg.Period)
+		a.Recommendation = advise.RecommendBlocks(evs, blocks, higher, t, s.cfg.Period)
 		// Throttled: the demand above the limit is unseen, unless the
 		// reconstruction (AddCounts) recovered it from streaks short enough
 		// to move (then the advice errs high). Moved and capped count since
@@ -425,6 +426,22 @@ func (s *Summary) blockTable(evs []advise.Evaluation, targets []advise.Target) [
 		}
 	}
 	return table
+}
+
+// levelHigher is evs with the use advise.LevelSpread higher, as advise's
+// recommendation checks it: the same demand under a limit (and burst) that
+// much lower, interpolated on the ladder (Evaluate).
+func (s *Summary) levelHigher(evs []advise.Evaluation) []advise.Evaluation {
+	out := make([]advise.Evaluation, len(evs))
+	for i, e := range evs {
+		f := 1 + advise.LevelSpread
+		h, err := s.Evaluate(int64(math.Floor(float64(e.LimitMilli)/f)), int64(math.Floor(float64(e.BurstMilli)/f)))
+		if err != nil {
+			h = e // a quota under 1 ms: the limit's own figures
+		}
+		out[i] = h
+	}
+	return out
 }
 
 // meetsAny reports whether e meets one of the targets (with advise's defaults).
