@@ -90,6 +90,10 @@ type Block struct {
 	// Throttled is the container's own nr_throttled over the block (the
 	// demand above its limit was not seen: the advice is a lower bound).
 	Throttled uint64
+	// Moved and Capped are the reconstruction's account over the block
+	// (advise.Backlog): the time of the throttling streaks whose work was
+	// moved to their start, and of those too long to move.
+	Moved, Capped time.Duration
 	// Points are the evaluated points that were throttled or delayed, by
 	// Key; a point missing here was never throttled in the block.
 	Points []PointAcc
@@ -176,8 +180,11 @@ type Summary struct {
 	counted, rawHave bool
 	rawAt, rawUsage  time.Duration
 	coresBound       advise.CoresBound
-	emit             func(at, usage time.Duration)
-	done             []*Chunk
+	// movedSeen and cappedSeen are the backlog's totals already put in
+	// blocks.
+	movedSeen, cappedSeen time.Duration
+	emit                  func(at, usage time.Duration)
+	done                  []*Chunk
 }
 
 // NewSummary returns an empty summary; cfg is shared by every container and
@@ -270,12 +277,22 @@ func (s *Summary) AddCounts(at, usage time.Duration, throttled uint64) []*Chunk 
 		}
 	}
 	s.backlog.Push(at, usage, throttled, s.emit)
+	if s.backlog.Moved != s.movedSeen || s.backlog.Capped != s.cappedSeen {
+		b := s.blockAt(at)
+		b.Moved += s.backlog.Moved - s.movedSeen
+		b.Capped += s.backlog.Capped - s.cappedSeen
+		s.movedSeen, s.cappedSeen = s.backlog.Moved, s.backlog.Capped
+	}
 	return s.done
 }
 
-// Backlog is the reconstruction's account: time moved and time capped.
+// Backlog is the reconstruction's account over the window: time moved and
+// time capped.
 func (s *Summary) Backlog() (moved, capped time.Duration) {
-	return s.backlog.Moved, s.backlog.Capped
+	for _, b := range s.blocks {
+		moved, capped = moved+b.Moved, capped+b.Capped
+	}
+	return moved, capped
 }
 
 func (s *Summary) start(at, usage time.Duration) {

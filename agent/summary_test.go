@@ -353,3 +353,45 @@ func TestSummaryReconstructsThrottledDemand(t *testing.T) {
 		t.Errorf("summary %.4f, advise %.4f", got.ThrottledRatio, want[0].ThrottledRatio)
 	}
 }
+
+// TestBacklogAccountOverTheWindow: the reconstruction's moved time is
+// counted in the blocks it happened in, so once they leave the window the
+// advice is no longer marked reconstructed (it counted since the agent
+// started before).
+func TestBacklogAccountOverTheWindow(t *testing.T) {
+	at, usage, thr := burstsUnder(10 * time.Minute)
+	cfg := &SummaryConfig{Window: 20 * time.Minute, Block: 5 * time.Minute, Chunk: time.Minute}
+	cfg.defaults(4000)
+	s := NewSummary(cfg)
+	feed := func(a, u time.Duration, n uint64) {
+		for _, c := range s.AddCounts(a, u, n) {
+			s.replayFold(c)
+		}
+	}
+	for i := range at {
+		feed(at[i], usage[i], thr[i])
+	}
+	adv := func() *advise.Advice {
+		as, err := s.AdviceFor(AdviceInput{Source: "test"}, []advise.Target{{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return as[0]
+	}
+	if moved, _ := s.Backlog(); moved == 0 || !adv().Recommendation.Reconstructed {
+		t.Fatalf("after the throttled bursts: moved %s, reconstructed %v: want both", moved, adv().Recommendation.Reconstructed)
+	}
+	// 30 minutes more of steady, unthrottled use (0.1 cores): the bursts'
+	// blocks leave the 20-minute window.
+	a, u, n := at[len(at)-1], usage[len(usage)-1], thr[len(thr)-1]
+	for range 30 * 60 * 100 {
+		a, u = a+10*time.Millisecond, u+time.Millisecond
+		feed(a, u, n)
+	}
+	if moved, capped := s.Backlog(); moved != 0 || capped != 0 {
+		t.Errorf("30 minutes later: moved %s, capped %s over a 20-minute window: want none", moved, capped)
+	}
+	if adv().Recommendation.Reconstructed {
+		t.Error("30 minutes later: advice still marked reconstructed")
+	}
+}

@@ -282,6 +282,7 @@ func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.
 		samples += b.Samples
 		throttled += b.Throttled
 	}
+	moved, capped := s.Backlog()
 	lo := work / float64(span) * 1000 // no grid point below the mean: all throttled
 	for i, l := range s.cfg.Ladder {
 		if float64(l) < lo*0.9 && (i+1 < len(s.cfg.Ladder) && float64(s.cfg.Ladder[i+1]) < lo*0.9) {
@@ -325,10 +326,9 @@ func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.
 		a.Recommendation = advise.RecommendBlocks(evs, blocks, higher, t, s.cfg.Period)
 		// Throttled: the demand above the limit is unseen, unless the
 		// reconstruction (AddCounts) recovered it from streaks short enough
-		// to move (then the advice errs high). Moved and capped count since
-		// the agent started, not over the window.
-		a.Recommendation.LowerBound = throttled > 0 && (!s.counted || s.backlog.Capped > 0)
-		a.Recommendation.Reconstructed = s.backlog.Moved > 0
+		// to move (then the advice errs high), over the window.
+		a.Recommendation.LowerBound = throttled > 0 && (!s.counted || capped > 0)
+		a.Recommendation.Reconstructed = moved > 0
 		a.Sampled = advise.Sampled{Source: in.Source, DurationSeconds: span.Seconds(), Samples: samples, MeanCores: work / float64(span),
 			MaxCores10ms: maxCores, Cores: max(s.cores, 1), Phases: s.cfg.Phases, LimitMilli: in.LimitMilli,
 			CPUStat: cgroup.CPUStat{ThrottledPeriods: throttled}}
