@@ -2,6 +2,7 @@ package advise
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -52,6 +53,23 @@ type Backlog struct {
 	inRun    bool          // the last reading was busy
 	runStart time.Duration // start of the last busy run
 	runEnd   time.Duration // end of the last busy run
+	// calm holds the use (cores) of the last intervals that were neither
+	// busy nor in a streak; their median is the group's background work (a
+	// runtime's timers, health checks), which keeps arriving through a
+	// streak. The median leaves out a burst's ragged edges.
+	calm  [64]float64
+	calmN int
+}
+
+// bgRate is the median of the calm intervals' use (0 before any).
+func (b *Backlog) bgRate() float64 {
+	n := min(b.calmN, len(b.calm))
+	if n == 0 {
+		return 0
+	}
+	v := append([]float64(nil), b.calm[:n]...)
+	slices.Sort(v)
+	return v[n/2]
 }
 
 // reading is one cumulative reading: time and CPU time used, and the use
@@ -118,6 +136,8 @@ func (b *Backlog) Push(at, usage time.Duration, throttled uint64, emit func(at, 
 			b.runEnd = at
 		} else {
 			b.inRun = false
+			b.calm[b.calmN%len(b.calm)] = float64(du) / float64(dt)
+			b.calmN++
 		}
 		// Keep the last period and a tick (where a throttle counted later
 		// began), and the busy run that led into it, up to Hold.
@@ -169,16 +189,21 @@ func (b *Backlog) pass(emit func(at, usage time.Duration)) {
 	b.reset()
 }
 
-// move emits the held streak with all its work at its first reading.
+// move emits the held streak with its work at its first reading, but for
+// the group's background use (bgRate), which goes on arriving through the
+// streak as it did before it: moved too, it would leave the streak's later
+// periods idle in the replay, where the kernel saw the group run (and
+// counted them in nr_periods). Arrivals stay at or above use.
 func (b *Backlog) move(emit func(at, usage time.Duration)) {
 	if len(b.buf) == 0 {
 		b.reset()
 		return
 	}
 	b.Moved += b.span()
-	end := b.buf[len(b.buf)-1].Usage
+	last, bg := b.buf[len(b.buf)-1], b.bgRate()
 	for _, s := range b.buf {
-		emit(s.At, end)
+		trickle := time.Duration(bg * float64(last.At-s.At))
+		emit(s.At, max(s.Usage, last.Usage-trickle))
 	}
 	b.reset()
 }

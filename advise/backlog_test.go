@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,7 +13,12 @@ import (
 // bandwidth control would, and returns 10 ms readings: the arrivals (the
 // true demand), the use and nr_throttled (counted at the refill).
 func underQuota(span, burst, every, offset, quota time.Duration) (arrived, used *Demand, thr []uint64) {
-	const step = time.Millisecond
+	return underQuotaBG(time.Millisecond, span, burst, every, offset, quota, 0)
+}
+
+// underQuotaBG is underQuota in steps of step, with background work of bg
+// arriving every 10 ms besides the bursts (a server's timers and probes).
+func underQuotaBG(step, span, burst, every, offset, quota, bg time.Duration) (arrived, used *Demand, thr []uint64) {
 	arrived, used = &Demand{Cores: 1}, &Demand{Cores: 1}
 	var a, u, backlog, runtime time.Duration
 	var n uint64
@@ -29,6 +35,10 @@ func underQuota(span, burst, every, offset, quota time.Duration) (arrived, used 
 		if t >= offset && (t-offset)%every == 0 {
 			a += burst
 			backlog += burst
+		}
+		if bg > 0 && t%(10*time.Millisecond) == 0 {
+			a += bg
+			backlog += bg
 		}
 		if t%(10*time.Millisecond) == 0 {
 			arrived.At, arrived.Usage = append(arrived.At, t), append(arrived.Usage, a)
@@ -170,5 +180,36 @@ func TestReconstructJitteredSample(t *testing.T) {
 	}
 	if d := got[0].ThrottledRatio - truth[0].ThrottledRatio; d < -0.05 || d > 0.1 {
 		t.Errorf("reconstructed %.3f against the true %.3f at 425m", got[0].ThrottledRatio, truth[0].ThrottledRatio)
+	}
+}
+
+// TestReconstructKeepsBackgroundUse: a server with background work (0.2 and
+// 0.5 ms every 10 ms) besides its bursts, sampled under 200m. Moved with
+// the bursts, the background left the streaks' later periods idle: the
+// replay at 400m counted 932 active periods where the true demand has 1201,
+// and a throttled share of 0.321 against the true 0.250. The background
+// (the median calm interval) now keeps arriving through each streak.
+func TestReconstructKeepsBackgroundUse(t *testing.T) {
+	at400 := []Point{{LimitMilli: 400, Period: 100 * time.Millisecond}}
+	for _, bg := range []time.Duration{200 * time.Microsecond, 500 * time.Microsecond} {
+		for _, every := range []time.Duration{400 * time.Millisecond, 397 * time.Millisecond} {
+			arrived, used, thr := underQuotaBG(100*time.Microsecond, 120*time.Second, 50*time.Millisecond, every, 37*time.Millisecond, 20*time.Millisecond, bg)
+			rec, b := Reconstruct(used, thr, 100*time.Millisecond)
+			if b.Moved == 0 {
+				t.Fatalf("bg %s every %s: nothing moved", bg, every)
+			}
+			truth, err := Evaluate(arrived, at400, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Evaluate(rec, at400, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, gr := truth[0], got[0]
+			if math.Abs(gr.ThrottledRatio-tr.ThrottledRatio) > 0.03 || math.Abs(gr.Periods-tr.Periods) > 0.08*tr.Periods {
+				t.Errorf("bg %s every %s at 400m: rebuilt %.3f (%.0f periods), true demand %.3f (%.0f periods)", bg, every, gr.ThrottledRatio, gr.Periods, tr.ThrottledRatio, tr.Periods)
+			}
+		}
 	}
 }
