@@ -57,8 +57,9 @@ type Backlog struct {
 	// busy nor in a streak; their median is the group's background work (a
 	// runtime's timers, health checks), which keeps arriving through a
 	// streak. The median leaves out a burst's ragged edges.
-	calm  [64]float64
-	calmN int
+	calm   [64]float64
+	calmN  int
+	moving bool // move is emitting
 }
 
 // bgRate is the median of the calm intervals' use (0 before any).
@@ -201,12 +202,18 @@ func (b *Backlog) move(emit func(at, usage time.Duration)) {
 	}
 	b.Moved += b.span()
 	last, bg := b.buf[len(b.buf)-1], b.bgRate()
+	b.moving = true
 	for _, s := range b.buf {
 		trickle := time.Duration(bg * float64(last.At-s.At))
 		emit(s.At, max(s.Usage, last.Usage-trickle))
 	}
+	b.moving = false
 	b.reset()
 }
+
+// Moving reports, to an emit callback, whether the reading it is given is
+// part of a streak whose work was moved (its usage holds arrivals).
+func (b *Backlog) Moving() bool { return b.moving }
 
 func (b *Backlog) reset() {
 	b.buf, b.streak, b.sinceThr, b.inRun = b.buf[:0], false, 0, false
@@ -235,6 +242,7 @@ func Reconstruct(d *Demand, throttled []uint64, period time.Duration) (*Demand, 
 	}
 	b.Flush(emit)
 	out.Moved, out.Capped, out.maxSeen = b.Moved, b.Capped, d.MaxCores()
+	out.Arrivals = b.Moved > 0
 	return out, b
 }
 

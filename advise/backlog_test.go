@@ -19,7 +19,7 @@ func underQuota(span, burst, every, offset, quota time.Duration) (arrived, used 
 // underQuotaBG is underQuota in steps of step, with background work of bg
 // arriving every 10 ms besides the bursts (a server's timers and probes).
 func underQuotaBG(step, span, burst, every, offset, quota, bg time.Duration) (arrived, used *Demand, thr []uint64) {
-	arrived, used = &Demand{Cores: 1}, &Demand{Cores: 1}
+	arrived, used = &Demand{Cores: 1, Arrivals: true}, &Demand{Cores: 1}
 	var a, u, backlog, runtime time.Duration
 	var n uint64
 	throttledNow := false

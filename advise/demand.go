@@ -26,6 +26,12 @@ type Demand struct {
 	Excluded time.Duration
 	// Warnings say what was dropped or doubted while reading the samples.
 	Warnings []string
+	// Arrivals marks usage that holds arrivals, not only use: work
+	// Reconstruct moved to the start of a throttling streak arrives faster
+	// than the group can run it, and the replay serves it on at most Cores
+	// CPUs (use as sampled never outran the group's CPUs, and is served as
+	// it came).
+	Arrivals bool
 	// Moved and Capped are Reconstruct's account when the samples were taken
 	// under a limit that throttled: the time of the throttling streaks whose
 	// work was moved to their start, and of those too long to move.

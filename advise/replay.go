@@ -179,9 +179,13 @@ func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float
 						if backlog > eps {
 							res.throttledNs += dt * min(cores, max(1, math.Ceil(r-1e-9)))
 						}
-					case backlog > eps:
-						// Waiting work catches up on up to cores CPUs.
+					case backlog > eps || (d.Arrivals && r > cores):
+						// Waiting work catches up on up to cores CPUs;
+						// moved work that arrives faster waits too.
 						s := max(cores, r)
+						if d.Arrivals {
+							s = cores
+						}
 						dt = tb - t
 						if s > r {
 							dt = min(dt, backlog/(s-r))

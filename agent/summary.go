@@ -183,8 +183,11 @@ type Summary struct {
 	// movedSeen and cappedSeen are the backlog's totals already put in
 	// blocks.
 	movedSeen, cappedSeen time.Duration
-	emit                  func(at, usage time.Duration)
-	done                  []*Chunk
+	// arrivals is set when work the backlog moved went into the open
+	// chunk: the chunk replays it as arrivals.
+	arrivals bool
+	emit     func(at, usage time.Duration)
+	done     []*Chunk
 }
 
 // NewSummary returns an empty summary; cfg is shared by every container and
@@ -208,6 +211,7 @@ type Chunk struct {
 	n             int
 	lead          time.Duration // idle time put before the first sample to set the phase
 	cores         int
+	arrivals      bool // work was moved into it (AddCounts): advise.Demand.Arrivals
 	dAtUs, dUseUs []uint32
 }
 
@@ -271,6 +275,9 @@ func (s *Summary) AddCounts(at, usage time.Duration, throttled uint64) []*Chunk 
 	if s.backlog.Period == 0 {
 		s.backlog.Period = s.cfg.Period
 		s.emit = func(at, usage time.Duration) {
+			if s.backlog.Moving() {
+				s.arrivals = true
+			}
 			if c := s.Add(at, usage); c != nil {
 				s.done = append(s.done, c)
 			}
@@ -300,6 +307,7 @@ func (s *Summary) start(at, usage time.Duration) {
 	s.firstAt, s.firstUsage, s.lastAt, s.lastUsage = at, usage, at, usage
 	s.chunkEnd = ((at-s.offset)/s.cfg.Chunk+1)*s.cfg.Chunk + s.offset
 	s.dAtUs, s.dUseUs = s.dAtUs[:0], s.dUseUs[:0]
+	s.arrivals = false
 }
 
 // Flush returns the open chunk (nil if it holds no interval) and starts the
@@ -318,7 +326,7 @@ func (s *Summary) Flush() *Chunk {
 		lead = s.cfg.Period - s.cfg.Period*time.Duration(ph)/time.Duration(s.cfg.Phases)
 	}
 	// The chunk waits for the replay worker as compactly as it was kept.
-	c := &Chunk{start: s.firstAt, n: n, lead: lead, cores: max(s.cores, 1),
+	c := &Chunk{start: s.firstAt, n: n, lead: lead, cores: max(s.cores, 1), arrivals: s.arrivals,
 		dAtUs: append([]uint32(nil), s.dAtUs...), dUseUs: append([]uint32(nil), s.dUseUs...)}
 	s.start(s.lastAt, s.lastUsage)
 	return c
@@ -348,7 +356,7 @@ func (c *Chunk) demand(period time.Duration) *advise.Demand {
 		u += time.Duration(c.dUseUs[i]) * time.Microsecond
 		at, usage = append(at, period+c.lead+a), append(usage, prefill+u)
 	}
-	return &advise.Demand{At: at, Usage: usage, Cores: c.cores}
+	return &advise.Demand{At: at, Usage: usage, Cores: c.cores, Arrivals: c.arrivals}
 }
 
 // Replayed is a chunk's evaluations, ready to fold into its summary.

@@ -279,7 +279,12 @@ func TestBlockEvaluations(t *testing.T) {
 	}
 }
 
-// burstsUnder is a one-thread group asked for a 50 ms burst every 400 ms,
+// burstsUnder is a one-thread group asked for a 50 ms burst every 397 ms
+// (not a multiple of the period: every phase of the period comes, as with
+// real arrivals; at 400 ms every burst met the same phase, and the summary,
+// a phase per chunk, and advise, every phase over the window, sampled
+// different phases of a response that, the burst served on one CPU,
+// depends on the phase),
 // sampled every 10 ms while the kernel held it to 20 ms a 100 ms period:
 // its cumulative use and nr_throttled (1 ms steps of the bandwidth rule).
 func burstsUnder(span time.Duration) (at, usage []time.Duration, thr []uint64) {
@@ -294,7 +299,7 @@ func burstsUnder(span time.Duration) (at, usage []time.Duration, thr []uint64) {
 			}
 			runtime, held = 20*time.Millisecond, false
 		}
-		if t >= 37*time.Millisecond && (t-37*time.Millisecond)%(400*time.Millisecond) == 0 {
+		if t >= 37*time.Millisecond && (t-37*time.Millisecond)%(397*time.Millisecond) == 0 {
 			backlog += 50 * time.Millisecond
 		}
 		if t%(10*time.Millisecond) == 0 {
