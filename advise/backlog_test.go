@@ -186,8 +186,8 @@ func TestReconstructJitteredSample(t *testing.T) {
 // TestReconstructKeepsBackgroundUse: a server with background work (0.2 and
 // 0.5 ms every 10 ms) besides its bursts, sampled under 200m. Moved with
 // the bursts, the background left the streaks' later periods idle: the
-// replay at 400m counted 932 active periods where the true demand has 1201,
-// and a throttled share of 0.321 against the true 0.250. The background
+// replay at 400m counted 992 active periods where the true demand has 1201,
+// and a throttled share of 0.271 against the true 0.200. The background
 // (the median calm interval) now keeps arriving through each streak.
 func TestReconstructKeepsBackgroundUse(t *testing.T) {
 	at400 := []Point{{LimitMilli: 400, Period: 100 * time.Millisecond}}
