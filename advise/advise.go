@@ -152,6 +152,7 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 		req.Target.MaxThrottled = 1
 	}
 	req.Target.MaxDelayMs = float64(req.Target.MaxDelay) / 1e6
+	d = d.pinned()
 	limits := append(Grid(d, req.GridSize), req.Limits...)
 	baselines := baselinesOf(d)
 	for _, b := range baselines {

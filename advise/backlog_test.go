@@ -213,3 +213,34 @@ func TestReconstructKeepsBackgroundUse(t *testing.T) {
 		}
 	}
 }
+
+// TestDerivedDemandsReplayAsTheirSource: the blocks and the level replays
+// of a rebuilt demand serve its moved work as arrivals too; dropped there,
+// each block replayed a one-thread burst within one sample (0.333 at 425m
+// where the whole window, on its one CPU, gives 0.200), and the interval
+// reached far above the estimate of stationary bursts.
+func TestDerivedDemandsReplayAsTheirSource(t *testing.T) {
+	_, used, thr := underQuota(60*time.Second, 50*time.Millisecond, 400*time.Millisecond, 37*time.Millisecond, 20*time.Millisecond)
+	rec, _ := Reconstruct(used, thr, 100*time.Millisecond)
+	if !rec.Arrivals {
+		t.Fatal("the rebuilt demand is not marked as arrivals")
+	}
+	for i, sub := range append(splitBlocks(rec, 3), scaled(rec, 1+LevelSpread)) {
+		if !sub.Arrivals || sub.Cores != int(rec.cores()) {
+			t.Errorf("derived demand %d: arrivals %v, cores %d: want true, %d", i, sub.Arrivals, sub.Cores, int(rec.cores()))
+		}
+	}
+	a, err := Advise(rec, Request{Limits: []int64{425}}, Sampled{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range a.Evaluations {
+		if e.LimitMilli == 425 && e.BurstMilli == 0 {
+			if e.ThrottledRatioRange[1] > e.ThrottledRatio+0.06 {
+				t.Errorf("425m: %.3f, interval %v: the blocks of stationary bursts disagree", e.ThrottledRatio, *e.ThrottledRatioRange)
+			}
+			return
+		}
+	}
+	t.Fatal("425m not evaluated")
+}

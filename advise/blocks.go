@@ -96,7 +96,7 @@ func splitBlocks(d *Demand, n int) []*Demand {
 		for j < len(d.At)-1 && d.At[j] < end {
 			j++
 		}
-		sub := &Demand{At: append([]time.Duration(nil), d.At[i:j+1]...), Usage: d.Usage[i : j+1], Cores: d.Cores}
+		sub := d.derive(append([]time.Duration(nil), d.At[i:j+1]...), d.Usage[i:j+1])
 		t0 := sub.At[0]
 		for k := range sub.At {
 			sub.At[k] -= t0
@@ -115,6 +115,7 @@ type blockEvals [][]Evaluation // [block][point]
 // by Tolerance when why is not empty or there is one block. cores is the
 // whole window's parallelism bound (a block replays on the same CPUs).
 func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evaluation, blockEvals, []*Demand, []Evaluation, error) {
+	d = d.pinned()
 	evs, err := Evaluate(d, points, o)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -148,7 +149,6 @@ func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evalu
 	be := make(blockEvals, len(blocks))
 	if len(blocks) > 1 {
 		for b, sub := range blocks {
-			sub.Cores = int(d.cores())
 			if sub.Duration() < minPeriod {
 				return nil, nil, nil, nil, fmt.Errorf("block %d spans %s, less than a period", b+1, sub.Duration())
 			}
@@ -199,14 +199,13 @@ func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evalu
 // the interval says so.
 const LevelSpread = 0.03
 
-// scaled is d with its use scaled by f (its times and parallelism bound
-// kept).
+// scaled is d with its use scaled by f (replayed as d is: derive).
 func scaled(d *Demand, f float64) *Demand {
-	out := &Demand{At: d.At, Usage: make([]time.Duration, len(d.Usage)), Cores: int(d.cores()), Excluded: d.Excluded}
+	usage := make([]time.Duration, len(d.Usage))
 	for k, u := range d.Usage {
-		out.Usage[k] = d.Usage[0] + time.Duration(math.Round(float64(u-d.Usage[0])*f))
+		usage[k] = d.Usage[0] + time.Duration(math.Round(float64(u-d.Usage[0])*f))
 	}
-	return out
+	return d.derive(d.At, usage)
 }
 
 // EvaluateIntervals is Evaluate with each evaluation's intervals set as

@@ -20,7 +20,8 @@ type Demand struct {
 	// Usage is the cumulative CPU time at each sample, non-decreasing.
 	Usage []time.Duration
 	// Cores bounds the demand's parallelism: work held back by throttling
-	// catches up at most this many CPUs at once. 0: MaxCores rounded up.
+	// catches up at most this many CPUs at once. 0: the samples' own bound
+	// (CoresBound).
 	Cores int
 	// Excluded is the time left out of the replay (gaps in the samples).
 	Excluded time.Duration
@@ -100,6 +101,24 @@ func (d *Demand) cores() float64 {
 		b.Add(d.At[i]-d.At[i-1], d.Usage[i]-d.Usage[i-1])
 	}
 	return float64(b.Cores())
+}
+
+// pinned returns d with its parallelism bound fixed (from the samples,
+// once, when Cores is 0), so that the many replays of one advice do not
+// each scan the samples for it.
+func (d *Demand) pinned() *Demand {
+	if d.Cores > 0 {
+		return d
+	}
+	c := *d
+	c.Cores = int(d.cores())
+	return &c
+}
+
+// derive returns other samples (a block of d, d's use scaled) replayed as
+// d is: on d's parallelism bound, as arrivals when d's usage holds them.
+func (d *Demand) derive(at, usage []time.Duration) *Demand {
+	return &Demand{At: at, Usage: usage, Cores: int(d.cores()), Arrivals: d.Arrivals}
 }
 
 // CoresSpan is the shortest span over which use bounds a group's
