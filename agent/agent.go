@@ -58,6 +58,10 @@ type Config struct {
 	// SaveEvery (default 5 min) and when it ends; LoadState reads them back.
 	StateDir  string
 	SaveEvery time.Duration
+	// Startup is how long the demand of a container that appears after the
+	// agent's first report is its start-up, kept apart from the advice
+	// (Summary.SetStartup) and reported on its own; 0 keeps it in.
+	Startup time.Duration
 }
 
 func (c *Config) defaults() {
@@ -109,6 +113,7 @@ type Agent struct {
 	containers map[string]*container // by cgroup path
 	owners     map[top.PodName]Owner
 	saved      map[string]summaryState // from LoadState, until their containers are seen
+	updated    bool                    // Update ran once: a container new after it is starting
 	base       time.Duration           // Run's agent time: since the Unix epoch
 
 	replays chan replayJob
@@ -200,6 +205,8 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 			if saved, ok := a.saved[st.Path]; ok {
 				c.sum.restore(saved)
 				delete(a.saved, st.Path)
+			} else if a.updated && a.cfg.Startup > 0 {
+				c.sum.SetStartup(at + a.cfg.Startup)
 			}
 			a.containers[st.Path] = c
 		}
@@ -218,6 +225,7 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 			delete(a.containers, p) // gone: its summary goes with it
 		}
 	}
+	a.updated = true
 	a.mu.Unlock()
 	a.collector.Update(keep)
 }
@@ -336,10 +344,47 @@ type View struct {
 	Advice *advise.Advice `json:"advice"`
 	// Why is set when there is no advice yet.
 	Why string `json:"why,omitempty"`
+	// Startup is the container's start-up, kept apart from the advice
+	// (Config.Startup); nil when the agent did not see it start.
+	Startup *Startup `json:"startup,omitempty"`
 
 	hasLimit, hasRequest bool
 	perTarget            []advise.Recommendation
 	at                   map[string]*advise.Evaluation // current, advised, krr, vpa
+}
+
+// Startup is what a container's start-up asked for and what limits would
+// do to it.
+type Startup struct {
+	Seconds      float64 `json:"seconds"`
+	MeanCores    float64 `json:"mean_cores"`
+	MaxCores10ms float64 `json:"max_cores_10ms"`
+	// AtAdvised and AtCurrent replay the start-up alone at the advised and
+	// the current limit.
+	AtAdvised *advise.Evaluation `json:"at_advised,omitempty"`
+	AtCurrent *advise.Evaluation `json:"at_current,omitempty"`
+}
+
+// startupOf describes c's start-up; c.mu is held.
+func startupOf(c *container, v *View) *Startup {
+	b := c.sum.Startup()
+	if b == nil || b.Span <= 0 {
+		return nil
+	}
+	st := &Startup{Seconds: b.Span.Seconds(), MeanCores: b.Work / float64(b.Span), MaxCores10ms: b.MaxCores}
+	at := func(limit, burst int64) *advise.Evaluation {
+		if e, ok, err := c.sum.StartupEvaluation(limit, burst); ok && err == nil && limit > 0 {
+			return &e
+		}
+		return nil
+	}
+	if v.Advice != nil {
+		st.AtAdvised = at(v.Advice.Recommendation.LimitMilli, v.Advice.Recommendation.BurstMilli)
+	}
+	if v.hasLimit {
+		st.AtCurrent = at(v.LimitMilli, v.BurstMilli)
+	}
+	return st
 }
 
 // stagger is a container's chunk offset: its path's hash, in whole
@@ -406,6 +451,7 @@ func (a *Agent) viewOf(c *container, owners map[top.PodName]Owner) *View {
 		eval("krr", v.KrrMilli, 0)
 		eval("vpa", v.VPAMilli, 0)
 	}
+	v.Startup = startupOf(c, v)
 	c.view = v
 	return v
 }

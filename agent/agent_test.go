@@ -333,3 +333,52 @@ func TestAgentCheckpoint(t *testing.T) {
 		t.Fatalf("a damaged checkpoint: %v", err)
 	}
 }
+
+// TestAgentStartupOfANewContainer: a container that appears while the agent
+// runs has its first Config.Startup kept apart (View.Startup), and those
+// the agent found running have none.
+func TestAgentStartupOfANewContainer(t *testing.T) {
+	n := newFakeNode(t, "v1-joined-kubepods-cgroupfs", nil)
+	n.a.cfg.Startup = 2 * time.Second
+	pod := filepath.Join(n.root, "sys/fs/cgroup/cpu,cpuacct/kubepods/besteffort/pod0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
+	saved := filepath.Join(t.TempDir(), "pod")
+	if err := os.CopyFS(saved, os.DirFS(pod)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(pod); err != nil {
+		t.Fatal(err)
+	}
+	n.scan()
+	n.run(3 * time.Second)
+	if err := os.CopyFS(pod, os.DirFS(saved)); err != nil {
+		t.Fatal(err)
+	}
+	// the new pod's counters start from zero, the others' go on
+	old := map[string]time.Duration{}
+	for _, f := range n.files {
+		old[f.path] = f.usage
+	}
+	n.scan()
+	for i := range n.files {
+		n.files[i].usage = old[n.files[i].path]
+	}
+	n.run(6 * time.Second)
+	doc := adviceOf(t, n.a.Handler())
+	if len(doc.Containers) != 3 {
+		t.Fatalf("%d containers, want 3", len(doc.Containers))
+	}
+	for _, c := range doc.Containers {
+		isNew := strings.Contains(c.Cgroup, "pod0a1b2c3d")
+		t.Logf("%s: window %.1f s, startup %+v", c.Cgroup, c.WindowSeconds, c.Startup)
+		switch {
+		case isNew && (c.Startup == nil || c.Startup.Seconds < 1.5 || c.Startup.Seconds > 2.5):
+			t.Errorf("the new container's start-up: %+v, want about 2 s", c.Startup)
+		case isNew && c.WindowSeconds > 4:
+			t.Errorf("the new container's window holds %.1f s: the start-up is in it", c.WindowSeconds)
+		case isNew && (c.Startup.AtAdvised == nil || c.Startup.MeanCores <= 0):
+			t.Errorf("the new container's start-up has no figures at the advised limit: %+v", c.Startup)
+		case !isNew && c.Startup != nil:
+			t.Errorf("%s was running when the agent started: start-up %+v", c.Cgroup, c.Startup)
+		}
+	}
+}

@@ -19,6 +19,7 @@ type Settings struct {
 	Root, Node, Mapping, StateDir string
 	Window, Block, Chunk          time.Duration
 	Sample, Interval              time.Duration
+	Startup                       time.Duration
 	Targets                       []string
 }
 
@@ -53,6 +54,9 @@ func (s Settings) Config(logger *slog.Logger) (Config, error) {
 	if err := (&SummaryConfig{Window: s.Window, Block: s.Block, Chunk: s.Chunk, Period: 100 * time.Millisecond, Bucket: 15 * time.Second}).Check(); err != nil {
 		return bad("--window/--block/--chunk: %v", err)
 	}
+	if s.Startup < 0 {
+		return bad("--startup %s: give 0 (keep start-ups in the advice) or a duration", s.Startup)
+	}
 	if s.StateDir != "" {
 		if fi, err := os.Stat(s.StateDir); err != nil || !fi.IsDir() {
 			return bad("--state-dir %s: not a directory: make it first", s.StateDir)
@@ -67,5 +71,5 @@ func (s Settings) Config(logger *slog.Logger) (Config, error) {
 		return Config{}, err
 	}
 	return Config{Root: root, Node: node, SampleEvery: s.Sample, Interval: s.Interval, Mapping: mapping, Targets: targets,
-		Summary: sum, Logger: logger, StateDir: s.StateDir}, nil
+		Summary: sum, Logger: logger, StateDir: s.StateDir, Startup: s.Startup}, nil
 }

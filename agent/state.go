@@ -26,6 +26,10 @@ type summaryState struct {
 	BucketTime []float32
 	LastBucket int64
 	Cores      int
+	// Startup and StartupUntil: the start-up's block and its end
+	// (Summary.SetStartup); absent in older checkpoints (no start-up).
+	Startup      *Block
+	StartupUntil time.Duration
 }
 
 type checkpoint struct {
@@ -44,12 +48,19 @@ func (s *Summary) state() summaryState {
 		c.Points = append([]PointAcc(nil), b.Points...)
 		blocks[i] = &c
 	}
-	return summaryState{Blocks: blocks, BucketWork: append([]float32(nil), s.bucketWork...),
-		BucketTime: append([]float32(nil), s.bucketTime...), LastBucket: s.lastBucket, Cores: s.cores}
+	st := summaryState{Blocks: blocks, BucketWork: append([]float32(nil), s.bucketWork...),
+		BucketTime: append([]float32(nil), s.bucketTime...), LastBucket: s.lastBucket, Cores: s.cores, StartupUntil: s.startupUntil}
+	if s.startup != nil {
+		c := *s.startup
+		c.Points = append([]PointAcc(nil), s.startup.Points...)
+		st.Startup = &c
+	}
+	return st
 }
 
 func (s *Summary) restore(st summaryState) {
 	s.blocks, s.lastBucket, s.cores, s.closed = st.Blocks, st.LastBucket, st.Cores, nil
+	s.startup, s.startupUntil = st.Startup, st.StartupUntil
 	if len(st.BucketWork) == len(s.bucketWork) && len(st.BucketTime) == len(s.bucketTime) {
 		copy(s.bucketWork, st.BucketWork)
 		copy(s.bucketTime, st.BucketTime)

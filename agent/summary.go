@@ -115,7 +115,7 @@ type PointAcc struct {
 // time at, to the block holding at.
 func (s *Summary) NoteThrottled(at time.Duration, throttled uint64) {
 	if throttled > 0 {
-		s.blockAt(at).Throttled += throttled
+		s.blockOf(at, at < s.startupUntil).Throttled += throttled
 	}
 }
 
@@ -188,7 +188,24 @@ type Summary struct {
 	arrivals bool
 	emit     func(at, usage time.Duration)
 	done     []*Chunk
+
+	// startupUntil ends the container's start-up (SetStartup): the chunks
+	// before it fold into startup, not into the window's blocks.
+	startupUntil time.Duration
+	startup      *Block
 }
+
+// SetStartup makes the demand before agent time until the container's
+// start-up: kept apart from the window's blocks (and so from the advice),
+// in a block of its own (Startup). The agent sets it for a container that
+// appeared after it started: a start-up (a runtime's initialisation, a
+// cache warming, a JIT) asks once for CPU the steady state does not, and a
+// window's worst block would otherwise make the limit of that minute.
+func (s *Summary) SetStartup(until time.Duration) { s.startupUntil = until }
+
+// Startup is the start-up's block (nil when there was none, or it left
+// the window).
+func (s *Summary) Startup() *Block { return s.startup }
 
 // NewSummary returns an empty summary; cfg is shared by every container and
 // must not change.
@@ -212,6 +229,7 @@ type Chunk struct {
 	lead          time.Duration // idle time put before the first sample to set the phase
 	cores         int
 	arrivals      bool // work was moved into it (AddCounts): advise.Demand.Arrivals
+	startup       bool // it began in the start-up (SetStartup)
 	dAtUs, dUseUs []uint32
 }
 
@@ -244,7 +262,7 @@ func (s *Summary) Add(at, usage time.Duration) *Chunk {
 		s.noteCores(dt, du)
 	}
 	s.lastAt, s.lastUsage = at, usage
-	if at >= s.chunkEnd {
+	if at >= s.chunkEnd || (s.firstAt < s.startupUntil && at >= s.startupUntil) {
 		c := s.Flush()
 		s.start(at, usage)
 		return c
@@ -285,7 +303,7 @@ func (s *Summary) AddCounts(at, usage time.Duration, throttled uint64) []*Chunk 
 	}
 	s.backlog.Push(at, usage, throttled, s.emit)
 	if s.backlog.Moved != s.movedSeen || s.backlog.Capped != s.cappedSeen {
-		b := s.blockAt(at)
+		b := s.blockOf(at, at < s.startupUntil)
 		b.Moved += s.backlog.Moved - s.movedSeen
 		b.Capped += s.backlog.Capped - s.cappedSeen
 		s.movedSeen, s.cappedSeen = s.backlog.Moved, s.backlog.Capped
@@ -326,7 +344,7 @@ func (s *Summary) Flush() *Chunk {
 		lead = s.cfg.Period - s.cfg.Period*time.Duration(ph)/time.Duration(s.cfg.Phases)
 	}
 	// The chunk waits for the replay worker as compactly as it was kept.
-	c := &Chunk{start: s.firstAt, n: n, lead: lead, cores: max(s.cores, 1), arrivals: s.arrivals,
+	c := &Chunk{start: s.firstAt, n: n, lead: lead, cores: max(s.cores, 1), arrivals: s.arrivals, startup: s.firstAt < s.startupUntil,
 		dAtUs: append([]uint32(nil), s.dAtUs...), dUseUs: append([]uint32(nil), s.dUseUs...)}
 	s.start(s.lastAt, s.lastUsage)
 	return c
@@ -362,6 +380,7 @@ func (c *Chunk) demand(period time.Duration) *advise.Demand {
 // Replayed is a chunk's evaluations, ready to fold into its summary.
 type Replayed struct {
 	start    time.Duration
+	startup  bool
 	span     time.Duration
 	work     float64
 	n        int
@@ -400,7 +419,7 @@ func (cfg *SummaryConfig) Replay(c *Chunk) (*Replayed, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Replayed{start: c.start, span: d.Duration() - lead, work: float64(d.Work() - prefill), n: c.n, maxCores: maxCores}
+	r := &Replayed{start: c.start, startup: c.startup, span: d.Duration() - lead, work: float64(d.Work() - prefill), n: c.n, maxCores: maxCores}
 	if len(evs) > 0 {
 		// The periods the group was active in on its own: the least
 		// throttled point's (the last), without the prefill's period.
@@ -422,7 +441,7 @@ func (s *Summary) Fold(r *Replayed) {
 	if r == nil {
 		return
 	}
-	b := s.blockAt(r.start)
+	b := s.blockOf(r.start, r.startup)
 	for i, e := range r.evs {
 		a := b.point(r.keys[i])
 		old := a.Delay
@@ -458,6 +477,17 @@ func (s *Summary) replayFold(c *Chunk) {
 	s.Fold(r)
 }
 
+// blockOf is blockAt, or the start-up's block for a chunk of the start-up.
+func (s *Summary) blockOf(t time.Duration, startup bool) *Block {
+	if !startup {
+		return s.blockAt(t)
+	}
+	if s.startup == nil {
+		s.startup = &Block{Start: t}
+	}
+	return s.startup
+}
+
 // blockAt returns the open block for a chunk starting at t, opening a new
 // one (and dropping those that left the window) when t is past it.
 func (s *Summary) blockAt(t time.Duration) *Block {
@@ -487,6 +517,9 @@ func (s *Summary) expire(now time.Duration) {
 	}
 	if i > 0 {
 		s.blocks = append(s.blocks[:0], s.blocks[i:]...)
+	}
+	if s.startup != nil && s.startupUntil <= now-s.cfg.Window {
+		s.startup = nil
 	}
 }
 

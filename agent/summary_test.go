@@ -400,3 +400,81 @@ func TestBacklogAccountOverTheWindow(t *testing.T) {
 		t.Error("30 minutes later: advice still marked reconstructed")
 	}
 }
+
+// startingThenSteady is a one-thread group that starts with 600 ms of CPU
+// at once (from 0.5 s: a runtime's initialisation, a calibration) and then
+// asks for 20 ms every 397 ms over a trickle, n samples 10 ms apart, as
+// sampled with no limit.
+func startingThenSteady(n int) (at, usage []time.Duration) {
+	at, usage = make([]time.Duration, n), make([]time.Duration, n)
+	var u time.Duration
+	for i := 1; i < n; i++ {
+		at[i] = time.Duration(i) * 10 * time.Millisecond
+		switch {
+		case i > 50 && i <= 110:
+			u += 9800 * time.Microsecond
+		case i > 80 && (at[i]-time.Millisecond)%(397*time.Millisecond) < 20*time.Millisecond:
+			u += 10 * time.Millisecond
+		}
+		u += 200 * time.Microsecond
+		usage[i] = u
+	}
+	return at, usage
+}
+
+// TestStartupKeptApart: a start-up in the window's first block decides the
+// limit when it is kept in (it needs nearly a whole CPU to keep its
+// throttled periods within 1% of the block's; the steady bursts need a
+// quarter); kept apart (SetStartup), the advice is the
+// steady state's, the window holds the demand after it, and the start-up's
+// own figures at the advised limit say what it will get.
+func TestStartupKeptApart(t *testing.T) {
+	cfg := &SummaryConfig{Window: 10 * time.Minute, Block: time.Minute, Chunk: 20 * time.Second}
+	cfg.defaults(2000)
+	at, usage := startingThenSteady(4 * 60 * 100)
+	in := AdviceInput{Source: "test", Target: advise.Target{MaxThrottled: 0.01}}
+	advice := func(startup time.Duration) (*Summary, *advise.Advice) {
+		s := NewSummary(cfg)
+		s.SetStartup(startup)
+		for i := range at {
+			s.AddNow(at[i], usage[i])
+		}
+		s.replayFold(s.Flush())
+		a, err := s.Advice(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s, a
+	}
+	_, kept := advice(0)
+	s, apart := advice(30 * time.Second)
+	t.Logf("advised with the start-up kept in %dm, kept apart %dm", kept.Recommendation.LimitMilli, apart.Recommendation.LimitMilli)
+	if kept.Recommendation.LimitMilli < 800 {
+		t.Errorf("with the start-up in the window: %dm, want at least 800m (600 ms of one thread throttled in at most 1%% of the first block's 600 periods)", kept.Recommendation.LimitMilli)
+	}
+	if r := apart.Recommendation.LimitMilli; r < 200 || r > 400 {
+		t.Errorf("with the start-up apart: %dm, want the steady 20 ms bursts' 200m-400m", r)
+	}
+	span, _ := s.Span()
+	if want := 4*time.Minute - 30*time.Second; span < want-time.Second || span > want+time.Second {
+		t.Errorf("the window holds %s, want %s (the start-up's 30 s apart)", span, want)
+	}
+	b := s.Startup()
+	if b == nil || b.Span < 29*time.Second || b.Span > 31*time.Second {
+		t.Fatalf("start-up block %+v, want 30 s", b)
+	}
+	if b.Work < float64(600*time.Millisecond) {
+		t.Errorf("start-up work %.0f ms, want the 600 ms at once and more", b.Work/1e6)
+	}
+	e, ok, err := s.StartupEvaluation(apart.Recommendation.LimitMilli, 0)
+	if !ok || err != nil || e.ThrottledPeriods < 2 {
+		t.Errorf("the start-up at the advised %dm: %.0f throttled periods (ok %v, %v), want it throttled", apart.Recommendation.LimitMilli, e.ThrottledPeriods, ok, err)
+	}
+	found := false
+	for _, w := range apart.Warnings {
+		found = found || strings.Contains(w, "start-up kept apart")
+	}
+	if !found {
+		t.Errorf("no start-up note in the warnings: %q", apart.Warnings)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 // ErrNoDemand marks a summary that holds no replayed demand yet (a
@@ -353,6 +354,9 @@ func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.
 		if s.err != nil {
 			a.Warnings = append(a.Warnings, "a chunk could not be replayed: "+s.err.Error())
 		}
+		if note := s.startupNote(a.Recommendation); note != "" {
+			a.Warnings = append(a.Warnings, note)
+		}
 		a.Warnings = append(a.Warnings, fmt.Sprintf("from the agent's summary: %d block(s) of %s replayed in chunks of %s; limits between the ladder's are interpolated",
 			len(s.blocks), s.cfg.Block, s.cfg.Chunk))
 		out = append(out, a)
@@ -367,6 +371,32 @@ func onLadder(evs []advise.Evaluation, m int64) bool {
 		}
 	}
 	return false
+}
+
+// StartupEvaluation evaluates a limit and burst on the start-up's demand
+// alone (Summary.SetStartup); ok is false when the summary holds none.
+func (s *Summary) StartupEvaluation(limitMilli, burstMilli int64) (e advise.Evaluation, ok bool, err error) {
+	if s.startup == nil || s.startup.Span <= 0 {
+		return advise.Evaluation{}, false, nil
+	}
+	one := &Summary{cfg: s.cfg, blocks: []*Block{s.startup}, cores: s.cores}
+	e, err = one.Evaluate(limitMilli, burstMilli)
+	return e, err == nil, err
+}
+
+// startupNote says what the start-up kept apart from the advice would get
+// at the recommended limit.
+func (s *Summary) startupNote(r advise.Recommendation) string {
+	b := s.startup
+	if b == nil || b.Span <= 0 {
+		return ""
+	}
+	e, ok, err := s.StartupEvaluation(r.LimitMilli, r.BurstMilli)
+	if !ok || err != nil {
+		return ""
+	}
+	return fmt.Sprintf("start-up kept apart from the advice: the container's first %.0f s in the window (mean %.2f cores, up to %.1f in 10 ms); at %s it is throttled in %.0f of %.0f periods, work delayed up to %.0f ms",
+		b.Span.Seconds(), b.Work/float64(b.Span), b.MaxCores, units.FormatMilliCPU(r.LimitMilli), e.ThrottledPeriods, e.Periods, e.DelayMaxMs)
 }
 
 // BlockEvaluations evaluates a limit and burst in each block of the window

@@ -21,7 +21,7 @@ type agentFlags struct {
 	listen, root, node, mapping string
 	stateDir                    string
 	window, block, chunk        time.Duration
-	sample, interval            time.Duration
+	sample, interval, startup   time.Duration
 	targets                     []string
 	owners                      bool
 }
@@ -47,7 +47,9 @@ replayed through the quota model at a fixed ladder of limits and folded into
 blocks of --block; blocks older than --window are dropped. What a restart
 loses: without --state-dir the whole summary (the window starts again); with
 it, the demand since the last checkpoint (5 minutes at most, one chunk on a
-clean exit).`,
+clean exit). A container that appears while the agent runs is starting: its
+first --startup is kept apart from the advice (a start-up asks once for CPU
+the steady state does not) and reported on its own in /advice.`,
 		Example: `  throttlelab agent --listen :9101 --root /host --node "$NODE_NAME"
   throttlelab agent --listen 127.0.0.1:9101 --window 1h --target throttled=0.01 --target delay=10ms`,
 		Args: exactArgs(0),
@@ -63,6 +65,7 @@ clean exit).`,
 	durationVar(fl, &f.chunk, "chunk", time.Minute, "raw samples are kept this long, then replayed and dropped")
 	durationVar(fl, &f.sample, "sample", 10*time.Millisecond, "sampling interval")
 	durationVar(fl, &f.interval, "interval", time.Second, "how often settings and top's metrics are refreshed")
+	durationVar(fl, &f.startup, "startup", time.Minute, "a container that appears while the agent runs: this much of its demand is its start-up, kept apart from the advice (0 keeps it in)")
 	fl.StringArrayVar(&f.targets, "target", []string{"throttled=0.01"}, "target to advise for (throttled=0.01, delay=10ms, or both joined by a comma); the first is the one /advice and at=\"advised\" use")
 	fl.StringVar(&f.stateDir, "state-dir", "", "checkpoint the summaries here every 5 minutes and on exit, and start from them (a restart then loses at most the last minutes)")
 	fl.BoolVar(&f.owners, "owners", false, "look up the pods' owners (Deployment, StatefulSet, ...) in the Kubernetes API (in a pod, with its service account; needs list on pods)")
@@ -71,7 +74,7 @@ clean exit).`,
 
 func runAgent(cmd *cobra.Command, f agentFlags) error {
 	cfg, err := agent.Settings{Root: f.root, Node: f.node, Mapping: f.mapping, StateDir: f.stateDir, Window: f.window, Block: f.block,
-		Chunk: f.chunk, Sample: f.sample, Interval: f.interval, Targets: f.targets}.Config(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+		Chunk: f.chunk, Sample: f.sample, Interval: f.interval, Startup: f.startup, Targets: f.targets}.Config(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 	if errors.Is(err, agent.ErrSettings) {
 		return usagef("%v", err)
 	}
