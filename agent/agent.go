@@ -46,9 +46,10 @@ type Config struct {
 	// Select picks the groups to summarise (default: Kubernetes containers
 	// and throttlelab's own groups).
 	Select func(top.Identity) bool
-	// Owners looks up the owners of the pods on the node (optional; nil
-	// leaves owner_kind and owner_name empty).
-	Owners func(ctx context.Context) (map[top.PodName]Owner, error)
+	// Owners looks up the owners and names of the pods on the node
+	// (optional; nil leaves owner_kind and owner_name empty, and the names
+	// to the kubelet's log directories).
+	Owners func(ctx context.Context) (Pods, error)
 	// Logger gets what goes wrong on the way (default discards).
 	Logger *slog.Logger
 	// MaxMilli is the node's CPUs in millicores (default runtime.NumCPU):
@@ -277,7 +278,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	return err
 }
 
-// refreshOwners reads the pods' owners at start and every minute.
+// refreshOwners reads the pods' owners and names at start and every minute.
 func (a *Agent) refreshOwners(ctx context.Context) {
 	if a.cfg.Owners == nil {
 		return
@@ -285,19 +286,28 @@ func (a *Agent) refreshOwners(ctx context.Context) {
 	t := time.NewTicker(time.Minute)
 	defer t.Stop()
 	for {
-		o, err := a.cfg.Owners(ctx)
-		if err != nil {
-			a.cfg.Logger.Warn("owner lookup", "err", err)
-		} else {
-			a.mu.Lock()
-			a.owners = o
-			a.mu.Unlock()
-		}
+		a.lookupOwners(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// lookupOwners asks Config.Owners once and keeps what it says: the owners,
+// and the names for top's watcher (used from its next discovery).
+func (a *Agent) lookupOwners(ctx context.Context) {
+	o, err := a.cfg.Owners(ctx)
+	if err != nil {
+		a.cfg.Logger.Warn("owner lookup", "err", err)
+		return
+	}
+	a.mu.Lock()
+	a.owners = o.Owners
+	a.mu.Unlock()
+	if o.Names != nil {
+		a.w.SetNames(o.Names)
 	}
 }
 

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/top"
 	"github.com/throttlelab/throttlelab/top/toptest"
 )
 
@@ -214,6 +216,24 @@ func TestAgentNoKubeletLogs(t *testing.T) {
 	}
 	if c.Advice == nil {
 		t.Fatalf("no advice: %s", c.Why)
+	}
+	// with the pod list of the Kubernetes API (--owners), the names come
+	// from it instead, as soon as the watcher's next discovery
+	id := strings.Repeat("d4", 32)
+	n.a.cfg.Owners = func(context.Context) (Pods, error) {
+		names := top.NewPodNames()
+		pod := top.PodName{Namespace: "shop", Name: "cart-0"}
+		names.Add("ABCDEF01-2345-4678-9ABC-DEF012345678", pod, map[string]string{id: "cart"})
+		return Pods{Owners: map[top.PodName]Owner{pod: {"StatefulSet", "cart"}}, Names: names}, nil
+	}
+	n.a.lookupOwners(context.Background())
+	n.run(2 * time.Second)
+	c = adviceOf(t, n.a.Handler()).Containers[0]
+	if c.Namespace != "shop" || c.Pod != "cart-0" || c.Container != "cart" || c.OwnerKind != "StatefulSet" || c.OwnerName != "cart" {
+		t.Fatalf("names from the API: %+v, want shop/cart-0/cart of StatefulSet cart", c.Names)
+	}
+	if c.Advice == nil || c.WindowSeconds < 3 {
+		t.Fatalf("named again, the container kept its summary? window %.1f s, advice %v", c.WindowSeconds, c.Advice != nil)
 	}
 }
 

@@ -65,6 +65,7 @@ type podList struct {
 		Metadata struct {
 			Namespace       string            `json:"namespace"`
 			Name            string            `json:"name"`
+			UID             string            `json:"uid"`
 			Labels          map[string]string `json:"labels"`
 			OwnerReferences []struct {
 				Kind       string `json:"kind"`
@@ -72,15 +73,33 @@ type podList struct {
 				Controller *bool  `json:"controller"`
 			} `json:"ownerReferences"`
 		} `json:"metadata"`
+		Status struct {
+			ContainerStatuses     []containerStatus `json:"containerStatuses"`
+			InitContainerStatuses []containerStatus `json:"initContainerStatuses"`
+		} `json:"status"`
 	} `json:"items"`
 }
 
-// Lookup lists the node's pods and returns their owners.
-func (p *PodOwners) Lookup(ctx context.Context) (map[top.PodName]Owner, error) {
+type containerStatus struct {
+	Name        string `json:"name"`
+	ContainerID string `json:"containerID"` // containerd://ID, cri-o://ID
+}
+
+// Pods is what the pod list says about the node's pods: their owners, and
+// their names and containers' names by pod UID and container ID (what the
+// kubelet's log directories give, for a node whose /var/log/pods the agent
+// cannot open).
+type Pods struct {
+	Owners map[top.PodName]Owner
+	Names  *top.PodNames
+}
+
+// Lookup lists the node's pods and returns their owners and names.
+func (p *PodOwners) Lookup(ctx context.Context) (Pods, error) {
 	u := p.Server + "/api/v1/pods?fieldSelector=" + url.QueryEscape("spec.nodeName="+p.Node)
 	req, err := http.NewRequestWithContext(ctx, "GET", u, nil)
 	if err != nil {
-		return nil, err
+		return Pods{}, err
 	}
 	if p.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+p.Token)
@@ -92,17 +111,17 @@ func (p *PodOwners) Lookup(ctx context.Context) (map[top.PodName]Owner, error) {
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("listing pods on %s: %w", p.Node, err)
+		return Pods{}, fmt.Errorf("listing pods on %s: %w", p.Node, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("listing pods on %s: %s: the agent's service account needs list on pods (k8s render agent grants it)", p.Node, resp.Status)
+		return Pods{}, fmt.Errorf("listing pods on %s: %s: the agent's service account needs list on pods (k8s render agent grants it)", p.Node, resp.Status)
 	}
 	var l podList
 	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
-		return nil, fmt.Errorf("listing pods on %s: %w", p.Node, err)
+		return Pods{}, fmt.Errorf("listing pods on %s: %w", p.Node, err)
 	}
-	out := make(map[top.PodName]Owner, len(l.Items))
+	out := Pods{Owners: make(map[top.PodName]Owner, len(l.Items)), Names: top.NewPodNames()}
 	for _, it := range l.Items {
 		m := it.Metadata
 		o := Owner{Kind: "Pod", Name: m.Name}
@@ -115,7 +134,18 @@ func (p *PodOwners) Lookup(ctx context.Context) (map[top.PodName]Owner, error) {
 				o = Owner{Kind: "Deployment", Name: strings.TrimSuffix(r.Name, "-"+h)}
 			}
 		}
-		out[top.PodName{Namespace: m.Namespace, Name: m.Name}] = o
+		name := top.PodName{Namespace: m.Namespace, Name: m.Name}
+		out.Owners[name] = o
+		if m.UID == "" {
+			continue
+		}
+		containers := map[string]string{}
+		for _, c := range append(it.Status.ContainerStatuses, it.Status.InitContainerStatuses...) {
+			if _, id, ok := strings.Cut(c.ContainerID, "://"); ok && id != "" {
+				containers[id] = c.Name
+			}
+		}
+		out.Names.Add(m.UID, name, containers)
 	}
 	return out, nil
 }

@@ -17,8 +17,10 @@ func TestPodOwners(t *testing.T) {
 			return
 		}
 		w.Write([]byte(`{"items":[
- {"metadata":{"namespace":"shop","name":"cart-7d9f8b6c5d-x2x4q","labels":{"pod-template-hash":"7d9f8b6c5d"},
-   "ownerReferences":[{"kind":"ReplicaSet","name":"cart-7d9f8b6c5d","controller":true}]}},
+ {"metadata":{"namespace":"shop","name":"cart-7d9f8b6c5d-x2x4q","uid":"1F2E3D4C-5B6A-4789-8ABC-DEF012345678","labels":{"pod-template-hash":"7d9f8b6c5d"},
+   "ownerReferences":[{"kind":"ReplicaSet","name":"cart-7d9f8b6c5d","controller":true}]},
+  "status":{"containerStatuses":[{"name":"cart","containerID":"containerd://c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1"}],
+   "initContainerStatuses":[{"name":"migrate","containerID":"containerd://e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"}]}},
  {"metadata":{"namespace":"web","name":"api-0","ownerReferences":[{"kind":"StatefulSet","name":"api","controller":true}]}},
  {"metadata":{"namespace":"kube-system","name":"kube-proxy-abcde","ownerReferences":[{"kind":"DaemonSet","name":"kube-proxy","controller":true}]}},
  {"metadata":{"namespace":"tools","name":"debug"}}]}`))
@@ -35,12 +37,22 @@ func TestPodOwners(t *testing.T) {
 		{Namespace: "kube-system", Name: "kube-proxy-abcde"}: {"DaemonSet", "kube-proxy"},
 		{Namespace: "tools", Name: "debug"}:                  {"Pod", "debug"},
 	}
-	if len(got) != len(want) {
-		t.Fatalf("%d owners, want %d: %v", len(got), len(want), got)
+	if len(got.Owners) != len(want) {
+		t.Fatalf("%d owners, want %d: %v", len(got.Owners), len(want), got.Owners)
 	}
 	for k, v := range want {
-		if got[k] != v {
-			t.Errorf("%v: %v, want %v", k, got[k], v)
+		if got.Owners[k] != v {
+			t.Errorf("%v: %v, want %v", k, got.Owners[k], v)
+		}
+	}
+	// the names, as top names a cgroup path with them
+	for path, want := range map[string]string{
+		"/kubepods/burstable/pod1f2e3d4c-5b6a-4789-8abc-def012345678/c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1": "shop/cart-7d9f8b6c5d-x2x4q/cart",
+		"/kubepods/burstable/pod1f2e3d4c-5b6a-4789-8abc-def012345678/e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5": "shop/cart-7d9f8b6c5d-x2x4q/migrate",
+	} {
+		id := top.Identify(path, got.Names)
+		if g := id.Namespace + "/" + id.Pod + "/" + id.Container; g != want {
+			t.Errorf("%s named %q, want %q", path, g, want)
 		}
 	}
 	p.Token = "wrong"

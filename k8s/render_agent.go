@@ -126,9 +126,14 @@ func RenderAgent(opt AgentOptions) (*AgentManifests, error) {
 		PeriodSeconds: 10, TimeoutSeconds: 2}
 	rro := corev1.RecursiveReadOnlyIfPossible
 	hostDirs := []struct{ name, path string }{
-		{"cgroup", "/sys/fs/cgroup"},              // usage, cpu.stat, limits of every container
-		{"pod-logs", "/var/log/pods"},             // pod names (NAMESPACE_POD_UID)
-		{"container-logs", "/var/log/containers"}, // container names (links)
+		{"cgroup", "/sys/fs/cgroup"}, // usage, cpu.stat, limits of every container
+	}
+	if !opt.Owners {
+		// Names from the kubelet's log directories; with the owner lookup
+		// they come from the pod list instead (the kubelet may make
+		// /var/log/pods 0750 root, which the agent's user cannot open).
+		hostDirs = append(hostDirs, struct{ name, path string }{"pod-logs", "/var/log/pods"}, // pod names (NAMESPACE_POD_UID)
+			struct{ name, path string }{"container-logs", "/var/log/containers"}) // container names (links)
 	}
 	var vols []corev1.Volume
 	for _, h := range hostDirs {

@@ -1,6 +1,7 @@
 package top
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -206,6 +207,34 @@ type PodNames struct {
 	withNamed map[string]bool
 }
 
+// NewPodNames returns an empty set of names, to fill with Add.
+func NewPodNames() *PodNames {
+	return &PodNames{pods: map[string]PodName{}, containers: map[string]string{}, withNamed: map[string]bool{}}
+}
+
+// Add records a pod (by UID, as in its cgroup path: lower case, dashes) and
+// its containers' names by container ID (64 hex digits, without the
+// runtime's prefix), as the Kubernetes API's pod status lists them.
+func (p *PodNames) Add(uid string, pod PodName, containers map[string]string) {
+	p.pods[strings.ToLower(uid)] = pod
+	for id, name := range containers {
+		p.containers[id] = name
+	}
+	if len(containers) > 0 {
+		p.withNamed[pod.Namespace+"/"+pod.Name] = true
+	}
+}
+
+// Merge adds o's names to p; o may be nil.
+func (p *PodNames) Merge(o *PodNames) {
+	if o == nil {
+		return
+	}
+	maps.Copy(p.pods, o.pods)
+	maps.Copy(p.containers, o.containers)
+	maps.Copy(p.withNamed, o.withNamed)
+}
+
 // named reports whether a container of the pod namespace/pod is named.
 func (p *PodNames) named(namespace, pod string) bool {
 	return p != nil && pod != "" && p.withNamed[namespace+"/"+pod]
@@ -233,7 +262,7 @@ func (p *PodNames) container(id string) (string, bool) {
 // namespaces, pod names nor UIDs can hold an underscore, so the names split
 // cleanly. A node without them (not a Kubernetes node) gives empty maps.
 func ReadPodNames(root string) *PodNames {
-	p := &PodNames{pods: map[string]PodName{}, containers: map[string]string{}, withNamed: map[string]bool{}}
+	p := NewPodNames()
 	if es, err := os.ReadDir(filepath.Join(root, "var/log/pods")); err == nil {
 		for _, e := range es {
 			f := strings.Split(e.Name(), "_")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sync"
 	"syscall"
 	"time"
 
@@ -47,14 +48,20 @@ func (o *Options) defaults() {
 
 // Watcher samples every cgroup of a host: usage and nr_periods every
 // SampleEvery, settings, pressure and processes once per interval. It is not
-// safe for concurrent use; Run drives it from one goroutine.
+// safe for concurrent use (but for SetNames); Run drives it from one
+// goroutine.
 type Watcher struct {
-	opts   Options
-	src    *Source
-	pods   *PodNames
-	groups map[string]*group
-	sorted []*group        // by path
-	open   cgroup.OpenFunc // tests fail it
+	opts Options
+	src  *Source
+	pods *PodNames
+	// names from another source than the log directories (SetNames), and
+	// whether they changed since the groups were last named.
+	extraMu      sync.Mutex
+	extra        *PodNames
+	extraChanged bool
+	groups       map[string]*group
+	sorted       []*group        // by path
+	open         cgroup.OpenFunc // tests fail it
 }
 
 // group is one watched cgroup.
@@ -135,10 +142,26 @@ func (w *Watcher) Discover() error {
 	return nil
 }
 
+// SetNames gives the watcher pod and container names from another source
+// than the kubelet's log directories (the Kubernetes API: a node whose
+// /var/log/pods the reader cannot open); they are merged with the log
+// directories' at the next Discover, and the groups named again. Safe to
+// call while Run runs.
+func (w *Watcher) SetNames(p *PodNames) {
+	w.extraMu.Lock()
+	w.extra, w.extraChanged = p, true
+	w.extraMu.Unlock()
+}
+
 // name identifies new groups, reading the kubelet's log directories again
-// when a pod or container is not known yet (or still unnamed).
+// when a pod or container is not known yet (or still unnamed) or SetNames
+// gave other names.
 func (w *Watcher) name() {
-	reread := w.pods == nil
+	w.extraMu.Lock()
+	extra, changed := w.extra, w.extraChanged
+	w.extraChanged = false
+	w.extraMu.Unlock()
+	reread := w.pods == nil || changed
 	for _, g := range w.groups {
 		if g.id.Kind == "" {
 			g.id = Identify(g.ref.Path, w.pods)
@@ -149,6 +172,7 @@ func (w *Watcher) name() {
 		return
 	}
 	w.pods = ReadPodNames(w.opts.Root)
+	w.pods.Merge(extra)
 	for _, g := range w.groups {
 		if w.pods.Unknown(g.id) || g.id.PodUID != "" {
 			g.id = Identify(g.ref.Path, w.pods)
