@@ -5,7 +5,7 @@
 #   flock /tmp/throttlelab-host.lock make e2e-fleet      (as root)
 #
 # 1. the rig (hack/k8s-rig.sh), with the kubelet's pod logs in /var/log/pods
-#    where the agent reads names;
+#    (0750 root: the agent names pods from the API's pod list);
 # 2. the agent from make image (k8s render agent; short windows: --window 10m
 #    --block 1m --chunk 20s; host network, as every pod of the rig, which has
 #    no network plugin; the API server on loopback for its owner lookup);
@@ -42,11 +42,10 @@ fi
 . hack/k8s-rig.sh
 
 K="kubectl --kubeconfig $KC"
-# The kubelet makes /var/log/pods 0750 root:root: the agent (UID 65532, no
-# capabilities) cannot list it and then names pods by UID, with no namespace
-# (docs/fleet.md, e2e). When the rig made the directory (teardown removes it),
-# open it to reading as kubelets of other versions and distributions leave it.
-case " $had_dirs " in *" /var/log/pods "*) say "/var/log/pods was there before the rig: left as it is" ;; *) mkdir -p /var/log/pods && chmod 0755 /var/log/pods ;; esac
+# The kubelet makes /var/log/pods 0750 root:root, which the agent (UID 65532,
+# no capabilities) could not list; it names pods from its owner lookup's pod
+# list instead, and the rendered DaemonSet mounts no log directory: the
+# directory is left as the kubelet made it.
 AGENT=$(freeport) PROM=$(freeport) WPORT=$(freeport)
 
 # --- the agent ---------------------------------------------------------------
