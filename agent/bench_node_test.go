@@ -58,14 +58,22 @@ func rssKiB() float64 {
 // BenchmarkAgentNode200 runs the whole agent (top's watcher reading 200
 // containers' cpu.stat, the summaries, the replays) on a fake node of 200
 // containers whose counters the benchmark moves by the fleet200 demand
-// between rounds. It reports the agent's CPU per 10 ms round against
+// between rounds, with settings, pressure, processes and discovery read
+// every second (interval=1s) and every 10 seconds (interval=10s, the
+// agent's default). It reports the agent's CPU per 10 ms round against
 // writing the counters (the harness, timed apart), and the process's
 // resident memory after a minute of demand at the default window (24 h) and
 // chunk (1 min).
 func BenchmarkAgentNode200(b *testing.B) {
+	for _, every := range []time.Duration{time.Second, 10 * time.Second} {
+		b.Run("interval="+every.String(), func(b *testing.B) { benchAgentNode200(b, every) })
+	}
+}
+
+func benchAgentNode200(b *testing.B, interval time.Duration) {
 	rounds := nodeRounds + 1
 	root, paths := fakeNode200(b, 200)
-	a, err := New(Config{Root: root, Node: "bench", MaxMilli: 4000})
+	a, err := New(Config{Root: root, Node: "bench", MaxMilli: 4000, Interval: interval})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -115,7 +123,7 @@ func BenchmarkAgentNode200(b *testing.B) {
 			t1 := time.Now()
 			at := time.Duration(n*rounds+k) * 10 * time.Millisecond
 			a.Sample(at)
-			if k%100 == 0 {
+			if k%int(interval/(10*time.Millisecond)) == 0 {
 				if err := a.Report(at); err != nil {
 					b.Fatal(err)
 				}
