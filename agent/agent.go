@@ -35,7 +35,9 @@ type Config struct {
 	// Node is the node's name (the node label).
 	Node string
 	// SampleEvery is the sampling interval (default 10 ms); Interval how
-	// often settings and top's metrics are refreshed (default 1 s).
+	// often settings, top's metrics and the containers are refreshed
+	// (default 10 s: a scrape interval; each refresh reads five files per
+	// container and walks the cgroup tree).
 	SampleEvery, Interval time.Duration
 	// Mapping reads v2 weights back as requests (default linear).
 	Mapping cgroup.WeightMapping
@@ -73,7 +75,7 @@ func (c *Config) defaults() {
 		c.SampleEvery = 10 * time.Millisecond
 	}
 	if c.Interval <= 0 {
-		c.Interval = time.Second
+		c.Interval = 10 * time.Second
 	}
 	if c.Mapping == "" {
 		c.Mapping = cgroup.WeightLinear
@@ -114,7 +116,8 @@ type Agent struct {
 	containers map[string]*container // by cgroup path
 	owners     map[top.PodName]Owner
 	saved      map[string]summaryState // from LoadState, until their containers are seen
-	updated    bool                    // Update ran once: a container new after it is starting
+	reports    int                     // Updates so far: a container new after the first is starting
+	skipped    map[string]top.Identity // groups observe found not to select, with the identity it judged
 	base       time.Duration           // Run's agent time: since the Unix epoch
 
 	replays chan replayJob
@@ -133,6 +136,10 @@ type container struct {
 	sum  *Summary
 	last top.Stats
 	view *View
+	// since is the agent's count of reports when the container was added:
+	// one added by observe since the last report is not dropped for missing
+	// from the report that ends its first interval.
+	since int
 }
 
 // New finds the node's cgroup hierarchy and its groups.
@@ -141,7 +148,7 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.Summary.Check(); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, containers: map[string]*container{}, collector: top.NewCollector(cfg.Mapping),
+	a := &Agent{cfg: cfg, containers: map[string]*container{}, skipped: map[string]top.Identity{}, collector: top.NewCollector(cfg.Mapping),
 		replays: make(chan replayJob, 1024)}
 	w, err := top.New(top.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, Observe: a.observe})
 	if err != nil {
@@ -154,14 +161,21 @@ func New(cfg Config) (*Agent, error) {
 // Source returns the hierarchy the agent reads.
 func (a *Agent) Source() *top.Source { return a.w.Source() }
 
-// observe gets every group's usage at every sample (top.Options.Observe).
-func (a *Agent) observe(path string, at time.Duration, usageNs, throttled uint64) {
+// observe gets every group's usage at every sample (top.Options.Observe). A
+// selected group the agent does not know yet is added here, at its first
+// sample after top found it, not at the next report.
+func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs, throttled uint64) {
 	a.mu.Lock()
 	c := a.containers[path]
-	a.mu.Unlock()
 	if c == nil {
-		return // not (yet) a selected container: known after the first report
+		if skip, ok := a.skipped[path]; (ok && skip == id) || !a.cfg.Select(id) {
+			a.skipped[path] = id // not a container to summarise: asked again when its names change
+			a.mu.Unlock()
+			return
+		}
+		c = a.addContainer(path, id, a.base+at)
 	}
+	a.mu.Unlock()
 	c.mu.Lock()
 	chunks := append([]*Chunk(nil), c.sum.AddCounts(a.base+at, time.Duration(usageNs), throttled)...) // nil, no allocation, mostly
 	c.mu.Unlock()
@@ -172,6 +186,23 @@ func (a *Agent) observe(path string, at time.Duration, usageNs, throttled uint64
 			a.replay(replayJob{c, chunk}) // the replay worker is behind: do it here (Fold takes chunks in any order)
 		}
 	}
+}
+
+// addContainer starts the summary of a selected group seen at agent time
+// at, from its checkpoint if there is one; a.mu is held. A container that
+// appears after the agent's first report is starting (Config.Startup).
+func (a *Agent) addContainer(path string, id top.Identity, at time.Duration) *container {
+	c := &container{path: path, id: id, sum: NewSummary(&a.cfg.Summary), since: a.reports}
+	c.sum.SetOffset(stagger(path, a.cfg.Summary.Chunk))
+	if saved, ok := a.saved[path]; ok {
+		c.sum.restore(saved)
+		delete(a.saved, path)
+	} else if a.reports > 0 && a.cfg.Startup > 0 {
+		c.sum.SetStartup(at + a.cfg.Startup)
+	}
+	a.containers[path] = c
+	delete(a.skipped, path)
+	return c
 }
 
 func (a *Agent) replay(j replayJob) {
@@ -201,15 +232,7 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 		a.mu.Lock()
 		c := a.containers[st.Path]
 		if c == nil {
-			c = &container{path: st.Path, sum: NewSummary(&a.cfg.Summary)}
-			c.sum.SetOffset(stagger(st.Path, a.cfg.Summary.Chunk))
-			if saved, ok := a.saved[st.Path]; ok {
-				c.sum.restore(saved)
-				delete(a.saved, st.Path)
-			} else if a.updated && a.cfg.Startup > 0 {
-				c.sum.SetStartup(at + a.cfg.Startup)
-			}
-			a.containers[st.Path] = c
+			c = a.addContainer(st.Path, st.Identity, at)
 		}
 		a.mu.Unlock()
 		c.mu.Lock()
@@ -221,12 +244,14 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 		c.mu.Unlock()
 	}
 	a.mu.Lock()
-	for p := range a.containers {
-		if !seen[p] {
+	for p, c := range a.containers {
+		if !seen[p] && c.since < a.reports {
 			delete(a.containers, p) // gone: its summary goes with it
 		}
 	}
-	a.updated = true
+	clear(a.skipped) // judged again at their next sample: gone groups leave
+
+	a.reports++
 	a.mu.Unlock()
 	a.collector.Update(keep)
 }

@@ -23,7 +23,7 @@ func TestRealAgent(t *testing.T) {
 	g := cgrouptest.LimitedGroup(t, 20000, 100000)
 	toptest.Start(t, toptest.WithUsage(t, g), true)
 	path := toptest.CgroupPath(t, g.Dir)
-	a, err := agent.New(agent.Config{Root: "/", Node: "this-host",
+	a, err := agent.New(agent.Config{Root: "/", Node: "this-host", Interval: time.Second,
 		Select:  func(id top.Identity) bool { return true },
 		Summary: agent.SummaryConfig{Window: 20 * time.Second, Block: 2 * time.Second, Chunk: time.Second}})
 	if err != nil {

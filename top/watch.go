@@ -26,9 +26,10 @@ type Options struct {
 	// Mapping is how the runtime turned shares into a v2 weight, for reading
 	// requests back: cgroup.WeightLinear by default.
 	Mapping cgroup.WeightMapping
-	// Observe, if set, is called by Sample with every group's cumulative
-	// usage (ns) at each sample (the agent keeps its demand from them).
-	Observe func(path string, at time.Duration, usageNs, throttled uint64)
+	// Observe, if set, is called by Sample with every group's identity and
+	// cumulative usage (ns) at each sample (the agent keeps its demand from
+	// them).
+	Observe func(path string, id Identity, at time.Duration, usageNs, throttled uint64)
 }
 
 func (o *Options) defaults() {
@@ -253,7 +254,7 @@ func (w *Watcher) Sample(at time.Duration) {
 		g.last = s
 		g.samples++
 		if s.HasUsageNs && w.opts.Observe != nil {
-			w.opts.Observe(g.ref.Path, at, s.UsageNs, s.ThrottledPeriods)
+			w.opts.Observe(g.ref.Path, g.id, at, s.UsageNs, s.ThrottledPeriods)
 		}
 		if s.HasUsageNs {
 			g.tracker.Add(cgroup.PeakPoint{At: at, UsageNs: s.UsageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods})
