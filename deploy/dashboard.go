@@ -67,7 +67,7 @@ func Dashboard() (dashboard.Dashboard, error) {
 			"percentunit",
 			q(`sum by (`+by+`) (rate(container_cpu_cfs_throttled_seconds_total{`+sel+`}[$__rate_interval])) / sum by (`+by+`) (rate(container_cpu_usage_seconds_total{`+sel+`}[$__rate_interval]))`, "{{namespace}}/{{pod}}/{{container}}"))).
 		WithPanel(series("Peak use within one period vs the limit",
-			"The highest use within one CFS period (sampled every 10 ms) beside the 1 s mean and the limit: a peak at the limit with a low mean is the bursty demand a 15 s scrape cannot see.",
+			"The highest use within one CFS period (sampled every 10 ms) beside the mean over the agent's refresh (10 s) and the limit: a peak at the limit with a low mean is the bursty demand a 15 s scrape cannot see.",
 			"short",
 			q(`max by (`+by+`) (throttlelab_cpu_peak_period_cores{`+sel+`})`, "peak {{pod}}/{{container}}"),
 			q(`max by (`+by+`) (throttlelab_cpu_usage_cores{`+sel+`})`, "mean {{pod}}/{{container}}"),
