@@ -210,7 +210,7 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 	// streaks short enough to move.
 	a.Recommendation.LowerBound = sampled.CPUStat.ThrottledPeriods > 0 && (d.Moved == 0 || d.Capped > 0)
 	a.Recommendation.Reconstructed = d.Moved > 0
-	a.Window = window(d, blocks, be, evs, req.Target, whole, a.Recommendation, widen)
+	a.Window = window(d.Duration().Seconds(), blockDemands(blocks), be, evs, req.Target, whole, a.Recommendation, widen)
 	if !a.Window.Stationary {
 		a.Warnings = append(a.Warnings, a.Window.Nonstationary)
 	}
@@ -285,8 +285,8 @@ func recommend(evs []Evaluation, be blockEvals, higher []Evaluation, t Target, p
 
 // window describes the blocks, judges stationarity at the limit the whole
 // window would recommend, and says how long to sample.
-func window(d *Demand, blocks []*Demand, be blockEvals, evs []Evaluation, t Target, whole int, r Recommendation, widen string) Window {
-	w := Window{Seconds: d.Duration().Seconds(), Stationary: true, Widened: widen}
+func window(seconds float64, blocks []BlockDemand, be blockEvals, evs []Evaluation, t Target, whole int, r Recommendation, widen string) Window {
+	w := Window{Seconds: seconds, Stationary: true, Widened: widen}
 	w.BlockSeconds = w.Seconds / float64(len(blocks))
 	rec := -1
 	for i := range evs {
@@ -297,7 +297,7 @@ func window(d *Demand, blocks []*Demand, be blockEvals, evs []Evaluation, t Targ
 	}
 	start := 0.0
 	for b, sub := range blocks {
-		blk := Block{StartSeconds: start, EndSeconds: start + sub.Duration().Seconds(), MeanCores: sub.MeanCores(), MaxCores10ms: sub.MaxCores()}
+		blk := Block{StartSeconds: start, EndSeconds: start + sub.Seconds, MeanCores: sub.MeanCores, MaxCores10ms: sub.MaxCores10ms}
 		start = blk.EndSeconds
 		if rec >= 0 {
 			if len(be) > 1 {

@@ -257,17 +257,35 @@ func secondMeans(d *Demand) []float64 {
 	return out
 }
 
+// BlockDemand is what the window's judgement needs of one block's demand:
+// its span, mean and 10 ms peak use, and the mean use over each of its
+// sub-windows in turn (1 s in advise; the agent's 15 s buckets), for the
+// test of whether the blocks' use differs beyond its noise.
+type BlockDemand struct {
+	Seconds, MeanCores, MaxCores10ms float64
+	Means                            []float64
+}
+
+// blockDemands describes advise's blocks.
+func blockDemands(blocks []*Demand) []BlockDemand {
+	out := make([]BlockDemand, len(blocks))
+	for i, b := range blocks {
+		out[i] = BlockDemand{Seconds: b.Duration().Seconds(), MeanCores: b.MeanCores(), MaxCores10ms: b.MaxCores(), Means: secondMeans(b)}
+	}
+	return out
+}
+
 // useDiffers tests whether the blocks' mean use differs beyond its noise
 // within blocks (one-way analysis of variance of 1 s means, at 0.001), and
 // returns the blocks whose mean lies more than three standard errors above
 // the window's.
-func useDiffers(blocks []*Demand) (high []int, differs bool) {
+func useDiffers(blocks []BlockDemand) (high []int, differs bool) {
 	var means []float64
 	var within, grand float64
 	var n, dfWithin int
 	per := 0
 	for _, b := range blocks {
-		xs := secondMeans(b)
+		xs := b.Means
 		if len(xs) < 2 {
 			return nil, false
 		}
@@ -312,7 +330,7 @@ func useDiffers(blocks []*Demand) (high []int, differs bool) {
 // (chi-squared homogeneity at 0.001) or in their mean use (analysis of
 // variance of 1 s means at 0.001). It returns the differing blocks: those
 // whose use is well above the window's, and those failing the target.
-func stationarity(t Target, blocks []*Demand, be blockEvals, i int) (differing []int, ok bool) {
+func stationarity(t Target, blocks []BlockDemand, be blockEvals, i int) (differing []int, ok bool) {
 	if len(be) < 2 || len(be[0]) == 0 {
 		return nil, true
 	}

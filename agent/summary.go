@@ -469,6 +469,9 @@ func (s *Summary) AddNow(at, usage time.Duration) {
 }
 
 func (s *Summary) replayFold(c *Chunk) {
+	if c == nil {
+		return // Flush had no open chunk
+	}
 	r, err := s.cfg.Replay(c)
 	if err != nil {
 		s.err = err

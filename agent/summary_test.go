@@ -478,3 +478,51 @@ func TestStartupKeptApart(t *testing.T) {
 		t.Errorf("no start-up note in the warnings: %q", apart.Warnings)
 	}
 }
+
+// TestSummaryWindowJudged: the agent's advice describes its window as
+// advise's does (advise.WindowOf): a quiet stretch then a busy one is judged
+// not stationary, the busy blocks marked, and said in the warnings; the
+// same demand throughout is stationary.
+func TestSummaryWindowJudged(t *testing.T) {
+	cfg := &SummaryConfig{Window: 10 * time.Minute, Block: time.Minute, Chunk: 30 * time.Second}
+	cfg.defaults(4000)
+	in := AdviceInput{Source: "test", Target: advise.Target{MaxThrottled: 0.01}}
+	feed := func(parts ...[2][]time.Duration) *advise.Advice {
+		s := NewSummary(cfg)
+		var end, used time.Duration
+		for _, p := range parts {
+			for i := 1; i < len(p[0]); i++ {
+				s.AddNow(end+p[0][i], used+p[1][i])
+			}
+			end, used = end+p[0][len(p[0])-1], used+p[1][len(p[1])-1]
+		}
+		s.replayFold(s.Flush())
+		a, err := s.Advice(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	quietAt, quietUse := bursty(5, 2*60*100+1, 0.05)
+	busyAt, busyUse := bursty(6, 2*60*100+1, 0.4)
+	a := feed([2][]time.Duration{quietAt, quietUse}, [2][]time.Duration{busyAt, busyUse})
+	w := a.Window
+	t.Logf("two regimes: %d blocks, stationary %v: %s", len(w.Blocks), w.Stationary, w.Nonstationary)
+	if len(w.Blocks) != 4 || w.Seconds < 230 || w.Seconds > 241 || w.BlockSeconds <= 0 {
+		t.Fatalf("window %.1f s in %d blocks of %.1f s, want 4 blocks over 4 minutes", w.Seconds, len(w.Blocks), w.BlockSeconds)
+	}
+	if w.Stationary || w.Blocks[0].Differs || !w.Blocks[3].Differs || w.WholeWindowLimitMilli <= 0 {
+		t.Fatalf("a quiet then a busy stretch: stationary %v, blocks %+v", w.Stationary, w.Blocks)
+	}
+	found := false
+	for _, x := range a.Warnings {
+		found = found || strings.Contains(x, "not stationary")
+	}
+	if !found {
+		t.Errorf("no non-stationarity warning: %q", a.Warnings)
+	}
+	steadyAt, steadyUse := bursty(7, 4*60*100+1, 0.2)
+	if s := feed([2][]time.Duration{steadyAt, steadyUse}).Window; !s.Stationary || len(s.Blocks) != 4 {
+		t.Fatalf("the same demand throughout: stationary %v in %d blocks: %s", s.Stationary, len(s.Blocks), s.Nonstationary)
+	}
+}

@@ -320,11 +320,16 @@ func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.
 	// of the day), as advise's does.
 	blocks := s.blockTable(evs, targets)
 	higher := s.levelHigher(evs)
+	demands := s.blockDemands()
 	var out []*advise.Advice
 	for _, target := range targets {
 		t := advise.NormalTarget(target)
 		a := &advise.Advice{Evaluations: evs}
 		a.Recommendation = advise.RecommendBlocks(evs, blocks, higher, t, s.cfg.Period)
+		a.Window = advise.WindowOf(span.Seconds(), demands, blocks, evs, t, a.Recommendation, s.cfg.Period)
+		if !a.Window.Stationary {
+			a.Warnings = append(a.Warnings, a.Window.Nonstationary)
+		}
 		// Throttled: the demand above the limit is unseen, unless the
 		// reconstruction (AddCounts) recovered it from streaks short enough
 		// to move (then the advice errs high), over the window.
@@ -362,6 +367,29 @@ func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// blockDemands describes the blocks that hold replayed demand, oldest
+// first (those blockTable evaluates), for advise's judgement of the window:
+// their means over the usage ring's buckets (15 s) stand for advise's 1 s
+// means.
+func (s *Summary) blockDemands() []advise.BlockDemand {
+	var out []advise.BlockDemand
+	n := int64(len(s.bucketWork))
+	for _, b := range s.blocks {
+		if b.Span <= 0 {
+			continue
+		}
+		d := advise.BlockDemand{Seconds: b.Span.Seconds(), MeanCores: b.Work / float64(b.Span), MaxCores10ms: b.MaxCores}
+		for m := int64(b.Start / s.cfg.Bucket); m < int64((b.Start+s.cfg.Block)/s.cfg.Bucket); m++ {
+			if m > s.lastBucket || m <= s.lastBucket-n || s.bucketTime[m%n] <= 0 {
+				continue // not kept (left the ring) or no sample in it
+			}
+			d.Means = append(d.Means, float64(s.bucketWork[m%n])/float64(s.bucketTime[m%n]))
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 func onLadder(evs []advise.Evaluation, m int64) bool {
