@@ -170,7 +170,7 @@ func TestAgentFakeTrees(t *testing.T) {
 				t.Fatalf("/metrics: %d", code)
 			}
 			for _, m := range []string{"throttlelab_container_info{", "throttlelab_advised_cpu_limit_cores{", `target="delay=10ms"`,
-				`throttlelab_predicted_throttled_ratio{`, `at="advised"`, "throttlelab_demand_window_seconds{", "container_cpu_usage_seconds_total{",
+				`throttlelab_predicted_throttled_ratio{`, `at="advised"`, "throttlelab_demand_window_seconds{", "throttlelab_demand_stationary{", "container_cpu_usage_seconds_total{",
 				`node="node-1"`} {
 				if !strings.Contains(metrics, m) {
 					t.Errorf("/metrics has no %s", m)

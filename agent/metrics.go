@@ -33,6 +33,7 @@ var (
 	descKrr      = kdesc("throttlelab_krr_cpu_cores", "krr's simple strategy from the same data: p95 of the use over 1.25-minute windows (krr sets it as the request and no limit).")
 	descVPA      = kdesc("throttlelab_vpa_cpu_target_cores", "The VPA recommender's target from the same data: p90 of 1-minute use + 15%.")
 	descWindow   = kdesc("throttlelab_demand_window_seconds", "How much demand the container's summary holds, in seconds (up to the window).")
+	descStat     = kdesc("throttlelab_demand_stationary", "1 when the window's blocks agree (advise's judgement), 0 when the demand changed within the window: the advice then rests on its worst block.")
 )
 
 // atOrder is the order of the at label's values.
@@ -41,7 +42,7 @@ var atOrder = []string{"current", "advised", "krr", "vpa"}
 type collector struct{ a *Agent }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow} {
+	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow, descStat} {
 		ch <- d
 	}
 }
@@ -64,6 +65,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		if v.Advice == nil {
 			continue
 		}
+		stationary := 0.0
+		if v.Advice.Window.Stationary {
+			stationary = 1
+		}
+		g(descStat, stationary)
 		for i, r := range v.perTarget {
 			name := c.a.cfg.Targets[i].Name
 			g(descAdvLimit, float64(r.LimitMilli)/1000, name)

@@ -87,6 +87,7 @@ func FromAgent(ctx context.Context, hc *http.Client, base string) ([]*Container,
 			KrrMilli: ac.KrrMilli, VPAMilli: ac.VPAMilli, WindowSeconds: ac.WindowSeconds, Reason: ac.Why, instance: base}
 		if a := ac.Advice; a != nil {
 			r := a.Recommendation
+			c.NotStationary = !a.Window.Stationary
 			c.AdvisedLimitMilli = r.LimitMilli
 			c.Advised = predictionOf(r.Evaluation)
 			if r.WithBurst != nil {

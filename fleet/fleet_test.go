@@ -204,7 +204,7 @@ func TestContractNamesMatchTheQuery(t *testing.T) {
 	n := 0
 	for _, a := range []string{"container_info", "container_cpu_limit_cores", "container_cpu_request_cores", "container_cpu_burst_cores",
 		"advised_cpu_limit_cores", "advised_cpu_burst_cores", "predicted_throttled_ratio", "predicted_delay_p99_seconds",
-		"krr_cpu_cores", "vpa_cpu_target_cores", "demand_window_seconds"} {
+		"krr_cpu_cores", "vpa_cpu_target_cores", "demand_window_seconds", "demand_stationary"} {
 		if !contract["throttlelab_"+a] || !re.MatchString("throttlelab_"+a) {
 			t.Errorf("throttlelab_%s: read %v", a, contract["throttlelab_"+a])
 		}
@@ -212,5 +212,32 @@ func TestContractNamesMatchTheQuery(t *testing.T) {
 	}
 	if n != len(contract) {
 		t.Errorf("%d names expanded, %d read", n, len(contract))
+	}
+}
+
+// TestNotStationaryNoted: an agent that judged a container's demand to have
+// changed within its window (throttlelab_demand_stationary 0) gets a note in
+// the table; one that judged it stationary gets none.
+func TestNotStationaryNoted(t *testing.T) {
+	row := func(pod string, stationary float64) []Sample {
+		l := func(name string, v float64) Sample {
+			return Sample{Metric: map[string]string{"__name__": name, "namespace": "a", "pod": pod, "container": "c", "owner_kind": "Deployment", "owner_name": pod}, Value: v}
+		}
+		return []Sample{l("throttlelab_container_info", 1), l("throttlelab_container_cpu_limit_cores", 0.5),
+			l("throttlelab_advised_cpu_limit_cores", 0.8), l("throttlelab_demand_window_seconds", 3600), l("throttlelab_demand_stationary", stationary)}
+	}
+	cs, err := fromSamples(append(row("changed", 0), row("steady", 1)...), "P", PromOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteTable(&b, Group(cs)); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		noted := strings.Contains(line, "demand changed within the window")
+		if strings.Contains(line, "deployment/changed") != noted {
+			t.Errorf("table line %q: noted %v", line, noted)
+		}
 	}
 }

@@ -58,6 +58,9 @@ func note(m *Merged) string {
 	if m.LimitsDiffer {
 		n = append(n, "replicas run different limits (worst replica's shown)")
 	}
+	if w.NotStationary {
+		n = append(n, "demand changed within the window: advised for its worst block")
+	}
 	if s := spread(m); s != "" {
 		n = append(n, "advised over replicas "+s)
 	}

@@ -34,7 +34,7 @@ type PromOptions struct {
 }
 
 // series are the metric names FromPrometheus reads, in one query.
-const seriesRegex = "throttlelab_(container_info|container_cpu_(limit|request|burst)_cores|advised_cpu_(limit|burst)_cores|predicted_(throttled_ratio|delay_p99_seconds)|krr_cpu_cores|vpa_cpu_target_cores|demand_window_seconds)"
+const seriesRegex = "throttlelab_(container_info|container_cpu_(limit|request|burst)_cores|advised_cpu_(limit|burst)_cores|predicted_(throttled_ratio|delay_p99_seconds)|krr_cpu_cores|vpa_cpu_target_cores|demand_(window_seconds|stationary))"
 
 // contract are the series names of the agent's contract that FromPrometheus
 // reads (seriesRegex matches exactly these).
@@ -42,7 +42,7 @@ var contract = map[string]bool{
 	"throttlelab_container_info": true, "throttlelab_container_cpu_limit_cores": true, "throttlelab_container_cpu_request_cores": true,
 	"throttlelab_container_cpu_burst_cores": true, "throttlelab_advised_cpu_limit_cores": true, "throttlelab_advised_cpu_burst_cores": true,
 	"throttlelab_predicted_throttled_ratio": true, "throttlelab_predicted_delay_p99_seconds": true, "throttlelab_krr_cpu_cores": true,
-	"throttlelab_vpa_cpu_target_cores": true, "throttlelab_demand_window_seconds": true,
+	"throttlelab_vpa_cpu_target_cores": true, "throttlelab_demand_window_seconds": true, "throttlelab_demand_stationary": true,
 }
 
 // Sample is one series of an instant vector.
@@ -197,6 +197,8 @@ func fromSamples(ss []Sample, base string, o PromOptions) ([]*Container, error) 
 			c.VPAMilli = milli(s.Value)
 		case "throttlelab_demand_window_seconds":
 			c.WindowSeconds = s.Value
+		case "throttlelab_demand_stationary":
+			c.NotStationary = s.Value == 0
 		case "throttlelab_advised_cpu_limit_cores", "throttlelab_advised_cpu_burst_cores":
 			t := m["target"]
 			targets[t] = true

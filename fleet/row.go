@@ -43,6 +43,9 @@ type Container struct {
 	// The VPA prediction is at VPAMilli, so exact only for ratio 1.
 	VPALimitMilli int64   `json:"vpa_limit_milli"`
 	WindowSeconds float64 `json:"window_seconds"`
+	// NotStationary: the agent judged the demand to have changed within
+	// its window (advise's judgement); the advice rests on its worst block.
+	NotStationary bool `json:"not_stationary,omitempty"`
 
 	Current Prediction `json:"current"`
 	Advised Prediction `json:"advised"`
