@@ -388,6 +388,18 @@ func TestAgentStartupOfANewContainer(t *testing.T) {
 	if len(doc.Containers) != 3 {
 		t.Fatalf("%d containers, want 3", len(doc.Containers))
 	}
+	// the start-up's series: the new container's only (it has no limit:
+	// at the advised limit only)
+	_, metrics := get(t, n.a.Handler(), "/metrics")
+	var startup []string
+	for _, l := range strings.Split(metrics, "\n") {
+		if strings.HasPrefix(l, "throttlelab_startup_throttled_ratio{") {
+			startup = append(startup, l)
+		}
+	}
+	if len(startup) != 1 || !strings.Contains(startup[0], `at="advised"`) || !strings.Contains(startup[0], `pod="0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"`) {
+		t.Errorf("start-up series: %q, want one, at the advised limit, for the new container", startup)
+	}
 	for _, c := range doc.Containers {
 		isNew := strings.Contains(c.Cgroup, "pod0a1b2c3d")
 		t.Logf("%s: window %.1f s, startup %+v", c.Cgroup, c.WindowSeconds, c.Startup)

@@ -33,6 +33,7 @@ var (
 	descKrr      = kdesc("throttlelab_krr_cpu_cores", "krr's simple strategy from the same data: p95 of the use over 1.25-minute windows (krr sets it as the request and no limit).")
 	descVPA      = kdesc("throttlelab_vpa_cpu_target_cores", "The VPA recommender's target from the same data: p90 of 1-minute use + 15%.")
 	descWindow   = kdesc("throttlelab_demand_window_seconds", "How much demand the container's summary holds, in seconds (up to the window).")
+	descStartup  = kdesc("throttlelab_startup_throttled_ratio", "For a container the agent saw start: the throttled share of periods its start-up (kept apart from the advice) would have at a limit (at=current|advised); absent otherwise.", "at")
 	descStat     = kdesc("throttlelab_demand_stationary", "1 when the window's blocks agree (advise's judgement), 0 when the demand changed within the window: the advice then rests on its worst block.")
 )
 
@@ -42,7 +43,7 @@ var atOrder = []string{"current", "advised", "krr", "vpa"}
 type collector struct{ a *Agent }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow, descStat} {
+	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow, descStat, descStartup} {
 		ch <- d
 	}
 }
@@ -70,6 +71,14 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			stationary = 1
 		}
 		g(descStat, stationary)
+		if st := v.Startup; st != nil {
+			if st.AtCurrent != nil {
+				g(descStartup, st.AtCurrent.ThrottledRatio, "current")
+			}
+			if st.AtAdvised != nil {
+				g(descStartup, st.AtAdvised.ThrottledRatio, "advised")
+			}
+		}
 		for i, r := range v.perTarget {
 			name := c.a.cfg.Targets[i].Name
 			g(descAdvLimit, float64(r.LimitMilli)/1000, name)

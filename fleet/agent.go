@@ -88,6 +88,10 @@ func FromAgent(ctx context.Context, hc *http.Client, base string) ([]*Container,
 		if a := ac.Advice; a != nil {
 			r := a.Recommendation
 			c.NotStationary = !a.Window.Stationary
+			if st := ac.Startup; st != nil && st.AtAdvised != nil {
+				v := st.AtAdvised.ThrottledRatio
+				c.StartupAdvised = &v
+			}
 			c.AdvisedLimitMilli = r.LimitMilli
 			c.Advised = predictionOf(r.Evaluation)
 			if r.WithBurst != nil {

@@ -204,7 +204,7 @@ func TestContractNamesMatchTheQuery(t *testing.T) {
 	n := 0
 	for _, a := range []string{"container_info", "container_cpu_limit_cores", "container_cpu_request_cores", "container_cpu_burst_cores",
 		"advised_cpu_limit_cores", "advised_cpu_burst_cores", "predicted_throttled_ratio", "predicted_delay_p99_seconds",
-		"krr_cpu_cores", "vpa_cpu_target_cores", "demand_window_seconds", "demand_stationary"} {
+		"krr_cpu_cores", "vpa_cpu_target_cores", "demand_window_seconds", "demand_stationary", "startup_throttled_ratio"} {
 		if !contract["throttlelab_"+a] || !re.MatchString("throttlelab_"+a) {
 			t.Errorf("throttlelab_%s: read %v", a, contract["throttlelab_"+a])
 		}
@@ -217,7 +217,9 @@ func TestContractNamesMatchTheQuery(t *testing.T) {
 
 // TestNotStationaryNoted: an agent that judged a container's demand to have
 // changed within its window (throttlelab_demand_stationary 0) gets a note in
-// the table; one that judged it stationary gets none.
+// the table; one that judged it stationary gets none; a container whose
+// start-up the agent kept apart gets its throttled share at the advised
+// limit noted.
 func TestNotStationaryNoted(t *testing.T) {
 	row := func(pod string, stationary float64) []Sample {
 		l := func(name string, v float64) Sample {
@@ -226,7 +228,8 @@ func TestNotStationaryNoted(t *testing.T) {
 		return []Sample{l("throttlelab_container_info", 1), l("throttlelab_container_cpu_limit_cores", 0.5),
 			l("throttlelab_advised_cpu_limit_cores", 0.8), l("throttlelab_demand_window_seconds", 3600), l("throttlelab_demand_stationary", stationary)}
 	}
-	cs, err := fromSamples(append(row("changed", 0), row("steady", 1)...), "P", PromOptions{})
+	started := Sample{Metric: map[string]string{"__name__": "throttlelab_startup_throttled_ratio", "namespace": "a", "pod": "steady", "container": "c", "at": "advised"}, Value: 0.25}
+	cs, err := fromSamples(append(append(row("changed", 0), row("steady", 1)...), started), "P", PromOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,6 +241,9 @@ func TestNotStationaryNoted(t *testing.T) {
 		noted := strings.Contains(line, "demand changed within the window")
 		if strings.Contains(line, "deployment/changed") != noted {
 			t.Errorf("table line %q: noted %v", line, noted)
+		}
+		if strings.Contains(line, "deployment/steady") != strings.Contains(line, "start-up (kept apart) 25.0% throttled at the advised limit") {
+			t.Errorf("table line %q: the start-up's throttled share at the advised limit", line)
 		}
 	}
 }

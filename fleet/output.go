@@ -61,6 +61,9 @@ func note(m *Merged) string {
 	if w.NotStationary {
 		n = append(n, "demand changed within the window: advised for its worst block")
 	}
+	if s := w.StartupAdvised; s != nil && *s > 0 {
+		n = append(n, fmt.Sprintf("start-up (kept apart) %.1f%% throttled at the advised limit", 100**s))
+	}
 	if s := spread(m); s != "" {
 		n = append(n, "advised over replicas "+s)
 	}

@@ -46,6 +46,10 @@ type Container struct {
 	// NotStationary: the agent judged the demand to have changed within
 	// its window (advise's judgement); the advice rests on its worst block.
 	NotStationary bool `json:"not_stationary,omitempty"`
+	// StartupAdvised is the throttled share of periods the container's
+	// start-up, which the agent kept apart from the advice, would have at
+	// the advised limit (nil: the agent did not see it start).
+	StartupAdvised *float64 `json:"startup_throttled_advised,omitempty"`
 
 	Current Prediction `json:"current"`
 	Advised Prediction `json:"advised"`
