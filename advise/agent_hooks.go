@@ -14,15 +14,16 @@ func RecommendBlocks(evs []Evaluation, blocks [][]Evaluation, higher []Evaluatio
 	return r
 }
 
-// WindowOf is advise's Window for the agent's summary: its blocks
+// WindowOf is advise's Window for the agent's summary, with the
+// recommendation (RecommendBlocks) made in the same pass: its blocks
 // described (BlockDemand, oldest first), each block's evaluations of evs'
 // points ([block][point], nil with fewer than two blocks), judged for
 // stationarity at the limit the whole window would recommend, as Advise
 // judges its own blocks.
-func WindowOf(seconds float64, blocks []BlockDemand, blockEvs [][]Evaluation, evs []Evaluation, t Target, r Recommendation, period time.Duration) Window {
+func WindowOf(seconds float64, blocks []BlockDemand, blockEvs [][]Evaluation, evs, higher []Evaluation, t Target, period time.Duration) (Recommendation, Window) {
 	t = NormalTarget(t)
-	_, whole := recommend(evs, blockEvals(blockEvs), nil, t, period)
-	return window(seconds, blocks, blockEvals(blockEvs), evs, t, whole, r, "")
+	r, whole := recommend(evs, blockEvals(blockEvs), higher, t, period)
+	return r, window(seconds, blocks, blockEvals(blockEvs), evs, t, whole, r, "")
 }
 
 // NormalTarget returns t with Advise's defaults applied: a 5% throttled share

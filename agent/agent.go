@@ -117,7 +117,6 @@ type Agent struct {
 	owners     map[top.PodName]Owner
 	saved      map[string]summaryState // from LoadState, until their containers are seen
 	reports    int                     // Updates so far: a container new after the first is starting
-	skipped    map[string]top.Identity // groups observe found not to select, with the identity it judged
 	base       time.Duration           // Run's agent time: since the Unix epoch
 
 	replays chan replayJob
@@ -148,7 +147,7 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.Summary.Check(); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, containers: map[string]*container{}, skipped: map[string]top.Identity{}, collector: top.NewCollector(cfg.Mapping),
+	a := &Agent{cfg: cfg, containers: map[string]*container{}, collector: top.NewCollector(cfg.Mapping),
 		replays: make(chan replayJob, 1024)}
 	w, err := top.New(top.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, Observe: a.observe})
 	if err != nil {
@@ -168,10 +167,9 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 	a.mu.Lock()
 	c := a.containers[path]
 	if c == nil {
-		if skip, ok := a.skipped[path]; (ok && skip == id) || !a.cfg.Select(id) {
-			a.skipped[path] = id // not a container to summarise: asked again when its names change
+		if !a.cfg.Select(id) {
 			a.mu.Unlock()
-			return
+			return // not a container to summarise
 		}
 		c = a.addContainer(path, id, a.base+at)
 	}
@@ -201,7 +199,6 @@ func (a *Agent) addContainer(path string, id top.Identity, at time.Duration) *co
 		c.sum.SetStartup(at + a.cfg.Startup)
 	}
 	a.containers[path] = c
-	delete(a.skipped, path)
 	return c
 }
 
@@ -249,8 +246,6 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 			delete(a.containers, p) // gone: its summary goes with it
 		}
 	}
-	clear(a.skipped) // judged again at their next sample: gone groups leave
-
 	a.reports++
 	a.mu.Unlock()
 	a.collector.Update(keep)
@@ -407,17 +402,11 @@ func startupOf(c *container, v *View) *Startup {
 		return nil
 	}
 	st := &Startup{Seconds: b.Span.Seconds(), MeanCores: b.Work / float64(b.Span), MaxCores10ms: b.MaxCores}
-	at := func(limit, burst int64) *advise.Evaluation {
-		if e, ok, err := c.sum.StartupEvaluation(limit, burst); ok && err == nil && limit > 0 {
-			return &e
-		}
-		return nil
-	}
 	if v.Advice != nil {
-		st.AtAdvised = at(v.Advice.Recommendation.LimitMilli, v.Advice.Recommendation.BurstMilli)
+		st.AtAdvised = c.sum.StartupEvaluation(v.Advice.Recommendation.LimitMilli, v.Advice.Recommendation.BurstMilli)
 	}
 	if v.hasLimit {
-		st.AtCurrent = at(v.LimitMilli, v.BurstMilli)
+		st.AtCurrent = c.sum.StartupEvaluation(v.LimitMilli, v.BurstMilli)
 	}
 	return st
 }

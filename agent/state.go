@@ -44,18 +44,22 @@ type checkpoint struct {
 func (s *Summary) state() summaryState {
 	blocks := make([]*Block, len(s.blocks))
 	for i, b := range s.blocks {
-		c := *b
-		c.Points = append([]PointAcc(nil), b.Points...)
-		blocks[i] = &c
+		blocks[i] = b.clone()
 	}
 	st := summaryState{Blocks: blocks, BucketWork: append([]float32(nil), s.bucketWork...),
 		BucketTime: append([]float32(nil), s.bucketTime...), LastBucket: s.lastBucket, Cores: s.cores, StartupUntil: s.startupUntil}
 	if s.startup != nil {
-		c := *s.startup
-		c.Points = append([]PointAcc(nil), s.startup.Points...)
-		st.Startup = &c
+		st.Startup = s.startup.clone()
 	}
 	return st
+}
+
+// clone is a copy of b that shares nothing with it (the checkpoint is
+// written while the summaries go on).
+func (b *Block) clone() *Block {
+	c := *b
+	c.Points = append([]PointAcc(nil), b.Points...)
+	return &c
 }
 
 func (s *Summary) restore(st summaryState) {

@@ -466,9 +466,8 @@ func TestStartupKeptApart(t *testing.T) {
 	if b.Work < float64(600*time.Millisecond) {
 		t.Errorf("start-up work %.0f ms, want the 600 ms at once and more", b.Work/1e6)
 	}
-	e, ok, err := s.StartupEvaluation(apart.Recommendation.LimitMilli, 0)
-	if !ok || err != nil || e.ThrottledPeriods < 2 {
-		t.Errorf("the start-up at the advised %dm: %.0f throttled periods (ok %v, %v), want it throttled", apart.Recommendation.LimitMilli, e.ThrottledPeriods, ok, err)
+	if e := s.StartupEvaluation(apart.Recommendation.LimitMilli, 0); e == nil || e.ThrottledPeriods < 2 {
+		t.Errorf("the start-up at the advised %dm: %+v, want it throttled in 2 periods or more", apart.Recommendation.LimitMilli, e)
 	}
 	found := false
 	for _, w := range apart.Warnings {

@@ -325,8 +325,7 @@ func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.
 	for _, target := range targets {
 		t := advise.NormalTarget(target)
 		a := &advise.Advice{Evaluations: evs}
-		a.Recommendation = advise.RecommendBlocks(evs, blocks, higher, t, s.cfg.Period)
-		a.Window = advise.WindowOf(span.Seconds(), demands, blocks, evs, t, a.Recommendation, s.cfg.Period)
+		a.Recommendation, a.Window = advise.WindowOf(span.Seconds(), demands, blocks, evs, higher, t, s.cfg.Period)
 		if !a.Window.Stationary {
 			a.Warnings = append(a.Warnings, a.Window.Nonstationary)
 		}
@@ -401,28 +400,34 @@ func onLadder(evs []advise.Evaluation, m int64) bool {
 	return false
 }
 
+// evaluateBlock evaluates a limit and burst on block b's demand alone.
+func (s *Summary) evaluateBlock(b *Block, limitMilli, burstMilli int64) (advise.Evaluation, error) {
+	one := &Summary{cfg: s.cfg, blocks: []*Block{b}, cores: s.cores}
+	return one.Evaluate(limitMilli, burstMilli)
+}
+
 // StartupEvaluation evaluates a limit and burst on the start-up's demand
-// alone (Summary.SetStartup); ok is false when the summary holds none.
-func (s *Summary) StartupEvaluation(limitMilli, burstMilli int64) (e advise.Evaluation, ok bool, err error) {
-	if s.startup == nil || s.startup.Span <= 0 {
-		return advise.Evaluation{}, false, nil
+// alone (Summary.SetStartup): nil when the summary holds no start-up, or
+// the limit cannot be set (no limit, a quota under 1 ms, a burst above it).
+func (s *Summary) StartupEvaluation(limitMilli, burstMilli int64) *advise.Evaluation {
+	if s.startup == nil || s.startup.Span <= 0 || limitMilli <= 0 {
+		return nil
 	}
-	one := &Summary{cfg: s.cfg, blocks: []*Block{s.startup}, cores: s.cores}
-	e, err = one.Evaluate(limitMilli, burstMilli)
-	return e, err == nil, err
+	e, err := s.evaluateBlock(s.startup, limitMilli, burstMilli)
+	if err != nil {
+		return nil
+	}
+	return &e
 }
 
 // startupNote says what the start-up kept apart from the advice would get
 // at the recommended limit.
 func (s *Summary) startupNote(r advise.Recommendation) string {
+	e := s.StartupEvaluation(r.LimitMilli, r.BurstMilli)
+	if e == nil {
+		return ""
+	}
 	b := s.startup
-	if b == nil || b.Span <= 0 {
-		return ""
-	}
-	e, ok, err := s.StartupEvaluation(r.LimitMilli, r.BurstMilli)
-	if !ok || err != nil {
-		return ""
-	}
 	return fmt.Sprintf("start-up kept apart from the advice: the container's first %.0f s in the window (mean %.2f cores, up to %.1f in 10 ms); at %s it is throttled in %.0f of %.0f periods, work delayed up to %.0f ms",
 		b.Span.Seconds(), b.Work/float64(b.Span), b.MaxCores, units.FormatMilliCPU(r.LimitMilli), e.ThrottledPeriods, e.Periods, e.DelayMaxMs)
 }
@@ -436,8 +441,7 @@ func (s *Summary) BlockEvaluations(limitMilli, burstMilli int64) (starts []time.
 		if b.Span <= 0 {
 			continue
 		}
-		one := &Summary{cfg: s.cfg, blocks: []*Block{b}, cores: s.cores}
-		e, err := one.Evaluate(limitMilli, burstMilli)
+		e, err := s.evaluateBlock(b, limitMilli, burstMilli)
 		if err != nil {
 			return nil, nil, err
 		}
