@@ -116,8 +116,12 @@ type Agent struct {
 	containers map[string]*container // by cgroup path
 	owners     map[top.PodName]Owner
 	saved      map[string]summaryState // from LoadState, until their containers are seen
-	reports    int                     // Updates so far: a container new after the first is starting
-	base       time.Duration           // Run's agent time: since the Unix epoch
+	reports    int                     // Updates so far
+	// firstSample is the agent time of the first sample (sampled: there
+	// was one): a container added after it is starting.
+	firstSample time.Duration
+	sampled     bool
+	base        time.Duration // Run's agent time: since the Unix epoch
 
 	replays chan replayJob
 }
@@ -165,6 +169,9 @@ func (a *Agent) Source() *top.Source { return a.w.Source() }
 // sample after top found it, not at the next report.
 func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs, throttled uint64) {
 	a.mu.Lock()
+	if !a.sampled {
+		a.firstSample, a.sampled = a.base+at, true
+	}
 	c := a.containers[path]
 	if c == nil {
 		if !a.cfg.Select(id) {
@@ -188,14 +195,16 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 
 // addContainer starts the summary of a selected group seen at agent time
 // at, from its checkpoint if there is one; a.mu is held. A container that
-// appears after the agent's first report is starting (Config.Startup).
+// was not there at the agent's first sample is starting (Config.Startup):
+// top finds it within 0.1 s of its directory being made (where inotify
+// works; else at the next report), before its first process runs.
 func (a *Agent) addContainer(path string, id top.Identity, at time.Duration) *container {
 	c := &container{path: path, id: id, sum: NewSummary(&a.cfg.Summary), since: a.reports}
 	c.sum.SetOffset(stagger(path, a.cfg.Summary.Chunk))
 	if saved, ok := a.saved[path]; ok {
 		c.sum.restore(saved)
 		delete(a.saved, path)
-	} else if a.reports > 0 && a.cfg.Startup > 0 {
+	} else if a.sampled && at > a.firstSample && a.cfg.Startup > 0 {
 		c.sum.SetStartup(at + a.cfg.Startup)
 	}
 	a.containers[path] = c

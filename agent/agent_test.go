@@ -354,6 +354,49 @@ func TestAgentCheckpoint(t *testing.T) {
 	}
 }
 
+// TestAgentStartupBeforeTheFirstReport: a container found between the
+// agent's first sample and its first report (top's watcher finds it when
+// its directory is made) is starting too.
+func TestAgentStartupBeforeTheFirstReport(t *testing.T) {
+	n := newFakeNode(t, "v1-joined-kubepods-cgroupfs", nil)
+	n.a.cfg.Startup = 2 * time.Second
+	pod := filepath.Join(n.root, "sys/fs/cgroup/cpu,cpuacct/kubepods/besteffort/pod0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
+	staged := filepath.Join(n.root, "staged")
+	if err := os.Rename(pod, staged); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.a.w.Discover(); err != nil {
+		t.Fatal(err)
+	}
+	n.scan()
+	n.run(300 * time.Millisecond) // no report yet
+	if err := os.Rename(staged, pod); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.a.w.Discover(); err != nil { // as Run does on the directory's event
+		t.Fatal(err)
+	}
+	n.scan()
+	n.run(4 * time.Second)
+	doc := adviceOf(t, n.a.Handler())
+	seen := 0
+	for _, c := range doc.Containers {
+		isNew := strings.Contains(c.Cgroup, "pod0a1b2c3d")
+		if isNew {
+			seen++
+		}
+		switch {
+		case isNew && (c.Startup == nil || c.Startup.Seconds < 1.5):
+			t.Errorf("the container found before the first report: start-up %+v, want about 2 s", c.Startup)
+		case !isNew && c.Startup != nil:
+			t.Errorf("%s was there at the first sample: start-up %+v", c.Cgroup, c.Startup)
+		}
+	}
+	if seen != 1 {
+		t.Fatalf("%d new containers in /advice, want 1", seen)
+	}
+}
+
 // TestAgentStartupOfANewContainer: a container that appears while the agent
 // runs is summarised from its first sample after top finds it, its first
 // Config.Startup kept apart (View.Startup); those the agent found running

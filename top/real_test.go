@@ -159,3 +159,49 @@ func TestRealGroupsComeAndGo(t *testing.T) {
 	}
 	_ = keep
 }
+
+// TestRealGroupFoundBetweenReports: a cgroup made on this host while the
+// watcher runs is sampled long before the next report (an hour away): the
+// kernel tells of the mkdir (inotify works on cgroupfs).
+func TestRealGroupFoundBetweenReports(t *testing.T) {
+	cgrouptest.Require(t)
+	m, err := cgroup.NewManager("/", fmt.Sprintf("topnew-%d", os.Getpid()), false)
+	if err != nil {
+		cgrouptest.Unavailable(t, "cannot manage cgroups here: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := m.Cleanup(true); err != nil {
+			t.Error(err)
+		}
+	})
+	run := fmt.Sprintf("/throttlelab/topnew-%d", os.Getpid())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	made, found := false, false
+	observe := func(path string, _ top.Identity, at time.Duration, _, _ uint64) {
+		switch {
+		// after the look again that follows the first watches: only the
+		// kernel's event can find it
+		case path == "/" && !made && at >= 2*top.Rediscover:
+			made = true
+			if _, err := m.NewGroup("new", cgroup.Settings{QuotaUsec: 50000, PeriodUsec: 100000}); err != nil {
+				t.Error(err)
+				cancel()
+			}
+		case path == run+"/new":
+			found = true
+			cancel()
+		}
+	}
+	w, err := top.New(top.Options{Root: "/", Observe: observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Run(ctx, time.Hour, func([]top.Stats) bool { t.Error("a report within the hour"); return false }); err != nil {
+		t.Fatal(err)
+	}
+	if !made || !found {
+		t.Fatalf("made %v, found %v before the deadline (%v)", made, found, ctx.Err())
+	}
+}

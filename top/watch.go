@@ -63,6 +63,10 @@ type Watcher struct {
 	groups       map[string]*group
 	sorted       []*group        // by path
 	open         cgroup.OpenFunc // tests fail it
+	// events tells Run of directories made (nil: none to be had), and
+	// rediscover that groups may have appeared since the last Discover.
+	events     *dirEvents
+	rediscover bool
 }
 
 // group is one watched cgroup.
@@ -95,7 +99,7 @@ func New(opts Options) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Watcher{opts: opts, src: src, groups: map[string]*group{}, open: cgroup.OpenCounterFile}
+	w := &Watcher{opts: opts, src: src, groups: map[string]*group{}, open: cgroup.OpenCounterFile, events: newDirEvents()}
 	if err := w.Discover(); err != nil {
 		return nil, err
 	}
@@ -106,20 +110,30 @@ func New(opts Options) (*Watcher, error) {
 func (w *Watcher) Source() *Source { return w.src }
 
 // Discover finds the groups that appeared since the last call, opens their
-// counters, and drops the groups that are gone.
+// counters, and drops the groups that are gone. It watches every group's
+// directories for new ones: Run looks again soon after one is made.
 func (w *Watcher) Discover() error {
 	refs, err := Discover(w.opts.Root, w.src)
 	if err != nil {
 		return err
 	}
+	w.rediscover = false
 	seen := make(map[string]bool, len(refs))
 	for _, r := range refs {
 		seen[r.Path] = true
+		// A directory made before its parent's watch was added was not
+		// seen by the walk nor by a watch: look again.
+		if w.events.watch(r.CPUDir) {
+			w.rediscover = true
+		}
+		if r.AcctDir != r.CPUDir && w.events.watch(r.AcctDir) {
+			w.rediscover = true
+		}
 		g, ok := w.groups[r.Path]
 		// A v1 group can show up in one hierarchy before the other (a
 		// manager makes cpu, then cpuacct): reopen it when its directories
-		// change.
-		if ok && !g.gone && g.ref.CPUDir == r.CPUDir && g.ref.AcctDir == r.AcctDir {
+		// change. One that could not be opened is tried again.
+		if ok && !g.gone && g.err == nil && g.ref.CPUDir == r.CPUDir && g.ref.AcctDir == r.AcctDir {
 			continue
 		}
 		if ok {
@@ -387,10 +401,16 @@ func (w *Watcher) report(g *group) (Stats, error) {
 	return st, nil
 }
 
+// Rediscover is the shortest time between two Discovers that a directory
+// made in the hierarchy asks for: a new group is sampled within it, and
+// the runtime's several directories for one container are found at once.
+const Rediscover = 100 * time.Millisecond
+
 // Run samples every SampleEvery and calls emit with a report every interval,
 // from this goroutine, until ctx ends or emit returns false. Groups that
-// appear are picked up after each report. Ticks the watcher could not keep
-// up with are skipped, not queued.
+// appear are picked up within Rediscover of their directory being made
+// (inotify; at each report where inotify cannot be had). Ticks the watcher
+// could not keep up with are skipped, not queued.
 func (w *Watcher) Run(ctx context.Context, interval time.Duration, emit func([]Stats) bool) error {
 	if interval < w.opts.SampleEvery {
 		return fmt.Errorf("interval %s is shorter than the sampling interval %s: give a longer one", interval, w.opts.SampleEvery)
@@ -400,6 +420,7 @@ func (w *Watcher) Run(ctx context.Context, interval time.Duration, emit func([]S
 	tick := time.NewTicker(w.opts.SampleEvery)
 	defer tick.Stop()
 	next := interval
+	discovered := time.Duration(0)
 	for {
 		select {
 		case <-ctx.Done():
@@ -408,7 +429,16 @@ func (w *Watcher) Run(ctx context.Context, interval time.Duration, emit func([]S
 		}
 		at := time.Since(start)
 		w.Sample(at)
+		if w.events.changed() {
+			w.rediscover = true
+		}
 		if at < next {
+			if w.rediscover && at-discovered >= Rediscover {
+				if err := w.Discover(); err != nil {
+					return err
+				}
+				discovered = at
+			}
 			continue
 		}
 		stats := w.Report()
@@ -425,6 +455,7 @@ func (w *Watcher) Run(ctx context.Context, interval time.Duration, emit func([]S
 		if err := w.Discover(); err != nil {
 			return err
 		}
+		discovered = at
 	}
 }
 
@@ -434,5 +465,7 @@ func (w *Watcher) Close() error {
 		g.close()
 	}
 	w.groups, w.sorted = map[string]*group{}, nil
+	w.events.close()
+	w.events = nil
 	return nil
 }

@@ -2,6 +2,7 @@ package top
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -266,4 +267,61 @@ func TestNoCgroupFilesystem(t *testing.T) {
 	if errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("want a plain message, got %v", err)
 	}
+}
+
+// TestGroupsFoundBetweenReports: a group made while Run runs is sampled
+// before the next report (here an hour away): its directory's creation is
+// seen (inotify), and so is a group made in a directory found that way.
+// Each is made when the look again that follows new watches is over (two
+// Rediscovers after), so only the event can find it.
+func TestGroupsFoundBetweenReports(t *testing.T) {
+	root := expand(t, "v1-joined-kubepods-cgroupfs")
+	const podDir = "sys/fs/cgroup/cpu,cpuacct/kubepods/besteffort/pod0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+	const c2 = "c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2"
+	const c3 = "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3"
+	pod, staged := filepath.Join(root, podDir), filepath.Join(root, "staged")
+	if err := os.Rename(pod, staged); err != nil {
+		t.Fatal(err)
+	}
+	// a second container of the pod, made once the pod was found
+	second := filepath.Join(root, "second")
+	if err := os.CopyFS(second, os.DirFS(filepath.Join(staged, c2))); err != nil {
+		t.Fatal(err)
+	}
+	podPath := "/kubepods/besteffort/pod0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var made [2]time.Duration // when each was made (0: not yet)
+	var found [2]time.Duration
+	observe := func(path string, _ Identity, at time.Duration, _, _ uint64) {
+		switch {
+		case path == "/" && made[0] == 0 && at >= 2*Rediscover:
+			made[0] = at
+			if err := os.Rename(staged, pod); err != nil {
+				t.Error(err)
+			}
+		case path == podPath+"/"+c2 && found[0] == 0:
+			found[0] = at
+		case path == "/" && found[0] > 0 && made[1] == 0 && at >= found[0]+2*Rediscover:
+			made[1] = at
+			if err := os.Rename(second, filepath.Join(pod, c3)); err != nil {
+				t.Error(err)
+			}
+		case path == podPath+"/"+c3:
+			found[1] = at
+			cancel()
+		}
+	}
+	w, err := New(Options{Root: root, Observe: observe})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Run(ctx, time.Hour, func([]Stats) bool { t.Error("a report within the hour"); return false }); err != nil {
+		t.Fatal(err)
+	}
+	if found[0] == 0 || found[1] == 0 {
+		t.Fatalf("groups made at %v were found at %v (%v); want both found", made, found, ctx.Err())
+	}
+	t.Logf("made at %v, found at %v", made, found)
 }

@@ -64,7 +64,7 @@ the steady state does not) and reported on its own in /advice.`,
 	durationVar(fl, &f.block, "block", time.Hour, "the window is kept and dropped in blocks of this length")
 	durationVar(fl, &f.chunk, "chunk", time.Minute, "raw samples are kept this long, then replayed and dropped")
 	durationVar(fl, &f.sample, "sample", 10*time.Millisecond, "sampling interval")
-	durationVar(fl, &f.interval, "interval", 10*time.Second, "how often settings, top's metrics and the list of containers are refreshed (a new container is found within it)")
+	durationVar(fl, &f.interval, "interval", 10*time.Second, "how often settings, top's metrics and the list of containers are refreshed (a new container is found within 0.1 s of its cgroup being made, by inotify; within this where inotify cannot be had)")
 	durationVar(fl, &f.startup, "startup", time.Minute, "a container that appears while the agent runs: this much of its demand is its start-up, kept apart from the advice (0 keeps it in)")
 	fl.StringArrayVar(&f.targets, "target", []string{"throttled=0.01"}, "target to advise for (throttled=0.01, delay=10ms, or both joined by a comma); the first is the one /advice and at=\"advised\" use")
 	fl.StringVar(&f.stateDir, "state-dir", "", "checkpoint the summaries here every 5 minutes and on exit, and start from them (a restart then loses at most the last minutes)")
