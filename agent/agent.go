@@ -124,6 +124,11 @@ type Agent struct {
 	base        time.Duration // Run's agent time: since the Unix epoch
 
 	replays chan replayJob
+	// lookup asks refreshOwners for a lookup before the minute is out: a
+	// container was added whose pod or container the names do not know.
+	lookup chan struct{}
+	// settle and gap are OwnersSettle and OwnersGap (tests shorten them).
+	settle, gap time.Duration
 }
 
 type replayJob struct {
@@ -152,7 +157,8 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{cfg: cfg, containers: map[string]*container{}, collector: top.NewCollector(cfg.Mapping),
-		replays: make(chan replayJob, 1024)}
+		replays: make(chan replayJob, 1024), lookup: make(chan struct{}, 1),
+		settle: OwnersSettle, gap: OwnersGap}
 	w, err := top.New(top.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, Observe: a.observe})
 	if err != nil {
 		return nil, err
@@ -208,6 +214,12 @@ func (a *Agent) addContainer(path string, id top.Identity, at time.Duration) *co
 		c.sum.SetStartup(at + a.cfg.Startup)
 	}
 	a.containers[path] = c
+	if a.cfg.Owners != nil && id.Kind == top.KindContainer && id.PodUID != "" && (id.Pod == "" || id.Container == "") {
+		select {
+		case a.lookup <- struct{}{}:
+		default: // one is asked for already
+		}
+	}
 	return c
 }
 
@@ -307,7 +319,17 @@ func (a *Agent) Run(ctx context.Context) error {
 	return err
 }
 
-// refreshOwners reads the pods' owners and names at start and every minute.
+// OwnersSettle is how long after a container the names do not know is
+// found the agent asks the API again (its cgroup is made before the kubelet
+// posts its status, which names it); OwnersGap is the least time between
+// two such look-ups. Containers named neither way wait for the minute's.
+const (
+	OwnersSettle = 2 * time.Second
+	OwnersGap    = 10 * time.Second
+)
+
+// refreshOwners reads the pods' owners and names at start and every minute,
+// and soon after a container they do not name appears.
 func (a *Agent) refreshOwners(ctx context.Context) {
 	if a.cfg.Owners == nil {
 		return
@@ -316,10 +338,19 @@ func (a *Agent) refreshOwners(ctx context.Context) {
 	defer t.Stop()
 	for {
 		a.lookupOwners(ctx)
+		last := time.Now()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-a.lookup:
+			wait := time.NewTimer(max(a.settle, a.gap-time.Since(last)))
+			select {
+			case <-ctx.Done():
+				wait.Stop()
+				return
+			case <-wait.C:
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -459,6 +460,67 @@ func TestAgentStartupOfANewContainer(t *testing.T) {
 			t.Errorf("the new container's start-up has no figures at the advised limit: %+v", c.Startup)
 		case !isNew && c.Startup != nil:
 			t.Errorf("%s was running when the agent started: start-up %+v", c.Cgroup, c.Startup)
+		}
+	}
+}
+
+// TestAgentNamesANewPodSoon: a container whose pod the names do not know
+// yet (its cgroup is made before the kubelet posts its status) is named by
+// a look-up soon after it is found, not at the minute's.
+func TestAgentNamesANewPodSoon(t *testing.T) {
+	root := toptest.FakeRoot(t, "v1-joined-kubepods-cgroupfs")
+	// the BestEffort pod, which the kubelet's log directories do not name,
+	// is made while the agent runs
+	const uid = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+	const c2 = "c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2"
+	pod := filepath.Join(root, "sys/fs/cgroup/cpu,cpuacct/kubepods/besteffort/pod"+uid)
+	staged := filepath.Join(root, "staged")
+	if err := os.Rename(pod, staged); err != nil {
+		t.Fatal(err)
+	}
+	lookups := make(chan int, 16)
+	var posted atomic.Bool // the kubelet has posted the new pod's status
+	calls := 0
+	owners := func(context.Context) (Pods, error) {
+		calls++
+		names := top.NewPodNames()
+		if posted.Load() {
+			names.Add(uid, top.PodName{Namespace: "batch", Name: "report-1"}, map[string]string{c2: "render"})
+		}
+		lookups <- calls
+		return Pods{Owners: map[top.PodName]Owner{}, Names: names}, nil
+	}
+	a, err := New(Config{Root: root, Node: "node-1", Owners: owners, Interval: time.Second,
+		Summary: SummaryConfig{Window: 20 * time.Second, Block: 5 * time.Second, Chunk: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.settle, a.gap = 100*time.Millisecond, 300*time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-lookups // at start
+	posted.Store(true)
+	if err := os.Rename(staged, pod); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lookups:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no look-up within 30 s of a container the names did not know: it waits for the minute's")
+	}
+	// the names reach top's watcher at its next report (every second here)
+	for {
+		_, body := get(t, a.Handler(), "/advice")
+		if strings.Contains(body, `"pod": "report-1"`) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the new pod is still unnamed: %s", body)
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
