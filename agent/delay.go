@@ -1,5 +1,10 @@
 package agent
 
+import (
+	"cmp"
+	"slices"
+)
+
 // delayQs are the quantiles of the added delay a summary keeps per point
 // and block, beside the share of work that waited not at all and the
 // maximum: 9 numbers that let many replays' delays merge into one
@@ -49,45 +54,99 @@ func (k *delayKnots) cdf(x float64) float64 {
 
 // mergeDelay returns the knots of the mixture of ds, each weighing by its
 // work: exact for the zero share and the maximum, interpolated between a
-// part's knots for the quantiles.
+// part's knots for the quantiles (each part's cdf). The mixture's cdf is
+// linear between the parts' knots, so one sweep over them in order finds
+// every quantile where it is reached.
 func mergeDelay(ds []weighted) delayKnots {
 	var total, hi, zero float64
+	n := 0
 	for _, d := range ds {
 		if d.w > 0 {
 			total += d.w
 			hi = max(hi, float64(d.k.Max))
 			zero += d.w * float64(d.k.Zero)
+			n++
 		}
 	}
 	if total <= 0 || hi <= 0 {
 		return delayKnots{Zero: 1}
 	}
 	out := delayKnots{Zero: float32(zero / total), Max: float32(hi)}
-	cdf := func(x float64) float64 {
-		acc := 0.0
-		for i := range ds {
-			if ds[i].w > 0 {
-				acc += ds[i].w * ds[i].k.cdf(x)
-			}
+	// Where the mixture's cdf bends (each part's slope starts or stops) or
+	// jumps, in work (ns) per ms and work.
+	evs := make([]cdfEvent, 0, n*2*(len(delayQs)+1))
+	for _, d := range ds {
+		if d.w > 0 {
+			evs = d.k.events(d.w, evs)
 		}
-		return acc / total
 	}
-	for j, p := range delayQs {
-		if zero/total >= p {
-			continue
+	slices.SortFunc(evs, func(a, b cdfEvent) int { return cmp.Compare(a.x, b.x) })
+	// v is the mixture's cdf (times total) at x, slope its rate after x.
+	x, v, slope := 0.0, zero, 0.0
+	j, e := 0, 0
+	for j < len(delayQs) && zero/total >= delayQs[j] {
+		j++ // no delay for this share: Q stays 0
+	}
+	for j < len(delayQs) && e < len(evs) {
+		nx := evs[e].x
+		// the line from x to nx
+		for j < len(delayQs) && slope > 0 && v+slope*(nx-x) >= delayQs[j]*total {
+			out.Q[j] = float32(min(x+(delayQs[j]*total-v)/slope, nx))
+			j++
 		}
-		lo, up := 0.0, hi
-		for range 40 {
-			mid := (lo + up) / 2
-			if cdf(mid) >= p {
-				up = mid
-			} else {
-				lo = mid
-			}
+		v += slope * (nx - x)
+		x = nx
+		for ; e < len(evs) && evs[e].x == x; e++ {
+			slope += evs[e].slope
+			v += evs[e].jump
 		}
-		out.Q[j] = float32(up)
+		for j < len(delayQs) && v >= delayQs[j]*total {
+			out.Q[j] = float32(x)
+			j++
+		}
+	}
+	for ; j < len(delayQs); j++ {
+		out.Q[j] = float32(hi) // not reached for rounding: the top
 	}
 	return out
+}
+
+// cdfEvent is where one part's cdf bends or jumps.
+type cdfEvent struct {
+	x, slope, jump float64
+}
+
+// events appends where k's cdf (as cdf reads it), weighing w, bends and
+// jumps past its zero share at 0.
+func (k *delayKnots) events(w float64, evs []cdfEvent) []cdfEvent {
+	mx := float64(k.Max)
+	if mx <= 0 {
+		return append(evs, cdfEvent{x: 0, jump: w * (1 - float64(k.Zero))}) // all of it at 0
+	}
+	px, pc := 0.0, float64(k.Zero)
+	seg := func(qx, q float64) {
+		if qx > px {
+			s := w * (q - pc) / (qx - px)
+			evs = append(evs, cdfEvent{x: px, slope: s}, cdfEvent{x: qx, slope: -s})
+		} else {
+			evs = append(evs, cdfEvent{x: px, jump: w * (q - pc)})
+		}
+	}
+	for j, q := range delayQs {
+		if q <= pc {
+			continue
+		}
+		qx := float64(k.Q[j])
+		if qx >= mx {
+			// cdf heads for this knot and is 1 from the maximum on
+			s := w * (q - pc) / (qx - px)
+			return append(evs, cdfEvent{x: px, slope: s}, cdfEvent{x: mx, slope: -s, jump: w * (1 - pc - (q-pc)*(mx-px)/(qx-px))})
+		}
+		seg(max(qx, px), q)
+		px, pc = max(qx, px), q
+	}
+	seg(mx, 1)
+	return evs
 }
 
 // knotsOf makes knots from EvaluateDelays' figures.
