@@ -127,6 +127,10 @@ type Agent struct {
 	// lookup asks refreshOwners for a lookup before the minute is out: a
 	// container was added whose pod or container the names do not know.
 	lookup chan struct{}
+	// sandboxes are the groups named as pods' sandboxes (not summarised):
+	// one that appears asks for a look-up too (a restarted container has a
+	// new ID, which the names know once the kubelet posts it).
+	sandboxes map[string]bool
 	// settle and gap are OwnersSettle and OwnersGap (tests shorten them).
 	settle, gap time.Duration
 }
@@ -157,7 +161,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{cfg: cfg, containers: map[string]*container{}, collector: top.NewCollector(cfg.Mapping),
-		replays: make(chan replayJob, 1024), lookup: make(chan struct{}, 1),
+		replays: make(chan replayJob, 1024), lookup: make(chan struct{}, 1), sandboxes: map[string]bool{},
 		settle: OwnersSettle, gap: OwnersGap}
 	w, err := top.New(top.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, Observe: a.observe})
 	if err != nil {
@@ -181,6 +185,12 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 	c := a.containers[path]
 	if c == nil {
 		if !a.cfg.Select(id) {
+			if id.Sandbox && !a.sandboxes[path] {
+				a.sandboxes[path] = true
+				if a.base+at > a.firstSample {
+					a.askOwners()
+				}
+			}
 			a.mu.Unlock()
 			return // not a container to summarise
 		}
@@ -214,13 +224,22 @@ func (a *Agent) addContainer(path string, id top.Identity, at time.Duration) *co
 		c.sum.SetStartup(at + a.cfg.Startup)
 	}
 	a.containers[path] = c
-	if a.cfg.Owners != nil && id.Kind == top.KindContainer && id.PodUID != "" && (id.Pod == "" || id.Container == "") {
-		select {
-		case a.lookup <- struct{}{}:
-		default: // one is asked for already
-		}
+	if id.Kind == top.KindContainer && id.PodUID != "" && (id.Pod == "" || id.Container == "") {
+		a.askOwners()
 	}
 	return c
+}
+
+// askOwners asks refreshOwners for a look-up soon (Config.Owners set): a
+// container appeared that the names do not know.
+func (a *Agent) askOwners() {
+	if a.cfg.Owners == nil {
+		return
+	}
+	select {
+	case a.lookup <- struct{}{}:
+	default: // one is asked for already
+	}
 }
 
 func (a *Agent) replay(j replayJob) {
@@ -240,8 +259,10 @@ func (a *Agent) replay(j replayJob) {
 // appeared, drops those that went, and records their settings.
 func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 	seen := make(map[string]bool, len(stats))
+	all := make(map[string]bool, len(stats))
 	var keep []top.Stats
 	for _, st := range stats {
+		all[st.Path] = true
 		if st.Error != "" || !a.cfg.Select(st.Identity) {
 			continue
 		}
@@ -265,6 +286,11 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 	for p, c := range a.containers {
 		if !seen[p] && c.since < a.reports {
 			delete(a.containers, p) // gone: its summary goes with it
+		}
+	}
+	for p := range a.sandboxes {
+		if !all[p] {
+			delete(a.sandboxes, p)
 		}
 	}
 	a.reports++

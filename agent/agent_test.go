@@ -524,3 +524,67 @@ func TestAgentNamesANewPodSoon(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentNamesARestartedContainerSoon: a restarted container has a new ID,
+// which the names know once the kubelet posts it: until then top takes it for
+// its pod's sandbox (a container of a named pod that has no name), which the
+// agent does not summarise. Its appearance asks for a look-up as an unnamed
+// container's does.
+func TestAgentNamesARestartedContainerSoon(t *testing.T) {
+	root := toptest.FakeRoot(t, "v1-joined-kubepods-cgroupfs")
+	const uid = "1f2e3d4c-5b6a-4789-8abc-def012345678"
+	const c1 = "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1"
+	const c7 = "c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7"
+	pod := filepath.Join(root, "sys/fs/cgroup/cpu,cpuacct/kubepods/burstable/pod"+uid)
+	staged := filepath.Join(root, "staged")
+	if err := os.CopyFS(staged, os.DirFS(filepath.Join(pod, c1))); err != nil {
+		t.Fatal(err)
+	}
+	// every container named at the start (the unnamed BestEffort pod's
+	// would ask for a look-up of its own)
+	if err := os.RemoveAll(filepath.Join(root, "sys/fs/cgroup/cpu,cpuacct/kubepods/besteffort/pod0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")); err != nil {
+		t.Fatal(err)
+	}
+	lookups := make(chan struct{}, 16)
+	var posted atomic.Bool
+	owners := func(context.Context) (Pods, error) {
+		names := top.NewPodNames()
+		if posted.Load() {
+			names.Add(uid, top.PodName{Namespace: "shop", Name: "cart-7d9f"}, map[string]string{c7: "cart"})
+		}
+		lookups <- struct{}{}
+		return Pods{Owners: map[top.PodName]Owner{}, Names: names}, nil
+	}
+	a, err := New(Config{Root: root, Node: "node-1", Owners: owners, Interval: time.Second,
+		Summary: SummaryConfig{Window: 20 * time.Second, Block: 5 * time.Second, Chunk: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.settle, a.gap = 100*time.Millisecond, 300*time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-lookups // at start
+	posted.Store(true)
+	if err := os.Rename(staged, filepath.Join(pod, c7)); err != nil { // the restart
+		t.Fatal(err)
+	}
+	select {
+	case <-lookups:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no look-up within 30 s of a restarted container: it waits for the minute's")
+	}
+	for {
+		_, body := get(t, a.Handler(), "/advice")
+		if strings.Contains(body, c7) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the restarted container is not summarised: %s", body)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
