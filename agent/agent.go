@@ -116,6 +116,7 @@ type Agent struct {
 	containers map[string]*container // by cgroup path
 	owners     map[top.PodName]Owner
 	saved      map[string]summaryState // from LoadState, until their containers are seen
+	savedAt    time.Time               // when that checkpoint was written (zero: none, or not known)
 	reports    int                     // Updates so far
 	// firstSample is the agent time of the first sample (sampled: there
 	// was one): a container added after it is starting.
@@ -213,14 +214,18 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 // at, from its checkpoint if there is one; a.mu is held. A container that
 // was not there at the agent's first sample is starting (Config.Startup):
 // top finds it within 0.1 s of its directory being made (where inotify
-// works; else at the next report), before its first process runs.
+// works; else at the next report), before its first process runs. So is
+// one there at the first sample but not in a checkpoint written less than
+// RecentCheckpoint before: it appeared while the agent was down (or since
+// its last checkpoint), and what it has left of its start-up is kept apart
+// from the agent's first sample on.
 func (a *Agent) addContainer(path string, id top.Identity, at time.Duration) *container {
 	c := &container{path: path, id: id, sum: NewSummary(&a.cfg.Summary), since: a.reports}
 	c.sum.SetOffset(stagger(path, a.cfg.Summary.Chunk))
 	if saved, ok := a.saved[path]; ok {
 		c.sum.restore(saved)
 		delete(a.saved, path)
-	} else if a.sampled && at > a.firstSample && a.cfg.Startup > 0 {
+	} else if a.cfg.Startup > 0 && ((a.sampled && at > a.firstSample) || (!a.savedAt.IsZero() && time.Since(a.savedAt) < RecentCheckpoint)) {
 		c.sum.SetStartup(at + a.cfg.Startup)
 	}
 	a.containers[path] = c
@@ -229,6 +234,11 @@ func (a *Agent) addContainer(path string, id top.Identity, at time.Duration) *co
 	}
 	return c
 }
+
+// RecentCheckpoint is how old a checkpoint may be for the containers it
+// does not hold to be taken as started since (addContainer): a restart, a
+// roll-out of the agent, not a node that was down.
+const RecentCheckpoint = 10 * time.Minute
 
 // askOwners asks refreshOwners for a look-up soon (Config.Owners set): a
 // container appeared that the names do not know.

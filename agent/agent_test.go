@@ -588,3 +588,53 @@ func TestAgentNamesARestartedContainerSoon(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentStartupAfterARestart: a container that appeared while the agent
+// was down (not in its checkpoint) is starting when the agent comes back;
+// those in the checkpoint are not.
+func TestAgentStartupAfterARestart(t *testing.T) {
+	dir := t.TempDir()
+	n := newFakeNode(t, "v1-joined-kubepods-cgroupfs", nil)
+	pod := filepath.Join(n.root, "sys/fs/cgroup/cpu,cpuacct/kubepods/besteffort/pod0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
+	staged := filepath.Join(n.root, "staged")
+	if err := os.Rename(pod, staged); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.a.w.Discover(); err != nil {
+		t.Fatal(err)
+	}
+	n.scan()
+	n.run(3 * time.Second)
+	if err := n.a.SaveState(dir); err != nil {
+		t.Fatal(err)
+	}
+	// down; the pod comes meanwhile; the agent comes back from its checkpoint
+	if err := os.Rename(staged, pod); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(Config{Root: n.root, Node: "node-1", MaxMilli: 2000, Startup: 2 * time.Second,
+		Summary: SummaryConfig{Window: 20 * time.Second, Block: 5 * time.Second, Chunk: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if got, err := a.LoadState(dir); err != nil || got != 2 {
+		t.Fatalf("loaded %d summaries, err %v; want 2", got, err)
+	}
+	n.a = a
+	n.scan()
+	n.run(4 * time.Second)
+	doc := adviceOf(t, a.Handler())
+	if len(doc.Containers) != 3 {
+		t.Fatalf("%d containers, want 3", len(doc.Containers))
+	}
+	for _, c := range doc.Containers {
+		isNew := strings.Contains(c.Cgroup, "pod0a1b2c3d")
+		switch {
+		case isNew && (c.Startup == nil || c.Startup.Seconds < 1.5):
+			t.Errorf("the container that came while the agent was down: start-up %+v, want about 2 s", c.Startup)
+		case !isNew && c.Startup != nil:
+			t.Errorf("%s was in the checkpoint: start-up %+v", c.Cgroup, c.Startup)
+		}
+	}
+}

@@ -39,6 +39,9 @@ type checkpoint struct {
 	Window, Block, Chunk, Bucket, Period time.Duration
 	Ladder                               []int64
 	Summaries                            map[string]summaryState // by cgroup path
+	// Saved is when it was written (zero in checkpoints before it was
+	// kept).
+	Saved time.Time
 }
 
 func (s *Summary) state() summaryState {
@@ -88,7 +91,7 @@ func (c *SummaryConfig) same(cp *checkpoint) bool {
 func (a *Agent) SaveState(dir string) error {
 	cfg := &a.cfg.Summary
 	cp := checkpoint{Version: stateVersion, Window: cfg.Window, Block: cfg.Block, Chunk: cfg.Chunk, Bucket: cfg.Bucket, Period: cfg.Period,
-		Ladder: cfg.Ladder, Summaries: map[string]summaryState{}}
+		Ladder: cfg.Ladder, Summaries: map[string]summaryState{}, Saved: time.Now()}
 	a.mu.Lock()
 	cs := make([]*container, 0, len(a.containers))
 	for _, c := range a.containers {
@@ -131,7 +134,7 @@ func (a *Agent) LoadState(dir string) (loaded int, err error) {
 		return 0, nil
 	}
 	a.mu.Lock()
-	a.saved = cp.Summaries
+	a.saved, a.savedAt = cp.Summaries, cp.Saved
 	a.mu.Unlock()
 	return len(cp.Summaries), nil
 }
