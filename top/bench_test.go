@@ -13,8 +13,9 @@ import (
 )
 
 // benchGroups makes n empty groups on this host under throttlelab/bench-PID,
-// or skips (run under the host lock, as root).
-func benchGroups(b *testing.B, n int) {
+// with quota (us per 100 ms; -1: none), or skips (run under the host lock,
+// as root).
+func benchGroups(b *testing.B, n int, quota int64) {
 	b.Helper()
 	if os.Geteuid() != 0 {
 		b.Skip("real cgroups need root")
@@ -29,7 +30,7 @@ func benchGroups(b *testing.B, n int) {
 		}
 	})
 	for i := 0; i < n; i++ {
-		if _, err := m.NewGroup("g"+strconv.Itoa(i), cgroup.Settings{QuotaUsec: 50000, PeriodUsec: 100000}); err != nil {
+		if _, err := m.NewGroup("g"+strconv.Itoa(i), cgroup.Settings{QuotaUsec: quota, PeriodUsec: 100000}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -41,8 +42,17 @@ func benchGroups(b *testing.B, n int) {
 // same run, opens, reads and closes the same files each time and parses them
 // with cgroup.ParseCPUStat. cpu-%-at-10ms is the share of one core that
 // sampling every 10 ms costs; reopen/pread is the reference's time over top's.
+//
+// quota has the 32 groups limited, no-quota without a limit: on v1, where
+// cpu.stat is a file of its own, a group without a quota has it read once,
+// not at every sample (its bandwidth counters do not move).
 func BenchmarkSample(b *testing.B) {
-	benchGroups(b, 32)
+	b.Run("quota", func(b *testing.B) { benchSample(b, 50000) })
+	b.Run("no-quota", func(b *testing.B) { benchSample(b, -1) })
+}
+
+func benchSample(b *testing.B, quota int64) {
+	benchGroups(b, 32, quota)
 	w, err := top.New(top.Options{Root: "/"})
 	if err != nil {
 		b.Fatal(err)

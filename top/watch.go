@@ -79,6 +79,11 @@ type group struct {
 
 	first, last sample // at the interval's start and now
 	samples     int    // since first
+	// limited: the group had a quota at its last report (or when opened).
+	// On v1 its cpu.stat is a file of its own, read at every sample only
+	// then: without a quota the bandwidth counters do not move, and the
+	// last ones read are carried on (statRead is set once they were).
+	limited, statRead bool
 	tracker     *cgroup.PeakTracker
 	pressure    *Pressure // at the interval's start
 }
@@ -209,6 +214,7 @@ func (w *Watcher) openGroup(r Ref) *group {
 	if r.CPUDir != "" {
 		if l, err := cgroup.ReadGroupCPU(r.CPUDir, w.src.Version); err == nil && l.QuotaUsec > 0 {
 			period = time.Duration(l.PeriodUsec) * time.Microsecond
+			g.limited = true
 		}
 	}
 	g.tracker = cgroup.NewPeakTracker(period, w.peakWindow(period))
@@ -284,7 +290,12 @@ func (g *group) dir() string {
 }
 
 func (g *group) read(at time.Duration) (sample, error) {
-	r, err := g.counters.Read(true)
+	stat := g.limited || !g.statRead
+	r, err := g.counters.Read(stat)
+	if err == nil && !stat && g.counters.Usage != nil {
+		r.CPUCounters = g.last.CPUCounters // not read: as they were
+	}
+	g.statRead = g.statRead || (err == nil && stat)
 	return sample{at: at, UsageReading: r}, err
 }
 
@@ -364,6 +375,7 @@ func (w *Watcher) report(g *group) (Stats, error) {
 		}
 		st.PeriodUsec, st.Shares, st.Weight, t.QuotaUsec = l.PeriodUsec, l.Shares, l.Weight, l.QuotaUsec
 		period := time.Duration(0)
+		g.limited = l.QuotaUsec > 0
 		if l.QuotaUsec > 0 {
 			st.LimitCores = ptr(l.LimitCores)
 			st.BurstCores = float64(l.BurstUsec) / float64(l.PeriodUsec)

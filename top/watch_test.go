@@ -160,7 +160,7 @@ func TestGroupsVanishAndAppear(t *testing.T) {
 	// (its directory is still there in this fake tree: the error alone
 	// must drop it).
 	g := w.groups[sshd]
-	g.counters.Stat = &failingFile{CounterFile: g.counters.Stat, ok: 2, err: syscall.ENODEV}
+	g.counters.Usage = &failingFile{CounterFile: g.counters.Usage, ok: 2, err: syscall.ENODEV} // the file read at every sample (cpu.stat only with a quota)
 	w.Sample(0)
 	w.Sample(10 * time.Millisecond)
 	w.Sample(15 * time.Millisecond)
@@ -324,4 +324,62 @@ func TestGroupsFoundBetweenReports(t *testing.T) {
 		t.Fatalf("groups made at %v were found at %v (%v); want both found", made, found, ctx.Err())
 	}
 	t.Logf("made at %v, found at %v", made, found)
+}
+
+// countingFile counts its reads.
+type countingFile struct {
+	cgroup.CounterFile
+	n int
+}
+
+func (f *countingFile) Read() ([]byte, error) {
+	f.n++
+	return f.CounterFile.Read()
+}
+
+// TestV1StatReadOnlyWithAQuota: on v1, where cpu.stat is a file apart from
+// the usage, a group without a quota has its bandwidth counters read once
+// and carried on (they do not move without one); a group with a quota, or
+// one given a quota since (seen at the next report), is read at every
+// sample.
+func TestV1StatReadOnlyWithAQuota(t *testing.T) {
+	root := expand(t, "v1-split")
+	// counters left from a quota it had once
+	writeFile(t, root, "sys/fs/cgroup/cpu/system.slice/sshd.service/cpu.stat", "nr_periods 120\nnr_throttled 7\nthrottled_time 90000000\nnr_bursts 0\nburst_time 0\n")
+	w, err := New(Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	sshd, limited := w.groups["/system.slice/sshd.service"], w.groups["/throttlelab/limits-4242/limited-0"]
+	cs, cl := &countingFile{CounterFile: sshd.counters.Stat}, &countingFile{CounterFile: limited.counters.Stat}
+	sshd.counters.Stat, limited.counters.Stat = cs, cl
+	for i := range 5 {
+		w.Sample(time.Duration(i) * 10 * time.Millisecond)
+	}
+	if cs.n != 1 || cl.n != 5 {
+		t.Fatalf("cpu.stat read %d times for the group without a quota (want once), %d for the one with (want 5)", cs.n, cl.n)
+	}
+	before := find(w.Report(), "/system.slice/sshd.service")
+	if before == nil || before.Totals.Periods != 120 || before.Totals.ThrottledPeriods != 7 || before.Periods != 0 {
+		t.Fatalf("the counters read once are not carried on: %+v", before)
+	}
+	writeFile(t, root, "sys/fs/cgroup/cpu/system.slice/sshd.service/cpu.cfs_quota_us", "50000\n")
+	w.Sample(60 * time.Millisecond)
+	w.Report() // sees the quota
+	for i := range 3 {
+		w.Sample(time.Duration(70+10*i) * time.Millisecond)
+	}
+	if cs.n != 1+3 { // once, then at every sample after the report that saw the quota
+		t.Errorf("after a quota was set, cpu.stat read %d times in all, want 4", cs.n)
+	}
+}
+
+func find(stats []Stats, path string) *Stats {
+	for i := range stats {
+		if stats[i].Path == path {
+			return &stats[i]
+		}
+	}
+	return nil
 }
