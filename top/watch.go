@@ -84,8 +84,8 @@ type group struct {
 	// then: without a quota the bandwidth counters do not move, and the
 	// last ones read are carried on (statRead is set once they were).
 	limited, statRead bool
-	tracker     *cgroup.PeakTracker
-	pressure    *Pressure // at the interval's start
+	tracker           *cgroup.PeakTracker
+	pressure          *Pressure // at the interval's start
 }
 
 // sample is a group's counters at one instant.
