@@ -1,9 +1,13 @@
 package cgroup
 
 import (
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseCPUCounters(t *testing.T) {
@@ -66,4 +70,77 @@ func TestReadGroupCPU(t *testing.T) {
 	if _, err := ReadGroupCPU(t.TempDir(), "v1"); err == nil {
 		t.Error("a v1 group without cpu files read without error")
 	}
+}
+
+// TestPreadFileReadsAfresh: each Read gives the file's content as it is
+// now, shorter or longer than before; an empty file is io.EOF; a closed
+// one an error naming the file.
+func TestPreadFileReadsAfresh(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "cpuacct.usage")
+	if err := os.WriteFile(p, []byte("123456789\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenPreadFile(p, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"123456789\n", "5\n", "98765432101234\n"} {
+		if err := os.WriteFile(p, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b, err := f.Read()
+		if err != nil || string(b) != want {
+			t.Fatalf("read %q, %v; want %q", b, err, want)
+		}
+	}
+	os.WriteFile(p, nil, 0o644)
+	if _, err := f.Read(); !errors.Is(err, io.EOF) {
+		t.Fatalf("empty: %v, want EOF", err)
+	}
+	f.Close()
+	if _, err := f.Read(); err == nil || !strings.Contains(err.Error(), p) {
+		t.Fatalf("closed: %v, want an error naming the file", err)
+	}
+}
+
+// BenchmarkPreadFile reads the host's root cpu.stat (cgroupfs; a regular
+// file where there is none) through PreadFile and, in the same run, through
+// os.File.ReadAt, which reads on to the end of the file (a second pread, for
+// which cgroupfs makes the content anew). readat/pread is the ratio of their
+// times.
+func BenchmarkPreadFile(b *testing.B) {
+	p := "/sys/fs/cgroup/cpu/cpu.stat"
+	if _, err := os.Stat(p); err != nil {
+		p = "/sys/fs/cgroup/cpu.stat"
+	}
+	if _, err := os.Stat(p); err != nil {
+		p = filepath.Join(b.TempDir(), "cpu.stat")
+		os.WriteFile(p, []byte("nr_periods 1\nnr_throttled 0\nthrottled_time 0\n"), 0o644)
+	}
+	f, err := OpenPreadFile(p, 1024)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	ref, err := os.Open(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ref.Close()
+	buf := make([]byte, 1024)
+	var pread, readAt time.Duration
+	for range b.N {
+		t0 := time.Now()
+		if _, err := f.Read(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := ref.ReadAt(buf, 0); err != nil && err != io.EOF {
+			b.Fatal(err)
+		}
+		readAt += time.Since(t1)
+		pread += t1.Sub(t0)
+	}
+	b.ReportMetric(float64(pread)/float64(b.N), "pread-ns")
+	b.ReportMetric(float64(readAt)/float64(pread), "readat/pread")
 }
