@@ -106,6 +106,7 @@ func New(opts Options) (*Watcher, error) {
 	}
 	w := &Watcher{opts: opts, src: src, groups: map[string]*group{}, open: cgroup.OpenCounterFile, events: newDirEvents()}
 	if err := w.Discover(); err != nil {
+		w.Close()
 		return nil, err
 	}
 	return w, nil
