@@ -335,8 +335,17 @@ func (a *Agent) Run(ctx context.Context) error {
 	// with the next run's.
 	a.base = time.Duration(a.start.UnixNano())
 	a.mu.Unlock()
+	unwatched := ""
+	noteUnwatched := func() {
+		if err := a.w.Unwatched(); err != nil && err.Error() != unwatched {
+			a.cfg.Logger.Warn("new containers are found at each --interval, not as their cgroups are made", "err", err)
+			unwatched = err.Error()
+		}
+	}
+	noteUnwatched()
 	err := a.w.Run(ctx, a.cfg.Interval, func(stats []top.Stats) bool {
 		a.Update(stats, a.base+time.Since(a.start))
+		noteUnwatched()
 		if a.cfg.StateDir != "" && time.Since(lastSave) >= a.cfg.SaveEvery {
 			if err := a.SaveState(a.cfg.StateDir); err != nil {
 				a.cfg.Logger.Warn("checkpoint", "err", err)

@@ -1,6 +1,7 @@
 package top
 
 import (
+	"fmt"
 	"syscall"
 	"unsafe"
 )
@@ -12,17 +13,22 @@ import (
 // runs between samples; a node whose inotify cannot be had (no instance or
 // watch left) still finds its groups at each report.
 type dirEvents struct {
-	fd  int
-	wds map[int32]bool // watches held
-	buf [4096]byte
+	fd     int
+	wds    map[int32]bool // watches held
+	failed int            // directories the last Discover could not watch
+	err    error          // why the last of them could not be
+	buf    [4096]byte
 }
 
-func newDirEvents() *dirEvents {
+func newDirEvents() (*dirEvents, error) {
 	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
 	if err != nil {
-		return nil
+		if err == syscall.EMFILE {
+			return nil, fmt.Errorf("no inotify instance left (%w): raise fs.inotify.max_user_instances", err)
+		}
+		return nil, fmt.Errorf("inotify: %w", err)
 	}
-	return &dirEvents{fd: fd, wds: map[int32]bool{}}
+	return &dirEvents{fd: fd, wds: map[int32]bool{}}, nil
 }
 
 // watch watches dir for directories made in it, and reports whether the
@@ -35,8 +41,12 @@ func (d *dirEvents) watch(dir string) bool {
 		return false
 	}
 	wd, err := syscall.InotifyAddWatch(d.fd, dir, syscall.IN_CREATE|syscall.IN_MOVED_TO|syscall.IN_ONLYDIR)
+	if err == syscall.ENOSPC {
+		d.failed++ // no watch left: what is made in it is found at the report
+		d.err = fmt.Errorf("no inotify watch left (%w): raise fs.inotify.max_user_watches", err)
+	}
 	if err != nil || d.wds[int32(wd)] {
-		return false // no watch left (ENOSPC), or gone: found at the report
+		return false // gone meanwhile, or watched already
 	}
 	d.wds[int32(wd)] = true
 	return true

@@ -66,6 +66,7 @@ type Watcher struct {
 	// events tells Run of directories made (nil: none to be had), and
 	// rediscover that groups may have appeared since the last Discover.
 	events     *dirEvents
+	eventsErr  error // why there are none
 	rediscover bool
 }
 
@@ -104,7 +105,8 @@ func New(opts Options) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Watcher{opts: opts, src: src, groups: map[string]*group{}, open: cgroup.OpenCounterFile, events: newDirEvents()}
+	w := &Watcher{opts: opts, src: src, groups: map[string]*group{}, open: cgroup.OpenCounterFile}
+	w.events, w.eventsErr = newDirEvents()
 	if err := w.Discover(); err != nil {
 		w.Close()
 		return nil, err
@@ -124,6 +126,9 @@ func (w *Watcher) Discover() error {
 		return err
 	}
 	w.rediscover = false
+	if w.events != nil {
+		w.events.failed, w.events.err = 0, nil
+	}
 	seen := make(map[string]bool, len(refs))
 	for _, r := range refs {
 		seen[r.Path] = true
@@ -159,6 +164,19 @@ func (w *Watcher) Discover() error {
 		if g, ok := w.groups[r.Path]; ok {
 			w.sorted = append(w.sorted, g)
 		}
+	}
+	return nil
+}
+
+// Unwatched says what keeps new groups from being found as their
+// directories are made (then they are found at each report): nil when every
+// directory is watched.
+func (w *Watcher) Unwatched() error {
+	switch {
+	case w.eventsErr != nil:
+		return w.eventsErr
+	case w.events != nil && w.events.failed > 0:
+		return fmt.Errorf("%d of the groups' directories are not watched: %w", w.events.failed, w.events.err)
 	}
 	return nil
 }
