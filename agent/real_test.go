@@ -89,3 +89,49 @@ wait:
 		t.Errorf("advised %dm below the mean use %.3f cores", r.LimitMilli, v.Advice.Sampled.MeanCores)
 	}
 }
+
+// TestRealAgentSeesANewGroupStart: a group made on this host while the agent
+// runs is found when its directory is made (the refresh is a minute away)
+// and its first seconds are its start-up, kept apart from the advice.
+func TestRealAgentSeesANewGroupStart(t *testing.T) {
+	cgrouptest.Require(t)
+	a, err := agent.New(agent.Config{Root: "/", Node: "this-host", Interval: time.Minute, Startup: 2 * time.Second,
+		Select:  func(id top.Identity) bool { return true },
+		Summary: agent.SummaryConfig{Window: 20 * time.Second, Block: 2 * time.Second, Chunk: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for len(a.Views()) == 0 { // the agent's first sample
+		select {
+		case <-ctx.Done():
+			t.Fatal("the agent found no group on this host")
+		case <-tick.C:
+		}
+	}
+	g := cgrouptest.LimitedGroup(t, 20000, 100000)
+	toptest.Start(t, toptest.WithUsage(t, g), true)
+	path := toptest.CgroupPath(t, g.Dir)
+	for {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the group made while the agent ran has no start-up within 60 s (not found before the refresh a minute away?)")
+		case <-tick.C:
+		}
+		for _, v := range a.Views() {
+			if v.Cgroup == path && v.Startup != nil && v.Startup.Seconds >= 1 {
+				t.Logf("start-up %.1f s, mean %.3f cores", v.Startup.Seconds, v.Startup.MeanCores)
+				if v.Startup.MeanCores <= 0.02 || v.Startup.MeanCores > 0.2*1.15 {
+					t.Errorf("start-up mean use %.3f cores of a group spinning under 0.2", v.Startup.MeanCores)
+				}
+				return
+			}
+		}
+	}
+}
