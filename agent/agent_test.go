@@ -464,30 +464,21 @@ func TestAgentStartupOfANewContainer(t *testing.T) {
 	}
 }
 
-// TestAgentNamesANewPodSoon: a container whose pod the names do not know
-// yet (its cgroup is made before the kubelet posts its status) is named by
-// a look-up soon after it is found, not at the minute's.
-func TestAgentNamesANewPodSoon(t *testing.T) {
-	root := toptest.FakeRoot(t, "v1-joined-kubepods-cgroupfs")
-	// the BestEffort pod, which the kubelet's log directories do not name,
-	// is made while the agent runs
-	const uid = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
-	const c2 = "c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2"
-	pod := filepath.Join(root, "sys/fs/cgroup/cpu,cpuacct/kubepods/besteffort/pod"+uid)
-	staged := filepath.Join(root, "staged")
-	if err := os.Rename(pod, staged); err != nil {
-		t.Fatal(err)
-	}
-	lookups := make(chan int, 16)
-	var posted atomic.Bool // the kubelet has posted the new pod's status
-	calls := 0
+// ownersNode runs an agent on the fake tree root (a report every second)
+// whose owner look-ups (shortened: 100 ms to settle, 300 ms apart) give
+// pod's names once posted is set. made changes the tree after the first
+// look-up; the test fails unless another look-up comes within 30 s (the
+// minute's is further) and /advice then holds want.
+func ownersNode(t *testing.T, root, uid string, pod top.PodName, containers map[string]string, made func(), want, what string) {
+	t.Helper()
+	lookups := make(chan struct{}, 16)
+	var posted atomic.Bool
 	owners := func(context.Context) (Pods, error) {
-		calls++
 		names := top.NewPodNames()
 		if posted.Load() {
-			names.Add(uid, top.PodName{Namespace: "batch", Name: "report-1"}, map[string]string{c2: "render"})
+			names.Add(uid, pod, containers)
 		}
-		lookups <- calls
+		lookups <- struct{}{}
 		return Pods{Owners: map[top.PodName]Owner{}, Names: names}, nil
 	}
 	a, err := New(Config{Root: root, Node: "node-1", Owners: owners, Interval: time.Second,
@@ -503,26 +494,45 @@ func TestAgentNamesANewPodSoon(t *testing.T) {
 	defer func() { cancel(); <-done }()
 	<-lookups // at start
 	posted.Store(true)
-	if err := os.Rename(staged, pod); err != nil {
-		t.Fatal(err)
-	}
+	made()
 	select {
 	case <-lookups:
 	case <-time.After(30 * time.Second):
-		t.Fatal("no look-up within 30 s of a container the names did not know: it waits for the minute's")
+		t.Fatalf("no look-up within 30 s of %s: it waits for the minute's", what)
 	}
 	// the names reach top's watcher at its next report (every second here)
 	for {
 		_, body := get(t, a.Handler(), "/advice")
-		if strings.Contains(body, `"pod": "report-1"`) {
+		if strings.Contains(body, want) {
 			return
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the new pod is still unnamed: %s", body)
+			t.Fatalf("no %s in /advice for %s: %s", want, what, body)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// TestAgentNamesANewPodSoon: a container whose pod the names do not know
+// yet (its cgroup is made before the kubelet posts its status) is named by
+// a look-up soon after it is found, not at the minute's.
+func TestAgentNamesANewPodSoon(t *testing.T) {
+	root := toptest.FakeRoot(t, "v1-joined-kubepods-cgroupfs")
+	// the BestEffort pod, which the kubelet's log directories do not name,
+	// is made while the agent runs
+	const uid = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+	const c2 = "c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2c2"
+	pod := filepath.Join(root, "sys/fs/cgroup/cpu,cpuacct/kubepods/besteffort/pod"+uid)
+	staged := filepath.Join(root, "staged")
+	if err := os.Rename(pod, staged); err != nil {
+		t.Fatal(err)
+	}
+	ownersNode(t, root, uid, top.PodName{Namespace: "batch", Name: "report-1"}, map[string]string{c2: "render"}, func() {
+		if err := os.Rename(staged, pod); err != nil {
+			t.Fatal(err)
+		}
+	}, `"pod": "report-1"`, "a container the names did not know")
 }
 
 // TestAgentNamesARestartedContainerSoon: a restarted container has a new ID,
@@ -545,48 +555,11 @@ func TestAgentNamesARestartedContainerSoon(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(root, "sys/fs/cgroup/cpu,cpuacct/kubepods/besteffort/pod0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")); err != nil {
 		t.Fatal(err)
 	}
-	lookups := make(chan struct{}, 16)
-	var posted atomic.Bool
-	owners := func(context.Context) (Pods, error) {
-		names := top.NewPodNames()
-		if posted.Load() {
-			names.Add(uid, top.PodName{Namespace: "shop", Name: "cart-7d9f"}, map[string]string{c7: "cart"})
+	ownersNode(t, root, uid, top.PodName{Namespace: "shop", Name: "cart-7d9f"}, map[string]string{c7: "cart"}, func() {
+		if err := os.Rename(staged, filepath.Join(pod, c7)); err != nil { // the restart
+			t.Fatal(err)
 		}
-		lookups <- struct{}{}
-		return Pods{Owners: map[top.PodName]Owner{}, Names: names}, nil
-	}
-	a, err := New(Config{Root: root, Node: "node-1", Owners: owners, Interval: time.Second,
-		Summary: SummaryConfig{Window: 20 * time.Second, Block: 5 * time.Second, Chunk: time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.settle, a.gap = 100*time.Millisecond, 300*time.Millisecond
-	ctx, cancel := context.WithTimeout(context.Background(), 45*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
-	defer func() { cancel(); <-done }()
-	<-lookups // at start
-	posted.Store(true)
-	if err := os.Rename(staged, filepath.Join(pod, c7)); err != nil { // the restart
-		t.Fatal(err)
-	}
-	select {
-	case <-lookups:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no look-up within 30 s of a restarted container: it waits for the minute's")
-	}
-	for {
-		_, body := get(t, a.Handler(), "/advice")
-		if strings.Contains(body, c7) {
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("the restarted container is not summarised: %s", body)
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
+	}, c7, "a restarted container")
 }
 
 // TestAgentStartupAfterARestart: a container that appeared while the agent
