@@ -355,31 +355,30 @@ func TestAgentCheckpoint(t *testing.T) {
 	}
 }
 
-// TestAgentStartupBeforeTheFirstReport: a container found between the
-// agent's first sample and its first report (top's watcher finds it when
-// its directory is made) is starting too.
-func TestAgentStartupBeforeTheFirstReport(t *testing.T) {
-	n := newFakeNode(t, "v1-joined-kubepods-cgroupfs", nil)
-	n.a.cfg.Startup = 2 * time.Second
+// takeAwayBestEffort moves the fake tree's BestEffort pod (one the
+// kubelet's log directories do not name) out of it, as if not made yet, and
+// returns what puts it back; the agent's watcher is told either way.
+func (n *fakeNode) takeAwayBestEffort() (back func()) {
+	n.t.Helper()
 	pod := filepath.Join(n.root, "sys/fs/cgroup/cpu,cpuacct/kubepods/besteffort/pod0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
 	staged := filepath.Join(n.root, "staged")
-	if err := os.Rename(pod, staged); err != nil {
-		t.Fatal(err)
+	move := func(from, to string) {
+		if err := os.Rename(from, to); err != nil {
+			n.t.Fatal(err)
+		}
+		if err := n.a.w.Discover(); err != nil { // as Run does on a directory's event
+			n.t.Fatal(err)
+		}
+		n.scan()
 	}
-	if err := n.a.w.Discover(); err != nil {
-		t.Fatal(err)
-	}
-	n.scan()
-	n.run(300 * time.Millisecond) // no report yet
-	if err := os.Rename(staged, pod); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.a.w.Discover(); err != nil { // as Run does on the directory's event
-		t.Fatal(err)
-	}
-	n.scan()
-	n.run(4 * time.Second)
-	doc := adviceOf(t, n.a.Handler())
+	move(pod, staged)
+	return func() { move(staged, pod) }
+}
+
+// checkNewStartup checks /advice: the BestEffort pod's container (new) has a
+// start-up of about 2 s, the others (old: why they have none) have none.
+func checkNewStartup(t *testing.T, doc AdviceDoc, new, old string) {
+	t.Helper()
 	seen := 0
 	for _, c := range doc.Containers {
 		isNew := strings.Contains(c.Cgroup, "pod0a1b2c3d")
@@ -388,14 +387,27 @@ func TestAgentStartupBeforeTheFirstReport(t *testing.T) {
 		}
 		switch {
 		case isNew && (c.Startup == nil || c.Startup.Seconds < 1.5):
-			t.Errorf("the container found before the first report: start-up %+v, want about 2 s", c.Startup)
+			t.Errorf("the container %s: start-up %+v, want about 2 s", new, c.Startup)
 		case !isNew && c.Startup != nil:
-			t.Errorf("%s was there at the first sample: start-up %+v", c.Cgroup, c.Startup)
+			t.Errorf("%s %s: start-up %+v", c.Cgroup, old, c.Startup)
 		}
 	}
-	if seen != 1 {
-		t.Fatalf("%d new containers in /advice, want 1", seen)
+	if seen != 1 || len(doc.Containers) != 3 {
+		t.Fatalf("%d containers in /advice, %d of them new; want 3 and 1", len(doc.Containers), seen)
 	}
+}
+
+// TestAgentStartupBeforeTheFirstReport: a container found between the
+// agent's first sample and its first report (top's watcher finds it when
+// its directory is made) is starting too.
+func TestAgentStartupBeforeTheFirstReport(t *testing.T) {
+	n := newFakeNode(t, "v1-joined-kubepods-cgroupfs", nil)
+	n.a.cfg.Startup = 2 * time.Second
+	back := n.takeAwayBestEffort()
+	n.run(300 * time.Millisecond) // no report yet
+	back()
+	n.run(4 * time.Second)
+	checkNewStartup(t, adviceOf(t, n.a.Handler()), "found before the first report", "was there at the first sample")
 }
 
 // TestAgentStartupOfANewContainer: a container that appears while the agent
@@ -568,23 +580,12 @@ func TestAgentNamesARestartedContainerSoon(t *testing.T) {
 func TestAgentStartupAfterARestart(t *testing.T) {
 	dir := t.TempDir()
 	n := newFakeNode(t, "v1-joined-kubepods-cgroupfs", nil)
-	pod := filepath.Join(n.root, "sys/fs/cgroup/cpu,cpuacct/kubepods/besteffort/pod0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")
-	staged := filepath.Join(n.root, "staged")
-	if err := os.Rename(pod, staged); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.a.w.Discover(); err != nil {
-		t.Fatal(err)
-	}
-	n.scan()
+	back := n.takeAwayBestEffort()
 	n.run(3 * time.Second)
 	if err := n.a.SaveState(dir); err != nil {
 		t.Fatal(err)
 	}
 	// down; the pod comes meanwhile; the agent comes back from its checkpoint
-	if err := os.Rename(staged, pod); err != nil {
-		t.Fatal(err)
-	}
 	a, err := New(Config{Root: n.root, Node: "node-1", MaxMilli: 2000, Startup: 2 * time.Second,
 		Summary: SummaryConfig{Window: 20 * time.Second, Block: 5 * time.Second, Chunk: time.Second}})
 	if err != nil {
@@ -595,19 +596,7 @@ func TestAgentStartupAfterARestart(t *testing.T) {
 		t.Fatalf("loaded %d summaries, err %v; want 2", got, err)
 	}
 	n.a = a
-	n.scan()
+	back()
 	n.run(4 * time.Second)
-	doc := adviceOf(t, a.Handler())
-	if len(doc.Containers) != 3 {
-		t.Fatalf("%d containers, want 3", len(doc.Containers))
-	}
-	for _, c := range doc.Containers {
-		isNew := strings.Contains(c.Cgroup, "pod0a1b2c3d")
-		switch {
-		case isNew && (c.Startup == nil || c.Startup.Seconds < 1.5):
-			t.Errorf("the container that came while the agent was down: start-up %+v, want about 2 s", c.Startup)
-		case !isNew && c.Startup != nil:
-			t.Errorf("%s was in the checkpoint: start-up %+v", c.Cgroup, c.Startup)
-		}
-	}
+	checkNewStartup(t, adviceOf(t, a.Handler()), "that came while the agent was down", "was in the checkpoint")
 }
