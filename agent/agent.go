@@ -128,10 +128,11 @@ type Agent struct {
 	// lookup asks refreshOwners for a lookup before the minute is out: a
 	// container was added whose pod or container the names do not know.
 	lookup chan struct{}
-	// sandboxes are the groups named as pods' sandboxes (not summarised):
+	// sandboxes are the groups named as pods' sandboxes (not summarised),
+	// with the count of reports when each was seen first (as container.since):
 	// one that appears asks for a look-up too (a restarted container has a
 	// new ID, which the names know once the kubelet posts it).
-	sandboxes map[string]bool
+	sandboxes map[string]int
 	// settle and gap are OwnersSettle and OwnersGap (tests shorten them).
 	settle, gap time.Duration
 }
@@ -162,7 +163,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a := &Agent{cfg: cfg, containers: map[string]*container{}, collector: top.NewCollector(cfg.Mapping),
-		replays: make(chan replayJob, 1024), lookup: make(chan struct{}, 1), sandboxes: map[string]bool{},
+		replays: make(chan replayJob, 1024), lookup: make(chan struct{}, 1), sandboxes: map[string]int{},
 		settle: OwnersSettle, gap: OwnersGap}
 	w, err := top.New(top.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, Observe: a.observe})
 	if err != nil {
@@ -186,10 +187,12 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 	c := a.containers[path]
 	if c == nil {
 		if !a.cfg.Select(id) {
-			if id.Sandbox && !a.sandboxes[path] {
-				a.sandboxes[path] = true
-				if a.base+at > a.firstSample {
-					a.askOwners()
+			if id.Sandbox {
+				if _, known := a.sandboxes[path]; !known {
+					a.sandboxes[path] = a.reports
+					if a.base+at > a.firstSample {
+						a.askOwners()
+					}
 				}
 			}
 			a.mu.Unlock()
@@ -298,9 +301,9 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 			delete(a.containers, p) // gone: its summary goes with it
 		}
 	}
-	for p := range a.sandboxes {
-		if !all[p] {
-			delete(a.sandboxes, p)
+	for p, since := range a.sandboxes {
+		if !all[p] && since < a.reports {
+			delete(a.sandboxes, p) // gone (one seen since the last report may not be in this one yet)
 		}
 	}
 	a.reports++
