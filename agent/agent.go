@@ -61,9 +61,10 @@ type Config struct {
 	// SaveEvery (default 5 min) and when it ends; LoadState reads them back.
 	StateDir  string
 	SaveEvery time.Duration
-	// Startup is how long the demand of a container that appears after the
-	// agent's first report is its start-up, kept apart from the advice
-	// (Summary.SetStartup) and reported on its own; 0 keeps it in.
+	// Startup is how long the demand of a container that was not there at
+	// the agent's first sample (or came while it was down: addContainer) is
+	// its start-up, kept apart from the advice (Summary.SetStartup) and
+	// reported on its own; 0 keeps it in.
 	Startup time.Duration
 }
 

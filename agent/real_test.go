@@ -14,6 +14,24 @@ import (
 	"github.com/throttlelab/throttlelab/top/toptest"
 )
 
+// runAgent runs an agent on this host's cgroups (every group selected; a
+// 20 s window of 2 s blocks and 1 s chunks) reporting every interval, with
+// start-ups of startup, for at most 60 s: done gets Run's error once ctx
+// ends (cancel ends it early).
+func runAgent(t *testing.T, interval, startup time.Duration) (a *agent.Agent, ctx context.Context, done chan error, cancel context.CancelFunc) {
+	t.Helper()
+	a, err := agent.New(agent.Config{Root: "/", Node: "this-host", Interval: interval, Startup: startup,
+		Select:  func(id top.Identity) bool { return true },
+		Summary: agent.SummaryConfig{Window: 20 * time.Second, Block: 2 * time.Second, Chunk: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 60*time.Second)
+	done = make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	return a, ctx, done, cancel
+}
+
 // TestRealAgent runs the agent for real on this host's
 // cgroups, until its window holds two seconds, with a spinning process under a 0.2 CPU limit, and checks the
 // shapes of what it serves for that group: the limit read back, demand
@@ -23,20 +41,12 @@ func TestRealAgent(t *testing.T) {
 	g := cgrouptest.LimitedGroup(t, 20000, 100000)
 	toptest.Start(t, toptest.WithUsage(t, g), true)
 	path := toptest.CgroupPath(t, g.Dir)
-	a, err := agent.New(agent.Config{Root: "/", Node: "this-host", Interval: time.Second,
-		Select:  func(id top.Identity) bool { return true },
-		Summary: agent.SummaryConfig{Window: 20 * time.Second, Block: 2 * time.Second, Chunk: time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Sample until the group's window holds two seconds (two chunks, one
 	// block), with a generous deadline: on a loaded host (the race detector,
 	// others' load) the first report and the chunks come late.
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	started := time.Now()
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
+	a, _, done, cancel := runAgent(t, time.Second, 0)
+	defer cancel()
 	find := func() *agent.View {
 		for _, x := range a.Views() {
 			if x.Cgroup == path {
@@ -95,16 +105,7 @@ wait:
 // and its first seconds are its start-up, kept apart from the advice.
 func TestRealAgentSeesANewGroupStart(t *testing.T) {
 	cgrouptest.Require(t)
-	a, err := agent.New(agent.Config{Root: "/", Node: "this-host", Interval: time.Minute, Startup: 2 * time.Second,
-		Select:  func(id top.Identity) bool { return true },
-		Summary: agent.SummaryConfig{Window: 20 * time.Second, Block: 2 * time.Second, Chunk: time.Second}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- a.Run(ctx) }()
+	a, ctx, done, cancel := runAgent(t, time.Minute, 2*time.Second)
 	defer func() { cancel(); <-done }()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()

@@ -104,10 +104,12 @@ func TestRealLimitedAndIdleGroups(t *testing.T) {
 	}
 }
 
-func TestRealGroupsComeAndGo(t *testing.T) {
-	// In CI (CI set) a host that cannot run it fails the test, never skips it.
+// manager makes throttlelab/NAME-PID on this host for the test's groups
+// and removes it after (a host that cannot fails the test in CI).
+func manager(t *testing.T, name string) *cgroup.Manager {
+	t.Helper()
 	cgrouptest.Require(t)
-	m, err := cgroup.NewManager("/", fmt.Sprintf("top-%d", os.Getpid()), false)
+	m, err := cgroup.NewManager("/", fmt.Sprintf("%s-%d", name, os.Getpid()), false)
 	if err != nil {
 		cgrouptest.Unavailable(t, "cannot manage cgroups here: %v", err)
 	}
@@ -116,6 +118,12 @@ func TestRealGroupsComeAndGo(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	return m
+}
+
+func TestRealGroupsComeAndGo(t *testing.T) {
+	// In CI (CI set) a host that cannot run it fails the test, never skips it.
+	m := manager(t, "top")
 	keep, err := m.NewGroup("keep", cgroup.Settings{QuotaUsec: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -164,16 +172,7 @@ func TestRealGroupsComeAndGo(t *testing.T) {
 // watcher runs is sampled long before the next report (an hour away): the
 // kernel tells of the mkdir (inotify works on cgroupfs).
 func TestRealGroupFoundBetweenReports(t *testing.T) {
-	cgrouptest.Require(t)
-	m, err := cgroup.NewManager("/", fmt.Sprintf("topnew-%d", os.Getpid()), false)
-	if err != nil {
-		cgrouptest.Unavailable(t, "cannot manage cgroups here: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := m.Cleanup(true); err != nil {
-			t.Error(err)
-		}
-	})
+	m := manager(t, "topnew")
 	run := fmt.Sprintf("/throttlelab/topnew-%d", os.Getpid())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
