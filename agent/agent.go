@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
@@ -136,6 +137,12 @@ type Agent struct {
 	sandboxes map[string]int
 	// settle and gap are OwnersSettle and OwnersGap (tests shorten them).
 	settle, gap time.Duration
+
+	// For the agent's own metrics: whether every cgroup directory was
+	// watched at the last report, and the owner look-ups that worked and
+	// failed.
+	watching                 atomic.Bool
+	lookupsOK, lookupsFailed atomic.Int64
 }
 
 type replayJob struct {
@@ -310,6 +317,7 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 	a.reports++
 	a.mu.Unlock()
 	a.collector.Update(keep)
+	a.watching.Store(a.w.Unwatched() == nil)
 }
 
 // Run samples until ctx ends: top's watcher every SampleEvery, a report
@@ -409,9 +417,11 @@ func (a *Agent) refreshOwners(ctx context.Context) {
 func (a *Agent) lookupOwners(ctx context.Context) {
 	o, err := a.cfg.Owners(ctx)
 	if err != nil {
+		a.lookupsFailed.Add(1)
 		a.cfg.Logger.Warn("owner lookup", "err", err)
 		return
 	}
+	a.lookupsOK.Add(1)
 	a.mu.Lock()
 	a.owners = o.Owners
 	a.mu.Unlock()

@@ -600,3 +600,41 @@ func TestAgentStartupAfterARestart(t *testing.T) {
 	n.run(4 * time.Second)
 	checkNewStartup(t, adviceOf(t, a.Handler()), "that came while the agent was down", "was in the checkpoint")
 }
+
+// TestAgentOwnMetrics: the agent's metrics of itself count its samples and
+// the sampling instants a late sample skipped, its containers, whether new
+// ones are watched for, and its owner look-ups; its process's CPU and memory
+// are there for the dashboard's agents row.
+func TestAgentOwnMetrics(t *testing.T) {
+	n := newFakeNode(t, "v2-kubepods-systemd", nil)
+	n.run(2 * time.Second)                 // 200 samples, each on time
+	n.a.Sample(n.at + 50*time.Millisecond) // late: 4 instants skipped
+	fails := true
+	n.a.cfg.Owners = func(context.Context) (Pods, error) {
+		if fails {
+			return Pods{}, fmt.Errorf("pods is forbidden")
+		}
+		return Pods{}, nil
+	}
+	n.a.lookupOwners(context.Background())
+	fails = false
+	n.a.lookupOwners(context.Background())
+	n.a.lookupOwners(context.Background())
+	_, metrics := get(t, n.a.Handler(), "/metrics")
+	for _, want := range []string{
+		`throttlelab_agent_info{node="node-1"} 1`,
+		"throttlelab_agent_containers 1",
+		"throttlelab_agent_samples_total 201",
+		"throttlelab_agent_samples_missed_total 4",
+		"throttlelab_agent_new_containers_watched 1",
+		`throttlelab_agent_owner_lookups_total{result="ok"} 2`,
+		`throttlelab_agent_owner_lookups_total{result="failed"} 1`,
+		"process_cpu_seconds_total ",
+		"process_resident_memory_bytes ",
+		"go_goroutines ",
+	} {
+		if !strings.Contains(metrics, want+"\n") && !strings.Contains(metrics, "\n"+want) {
+			t.Errorf("/metrics has no %q", want)
+		}
+	}
+}

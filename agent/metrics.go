@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/throttlelab/throttlelab/units"
@@ -36,6 +37,46 @@ var (
 	descStartup  = kdesc("throttlelab_startup_throttled_ratio", "For a container the agent saw start: the throttled share of periods its start-up (kept apart from the advice) would have at a limit (at=current|advised); absent otherwise.", "at")
 	descStat     = kdesc("throttlelab_demand_stationary", "1 when the window's blocks agree (advise's judgement), 0 when the demand changed within the window: the advice then rests on its worst block.")
 )
+
+// The agent's metrics of itself, one series each per agent (two look-up
+// counters), beside client_golang's process_* and go_* of its process.
+var (
+	descAgentInfo = prometheus.NewDesc("throttlelab_agent_info", "The agent and its node: join its process_* series on job and instance to this for the node label.", []string{"node"}, nil)
+	descAgentN    = prometheus.NewDesc("throttlelab_agent_containers", "Containers the agent summarises.", nil, nil)
+	descSamples   = prometheus.NewDesc("throttlelab_agent_samples_total", "Samples the agent took (every 10 ms by default).", nil, nil)
+	descMissed    = prometheus.NewDesc("throttlelab_agent_samples_missed_total", "Sampling instants skipped because a sample came more than half an interval late (the agent was not scheduled in time or fell behind): the time between two samples is then replayed as one step, a burst in it as its mean.", nil, nil)
+	descWatching  = prometheus.NewDesc("throttlelab_agent_new_containers_watched", "1 when every cgroup directory is watched (inotify), so a new container is found as its cgroup is made; 0 when new ones wait for the next refresh (--interval) and the agent's log says why.", nil, nil)
+	descLookups   = prometheus.NewDesc("throttlelab_agent_owner_lookups_total", "Look-ups of the node's pods (owners and names) that worked (result=ok) and failed (result=failed; the agent's log says why).", []string{"result"}, nil)
+)
+
+type selfCollector struct{ a *Agent }
+
+func (c selfCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descAgentInfo, descAgentN, descSamples, descMissed, descWatching, descLookups} {
+		ch <- d
+	}
+}
+
+func (c selfCollector) Collect(ch chan<- prometheus.Metric) {
+	a := c.a
+	a.mu.Lock()
+	n := len(a.containers)
+	a.mu.Unlock()
+	taken, missed := a.w.SampleCounts()
+	watching := 0.0
+	if a.watching.Load() {
+		watching = 1
+	}
+	ch <- prometheus.MustNewConstMetric(descAgentInfo, prometheus.GaugeValue, 1, a.cfg.Node)
+	ch <- prometheus.MustNewConstMetric(descAgentN, prometheus.GaugeValue, float64(n))
+	ch <- prometheus.MustNewConstMetric(descSamples, prometheus.CounterValue, float64(taken))
+	ch <- prometheus.MustNewConstMetric(descMissed, prometheus.CounterValue, float64(missed))
+	ch <- prometheus.MustNewConstMetric(descWatching, prometheus.GaugeValue, watching)
+	if a.cfg.Owners != nil {
+		ch <- prometheus.MustNewConstMetric(descLookups, prometheus.CounterValue, float64(a.lookupsOK.Load()), "ok")
+		ch <- prometheus.MustNewConstMetric(descLookups, prometheus.CounterValue, float64(a.lookupsFailed.Load()), "failed")
+	}
+}
 
 // atOrder is the order of the at label's values.
 var atOrder = []string{"current", "advised", "krr", "vpa"}
@@ -107,11 +148,13 @@ type AdviceDoc struct {
 	Containers []*View `json:"containers"`
 }
 
-// Handler serves /metrics (top's metrics of the summarised containers and
-// the agent's own), /advice and /evaluate.
+// Handler serves /metrics (top's metrics of the summarised containers, the
+// agent's per container, and its own with its process's), /advice and
+// /evaluate.
 func (a *Agent) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(a.collector, collector{a})
+	reg.MustRegister(a.collector, collector{a}, selfCollector{a},
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/advice", func(w http.ResponseWriter, r *http.Request) {

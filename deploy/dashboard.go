@@ -18,6 +18,10 @@ import (
 // pod variables.
 const sel = `namespace=~"$namespace", pod=~"$pod"`
 
+// agentInfo gives an agent's own series (its process's, which carry no
+// label of their own) the node label.
+const agentInfo = "group by (job, instance, node) (throttlelab_agent_info)"
+
 // by is the grouping of every per-container series.
 const by = "namespace, pod, container"
 
@@ -98,7 +102,25 @@ func Dashboard() (dashboard.Dashboard, error) {
 		WithPanel(table.NewPanelBuilder().Title("Advised limit per container and target").
 			Description("The smallest limit that meets each target over the window (throttlelab advise --agent shows the whole advice).").
 			Datasource(ds()).Unit("short").Height(8).Span(24).
-			WithTarget(q(`max by (`+by+`, target) (throttlelab_advised_cpu_limit_cores{`+sel+`})`, "").Instant().Format(prometheus.PromQueryFormatTable)))
+			WithTarget(q(`max by (`+by+`, target) (throttlelab_advised_cpu_limit_cores{`+sel+`})`, "").Instant().Format(prometheus.PromQueryFormatTable))).
+		WithRow(dashboard.NewRowBuilder("The agents")).
+		WithPanel(series("Agent CPU per node",
+			"The CPU each agent's process used, in cores (process_cpu_seconds_total, joined to throttlelab_agent_info for the node): about 2% of a core for 200 containers sampled every 10 ms on the machines docs/fleet.md measured.",
+			"short",
+			q(`rate(process_cpu_seconds_total[$__rate_interval]) * on (job, instance) group_left (node) `+agentInfo, "{{node}}"))).
+		WithPanel(series("Agent memory per node",
+			"Each agent's resident memory: the summaries grow with the containers and the window (docs/fleet.md: about 64 MiB for 200 containers over 24 h).",
+			"bytes",
+			q(`process_resident_memory_bytes * on (job, instance) group_left (node) `+agentInfo, "{{node}}"))).
+		WithPanel(series("Samples missed",
+			"The share of 10 ms sampling instants an agent skipped because it came late (not scheduled in time, or behind): the demand between two samples is then replayed as one step. Above 5% for 15 minutes, the ThrottlelabAgentMissesSamples alert fires.",
+			"percentunit",
+			q(`rate(throttlelab_agent_samples_missed_total[$__rate_interval]) / (rate(throttlelab_agent_samples_total[$__rate_interval]) + rate(throttlelab_agent_samples_missed_total[$__rate_interval])) * on (job, instance) group_left (node) `+agentInfo, "{{node}}"))).
+		WithPanel(series("Containers per agent",
+			"The containers each agent summarises, and whether it watches for new ones (1) or finds them only at its refresh (0: no inotify watch left; its log says which sysctl to raise).",
+			"short",
+			q(`throttlelab_agent_containers * on (job, instance) group_left (node) `+agentInfo, "{{node}}"),
+			q(`throttlelab_agent_new_containers_watched * on (job, instance) group_left (node) `+agentInfo, "watched {{node}}")))
 	return b.Build()
 }
 

@@ -18,6 +18,8 @@ type dirEvents struct {
 	failed int            // directories the last Discover could not watch
 	err    error          // why the last of them could not be
 	buf    [4096]byte
+	// addWatch is syscall.InotifyAddWatch (tests run out of watches).
+	addWatch func(fd int, dir string, mask uint32) (int, error)
 }
 
 func newDirEvents() (*dirEvents, error) {
@@ -28,7 +30,7 @@ func newDirEvents() (*dirEvents, error) {
 		}
 		return nil, fmt.Errorf("inotify: %w", err)
 	}
-	return &dirEvents{fd: fd, wds: map[int32]bool{}}, nil
+	return &dirEvents{fd: fd, wds: map[int32]bool{}, addWatch: syscall.InotifyAddWatch}, nil
 }
 
 // watch watches dir for directories made in it, and reports whether the
@@ -40,7 +42,7 @@ func (d *dirEvents) watch(dir string) bool {
 	if d == nil || dir == "" {
 		return false
 	}
-	wd, err := syscall.InotifyAddWatch(d.fd, dir, syscall.IN_CREATE|syscall.IN_MOVED_TO|syscall.IN_ONLYDIR)
+	wd, err := d.addWatch(d.fd, dir, syscall.IN_CREATE|syscall.IN_MOVED_TO|syscall.IN_ONLYDIR)
 	if err == syscall.ENOSPC {
 		d.failed++ // no watch left: what is made in it is found at the report
 		d.err = fmt.Errorf("no inotify watch left (%w): raise fs.inotify.max_user_watches", err)

@@ -1,8 +1,11 @@
 package top
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -48,4 +51,41 @@ func BenchmarkDirEventsIdle(b *testing.B) {
 	}
 	b.ReportMetric(float64(look)/float64(b.N)*100/1e9*100, "cpu-%-at-10ms")
 	b.ReportMetric(float64(look)/float64(pread), "look/pread")
+}
+
+// TestUnwatchedSaysWhy: a node out of inotify watches still has its groups
+// found at each report, and Unwatched says how many directories are not
+// watched and which sysctl to raise; once watches can be had again, the next
+// Discover watches them and Unwatched is nil.
+func TestUnwatchedSaysWhy(t *testing.T) {
+	w, err := New(Options{Root: expand(t, "v2-kubepods-systemd")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if w.events == nil {
+		t.Skipf("no inotify here: %v", w.eventsErr)
+	}
+	if err := w.Unwatched(); err != nil {
+		t.Fatalf("every directory is watched, but Unwatched says %v", err)
+	}
+	groups := len(w.groups)
+	w.events.addWatch = func(int, string, uint32) (int, error) { return -1, syscall.ENOSPC }
+	if err := w.Discover(); err != nil {
+		t.Fatal(err)
+	}
+	err = w.Unwatched()
+	if err == nil || !strings.Contains(err.Error(), "max_user_watches") || !strings.Contains(err.Error(), fmt.Sprintf("%d of the groups' directories", groups)) {
+		t.Fatalf("out of watches for %d groups, Unwatched says %v", groups, err)
+	}
+	if len(w.groups) != groups {
+		t.Errorf("%d groups after a Discover without watches, want %d", len(w.groups), groups)
+	}
+	w.events.addWatch = syscall.InotifyAddWatch
+	if err := w.Discover(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Unwatched(); err != nil {
+		t.Errorf("watches can be had again, but Unwatched says %v", err)
+	}
 }

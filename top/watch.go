@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -68,6 +69,10 @@ type Watcher struct {
 	events     *dirEvents
 	eventsErr  error // why there are none
 	rediscover bool
+	// taken counts the samples, missed the sampling instants a late sample
+	// skipped (SampleCounts); lastAt is the last sample's time.
+	taken, missed atomic.Int64
+	lastAt        time.Duration
 }
 
 // group is one watched cgroup.
@@ -166,6 +171,14 @@ func (w *Watcher) Discover() error {
 		}
 	}
 	return nil
+}
+
+// SampleCounts returns how many samples were taken and how many sampling
+// instants were skipped because a sample came late (the process was not
+// scheduled in time, or its work took longer than the interval). Safe to
+// call while Run runs.
+func (w *Watcher) SampleCounts() (taken, missed int64) {
+	return w.taken.Load(), w.missed.Load()
 }
 
 // Unwatched says what keeps new groups from being found as their
@@ -270,6 +283,16 @@ func vanished(err error, dir string) bool {
 // Sample reads every group's usage and cpu.stat once; at is the time since
 // the watcher started, in order.
 func (w *Watcher) Sample(at time.Duration) {
+	if w.taken.Load() > 0 {
+		// A sample more than half an interval late stands for the
+		// instants it skipped: the time between two samples is then
+		// replayed as one step, and a burst in it as its mean.
+		if gap, every := at-w.lastAt, w.opts.SampleEvery; gap > every*3/2 {
+			w.missed.Add(int64((gap+every/2)/every) - 1)
+		}
+	}
+	w.lastAt = at
+	w.taken.Add(1)
 	for _, g := range w.sorted {
 		if g.gone || g.err != nil {
 			continue

@@ -383,3 +383,23 @@ func find(stats []Stats, path string) *Stats {
 	}
 	return nil
 }
+
+// TestSampleCountsMissed: a sample that comes more than half an interval
+// late counts the sampling instants it skipped; one on time, or a little
+// late, counts none.
+func TestSampleCountsMissed(t *testing.T) {
+	w, err := New(Options{Root: expand(t, "v1-split")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ms := time.Millisecond
+	for _, at := range []time.Duration{0, 10 * ms, 20 * ms, 34 * ms, 50 * ms, 100 * ms, 110 * ms} {
+		w.Sample(at)
+	}
+	// 34 ms: 14 ms after the last, on time enough; 50 ms: 16 ms, one skipped
+	// (40 ms); 100 ms: four skipped (60 to 90 ms).
+	if taken, missed := w.SampleCounts(); taken != 7 || missed != 5 {
+		t.Errorf("SampleCounts() = %d taken, %d missed; want 7 and 5", taken, missed)
+	}
+}
