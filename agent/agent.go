@@ -173,7 +173,10 @@ func New(cfg Config) (*Agent, error) {
 	a := &Agent{cfg: cfg, containers: map[string]*container{}, collector: top.NewCollector(cfg.Mapping),
 		replays: make(chan replayJob, 1024), lookup: make(chan struct{}, 1), sandboxes: map[string]int{},
 		settle: OwnersSettle, gap: OwnersGap}
-	w, err := top.New(top.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, Observe: a.observe})
+	// Only the containers it summarises are read every 10 ms; the pods'
+	// groups, their sandboxes, the QoS classes and the system's are read at
+	// their first sample (observe sees sandboxes appear) and at reports.
+	w, err := top.New(top.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, Observe: a.observe, Every: cfg.Select})
 	if err != nil {
 		return nil, err
 	}

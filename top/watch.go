@@ -31,6 +31,13 @@ type Options struct {
 	// cumulative usage (ns) at each sample (the agent keeps its demand from
 	// them).
 	Observe func(path string, id Identity, at time.Duration, usageNs, throttled uint64)
+	// Every, if set, picks the groups read at every sample (by their
+	// identity, at each Discover); the others are read at their first
+	// sample (Observe sees them appear) and then only at each Report: their
+	// rows have the interval's totals and means, and no peak within a
+	// period. nil reads every group at every sample (top does; the agent
+	// reads the containers it summarises only).
+	Every func(Identity) bool
 }
 
 func (o *Options) defaults() {
@@ -90,8 +97,10 @@ type group struct {
 	// then: without a quota the bandwidth counters do not move, and the
 	// last ones read are carried on (statRead is set once they were).
 	limited, statRead bool
-	tracker           *cgroup.PeakTracker
-	pressure          *Pressure // at the interval's start
+	// every: read at every sample (Options.Every), else at reports.
+	every    bool
+	tracker  *cgroup.PeakTracker
+	pressure *Pressure // at the interval's start
 }
 
 // sample is a group's counters at one instant.
@@ -167,6 +176,7 @@ func (w *Watcher) Discover() error {
 	w.sorted = w.sorted[:0]
 	for _, r := range refs {
 		if g, ok := w.groups[r.Path]; ok {
+			g.every = w.opts.Every == nil || w.opts.Every(g.id)
 			w.sorted = append(w.sorted, g)
 		}
 	}
@@ -294,33 +304,40 @@ func (w *Watcher) Sample(at time.Duration) {
 	w.lastAt = at
 	w.taken.Add(1)
 	for _, g := range w.sorted {
-		if g.gone || g.err != nil {
-			continue
+		if g.every || g.samples == 0 {
+			w.sampleGroup(g, at)
 		}
-		s, err := g.read(at)
-		if err != nil {
-			if vanished(err, g.dir()) {
-				g.gone = true
-				g.close()
-			} else {
-				g.err = err
-			}
-			continue
+	}
+}
+
+// sampleGroup reads one group's usage and cpu.stat at time at.
+func (w *Watcher) sampleGroup(g *group, at time.Duration) {
+	if g.gone || g.err != nil {
+		return
+	}
+	s, err := g.read(at)
+	if err != nil {
+		if vanished(err, g.dir()) {
+			g.gone = true
+			g.close()
+		} else {
+			g.err = err
 		}
-		if g.samples > 0 && (s.UsageNs < g.last.UsageNs || s.Periods < g.last.Periods) {
-			g.samples = 0 // made again under the same path: start over
-		}
-		if g.samples == 0 {
-			g.first = s
-		}
-		g.last = s
-		g.samples++
-		if s.HasUsageNs && w.opts.Observe != nil {
-			w.opts.Observe(g.ref.Path, g.id, at, s.UsageNs, s.ThrottledPeriods)
-		}
-		if s.HasUsageNs {
-			g.tracker.Add(cgroup.PeakPoint{At: at, UsageNs: s.UsageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods})
-		}
+		return
+	}
+	if g.samples > 0 && (s.UsageNs < g.last.UsageNs || s.Periods < g.last.Periods) {
+		g.samples = 0 // made again under the same path: start over
+	}
+	if g.samples == 0 {
+		g.first = s
+	}
+	g.last = s
+	g.samples++
+	if s.HasUsageNs && w.opts.Observe != nil {
+		w.opts.Observe(g.ref.Path, g.id, at, s.UsageNs, s.ThrottledPeriods)
+	}
+	if s.HasUsageNs && g.every {
+		g.tracker.Add(cgroup.PeakPoint{At: at, UsageNs: s.UsageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods})
 	}
 }
 
@@ -348,6 +365,9 @@ func (g *group) read(at time.Duration) (sample, error) {
 func (w *Watcher) Report() []Stats {
 	out := make([]Stats, 0, len(w.sorted))
 	for _, g := range w.sorted {
+		if !g.every && g.samples > 0 && g.last.at < w.lastAt {
+			w.sampleGroup(g, w.lastAt) // read at reports only: now, just after the last sample
+		}
 		if g.gone {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -401,5 +402,49 @@ func TestSampleCountsMissed(t *testing.T) {
 	// (40 ms); 100 ms: four skipped (60 to 90 ms).
 	if taken, missed := w.SampleCounts(); taken != 7 || missed != 5 {
 		t.Errorf("SampleCounts() = %d taken, %d missed; want 7 and 5", taken, missed)
+	}
+}
+
+// TestEveryReadsOthersAtReports: with Options.Every, the groups it picks are
+// read at every sample and the others at their first sample and at each
+// report: their rows keep the interval's totals and mean use, without a
+// peak within a period; Observe sees both.
+func TestEveryReadsOthersAtReports(t *testing.T) {
+	root := expand(t, "v2-kubepods-systemd")
+	const pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice"
+	const ctr = pod + "/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
+	observed := map[string]int{}
+	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
+		Observe: func(path string, _ Identity, _ time.Duration, _, _ uint64) { observed[path]++ }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cp, cc := &countingFile{CounterFile: w.groups[pod].counters.Stat}, &countingFile{CounterFile: w.groups[ctr].counters.Stat}
+	w.groups[pod].counters.Stat, w.groups[ctr].counters.Stat = cp, cc
+	for i := range 30 {
+		w.Sample(time.Duration(i) * 10 * time.Millisecond)
+	}
+	if cp.n != 1 || cc.n != 30 {
+		t.Fatalf("after 30 samples: the pod's cpu.stat read %d times (want 1), the container's %d (want 30)", cp.n, cc.n)
+	}
+	// the pod's group used 0.5 s more by the report (290 ms after its first)
+	writeFile(t, root, "sys/fs/cgroup"+pod+"/cpu.stat", "usage_usec 1300000\nuser_usec 0\nsystem_usec 0\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\nnr_bursts 0\nburst_usec 0\n")
+	stats := w.Report()
+	if cp.n != 2 {
+		t.Errorf("the pod's cpu.stat read %d times by the report, want 2", cp.n)
+	}
+	p, c := find(stats, pod), find(stats, ctr)
+	if p == nil || c == nil {
+		t.Fatalf("rows: pod %v, container %v", p, c)
+	}
+	if p.UsageCores == nil || math.Abs(*p.UsageCores-0.5/0.29) > 1e-6 {
+		t.Errorf("the pod's mean use %v, want %.3f (0.5 s over 290 ms)", p.UsageCores, 0.5/0.29)
+	}
+	if p.PeakPeriodCores != nil {
+		t.Errorf("the pod's peak within a period %v from two readings 290 ms apart, want none", *p.PeakPeriodCores)
+	}
+	if observed[pod] != 2 || observed[ctr] != 30 {
+		t.Errorf("observed the pod %d times (want 2), the container %d (want 30)", observed[pod], observed[ctr])
 	}
 }

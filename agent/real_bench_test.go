@@ -1,0 +1,182 @@
+package agent
+
+// A real-kernel benchmark: it makes 200 cgroups on this host, so run it
+// under the host lock (flock /tmp/throttlelab-host.lock go test ./agent
+// -run X -bench RealNode200).
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+	"github.com/throttlelab/throttlelab/top"
+	"github.com/throttlelab/throttlelab/top/toptest"
+)
+
+// BenchmarkAgentRealNode200 runs the whole agent on a real node's cgroups:
+// 200 Kubernetes pods made on this host (cgroupfs driver, under a test
+// group), each a pod group with a sandbox and a container limited to 1 CPU
+// (602 groups, with their cpuacct twins where cpuacct is a hierarchy of its
+// own). In the same run it runs the agent as it was before it read only its
+// containers every 10 ms (every group at every sample: all), and the agent
+// on a copy of the same hierarchies in plain files (the same groups, files
+// and contents, served by the page cache instead of the kernel's cgroup
+// code: files). The groups are idle (their counters do not move). It
+// reports the agent's CPU per 10 ms round (core%, of one core, as
+// BenchmarkAgentNode200) for each, and the ratios.
+func BenchmarkAgentRealNode200(b *testing.B) {
+	base := cgrouptest.LimitedGroup(b, 100000, 100000)
+	base.SetQuota(b, -1) // the containers' quotas may not exceed their parent's
+	dirs := toptest.WithUsage(b, base)
+	mkdir := func(rel string) {
+		for _, d := range dirs {
+			p := filepath.Join(d, rel)
+			if err := os.Mkdir(p, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { os.Remove(p) })
+		}
+	}
+	mkdir("kubepods")
+	mkdir("kubepods/burstable")
+	for i := range 200 {
+		pod := fmt.Sprintf("kubepods/burstable/pod%08x-2345-4678-9abc-def012345678", i)
+		mkdir(pod)
+		mkdir(pod + "/" + strings.Repeat(fmt.Sprintf("5%07x", i), 8)) // the sandbox
+		ctr := pod + "/" + strings.Repeat(fmt.Sprintf("c%07x", i), 8)
+		mkdir(ctr)
+		if err := os.WriteFile(filepath.Join(base.Dir, ctr, quotaFile(base.Version)), []byte(quotaLine(base.Version)), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fake := b.TempDir()
+	if err := copyHierarchies(fake); err != nil {
+		b.Fatal(err)
+	}
+	selected := func(id top.Identity) bool {
+		return id.Kind == top.KindContainer && strings.HasPrefix(id.ContainerID, "c")
+	}
+	var real, all, copied time.Duration
+	for range b.N {
+		real += agentRounds(b, "/", selected, false)
+		all += agentRounds(b, "/", selected, true)
+		copied += agentRounds(b, fake, selected, false)
+	}
+	per := func(d time.Duration) float64 {
+		return float64(d) / float64(b.N*realRounds) / float64(10*time.Millisecond) * 100
+	}
+	b.ReportMetric(per(real), "real-core%")
+	b.ReportMetric(per(all), "all-core%")
+	b.ReportMetric(per(copied), "files-core%")
+	b.ReportMetric(float64(all)/float64(real), "all/real")
+	b.ReportMetric(float64(real)/float64(copied), "real/files")
+}
+
+func quotaFile(version string) string {
+	if version == "v1" {
+		return "cpu.cfs_quota_us"
+	}
+	return "cpu.max"
+}
+
+func quotaLine(version string) string {
+	if version == "v1" {
+		return "100000"
+	}
+	return "100000 100000"
+}
+
+// realRounds is how many 10 ms rounds agentRounds runs (a minute).
+const realRounds = 6000
+
+// agentRounds runs an agent on root for a minute of 10 ms rounds, reporting
+// every 10 s (the default --interval), and returns the time it took. With
+// all, its watcher reads every group at every sample, as before Every.
+func agentRounds(b *testing.B, root string, selected func(top.Identity) bool, all bool) time.Duration {
+	a, err := New(Config{Root: root, Node: "bench", MaxMilli: 2000, Interval: 10 * time.Second, Select: selected})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if all {
+		a.w.Close()
+		if a.w, err = top.New(top.Options{Root: root, Mapping: cgroup.WeightLinear, Observe: a.observe}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	defer a.Close()
+	start := time.Now()
+	for k := range realRounds {
+		at := time.Duration(k) * 10 * time.Millisecond
+		a.Sample(at)
+		if k%1000 == 0 {
+			if err := a.Report(at); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	a.Drain()
+	took := time.Since(start)
+	if n := len(a.Views()); n != 200 {
+		b.Fatalf("%s: %d containers summarised, want 200", root, n)
+	}
+	return took
+}
+
+// copyHierarchies copies this host's mount table and the readable files of
+// its cpu and cpuacct hierarchies under root.
+func copyHierarchies(root string) error {
+	mi, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Join(root, "proc/self"), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(root, "proc/self/mountinfo"), mi, 0o644); err != nil {
+		return err
+	}
+	var mounts []string
+	for _, l := range strings.Split(string(mi), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 10 {
+			continue
+		}
+		sep := 6
+		for sep < len(f) && f[sep] != "-" {
+			sep++
+		}
+		if sep+3 >= len(f) {
+			continue
+		}
+		fstype, opts := f[sep+1], f[sep+3]
+		if fstype == "cgroup2" || (fstype == "cgroup" && (strings.Contains(opts, "cpu") || strings.Contains(opts, "cpuacct"))) {
+			mounts = append(mounts, f[4])
+		}
+	}
+	for _, m := range mounts {
+		err := filepath.WalkDir(m, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			dst := filepath.Join(root, p)
+			if d.IsDir() {
+				return os.MkdirAll(dst, 0o755)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return nil // write-only
+			}
+			return os.WriteFile(dst, b, 0o644)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
