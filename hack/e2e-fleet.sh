@@ -193,7 +193,8 @@ curl -fs "http://127.0.0.1:$PROM/api/v1/query?query=throttlelab_predicted_thrott
 go run ./hack/e2e-fleet/check -advice "$E2E_OUT/advice.json" -namespace $NS -container server \
 	-before-start "$E2E_OUT/stat-before-start" -before-end "$E2E_OUT/stat-before-end" \
 	-after-start "$E2E_OUT/stat-after-start" -after-end "$E2E_OUT/stat-after-end" -applied "$ADV" \
-	-probe-evaluate "$E2E_OUT/probe-evaluate.json" -probe-start "$E2E_OUT/stat-probe-start" -probe-end "$E2E_OUT/stat-probe-end" -probe-limit "$(quota)" >"$E2E_OUT/check.txt" 2>&1 || checkrc=$?
+	-probe-evaluate "$E2E_OUT/probe-evaluate.json" -probe-start "$E2E_OUT/stat-probe-start" -probe-end "$E2E_OUT/stat-probe-end" -probe-limit "$(quota)" \
+	-prometheus "http://127.0.0.1:$PROM" >"$E2E_OUT/check.txt" 2>&1 || checkrc=$?
 cat "$E2E_OUT/check.txt"
 [ "${checkrc:-0}" = 0 ] || exit 1
 say "passed"

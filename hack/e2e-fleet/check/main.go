@@ -5,7 +5,9 @@
 // on the host), prints a table, and exits 1 when the share after the resize
 // is off the prediction by more than max(0.07, 30% of the prediction), or
 // when the probe's is: a limit between the old one and the advice, resized
-// to after, predicted by the agent's /evaluate from the same demand.
+// to after, predicted by the agent's /evaluate from the same demand. With
+// -prometheus it also prints the agent's own CPU, memory and missed samples
+// on the rig, and fails when a dashboard panel's query returns nothing there.
 package main
 
 import (
@@ -34,9 +36,17 @@ func main() {
 	p0 := flag.String("probe-start", "", "cpu.stat at the probe's limit (settled)")
 	p1 := flag.String("probe-end", "", "cpu.stat at the end of the probe's measurement")
 	probeMilli := flag.Int64("probe-limit", 0, "the limit the pod's cgroup has during the probe, in millicores")
+	prom := flag.String("prometheus", "", "the rig's Prometheus: print the agent's own metrics and run the dashboard's queries there")
+	dashboard := flag.String("dashboard", "deploy/grafana/throttlelab.json", "the dashboard whose queries must return data (with -prometheus)")
 	flag.Parse()
 	pr := probe{*probeEval, *p0, *p1, *probeMilli}
-	if err := run(*advice, *ns, *ctr, *b0, *b1, *a0, *a1, *appliedMilli, pr); err != nil {
+	err := run(*advice, *ns, *ctr, *b0, *b1, *a0, *a1, *appliedMilli, pr)
+	if *prom != "" {
+		if rerr := agentOnRig(*prom, *dashboard); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e-fleet check:", err)
 		os.Exit(1)
 	}

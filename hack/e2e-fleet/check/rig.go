@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/throttlelab/throttlelab/deploy"
+	"github.com/throttlelab/throttlelab/fleet"
+)
+
+// agentOnRig prints what the agent's own metrics say on the rig's
+// Prometheus (its CPU and memory, the samples it missed, its containers),
+// and runs every panel query of the dashboard there: an error names the
+// queries that came back empty.
+func agentOnRig(prom, dashboard string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	one := func(q string) (float64, error) {
+		ss, err := fleet.Query(ctx, http.DefaultClient, prom, q)
+		if err != nil {
+			return 0, err
+		}
+		if len(ss) != 1 {
+			return 0, fmt.Errorf("%s: %d series, want 1", q, len(ss))
+		}
+		return ss[0].Value, nil
+	}
+	var vals [5]float64
+	for i, q := range []string{
+		`rate(process_cpu_seconds_total{job="throttlelab-agent"}[5m])`,
+		`max_over_time(process_resident_memory_bytes{job="throttlelab-agent"}[5m])`,
+		`increase(throttlelab_agent_samples_missed_total[5m]) / (increase(throttlelab_agent_samples_total[5m]) + increase(throttlelab_agent_samples_missed_total[5m]))`,
+		`throttlelab_agent_containers`,
+		`throttlelab_agent_new_containers_watched`,
+	} {
+		v, err := one(q)
+		if err != nil {
+			return err
+		}
+		vals[i] = v
+	}
+	fmt.Printf("the agent over the last 5 min: %.4f cores (%.2f%% of one), %.0f MiB resident at most, %.2f%% of its samples missed, %.0f containers, new ones watched: %v\n",
+		vals[0], 100*vals[0], vals[1]/(1<<20), 100*vals[2], vals[3], vals[4] == 1)
+	b, err := os.ReadFile(dashboard)
+	if err != nil {
+		return err
+	}
+	qs, err := deploy.Queries(b)
+	if err != nil {
+		return err
+	}
+	// Grafana's variables as the dashboard's defaults (All) resolve them.
+	expand := strings.NewReplacer("$__rate_interval", "1m", "$namespace", ".*", "$pod", ".*")
+	var empty []string
+	for _, q := range qs {
+		ss, err := fleet.Query(ctx, http.DefaultClient, prom, expand.Replace(q))
+		if err != nil {
+			return err
+		}
+		if len(ss) == 0 {
+			empty = append(empty, q)
+		}
+	}
+	if len(empty) > 0 {
+		return fmt.Errorf("%d of the dashboard's %d panel queries returned nothing on the rig's Prometheus:\n  %s", len(empty), len(qs), strings.Join(empty, "\n  "))
+	}
+	fmt.Printf("the dashboard: all %d panel queries returned data on the rig's Prometheus\n", len(qs))
+	return nil
+}
