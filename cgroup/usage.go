@@ -142,6 +142,23 @@ func (u *UsageCounter) Read(stat bool) (UsageReading, error) {
 	return r, nil
 }
 
+// ReadStat reads cpu.stat alone (a v1 group's, whose usage is in
+// cpuacct.usage; nil Stat gives zero counters).
+func (u *UsageCounter) ReadStat() (CPUCounters, error) {
+	if u.Stat == nil {
+		return CPUCounters{}, nil
+	}
+	b, err := u.Stat.Read()
+	if err != nil {
+		return CPUCounters{}, fmt.Errorf("reading %s: %w", u.StatPath, err)
+	}
+	c, err := ParseCPUCounters(b)
+	if err != nil {
+		return c, fmt.Errorf("%s: %w", u.StatPath, err)
+	}
+	return c, nil
+}
+
 // ReadUsage reads the usage alone (with cpu.stat where usage is in it), and
 // fails with ErrNoUsage where no file counts it.
 func (u *UsageCounter) ReadUsage(stat bool) (UsageReading, error) {

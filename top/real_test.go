@@ -204,3 +204,75 @@ func TestRealGroupFoundBetweenReports(t *testing.T) {
 		t.Fatalf("made %v, found %v before the deadline (%v)", made, found, ctx.Err())
 	}
 }
+
+// TestRealV1StatSkipMissesNothing: on a v1 host, where cpu.stat is read only
+// while a limited group's counters moved within top.Idle, the counters
+// carried on at the samples that skip it are what the kernel's cpu.stat
+// says: a group that bursts (throttled) and then sleeps for longer than Idle
+// has its nr_throttled, as top sees it, equal the file's at every sample
+// whose reading of the file did not change around it, and some samples
+// skip the file.
+func TestRealV1StatSkipMissesNothing(t *testing.T) {
+	l := cgrouptest.Require(t)
+	if l.CPUVersion() != "v1" {
+		t.Skip("cpu.stat is read at every sample on v2 (it holds the usage)")
+	}
+	g := cgrouptest.LimitedGroup(t, 20000, 100000)
+	dirs := toptest.WithUsage(t, g)
+	toptest.StartShell(t, dirs, "while :; do dd if=/dev/zero of=/dev/null bs=1M count=3000 2>/dev/null; sleep 0.4; done")
+	path := toptest.CgroupPath(t, g.Dir)
+	var seen uint64
+	w, err := top.New(top.Options{Root: "/", Observe: func(p string, _ top.Identity, _ time.Duration, _, throttled uint64) {
+		if p == path {
+			seen = throttled
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	statFile, err := os.Open(g.Dir + "/cpu.stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer statFile.Close()
+	throttled := func() uint64 {
+		b := make([]byte, 512)
+		n, _ := statFile.ReadAt(b, 0)
+		c, err := cgroup.ParseCPUCounters(b[:n])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.ThrottledPeriods
+	}
+	start := time.Now()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	compared, differ, moved := 0, 0, 0
+	var last uint64
+	for range 400 { // 4 s: about 4 bursts of 90 ms of CPU, each throttled through 4-5 periods
+		<-tick.C
+		before := throttled()
+		w.Sample(time.Since(start))
+		after := throttled()
+		if before != after {
+			continue // the file moved during the sample: either is right
+		}
+		compared++
+		if seen != before {
+			differ++
+			t.Errorf("at %s top carries nr_throttled %d, the file says %d", time.Since(start).Round(time.Millisecond), seen, before)
+		}
+		if before != last {
+			moved++
+			last = before
+		}
+	}
+	t.Logf("%d samples compared, %d with nr_throttled moved, %d differ", compared, moved, differ)
+	if moved < 3 {
+		t.Errorf("nr_throttled moved at %d samples: the bursts were not throttled, so the test shows nothing", moved)
+	}
+	if compared < 300 {
+		t.Errorf("only %d of 400 samples could be compared", compared)
+	}
+}

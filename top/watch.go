@@ -97,6 +97,10 @@ type group struct {
 	// then: without a quota the bandwidth counters do not move, and the
 	// last ones read are carried on (statRead is set once they were).
 	limited, statRead bool
+	// period is the group's CFS period while it has a quota (0 without);
+	// active the time of the last sample at which its usage or its
+	// cpu.stat moved (see read).
+	period, active time.Duration
 	// every: read at every sample (Options.Every), else at reports.
 	every    bool
 	tracker  *cgroup.PeakTracker
@@ -259,6 +263,7 @@ func (w *Watcher) openGroup(r Ref) *group {
 			g.limited = true
 		}
 	}
+	g.period = period
 	g.tracker = cgroup.NewPeakTracker(period, w.peakWindow(period))
 	if w.src.Version == "v2" {
 		if p, err := ReadPressure(g.dir()); err == nil {
@@ -315,7 +320,7 @@ func (w *Watcher) sampleGroup(g *group, at time.Duration) {
 	if g.gone || g.err != nil {
 		return
 	}
-	s, err := g.read(at)
+	s, err := g.read(at, w.opts.SampleEvery)
 	if err != nil {
 		if vanished(err, g.dir()) {
 			g.gone = true
@@ -348,14 +353,49 @@ func (g *group) dir() string {
 	return g.ref.AcctDir
 }
 
-func (g *group) read(at time.Duration) (sample, error) {
-	stat := g.limited || !g.statRead
-	r, err := g.counters.Read(stat)
-	if err == nil && !stat && g.counters.Usage != nil {
+// read reads the group's counters at time at. Where cpu.stat is a file of
+// its own (v1, beside cpuacct.usage), it is read only when its counters
+// can have moved since the last read, and the last ones read are carried
+// on otherwise: they move only at the period timer, which runs while the
+// group has a quota and used CPU (or was throttled) within the last two
+// periods: the period it used CPU in, and one idle period after which the
+// timer stops; the group's next use starts it again. So a group with a
+// quota has cpu.stat read at every sample while its usage or its cpu.stat
+// moved within the last two periods and two samples (Idle), and at the
+// sample at which its usage moves again; an idle one, only its usage.
+func (g *group) read(at time.Duration, every time.Duration) (sample, error) {
+	if g.counters.Usage == nil { // v2: cpu.stat holds the usage
+		r, err := g.counters.Read(true)
+		return sample{at: at, UsageReading: r}, err
+	}
+	r, err := g.counters.Read(false)
+	if err != nil {
+		return sample{at: at, UsageReading: r}, err
+	}
+	moved := g.samples == 0 || r.UsageNs != g.last.UsageNs
+	if moved {
+		g.active = at
+	}
+	if !g.statRead || (g.limited && (moved || at-g.active <= Idle(g.period, every))) {
+		c, err := g.counters.ReadStat()
+		if err != nil {
+			return sample{at: at, UsageReading: r}, err
+		}
+		if g.statRead && c != g.last.CPUCounters {
+			g.active = at
+		}
+		r.CPUCounters, g.statRead = c, true
+	} else {
 		r.CPUCounters = g.last.CPUCounters // not read: as they were
 	}
-	g.statRead = g.statRead || (err == nil && stat)
-	return sample{at: at, UsageReading: r}, err
+	return sample{at: at, UsageReading: r}, nil
+}
+
+// Idle is how long after its counters last moved a v1 group with a quota
+// of the given period has its cpu.stat read at every sample (sampling every
+// every): two periods (the period timer's last two ticks) and two samples.
+func Idle(period, every time.Duration) time.Duration {
+	return 2*period + 2*every
 }
 
 // Report closes the interval that ends with the last Sample and returns one
@@ -443,6 +483,7 @@ func (w *Watcher) report(g *group) (Stats, error) {
 			st.BurstCores = float64(l.BurstUsec) / float64(l.PeriodUsec)
 			period = time.Duration(l.PeriodUsec) * time.Microsecond
 		}
+		g.period = period
 		g.tracker.SetPeriod(period, w.peakWindow(period))
 		limit := 0.0
 		if st.LimitCores != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math"
 	"os"
@@ -446,5 +447,63 @@ func TestEveryReadsOthersAtReports(t *testing.T) {
 	}
 	if observed[pod] != 2 || observed[ctr] != 30 {
 		t.Errorf("observed the pod %d times (want 2), the container %d (want 30)", observed[pod], observed[ctr])
+	}
+}
+
+// TestV1StatReadWhileCountersMove: on v1, a limited group's cpu.stat is
+// read at every sample while its usage or its cpu.stat moved within Idle
+// (two periods and two samples: the period timer's last ticks), and not
+// after (its counters cannot move while the timer is stopped, and the last
+// ones read are carried on); at the sample at which its usage moves again
+// it is read again, and so is a tick that moves cpu.stat alone within Idle.
+func TestV1StatReadWhileCountersMove(t *testing.T) {
+	root := expand(t, "v1-split")
+	const dir = "sys/fs/cgroup/%s/throttlelab/limits-4242/limited-0/%s"
+	usage := func(ns int) {
+		writeFile(t, root, fmt.Sprintf(dir, "cpuacct", "cpuacct.usage"), fmt.Sprintf("%d\n", ns))
+	}
+	stat := func(periods int) {
+		writeFile(t, root, fmt.Sprintf(dir, "cpu", "cpu.stat"), fmt.Sprintf("nr_periods %d\nnr_throttled 1\nthrottled_time 5000000\nnr_bursts 0\nburst_time 0\n", periods))
+	}
+	usage(1e9)
+	stat(10)
+	w, err := New(Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	g := w.groups["/throttlelab/limits-4242/limited-0"]
+	cs := &countingFile{CounterFile: g.counters.Stat}
+	g.counters.Stat = cs
+	ms := time.Millisecond
+	idle := Idle(100*ms, 10*ms) // 220 ms
+	reads := func(from, to time.Duration) int {
+		n := cs.n
+		for at := from; at < to; at += 10 * ms {
+			w.Sample(at)
+		}
+		return cs.n - n
+	}
+	if n := reads(0, 100*ms); n != 10 {
+		t.Errorf("the first 100 ms: cpu.stat read %d times, want 10 (the first sample starts the group's activity)", n)
+	}
+	stat(11) // the timer's tick at 100 ms
+	if n := reads(100*ms, 200*ms); n != 10 {
+		t.Errorf("100-200 ms: %d reads, want 10", n)
+	}
+	// The tick at 100 ms was the last move: reads go on until 100 ms + Idle.
+	if n := reads(200*ms, 600*ms); n != int((idle-100*ms)/(10*ms))+1 {
+		t.Errorf("200-600 ms, idle since 100 ms: %d reads, want %d (to 100 ms + %s)", n, int((idle-100*ms)/(10*ms))+1, idle)
+	}
+	if got := g.last.Periods; got != 11 {
+		t.Errorf("nr_periods carried on %d, want 11", got)
+	}
+	usage(1e9 + 5e6) // it runs again
+	stat(12)
+	if n := reads(600*ms, 610*ms); n != 1 {
+		t.Errorf("the sample at which the usage moved again: %d reads, want 1", n)
+	}
+	if got := g.last.Periods; got != 12 {
+		t.Errorf("nr_periods %d after the group ran again, want 12", got)
 	}
 }

@@ -119,13 +119,21 @@ func WithUsage(t testing.TB, g *cgrouptest.Group) []string {
 // sleeps, and waits until it is in; it is killed when the test ends.
 func Start(t testing.TB, dirs []string, busy bool) {
 	t.Helper()
-	var join strings.Builder
-	for _, d := range dirs {
-		fmt.Fprintf(&join, "echo $$ > '%s/cgroup.procs' && ", d)
-	}
 	body := "exec sleep 60"
 	if busy {
 		body = "while :; do :; done"
+	}
+	StartShell(t, dirs, body)
+}
+
+// StartShell runs a shell that moves itself into dirs and then runs body,
+// and waits until it is in; it is killed when the test ends (what it
+// started last ends by itself: keep it short).
+func StartShell(t testing.TB, dirs []string, body string) {
+	t.Helper()
+	var join strings.Builder
+	for _, d := range dirs {
+		fmt.Fprintf(&join, "echo $$ > '%s/cgroup.procs' && ", d)
 	}
 	cmd := exec.Command("sh", "-c", join.String()+body)
 	if err := cmd.Start(); err != nil {
