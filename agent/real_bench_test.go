@@ -5,11 +5,13 @@ package agent
 // -run X -bench RealNode200).
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -31,6 +33,31 @@ import (
 // reports the agent's CPU per 10 ms round (core%, of one core, as
 // BenchmarkAgentNode200) for each, and the ratios.
 func BenchmarkAgentRealNode200(b *testing.B) {
+	selected := realNode200(b)
+	fake := b.TempDir()
+	if err := copyHierarchies(fake); err != nil {
+		b.Fatal(err)
+	}
+	var real, all, copied time.Duration
+	for range b.N {
+		real += agentRounds(b, "/", selected, false)
+		all += agentRounds(b, "/", selected, true)
+		copied += agentRounds(b, fake, selected, false)
+	}
+	per := func(d time.Duration) float64 {
+		return float64(d) / float64(b.N*realRounds) / float64(10*time.Millisecond) * 100
+	}
+	b.ReportMetric(per(real), "real-core%")
+	b.ReportMetric(per(all), "all-core%")
+	b.ReportMetric(per(copied), "files-core%")
+	b.ReportMetric(float64(all)/float64(real), "all/real")
+	b.ReportMetric(float64(real)/float64(copied), "real/files")
+}
+
+// realNode200 makes the groups of a node of 200 pods on this host (see
+// BenchmarkAgentRealNode200), removed when the benchmark ends, and returns
+// the agent's selection of their containers.
+func realNode200(b *testing.B) func(top.Identity) bool {
 	base := cgrouptest.LimitedGroup(b, 100000, 100000)
 	base.SetQuota(b, -1) // the containers' quotas may not exceed their parent's
 	dirs := toptest.WithUsage(b, base)
@@ -55,27 +82,60 @@ func BenchmarkAgentRealNode200(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	fake := b.TempDir()
-	if err := copyHierarchies(fake); err != nil {
-		b.Fatal(err)
-	}
-	selected := func(id top.Identity) bool {
+	return func(id top.Identity) bool {
 		return id.Kind == top.KindContainer && strings.HasPrefix(id.ContainerID, "c")
 	}
-	var real, all, copied time.Duration
+}
+
+// BenchmarkAgentRealRun runs the agent as a node runs it (Run: a 10 ms
+// ticker, reports every 10 s, the replay worker) on the groups of
+// BenchmarkAgentRealNode200 for 15 s of wall time, start-up included, and
+// takes the CPU the process used (getrusage); in the same run, a bare 10 ms
+// ticker that does nothing else, for as long. run-core% and ticker-core%
+// are their shares of one core: what waking every 10 ms costs on this host
+// is the floor under any sampler's.
+func BenchmarkAgentRealRun(b *testing.B) {
+	selected := realNode200(b)
+	const wall = 15 * time.Second
+	var run, ticker time.Duration
 	for range b.N {
-		real += agentRounds(b, "/", selected, false)
-		all += agentRounds(b, "/", selected, true)
-		copied += agentRounds(b, fake, selected, false)
+		c0 := processCPU(b)
+		a, err := New(Config{Root: "/", Node: "bench", MaxMilli: 2000, Select: selected})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wall)
+		err = a.Run(ctx)
+		cancel()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(a.Views()); n != 200 {
+			b.Fatalf("%d containers summarised, want 200", n)
+		}
+		run += processCPU(b) - c0
+
+		c0 = processCPU(b)
+		t := time.NewTicker(10 * time.Millisecond)
+		for end := time.Now().Add(wall); time.Now().Before(end); {
+			<-t.C
+		}
+		t.Stop()
+		ticker += processCPU(b) - c0
 	}
-	per := func(d time.Duration) float64 {
-		return float64(d) / float64(b.N*realRounds) / float64(10*time.Millisecond) * 100
+	share := func(d time.Duration) float64 { return float64(d) / float64(time.Duration(b.N)*wall) * 100 }
+	b.ReportMetric(share(run), "run-core%")
+	b.ReportMetric(share(ticker), "ticker-core%")
+	b.ReportMetric(float64(run)/float64(ticker), "run/ticker")
+}
+
+// processCPU is the CPU time the process used so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(per(real), "real-core%")
-	b.ReportMetric(per(all), "all-core%")
-	b.ReportMetric(per(copied), "files-core%")
-	b.ReportMetric(float64(all)/float64(real), "all/real")
-	b.ReportMetric(float64(real)/float64(copied), "real/files")
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func quotaFile(version string) string {
