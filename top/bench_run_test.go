@@ -1,0 +1,73 @@
+package top
+
+// A real-kernel benchmark: it makes 200 cgroups on this host, so run it under
+// the host lock (flock /tmp/throttlelab-host.lock go test ./top -run X
+// -bench RunLockedThread).
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+)
+
+// BenchmarkRunLockedThread runs the watcher as top and the agent run it
+// (Run: every 10 ms, a report every 10 s) on 200 idle real groups limited to
+// 1 CPU (with their cpuacct twins where cpuacct is a hierarchy of its own),
+// read at every sample, for 30 s from one locked OS thread (as Run samples)
+// and, in the same run, for 30 s from whichever thread the Go scheduler
+// picks (as it did before), and reports the CPU the process used in each
+// (getrusage) as a share of one core, and their ratio.
+func BenchmarkRunLockedThread(b *testing.B) {
+	l := cgrouptest.Require(b)
+	prefix := fmt.Sprintf("throttlelab-test-%d-", os.Getpid())
+	for range 200 {
+		g := cgrouptest.LimitedGroup(b, 100000, 100000)
+		if acct, ok := l.V1["cpuacct"]; ok && g.Version == "v1" && acct.MountPoint != l.V1["cpu"].MountPoint {
+			twin := filepath.Join(acct.MountPoint, filepath.Base(g.Dir))
+			if err := os.Mkdir(twin, 0o755); err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { os.Remove(twin) })
+		}
+	}
+	const wall = 30 * time.Second
+	run := func(unlocked bool) time.Duration {
+		w, err := New(Options{Root: "/", Every: func(id Identity) bool { return strings.Contains(id.Name, prefix) }})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.Close()
+		w.unlocked = unlocked
+		ctx, cancel := context.WithTimeout(context.Background(), wall)
+		defer cancel()
+		c0 := cpuTime(b)
+		if err := w.Run(ctx, 10*time.Second, func([]Stats) bool { return true }); err != nil {
+			b.Fatal(err)
+		}
+		return cpuTime(b) - c0
+	}
+	var locked, unlocked time.Duration
+	for range b.N {
+		locked += run(false)
+		unlocked += run(true)
+	}
+	share := func(d time.Duration) float64 { return float64(d) / float64(time.Duration(b.N)*wall) * 100 }
+	b.ReportMetric(share(locked), "locked-core%")
+	b.ReportMetric(share(unlocked), "unlocked-core%")
+	b.ReportMetric(float64(unlocked)/float64(locked), "unlocked/locked")
+}
+
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
