@@ -507,3 +507,38 @@ func TestV1StatReadWhileCountersMove(t *testing.T) {
 		t.Errorf("nr_periods %d after the group ran again, want 12", got)
 	}
 }
+
+// TestSleeperWaitsForEachInstant: Run's wait returns at or after each
+// multiple of SampleEvery since its start, never before; after a stall past
+// several instants it goes on from the last instant passed (no burst of
+// catch-up samples: four waits then take at least three intervals less one
+// for the one at once); and it returns false once its context is done.
+func TestSleeperWaitsForEachInstant(t *testing.T) {
+	w := &Watcher{opts: Options{SampleEvery: 5 * time.Millisecond}}
+	ctx, cancel := context.WithCancel(context.Background())
+	start := time.Now()
+	wait := w.sleeper(ctx, start)
+	every := w.opts.SampleEvery
+	for i := range 10 {
+		if !wait() {
+			t.Fatal("wait ended before its context")
+		}
+		if at := time.Since(start); at < time.Duration(i+1)*every {
+			t.Errorf("wait %d returned at %s, before instant %d (%s)", i, at, i+1, time.Duration(i+1)*every)
+		}
+	}
+	time.Sleep(4 * every) // a stall past four instants
+	t0 := time.Now()
+	for range 4 {
+		if !wait() {
+			t.Fatal("wait ended before its context")
+		}
+	}
+	if took := time.Since(t0); took < 2*every {
+		t.Errorf("four waits after a stall took %s: caught up on the instants missed instead of going on from the last", took)
+	}
+	cancel()
+	if wait() {
+		t.Error("wait went on after its context ended")
+	}
+}
