@@ -98,9 +98,10 @@ type group struct {
 	first, last sample // at the interval's start and now
 	samples     int    // since first
 	// limited: the group had a quota at its last report (or when opened).
-	// On v1 its cpu.stat is a file of its own, read at every sample only
-	// then: without a quota the bandwidth counters do not move, and the
-	// last ones read are carried on (statRead is set once they were).
+	// On v1 its cpu.stat is a file of its own, read at a sample only then
+	// and while its counters move (read): without a quota the bandwidth
+	// counters do not move, and the last ones read are carried on
+	// (statRead is set once they were).
 	limited, statRead bool
 	// period is the group's CFS period while it has a quota (0 without);
 	// active the time of the last sample at which its usage or its
