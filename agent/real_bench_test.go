@@ -11,12 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+	"github.com/throttlelab/throttlelab/testenv"
 	"github.com/throttlelab/throttlelab/top"
 	"github.com/throttlelab/throttlelab/top/toptest"
 )
@@ -100,7 +100,7 @@ func BenchmarkAgentRealRun(b *testing.B) {
 	wall, tickerWall := 150*time.Second, 15*time.Second
 	var run, ticker time.Duration
 	for range b.N {
-		c0 := processCPU(b)
+		c0 := testenv.ProcessCPU(b)
 		a, err := New(Config{Root: "/", Node: "bench", MaxMilli: 2000, Select: selected})
 		if err != nil {
 			b.Fatal(err)
@@ -114,30 +114,21 @@ func BenchmarkAgentRealRun(b *testing.B) {
 		if n := len(a.Views()); n != 200 {
 			b.Fatalf("%d containers summarised, want 200", n)
 		}
-		run += processCPU(b) - c0
+		run += testenv.ProcessCPU(b) - c0
 
-		c0 = processCPU(b)
+		c0 = testenv.ProcessCPU(b)
 		t := time.NewTicker(10 * time.Millisecond)
 		for end := time.Now().Add(tickerWall); time.Now().Before(end); {
 			<-t.C
 		}
 		t.Stop()
-		ticker += processCPU(b) - c0
+		ticker += testenv.ProcessCPU(b) - c0
 	}
 	runShare := float64(run) / float64(time.Duration(b.N)*wall) * 100
 	tickerShare := float64(ticker) / float64(time.Duration(b.N)*tickerWall) * 100
 	b.ReportMetric(runShare, "run-core%")
 	b.ReportMetric(tickerShare, "ticker-core%")
 	b.ReportMetric(runShare/tickerShare, "run/ticker")
-}
-
-// processCPU is the CPU time the process used so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func quotaFile(version string) string {

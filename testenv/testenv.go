@@ -10,7 +10,9 @@ package testenv
 import (
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // InCI reports whether the process runs in CI: the CI environment variable is
@@ -29,4 +31,16 @@ func Unavailable(t testing.TB, format string, args ...any) {
 		t.Fatalf("in CI every test must run: "+format, args...)
 	}
 	t.Skipf(format, args...)
+}
+
+// ProcessCPU is the CPU time (user and system) the test process has used so
+// far, as getrusage gives it: benchmarks that time a whole process's work,
+// wake-ups and all, take the difference.
+func ProcessCPU(t testing.TB) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

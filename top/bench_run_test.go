@@ -10,11 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // BenchmarkRunLockedThread runs the watcher as top and the agent run it
@@ -48,11 +48,11 @@ func BenchmarkRunLockedThread(b *testing.B) {
 		w.unlocked = unlocked
 		ctx, cancel := context.WithTimeout(context.Background(), wall)
 		defer cancel()
-		c0 := cpuTime(b)
+		c0 := testenv.ProcessCPU(b)
 		if err := w.Run(ctx, 10*time.Second, func([]Stats) bool { return true }); err != nil {
 			b.Fatal(err)
 		}
-		return cpuTime(b) - c0
+		return testenv.ProcessCPU(b) - c0
 	}
 	var locked, unlocked time.Duration
 	for range b.N {
@@ -63,12 +63,4 @@ func BenchmarkRunLockedThread(b *testing.B) {
 	b.ReportMetric(share(locked), "locked-core%")
 	b.ReportMetric(share(unlocked), "unlocked-core%")
 	b.ReportMetric(float64(unlocked)/float64(locked), "unlocked/locked")
-}
-
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
