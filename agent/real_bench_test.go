@@ -5,10 +5,12 @@ package agent
 // -run X -bench RealNode200).
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -33,7 +35,7 @@ import (
 // reports the agent's CPU per 10 ms round (core%, of one core, as
 // BenchmarkAgentNode200) for each, and the ratios.
 func BenchmarkAgentRealNode200(b *testing.B) {
-	selected := realNode200(b)
+	selected, _ := realNode200(b)
 	fake := b.TempDir()
 	if err := copyHierarchies(fake); err != nil {
 		b.Fatal(err)
@@ -56,8 +58,9 @@ func BenchmarkAgentRealNode200(b *testing.B) {
 
 // realNode200 makes the groups of a node of 200 pods on this host (see
 // BenchmarkAgentRealNode200), removed when the benchmark ends, and returns
-// the agent's selection of their containers.
-func realNode200(b *testing.B) func(top.Identity) bool {
+// the agent's selection of their containers and each container's
+// directories (one per hierarchy that has it).
+func realNode200(b *testing.B) (func(top.Identity) bool, [][]string) {
 	base := cgrouptest.LimitedGroup(b, 100000, 100000)
 	base.SetQuota(b, -1) // the containers' quotas may not exceed their parent's
 	dirs := toptest.WithUsage(b, base)
@@ -72,19 +75,25 @@ func realNode200(b *testing.B) func(top.Identity) bool {
 	}
 	mkdir("kubepods")
 	mkdir("kubepods/burstable")
+	var containers [][]string
 	for i := range 200 {
 		pod := fmt.Sprintf("kubepods/burstable/pod%08x-2345-4678-9abc-def012345678", i)
 		mkdir(pod)
 		mkdir(pod + "/" + strings.Repeat(fmt.Sprintf("5%07x", i), 8)) // the sandbox
 		ctr := pod + "/" + strings.Repeat(fmt.Sprintf("c%07x", i), 8)
 		mkdir(ctr)
+		var in []string
+		for _, d := range dirs {
+			in = append(in, filepath.Join(d, ctr))
+		}
+		containers = append(containers, in)
 		if err := os.WriteFile(filepath.Join(base.Dir, ctr, quotaFile(base.Version)), []byte(quotaLine(base.Version)), 0o644); err != nil {
 			b.Fatal(err)
 		}
 	}
 	return func(id top.Identity) bool {
 		return id.Kind == top.KindContainer && strings.HasPrefix(id.ContainerID, "c")
-	}
+	}, containers
 }
 
 // BenchmarkAgentRealRun runs the agent as a node runs it (Run: a 10 ms
@@ -96,9 +105,59 @@ func realNode200(b *testing.B) func(top.Identity) bool {
 // for 15 s. run-core% and ticker-core% are their shares of one core: what
 // waking every 10 ms costs on this host is the floor under any sampler's.
 func BenchmarkAgentRealRun(b *testing.B) {
-	selected := realNode200(b)
+	selected, _ := realNode200(b)
+	runAgentAgainstTicker(b, selected)
+}
+
+// BenchmarkAgentRealRunBusy is BenchmarkAgentRealRun with each container
+// lightly busy: a helper process (this test binary, THROTTLELAB_TEST_LOAD)
+// puts one thread in each container's groups (v1 moves threads; a v2 host
+// would need threaded groups, so it skips there), which runs for 0.2 ms every
+// 100 ms, so that every container's counters move within each period and
+// its v1 cpu.stat is read at every sample. Only the agent's process is
+// timed; the helper's 200 threads load the machine as well (0.4 of a core
+// by their own use, and their wake-ups).
+func BenchmarkAgentRealRunBusy(b *testing.B) {
+	selected, containers := realNode200(b)
+	if cgrouptest.Require(b).CPUVersion() != "v1" {
+		b.Skip("the helper moves threads into the containers' groups, which v2 allows only in threaded groups")
+	}
+	list := filepath.Join(b.TempDir(), "containers")
+	var lines []string
+	for _, c := range containers {
+		lines = append(lines, strings.Join(c, "\t"))
+	}
+	if err := os.WriteFile(list, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "THROTTLELAB_TEST_LOAD="+list)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { stdin.Close(); cmd.Wait() }) // before the groups' removal (registered after them)
+	ready, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || ready != "ready\n" {
+		b.Fatalf("the load helper: %q %v", ready, err)
+	}
+	runAgentAgainstTicker(b, selected)
+}
+
+// runAgentAgainstTicker runs the agent on this host's containers that
+// selected picks, as BenchmarkAgentRealRun says, and reports.
+func runAgentAgainstTicker(b *testing.B, selected func(top.Identity) bool) {
 	wall, tickerWall := 150*time.Second, 15*time.Second
 	var run, ticker time.Duration
+	var missed int64
 	for range b.N {
 		c0 := testenv.ProcessCPU(b)
 		a, err := New(Config{Root: "/", Node: "bench", MaxMilli: 2000, Select: selected})
@@ -115,6 +174,8 @@ func BenchmarkAgentRealRun(b *testing.B) {
 			b.Fatalf("%d containers summarised, want 200", n)
 		}
 		run += testenv.ProcessCPU(b) - c0
+		_, m := a.w.SampleCounts()
+		missed += m
 
 		c0 = testenv.ProcessCPU(b)
 		t := time.NewTicker(10 * time.Millisecond)
@@ -129,6 +190,7 @@ func BenchmarkAgentRealRun(b *testing.B) {
 	b.ReportMetric(runShare, "run-core%")
 	b.ReportMetric(tickerShare, "ticker-core%")
 	b.ReportMetric(runShare/tickerShare, "run/ticker")
+	b.ReportMetric(float64(missed)/float64(b.N)/(float64(wall)/float64(10*time.Millisecond))*100, "missed%")
 }
 
 func quotaFile(version string) string {

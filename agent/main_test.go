@@ -1,0 +1,79 @@
+package agent
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestMain runs the tests, or, with THROTTLELAB_TEST_LOAD set, the load
+// helper of BenchmarkAgentRealRunBusy.
+func TestMain(m *testing.M) {
+	if list := os.Getenv("THROTTLELAB_TEST_LOAD"); list != "" {
+		if err := runLoad(list); err != nil {
+			fmt.Fprintln(os.Stderr, "load helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runLoad puts one thread in each line's groups (tab-separated v1
+// directories: the thread's ID is written to each one's tasks file), which
+// runs for 0.2 ms every 100 ms, staggered, says "ready" once every thread is
+// in, and returns when its standard input closes (or after 10 minutes).
+func runLoad(list string) error {
+	b, err := os.ReadFile(list)
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var joined sync.WaitGroup
+	errs := make(chan error, len(lines))
+	for i, l := range lines {
+		joined.Add(1)
+		go func() {
+			runtime.LockOSThread() // this thread stays in the groups; it ends with the process
+			tid := strconv.Itoa(unix.Gettid())
+			for _, d := range strings.Split(l, "\t") {
+				if err := os.WriteFile(d+"/tasks", []byte(tid), 0o644); err != nil {
+					errs <- err
+				}
+			}
+			joined.Done()
+			time.Sleep(time.Duration(i) * 100 * time.Millisecond / time.Duration(len(lines)))
+			for {
+				t0 := time.Now()
+				for time.Since(t0) < 200*time.Microsecond {
+				}
+				time.Sleep(100*time.Millisecond - time.Since(t0))
+			}
+		}()
+	}
+	joined.Wait()
+	select {
+	case err := <-errs:
+		return err
+	default:
+	}
+	fmt.Println("ready")
+	done := make(chan struct{})
+	go func() {
+		bufio.NewReader(os.Stdin).ReadString('\n') // EOF when the benchmark closes it
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Minute):
+	}
+	return nil
+}
