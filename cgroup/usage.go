@@ -129,12 +129,9 @@ func (u *UsageCounter) Read(stat bool) (UsageReading, error) {
 	if u.Stat == nil || (u.Usage != nil && !stat) {
 		return r, nil
 	}
-	b, err := u.Stat.Read()
-	if err != nil {
-		return r, fmt.Errorf("reading %s: %w", u.StatPath, err)
-	}
-	if r.CPUCounters, err = ParseCPUCounters(b); err != nil {
-		return r, fmt.Errorf("%s: %w", u.StatPath, err)
+	var err error
+	if r.CPUCounters, err = u.ReadStat(); err != nil {
+		return r, err
 	}
 	if u.Usage == nil && r.HasUsage {
 		r.UsageNs, r.HasUsageNs = r.UsageUsec*1000, true
