@@ -244,7 +244,8 @@ func agentRounds(b *testing.B, root string, selected func(top.Identity) bool, al
 }
 
 // copyHierarchies copies this host's mount table and the readable files of
-// its cpu and cpuacct hierarchies under root.
+// its cpu and cpuacct hierarchies and its v2 one (cgroup.ReadLayout) under
+// root.
 func copyHierarchies(root string) error {
 	mi, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
@@ -256,25 +257,20 @@ func copyHierarchies(root string) error {
 	if err := os.WriteFile(filepath.Join(root, "proc/self/mountinfo"), mi, 0o644); err != nil {
 		return err
 	}
-	var mounts []string
-	for _, l := range strings.Split(string(mi), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 10 {
-			continue
-		}
-		sep := 6
-		for sep < len(f) && f[sep] != "-" {
-			sep++
-		}
-		if sep+3 >= len(f) {
-			continue
-		}
-		fstype, opts := f[sep+1], f[sep+3]
-		if fstype == "cgroup2" || (fstype == "cgroup" && (strings.Contains(opts, "cpu") || strings.Contains(opts, "cpuacct"))) {
-			mounts = append(mounts, f[4])
+	l, err := cgroup.ReadLayout("/")
+	if err != nil {
+		return err
+	}
+	mounts := map[string]bool{}
+	if l.Unified != nil {
+		mounts[l.Unified.MountPoint] = true
+	}
+	for _, c := range []string{"cpu", "cpuacct"} {
+		if m, ok := l.V1[c]; ok {
+			mounts[m.MountPoint] = true
 		}
 	}
-	for _, m := range mounts {
+	for m := range mounts {
 		err := filepath.WalkDir(m, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
