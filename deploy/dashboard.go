@@ -137,6 +137,13 @@ func DashboardJSON() ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
+// Resolve gives a panel query as Grafana runs it with the dashboard's
+// defaults (every namespace and pod) and $__rate_interval as rateInterval
+// (a PromQL duration: four scrape intervals is Grafana's rule).
+func Resolve(query, rateInterval string) string {
+	return strings.NewReplacer("$__rate_interval", rateInterval, "$namespace", ".*", "$pod", ".*").Replace(query)
+}
+
 // Queries returns every panel query of a dashboard JSON, in order.
 func Queries(dashboardJSON []byte) ([]string, error) {
 	var d struct {

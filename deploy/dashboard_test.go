@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -165,11 +164,9 @@ func TestDashboardQueriesOnPrometheus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Grafana's variables as the dashboard's defaults (All) resolve them.
-	expand := strings.NewReplacer("$__rate_interval", "10s", "$namespace", ".*", "$pod", ".*")
 	empty := map[string]bool{}
 	for _, q := range qs {
-		empty[expand.Replace(q)] = true
+		empty[Resolve(q, "10s")] = true
 	}
 	deadline := time.Now().Add(90 * time.Second)
 	for len(empty) > 0 && time.Now().Before(deadline) {

@@ -53,11 +53,9 @@ func agentOnRig(prom, dashboard string) error {
 	if err != nil {
 		return err
 	}
-	// Grafana's variables as the dashboard's defaults (All) resolve them.
-	expand := strings.NewReplacer("$__rate_interval", "1m", "$namespace", ".*", "$pod", ".*")
 	var empty []string
 	for _, q := range qs {
-		ss, err := fleet.Query(ctx, http.DefaultClient, prom, expand.Replace(q))
+		ss, err := fleet.Query(ctx, http.DefaultClient, prom, deploy.Resolve(q, "1m"))
 		if err != nil {
 			return err
 		}
