@@ -181,6 +181,7 @@ func New(cfg Config) (*Agent, error) {
 		return nil, err
 	}
 	a.w = w
+	a.watching.Store(w.Unwatched() == nil) // until the first report says again
 	return a, nil
 }
 

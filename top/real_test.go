@@ -206,12 +206,13 @@ func TestRealGroupFoundBetweenReports(t *testing.T) {
 }
 
 // TestRealV1StatSkipMissesNothing: on a v1 host, where cpu.stat is read only
-// while a limited group's counters moved within top.Idle, the counters
-// carried on at the samples that skip it are what the kernel's cpu.stat
-// says: a group that bursts (throttled) and then sleeps for longer than Idle
-// has its nr_throttled, as top sees it, equal the file's at every sample
-// whose reading of the file did not change around it, and some samples
-// skip the file.
+// while a limited group's counters moved within two periods and two samples
+// (statIdle), the counters carried on at the samples that skip it are what
+// the kernel's cpu.stat says: a group that bursts (throttled) and then
+// sleeps for longer than that has its nr_throttled, as top sees it, equal
+// the file's at every sample whose reading of the file did not change
+// around it. (That samples do skip the file, TestV1StatReadWhileCountersMove
+// counts; with the window set to 0 this test fails.)
 func TestRealV1StatSkipMissesNothing(t *testing.T) {
 	l := cgrouptest.Require(t)
 	if l.CPUVersion() != "v1" {

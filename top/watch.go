@@ -367,7 +367,7 @@ func (g *group) dir() string {
 // periods: the period it used CPU in, and one idle period after which the
 // timer stops; the group's next use starts it again. So a group with a
 // quota has cpu.stat read at every sample while its usage or its cpu.stat
-// moved within the last two periods and two samples (Idle), and at the
+// moved within the last two periods and two samples (statIdle), and at the
 // sample at which its usage moves again; an idle one, only its usage.
 func (g *group) read(at time.Duration, every time.Duration) (sample, error) {
 	if g.counters.Usage == nil { // v2: cpu.stat holds the usage
@@ -382,7 +382,7 @@ func (g *group) read(at time.Duration, every time.Duration) (sample, error) {
 	if moved {
 		g.active = at
 	}
-	if !g.statRead || (g.limited && (moved || at-g.active <= Idle(g.period, every))) {
+	if !g.statRead || (g.limited && (moved || at-g.active <= statIdle(g.period, every))) {
 		c, err := g.counters.ReadStat()
 		if err != nil {
 			return sample{at: at, UsageReading: r}, err
@@ -397,10 +397,10 @@ func (g *group) read(at time.Duration, every time.Duration) (sample, error) {
 	return sample{at: at, UsageReading: r}, nil
 }
 
-// Idle is how long after its counters last moved a v1 group with a quota
+// statIdle is how long after its counters last moved a v1 group with a quota
 // of the given period has its cpu.stat read at every sample (sampling every
 // every): two periods (the period timer's last two ticks) and two samples.
-func Idle(period, every time.Duration) time.Duration {
+func statIdle(period, every time.Duration) time.Duration {
 	return 2*period + 2*every
 }
 

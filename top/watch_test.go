@@ -451,11 +451,12 @@ func TestEveryReadsOthersAtReports(t *testing.T) {
 }
 
 // TestV1StatReadWhileCountersMove: on v1, a limited group's cpu.stat is
-// read at every sample while its usage or its cpu.stat moved within Idle
+// read at every sample while its usage or its cpu.stat moved within
+// statIdle
 // (two periods and two samples: the period timer's last ticks), and not
 // after (its counters cannot move while the timer is stopped, and the last
 // ones read are carried on); at the sample at which its usage moves again
-// it is read again, and so is a tick that moves cpu.stat alone within Idle.
+// it is read again, and so is a tick that moves cpu.stat alone within statIdle.
 func TestV1StatReadWhileCountersMove(t *testing.T) {
 	root := expand(t, "v1-split")
 	const dir = "sys/fs/cgroup/%s/throttlelab/limits-4242/limited-0/%s"
@@ -476,7 +477,7 @@ func TestV1StatReadWhileCountersMove(t *testing.T) {
 	cs := &countingFile{CounterFile: g.counters.Stat}
 	g.counters.Stat = cs
 	ms := time.Millisecond
-	idle := Idle(100*ms, 10*ms) // 220 ms
+	idle := statIdle(100*ms, 10*ms) // 220 ms
 	reads := func(from, to time.Duration) int {
 		n := cs.n
 		for at := from; at < to; at += 10 * ms {
@@ -491,7 +492,7 @@ func TestV1StatReadWhileCountersMove(t *testing.T) {
 	if n := reads(100*ms, 200*ms); n != 10 {
 		t.Errorf("100-200 ms: %d reads, want 10", n)
 	}
-	// The tick at 100 ms was the last move: reads go on until 100 ms + Idle.
+	// The tick at 100 ms was the last move: reads go on until 100 ms + statIdle.
 	if n := reads(200*ms, 600*ms); n != int((idle-100*ms)/(10*ms))+1 {
 		t.Errorf("200-600 ms, idle since 100 ms: %d reads, want %d (to 100 ms + %s)", n, int((idle-100*ms)/(10*ms))+1, idle)
 	}
