@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -115,8 +116,8 @@ func BenchmarkAgentRealRun(b *testing.B) {
 // would need threaded groups, so it skips there), which runs for 0.2 ms every
 // 100 ms, so that every container's counters move within each period and
 // its v1 cpu.stat is read at every sample. Only the agent's process is
-// timed; the helper's 200 threads load the machine as well (0.4 of a core
-// by their own use, and their wake-ups).
+// timed; the helper's 200 threads load the machine as well (load-core%:
+// the helper's CPU over the run, from /proc).
 func BenchmarkAgentRealRunBusy(b *testing.B) {
 	selected, containers := realNode200(b)
 	if cgrouptest.Require(b).CPUVersion() != "v1" {
@@ -149,7 +150,29 @@ func BenchmarkAgentRealRunBusy(b *testing.B) {
 	if err != nil || ready != "ready\n" {
 		b.Fatalf("the load helper: %q %v", ready, err)
 	}
+	t0, c0 := time.Now(), helperCPU(b, cmd.Process.Pid)
 	runAgentAgainstTicker(b, selected)
+	b.ReportMetric(float64(helperCPU(b, cmd.Process.Pid)-c0)/float64(time.Since(t0))*100, "load-core%")
+}
+
+// helperCPU is the CPU time process pid has used so far (/proc/PID/stat's
+// utime and stime, in clock ticks of 10 ms).
+func helperCPU(b *testing.B, pid int) time.Duration {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// the fields after the command's name, which is in parentheses
+	f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+	var ticks int64
+	for _, v := range f[11:13] { // utime, stime (fields 14 and 15)
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // runAgentAgainstTicker runs the agent on this host's containers that
