@@ -14,7 +14,7 @@ import (
 
 // TestSampleReal samples a real group holding a busy loop under a 20%
 // quota: the samples rise, the group is throttled (so the advice is marked a
-// lower bound), and the limit is read back. Shapes only, no timing.
+// lower bound or rebuilt), and the limit is read back. Shapes only, no timing.
 func TestSampleReal(t *testing.T) {
 	g := cgrouptest.LimitedGroup(t, 20000, 100000)
 	toptest.Start(t, toptest.WithUsage(t, g), true)
@@ -39,8 +39,13 @@ func TestSampleReal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !a.Recommendation.LowerBound {
-		t.Error("throttled while sampled, but the advice is not marked a lower bound")
+	// Throttled in every period, the use shows nothing above the limit: a
+	// lower bound. When a busy machine lets the loop sit out a period, the
+	// streaks are short enough to move and the demand is rebuilt instead
+	// (it failed once so under go test ./...). Either way the advice says
+	// the limit shaped what was sampled.
+	if r := a.Recommendation; !r.LowerBound && !r.Reconstructed {
+		t.Errorf("throttled while sampled, but the advice is neither a lower bound nor rebuilt (moved %s, capped %s)", d.Moved, d.Capped)
 	}
 }
 

@@ -55,51 +55,66 @@ func ReadRecorded(dir, config, instance string) (*Recorded, error) {
 			}
 			return nil, fmt.Errorf("run %s has no instance or neighbour %q: it has %s", rs.ID, name, strings.Join(have, ", "))
 		}
-		r := &Recorded{Demand: FromSamples(u.At, col), Source: fmt.Sprintf("%s run %s, %s", dir, rs.ID, name)}
-		if st, ok := rs.CPUStat[name]; ok {
-			r.CPUStat = st
-			if rs.Settings.QuotaUsec > 0 && rs.Settings.PeriodUsec > 0 {
-				r.LimitMilli = rs.Settings.QuotaUsec * 1000 / int64(rs.Settings.PeriodUsec)
-			}
-		} else if st, ok := rs.Neighbours[record.NeighbourGroup(rs.Index, name)]; ok {
-			r.CPUStat = st
+		var thr []uint64
+		if st, ok := runStat(rs, name); ok && st.ThrottledPeriods > 0 {
+			thr, _ = throttledColumn(filepath.Join(dir, "runs", rs.ID), u.At, rs.Index, name)
 		}
-		if r.CPUStat.ThrottledPeriods > 0 {
-			// Sampled under a limit that throttled: rebuilt from the run's
-			// nr_throttled at the same samples, where it has them.
-			if thr, ok := throttledColumn(filepath.Join(dir, "runs", rs.ID), u.At, rs.Index, name); ok {
-				period := 100 * time.Millisecond
-				if rs.Settings.PeriodUsec > 0 {
-					period = time.Duration(rs.Settings.PeriodUsec) * time.Microsecond
-				}
-				r.Demand = ReconstructNoted(r.Demand, thr, period)
-			}
-		}
+		r := FromRun(rs, name, u.At, col, thr)
+		r.Source = fmt.Sprintf("%s run %s, %s", dir, rs.ID, name)
 		return r, nil
 	}
 	return nil, fmt.Errorf("%s has no finished run of config %q: it has %s", dir, config, strings.Join(configs, ", "))
+}
+
+// FromRun is the demand of one instance or neighbour (name) of a recorded
+// run, from its usage samples and, where the run has them, its cumulative
+// nr_throttled at the same samples (nil: none). A group the run's limit
+// throttled has its demand rebuilt from those counters (ReconstructNoted),
+// since its limit spread its bursts. advise RESULTS_DIR and the reports'
+// advice section both read a run through it, so they give the same advice.
+func FromRun(rs *record.Run, name string, at, usage []time.Duration, throttled []uint64) *Recorded {
+	r := &Recorded{Demand: FromSamples(at, usage)}
+	st, _ := runStat(rs, name)
+	r.CPUStat = st
+	if _, ok := rs.CPUStat[name]; ok && rs.Settings.QuotaUsec > 0 && rs.Settings.PeriodUsec > 0 {
+		r.LimitMilli = rs.Settings.QuotaUsec * 1000 / int64(rs.Settings.PeriodUsec)
+	}
+	if st.ThrottledPeriods > 0 && len(throttled) > 0 && len(throttled) == len(r.Demand.At) {
+		period := 100 * time.Millisecond
+		if rs.Settings.PeriodUsec > 0 {
+			period = time.Duration(rs.Settings.PeriodUsec) * time.Microsecond
+		}
+		r.Demand = ReconstructNoted(r.Demand, throttled, period)
+	}
+	return r
+}
+
+// runStat is the cpu.stat a run recorded for its instance or neighbour name.
+func runStat(rs *record.Run, name string) (cgroup.CPUStat, bool) {
+	if st, ok := rs.CPUStat[name]; ok {
+		return st, true
+	}
+	st, ok := rs.Neighbours[record.NeighbourGroup(rs.Index, name)]
+	return st, ok
 }
 
 // throttledColumn reads the group's cumulative nr_throttled from a run's
 // throttled.csv, if it has one sampled at the times at.
 func throttledColumn(runDir string, at []time.Duration, index int, name string) ([]uint64, bool) {
 	c, err := record.ReadColumns(filepath.Join(runDir, record.ThrottledFile))
-	if err != nil || len(c.At) != len(at) {
+	if err != nil {
 		return nil, false
 	}
-	for i := range at {
-		if c.At[i] != at[i] {
-			return nil, false
-		}
+	col := c.Column(record.InstanceGroup(index, name), at)
+	if col == nil {
+		col = c.Column(record.NeighbourGroup(index, name), at)
 	}
-	for i, g := range c.Names {
-		if g == record.InstanceGroup(index, name) || g == record.NeighbourGroup(index, name) {
-			out := make([]uint64, len(c.Cols[i]))
-			for k, v := range c.Cols[i] {
-				out[k] = uint64(max(v, 0))
-			}
-			return out, true
-		}
+	if col == nil {
+		return nil, false
 	}
-	return nil, false
+	out := make([]uint64, len(col))
+	for k, v := range col {
+		out[k] = uint64(max(v, 0))
+	}
+	return out, true
 }

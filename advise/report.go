@@ -91,11 +91,9 @@ func ReportSection(sources []*report.Source) template.HTML {
 				continue
 			}
 			label := fmt.Sprintf("%s, config %s: instance %s in run %s", s.Label, r.Config, r.Instances[0], r.ID)
-			d := FromSamples(g.At, g.Usage)
-			sampled := Sampled{Source: label, CPUStat: r.CPUStat[r.Instances[0]]}
-			if q, p := r.Settings.QuotaUsec, r.Settings.PeriodUsec; q > 0 && p > 0 {
-				sampled.LimitMilli = q * 1000 / int64(p)
-			}
+			rec := FromRun(r.Run, r.Instances[0], g.At, g.Usage, g.Throttled)
+			d := rec.Demand
+			sampled := Sampled{Source: label, CPUStat: rec.CPUStat, LimitMilli: rec.LimitMilli}
 			fmt.Fprintf(&b, "<h3>%s</h3>\n", html.EscapeString(label))
 			a, err := Advise(d, Request{}, sampled)
 			if err != nil {
@@ -103,6 +101,9 @@ func ReportSection(sources []*report.Source) template.HTML {
 				continue
 			}
 			b.WriteString(adviceSummary(a))
+			for _, w := range a.Warnings {
+				fmt.Fprintf(&b, "<p class=\"note\">Warning: %s.</p>\n", html.EscapeString(w))
+			}
 			b.WriteString(`<div class="grid2">`)
 			for _, c := range Charts(d, a, fmt.Sprintf("adv%d-%d", si, n)) {
 				fmt.Fprintf(&b, "<figure>%s</figure>", c.SVG())
@@ -116,12 +117,13 @@ func ReportSection(sources []*report.Source) template.HTML {
 	}
 	return template.HTML(`<section class="load" id="advise">
 <h2>Advice</h2>
-<p class="note">throttlelab advise on each config's first run: the instance's 10 ms CPU use replayed through the quota model for a grid of limits (means over 10 phases of the period), and the smallest limit that keeps throttled periods at or under 5% in every 10 s block of the run (the intervals are the spread over the blocks and over ` + fmt.Sprintf("%.0f%%", LevelSpread*100) + ` less or more use). The same as <code>throttlelab advise RESULTS_DIR --config NAME</code>.</p>
+<p class="note">throttlelab advise on each config's first run: the instance's 10 ms CPU use replayed through the quota model for a grid of limits (means over 10 phases of the period), and the smallest limit that keeps throttled periods at or under 5% in every block of the run (up to ` + strconv.Itoa(MaxBlocks) + ` blocks of at least ` + MinBlock.String() + `; the intervals are the spread over the blocks and over ` + fmt.Sprintf("%.0f%%", LevelSpread*100) + ` less or more use). A run its limit throttled has its demand rebuilt from its throttling counters, as advise does. The same as <code>throttlelab advise RESULTS_DIR --config NAME --instance NAME</code>.</p>
 ` + b.String() + "</section>\n")
 }
 
 // adviceSummary is the answer (Answer) and, when the window is not
-// stationary or the samples were doubtful, why.
+// stationary or the samples were doubtful, why (the warnings, widened
+// intervals among them, are listed by the caller).
 func adviceSummary(a *Advice) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<p><strong>%s</strong>", html.EscapeString(Answer(a)))
@@ -131,12 +133,12 @@ func adviceSummary(a *Advice) string {
 	if !a.Window.Stationary {
 		fmt.Fprintf(&b, " Not stationary: %s.", html.EscapeString(a.Window.Nonstationary))
 	}
-	if a.Window.Widened != "" {
-		fmt.Fprintf(&b, " Intervals widened by max(0.07, 30%%): %s.", html.EscapeString(a.Window.Widened))
-	}
-	if a.Recommendation.LowerBound {
-		st := a.Sampled.CPUStat
+	st := a.Sampled.CPUStat
+	switch r := a.Recommendation; {
+	case r.LowerBound:
 		fmt.Fprintf(&b, " <strong>A lower bound</strong>: the run was throttled in %d of %d periods, so its demand above its limit was never seen.", st.ThrottledPeriods, st.Periods)
+	case r.Reconstructed:
+		fmt.Fprintf(&b, " The run was throttled in %d of %d periods: its limit spread its bursts, so its demand was rebuilt from the throttling counters as the most bursty they allow (the advice errs high, not low).", st.ThrottledPeriods, st.Periods)
 	}
 	b.WriteString("</p>\n")
 	return b.String()

@@ -40,6 +40,25 @@ type Columns struct {
 	Cols  [][]int64
 }
 
+// Column returns the column of group name when c (nil: none) was sampled
+// at the times at, as throttled.csv beside a usage.csv it matches.
+func (c *Columns) Column(name string, at []time.Duration) []int64 {
+	if c == nil || len(c.At) != len(at) {
+		return nil
+	}
+	for i := range at {
+		if c.At[i] != at[i] {
+			return nil
+		}
+	}
+	for i, n := range c.Names {
+		if n == name {
+			return c.Cols[i]
+		}
+	}
+	return nil
+}
+
 // ReadColumns reads one of a run's cumulative CSV files.
 func ReadColumns(path string) (*Columns, error) {
 	f, err := os.Open(path)

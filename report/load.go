@@ -149,43 +149,28 @@ func loadRun(dir string, rs *record.Run) (*Run, *record.Sample, error) {
 	}
 	r.Requests = compact(recs)
 	smp := record.LatencySample(recs)
-	usage, err := readColumns(filepath.Join(dir, record.UsageFile))
+	usage, err := record.ReadColumns(filepath.Join(dir, record.UsageFile))
 	if err != nil {
 		return nil, nil, err
 	}
-	thr, err := readColumns(filepath.Join(dir, record.ThrottledFile))
+	thr, err := record.ReadColumns(filepath.Join(dir, record.ThrottledFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) { // older results have no throttled.csv
 		return nil, nil, err
 	}
-	for i, name := range usage.names {
-		g := GroupUsage{Name: name, At: usage.at, Usage: make([]time.Duration, len(usage.at))}
-		for j := range usage.at {
-			g.Usage[j] = time.Duration(usage.cols[i][j])
+	for i, name := range usage.Names {
+		g := GroupUsage{Name: name, At: usage.At, Usage: make([]time.Duration, len(usage.At))}
+		for j := range usage.At {
+			g.Usage[j] = time.Duration(usage.Cols[i][j])
 		}
-		if thr != nil && i < len(thr.cols) && len(thr.at) == len(usage.at) {
-			g.Throttled = make([]uint64, len(usage.at))
-			for j := range usage.at {
-				g.Throttled[j] = uint64(thr.cols[i][j])
+		if col := thr.Column(name, usage.At); col != nil {
+			g.Throttled = make([]uint64, len(usage.At))
+			for j, v := range col {
+				g.Throttled[j] = uint64(max(v, 0))
 			}
 		}
 		r.Groups = append(r.Groups, g)
 	}
 	return r, smp, nil
-}
-
-type columns struct {
-	names []string
-	at    []time.Duration
-	cols  [][]int64
-}
-
-// readColumns reads usage.csv or throttled.csv: t_ns, then one column per group.
-func readColumns(path string) (*columns, error) {
-	c, err := record.ReadColumns(path)
-	if err != nil {
-		return nil, err
-	}
-	return &columns{names: c.Names, at: c.At, cols: c.Cols}, nil
 }
 
 // InstanceName turns a group name ("r003-limited-1") into the instance's
