@@ -73,7 +73,8 @@ func TestAdviseCSV(t *testing.T) {
 
 // TestReportAdviseSection: throttlelab report adds the advice of each
 // config's first run, with its two charts; a run throttled under its limit
-// is marked a lower bound.
+// has its demand rebuilt from its throttling counters, as advise
+// RESULTS_DIR does, and says so with the reconstruction's warning.
 func TestReportAdviseSection(t *testing.T) {
 	dir := copyDir(t, "../../report/testdata/limits")
 	r := run(t, "report", dir)
@@ -94,7 +95,8 @@ func TestReportAdviseSection(t *testing.T) {
 		"<p><strong>Set the CPU limit to ",
 		`id="adv0-0-use"`, `id="adv0-0-curve"`,
 		">burst = limit<",
-		"<strong>A lower bound</strong>: the run was throttled",
+		"its demand was rebuilt from the throttling counters",
+		"Warning: the group was throttled in ",
 	} {
 		if !strings.Contains(sec, want) {
 			t.Errorf("the advise section has no %q", want)
