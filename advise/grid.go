@@ -138,7 +138,7 @@ type Options struct {
 	// waits (requests, jobs): it is served late, in order.
 	WallClock bool
 	// delays, if set, gets each point's pooled delay histogram
-	// (EvaluateDelays).
+	// (EvaluateDelays); it must not keep h, which is reused.
 	delays func(i int, h *delayHist)
 
 	// stranded replays the quota less the runtime other CPUs can hold in
@@ -219,7 +219,8 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 	next := make(chan int)
 	for range min(o.Workers, len(jobs)) {
 		wg.Go(func() {
-			var scratch []chunk
+			scratch := scratchPool.Get().(*[]chunk)
+			defer scratchPool.Put(scratch)
 			for j := range next {
 				jb := jobs[j]
 				ps := slice(d, jb.period, jb.period*time.Duration(jb.phase)/time.Duration(o.Phases))
@@ -243,7 +244,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 						out[i] = free
 						continue
 					}
-					r := replay(d, ps, q, p.Burst(), cores, o.WallClock, &delayHist{}, &scratch)
+					r := replay(d, ps, q, p.Burst(), cores, o.WallClock, newHist(), scratch)
 					out[i] = &r
 					if float64(q) >= maxW+eps {
 						free = &r
@@ -260,10 +261,12 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 	wg.Wait()
 
 	evals := make([]Evaluation, len(points))
+	h := newHist() // each point's, pooled over the phases
+	defer histPool.Put(h)
 	for i, p := range points {
 		e := Evaluation{LimitMilli: p.LimitMilli, BurstMilli: p.BurstMilli, PeriodUsec: int64(p.Period / time.Microsecond),
 			QuotaUsec: int64(p.Quota() / time.Microsecond), BurstUsec: int64(p.Burst() / time.Microsecond)}
-		var h delayHist
+		*h = delayHist{}
 		var periods, throttled, bursts uint64
 		var thrNs, lostNs float64
 		n := 0
@@ -295,9 +298,36 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 		e.LostSeconds = lostNs / float64(n) / 1e9
 		e.DelayP50Ms, e.DelayP99Ms, e.DelayMaxMs = h.quantile(0.5)/1e6, h.quantile(0.99)/1e6, h.maxNs/1e6
 		if o.delays != nil {
-			o.delays(i, &h)
+			o.delays(i, h)
 		}
 		evals[i] = e
 	}
+	// The phases' histograms go back to the pool (a point that shared
+	// another's replay shares its histogram: put it back once).
+	for j := range results {
+		for _, r := range results[j] {
+			if r != nil && r.hist != nil {
+				histPool.Put(r.hist)
+				r.hist = nil
+			}
+		}
+	}
 	return evals, nil
+}
+
+// histPool and scratchPool lend Evaluate its delay histograms (9.5 KiB
+// each, one per point and phase) and its workers' queues from call to call:
+// the agent replays every container's minute of samples through a hundred
+// points, and allocating them anew was most of what it allocated
+// (BenchmarkAgentDay200).
+var (
+	histPool    = sync.Pool{New: func() any { return new(delayHist) }}
+	scratchPool = sync.Pool{New: func() any { return new([]chunk) }}
+)
+
+// newHist returns an empty histogram from the pool.
+func newHist() *delayHist {
+	h := histPool.Get().(*delayHist)
+	*h = delayHist{}
+	return h
 }
