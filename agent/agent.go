@@ -100,6 +100,14 @@ func (c *Config) defaults() {
 	c.Summary.defaults(c.MaxMilli)
 }
 
+// GCPercent is the garbage collector's target the agent command sets (when
+// GOGC does not): a new heap of half the live one before a collection, not
+// Go's default of all of it. The agent's heap is a day of summaries that
+// changes slowly while replays make garbage every minute; at the default
+// the process held twice its live heap (BenchmarkAgentDay200: 86 MiB
+// resident for 30 MiB live, against 68 MiB at 50).
+const GCPercent = 25
+
 // DefaultSelect picks Kubernetes containers (not the pods' sandboxes) and
 // throttlelab's own groups.
 func DefaultSelect(id top.Identity) bool {
@@ -482,6 +490,7 @@ type View struct {
 	Startup *Startup `json:"startup,omitempty"`
 
 	hasLimit, hasRequest bool
+	advised, stationary  bool // there is advice; its window is stationary
 	perTarget            []advise.Recommendation
 	at                   map[string]*advise.Evaluation // current, advised, krr, vpa
 }
@@ -534,9 +543,13 @@ func milliOfCores(c *float64) (int64, bool) {
 	return int64(*c*1000 + 0.5), true
 }
 
-// viewOf computes c's view; c.mu is held.
-func (a *Agent) viewOf(c *container, owners map[top.PodName]Owner) *View {
-	if c.view != nil {
+// viewOf returns c's view; c.mu is held. The view c keeps (for the
+// metrics, until its summary changes) has no Advice: the full advice of
+// every container (every point evaluated, the window's blocks) would be a
+// tenth of the agent's memory on a node of 200 (BenchmarkAgentDay200), and
+// only /advice shows it, so full computes it anew.
+func (a *Agent) viewOf(c *container, owners map[top.PodName]Owner, full bool) *View {
+	if c.view != nil && !full {
 		c.view.Names = namesOf(c.path, c.id, owners)
 		return c.view
 	}
@@ -556,9 +569,14 @@ func (a *Agent) viewOf(c *container, owners map[top.PodName]Owner) *View {
 	if err != nil {
 		v.Why = err.Error()
 	} else {
-		v.Advice = advs[0]
+		v.Advice, v.advised, v.stationary = advs[0], true, advs[0].Window.Stationary
 		for _, adv := range advs {
-			v.perTarget = append(v.perTarget, adv.Recommendation)
+			r := adv.Recommendation
+			if r.WithBurst != nil { // a copy: the pointer holds all the advice's evaluations
+				wb := *r.WithBurst
+				r.WithBurst = &wb
+			}
+			v.perTarget = append(v.perTarget, r)
 		}
 	}
 	if v.Advice != nil {
@@ -579,13 +597,36 @@ func (a *Agent) viewOf(c *container, owners map[top.PodName]Owner) *View {
 		eval("vpa", v.VPAMilli, 0)
 	}
 	v.Startup = startupOf(c, v)
-	c.view = v
-	return v
+	kept := *v
+	kept.Advice = nil
+	c.view = &kept
+	if full {
+		return v
+	}
+	return c.view
 }
 
-// Views returns every container's view, sorted by namespace, pod,
-// container. Advice is recomputed for containers whose summary changed.
+// Views returns every container's view with its full advice (computed
+// anew), sorted by namespace, pod, container.
 func (a *Agent) Views() []*View {
+	var out []*View
+	a.eachView(true, func(v *View) error { out = append(out, v); return nil })
+	return out
+}
+
+// views returns the views without Advice (the metrics need none of it),
+// recomputed only for containers whose summary changed, sorted as Views.
+func (a *Agent) views(full bool) []*View {
+	var out []*View
+	a.eachView(full, func(v *View) error { out = append(out, v); return nil })
+	return out
+}
+
+// eachView calls fn with every container's view in Views' order, until fn
+// fails. With full, each view's advice is computed as fn is called, so
+// that only one container's full advice is held at a time (the /advice
+// of a node of 200 otherwise held them all at once).
+func (a *Agent) eachView(full bool, fn func(*View) error) error {
 	a.mu.Lock()
 	cs := make([]*container, 0, len(a.containers))
 	for _, c := range a.containers {
@@ -593,14 +634,18 @@ func (a *Agent) Views() []*View {
 	}
 	owners := a.owners
 	a.mu.Unlock()
-	out := make([]*View, 0, len(cs))
-	for _, c := range cs {
+	type entry struct {
+		c *container
+		v *View
+	}
+	es := make([]entry, len(cs))
+	for i, c := range cs {
 		c.mu.Lock()
-		out = append(out, a.viewOf(c, owners))
+		es[i] = entry{c, a.viewOf(c, owners, false)}
 		c.mu.Unlock()
 	}
-	sort.Slice(out, func(i, j int) bool {
-		x, y := out[i], out[j]
+	sort.Slice(es, func(i, j int) bool {
+		x, y := es[i].v, es[j].v
 		if x.Namespace != y.Namespace {
 			return x.Namespace < y.Namespace
 		}
@@ -612,7 +657,18 @@ func (a *Agent) Views() []*View {
 		}
 		return x.Cgroup < y.Cgroup
 	})
-	return out
+	for _, e := range es {
+		v := e.v
+		if full {
+			e.c.mu.Lock()
+			v = a.viewOf(e.c, owners, true)
+			e.c.mu.Unlock()
+		}
+		if err := fn(v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ErrNoContainer marks a lookup that matches no container.

@@ -149,6 +149,13 @@ func TestAgentFakeTrees(t *testing.T) {
 			n.run(4 * time.Second)
 			h := n.a.Handler()
 			doc := adviceOf(t, h)
+			// /advice is written a container at a time: the same document
+			// as the views encoded at once.
+			whole, _ := json.Marshal(AdviceDoc{Node: "node-1", Containers: n.a.Views()})
+			streamed, _ := json.Marshal(doc)
+			if string(whole) != string(streamed) {
+				t.Errorf("/advice differs from the views encoded at once:\n%s\n%s", streamed, whole)
+			}
 			var got []string
 			for _, c := range doc.Containers {
 				got = append(got, c.Namespace+"/"+c.Pod+"/"+c.Container)

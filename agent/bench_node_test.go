@@ -3,9 +3,12 @@ package agent
 import (
 	"fmt"
 	"math/rand/v2"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,10 +47,13 @@ func fakeNode200(b *testing.B, n int) (string, []string) {
 
 var nodeRounds = 6000
 
-func rssKiB() float64 {
+func rssKiB() float64 { return statusKiB("VmRSS") }
+
+// statusKiB is a field of this process's /proc/self/status, in KiB.
+func statusKiB(field string) float64 {
 	b, _ := os.ReadFile("/proc/self/status")
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
 			f, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 64)
 			return f
 		}
@@ -70,24 +76,18 @@ func BenchmarkAgentNode200(b *testing.B) {
 	}
 }
 
-func benchAgentNode200(b *testing.B, interval time.Duration) {
-	rounds := nodeRounds + 1
-	root, paths := fakeNode200(b, 200)
-	a, err := New(Config{Root: root, Node: "bench", MaxMilli: 4000, Interval: interval})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer a.Close()
-	// The demand of fleet200, made as it goes (no arrays held: they would
-	// count in the resident memory), written in place with pwrite at a
-	// fixed width.
+// demandWriter moves the containers' counters (the cpu.stat files at
+// paths) by the fleet200 demand, one 10 ms round per call: made as it goes
+// (no arrays held: they would count in the resident memory), written in
+// place with pwrite at a fixed width.
+func demandWriter(b *testing.B, paths []string) func() {
 	var files []*os.File
 	for _, p := range paths {
 		f, err := os.OpenFile(p, os.O_WRONLY, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer f.Close()
+		b.Cleanup(func() { f.Close() })
 		files = append(files, f)
 	}
 	rngs := make([]*rand.Rand, len(files))
@@ -96,7 +96,7 @@ func benchAgentNode200(b *testing.B, interval time.Duration) {
 		rngs[i] = rand.New(rand.NewPCG(uint64(i+1), 7))
 	}
 	buf := []byte("usage_usec 000000000000000\nuser_usec 0\nsystem_usec 0\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\nnr_bursts 0\nburst_usec 0\n")
-	write := func(k int) {
+	return func() {
 		for i, f := range files {
 			p := 0.02
 			switch i % 4 {
@@ -114,12 +114,23 @@ func benchAgentNode200(b *testing.B, interval time.Duration) {
 			f.WriteAt(buf, 0)
 		}
 	}
+}
+
+func benchAgentNode200(b *testing.B, interval time.Duration) {
+	rounds := nodeRounds + 1
+	root, paths := fakeNode200(b, 200)
+	a, err := New(Config{Root: root, Node: "bench", MaxMilli: 4000, Interval: interval})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer a.Close()
+	write := demandWriter(b, paths)
 	var writing, total time.Duration
 	b.ResetTimer()
 	for n := 0; n < b.N; n++ {
 		for k := range rounds {
 			t0 := time.Now()
-			write(k)
+			write()
 			t1 := time.Now()
 			at := time.Duration(n*rounds+k) * 10 * time.Millisecond
 			a.Sample(at)
@@ -143,6 +154,88 @@ func benchAgentNode200(b *testing.B, interval time.Duration) {
 	b.ReportMetric(float64(total-writing)/float64(writing), "agent/write")
 	b.ReportMetric(rssKiB()/1024, "RSS-MiB")
 }
+
+// BenchmarkAgentDay200 is the agent's memory at its default window (24 h
+// of one-hour blocks) for 200 containers, all in: the real agent on the
+// fake node, each container's counters moved by the fleet200 demand for a
+// minute (a chunk) in each of 25 hours, agent time jumping an hour less
+// that minute between them (a gap, as after a stall: the chunk closes and
+// the next starts). So 24 blocks are closed and one is open, each with the
+// points its minute throttled, and every ring of 15 s buckets is full size.
+// It reports the process's resident memory (the test binary's, harness
+// included: an upper bound on the agent's own) and the Go heap in use, and
+// fails above the bound of 64 MiB resident. The garbage collector
+// runs at the agent command's GCPercent.
+func BenchmarkAgentDay200(b *testing.B) {
+	defer debug.SetGCPercent(debug.SetGCPercent(GCPercent))
+	gcCPU := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	for range b.N {
+		root, paths := fakeNode200(b, 200)
+		a, err := New(Config{Root: root, Node: "bench", MaxMilli: 4000, Interval: 10 * time.Second})
+		if err != nil {
+			b.Fatal(err)
+		}
+		write := demandWriter(b, paths)
+		at := time.Duration(0)
+		for h := 0; h < 25; h++ {
+			for k := 0; k <= 6000; k++ {
+				write()
+				a.Sample(at)
+				if k%1000 == 0 {
+					if err := a.Report(at); err != nil {
+						b.Fatal(err)
+					}
+				}
+				a.Drain()
+				at += 10 * time.Millisecond
+			}
+			at += time.Hour - time.Minute
+		}
+		metrics.Read(gcCPU)
+		a.Drain()
+		if got := len(a.views(false)); got != 200 {
+			b.Fatalf("%d containers summarised, want 200", got)
+		}
+		// What a scrape of /advice adds: every container's full advice.
+		var out discard
+		a.serveAdvice(&out, nil)
+		if out.n < 200*1000 {
+			b.Fatalf("/advice wrote %d bytes for 200 containers", out.n)
+		}
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		blocks, points := 0, 0
+		for _, c := range a.containers {
+			for _, bl := range c.sum.Blocks() {
+				blocks++
+				points += len(bl.Points)
+			}
+		}
+		rss, anon := rssKiB()/1024, statusKiB("RssAnon")/1024
+		b.ReportMetric(rss, "RSS-MiB")
+		b.ReportMetric(anon, "anon-MiB")
+		b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "live-MiB")
+		// The collector's CPU over the 25 minutes sampled, the harness's
+		// garbage included: an upper bound.
+		b.ReportMetric(gcCPU[0].Value.Float64()/(25*60)*100, "gc-core%")
+		b.ReportMetric(float64(blocks)/200, "blocks/container")
+		b.ReportMetric(float64(points)/float64(max(blocks, 1)), "points/block")
+		a.Close()
+		b.Logf("%.1f MiB resident (%.1f anonymous, the rest the binary's pages), heap %.1f MiB live (%.1f MiB obtained from the OS), %.1f blocks and %.1f points a block per container",
+			rss, anon, float64(ms.HeapAlloc)/(1<<20), float64(ms.Sys)/(1<<20), float64(blocks)/200, float64(points)/float64(max(blocks, 1)))
+		if rss >= 64 {
+			b.Errorf("%.1f MiB resident for 200 containers over a day: the issue's bound is 64 MiB", rss)
+		}
+	}
+}
+
+// discard is a ResponseWriter that counts what it is given and keeps none.
+type discard struct{ n int }
+
+func (d *discard) Header() http.Header         { return http.Header{} }
+func (d *discard) WriteHeader(int)             {}
+func (d *discard) Write(b []byte) (int, error) { d.n += len(b); return len(b), nil }
 
 func init() {
 	if v := os.Getenv("AGENT_BENCH_ROUNDS"); v != "" {

@@ -94,3 +94,31 @@ func TestMergeDelayAgreesWithBisection(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedKnotsRoundTrip: a block's packed delays read back within
+// 0.035% (half a step of 1/1024 octave) from 1 us to a day, 0 stays 0,
+// order is kept, and the zero share within 1/65535.
+func TestPackedKnotsRoundTrip(t *testing.T) {
+	prev := uint16(0)
+	for ms := 0.001; ms < 86_400_000; ms *= 1.0007 {
+		c := packMs(float32(ms))
+		if c < prev {
+			t.Fatalf("%.6g ms packs to %d, below %d for a smaller delay", ms, c, prev)
+		}
+		prev = c
+		if got := float64(unpackMs(c)); math.Abs(got-ms)/ms > 0.00035 {
+			t.Fatalf("%.6g ms reads back as %.6g", ms, got)
+		}
+	}
+	if packMs(0) != 0 || unpackMs(0) != 0 {
+		t.Error("no delay does not stay 0")
+	}
+	k := delayKnots{Zero: 0.37, Max: 812.5}
+	for j := range k.Q {
+		k.Q[j] = float32(j+1) * 50
+	}
+	got := k.pack().unpack()
+	if math.Abs(float64(got.Zero-k.Zero)) > 1.0/65535 || math.Abs(float64(got.Max-k.Max)) > 812.5*0.00035 {
+		t.Errorf("knots %+v read back as %+v", k, got)
+	}
+}

@@ -3,6 +3,8 @@ package agent
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 
@@ -90,7 +92,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	for _, v := range c.a.Views() {
+	for _, v := range c.a.views(false) {
 		lv := []string{v.Namespace, v.Pod, v.Container}
 		g := func(d *prometheus.Desc, val float64, extra ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, val, append(append([]string{}, lv...), extra...)...)
@@ -104,11 +106,11 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			g(descRequest, float64(v.RequestMilli)/1000)
 		}
 		g(descWindow, v.WindowSeconds)
-		if v.Advice == nil {
+		if !v.advised {
 			continue
 		}
 		stationary := 0.0
-		if v.Advice.Window.Stationary {
+		if v.stationary {
 			stationary = 1
 		}
 		g(descStat, stationary)
@@ -157,9 +159,7 @@ func (a *Agent) Handler() http.Handler {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/advice", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, AdviceDoc{Node: a.cfg.Node, Containers: a.Views()})
-	})
+	mux.HandleFunc("/advice", a.serveAdvice)
 	mux.HandleFunc("/evaluate", a.serveEvaluate)
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok\n")) })
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -206,6 +206,34 @@ func (a *Agent) serveEvaluate(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeJSON(w, http.StatusOK, e)
 	}
+}
+
+// serveAdvice writes an AdviceDoc one container at a time, each one's
+// full advice computed as it is written (Agent.eachView).
+func (a *Agent) serveAdvice(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	node, _ := json.Marshal(a.cfg.Node)
+	fmt.Fprintf(w, "{\n  \"node\": %s,\n  \"containers\": [", node)
+	sep := "\n    "
+	err := a.eachView(true, func(v *View) error {
+		b, err := json.MarshalIndent(v, "    ", "  ")
+		if err != nil {
+			return err
+		}
+		io.WriteString(w, sep)
+		_, err = w.Write(b)
+		sep = ",\n    "
+		return err
+	})
+	if err != nil {
+		a.cfg.Logger.Warn("/advice", "err", err) // the client sees JSON cut short
+		return
+	}
+	if sep == "\n    " {
+		io.WriteString(w, "]\n}\n")
+		return
+	}
+	io.WriteString(w, "\n  ]\n}\n")
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

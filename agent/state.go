@@ -15,8 +15,9 @@ import (
 const stateFile = "summaries.gob"
 
 // stateVersion changes when the checkpoint's layout does: an older file is
-// ignored (the window starts again), never misread.
-const stateVersion = 1
+// ignored (the window starts again), never misread. 2: blocks keep their
+// points' delays packed (packedKnots).
+const stateVersion = 2
 
 // summaryState is what a checkpoint keeps of a summary: everything but the
 // open chunk's raw samples (at most one chunk, lost on a restart).

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"sort"
@@ -108,7 +109,7 @@ type PointAcc struct {
 	// running through its backlog, where the group alone would have gone
 	// idle, as nr_periods does.
 	ExtraPeriods float32
-	Delay        delayKnots
+	Delay        packedKnots
 }
 
 // NoteThrottled adds the container's own nr_throttled, counted up to agent
@@ -151,14 +152,17 @@ func key(i int, burst bool) int32 {
 // are held.
 type Summary struct {
 	cfg *SummaryConfig
-	// open chunk: the first sample (the previous chunk's last) and deltas.
-	have          bool
-	firstAt       time.Duration
-	firstUsage    time.Duration
-	chunkEnd      time.Duration
-	dAtUs, dUseUs []uint32
-	lastAt        time.Duration
-	lastUsage     time.Duration
+	// open chunk: the first sample (the previous chunk's last) and, for
+	// each sample after it, the time and usage since the one before (in us,
+	// as two uvarints: 3-4 bytes a sample where two uint32 took 8).
+	have       bool
+	firstAt    time.Duration
+	firstUsage time.Duration
+	chunkEnd   time.Duration
+	deltas     []byte
+	n          int // samples in deltas
+	lastAt     time.Duration
+	lastUsage  time.Duration
 
 	blocks []*Block // oldest first; the last is open
 
@@ -224,13 +228,13 @@ func (s *Summary) SetOffset(off time.Duration) {
 // Chunk is the raw demand of one chunk, handed from the sampler to the
 // replay: it holds no reference to the summary.
 type Chunk struct {
-	start         time.Duration
-	n             int
-	lead          time.Duration // idle time put before the first sample to set the phase
-	cores         int
-	arrivals      bool // work was moved into it (AddCounts): advise.Demand.Arrivals
-	startup       bool // it began in the start-up (SetStartup)
-	dAtUs, dUseUs []uint32
+	start    time.Duration
+	n        int
+	lead     time.Duration // idle time put before the first sample to set the phase
+	cores    int
+	arrivals bool   // work was moved into it (AddCounts): advise.Demand.Arrivals
+	startup  bool   // it began in the start-up (SetStartup)
+	deltas   []byte // as Summary's
 }
 
 // Add takes one sample: the container's cumulative usage at agent time at.
@@ -256,8 +260,9 @@ func (s *Summary) Add(at, usage time.Duration) *Chunk {
 		return c
 	}
 	s.bucket(at, dt, du)
-	s.dAtUs = append(s.dAtUs, uint32(dt/time.Microsecond))
-	s.dUseUs = append(s.dUseUs, uint32(min(du/time.Microsecond, math.MaxUint32)))
+	s.deltas = binary.AppendUvarint(s.deltas, uint64(dt/time.Microsecond))
+	s.deltas = binary.AppendUvarint(s.deltas, uint64(min(du/time.Microsecond, math.MaxUint32)))
+	s.n++
 	if !s.counted {
 		s.noteCores(dt, du)
 	}
@@ -289,6 +294,7 @@ func (s *Summary) AddCounts(at, usage time.Duration, throttled uint64) []*Chunk 
 		s.noteCores(at-s.rawAt, usage-s.rawUsage)
 	}
 	s.rawHave, s.rawAt, s.rawUsage = true, at, usage
+	clear(s.done) // the chunks are the caller's now: hold none of them
 	s.done = s.done[:0]
 	if s.backlog.Period == 0 {
 		s.backlog.Period = s.cfg.Period
@@ -324,14 +330,14 @@ func (s *Summary) start(at, usage time.Duration) {
 	s.have = true
 	s.firstAt, s.firstUsage, s.lastAt, s.lastUsage = at, usage, at, usage
 	s.chunkEnd = ((at-s.offset)/s.cfg.Chunk+1)*s.cfg.Chunk + s.offset
-	s.dAtUs, s.dUseUs = s.dAtUs[:0], s.dUseUs[:0]
+	s.deltas, s.n = s.deltas[:0], 0
 	s.arrivals = false
 }
 
 // Flush returns the open chunk (nil if it holds no interval) and starts the
 // next one at its last sample.
 func (s *Summary) Flush() *Chunk {
-	n := len(s.dAtUs)
+	n := s.n
 	if n == 0 {
 		return nil
 	}
@@ -345,7 +351,7 @@ func (s *Summary) Flush() *Chunk {
 	}
 	// The chunk waits for the replay worker as compactly as it was kept.
 	c := &Chunk{start: s.firstAt, n: n, lead: lead, cores: max(s.cores, 1), arrivals: s.arrivals, startup: s.firstAt < s.startupUntil,
-		dAtUs: append([]uint32(nil), s.dAtUs...), dUseUs: append([]uint32(nil), s.dUseUs...)}
+		deltas: append([]byte(nil), s.deltas...)}
 	s.start(s.lastAt, s.lastUsage)
 	return c
 }
@@ -362,16 +368,19 @@ const prefill = time.Microsecond
 // demand expands a chunk for the replay: one period of prefill, the phase
 // lead, then the samples.
 func (c *Chunk) demand(period time.Duration) *advise.Demand {
-	n := len(c.dAtUs)
+	n := c.n
 	at, usage := make([]time.Duration, 0, n+3), make([]time.Duration, 0, n+3)
 	at, usage = append(at, 0, period), append(usage, 0, prefill)
 	if c.lead > 0 {
 		at, usage = append(at, period+c.lead), append(usage, prefill)
 	}
 	var a, u time.Duration
-	for i := 0; i < n; i++ {
-		a += time.Duration(c.dAtUs[i]) * time.Microsecond
-		u += time.Duration(c.dUseUs[i]) * time.Microsecond
+	for b := c.deltas; len(b) > 0; {
+		dt, k := binary.Uvarint(b)
+		du, l := binary.Uvarint(b[k:])
+		b = b[k+l:]
+		a += time.Duration(dt) * time.Microsecond
+		u += time.Duration(du) * time.Microsecond
 		at, usage = append(at, period+c.lead+a), append(usage, prefill+u)
 	}
 	return &advise.Demand{At: at, Usage: usage, Cores: c.cores, Arrivals: c.arrivals}
@@ -444,11 +453,11 @@ func (s *Summary) Fold(r *Replayed) {
 	b := s.blockOf(r.start, r.startup)
 	for i, e := range r.evs {
 		a := b.point(r.keys[i])
-		old := a.Delay
+		old := a.Delay.unpack()
 		if a.Throttled == 0 && a.Bursts == 0 && old.Max == 0 {
 			old = delayKnots{Zero: 1} // new here: no delay in the block before
 		}
-		a.Delay = mergeDelay([]weighted{{old, b.Work}, {r.knots[i], r.work}})
+		a.Delay = mergeDelay([]weighted{{old, b.Work}, {r.knots[i], r.work}}).pack()
 		a.Throttled += float32(e.ThrottledPeriods)
 		a.ThrottledSeconds += float32(e.ThrottledSeconds)
 		a.Bursts += float32(e.Bursts)
@@ -503,6 +512,12 @@ func (s *Summary) blockAt(t time.Duration) *Block {
 	i := sort.Search(n, func(i int) bool { return s.blocks[i].Start >= start })
 	if i < n && s.blocks[i].Start == start {
 		return s.blocks[i] // a chunk replayed late: its block is closed
+	}
+	if n > 0 && i == n {
+		// The open block closes: its points, grown by appends, are kept
+		// at their size from now on (a day of them is most of a summary).
+		last := s.blocks[n-1]
+		last.Points = append([]PointAcc(nil), last.Points...)
 	}
 	b := &Block{Start: start}
 	s.blocks = append(s.blocks, nil)

@@ -58,7 +58,7 @@ func (s *Summary) closedAgg() map[int32]*aggPoint {
 				a.thrSec += float64(p.ThrottledSeconds)
 				a.bursts += float64(p.Bursts)
 				a.extra += float64(p.ExtraPeriods)
-				parts = append(parts, weighted{p.Delay, b.Work})
+				parts = append(parts, weighted{p.Delay.unpack(), b.Work})
 				if n := b.Periods + float64(p.ExtraPeriods); n > 0 {
 					r = float64(p.Throttled) / n
 				}
@@ -111,7 +111,7 @@ func (s *Summary) evalKey(i int, burst bool) advise.Evaluation {
 		thr += float64(a.Throttled)
 		thrSec += float64(a.ThrottledSeconds)
 		bursts += float64(a.Bursts)
-		openDelay = a.Delay
+		openDelay = a.Delay.unpack()
 		periods += float64(a.ExtraPeriods)
 		if n := open.Periods + float64(a.ExtraPeriods); n > 0 {
 			r = float64(a.Throttled) / n

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,6 +74,9 @@ the steady state does not) and reported on its own in /advice.`,
 }
 
 func runAgent(cmd *cobra.Command, f agentFlags) error {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(agent.GCPercent)
+	}
 	cfg, err := agent.Settings{Root: f.root, Node: f.node, Mapping: f.mapping, StateDir: f.stateDir, Window: f.window, Block: f.block,
 		Chunk: f.chunk, Sample: f.sample, Interval: f.interval, Startup: f.startup, Targets: f.targets}.Config(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 	if errors.Is(err, agent.ErrSettings) {
