@@ -193,7 +193,7 @@ func BenchmarkAgentDay200(b *testing.B) {
 		}
 		metrics.Read(gcCPU)
 		a.Drain()
-		if got := len(a.views(false)); got != 200 {
+		if got := len(a.views()); got != 200 {
 			b.Fatalf("%d containers summarised, want 200", got)
 		}
 		// What a scrape of /advice adds: every container's full advice.

@@ -92,7 +92,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
-	for _, v := range c.a.views(false) {
+	for _, v := range c.a.views() {
 		lv := []string{v.Namespace, v.Pod, v.Container}
 		g := func(d *prometheus.Desc, val float64, extra ...string) {
 			ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, val, append(append([]string{}, lv...), extra...)...)
