@@ -168,6 +168,33 @@ func TestSummaryWindowRolls(t *testing.T) {
 	if got := s.Blocks()[0].Start; got < 18*time.Minute {
 		t.Fatalf("oldest block starts at %s: older than the window", got)
 	}
+	// A closed block keeps its points at their size: a day of them is
+	// most of the agent's memory (BenchmarkAgentDay200).
+	for _, b := range s.Blocks()[:len(s.Blocks())-1] {
+		if len(b.Points) == 0 || cap(b.Points) > len(b.Points)+len(b.Points)/8 { // the allocator's size class, not append's room
+			t.Errorf("closed block at %s holds %d points in room for %d", b.Start, len(b.Points), cap(b.Points))
+		}
+	}
+}
+
+// TestSummaryHoldsNoChunkHandedOn: the chunks AddCounts returns are the
+// caller's; the summary keeps no pointer to them (it did, in the slice it
+// reuses: a chunk per container, 5.6 MiB of a node's 200).
+func TestSummaryHoldsNoChunkHandedOn(t *testing.T) {
+	s := NewSummary(testConfig())
+	at, usage := bursty(3, 3*60*100, 0.2) // 3 minutes
+	handed := 0
+	for i := range at {
+		handed += len(s.AddCounts(at[i], usage[i], 0))
+		for _, c := range s.done[len(s.done):cap(s.done)] {
+			if c != nil {
+				t.Fatalf("sample %d: the summary still holds a chunk it handed on", i)
+			}
+		}
+	}
+	if handed < 2 {
+		t.Fatalf("%d chunks handed on over 3 minutes of 1-minute chunks", handed)
+	}
 }
 
 // TestRecommenders checks krr's and the VPA's rules against advise's
