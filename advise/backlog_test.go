@@ -1,13 +1,14 @@
 package advise
 
 import (
-	"github.com/throttlelab/throttlelab/report"
 	"html"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/report"
 )
 
 // underQuota runs, at 1 ms steps, one thread asked for burst of work every
