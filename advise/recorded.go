@@ -102,12 +102,12 @@ func runStat(rs *record.Run, name string) (cgroup.CPUStat, bool) {
 // throttled.csv, if it has one sampled at the times at.
 func throttledColumn(runDir string, at []time.Duration, index int, name string) ([]uint64, bool) {
 	c, err := record.ReadColumns(filepath.Join(runDir, record.ThrottledFile))
-	if err != nil {
+	if err != nil || !c.SampledAt(at) {
 		return nil, false
 	}
-	col := c.Column(record.InstanceGroup(index, name), at)
+	col := c.Column(record.InstanceGroup(index, name))
 	if col == nil {
-		col = c.Column(record.NeighbourGroup(index, name), at)
+		col = c.Column(record.NeighbourGroup(index, name))
 	}
 	if col == nil {
 		return nil, false

@@ -40,16 +40,24 @@ type Columns struct {
 	Cols  [][]int64
 }
 
-// Column returns the column of group name when c (nil: none) was sampled
-// at the times at, as throttled.csv beside a usage.csv it matches.
-func (c *Columns) Column(name string, at []time.Duration) []int64 {
+// SampledAt reports whether c (nil: none) was sampled at exactly the
+// times at, as a throttled.csv beside the usage.csv it matches.
+func (c *Columns) SampledAt(at []time.Duration) bool {
 	if c == nil || len(c.At) != len(at) {
-		return nil
+		return false
 	}
 	for i := range at {
 		if c.At[i] != at[i] {
-			return nil
+			return false
 		}
+	}
+	return true
+}
+
+// Column returns the column of group name (nil: none, or c is nil).
+func (c *Columns) Column(name string) []int64 {
+	if c == nil {
+		return nil
 	}
 	for i, n := range c.Names {
 		if n == name {

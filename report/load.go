@@ -157,12 +157,15 @@ func loadRun(dir string, rs *record.Run) (*Run, *record.Sample, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) { // older results have no throttled.csv
 		return nil, nil, err
 	}
+	if !thr.SampledAt(usage.At) {
+		thr = nil // none, or sampled at other times: no throttled column
+	}
 	for i, name := range usage.Names {
 		g := GroupUsage{Name: name, At: usage.At, Usage: make([]time.Duration, len(usage.At))}
 		for j := range usage.At {
 			g.Usage[j] = time.Duration(usage.Cols[i][j])
 		}
-		if col := thr.Column(name, usage.At); col != nil {
+		if col := thr.Column(name); col != nil {
 			g.Throttled = make([]uint64, len(usage.At))
 			for j, v := range col {
 				g.Throttled[j] = uint64(max(v, 0))
