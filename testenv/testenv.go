@@ -44,3 +44,24 @@ func ProcessCPU(t testing.TB) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// VMEnv is the environment variable the VM harness (make test-kernels) sets in
+// each guest: the kernel release and the cgroup layout, "6.1.0-50-cloud-amd64/v2".
+const VMEnv = "THROTTLELAB_VM"
+
+// VM is the kernel and layout of the VM the tests run in ("" on a host): the
+// value of VMEnv.
+func VM() string { return os.Getenv(VMEnv) }
+
+// ElsewhereUnavailable ends a test that needs what this host cannot give by
+// design but the VM matrix gives (pure cgroup v2, another kernel): on a host
+// it skips and says so, also in CI, because make test runs it in the VMs;
+// inside a VM of the matrix it is Unavailable (a failure in CI).
+func ElsewhereUnavailable(t testing.TB, format string, args ...any) {
+	t.Helper()
+	if VM() != "" {
+		Unavailable(t, format, args...)
+		return
+	}
+	t.Skipf(format+" (make test runs it in its VMs)", args...)
+}

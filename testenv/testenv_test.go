@@ -13,3 +13,14 @@ func TestInCI(t *testing.T) {
 		}
 	}
 }
+
+func TestVM(t *testing.T) {
+	t.Setenv(VMEnv, "")
+	if VM() != "" {
+		t.Fatalf("VM() = %q with %s empty", VM(), VMEnv)
+	}
+	t.Setenv(VMEnv, "6.12.57+deb13-cloud-amd64/v2")
+	if got := VM(); got != "6.12.57+deb13-cloud-amd64/v2" {
+		t.Fatalf("VM() = %q", got)
+	}
+}
