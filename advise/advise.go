@@ -114,7 +114,7 @@ func Grid(d *Demand, n int) []int64 {
 		n = 25
 	}
 	lo := max(d.MeanCores()*1000, 10)
-	hi := max(d.cores()*1000, lo*1.01)
+	hi := max(d.Bound()*1000, lo*1.01)
 	seen := map[int64]bool{}
 	var out []int64
 	for i := 0; i < n; i++ {
@@ -152,7 +152,7 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 		req.Target.MaxThrottled = 1
 	}
 	req.Target.MaxDelayMs = float64(req.Target.MaxDelay) / 1e6
-	d = d.pinned()
+	d = d.Pinned()
 	limits := append(Grid(d, req.GridSize), req.Limits...)
 	baselines := baselinesOf(d)
 	for _, b := range baselines {
@@ -202,7 +202,7 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 	if a.Sampled.Phases == 0 {
 		a.Sampled.Phases = 10
 	}
-	a.Sampled.MeanCores, a.Sampled.MaxCores10ms, a.Sampled.Cores = d.MeanCores(), d.MaxCores(), int(d.cores())
+	a.Sampled.MeanCores, a.Sampled.MaxCores10ms, a.Sampled.Cores = d.MeanCores(), d.MaxCores(), int(d.Bound())
 	var whole int
 	a.Recommendation, whole = recommend(evs, be, higher, req.Target, req.Periods[0])
 	// Throttled while sampled: the demand above the limit is unseen unless

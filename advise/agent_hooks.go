@@ -1,6 +1,10 @@
 package advise
 
-import "time"
+import (
+	"time"
+
+	"github.com/throttlelab/throttlelab/cfs"
+)
 
 // RecommendBlocks picks, among evaluations made elsewhere (the agent's
 // rolling summary evaluates its own points through Evaluate), the smallest
@@ -46,15 +50,11 @@ func NormalTarget(t Target) Target {
 func EvaluateDelays(d *Demand, points []Point, o Options, qs []float64) ([]Evaluation, []float64, [][]float64, error) {
 	zero := make([]float64, len(points))
 	at := make([][]float64, len(points))
-	o.delays = func(i int, h *delayHist) {
-		if h.total > 0 {
-			zero[i] = h.w[0] / h.total
-		} else {
-			zero[i] = 1
-		}
+	o.delays = func(i int, h *cfs.DelayHist) {
+		zero[i] = h.ZeroShare()
 		v := make([]float64, len(qs))
 		for j, q := range qs {
-			v[j] = h.quantile(q) / 1e6
+			v[j] = h.Quantile(q) / 1e6
 		}
 		at[i] = v
 	}

@@ -96,7 +96,7 @@ func splitBlocks(d *Demand, n int) []*Demand {
 		for j < len(d.At)-1 && d.At[j] < end {
 			j++
 		}
-		sub := d.derive(append([]time.Duration(nil), d.At[i:j+1]...), d.Usage[i:j+1])
+		sub := d.Derive(append([]time.Duration(nil), d.At[i:j+1]...), d.Usage[i:j+1])
 		t0 := sub.At[0]
 		for k := range sub.At {
 			sub.At[k] -= t0
@@ -115,7 +115,7 @@ type blockEvals [][]Evaluation // [block][point]
 // by Tolerance when why is not empty or there is one block. cores is the
 // whole window's parallelism bound (a block replays on the same CPUs).
 func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evaluation, blockEvals, []*Demand, []Evaluation, error) {
-	d = d.pinned()
+	d = d.Pinned()
 	evs, err := Evaluate(d, points, o)
 	if err != nil {
 		return nil, nil, nil, nil, err
@@ -129,7 +129,7 @@ func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evalu
 	// can hold taken out of the quota. It only differs on a group that runs
 	// on more than one CPU.
 	var bound []Evaluation
-	if d.cores() > 1 {
+	if d.Bound() > 1 {
 		so := o
 		so.stranded = true
 		if bound, err = Evaluate(d, points, so); err != nil {
@@ -205,7 +205,7 @@ func scaled(d *Demand, f float64) *Demand {
 	for k, u := range d.Usage {
 		usage[k] = d.Usage[0] + time.Duration(math.Round(float64(u-d.Usage[0])*f))
 	}
-	return d.derive(d.At, usage)
+	return d.Derive(d.At, usage)
 }
 
 // EvaluateIntervals is Evaluate with each evaluation's intervals set as

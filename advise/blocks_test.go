@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/cfs"
 )
 
 // requests builds a sampled demand from Poisson arrivals of cost-long
@@ -44,7 +46,7 @@ func requests(seed uint64, span time.Duration, rate float64, cost time.Duration,
 		}
 		at, usage = append(at, tk), append(usage, time.Duration(u))
 	}
-	return FromSamples(at, usage)
+	return cfs.FromSamples(at, usage)
 }
 
 // TestTwoRegimes is the acceptance test of the intervals: a quiet service
@@ -119,14 +121,14 @@ func TestBadInputWidens(t *testing.T) {
 	clean := requests(3, 30*time.Second, 40, 5*time.Millisecond, 0, 0)
 	gap := requests(3, 30*time.Second, 40, 5*time.Millisecond, 0, 0)
 	// A 3 s hole in the samples after 12 s.
-	cut := FromSamples(append(append([]time.Duration(nil), gap.At[:1200]...), shifted(gap.At[1200:], 3*time.Second)...), gap.Usage)
+	cut := cfs.FromSamples(append(append([]time.Duration(nil), gap.At[:1200]...), shifted(gap.At[1200:], 3*time.Second)...), gap.Usage)
 	short := requests(3, 8*time.Second, 40, 5*time.Millisecond, 0, 0)
 	// A restarted group: the counter starts again from 0 after 20 s.
 	ru := append([]time.Duration(nil), clean.Usage...)
 	for i := 2000; i < len(ru); i++ {
 		ru[i] -= clean.Usage[2000]
 	}
-	reset := FromSamples(clean.At, ru)
+	reset := cfs.FromSamples(clean.At, ru)
 	// The requests overlap only briefly, so the samples' parallelism bound
 	// (CoresBound) depends on the window: pinned, the intervals differ by
 	// what the bad input does alone.
@@ -183,13 +185,13 @@ func shifted(at []time.Duration, by time.Duration) []time.Duration {
 // bound takes (cores-1) slices out of the quota, throttles at least as much
 // as the fluid replay, and raises the interval's upper end to it.
 func TestSliceBound(t *testing.T) {
-	if got := SliceSlack(30*time.Millisecond, 1); got != 0 {
+	if got := cfs.SliceSlack(30*time.Millisecond, 1); got != 0 {
 		t.Errorf("one CPU: slack %s, want 0", got)
 	}
-	if got := SliceSlack(30*time.Millisecond, 3); got != 10*time.Millisecond {
+	if got := cfs.SliceSlack(30*time.Millisecond, 3); got != 10*time.Millisecond {
 		t.Errorf("three CPUs, 30 ms quota: slack %s, want two slices (10ms)", got)
 	}
-	if got := SliceSlack(6*time.Millisecond, 4); got != 4500*time.Microsecond {
+	if got := cfs.SliceSlack(6*time.Millisecond, 4); got != 4500*time.Microsecond {
 		t.Errorf("four CPUs, 6 ms quota: slack %s, want 3/4 of the quota (4.5ms)", got)
 	}
 	one := requests(5, 30*time.Second, 40, 5*time.Millisecond, 0, 0)
@@ -306,7 +308,7 @@ func TestLevelSpreadNearACliff(t *testing.T) {
 			used += 7 * time.Millisecond
 		}
 	}
-	d := FromSamples(at, usage)
+	d := cfs.FromSamples(at, usage)
 	a, err := Advise(d, Request{Limits: []int64{375}}, Sampled{})
 	if err != nil {
 		t.Fatal(err)

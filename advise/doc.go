@@ -1,7 +1,7 @@
 // Package advise finds the smallest CPU limit (and burst) that keeps one
 // group's throttling under a target: its CPU use, sampled every 10 ms (live,
-// from a recorded run or from a CSV), is replayed through the simulator's
-// quota model (sim.Bandwidth) for a grid of limits at every phase of the
+// from a recorded run or from a CSV), is replayed through the kernel's
+// quota model (package cfs) for a grid of limits at every phase of the
 // period, beside what coarse recommenders (krr, the VPA) would set.
 //
 //	d, err := advise.ReadCSV(f) // time_ns,usage_ns

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/units"
 )
@@ -139,30 +140,11 @@ type Options struct {
 	WallClock bool
 	// delays, if set, gets each point's pooled delay histogram
 	// (EvaluateDelays); it must not keep h, which is reused.
-	delays func(i int, h *delayHist)
+	delays func(i int, h *cfs.DelayHist)
 
 	// stranded replays the quota less the runtime other CPUs can hold in
 	// their slices (see SliceSlack): the slice bound.
 	stranded bool
-}
-
-// Slice is the runtime a CPU takes from its group's pool at a time
-// (sched_cfs_bandwidth_slice_us, the kernel's default; the simulator's
-// Params.Slice).
-const Slice = 5 * time.Millisecond
-
-// SliceSlack is the most runtime the CPUs of a group running on cores CPUs
-// can hold in their local slices while one of them finds the pool dry:
-// (cores-1) slices, and never more than that share of the quota. The fluid
-// replay shares the pool perfectly; replaying quota - SliceSlack bounds the
-// throttling the kernel's slices can add (an upper bound: held runtime is
-// used later or returned, not lost).
-func SliceSlack(quota time.Duration, cores float64) time.Duration {
-	if cores <= 1 {
-		return 0
-	}
-	c := math.Ceil(cores - 1e-9)
-	return min(time.Duration((c-1)*float64(Slice)), time.Duration(float64(quota)*(c-1)/c))
 }
 
 // quota is the quota p is replayed with.
@@ -170,7 +152,7 @@ func (o Options) quota(p Point, cores float64) time.Duration {
 	if !o.stranded {
 		return p.Quota()
 	}
-	return p.Quota() - SliceSlack(p.Quota(), cores)
+	return p.Quota() - cfs.SliceSlack(p.Quota(), cores)
 }
 
 // Evaluate replays d through every point at every phase. Points must pass
@@ -197,7 +179,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 	if err := d.Check(minPeriod); err != nil {
 		return nil, err
 	}
-	cores := d.cores()
+	cores := d.Bound()
 	type job struct {
 		period time.Duration
 		phase  int
@@ -214,39 +196,39 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 		}
 	}
 	// results[j][i]: job j, point i (nil where the periods differ).
-	results := make([][]*phaseResult, len(jobs))
+	results := make([][]*cfs.Result, len(jobs))
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range min(o.Workers, len(jobs)) {
 		wg.Go(func() {
-			scratch := scratchPool.Get().(*[]chunk)
+			scratch := scratchPool.Get().(*cfs.Scratch)
 			defer scratchPool.Put(scratch)
 			for j := range next {
 				jb := jobs[j]
-				ps := slice(d, jb.period, jb.period*time.Duration(jb.phase)/time.Duration(o.Phases))
-				out := make([]*phaseResult, len(points))
+				ps := cfs.Cut(d, jb.period, jb.period*time.Duration(jb.phase)/time.Duration(o.Phases))
+				out := make([]*cfs.Result, len(points))
 				// A quota that covers the busiest period of this phase never
 				// throttles: every period takes replay's fast path, and the
 				// counts and delays are the same for every such point
 				// (periods depend only on when work arrives, bursts need a
 				// period above its quota). Replay the first such point once.
 				maxW := 0.0
-				for _, w := range ps.work {
+				for _, w := range ps.Work {
 					maxW = max(maxW, w)
 				}
-				var free *phaseResult
+				var free *cfs.Result
 				for i, p := range points {
 					if p.Period != jb.period {
 						continue
 					}
 					q := o.quota(p, cores)
-					if float64(q) >= maxW+eps && free != nil {
+					if float64(q) >= maxW+cfs.Eps && free != nil {
 						out[i] = free
 						continue
 					}
-					r := replay(d, ps, q, p.Burst(), cores, o.WallClock, newHist(), scratch)
+					r := ps.Replay(cfs.Setting{Quota: q, Burst: p.Burst(), Cores: cores, WallClock: o.WallClock}, newHist(), scratch)
 					out[i] = &r
-					if float64(q) >= maxW+eps {
+					if float64(q) >= maxW+cfs.Eps {
 						free = &r
 					}
 				}
@@ -266,7 +248,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 	for i, p := range points {
 		e := Evaluation{LimitMilli: p.LimitMilli, BurstMilli: p.BurstMilli, PeriodUsec: int64(p.Period / time.Microsecond),
 			QuotaUsec: int64(p.Quota() / time.Microsecond), BurstUsec: int64(p.Burst() / time.Microsecond)}
-		*h = delayHist{}
+		*h = cfs.DelayHist{}
 		var periods, throttled, bursts uint64
 		var thrNs, lostNs float64
 		n := 0
@@ -277,17 +259,17 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 				continue
 			}
 			n++
-			s := r.stat.Stat
+			s := r.Stat
 			periods += s.Periods
 			throttled += s.ThrottledPeriods
 			bursts += s.Bursts
-			thrNs += r.throttledNs
-			lostNs += r.lostNs
+			thrNs += r.ThrottledNs
+			lostNs += r.LostNs
 			if s.Periods > 0 {
 				e.ThrottledRatioWorst = max(e.ThrottledRatioWorst, float64(s.ThrottledPeriods)/float64(s.Periods))
 				e.ThrottledRatioBest = min(e.ThrottledRatioBest, float64(s.ThrottledPeriods)/float64(s.Periods))
 			}
-			h.merge(r.hist)
+			h.Merge(r.Hist)
 		}
 		if periods > 0 {
 			e.ThrottledRatio = float64(throttled) / float64(periods)
@@ -296,7 +278,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 		e.Periods, e.ThrottledPeriods, e.Bursts = float64(periods)/float64(n), float64(throttled)/float64(n), float64(bursts)/float64(n)
 		e.ThrottledSeconds = thrNs / float64(n) / 1e9
 		e.LostSeconds = lostNs / float64(n) / 1e9
-		e.DelayP50Ms, e.DelayP99Ms, e.DelayMaxMs = h.quantile(0.5)/1e6, h.quantile(0.99)/1e6, h.maxNs/1e6
+		e.DelayP50Ms, e.DelayP99Ms, e.DelayMaxMs = h.Quantile(0.5)/1e6, h.Quantile(0.99)/1e6, h.Max()/1e6
 		if o.delays != nil {
 			o.delays(i, h)
 		}
@@ -306,9 +288,9 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 	// another's replay shares its histogram: put it back once).
 	for j := range results {
 		for _, r := range results[j] {
-			if r != nil && r.hist != nil {
-				histPool.Put(r.hist)
-				r.hist = nil
+			if r != nil && r.Hist != nil {
+				histPool.Put(r.Hist)
+				r.Hist = nil
 			}
 		}
 	}
@@ -321,13 +303,13 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 // points, and allocating them anew was most of what it allocated
 // (BenchmarkAgentDay200).
 var (
-	histPool    = sync.Pool{New: func() any { return new(delayHist) }}
-	scratchPool = sync.Pool{New: func() any { return new([]chunk) }}
+	histPool    = sync.Pool{New: func() any { return new(cfs.DelayHist) }}
+	scratchPool = sync.Pool{New: func() any { return new(cfs.Scratch) }}
 )
 
 // newHist returns an empty histogram from the pool.
-func newHist() *delayHist {
-	h := histPool.Get().(*delayHist)
-	*h = delayHist{}
+func newHist() *cfs.DelayHist {
+	h := histPool.Get().(*cfs.DelayHist)
+	*h = cfs.DelayHist{}
 	return h
 }

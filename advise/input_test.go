@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/top/toptest"
 )
 
@@ -62,8 +63,8 @@ func TestBadInput(t *testing.T) {
 			}
 		})
 	}
-	if _, err := Evaluate(demandOf(50*ms, constant(0.5)), []Point{{300, 0, 100 * ms}}, Options{}); !errors.Is(err, ErrTooShort) {
-		t.Errorf("short demand: %v, want ErrTooShort", err)
+	if _, err := Evaluate(demandOf(50*ms, constant(0.5)), []Point{{300, 0, 100 * ms}}, Options{}); !errors.Is(err, cfs.ErrTooShort) {
+		t.Errorf("short demand: %v, want cfs.ErrTooShort", err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/top"
 )
@@ -230,7 +231,7 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 	}
 	n := int(duration/(10*time.Millisecond)) + 1
 	at, usage, thr := make([]time.Duration, 0, n), make([]time.Duration, 0, n), make([]uint64, 0, n)
-	demand := func() *Demand { return underLimit(g, FromSamples(at, usage), thr) }
+	demand := func() *Demand { return underLimit(g, cfs.FromSamples(at, usage), thr) }
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	start := time.Now()
@@ -287,5 +288,5 @@ func underLimit(g *Group, d *Demand, thr []uint64) *Demand {
 	if l, err := cgroup.ReadGroupCPU(g.CPUDir, g.Version); err == nil && l.PeriodUsec > 0 {
 		period = time.Duration(l.PeriodUsec) * time.Microsecond
 	}
-	return ReconstructNoted(d, thr, period)
+	return cfs.ReconstructNoted(d, thr, period)
 }

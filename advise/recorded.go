@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/record"
 )
@@ -73,7 +74,7 @@ func ReadRecorded(dir, config, instance string) (*Recorded, error) {
 // since its limit spread its bursts. advise RESULTS_DIR and the reports'
 // advice section both read a run through it, so they give the same advice.
 func FromRun(rs *record.Run, name string, at, usage []time.Duration, throttled []uint64) *Recorded {
-	r := &Recorded{Demand: FromSamples(at, usage)}
+	r := &Recorded{Demand: cfs.FromSamples(at, usage)}
 	st, _ := runStat(rs, name)
 	r.CPUStat = st
 	if _, ok := rs.CPUStat[name]; ok && rs.Settings.QuotaUsec > 0 && rs.Settings.PeriodUsec > 0 {
@@ -84,7 +85,7 @@ func FromRun(rs *record.Run, name string, at, usage []time.Duration, throttled [
 		if rs.Settings.PeriodUsec > 0 {
 			period = time.Duration(rs.Settings.PeriodUsec) * time.Microsecond
 		}
-		r.Demand = ReconstructNoted(r.Demand, throttled, period)
+		r.Demand = cfs.ReconstructNoted(r.Demand, throttled, period)
 	}
 	return r
 }

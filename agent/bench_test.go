@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/cgroup"
 )
 
@@ -128,7 +129,7 @@ func BenchmarkAgentAdvice200(b *testing.B) {
 
 	ref := func() time.Duration {
 		a, u := bursty(1, rounds, 0.35)
-		d := advise.FromSamples(a, u)
+		d := cfs.FromSamples(a, u)
 		start := time.Now()
 		if _, err := advise.Advise(d, advise.Request{}, advise.Sampled{}); err != nil {
 			b.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/cfs"
 )
 
 // SummaryConfig shapes every container's summary.
@@ -92,7 +93,7 @@ type Block struct {
 	// demand above its limit was not seen: the advice is a lower bound).
 	Throttled uint64
 	// Moved and Capped are the reconstruction's account over the block
-	// (advise.Backlog): the time of the throttling streaks whose work was
+	// (cfs.Backlog): the time of the throttling streaks whose work was
 	// moved to their start, and of those too long to move.
 	Moved, Capped time.Duration
 	// Points are the evaluated points that were throttled or delayed, by
@@ -180,10 +181,10 @@ type Summary struct {
 
 	// AddCounts: the reconstruction before Add, the raw use for the
 	// parallelism bound (moved work would inflate it), the chunks done.
-	backlog          advise.Backlog
+	backlog          cfs.Backlog
 	counted, rawHave bool
 	rawAt, rawUsage  time.Duration
-	coresBound       advise.CoresBound
+	coresBound       cfs.CoresBound
 	// movedSeen and cappedSeen are the backlog's totals already put in
 	// blocks.
 	movedSeen, cappedSeen time.Duration
@@ -239,7 +240,7 @@ type Chunk struct {
 
 // Add takes one sample: the container's cumulative usage at agent time at.
 // Samples must come in time order; a usage that falls (the group was made
-// again) or a gap over advise.MaxGap closes the chunk and starts another. It
+// again) or a gap over cfs.MaxGap closes the chunk and starts another. It
 // returns a chunk that is complete, to be replayed (Replay) and folded in
 // (Fold), else nil.
 func (s *Summary) Add(at, usage time.Duration) *Chunk {
@@ -251,7 +252,7 @@ func (s *Summary) Add(at, usage time.Duration) *Chunk {
 		return nil
 	}
 	dt, du := at-s.lastAt, usage-s.lastUsage
-	if usage < s.lastUsage || dt > advise.MaxGap {
+	if usage < s.lastUsage || dt > cfs.MaxGap {
 		// A counter that fell (the group was made again) or a gap (the
 		// agent stalled, the node slept): the chunk so far ends here, as
 		// advise cuts gaps out.
@@ -276,7 +277,7 @@ func (s *Summary) Add(at, usage time.Duration) *Chunk {
 }
 
 // noteCores raises the parallelism bound with a use of du over dt
-// (advise.CoresBound: over two or more intervals, so that one late reading
+// (cfs.CoresBound: over two or more intervals, so that one late reading
 // does not double it).
 func (s *Summary) noteCores(dt, du time.Duration) {
 	s.coresBound.Add(dt, du)
@@ -284,7 +285,7 @@ func (s *Summary) noteCores(dt, du time.Duration) {
 }
 
 // AddCounts takes one sample with the container's cumulative nr_throttled:
-// its use goes through the backlog reconstruction (advise.Backlog: the work
+// its use goes through the backlog reconstruction (cfs.Backlog: the work
 // of a throttling streak moved back to when it was asked for, as far as the
 // counters allow) before Add. It returns the chunks completed, to be
 // replayed and folded in (the slice is reused by the next call).

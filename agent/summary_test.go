@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/cfs"
 )
 
 // bursty returns n samples 10 ms apart (jittered by up to 1 ms) of a group
@@ -72,7 +73,7 @@ func agreesWithAdvise(t *testing.T, at, usage []time.Duration) {
 		s.AddNow(at[i], usage[i])
 	}
 	s.replayFold(s.Flush()) // the open chunk too, so both saw the same samples
-	d := advise.FromSamples(at, usage)
+	d := cfs.FromSamples(at, usage)
 	var points []advise.Point
 	for _, l := range cfg.Ladder {
 		points = append(points, advise.Point{LimitMilli: l, Period: cfg.Period}, advise.Point{LimitMilli: l, BurstMilli: l, Period: cfg.Period})
@@ -124,7 +125,7 @@ func agreesWithAdvise(t *testing.T, at, usage []time.Duration) {
 	for i, u := range usage {
 		up[i] = usage[0] + time.Duration(float64(u-usage[0])*(1+advise.LevelSpread))
 	}
-	higher, err := advise.Evaluate(advise.FromSamples(at, up), points, advise.Options{})
+	higher, err := advise.Evaluate(cfs.FromSamples(at, up), points, advise.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +208,7 @@ func TestRecommenders(t *testing.T) {
 		s.AddNow(at[i], usage[i])
 	}
 	s.replayFold(s.Flush())
-	d := advise.FromSamples(at, usage)
+	d := cfs.FromSamples(at, usage)
 	ref, err := advise.Advise(d, advise.Request{}, advise.Sampled{})
 	if err != nil {
 		t.Fatal(err)
@@ -344,7 +345,7 @@ func burstsUnder(span time.Duration) (at, usage []time.Duration, thr []uint64) {
 // TestSummaryReconstructsThrottledDemand: samples taken under a limit that
 // throttled go through the same reconstruction as advise's (AddCounts), so
 // the summary predicts a higher limit from the bursts the kernel spread,
-// not from the spread use, and agrees with advise.Reconstruct's replay.
+// not from the spread use, and agrees with cfs.Reconstruct's replay.
 func TestSummaryReconstructsThrottledDemand(t *testing.T) {
 	at, usage, thr := burstsUnder(10 * time.Minute)
 	cfg := testConfig()
@@ -364,7 +365,7 @@ func TestSummaryReconstructsThrottledDemand(t *testing.T) {
 	if moved, capped := s.Backlog(); moved == 0 || capped != 0 {
 		t.Fatalf("moved %s, capped %s", moved, capped)
 	}
-	rec, _ := advise.Reconstruct(advise.FromSamples(at, usage), thr, cfg.Period)
+	rec, _ := cfs.Reconstruct(cfs.FromSamples(at, usage), thr, cfg.Period)
 	want, err := advise.Evaluate(rec, []advise.Point{{LimitMilli: 450, Period: cfg.Period}}, advise.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package sim
 import (
 	"time"
 
+	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/cgroup"
 )
 
@@ -16,8 +17,9 @@ type Group struct {
 	// (the load generator): each weighs 1024 beside the experiment.
 	Root bool
 	// Bandwidth is the group's quota, period, burst and pool (the kernel's
-	// cfs_bandwidth); its Stat counts what cpu.stat counts.
-	Bandwidth
+	// cfs_bandwidth, the one quota model); its Stat counts what cpu.stat
+	// counts but throttled time.
+	cfs.Bandwidth
 	cpus     []bool // nil: every core
 	threads  []*Thread
 	runnable int
@@ -49,7 +51,7 @@ type rq struct {
 // NewGroup adds a group. Periods of different groups start at different
 // phases: phase is when this one's period timer ticks, modulo the period.
 func (m *Machine) NewGroup(name string, shares uint64, quota, period, burst time.Duration, cpus []int, phase time.Duration) *Group {
-	g := &Group{Name: name, Shares: max(shares, 2), Bandwidth: NewBandwidth(quota, period, burst), rq: make([]rq, len(m.cores)), phase: phase}
+	g := &Group{Name: name, Shares: max(shares, 2), Bandwidth: cfs.NewBandwidth(quota, period, burst), rq: make([]rq, len(m.cores)), phase: phase}
 	if len(cpus) > 0 {
 		g.cpus = make([]bool, len(m.cores))
 		for _, c := range cpus {
@@ -77,7 +79,7 @@ func (g *Group) firstAllowed() int {
 
 // CPUStat returns the group's cpu.stat counters so far.
 func (g *Group) CPUStat(m *Machine) cgroup.CPUStat {
-	s := g.Stat
+	s := cgroup.CPUStat{Periods: g.Stat.Periods, ThrottledPeriods: g.Stat.ThrottledPeriods, Bursts: g.Stat.Bursts, BurstUsec: g.Stat.BurstUsec}
 	t := g.throttledNs
 	for c := range g.rq {
 		if g.rq[c].throttled {

@@ -5,6 +5,8 @@ import (
 	"io"
 	"math"
 	"time"
+
+	"github.com/throttlelab/throttlelab/cfs"
 )
 
 // Params describe the simulated machine and the scheduler's tunables.
@@ -12,7 +14,7 @@ type Params struct {
 	// Cores is the number of CPUs.
 	Cores int
 	// Slice is how much runtime a core takes from its group's pool at a time
-	// (sched_cfs_bandwidth_slice_us, 5 ms).
+	// (sched_cfs_bandwidth_slice_us, cfs.Slice by default).
 	Slice time.Duration
 	// MinRuntime is what a core keeps when its group goes idle there; the rest
 	// goes back to the pool (min_cfs_rq_runtime, 1 ms).
@@ -36,7 +38,7 @@ type Params struct {
 
 // DefaultParams are the kernel's defaults.
 func DefaultParams(cores int) Params {
-	return Params{Cores: cores, Slice: 5 * time.Millisecond, MinRuntime: time.Millisecond, BalanceInterval: 4 * time.Millisecond, BusyFactor: 16, SMTSpeed: 0.6}
+	return Params{Cores: cores, Slice: cfs.Slice, MinRuntime: time.Millisecond, BalanceInterval: 4 * time.Millisecond, BusyFactor: 16, SMTSpeed: 0.6}
 }
 
 // eps is the work (in ns) below which a chunk counts as done: event times are

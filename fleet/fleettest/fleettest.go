@@ -19,6 +19,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/agent"
+	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -40,7 +41,7 @@ func Bursty(seconds int, base, peak float64, burst time.Duration, seed uint64) *
 		at[i] = t
 		use[i] = use[i-1] + time.Duration(c*float64(10*time.Millisecond))
 	}
-	return advise.FromSamples(at, use)
+	return cfs.FromSamples(at, use)
 }
 
 // Container is one container a fake agent serves.

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/units"
 )
@@ -179,7 +180,7 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 		err = writeAdviseHTML(f.html, d, a)
 	}
 	switch {
-	case errors.Is(err, advise.ErrInput) || errors.Is(err, advise.ErrTooShort) || errors.Is(err, advise.ErrQuotaTooSmall) || errors.Is(err, advise.ErrBurstTooLarge):
+	case errors.Is(err, advise.ErrInput) || errors.Is(err, cfs.ErrTooShort) || errors.Is(err, advise.ErrQuotaTooSmall) || errors.Is(err, advise.ErrBurstTooLarge):
 		return usagef("%v", strings.TrimPrefix(err.Error(), advise.ErrInput.Error()+": "))
 	case err != nil:
 		return err

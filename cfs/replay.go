@@ -1,16 +1,14 @@
-package advise
+package cfs
 
 import (
 	"math"
 	"math/bits"
 	"time"
-
-	"github.com/throttlelab/throttlelab/sim"
 )
 
 // The replay is a fluid model of a group under a CFS quota. The samples give
 // the work the group asked for: between two samples it arrives at a constant
-// rate. Work is served as it arrives while the pool (sim.Bandwidth, the
+// rate. Work is served as it arrives while the pool (Bandwidth, the
 // simulator's own model of the kernel's cfs_bandwidth) has runtime; work that
 // finds the pool dry waits, and the group is throttled, until the period
 // timer refills it; waiting work then catches up on at most Cores CPUs, in
@@ -24,28 +22,34 @@ import (
 // finds the pool dry is lost, not delayed, and the group stays throttled
 // until the refill.
 
-// eps is the runtime or backlog (ns) below which the replay counts none.
-const eps = 1.0
+// Eps is the runtime or backlog (ns) below which the replay counts none: a
+// quota at least Eps above a period's work never throttles in it.
+const Eps = 1.0
 
-// periodSlices is the demand cut at the ticks of one period grid: for
-// period k (from tick k to tick k+1) the work arriving in it, and the first
-// sample that ends after its start.
-type periodSlices struct {
-	start   time.Duration // time of the first tick (may be before 0)
-	period  time.Duration
-	work    []float64 // ns of work arriving in each period
-	firstIx []int32   // index i of the first sample with At[i] > tick k
+// Periods is a demand cut at the ticks of one period grid: for period k
+// (from tick k to tick k+1) the work arriving in it, and the first sample
+// that ends after its start. One cut serves the replays of every quota with
+// that period and phase.
+type Periods struct {
+	// Start is the time of the first tick (before 0 when the phase is not 0).
+	Start time.Duration
+	// Period is the grid's period.
+	Period time.Duration
+	// Work is the work (ns) arriving in each period.
+	Work    []float64
+	d       *Demand
+	firstIx []int32 // index i of the first sample with At[i] > tick k
 }
 
-// slice cuts d at the ticks phase + k*period.
-func slice(d *Demand, period, phase time.Duration) *periodSlices {
+// Cut cuts d at the ticks phase + k*period. d must pass Check.
+func Cut(d *Demand, period, phase time.Duration) *Periods {
 	start := phase - period // the first period holds time 0
 	if phase == 0 {
 		start = 0
 	}
 	end := d.At[len(d.At)-1]
 	n := int((end-start)/period) + 1
-	ps := &periodSlices{start: start, period: period, work: make([]float64, n), firstIx: make([]int32, n+1)}
+	ps := &Periods{Start: start, Period: period, Work: make([]float64, n), d: d, firstIx: make([]int32, n+1)}
 	i := 1
 	for k := 0; k < n; k++ {
 		tick := start + time.Duration(k)*period
@@ -70,19 +74,41 @@ func slice(d *Demand, period, phase time.Duration) *periodSlices {
 	prev := at(start, int(ps.firstIx[0]))
 	for k := 0; k < n; k++ {
 		next := at(start+time.Duration(k+1)*period, int(ps.firstIx[k+1]))
-		ps.work[k] = next - prev
+		ps.Work[k] = next - prev
 		prev = next
 	}
 	return ps
 }
 
-// phaseResult is what one replay at one phase counted.
-type phaseResult struct {
-	stat        sim.Bandwidth // its Stat holds periods, throttled periods and bursts
-	throttledNs float64       // throttled time summed over the CPUs that waited
-	lostNs      float64       // work lost while throttled (wallClock only)
-	hist        *delayHist    // added delay, weighted by work
+// Result is what one replay at one phase counted.
+type Result struct {
+	// Stat counts periods, throttled periods and bursts.
+	Stat Stat
+	// ThrottledNs is throttled time summed over the CPUs that waited (the
+	// kernel's throttled_usec, in ns).
+	ThrottledNs float64
+	// LostNs is the work lost while throttled (Setting.WallClock only).
+	LostNs float64
+	// Hist is the histogram the replay added the work's delays to.
+	Hist *DelayHist
 }
+
+// Setting is the quota a demand is replayed through and how the demand
+// behaves under it.
+type Setting struct {
+	// Quota and Burst are the runtime per period and the burst above it
+	// (cpu.max and cpu.max.burst); Quota must be positive.
+	Quota, Burst time.Duration
+	// Cores is how many CPUs waiting work catches up on (Demand.Bound).
+	Cores float64
+	// WallClock replays demand bound to wall-clock time: work that finds
+	// the pool dry is lost, not delayed.
+	WallClock bool
+}
+
+// Scratch is storage one replay lends the next (a worker's, reused from
+// replay to replay); its zero value is ready.
+type Scratch struct{ queue []chunk }
 
 // chunk is work that arrived over one sample (or the part of it in one
 // period) and is not served yet: mid is the middle of its arrival, a the
@@ -92,25 +118,26 @@ type chunk struct {
 	a, w float64
 }
 
-// replay runs the demand through one quota at one phase. scratch, if not
-// nil, lends the queue's storage (a worker's, reused from replay to replay)
-// and gets it back grown.
-func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float64, wallClock bool, hist *delayHist, scratch *[]chunk) phaseResult {
-	bw := sim.NewBandwidth(quota, ps.period, burst)
+// Replay runs the demand ps was cut from through one quota at ps's phase,
+// adding the delay of every ns of work to hist (which must not be nil).
+// scratch, if not nil, lends the queue's storage and gets it back grown.
+func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
+	d, cores, wallClock := ps.d, s.Cores, s.WallClock
+	bw := NewBandwidth(s.Quota, ps.Period, s.Burst)
 	var (
-		res      = phaseResult{hist: hist}
+		res      = Result{Hist: hist}
 		backlog  float64 // work waiting (ns)
 		arrived  float64 // cumulative work arrived
 		served   float64 // cumulative work served
 		queue    []chunk // work waiting, oldest first (from qh)
 		qh       int     // head of queue
-		lastTick = len(ps.work)
+		lastTick = len(ps.Work)
 		served0  float64 // work served on arrival by the fast path
 		denied   bool    // wallClock: work found the pool dry this period
 	)
 	if scratch != nil {
-		queue = (*scratch)[:0]
-		defer func() { *scratch = queue[:0] }()
+		queue = scratch.queue[:0]
+		defer func() { scratch.queue = queue[:0] }()
 	}
 	take := func(amt float64) {
 		if amt <= 0 {
@@ -122,13 +149,13 @@ func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float
 	// serveQueue records the delay of chunks the service passed: service ran
 	// at rate s from cumulative s0 at time t0.
 	serveQueue := func(t0, s0, s float64) {
-		for qh < len(queue) && queue[qh].a <= served+eps {
+		for qh < len(queue) && queue[qh].a <= served+Eps {
 			c := queue[qh]
 			dep := c.mid // caught up: served as it arrived
 			if s > 0 {
 				dep = t0 + (c.a-c.w/2-s0)/s
 			}
-			hist.add(max(dep-c.mid, 0), c.w)
+			hist.Add(max(dep-c.mid, 0), c.w)
 			qh++
 		}
 		if qh == len(queue) {
@@ -136,10 +163,10 @@ func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float
 		}
 	}
 	for k := 0; k < lastTick; k++ {
-		tick0 := ps.start + time.Duration(k)*ps.period
-		tick1 := tick0 + ps.period
-		w := ps.work[k]
-		if backlog <= eps && w <= bw.Pool-eps {
+		tick0 := ps.Start + time.Duration(k)*ps.Period
+		tick1 := tick0 + ps.Period
+		w := ps.Work[k]
+		if backlog <= Eps && w <= bw.Pool-Eps {
 			// Nothing waits and the pool covers the period: all of it is
 			// served on arrival.
 			take(w)
@@ -158,28 +185,28 @@ func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float
 				}
 				r := float64(d.Usage[i]-d.Usage[i-1]) / float64(d.At[i]-d.At[i-1]) // cores
 				t, tb := float64(a-tick0), float64(b-tick0)
-				lost0 := res.lostNs
+				lost0 := res.LostNs
 				for t < tb {
 					var dt float64
 					switch {
-					case bw.Pool <= eps && wallClock:
+					case bw.Pool <= Eps && wallClock:
 						// Dry: arrivals are lost; the group stays
 						// throttled until the refill.
 						dt = tb - t
 						if r*dt > 0 {
-							res.lostNs += r * dt
+							res.LostNs += r * dt
 							denied = true
-							res.throttledNs += dt * min(cores, max(1, math.Ceil(r-1e-9)))
+							res.ThrottledNs += dt * min(cores, max(1, math.Ceil(r-1e-9)))
 						}
-					case bw.Pool <= eps:
+					case bw.Pool <= Eps:
 						// Dry: arrivals wait for the refill.
 						dt = tb - t
 						backlog += r * dt
 						arrived += r * dt
-						if backlog > eps {
-							res.throttledNs += dt * min(cores, max(1, math.Ceil(r-1e-9)))
+						if backlog > Eps {
+							res.ThrottledNs += dt * min(cores, max(1, math.Ceil(r-1e-9)))
 						}
-					case backlog > eps || (d.Arrivals && r > cores):
+					case backlog > Eps || (d.Arrivals && r > cores):
 						// Waiting work catches up on up to cores CPUs;
 						// moved work that arrives faster waits too.
 						s := max(cores, r)
@@ -196,7 +223,7 @@ func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float
 						served += s * dt
 						arrived += r * dt
 						backlog -= (s - r) * dt
-						if backlog <= eps {
+						if backlog <= Eps {
 							backlog, served = 0, arrived
 						}
 						serveQueue(base+t, s0, s)
@@ -214,7 +241,7 @@ func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float
 					t += dt
 				}
 				if wallClock { // nothing waits: what ran, ran on arrival
-					hist.add(0, r*float64(b-a)-(res.lostNs-lost0))
+					hist.Add(0, r*float64(b-a)-(res.LostNs-lost0))
 					continue
 				}
 				queue = append(queue, chunk{mid: float64(a+b) / 2, a: arrived, w: r * float64(b-a)})
@@ -222,23 +249,24 @@ func replay(d *Demand, ps *periodSlices, quota, burst time.Duration, cores float
 			}
 		}
 		if bw.Running() {
-			bw.Refill(bw.Pool <= eps && (backlog > eps || denied))
+			bw.Refill(bw.Pool <= Eps && (backlog > Eps || denied))
 		}
 		denied = false
 	}
 	// Work still waiting at the end waited at least until then.
 	end := float64(d.At[len(d.At)-1])
 	for ; qh < len(queue); qh++ {
-		hist.add(max(end-queue[qh].mid, 0), queue[qh].w)
+		hist.Add(max(end-queue[qh].mid, 0), queue[qh].w)
 	}
-	hist.add(0, served0)
-	res.stat = bw
+	hist.Add(0, served0)
+	res.Stat = bw.Stat
 	return res
 }
 
-// delayHist is a histogram of delays weighted by work: 64 linear buckets of
-// 1 us, then 32 per power of two (3% resolution), up to 2^40 us.
-type delayHist struct {
+// DelayHist is a histogram of delays weighted by work: 64 linear buckets of
+// 1 us, then 32 per power of two (3% resolution), up to 2^40 us. Its zero
+// value is empty.
+type DelayHist struct {
 	w     [64 + 35*32]float64
 	total float64
 	maxNs float64
@@ -251,7 +279,7 @@ func bucketOf(ns float64) int {
 	}
 	s := bits.Len64(v) - 6
 	if s > 35 {
-		return len(delayHist{}.w) - 1
+		return len(DelayHist{}.w) - 1
 	}
 	return 64 + (s-1)*32 + int(v>>s) - 32
 }
@@ -270,7 +298,8 @@ func bucketMid(i int) float64 {
 	return (lo + float64(uint64(1)<<s)/2) * 1e3
 }
 
-func (h *delayHist) add(ns, w float64) {
+// Add counts w of work (ns) delayed by ns.
+func (h *DelayHist) Add(ns, w float64) {
 	if w <= 0 {
 		return
 	}
@@ -279,7 +308,8 @@ func (h *delayHist) add(ns, w float64) {
 	h.maxNs = max(h.maxNs, ns)
 }
 
-func (h *delayHist) merge(o *delayHist) {
+// Merge adds o's counts to h.
+func (h *DelayHist) Merge(o *DelayHist) {
 	for i, v := range o.w {
 		h.w[i] += v
 	}
@@ -287,9 +317,9 @@ func (h *delayHist) merge(o *delayHist) {
 	h.maxNs = max(h.maxNs, o.maxNs)
 }
 
-// quantile returns the delay (ns) that a share q of the work waited no
+// Quantile returns the delay (ns) that a share q of the work waited no
 // longer than.
-func (h *delayHist) quantile(q float64) float64 {
+func (h *DelayHist) Quantile(q float64) float64 {
 	if h.total <= 0 {
 		return 0
 	}
@@ -301,4 +331,16 @@ func (h *delayHist) quantile(q float64) float64 {
 		}
 	}
 	return h.maxNs
+}
+
+// Max returns the longest delay added (ns).
+func (h *DelayHist) Max() float64 { return h.maxNs }
+
+// ZeroShare returns the share of the work that waited under 1 us (1 when
+// the histogram is empty).
+func (h *DelayHist) ZeroShare() float64 {
+	if h.total <= 0 {
+		return 1
+	}
+	return h.w[0] / h.total
 }

@@ -1,16 +1,21 @@
-package sim
+package cfs
 
-import (
-	"time"
+import "time"
 
-	"github.com/throttlelab/throttlelab/cgroup"
-)
+// Stat is what the kernel counts for a group's bandwidth in cpu.stat:
+// periods in which it ran (nr_periods), periods that ended with it
+// throttled (nr_throttled), and periods that used burst (nr_bursts,
+// burst_usec). Throttled time is not here: the kernel sums it per CPU,
+// so it is the caller's.
+type Stat struct {
+	Periods, ThrottledPeriods, Bursts, BurstUsec uint64
+}
 
 // Bandwidth is the kernel's per-group bandwidth pool (struct cfs_bandwidth):
 // a quota of CPU time refilled every period, unused quota carried over as
 // burst up to Quota+Burst, and the counters cpu.stat shows. It is the one
-// quota model of throttlelab: the simulator's Group runs it inside its
-// multi-core machine, and advise and map replay recorded demand through it.
+// quota model of throttlelab: the simulator's groups run it inside their
+// multi-core machine, and Replay runs recorded demand through it.
 //
 // Bandwidth only keeps the pool and its counters; who takes runtime from it,
 // and when a period ends, is the caller's business: call Start when the group
@@ -23,7 +28,7 @@ type Bandwidth struct {
 	Pool float64
 	// Stat counts periods, throttled periods and bursts as cpu.stat does;
 	// its throttled time is the caller's (the kernel sums it per CPU).
-	Stat cgroup.CPUStat
+	Stat Stat
 
 	snap   float64 // Pool at the last refill (runtime_snap)
 	active bool    // the period timer runs

@@ -1,4 +1,4 @@
-package advise
+package cfs
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package advise
+package cfs
 
 import (
 	"fmt"
@@ -233,7 +233,7 @@ func (b *Backlog) Flush(emit func(at, usage time.Duration)) {
 func Reconstruct(d *Demand, throttled []uint64, period time.Duration) (*Demand, *Backlog) {
 	b := &Backlog{Period: period}
 	out := &Demand{At: make([]time.Duration, 0, len(d.At)), Usage: make([]time.Duration, 0, len(d.Usage)),
-		Cores: int(d.cores()), Excluded: d.Excluded, Warnings: d.Warnings}
+		Cores: int(d.Bound()), Excluded: d.Excluded, Warnings: d.Warnings}
 	emit := func(at, usage time.Duration) {
 		out.At, out.Usage = append(out.At, at), append(out.Usage, usage)
 	}

@@ -1,0 +1,155 @@
+package cfs
+
+import (
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/cfs/cfstest"
+)
+
+// underQuota runs, at 1 ms steps, one thread asked for burst of work every
+// every, first at offset, under quota per 100 ms period (cfstest), and
+// returns 10 ms readings: the arrivals (the true demand), the use and
+// nr_throttled (counted at the refill).
+func underQuota(span, burst, every, offset, quota time.Duration) (arrived, used *Demand, thr []uint64) {
+	return underQuotaBG(time.Millisecond, span, burst, every, offset, quota, 0)
+}
+
+// underQuotaBG is underQuota in steps of step, with background work of bg
+// arriving every 10 ms besides the bursts.
+func underQuotaBG(step, span, burst, every, offset, quota, bg time.Duration) (arrived, used *Demand, thr []uint64) {
+	s := cfstest.UnderQuota(step, span, burst, every, offset, quota, bg)
+	return &Demand{At: s.At, Usage: s.Arrived, Cores: 1, Arrivals: true}, &Demand{At: slices.Clone(s.At), Usage: s.Used, Cores: 1}, s.Throttled
+}
+
+// pooled is a replay at quota per 100 ms period over 10 phases, pooled as
+// advise pools them: throttled periods over periods, and the mean periods.
+type pooled struct{ ThrottledRatio, Periods float64 }
+
+func replayPhases(t *testing.T, d *Demand, quota time.Duration) pooled {
+	t.Helper()
+	const period, phases = 100 * time.Millisecond, 10
+	if err := d.Check(period); err != nil {
+		t.Fatal(err)
+	}
+	var periods, throttled uint64
+	for ph := range phases {
+		var h DelayHist
+		r := Cut(d, period, period*time.Duration(ph)/phases).Replay(Setting{Quota: quota, Cores: d.Bound()}, &h, nil)
+		periods, throttled = periods+r.Stat.Periods, throttled+r.Stat.ThrottledPeriods
+	}
+	return pooled{float64(throttled) / float64(max(periods, 1)), float64(periods) / phases}
+}
+
+// TestReconstructRecoversBursts: a 50 ms burst every 400 ms sampled under
+// 200m runs as 20 ms a period, so replayed as use 425m looks unthrottled;
+// the reconstruction moves each burst back to its start and predicts what
+// the true demand does at 425m.
+func TestReconstructRecoversBursts(t *testing.T) {
+	arrived, used, thr := underQuota(60*time.Second, 50*time.Millisecond, 400*time.Millisecond, 37*time.Millisecond, 20*time.Millisecond)
+	if thr[len(thr)-1] < 100 {
+		t.Fatalf("the sampled group was throttled %d times: the test's kernel is wrong", thr[len(thr)-1])
+	}
+	rec, b := Reconstruct(used, thr, 100*time.Millisecond)
+	if len(rec.At) != len(used.At) {
+		t.Fatalf("%d readings reconstructed from %d", len(rec.At), len(used.At))
+	}
+	if rec.Work() != used.Work() {
+		t.Errorf("work %s reconstructed from %s: it must be kept", rec.Work(), used.Work())
+	}
+	if b.Moved == 0 || b.Capped != 0 {
+		t.Errorf("moved %s, capped %s", b.Moved, b.Capped)
+	}
+	share := func(d *Demand) float64 { return replayPhases(t, d, 42500*time.Microsecond).ThrottledRatio }
+	truth, obs, got := share(arrived), share(used), share(rec)
+	t.Logf("at 425m: true demand %.3f, observed use %.3f, reconstructed %.3f", truth, obs, got)
+	if truth < 0.15 {
+		t.Fatalf("the true demand is throttled %.3f at 425m: the test's premise is wrong", truth)
+	}
+	if obs > 0.05 {
+		t.Errorf("observed use throttled %.3f at 425m: the premise (use hides the bursts) is wrong", obs)
+	}
+	if got < truth-0.05 || got > truth+0.1 {
+		t.Errorf("reconstructed %.3f against the true %.3f", got, truth)
+	}
+}
+
+// TestReconstructLeavesUnthrottledAlone: without throttling the demand is
+// the use, reading for reading.
+func TestReconstructLeavesUnthrottledAlone(t *testing.T) {
+	_, used, thr := underQuota(10*time.Second, 50*time.Millisecond, 400*time.Millisecond, 37*time.Millisecond, 100*time.Millisecond)
+	if thr[len(thr)-1] != 0 {
+		t.Fatal("throttled under a full quota")
+	}
+	rec, b := Reconstruct(used, thr, 100*time.Millisecond)
+	for i := range used.At {
+		if rec.At[i] != used.At[i] || rec.Usage[i] != used.Usage[i] {
+			t.Fatalf("reading %d: %v/%v from %v/%v", i, rec.At[i], rec.Usage[i], used.At[i], used.Usage[i])
+		}
+	}
+	if b.Moved != 0 {
+		t.Errorf("moved %s", b.Moved)
+	}
+}
+
+// TestReconstructCapsLongStreaks: a group throttled in every period shows
+// nothing of its demand above the limit; it is passed on as observed and
+// counted.
+func TestReconstructCapsLongStreaks(t *testing.T) {
+	_, used, thr := underQuota(10*time.Second, 2*time.Second, 5*time.Second, 0, 20*time.Millisecond)
+	rec, b := Reconstruct(used, thr, 100*time.Millisecond)
+	if b.Capped < time.Second {
+		t.Errorf("capped %s of a group throttled for 10 s", b.Capped)
+	}
+	if rec.Work() != used.Work() || len(rec.At) != len(used.At) {
+		t.Errorf("work %s/%s, readings %d/%d", rec.Work(), used.Work(), len(rec.At), len(used.At))
+	}
+}
+
+// TestReconstructJitteredSample: one sample read 1.5 ms early shows a
+// one-thread group at 1.18 CPUs; streaks are still found whole (a busy
+// interval is one CPU's worth, not the highest use seen).
+func TestReconstructJitteredSample(t *testing.T) {
+	arrived, used, thr := underQuota(60*time.Second, 50*time.Millisecond, 400*time.Millisecond, 37*time.Millisecond, 20*time.Millisecond)
+	k := -1
+	for i := 2; i < len(used.At); i++ {
+		if used.Usage[i]-used.Usage[i-1] == 10*time.Millisecond {
+			k = i
+			break
+		}
+	}
+	used.At[k] -= 1500 * time.Microsecond
+	if c := used.MaxCores(); c < 1.1 {
+		t.Fatalf("the jittered sample reads %.2f CPUs", c)
+	}
+	used.Cores = 1
+	rec, _ := Reconstruct(used, thr, 100*time.Millisecond)
+	truth, got := replayPhases(t, arrived, 42500*time.Microsecond), replayPhases(t, rec, 42500*time.Microsecond)
+	if d := got.ThrottledRatio - truth.ThrottledRatio; d < -0.05 || d > 0.1 {
+		t.Errorf("reconstructed %.3f against the true %.3f at 425m", got.ThrottledRatio, truth.ThrottledRatio)
+	}
+}
+
+// TestReconstructKeepsBackgroundUse: a server with background work (0.2 and
+// 0.5 ms every 10 ms) besides its bursts, sampled under 200m. Moved with
+// the bursts, the background left the streaks' later periods idle: the
+// replay at 400m counted 992 active periods where the true demand has 1201,
+// and a throttled share of 0.271 against the true 0.200. The background
+// (the median calm interval) now keeps arriving through each streak.
+func TestReconstructKeepsBackgroundUse(t *testing.T) {
+	for _, bg := range []time.Duration{200 * time.Microsecond, 500 * time.Microsecond} {
+		for _, every := range []time.Duration{400 * time.Millisecond, 397 * time.Millisecond} {
+			arrived, used, thr := underQuotaBG(100*time.Microsecond, 120*time.Second, 50*time.Millisecond, every, 37*time.Millisecond, 20*time.Millisecond, bg)
+			rec, b := Reconstruct(used, thr, 100*time.Millisecond)
+			if b.Moved == 0 {
+				t.Fatalf("bg %s every %s: nothing moved", bg, every)
+			}
+			tr, gr := replayPhases(t, arrived, 40*time.Millisecond), replayPhases(t, rec, 40*time.Millisecond)
+			if math.Abs(gr.ThrottledRatio-tr.ThrottledRatio) > 0.03 || math.Abs(gr.Periods-tr.Periods) > 0.08*tr.Periods {
+				t.Errorf("bg %s every %s at 400m: rebuilt %.3f (%.0f periods), true demand %.3f (%.0f periods)", bg, every, gr.ThrottledRatio, gr.Periods, tr.ThrottledRatio, tr.Periods)
+			}
+		}
+	}
+}

@@ -1,0 +1,52 @@
+// Package cfstest is a test kernel for the quota model's tests: one thread
+// asked for bursts of work, run under a CFS quota step by step as the
+// kernel's bandwidth control would, and read every 10 ms.
+package cfstest
+
+import "time"
+
+// Sampled is what UnderQuota read every 10 ms: the times, the cumulative
+// work that arrived (the true demand), the cumulative use the group ran, and
+// its cumulative nr_throttled (counted at the refill).
+type Sampled struct {
+	At, Arrived, Used []time.Duration
+	Throttled         []uint64
+}
+
+// UnderQuota runs, at steps of step for span, one thread asked for burst of
+// work every every, first at offset, and background work of bg every 10 ms
+// besides (a server's timers and probes), under quota per 100 ms period.
+func UnderQuota(step, span, burst, every, offset, quota, bg time.Duration) Sampled {
+	var s Sampled
+	var a, u, backlog, runtime time.Duration
+	var n uint64
+	throttledNow := false
+	for t := time.Duration(0); t <= span; t += step {
+		if t%(100*time.Millisecond) == 0 {
+			// The period timer counts a throttled group when it refills it
+			// (do_sched_cfs_period_timer), not when it was throttled.
+			if throttledNow {
+				n++
+			}
+			runtime, throttledNow = quota, false
+		}
+		if t >= offset && (t-offset)%every == 0 {
+			a += burst
+			backlog += burst
+		}
+		if bg > 0 && t%(10*time.Millisecond) == 0 {
+			a += bg
+			backlog += bg
+		}
+		if t%(10*time.Millisecond) == 0 {
+			s.At, s.Arrived, s.Used = append(s.At, t), append(s.Arrived, a), append(s.Used, u)
+			s.Throttled = append(s.Throttled, n)
+		}
+		run := min(step, backlog, runtime)
+		u, backlog, runtime = u+run, backlog-run, runtime-run
+		if backlog > 0 && runtime == 0 {
+			throttledNow = true
+		}
+	}
+	return s
+}

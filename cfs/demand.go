@@ -1,0 +1,221 @@
+package cfs
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Demand is one group's CPU use as cumulative counters at sample times: the
+// work the group asked for, replayed through the quota model. Samples carry
+// their real timestamps; nothing assumes they are exactly 10 ms apart.
+type Demand struct {
+	// At is each sample's time since the first one (At[0] is 0), strictly
+	// increasing.
+	At []time.Duration
+	// Usage is the cumulative CPU time at each sample, non-decreasing.
+	Usage []time.Duration
+	// Cores bounds the demand's parallelism: work held back by throttling
+	// catches up at most this many CPUs at once. 0: the samples' own bound
+	// (CoresBound).
+	Cores int
+	// Excluded is the time left out of the replay (gaps in the samples).
+	Excluded time.Duration
+	// Warnings say what was dropped or doubted while reading the samples.
+	Warnings []string
+	// Arrivals marks usage that holds arrivals, not only use: work
+	// Reconstruct moved to the start of a throttling streak arrives faster
+	// than the group can run it, and the replay serves it on at most Cores
+	// CPUs (use as sampled never outran the group's CPUs, and is served as
+	// it came).
+	Arrivals bool
+	// Moved and Capped are Reconstruct's account when the samples were taken
+	// under a limit that throttled: the time of the throttling streaks whose
+	// work was moved to their start, and of those too long to move.
+	Moved, Capped time.Duration
+	// maxSeen is the highest use over a sample of the samples before
+	// Reconstruct moved work (MaxCores gives it then: moved work is not use).
+	maxSeen float64
+}
+
+// MaxGap is the longest interval between two samples that is replayed; a
+// longer one (a stopped sampler, a suspended machine) is a gap: its span is
+// left out and the demand resumes after it.
+const MaxGap = time.Second
+
+// ErrTooShort marks samples spanning less than one period.
+var ErrTooShort = errors.New("too few samples")
+
+// Duration is the span the samples cover (without excluded gaps).
+func (d *Demand) Duration() time.Duration {
+	if len(d.At) == 0 {
+		return 0
+	}
+	return d.At[len(d.At)-1] - d.At[0]
+}
+
+// Work is the CPU time used over the samples.
+func (d *Demand) Work() time.Duration {
+	if len(d.Usage) == 0 {
+		return 0
+	}
+	return d.Usage[len(d.Usage)-1] - d.Usage[0]
+}
+
+// MeanCores is the mean use in cores.
+func (d *Demand) MeanCores() float64 {
+	if d.Duration() <= 0 {
+		return 0
+	}
+	return float64(d.Work()) / float64(d.Duration())
+}
+
+// MaxCores is the highest use in cores over one sample interval of at least
+// 5 ms (shorter ones read the counters' rounding, not the group); for a
+// reconstructed demand, the highest use seen before the work was moved.
+func (d *Demand) MaxCores() float64 {
+	if d.maxSeen > 0 {
+		return d.maxSeen
+	}
+	best := 0.0
+	for i := 1; i < len(d.At); i++ {
+		dt := d.At[i] - d.At[i-1]
+		if dt >= 5*time.Millisecond {
+			best = max(best, float64(d.Usage[i]-d.Usage[i-1])/float64(dt))
+		}
+	}
+	return best
+}
+
+// Bound returns the parallelism bound of the replay: Cores, or when it is
+// 0 the samples' own bound (CoresBound over every interval).
+func (d *Demand) Bound() float64 {
+	if d.Cores > 0 {
+		return float64(d.Cores)
+	}
+	var b CoresBound
+	for i := 1; i < len(d.At); i++ {
+		b.Add(d.At[i]-d.At[i-1], d.Usage[i]-d.Usage[i-1])
+	}
+	return float64(b.Cores())
+}
+
+// Pinned returns d with its parallelism bound fixed (from the samples,
+// once, when Cores is 0), so that many replays of one demand do not each
+// scan the samples for it.
+func (d *Demand) Pinned() *Demand {
+	if d.Cores > 0 {
+		return d
+	}
+	c := *d
+	c.Cores = int(d.Bound())
+	return &c
+}
+
+// Derive returns other samples (a block of d, d's use scaled) replayed as
+// d is: on d's parallelism bound, as arrivals when d's usage holds them.
+func (d *Demand) Derive(at, usage []time.Duration) *Demand {
+	return &Demand{At: at, Usage: usage, Cores: int(d.Bound()), Arrivals: d.Arrivals}
+}
+
+// CoresSpan is the shortest span over which use bounds a group's
+// parallelism. A sample read late (the sampler preempted between its clock
+// and the counter) makes one busy thread look like 1.1 to 1.5 cores over one
+// 10 ms interval, and like two CPUs to a bound rounded up.
+const CoresSpan = 15 * time.Millisecond
+
+// coresSlack is the use above a whole number of CPUs that still counts as
+// that number.
+const coresSlack = 0.1
+
+// CoresBound is the parallelism bound of a demand, fed one sample interval
+// at a time: the highest use held over two overlapping windows, each window
+// two or more consecutive intervals spanning at least CoresSpan, rounded up
+// to whole CPUs after coresSlack. A late reading raises the window that ends
+// at it and lowers the next by the same time, so no single reading, however
+// late, raises the bound. A group parallel for less than about two windows
+// (30 ms at 10 ms samples) is bounded low: its held-back work then catches
+// up more slowly in the replay, which errs towards throttling. advise's
+// replay and the agent's summaries use it alike.
+type CoresBound struct {
+	dt, du  [8]time.Duration
+	n, next int
+	prev    float64 // the use over the window ending at the previous interval; -1: none
+	best    float64
+}
+
+// Add takes the next interval: dt long, du of CPU time used in it.
+func (b *CoresBound) Add(dt, du time.Duration) {
+	if b.n == 0 {
+		b.prev = -1
+	}
+	b.dt[b.next], b.du[b.next] = dt, du
+	b.next = (b.next + 1) % len(b.dt)
+	b.n = min(b.n+1, len(b.dt))
+	var span, work time.Duration
+	for k := range b.n {
+		i := (b.next - 1 - k + len(b.dt)) % len(b.dt)
+		span, work = span+b.dt[i], work+b.du[i]
+		if k >= 1 && span >= CoresSpan {
+			use := float64(work) / float64(span)
+			if b.prev >= 0 {
+				b.best = max(b.best, min(use, b.prev))
+			}
+			b.prev = use
+			return
+		}
+	}
+}
+
+// Cores is the bound: at least 1.
+func (b *CoresBound) Cores() int {
+	return max(1, int(b.best-coresSlack)+1)
+}
+
+// Check refuses demand that the replay cannot use: fewer than two samples,
+// a span shorter than min, time or usage going backwards.
+func (d *Demand) Check(minSpan time.Duration) error {
+	if len(d.At) != len(d.Usage) {
+		return fmt.Errorf("%d times but %d usage values", len(d.At), len(d.Usage))
+	}
+	for i := 1; i < len(d.At); i++ {
+		if d.At[i] <= d.At[i-1] {
+			return fmt.Errorf("sample %d: time %d ns is not after the previous %d ns: samples must be in time order", i+1, d.At[i], d.At[i-1])
+		}
+		if d.Usage[i] < d.Usage[i-1] {
+			return fmt.Errorf("sample %d: usage %d ns is below the previous %d ns: usage must be cumulative", i+1, d.Usage[i], d.Usage[i-1])
+		}
+	}
+	if len(d.At) < 2 || d.Duration() < minSpan {
+		return fmt.Errorf("%w: the samples span %s, less than one period (%s): sample for longer", ErrTooShort, d.Duration(), minSpan)
+	}
+	return nil
+}
+
+// FromSamples makes a Demand from cumulative usage at times since any start:
+// it shifts time to start at 0 and cuts gaps longer than MaxGap out (the
+// demand continues after the gap as if none had been), and treats usage
+// that falls (a restarted group or counter) as an interval without use,
+// saying so in Warnings. It does not Check.
+func FromSamples(at, usage []time.Duration) *Demand {
+	d := &Demand{At: make([]time.Duration, 0, len(at)), Usage: make([]time.Duration, 0, len(usage))}
+	var shift, ushift time.Duration
+	for i := range at {
+		if i > 0 && at[i]-at[i-1] > MaxGap && usage[i] >= usage[i-1] {
+			gap := at[i] - at[i-1]
+			d.Warnings = append(d.Warnings, fmt.Sprintf("samples %d-%d: %s without samples; that span (%s of CPU) is left out", i, i+1, gap.Round(time.Millisecond), (usage[i]-usage[i-1]).Round(time.Millisecond)))
+			shift += gap - 10*time.Millisecond
+			ushift += usage[i] - usage[i-1]
+			d.Excluded += gap
+		}
+		if i > 0 && usage[i] < usage[i-1] {
+			d.Warnings = append(d.Warnings, fmt.Sprintf("sample %d at %s: usage fell from %s to %s (a restarted group or counter): that interval is left out and the demand continues from the new counter",
+				i+1, (at[i]-at[0]).Round(time.Millisecond), usage[i-1], usage[i]))
+			ushift += usage[i] - usage[i-1]
+			d.Excluded += at[i] - at[i-1]
+		}
+		d.At = append(d.At, at[i]-at[0]-shift)
+		d.Usage = append(d.Usage, usage[i]-ushift)
+	}
+	return d
+}
