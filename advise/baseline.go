@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -44,14 +44,14 @@ func windowAverages(d *Demand, w, step time.Duration) []float64 {
 	return out
 }
 
-// percentile is the p-th percentile of v (sorted here) by record.Rank; 0
+// percentile is the p-th percentile of v (sorted here) by stats.Rank; 0
 // for none.
 func percentile(v []float64, p float64) float64 {
 	if len(v) == 0 {
 		return 0
 	}
 	sort.Float64s(v)
-	return record.Percentile(v, p)
+	return stats.Percentile(v, p)
 }
 
 func milliOf(cores float64) int64 {

@@ -8,10 +8,11 @@ import (
 
 	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 // A check is a list of conditions (record.Condition), each a figure with
-// its 95% interval from the hierarchical bootstrap of record.Resample,
+// its 95% interval from the hierarchical bootstrap of stats.Resample,
 // judged against a threshold with a margin clear of noise.
 
 // load is the name of the load the checks read (the first).
@@ -27,7 +28,7 @@ func (r *Results) repeats() int {
 }
 
 // pointOf is a config summary's figure for a latency statistic.
-func pointOf(c record.ConfigSummary, st record.Stat) float64 {
+func pointOf(c record.ConfigSummary, st stats.Stat) float64 {
 	switch st.Q {
 	case 0:
 		return c.MeanMs
@@ -47,7 +48,7 @@ func pointOf(c record.ConfigSummary, st record.Stat) float64 {
 func cond(name string, point float64, draws []float64, op string, thr float64, margin string) record.Condition {
 	c := record.Condition{Name: name, Value: point, Op: op, Threshold: thr, Margin: margin}
 	if draws != nil {
-		if iv, ok := record.PercentileInterval(draws, point); ok {
+		if iv, ok := stats.PercentileInterval(draws, point); ok {
 			c.CI95 = &iv
 		}
 	}
@@ -57,7 +58,7 @@ func cond(name string, point float64, draws []float64, op string, thr float64, m
 // latencyRatio is a condition on a latency statistic of config num over
 // den's (median over repeats, as the summary takes it), with the paired
 // bootstrap interval.
-func (r *Results) latencyRatio(name, num, den string, st record.Stat, op string, thr float64, margin string) (record.Condition, error) {
+func (r *Results) latencyRatio(name, num, den string, st stats.Stat, op string, thr float64, margin string) (record.Condition, error) {
 	a, err := r.Config(num)
 	if err != nil {
 		return record.Condition{}, err
@@ -67,11 +68,11 @@ func (r *Results) latencyRatio(name, num, den string, st record.Stat, op string,
 		return record.Condition{}, err
 	}
 	d := r.Summary.Draws(r.load(), []string{num, den}, st)
-	return cond(name, pointOf(a, st)/pointOf(b, st), record.Ratio(d[0], d[1]), op, thr, margin), nil
+	return cond(name, pointOf(a, st)/pointOf(b, st), stats.Ratio(d[0], d[1]), op, thr, margin), nil
 }
 
 // latencyOf is a condition on one config's latency statistic (ms).
-func (r *Results) latencyOf(name, config string, st record.Stat, op string, thr float64, margin string) (record.Condition, error) {
+func (r *Results) latencyOf(name, config string, st stats.Stat, op string, thr float64, margin string) (record.Condition, error) {
 	a, err := r.Config(config)
 	if err != nil {
 		return record.Condition{}, err
@@ -83,8 +84,8 @@ func (r *Results) latencyOf(name, config string, st record.Stat, op string, thr 
 // samples builds each config's per-repeat samples of a per-run figure
 // (values from f) and resamples st of them: draws[g][b], and the points
 // (median over repeats of st of each run's values).
-func (r *Results) samples(configs []string, st record.Stat, f func(run *record.Run) ([]float64, error)) ([][]float64, []float64, error) {
-	smp := map[string]*record.Sample{}
+func (r *Results) samples(configs []string, st stats.Stat, f func(run *record.Run) ([]float64, error)) ([][]float64, []float64, error) {
+	smp := map[string]*stats.Sample{}
 	points := make([]float64, len(configs))
 	for g, c := range configs {
 		var per []float64
@@ -93,7 +94,7 @@ func (r *Results) samples(configs []string, st record.Stat, f func(run *record.R
 			if err != nil {
 				return nil, nil, err
 			}
-			s := record.NewSample(v)
+			s := stats.NewSample(v)
 			smp[run.ID] = s
 			if len(v) > 0 {
 				per = append(per, st.Of(s))
@@ -102,10 +103,10 @@ func (r *Results) samples(configs []string, st record.Stat, f func(run *record.R
 		if len(per) == 0 {
 			return nil, nil, fmt.Errorf("no data for config %q", c)
 		}
-		points[g] = record.Median(per)
+		points[g] = stats.Median(per)
 	}
-	groups := r.Summary.Groups(r.load(), configs, func(run *record.Run) *record.Sample { return smp[run.ID] })
-	return record.Resample(groups, st, record.Resamples, record.BootstrapSeed), points, nil
+	groups := r.Summary.Groups(r.load(), configs, func(run *record.Run) *stats.Sample { return smp[run.ID] })
+	return stats.Resample(groups, st, stats.Resamples, stats.BootstrapSeed), points, nil
 }
 
 // records reads a run's request records.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 // f04SingleThread is f04-single-thread.yaml.
@@ -41,7 +42,7 @@ var f04SingleThread = &Preset{
 			return nil, "", err
 		}
 		s, th := v[0], v[1]
-		c := cond("p99 at 2 clients single / threaded", s/th, record.Ratio(d[0], d[1]), ">=", 1.1, "10% slower: more than a draw of the same distribution")
+		c := cond("p99 at 2 clients single / threaded", s/th, stats.Ratio(d[0], d[1]), ">=", 1.1, "10% slower: more than a draw of the same distribution")
 		return []record.Condition{c}, fmt.Sprintf("at 2 clients: p99 %.1f ms single-threaded, %.1f ms threaded with a limit", s, th), nil
 	},
 }

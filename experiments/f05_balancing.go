@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -55,7 +56,7 @@ func roundRobin(e *experiment.Experiment) error {
 // tested); what the kernel decides does not enter it.
 func sameRate(r *Results, factor float64) ([]record.Condition, string, error) {
 	c := r.Spec.Spec.Configs[0]
-	d, v, err := r.samples([]string{c.Name}, record.Mean, r.sameInstance)
+	d, v, err := r.samples([]string{c.Name}, stats.Mean, r.sameInstance)
 	if err != nil {
 		return nil, "", err
 	}

@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 	"path/filepath"
 	"time"
 
@@ -62,7 +63,7 @@ var f07SchedBench = &Preset{
 		c := cfg.Neighbours[0]
 		limit := cpus(c.CPU.Limit)
 		ratio := gl / gu
-		d, _, err := r.samples([]string{"limit-2", "unlimited"}, record.Mean, func(run *record.Run) ([]float64, error) {
+		d, _, err := r.samples([]string{"limit-2", "unlimited"}, stats.Mean, func(run *record.Run) ([]float64, error) {
 			cycles, err := record.ReadBurstCycles(filepath.Join(r.Dir, "runs", run.ID), "burst")
 			v := make([]float64, len(cycles))
 			for i, cy := range cycles {
@@ -73,7 +74,7 @@ var f07SchedBench = &Preset{
 		if err != nil {
 			return nil, "", err
 		}
-		g := cond("goodput limited / unlimited", ratio, record.Ratio(d[0], d[1]), "between", 0.45, "the published range around -43%")
+		g := cond("goodput limited / unlimited", ratio, stats.Ratio(d[0], d[1]), "between", 0.45, "the published range around -43%")
 		g.High = 0.75
 		// Peaks are the highest windows of one run: no interval, judged as
 		// they are, with 10% room under the limit.

@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -46,11 +47,11 @@ var f08OnoffApi = &Preset{
 			}
 			m[i] = v
 		}
-		small, err := r.latencyRatio("mean smallest limit / unlimited", "limit-2", "unlimited", record.Mean, ">=", 1.5, "half again the reference's mean")
+		small, err := r.latencyRatio("mean smallest limit / unlimited", "limit-2", "unlimited", stats.Mean, ">=", 1.5, "half again the reference's mean")
 		if err != nil {
 			return nil, "", err
 		}
-		large, err := r.latencyRatio("mean largest limit / unlimited", "limit-4", "unlimited", record.Mean, "<=", 1.2, "within 20% of the reference")
+		large, err := r.latencyRatio("mean largest limit / unlimited", "limit-4", "unlimited", stats.Mean, "<=", 1.2, "within 20% of the reference")
 		if err != nil {
 			return nil, "", err
 		}

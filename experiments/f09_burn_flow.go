@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 	"math"
 	"time"
 
@@ -65,7 +66,7 @@ var f09BurnFlow = &Preset{
 		}
 		frac := float64(near) / float64(max(slow, 1))
 		slowFrac := float64(slow) / float64(max(len(lat), 1))
-		p50, err := r.latencyRatio("p50 0.3 CPU / 1 CPU", "cpu-300m", "cpu-1", record.Quantile(50), "<=", 1.5, "the published 1.5x")
+		p50, err := r.latencyRatio("p50 0.3 CPU / 1 CPU", "cpu-300m", "cpu-1", stats.Quantile(50), "<=", 1.5, "the published 1.5x")
 		if err != nil {
 			return nil, "", err
 		}
@@ -91,13 +92,13 @@ var f09BurnFlow = &Preset{
 			}
 		}
 		all := func(float64) bool { return true }
-		ds, _, err := r.samples([]string{"cpu-100m"}, record.Mean, indicator(all, isSlow))
+		ds, _, err := r.samples([]string{"cpu-100m"}, stats.Mean, indicator(all, isSlow))
 		if err != nil {
 			return nil, "", err
 		}
 		conds := []record.Condition{p50, p99, cond("share waiting over half a period at 0.1 CPU", slowFrac, ds[0], ">=", 1.0/3, "a third of the requests")}
 		if slow > 0 {
-			dn, _, err := r.samples([]string{"cpu-100m"}, record.Mean, indicator(isSlow, isNear))
+			dn, _, err := r.samples([]string{"cpu-100m"}, stats.Mean, indicator(isSlow, isNear))
 			if err != nil {
 				return nil, "", err
 			}

@@ -3,6 +3,7 @@ package experiments
 import (
 	"fmt"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 	"math"
 	"slices"
 	"time"
@@ -111,7 +112,7 @@ func p99Worse(base, with string, factor float64) func(r *Results) ([]record.Cond
 }
 
 // p99Stat is the p99 as a bootstrap statistic.
-var p99Stat = record.Quantile(99)
+var p99Stat = stats.Quantile(99)
 
 // setLimit sets a config's CPU limit (a negative variant's change).
 func setLimit(e *experiment.Experiment, name, limit string) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 // Results is what a preset's check reads: a finished results directory.
@@ -72,7 +73,7 @@ func (r *Results) median(name string, f func(*record.Run) float64) (float64, err
 	for i, run := range runs {
 		v[i] = f(run)
 	}
-	return record.Median(v), nil
+	return stats.Median(v), nil
 }
 
 // MeanLatency is the median over repeats of the mean latency (ms).

@@ -1,8 +1,9 @@
 // Package record is the recorded run and the results directory every
 // backend writes and the report reads: a run's summary (Run), where the runs
 // were made (Env), a preset's check (Verdict), reading and writing them, the
-// one aggregation of runs into per-config figures (Summarize) and the one
-// table that prints them (WriteTable).
+// one aggregation of runs into per-config figures (Summarize, with the
+// intervals of package stats) and the one table that prints them
+// (WriteTable).
 //
 // A results directory holds spec.yaml (the resolved spec), env.json,
 // preset.json and verdict.json (presets), summary.json and one directory per

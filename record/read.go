@@ -11,6 +11,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/stats"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -107,8 +108,8 @@ func ReadBurstCycles(runDir, name string) ([]workload.BurstCycle, error) {
 // ReadSamples reads each run's request records (requests.csv or .gz in
 // dir's run directories) into a sample of its successful latencies in ms,
 // by run ID: what Summary.AddIntervals takes.
-func ReadSamples(dir string, runs []*Run) (map[string]*Sample, error) {
-	out := map[string]*Sample{}
+func ReadSamples(dir string, runs []*Run) (map[string]*stats.Sample, error) {
+	out := map[string]*stats.Sample{}
 	for _, r := range runs {
 		recs, err := loadgen.ReadRecordsIn(filepath.Join(dir, "runs", r.ID))
 		if err != nil {
@@ -122,12 +123,12 @@ func ReadSamples(dir string, runs []*Run) (map[string]*Sample, error) {
 // LatencySample is the sample of a run's successful latencies in ms, in
 // the records' order: what ReadSamples and the report take from the
 // requests they read.
-func LatencySample(recs []loadgen.Record) *Sample {
+func LatencySample(recs []loadgen.Record) *stats.Sample {
 	v := make([]float64, 0, len(recs))
 	for i := range recs {
 		if recs[i].Err == "" {
 			v = append(v, float64(recs[i].Latency)/1e6)
 		}
 	}
-	return NewSample(v)
+	return stats.NewSample(v)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 // ConfigSummary sums up one config under one load across its repeats:
@@ -49,12 +50,12 @@ type ConfigSummary struct {
 	MeanMs float64 `json:"mean_ms"`
 	// The 95% intervals of the figures above (Summary.AddIntervals; absent
 	// where the request records were not read).
-	MeanMsCI95         *Interval `json:"mean_ms_ci95,omitempty"`
-	P50MsCI95          *Interval `json:"p50_ms_ci95,omitempty"`
-	P90MsCI95          *Interval `json:"p90_ms_ci95,omitempty"`
-	P99MsCI95          *Interval `json:"p99_ms_ci95,omitempty"`
-	P999MsCI95         *Interval `json:"p999_ms_ci95,omitempty"`
-	P99VsReferenceCI95 *Interval `json:"p99_vs_reference_ci95,omitempty"`
+	MeanMsCI95         *stats.Interval `json:"mean_ms_ci95,omitempty"`
+	P50MsCI95          *stats.Interval `json:"p50_ms_ci95,omitempty"`
+	P90MsCI95          *stats.Interval `json:"p90_ms_ci95,omitempty"`
+	P99MsCI95          *stats.Interval `json:"p99_ms_ci95,omitempty"`
+	P999MsCI95         *stats.Interval `json:"p999_ms_ci95,omitempty"`
+	P99VsReferenceCI95 *stats.Interval `json:"p99_vs_reference_ci95,omitempty"`
 }
 
 // Summary is the experiment's summary.json.
@@ -68,21 +69,7 @@ type Summary struct {
 	Verdict *Verdict `json:"verdict,omitempty"`
 	// Samples are the runs' successful latencies (ms) by run ID, as
 	// AddIntervals was given them; checks resample them too.
-	Samples map[string]*Sample `json:"-"`
-}
-
-// Median is the middle of v (the mean of the two middle values of an even
-// count), 0 for none; v is left as it is.
-func Median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	Samples map[string]*stats.Sample `json:"-"`
 }
 
 // Aggregate sums up the finished runs of config c under load: the runs must
@@ -127,7 +114,7 @@ func Aggregate(c experiment.Config, load string, runs []*Run) ConfigSummary {
 		for i, r := range done {
 			v[i] = f(r)
 		}
-		return Median(v)
+		return stats.Median(v)
 	}
 	cs.ThroughputRPS = median(func(r *Run) float64 { return r.Summary.ThroughputRPS })
 	cs.P50Ms = median(func(r *Run) float64 { return r.Summary.Latency.P50 })
@@ -190,7 +177,7 @@ func (c ConfigSummary) ThrottledSec() float64 { return c.ThrottledMs / 1000 }
 // Groups returns, for configs under load, each config's samples by repeat
 // slot (the load's repeat numbers in order; nil where a config lacks one):
 // what Resample takes. sample picks a run's sample (nil to leave it out).
-func (s *Summary) Groups(load string, configs []string, sample func(*Run) *Sample) [][]*Sample {
+func (s *Summary) Groups(load string, configs []string, sample func(*Run) *stats.Sample) [][]*stats.Sample {
 	var reps []int
 	for _, r := range s.Runs {
 		if r.Load == load && !slices.Contains(reps, r.Repeat) {
@@ -198,9 +185,9 @@ func (s *Summary) Groups(load string, configs []string, sample func(*Run) *Sampl
 		}
 	}
 	slices.Sort(reps)
-	out := make([][]*Sample, len(configs))
+	out := make([][]*stats.Sample, len(configs))
 	for g, c := range configs {
-		out[g] = make([]*Sample, len(reps))
+		out[g] = make([]*stats.Sample, len(reps))
 		for _, r := range s.Runs {
 			if r.Load == load && r.Config == c && r.Summary != nil {
 				out[g][slices.Index(reps, r.Repeat)] = sample(r)
@@ -213,16 +200,16 @@ func (s *Summary) Groups(load string, configs []string, sample func(*Run) *Sampl
 // Draws resamples a latency statistic of configs under load (see
 // Resample): out[g][b] for configs[g]. Every caller gets the same draws for
 // the same statistic, so the summary's intervals and a check's agree.
-func (s *Summary) Draws(load string, configs []string, st Stat) [][]float64 {
-	groups := s.Groups(load, configs, func(r *Run) *Sample { return s.Samples[r.ID] })
-	return Resample(groups, st, Resamples, BootstrapSeed)
+func (s *Summary) Draws(load string, configs []string, st stats.Stat) [][]float64 {
+	groups := s.Groups(load, configs, func(r *Run) *stats.Sample { return s.Samples[r.ID] })
+	return stats.Resample(groups, st, stats.Resamples, stats.BootstrapSeed)
 }
 
 // AddIntervals sets the 95% interval of every config's mean, percentiles
 // and p99 against the reference from samples, each run's successful
 // latencies in ms by run ID (ReadSamples), by the hierarchical bootstrap of
 // Resample, and says how in CIMethod.
-func (s *Summary) AddIntervals(samples map[string]*Sample) {
+func (s *Summary) AddIntervals(samples map[string]*stats.Sample) {
 	s.Samples = samples
 	var loads []string
 	reps := 0
@@ -245,21 +232,21 @@ func (s *Summary) AddIntervals(samples map[string]*Sample) {
 				idx = append(idx, i)
 			}
 		}
-		set := func(st Stat, point func(*ConfigSummary) float64, field func(*ConfigSummary) **Interval) [][]float64 {
+		set := func(st stats.Stat, point func(*ConfigSummary) float64, field func(*ConfigSummary) **stats.Interval) [][]float64 {
 			d := s.Draws(load, names, st)
 			for g, i := range idx {
 				c := &s.Configs[i]
-				if iv, ok := PercentileInterval(d[g], point(c)); ok {
+				if iv, ok := stats.PercentileInterval(d[g], point(c)); ok {
 					*field(c) = &iv
 				}
 			}
 			return d
 		}
-		set(Mean, func(c *ConfigSummary) float64 { return c.MeanMs }, func(c *ConfigSummary) **Interval { return &c.MeanMsCI95 })
-		set(Quantile(50), func(c *ConfigSummary) float64 { return c.P50Ms }, func(c *ConfigSummary) **Interval { return &c.P50MsCI95 })
-		set(Quantile(90), func(c *ConfigSummary) float64 { return c.P90Ms }, func(c *ConfigSummary) **Interval { return &c.P90MsCI95 })
-		set(Quantile(99.9), func(c *ConfigSummary) float64 { return c.P999Ms }, func(c *ConfigSummary) **Interval { return &c.P999MsCI95 })
-		d := set(Quantile(99), func(c *ConfigSummary) float64 { return c.P99Ms }, func(c *ConfigSummary) **Interval { return &c.P99MsCI95 })
+		set(stats.Mean, func(c *ConfigSummary) float64 { return c.MeanMs }, func(c *ConfigSummary) **stats.Interval { return &c.MeanMsCI95 })
+		set(stats.Quantile(50), func(c *ConfigSummary) float64 { return c.P50Ms }, func(c *ConfigSummary) **stats.Interval { return &c.P50MsCI95 })
+		set(stats.Quantile(90), func(c *ConfigSummary) float64 { return c.P90Ms }, func(c *ConfigSummary) **stats.Interval { return &c.P90MsCI95 })
+		set(stats.Quantile(99.9), func(c *ConfigSummary) float64 { return c.P999Ms }, func(c *ConfigSummary) **stats.Interval { return &c.P999MsCI95 })
+		d := set(stats.Quantile(99), func(c *ConfigSummary) float64 { return c.P99Ms }, func(c *ConfigSummary) **stats.Interval { return &c.P99MsCI95 })
 		if ref < 0 {
 			continue
 		}
@@ -268,7 +255,7 @@ func (s *Summary) AddIntervals(samples map[string]*Sample) {
 			if c.P99VsReference == 0 {
 				continue
 			}
-			if iv, ok := PercentileInterval(Ratio(d[g], d[ref]), c.P99VsReference); ok {
+			if iv, ok := stats.PercentileInterval(stats.Ratio(d[g], d[ref]), c.P99VsReference); ok {
 				c.P99VsReferenceCI95 = &iv
 			}
 		}
@@ -279,7 +266,7 @@ func (s *Summary) AddIntervals(samples map[string]*Sample) {
 // CIMethod describes the intervals of results with the given number of
 // repeats, as summary.json and the report state it.
 func CIMethod(repeats int) string {
-	m := fmt.Sprintf("95%% percentile intervals from %d bootstrap resamples (seed %d)", Resamples, uint64(BootstrapSeed))
+	m := fmt.Sprintf("95%% percentile intervals from %d bootstrap resamples (seed %d)", stats.Resamples, uint64(stats.BootstrapSeed))
 	if repeats <= 1 {
 		return m + " of each run's requests: one repeat, so they leave out run-to-run variation"
 	}

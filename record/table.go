@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 // Row is one line of the results table: a config under a load, and how the
@@ -120,7 +122,7 @@ func FormatMs(v float64) string {
 }
 
 // FormatInterval prints an interval as "low-high" in ms ("" for none).
-func FormatInterval(iv *Interval) string {
+func FormatInterval(iv *stats.Interval) string {
 	if iv == nil {
 		return ""
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 // Outcome is a verdict's or a condition's result: the 95% interval clears
@@ -25,12 +27,12 @@ const (
 // interval (a count, or a shape that has no sampling noise to speak of) is
 // judged by its point.
 type Condition struct {
-	Name      string    `json:"name"`
-	Value     float64   `json:"value"`
-	CI95      *Interval `json:"ci95,omitempty"`
-	Op        string    `json:"op"`
-	Threshold float64   `json:"threshold"`
-	High      float64   `json:"high,omitempty"`
+	Name      string          `json:"name"`
+	Value     float64         `json:"value"`
+	CI95      *stats.Interval `json:"ci95,omitempty"`
+	Op        string          `json:"op"`
+	Threshold float64         `json:"threshold"`
+	High      float64         `json:"high,omitempty"`
 	// Margin says why the threshold is clear of noise: what a result must
 	// beat, beyond "differs".
 	Margin  string  `json:"margin"`

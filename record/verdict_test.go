@@ -5,10 +5,12 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 func TestConditionJudge(t *testing.T) {
-	iv := func(lo, hi float64) *Interval { return &Interval{lo, hi} }
+	iv := func(lo, hi float64) *stats.Interval { return &stats.Interval{lo, hi} }
 	cases := []struct {
 		name string
 		c    Condition
@@ -44,7 +46,7 @@ func TestConditionJudge(t *testing.T) {
 func TestCombine(t *testing.T) {
 	pass := Condition{Value: 3, Op: ">=", Threshold: 2}
 	fail := Condition{Value: 1, Op: ">=", Threshold: 2}
-	maybe := Condition{Value: 2.5, CI95: &Interval{1.5, 3.5}, Op: ">=", Threshold: 2}
+	maybe := Condition{Value: 2.5, CI95: &stats.Interval{1.5, 3.5}, Op: ">=", Threshold: 2}
 	for _, c := range []struct {
 		conds []Condition
 		want  Outcome
@@ -77,7 +79,7 @@ func TestBadConditionsAreErrors(t *testing.T) {
 		{"no operator", Condition{Name: "x", Value: 3, Threshold: 2}},
 		{"NaN figure", Condition{Name: "x", Value: nan, Op: ">=", Threshold: 2}},
 		{"NaN threshold", Condition{Name: "x", Value: 3, Op: "<=", Threshold: nan}},
-		{"NaN in the interval", Condition{Name: "x", Value: 3, CI95: &Interval{nan, 4}, Op: ">=", Threshold: 2}},
+		{"NaN in the interval", Condition{Name: "x", Value: 3, CI95: &stats.Interval{nan, 4}, Op: ">=", Threshold: 2}},
 		{"infinite figure", Condition{Name: "x", Value: inf, Op: ">=", Threshold: 2}},
 		{"NaN top of a range", Condition{Name: "x", Value: 0.5, Op: "between", Threshold: 0.4, High: nan}},
 		{"empty range", Condition{Name: "x", Value: 0.5, Op: "between", Threshold: 0.8, High: 0.4}},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -154,7 +155,7 @@ func fmtPct(v float64) string {
 }
 
 // fmtInterval writes " [lo, hi]", or nothing without an interval.
-func fmtInterval(iv *record.Interval, f func(float64) string) string {
+func fmtInterval(iv *stats.Interval, f func(float64) string) string {
 	if iv == nil {
 		return ""
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 // TestHeadlineFromRecordedRun reads the numbers back out of the headline of
@@ -49,7 +50,7 @@ func checkHeadline(t *testing.T, dir string) {
 	for name, tamper := range map[string]func(c *record.ConfigSummary){
 		"ratio": func(c *record.ConfigSummary) { c.P99VsReference *= 1.2 },
 		"interval": func(c *record.ConfigSummary) {
-			c.P99VsReferenceCI95 = &record.Interval{c.P99VsReferenceCI95[0] / 2, c.P99VsReferenceCI95[1]}
+			c.P99VsReferenceCI95 = &stats.Interval{c.P99VsReferenceCI95[0] / 2, c.P99VsReferenceCI95[1]}
 		},
 		"throttled": func(c *record.ConfigSummary) { c.ThrottledPct += 5 },
 		"cores":     func(c *record.ConfigSummary) { c.MeanCores *= 1.5 },
@@ -146,7 +147,7 @@ func TestHeadlineCases(t *testing.T) {
 			spec(limited("a", "500m"), limited("b", "500m")),
 			record.Summary{Configs: []record.ConfigSummary{
 				{Config: "a", Load: "l", Instances: 1, P99Ms: 8, ThrottledPct: 3, MeanCores: 0.2},
-				{Config: "b", Load: "l", Instances: 1, P99Ms: 80, P99MsCI95: &record.Interval{70, 95}, ThrottledPct: 30, MeanCores: 0.3},
+				{Config: "b", Load: "l", Instances: 1, P99Ms: 80, P99MsCI95: &stats.Interval{70, 95}, ThrottledPct: 30, MeanCores: 0.3},
 			}},
 			"The b instance's p99 was 80.0 ms [70.0, 95.0] (the highest of 2 configs), throttled in 30% of periods while using 0.30 of its 0.5 CPU on average."},
 		{"no limit, two loads",

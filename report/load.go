@@ -13,6 +13,7 @@ import (
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -112,7 +113,7 @@ func Load(dir string) (*Source, error) {
 	// The runs are read on every CPU at once (parsing their records is
 	// most of a report's time), in order.
 	runs := make([]*Run, len(sums))
-	smps := make([]*record.Sample, len(sums))
+	smps := make([]*stats.Sample, len(sums))
 	errs := make([]error, len(sums))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -129,7 +130,7 @@ func Load(dir string) (*Source, error) {
 			return nil, err // the first run's in order, as when read one by one
 		}
 	}
-	samples := map[string]*record.Sample{}
+	samples := map[string]*stats.Sample{}
 	for i, rs := range sums {
 		s.Runs = append(s.Runs, runs[i])
 		samples[rs.ID] = smps[i]
@@ -141,7 +142,7 @@ func Load(dir string) (*Source, error) {
 
 // loadRun reads a finished run's records and usage samples, and the
 // sample of its latencies (record.LatencySample).
-func loadRun(dir string, rs *record.Run) (*Run, *record.Sample, error) {
+func loadRun(dir string, rs *record.Run) (*Run, *stats.Sample, error) {
 	r := &Run{Run: rs}
 	recs, err := loadgen.ReadRecordsIn(dir)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 // distribution is the share of requests per logarithmic latency bin (20 bins
@@ -44,7 +44,7 @@ func percentiles(lat []float64) []Point {
 	for i := 0; i <= steps; i++ {
 		x := top * float64(i) / steps
 		p := 100 * (1 - math.Pow(10, -x))
-		pts = append(pts, Point{p, record.Percentile(lat, p)})
+		pts = append(pts, Point{p, stats.Percentile(lat, p)})
 	}
 	return append(pts, Point{100 * (1 - 0.5/float64(n)), lat[n-1]})
 }
@@ -122,19 +122,19 @@ func percentileChart(es []*entry, load, id string) *Chart {
 const bandResamples = 200
 
 // percentileBand is the 95% interval of each point of an entry's percentile
-// curve, by the summary's hierarchical bootstrap (record.Resample: repeats,
+// curve, by the summary's hierarchical bootstrap (stats.Resample: repeats,
 // then requests); the last point, the maximum, has none.
 func percentileBand(e *entry, pts []Point) (lo, hi []Point) {
-	var runs []*record.Sample
+	var runs []*stats.Sample
 	for _, r := range e.runs {
-		runs = append(runs, record.NewSample(okLatencies([]*Run{r})))
+		runs = append(runs, stats.NewSample(okLatencies([]*Run{r})))
 	}
-	groups := [][]*record.Sample{runs}
+	groups := [][]*stats.Sample{runs}
 	for i, p := range pts {
 		l, h := p.Y, p.Y
 		if i < len(pts)-1 && p.X > 0 {
-			d := record.Resample(groups, record.Quantile(p.X), bandResamples, record.BootstrapSeed)
-			if iv, ok := record.PercentileInterval(d[0], p.Y); ok {
+			d := stats.Resample(groups, stats.Quantile(p.X), bandResamples, stats.BootstrapSeed)
+			if iv, ok := stats.PercentileInterval(d[0], p.Y); ok {
 				l, h = iv[0], iv[1]
 			}
 		}
@@ -170,7 +170,7 @@ func rampCharts(es []*entry, load, id string) []*Chart {
 					ps, ts = append(ps, r.Summary.Steps[i].P99Ms), append(ts, r.Summary.Steps[i].ThroughputRPS)
 				}
 			}
-			a, b = append(a, Point{float64(workers), record.Median(ps)}), append(b, Point{float64(workers), record.Median(ts)})
+			a, b = append(a, Point{float64(workers), stats.Median(ps)}), append(b, Point{float64(workers), stats.Median(ts)})
 		}
 		color, width := e.color, 2.0
 		if e.ref {

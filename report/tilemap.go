@@ -12,7 +12,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -45,7 +45,7 @@ func tileMedians(e *entry) map[int]float64 {
 	}
 	out := make(map[int]float64, len(by))
 	for k, v := range by {
-		out[k] = record.Median(v)
+		out[k] = stats.Median(v)
 	}
 	return out
 }

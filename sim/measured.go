@@ -13,6 +13,7 @@ import (
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -111,5 +112,5 @@ func burstGap(dir string, e *experiment.Experiment, runs []*record.Run) (time.Du
 	if len(gaps) == 0 {
 		return 0, false, nil
 	}
-	return time.Duration(max(0, record.Median(gaps))), true, nil
+	return time.Duration(max(0, stats.Median(gaps))), true, nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 // needRoot skips a test that runs experiments in real cgroups where the host
@@ -108,7 +109,7 @@ func TestRunExample(t *testing.T) {
 		for _, f := range []struct {
 			name  string
 			point float64
-			iv    *record.Interval
+			iv    *stats.Interval
 		}{{"p50", c.P50Ms, c.P50MsCI95}, {"p99", c.P99Ms, c.P99MsCI95}, {"p99.9", c.P999Ms, c.P999MsCI95}, {"p99/ref", c.P99VsReference, c.P99VsReferenceCI95}} {
 			if f.iv == nil || !f.iv.Contains(f.point) {
 				t.Errorf("%s %s %.3f: interval %v", c.Config, f.name, f.point, f.iv)

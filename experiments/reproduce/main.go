@@ -18,6 +18,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiments"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 type outcome struct {
@@ -96,7 +97,7 @@ func main() {
 	fmt.Fprintf(&b, "the published figures are the studies' own (see ../../shared/FINDINGS.md), from their machines.\n\n")
 	fmt.Fprintf(&b, "Each check has three outcomes: **reproduced** (the 95%% interval of every figure clears its threshold), **not reproduced**\n")
 	fmt.Fprintf(&b, "(an interval clears the opposite) and **inconclusive** (an interval straddles its threshold; the cell says how many repeats\n")
-	fmt.Fprintf(&b, "would likely settle it). Intervals: a hierarchical bootstrap, %d resamples of the repeats (the same for every config) and then of each\n", record.Resamples)
+	fmt.Fprintf(&b, "would likely settle it). Intervals: a hierarchical bootstrap, %d resamples of the repeats (the same for every config) and then of each\n", stats.Resamples)
 	fmt.Fprintf(&b, "drawn run's requests; with one repeat, of the requests only, so they leave out run-to-run variation (see methodology.md).\n")
 	fmt.Fprintf(&b, "Each cell says when it ran and which attempt at that row it was (every attempt is kept in `%s`;\n", filepath.ToSlash(history))
 	fmt.Fprintf(&b, "`-only` reruns one row, and the count shows it). F5 checks throttlelab's own balancers: a self-check, not a finding about the kernel.\n\n")
@@ -202,7 +203,7 @@ func compareRows(name string, meas, cmp outcome) string {
 	return b.String()
 }
 
-func withCI(v float64, iv *record.Interval) string {
+func withCI(v float64, iv *stats.Interval) string {
 	s := record.FormatMs(v)
 	if iv != nil {
 		s += " [" + record.FormatInterval(iv) + "]"
