@@ -1,16 +1,12 @@
 package advise
 
 import (
-	"html"
-	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/cfs/cfstest"
-	"github.com/throttlelab/throttlelab/report"
 )
 
 // underQuota runs, at 1 ms steps, one thread asked for burst of work every
@@ -26,31 +22,6 @@ func underQuota(span, burst, every, offset, quota time.Duration) (arrived, used 
 func underQuotaBG(step, span, burst, every, offset, quota, bg time.Duration) (arrived, used *Demand, thr []uint64) {
 	s := cfstest.UnderQuota(step, span, burst, every, offset, quota, bg)
 	return &Demand{At: s.At, Usage: s.Arrived, Cores: 1, Arrivals: true}, &Demand{At: slices.Clone(s.At), Usage: s.Used, Cores: 1}, s.Throttled
-}
-
-// TestReadRecordedReconstructs: a recorded run that was throttled (the
-// report's fixture: the limited config at 1 CPU) is read with its
-// throttled.csv, and the demand rebuilt, with a warning; the unlimited
-// config's is left as used.
-func TestReadRecordedReconstructs(t *testing.T) {
-	dir := filepath.Join("..", "report", "testdata", "limits")
-	lim, err := ReadRecorded(dir, "limited", "limited-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if lim.CPUStat.ThrottledPeriods == 0 {
-		t.Fatalf("the fixture's limited run was not throttled: %+v", lim.CPUStat)
-	}
-	if lim.Demand.Moved == 0 || !strings.Contains(strings.Join(lim.Demand.Warnings, " "), "reconstructed from its throttling counters") {
-		t.Errorf("moved %s, warnings %q: want the throttled run rebuilt", lim.Demand.Moved, lim.Demand.Warnings)
-	}
-	unl, err := ReadRecorded(dir, "unlimited", "unlimited-0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if unl.Demand.Moved != 0 || len(unl.Demand.Warnings) != 0 {
-		t.Errorf("unlimited run: moved %s, warnings %q", unl.Demand.Moved, unl.Demand.Warnings)
-	}
 }
 
 // TestDerivedDemandsReplayAsTheirSource: the blocks and the level replays
@@ -82,34 +53,4 @@ func TestDerivedDemandsReplayAsTheirSource(t *testing.T) {
 		}
 	}
 	t.Fatal("425m not evaluated")
-}
-
-// TestReportSectionAdvisesAsAdviseDoes: a report's advice section reads a
-// throttled run as advise RESULTS_DIR does (its demand rebuilt from the
-// throttling counters), so both give the same answer. Before they shared
-// FromRun, the section replayed the throttled use as it was and advised a
-// smaller limit than advise did for the same run.
-func TestReportSectionAdvisesAsAdviseDoes(t *testing.T) {
-	dir := filepath.Join("..", "report", "testdata", "limits")
-	set, err := report.ReadSet([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	section := html.UnescapeString(string(ReportSection(set.Sources)))
-	for _, c := range []struct{ config, instance string }{{"limited", "limited-0"}, {"unlimited", "unlimited-0"}} {
-		rec, err := ReadRecorded(dir, c.config, c.instance)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a, err := Advise(rec.Demand, Request{}, Sampled{CPUStat: rec.CPUStat, LimitMilli: rec.LimitMilli})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := Answer(a); !strings.Contains(section, want) {
-			t.Errorf("config %s: advise says %q; the report's section does not:\n%s", c.config, want, section)
-		}
-	}
-	if !strings.Contains(section, "rebuilt from the throttling counters") {
-		t.Errorf("the section does not say the throttled run's demand was rebuilt:\n%s", section)
-	}
 }

@@ -26,7 +26,7 @@ func Answer(a *Advice) string {
 	}
 	if !r.Met {
 		return fmt.Sprintf("No limit up to %s meets the target (%s) in every block of %s: it would throttle %s of periods; leave the group unlimited or accept more throttling.",
-			formatMilli(r.LimitMilli), targetText(r.Target), win, pctRange(r.ThrottledRatio, r.ThrottledRatioRange))
+			formatMilli(r.LimitMilli), targetText(r.Target), win, ShareRange(r.ThrottledRatio, r.ThrottledRatioRange))
 	}
 	lb := ""
 	if r.LowerBound {
@@ -37,11 +37,11 @@ func Answer(a *Advice) string {
 		where = "over the window"
 	}
 	return fmt.Sprintf("Set the CPU limit to%s %s: over %s, with %.3f cores used on average, it is predicted to throttle %s of periods with %s p99 added delay, within the target (%s) %s.",
-		lb, formatMilli(r.LimitMilli), win, a.Sampled.MeanCores, pctRange(r.ThrottledRatio, r.ThrottledRatioRange), msRange(r.DelayP99Ms, r.DelayP99MsRange), targetText(r.Target), where)
+		lb, formatMilli(r.LimitMilli), win, a.Sampled.MeanCores, ShareRange(r.ThrottledRatio, r.ThrottledRatioRange), msRange(r.DelayP99Ms, r.DelayP99MsRange), targetText(r.Target), where)
 }
 
-// pctRange writes a share and its interval: 1.1% [0.0-3.4%].
-func pctRange(x float64, r *Range) string {
+// ShareRange writes a share and its interval: 1.1% [0.0-3.4%].
+func ShareRange(x float64, r *Range) string {
 	if r == nil {
 		return fmt.Sprintf("%.1f%%", 100*x)
 	}
@@ -116,7 +116,7 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 	}
 	if wb := a.Recommendation.WithBurst; wb != nil {
 		fmt.Fprintf(&b, "\nWith CPU burst: limit %s with a burst of %s (%d us) meets it too: %s throttled, p99 added delay %s.\n",
-			formatMilli(wb.LimitMilli), formatMilli(wb.BurstMilli), wb.BurstUsec, pctRange(wb.ThrottledRatio, wb.ThrottledRatioRange), msRange(wb.DelayP99Ms, wb.DelayP99MsRange))
+			formatMilli(wb.LimitMilli), formatMilli(wb.BurstMilli), wb.BurstUsec, ShareRange(wb.ThrottledRatio, wb.ThrottledRatioRange), msRange(wb.DelayP99Ms, wb.DelayP99MsRange))
 		b.WriteString(BurstHowTo(*wb) + "\n")
 	}
 	b.WriteString("\n")

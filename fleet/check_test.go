@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/advise/source"
 	"github.com/throttlelab/throttlelab/fleet/fleettest"
 )
 
@@ -128,7 +129,7 @@ func TestCheckWithDemand(t *testing.T) {
 		p := filepath.Join(dir, ns, w, c+".csv")
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		var b bytes.Buffer
-		if err := advise.WriteCSV(&b, d); err != nil {
+		if err := source.WriteCSV(&b, d); err != nil {
 			t.Fatal(err)
 		}
 		os.WriteFile(p, b.Bytes(), 0o644)

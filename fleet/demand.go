@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/advise/source"
 )
 
 // DemandError is a recorded demand file that cannot be read: bad input.
@@ -41,7 +42,7 @@ func (r *Recorded) Predict(_ context.Context, mc ManifestContainer) (Prediction,
 		if err != nil {
 			return Prediction{}, "", "", &DemandError{p, err}
 		}
-		d, err = advise.ReadCSV(fh)
+		d, err = source.ReadCSV(fh)
 		fh.Close()
 		if err != nil {
 			return Prediction{}, "", "", &DemandError{p, err}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/experiments"
 	"github.com/throttlelab/throttlelab/report"
@@ -39,7 +38,7 @@ func BenchmarkSimLogJam(b *testing.B) {
 		if err != nil {
 			return nil, err
 		}
-		s.Sections = []report.Section{advise.ReportSection}
+		s.Sections = []report.Section{report.AdviceSection}
 		return s, nil
 	}
 	simOpt := sim.Options{Cores: p.Cores}
@@ -89,6 +88,6 @@ func rereadPath(e *experiment.Experiment, p *experiments.Preset, dir string, opt
 	if err != nil {
 		return err
 	}
-	s.Sections = []report.Section{advise.ReportSection}
+	s.Sections = []report.Section{report.AdviceSection}
 	return s.Write(io.Discard, "")
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/advise/source"
 	"github.com/throttlelab/throttlelab/cgroup"
 )
 
@@ -103,7 +104,7 @@ func MeasureProgram(ctx context.Context, p Program, dir string, window time.Dura
 		}
 	}
 	path := g.Dirs["cpu"]
-	lg, err := advise.FindPath("/", path)
+	lg, err := source.FindPath("/", path)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +131,7 @@ func MeasureProgram(ctx context.Context, p Program, dir string, window time.Dura
 		var d *advise.Demand
 		cerr := make(chan error, 1)
 		go func() { cerr <- runClient(ctx, p.Client(dir, window+time.Second), io.Discard) }()
-		d, _, err = advise.Sample(ctx, lg, window, nil)
+		d, _, err = source.Sample(ctx, lg, window, nil)
 		if e := <-cerr; err == nil {
 			err = e
 		}

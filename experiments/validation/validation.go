@@ -154,7 +154,7 @@ type Row struct {
 // runs measured. Others' load is each run's own host_other_cores (the local
 // backend measures it; unknown stays unknown).
 func (w Workload) Compare(dir string) ([]Row, error) {
-	unl, err := advise.ReadRecorded(dir, "unlimited", w.Instance)
+	unl, err := record.ReadDemand(dir, "unlimited", w.Instance)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func (w Workload) Compare(dir string) ([]Row, error) {
 		if r == nil {
 			return nil, fmt.Errorf("%s: no run of %s", dir, l.Name)
 		}
-		m, err := advise.ReadRecorded(dir, l.Name, w.Instance)
+		m, err := record.ReadDemand(dir, l.Name, w.Instance)
 		if err != nil {
 			return nil, err
 		}

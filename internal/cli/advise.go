@@ -13,8 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/advise/source"
 	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/internal/progress"
+	"github.com/throttlelab/throttlelab/report"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -154,7 +156,7 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	if err != nil {
 		return err
 	}
-	in := advise.Input{Pid: f.pid, CgroupPath: f.cgroupPath, Pod: f.pod, CSV: f.csv, Config: f.config, Instance: f.instance,
+	in := source.Input{Pid: f.pid, CgroupPath: f.cgroupPath, Pod: f.pod, CSV: f.csv, Config: f.config, Instance: f.instance,
 		Root: f.root, Duration: f.duration, Cores: f.cores}
 	if len(args) == 1 {
 		in.ResultsDir = args[0]
@@ -165,7 +167,7 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 		bar.Millis(true)
 		return func(done time.Duration) { bar.Set(int(done / time.Millisecond)) }
 	}
-	d, sampled, err := advise.Load(cmd.Context(), in, slices.Min(req.Periods))
+	d, sampled, err := source.Load(cmd.Context(), in, slices.Min(req.Periods))
 	if bar != nil {
 		bar.Finish()
 	}
@@ -180,8 +182,8 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 		err = writeAdviseHTML(f.html, d, a)
 	}
 	switch {
-	case errors.Is(err, advise.ErrInput) || errors.Is(err, cfs.ErrTooShort) || errors.Is(err, advise.ErrQuotaTooSmall) || errors.Is(err, advise.ErrBurstTooLarge):
-		return usagef("%v", strings.TrimPrefix(err.Error(), advise.ErrInput.Error()+": "))
+	case errors.Is(err, source.ErrInput) || errors.Is(err, cfs.ErrTooShort) || errors.Is(err, advise.ErrQuotaTooSmall) || errors.Is(err, advise.ErrBurstTooLarge):
+		return usagef("%v", strings.TrimPrefix(err.Error(), source.ErrInput.Error()+": "))
 	case err != nil:
 		return err
 	case f.json:
@@ -199,7 +201,7 @@ func writeAdviseHTML(path string, d *advise.Demand, a *advise.Advice) error {
 	if err != nil {
 		return fmt.Errorf("--html: %w", err)
 	}
-	if err := advise.WriteHTML(fh, d, a); err != nil {
+	if err := report.WriteAdviceHTML(fh, d, a); err != nil {
 		fh.Close()
 		return fmt.Errorf("--html %s: %w", path, err)
 	}
@@ -211,7 +213,7 @@ func writeDemandCSV(path string, d *advise.Demand) error {
 	if err != nil {
 		return fmt.Errorf("--save-csv: %w", err)
 	}
-	if err := advise.WriteCSV(fh, d); err != nil {
+	if err := source.WriteCSV(fh, d); err != nil {
 		fh.Close()
 		return fmt.Errorf("--save-csv: %w", err)
 	}

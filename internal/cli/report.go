@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/report"
 )
@@ -49,7 +48,7 @@ measured run of one spec are drawn over each other.`,
 				out = filepath.Join(args[0], "report.html")
 			}
 			w := cmd.OutOrStdout()
-			return report.Write(w, sources, out, f.maxInstances, progress.IsTerminal(w), advise.ReportSection)
+			return report.Write(w, sources, out, f.maxInstances, progress.IsTerminal(w), report.AdviceSection)
 		},
 	}
 	cmd.Flags().StringVar(&f.out, "out", "", "HTML file to write (default DIR/report.html of the first DIR)")

@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/experiments"
@@ -180,7 +179,7 @@ func runOptions(cmd *cobra.Command, dir string, resume bool, pi *experiments.Inf
 			if err != nil {
 				return nil, err
 			}
-			s.Color, s.Sections = color, []report.Section{advise.ReportSection}
+			s.Color, s.Sections = color, []report.Section{report.AdviceSection}
 			return s, nil
 		}}
 	if pi != nil {

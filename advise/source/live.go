@@ -1,4 +1,4 @@
-package advise
+package source
 
 import (
 	"context"
@@ -219,7 +219,7 @@ func (s *Sampler) Close() error { return s.c.Close() }
 // Sample samples g every 10 ms for duration (or until ctx ends, keeping
 // what it has), with the real time of each reading, and cpu.stat before
 // and after. progress, if not nil, is called about every 100 ms.
-func Sample(ctx context.Context, g *Group, duration time.Duration, progress func(done time.Duration)) (*Demand, cgroup.CPUStat, error) {
+func Sample(ctx context.Context, g *Group, duration time.Duration, progress func(done time.Duration)) (*cfs.Demand, cgroup.CPUStat, error) {
 	s, err := NewSampler(g)
 	if err != nil {
 		return nil, cgroup.CPUStat{}, err
@@ -231,7 +231,7 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 	}
 	n := int(duration/(10*time.Millisecond)) + 1
 	at, usage, thr := make([]time.Duration, 0, n), make([]time.Duration, 0, n), make([]uint64, 0, n)
-	demand := func() *Demand { return underLimit(g, cfs.FromSamples(at, usage), thr) }
+	demand := func() *cfs.Demand { return underLimit(g, cfs.FromSamples(at, usage), thr) }
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	start := time.Now()
@@ -280,7 +280,7 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 // underLimit is d, sampled from g with nr_throttled thr at each sample,
 // reconstructed where g's limit throttled it (Reconstruct), with a warning
 // saying so (warnings widen the intervals).
-func underLimit(g *Group, d *Demand, thr []uint64) *Demand {
+func underLimit(g *Group, d *cfs.Demand, thr []uint64) *cfs.Demand {
 	if len(thr) != len(d.At) || len(thr) == 0 || thr[len(thr)-1] == thr[0] {
 		return d
 	}

@@ -1,4 +1,4 @@
-package advise
+package report
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/throttlelab/throttlelab/report"
+	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -18,15 +18,15 @@ import (
 // as the use with the advised limit and the throttled share against the
 // limit, with and without burst. The same charts make advise --html.
 
-// Charts returns the two charts of an advice: CPU use at 10 ms with the
+// AdviceCharts returns the two charts of an advice: CPU use at 10 ms with the
 // advised limit (and the group's own, if it had one) drawn, and the
 // predicted throttled share of periods against the limit, without burst and
 // with a burst equal to the limit, at the recommendation's period.
-func Charts(d *Demand, a *Advice, id string) []*report.Chart {
-	use := &report.Chart{ID: id + "-use", Title: "CPU use every 10 ms, and the advised limit",
-		X: report.Axis{Label: "time (s)"}, Y: report.Axis{Label: "CPU use (cores)", Min: 0}, Height: 240}
-	use.Series = []report.Series{
-		{Name: "10 ms", Points: report.Downsample(steps(d, 0), 700), Color: "#7fb2d8", Width: 0.8},
+func AdviceCharts(d *advise.Demand, a *advise.Advice, id string) []*Chart {
+	use := &Chart{ID: id + "-use", Title: "CPU use every 10 ms, and the advised limit",
+		X: Axis{Label: "time (s)"}, Y: Axis{Label: "CPU use (cores)", Min: 0}, Height: 240}
+	use.Series = []Series{
+		{Name: "10 ms", Points: Downsample(steps(d, 0), 700), Color: "#7fb2d8", Width: 0.8},
 		{Name: "1 s", Points: steps(d, time.Second), Color: "#222", Width: 2, Dash: "8 3"},
 	}
 	r := a.Recommendation
@@ -35,42 +35,42 @@ func Charts(d *Demand, a *Advice, id string) []*report.Chart {
 		if !r.Met {
 			label = "largest limit evaluated (none meets the target) " + units.FormatMilliCPU(r.LimitMilli)
 		}
-		use.HLines = append(use.HLines, report.HLine{Y: float64(r.LimitMilli) / 1000, Label: label})
+		use.HLines = append(use.HLines, HLine{Y: float64(r.LimitMilli) / 1000, Label: label})
 	}
 	if wb := r.WithBurst; wb != nil {
-		use.HLines = append(use.HLines, report.HLine{Y: float64(wb.LimitMilli) / 1000,
+		use.HLines = append(use.HLines, HLine{Y: float64(wb.LimitMilli) / 1000,
 			Label: fmt.Sprintf("limit %s with %s burst", units.FormatMilliCPU(wb.LimitMilli), units.FormatMilliCPU(wb.BurstMilli))})
 	}
 	if own := a.Sampled.LimitMilli; own > 0 {
-		use.HLines = append(use.HLines, report.HLine{Y: float64(own) / 1000, Label: "its own limit " + units.FormatMilliCPU(own)})
+		use.HLines = append(use.HLines, HLine{Y: float64(own) / 1000, Label: "its own limit " + units.FormatMilliCPU(own)})
 	}
 
-	curve := &report.Chart{ID: id + "-curve", Title: "Predicted throttled share of periods against the limit",
-		X: report.Axis{Label: "limit (cores)"}, Y: report.Axis{Label: "throttled periods (%)", Min: 0, Max: 100}, Height: 240}
+	curve := &Chart{ID: id + "-curve", Title: "Predicted throttled share of periods against the limit",
+		X: Axis{Label: "limit (cores)"}, Y: Axis{Label: "throttled periods (%)", Min: 0, Max: 100}, Height: 240}
 	for _, c := range []struct {
 		burst       bool
 		name, color string
 		dash        string
 	}{{false, "no burst", "#c33", ""}, {true, "burst = limit", "#393", "6 3"}} {
-		s := report.Series{Name: c.name, Color: c.color, Width: 2, Dash: c.dash}
+		s := Series{Name: c.name, Color: c.color, Width: 2, Dash: c.dash}
 		for _, e := range a.Evaluations {
 			if (e.BurstMilli > 0) == c.burst && e.PeriodUsec == r.PeriodUsec {
-				s.Points = append(s.Points, report.Point{X: float64(e.LimitMilli) / 1000, Y: 100 * e.ThrottledRatio})
+				s.Points = append(s.Points, Point{X: float64(e.LimitMilli) / 1000, Y: 100 * e.ThrottledRatio})
 			}
 		}
 		curve.Series = append(curve.Series, s)
 	}
 	if t := r.Target.MaxThrottled; t < 1 {
-		curve.HLines = []report.HLine{{Y: 100 * t, Label: fmt.Sprintf("target %s%%", strconv.FormatFloat(100*t, 'g', 3, 64))}}
+		curve.HLines = []HLine{{Y: 100 * t, Label: fmt.Sprintf("target %s%%", strconv.FormatFloat(100*t, 'g', 3, 64))}}
 	}
-	return []*report.Chart{use, curve}
+	return []*Chart{use, curve}
 }
 
-// ReportSection is the report's advise section (a report.Section) over every source: one
+// AdviceSection is the report's advise section (a Section) over every source: one
 // advice per config (its first run's first instance). A run that was
 // throttled hid its demand above its limit: its advice is a lower bound and
 // says so. Runs too short for a period are listed with the reason.
-func ReportSection(sources []*report.Source) template.HTML {
+func AdviceSection(sources []*Source) template.HTML {
 	var b strings.Builder
 	n := 0
 	for si, s := range sources {
@@ -80,9 +80,9 @@ func ReportSection(sources []*report.Source) template.HTML {
 				continue
 			}
 			seen[r.Config] = true
-			var g *report.GroupUsage
+			var g *GroupUsage
 			for i := range r.Groups {
-				if report.InstanceName(r.Groups[i].Name) == r.Instances[0] {
+				if InstanceName(r.Groups[i].Name) == r.Instances[0] {
 					g = &r.Groups[i]
 					break
 				}
@@ -91,11 +91,11 @@ func ReportSection(sources []*report.Source) template.HTML {
 				continue
 			}
 			label := fmt.Sprintf("%s, config %s: instance %s in run %s", s.Label, r.Config, r.Instances[0], r.ID)
-			rec := FromRun(r.Run, r.Instances[0], g.At, g.Usage, g.Throttled)
+			rec := r.Run.Demand(r.Instances[0], g.At, g.Usage, g.Throttled)
 			d := rec.Demand
-			sampled := Sampled{Source: label, CPUStat: rec.CPUStat, LimitMilli: rec.LimitMilli}
+			sampled := advise.Sampled{Source: label, CPUStat: rec.CPUStat, LimitMilli: rec.LimitMilli}
 			fmt.Fprintf(&b, "<h3>%s</h3>\n", html.EscapeString(label))
-			a, err := Advise(d, Request{}, sampled)
+			a, err := advise.Advise(d, advise.Request{}, sampled)
 			if err != nil {
 				fmt.Fprintf(&b, "<p class=\"note\">No advice: %s.</p>\n", html.EscapeString(err.Error()))
 				continue
@@ -105,7 +105,7 @@ func ReportSection(sources []*report.Source) template.HTML {
 				fmt.Fprintf(&b, "<p class=\"note\">Warning: %s.</p>\n", html.EscapeString(w))
 			}
 			b.WriteString(`<div class="grid2">`)
-			for _, c := range Charts(d, a, fmt.Sprintf("adv%d-%d", si, n)) {
+			for _, c := range AdviceCharts(d, a, fmt.Sprintf("adv%d-%d", si, n)) {
 				fmt.Fprintf(&b, "<figure>%s</figure>", c.SVG())
 			}
 			b.WriteString("</div>\n")
@@ -117,18 +117,18 @@ func ReportSection(sources []*report.Source) template.HTML {
 	}
 	return template.HTML(`<section class="load" id="advise">
 <h2>Advice</h2>
-<p class="note">throttlelab advise on each config's first run: the instance's 10 ms CPU use replayed through the quota model for a grid of limits (means over 10 phases of the period), and the smallest limit that keeps throttled periods at or under 5% in every block of the run (up to ` + strconv.Itoa(MaxBlocks) + ` blocks of at least ` + MinBlock.String() + `; the intervals are the spread over the blocks and over ` + fmt.Sprintf("%.0f%%", LevelSpread*100) + ` less or more use). A run its limit throttled has its demand rebuilt from its throttling counters, as advise does. The same as <code>throttlelab advise RESULTS_DIR --config NAME --instance NAME</code>.</p>
+<p class="note">throttlelab advise on each config's first run: the instance's 10 ms CPU use replayed through the quota model for a grid of limits (means over 10 phases of the period), and the smallest limit that keeps throttled periods at or under 5% in every block of the run (up to ` + strconv.Itoa(advise.MaxBlocks) + ` blocks of at least ` + advise.MinBlock.String() + `; the intervals are the spread over the blocks and over ` + fmt.Sprintf("%.0f%%", advise.LevelSpread*100) + ` less or more use). A run its limit throttled has its demand rebuilt from its throttling counters, as advise does. The same as <code>throttlelab advise RESULTS_DIR --config NAME --instance NAME</code>.</p>
 ` + b.String() + "</section>\n")
 }
 
 // adviceSummary is the answer (Answer) and, when the window is not
 // stationary or the samples were doubtful, why (the warnings, widened
 // intervals among them, are listed by the caller).
-func adviceSummary(a *Advice) string {
+func adviceSummary(a *advise.Advice) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<p><strong>%s</strong>", html.EscapeString(Answer(a)))
+	fmt.Fprintf(&b, "<p><strong>%s</strong>", html.EscapeString(advise.Answer(a)))
 	if r := a.Recommendation; r.WithBurst != nil {
-		fmt.Fprintf(&b, " With a burst of %s, limit %s (%s).", units.FormatMilliCPU(r.WithBurst.BurstMilli), units.FormatMilliCPU(r.WithBurst.LimitMilli), pctRange(r.WithBurst.ThrottledRatio, r.WithBurst.ThrottledRatioRange))
+		fmt.Fprintf(&b, " With a burst of %s, limit %s (%s).", units.FormatMilliCPU(r.WithBurst.BurstMilli), units.FormatMilliCPU(r.WithBurst.LimitMilli), advise.ShareRange(r.WithBurst.ThrottledRatio, r.WithBurst.ThrottledRatioRange))
 	}
 	if !a.Window.Stationary {
 		fmt.Fprintf(&b, " Not stationary: %s.", html.EscapeString(a.Window.Nonstationary))
@@ -144,20 +144,20 @@ func adviceSummary(a *Advice) string {
 	return b.String()
 }
 
-// WriteHTML writes one advice as a self-contained HTML page (advise
+// WriteAdviceHTML writes one advice as a self-contained HTML page (advise
 // --html): the report's charts and styles, then the terminal table.
-func WriteHTML(w io.Writer, d *Demand, a *Advice) error {
+func WriteAdviceHTML(w io.Writer, d *advise.Demand, a *advise.Advice) error {
 	var text strings.Builder
-	if err := WriteTextGrid(&text, a); err != nil {
+	if err := advise.WriteTextGrid(&text, a); err != nil {
 		return err
 	}
-	css, js := report.Assets()
+	css, js := Assets()
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>throttlelab advise</title>\n<style>%s</style>\n</head>\n<body>\n<header><h1>throttlelab advise</h1><p class=\"lede\">%s</p></header>\n<main><section class=\"load\">\n",
 		css, html.EscapeString(a.Sampled.Source))
 	b.WriteString(adviceSummary(a))
 	b.WriteString(`<div class="grid2">`)
-	for _, c := range Charts(d, a, "adv") {
+	for _, c := range AdviceCharts(d, a, "adv") {
 		fmt.Fprintf(&b, "<figure>%s</figure>", c.SVG())
 	}
 	fmt.Fprintf(&b, "</div>\n<h3>Table</h3>\n<pre>%s</pre>\n</section></main>\n<script>%s</script>\n</body>\n</html>\n", html.EscapeString(text.String()), js)
@@ -167,15 +167,15 @@ func WriteHTML(w io.Writer, d *Demand, a *Advice) error {
 
 // steps returns the use (cores) over consecutive windows of at least w (0:
 // every sample interval), two points per window so the line is flat over it.
-func steps(d *Demand, w time.Duration) []report.Point {
-	var pts []report.Point
+func steps(d *advise.Demand, w time.Duration) []Point {
+	var pts []Point
 	j := 0
 	for k := 1; k < len(d.At); k++ {
 		if d.At[k]-d.At[j] < w*95/100 && k != len(d.At)-1 {
 			continue
 		}
 		cores := float64(d.Usage[k]-d.Usage[j]) / float64(d.At[k]-d.At[j])
-		pts = append(pts, report.Point{X: d.At[j].Seconds(), Y: cores}, report.Point{X: d.At[k].Seconds(), Y: cores})
+		pts = append(pts, Point{X: d.At[j].Seconds(), Y: cores}, Point{X: d.At[k].Seconds(), Y: cores})
 		j = k
 	}
 	return pts

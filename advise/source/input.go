@@ -1,4 +1,4 @@
-package advise
+package source
 
 import (
 	"context"
@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/cfs"
+	"github.com/throttlelab/throttlelab/record"
 )
 
 // Input says where the samples come from: exactly one of Pid, CgroupPath,
@@ -35,7 +39,7 @@ var ErrInput = errors.New("bad input")
 
 // Load reads or samples the demand in, and describes it. A live sample
 // cut short by ctx keeps what it has.
-func Load(ctx context.Context, in Input, minPeriod time.Duration) (*Demand, Sampled, error) {
+func Load(ctx context.Context, in Input, minPeriod time.Duration) (*cfs.Demand, advise.Sampled, error) {
 	n := 0
 	for _, set := range []bool{in.Pid != 0, in.CgroupPath != "", in.Pod != "", in.CSV != "", in.ResultsDir != ""} {
 		if set {
@@ -43,11 +47,11 @@ func Load(ctx context.Context, in Input, minPeriod time.Duration) (*Demand, Samp
 		}
 	}
 	if n != 1 {
-		return nil, Sampled{}, fmt.Errorf("%w: give exactly one input: --pid, --cgroup, --pod, --csv or a RESULTS_DIR (see --help)", ErrInput)
+		return nil, advise.Sampled{}, fmt.Errorf("%w: give exactly one input: --pid, --cgroup, --pod, --csv or a RESULTS_DIR (see --help)", ErrInput)
 	}
 	var (
-		d   *Demand
-		s   Sampled
+		d   *cfs.Demand
+		s   advise.Sampled
 		err error
 	)
 	switch {
@@ -66,7 +70,7 @@ func Load(ctx context.Context, in Input, minPeriod time.Duration) (*Demand, Samp
 		if in.Config == "" {
 			return nil, s, fmt.Errorf("%w: advise %s: give --config NAME (the config whose run to read)", ErrInput, in.ResultsDir)
 		}
-		r, err := ReadRecorded(in.ResultsDir, in.Config, in.Instance)
+		r, err := record.ReadDemand(in.ResultsDir, in.Config, in.Instance)
 		if err != nil {
 			return nil, s, fmt.Errorf("%w: %v", ErrInput, err)
 		}

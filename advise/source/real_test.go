@@ -1,4 +1,4 @@
-package advise
+package source
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
 	"github.com/throttlelab/throttlelab/top/toptest"
 )
@@ -35,7 +36,7 @@ func TestSampleReal(t *testing.T) {
 	if st.Periods == 0 || st.ThrottledPeriods == 0 {
 		t.Errorf("cpu.stat delta %+v: a busy loop under 20%% must be throttled", st)
 	}
-	a, err := Advise(d, Request{}, Sampled{CPUStat: st})
+	a, err := advise.Advise(d, advise.Request{}, advise.Sampled{CPUStat: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ while True:
 	if len(d.Warnings) == 0 || !strings.Contains(strings.Join(d.Warnings, " "), "reconstructed from its throttling counters") {
 		t.Errorf("warnings %q: want the reconstruction named", d.Warnings)
 	}
-	evs, err := Evaluate(d, []Point{{LimitMilli: 300, Period: 100 * time.Millisecond}}, Options{})
+	evs, err := advise.Evaluate(d, []advise.Point{{LimitMilli: 300, Period: 100 * time.Millisecond}}, advise.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

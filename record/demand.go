@@ -1,4 +1,4 @@
-package advise
+package record
 
 import (
 	"fmt"
@@ -8,24 +8,24 @@ import (
 
 	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/cgroup"
-	"github.com/throttlelab/throttlelab/record"
 )
 
-// Recorded is one instance's (or neighbour's) demand from a recorded run.
-type Recorded struct {
-	Demand  *Demand
+// InstanceDemand is one instance's (or neighbour's) CPU demand from a
+// recorded run, as the quota model replays it.
+type InstanceDemand struct {
+	Demand  *cfs.Demand
 	CPUStat cgroup.CPUStat
 	// LimitMilli is the limit the run had (0: none).
 	LimitMilli int64
 	Source     string
 }
 
-// ReadRecorded reads the usage of one instance or neighbour in the first
+// ReadDemand reads the usage of one instance or neighbour in the first
 // finished run of config in a results directory (as run writes it; the
 // local backend samples usage every 10 ms). instance may be empty when the
 // config runs a single instance.
-func ReadRecorded(dir, config, instance string) (*Recorded, error) {
-	_, _, runs, err := record.ReadResults(dir)
+func ReadDemand(dir, config, instance string) (*InstanceDemand, error) {
+	_, _, runs, err := ReadResults(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func ReadRecorded(dir, config, instance string) (*Recorded, error) {
 			}
 			name = rs.Instances[0]
 		}
-		u, err := record.ReadUsage(filepath.Join(dir, "runs", rs.ID))
+		u, err := ReadUsage(filepath.Join(dir, "runs", rs.ID))
 		if err != nil {
 			return nil, err
 		}
@@ -60,21 +60,22 @@ func ReadRecorded(dir, config, instance string) (*Recorded, error) {
 		if st, ok := runStat(rs, name); ok && st.ThrottledPeriods > 0 {
 			thr, _ = throttledColumn(filepath.Join(dir, "runs", rs.ID), u.At, rs.Index, name)
 		}
-		r := FromRun(rs, name, u.At, col, thr)
+		r := rs.Demand(name, u.At, col, thr)
 		r.Source = fmt.Sprintf("%s run %s, %s", dir, rs.ID, name)
 		return r, nil
 	}
 	return nil, fmt.Errorf("%s has no finished run of config %q: it has %s", dir, config, strings.Join(configs, ", "))
 }
 
-// FromRun is the demand of one instance or neighbour (name) of a recorded
-// run, from its usage samples and, where the run has them, its cumulative
+// Demand is the demand of one instance or neighbour (name) of the run,
+// from its usage samples and, where the run has them, its cumulative
 // nr_throttled at the same samples (nil: none). A group the run's limit
-// throttled has its demand rebuilt from those counters (ReconstructNoted),
-// since its limit spread its bursts. advise RESULTS_DIR and the reports'
-// advice section both read a run through it, so they give the same advice.
-func FromRun(rs *record.Run, name string, at, usage []time.Duration, throttled []uint64) *Recorded {
-	r := &Recorded{Demand: cfs.FromSamples(at, usage)}
+// throttled has its demand rebuilt from those counters
+// (cfs.ReconstructNoted), since its limit spread its bursts. advise
+// RESULTS_DIR and the reports' advice section both read a run through it,
+// so they give the same advice.
+func (rs *Run) Demand(name string, at, usage []time.Duration, throttled []uint64) *InstanceDemand {
+	r := &InstanceDemand{Demand: cfs.FromSamples(at, usage)}
 	st, _ := runStat(rs, name)
 	r.CPUStat = st
 	if _, ok := rs.CPUStat[name]; ok && rs.Settings.QuotaUsec > 0 && rs.Settings.PeriodUsec > 0 {
@@ -91,24 +92,24 @@ func FromRun(rs *record.Run, name string, at, usage []time.Duration, throttled [
 }
 
 // runStat is the cpu.stat a run recorded for its instance or neighbour name.
-func runStat(rs *record.Run, name string) (cgroup.CPUStat, bool) {
+func runStat(rs *Run, name string) (cgroup.CPUStat, bool) {
 	if st, ok := rs.CPUStat[name]; ok {
 		return st, true
 	}
-	st, ok := rs.Neighbours[record.NeighbourGroup(rs.Index, name)]
+	st, ok := rs.Neighbours[NeighbourGroup(rs.Index, name)]
 	return st, ok
 }
 
 // throttledColumn reads the group's cumulative nr_throttled from a run's
 // throttled.csv, if it has one sampled at the times at.
 func throttledColumn(runDir string, at []time.Duration, index int, name string) ([]uint64, bool) {
-	c, err := record.ReadColumns(filepath.Join(runDir, record.ThrottledFile))
+	c, err := ReadColumns(filepath.Join(runDir, ThrottledFile))
 	if err != nil || !c.SampledAt(at) {
 		return nil, false
 	}
-	col := c.Column(record.InstanceGroup(index, name))
+	col := c.Column(InstanceGroup(index, name))
 	if col == nil {
-		col = c.Column(record.NeighbourGroup(index, name))
+		col = c.Column(NeighbourGroup(index, name))
 	}
 	if col == nil {
 		return nil, false

@@ -1,21 +1,18 @@
-package advise
+package source
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/top/toptest"
 )
 
 // TestBadInput checks that each kind of bad input is one line that names
 // what is wrong.
 func TestBadInput(t *testing.T) {
-	ms := time.Millisecond
 	cases := []struct {
 		name string
 		err  func() error
@@ -27,12 +24,6 @@ func TestBadInput(t *testing.T) {
 		}, "line 4: time 5000000 ns is not after"},
 		{"CSV header", func() error { _, err := ReadCSV(strings.NewReader("t,u\n0,0\n")); return err }, "line 1: header"},
 		{"CSV garbage", func() error { _, err := ReadCSV(strings.NewReader("time_ns,usage_ns\n0,zero\n")); return err }, "line 2:"},
-		{"limit below 1 ms of quota", func() error { return Point{LimitMilli: 5, Period: 100 * ms}.Check() }, "quota under 1 ms"},
-		{"burst above the quota", func() error { return Point{LimitMilli: 300, BurstMilli: 400, Period: 100 * ms}.Check() }, "burst above the quota"},
-		{"duration shorter than a period", func() error {
-			_, err := Evaluate(demandOf(50*ms, constant(0.5)), []Point{{300, 0, 100 * ms}}, Options{})
-			return err
-		}, "less than one period"},
 		{"pid that does not exist", func() error {
 			_, err := FindPid(toptest.FakeRoot(t, "v2-kubepods-systemd"), 999999)
 			return err
@@ -62,9 +53,6 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("error %q: want one line containing %q", err, tc.want)
 			}
 		})
-	}
-	if _, err := Evaluate(demandOf(50*ms, constant(0.5)), []Point{{300, 0, 100 * ms}}, Options{}); !errors.Is(err, cfs.ErrTooShort) {
-		t.Errorf("short demand: %v, want cfs.ErrTooShort", err)
 	}
 }
 
