@@ -1,0 +1,187 @@
+// Package archtest checks throttlelab's import graph against the rules of
+// its design (docs: DESIGN.md, "One quota model, one advice core"): the
+// leaves import nothing of throttlelab but units, the advice model does not
+// import the simulator, the report, top, the results directory or the load
+// generator, the node agent does not carry the simulator or the report, and
+// no package imports another in a cycle.
+package archtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os/exec"
+	"sort"
+	"strings"
+)
+
+// Module is throttlelab's module path.
+const Module = "github.com/throttlelab/throttlelab"
+
+// Package is one package of the graph as go list describes it.
+type Package struct {
+	ImportPath string
+	Imports    []string // direct imports
+	Deps       []string // every package it imports, transitively
+}
+
+// Rule forbids packages of the module to From: with Transitive, through
+// any path; else directly. Only names other than Allow are checked when
+// Only is set: the package may import nothing of the module but Allow.
+type Rule struct {
+	From       string   // a package, relative to the module ("advise")
+	Forbid     []string // packages, relative to the module (a prefix covers its subpackages)
+	Only       bool     // From may import nothing of the module but Allow
+	Allow      []string
+	Transitive bool
+	Why        string
+}
+
+// Rules are the design's import rules.
+var Rules = []Rule{
+	{From: "cfs", Only: true, Allow: []string{"units"}, Transitive: true, Why: "the quota model is a leaf"},
+	{From: "stats", Only: true, Allow: []string{"units"}, Transitive: true, Why: "statistics are a leaf"},
+	{From: "advise", Forbid: []string{"sim", "report", "top", "record", "loadgen"}, Transitive: true, Why: "advise is the model: demand in, advice out; sources and rendering live elsewhere"},
+	{From: "agent", Forbid: []string{"sim", "report"}, Transitive: true, Why: "a DaemonSet must not carry the simulator or the HTML charts"},
+}
+
+// List runs go list over the module's packages in dir (any directory of
+// the module) and returns them.
+func List(goBin, dir string) ([]Package, error) {
+	cmd := exec.Command(goBin, "list", "-e", "-json=ImportPath,Imports,Deps", Module+"/...")
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("go list: %w", err)
+	}
+	pkgs, derr := decode(out)
+	if err := cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("go list: %w: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	return pkgs, derr
+}
+
+func decode(r io.Reader) ([]Package, error) {
+	var pkgs []Package
+	dec := json.NewDecoder(r)
+	for dec.More() {
+		var p Package
+		if err := dec.Decode(&p); err != nil {
+			return nil, fmt.Errorf("reading go list's output: %w", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs, nil
+}
+
+// rel returns p relative to the module, and whether it is in the module.
+func rel(p string) (string, bool) {
+	if p == Module {
+		return "", true
+	}
+	r, ok := strings.CutPrefix(p, Module+"/")
+	return r, ok
+}
+
+// under reports whether pkg is p or one of its subpackages.
+func under(pkg, p string) bool { return pkg == p || strings.HasPrefix(pkg, p+"/") }
+
+// Check returns one line per broken rule, and one per cycle in the
+// module's direct imports; none when the graph keeps the rules.
+func Check(pkgs []Package, rules []Rule) []string {
+	byPath := map[string]Package{}
+	for _, p := range pkgs {
+		if r, ok := rel(p.ImportPath); ok {
+			byPath[r] = p
+		}
+	}
+	var out []string
+	for _, rule := range rules {
+		p, ok := byPath[rule.From]
+		if !ok {
+			out = append(out, fmt.Sprintf("%s: no such package in the module (the rule %q checks nothing)", rule.From, rule.Why))
+			continue
+		}
+		deps := p.Imports
+		how := "imports"
+		if rule.Transitive {
+			deps, how = p.Deps, "depends on"
+		}
+		for _, d := range deps {
+			r, ok := rel(d)
+			if !ok {
+				continue
+			}
+			bad := false
+			if rule.Only {
+				bad = true
+				for _, a := range rule.Allow {
+					bad = bad && !under(r, a)
+				}
+			}
+			for _, f := range rule.Forbid {
+				bad = bad || under(r, f)
+			}
+			if bad {
+				out = append(out, fmt.Sprintf("%s %s %s: %s", rule.From, how, r, rule.Why))
+			}
+		}
+	}
+	return append(out, Cycles(byPath)...)
+}
+
+// Cycles returns each cycle of direct imports among the module's packages
+// (keyed relative to the module), as "a -> b -> a".
+func Cycles(byPath map[string]Package) []string {
+	const (
+		unseen = iota
+		onPath
+		done
+	)
+	state := map[string]int{}
+	var path []string
+	var out []string
+	var visit func(p string)
+	visit = func(p string) {
+		state[p] = onPath
+		path = append(path, p)
+		imps := byPath[p].Imports
+		for _, d := range imps {
+			r, ok := rel(d)
+			if !ok {
+				continue
+			}
+			if _, in := byPath[r]; !in {
+				continue
+			}
+			switch state[r] {
+			case onPath:
+				i := len(path) - 1
+				for path[i] != r {
+					i--
+				}
+				out = append(out, "import cycle: "+strings.Join(append(append([]string(nil), path[i:]...), r), " -> "))
+			case unseen:
+				visit(r)
+			}
+		}
+		path = path[:len(path)-1]
+		state[p] = done
+	}
+	keys := make([]string, 0, len(byPath))
+	for k := range byPath {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if state[k] == unseen {
+			visit(k)
+		}
+	}
+	return out
+}
