@@ -3,6 +3,7 @@ package advise
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,6 +17,20 @@ type Target struct {
 	MaxThrottled float64       `json:"max_throttled_periods_ratio"`
 	MaxDelay     time.Duration `json:"-"`
 	MaxDelayMs   float64       `json:"max_added_delay_p99_ms,omitempty"`
+}
+
+// WithDefaults returns t with advise's defaults applied: a 5% throttled
+// share when t sets neither bound, no bound on the share when only a delay
+// is set. The one place of the defaults.
+func (t Target) WithDefaults() Target {
+	if t.MaxThrottled <= 0 && t.MaxDelay <= 0 {
+		t.MaxThrottled = 0.05
+	}
+	if t.MaxThrottled <= 0 {
+		t.MaxThrottled = 1
+	}
+	t.MaxDelayMs = float64(t.MaxDelay) / 1e6
+	return t
 }
 
 // Meets reports whether e is within t.
@@ -140,24 +155,18 @@ func roundMilli(v float64) int64 {
 	return int64(math.Ceil(v/step-1e-9) * step)
 }
 
-// Advise evaluates the grid (and the baselines) and picks the recommendation.
+// Advise evaluates the grid (and the baselines) over d and decides the
+// advice (Decide): the one path from samples to advice.
 func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 	if len(req.Periods) == 0 {
 		req.Periods = []time.Duration{100 * time.Millisecond}
 	}
-	if req.Target.MaxThrottled <= 0 && req.Target.MaxDelay <= 0 {
-		req.Target.MaxThrottled = 0.05
-	}
-	if req.Target.MaxThrottled <= 0 {
-		req.Target.MaxThrottled = 1
-	}
-	req.Target.MaxDelayMs = float64(req.Target.MaxDelay) / 1e6
 	d = d.Pinned()
 	limits := append(Grid(d, req.GridSize), req.Limits...)
 	baselines := baselinesOf(d)
 	for _, b := range baselines {
-		if b.milli > 0 {
-			limits = append(limits, b.milli)
+		if b.Milli > 0 {
+			limits = append(limits, b.Milli)
 		}
 	}
 	sort.Slice(limits, func(i, j int) bool { return limits[i] < limits[j] })
@@ -194,40 +203,89 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Advice{Evaluations: evs, Sampled: sampled, Warnings: d.Warnings}
-	a.Sampled.DurationSeconds = d.Duration().Seconds()
-	a.Sampled.Samples = len(d.At)
-	a.Sampled.ExcludedSeconds = d.Excluded.Seconds()
-	a.Sampled.Phases, a.Sampled.WallClock = max(req.Phases, 0), req.WallClock
-	if a.Sampled.Phases == 0 {
-		a.Sampled.Phases = 10
+	sampled.DurationSeconds = d.Duration().Seconds()
+	sampled.Samples = len(d.At)
+	sampled.ExcludedSeconds = d.Excluded.Seconds()
+	sampled.Phases, sampled.WallClock = max(req.Phases, 0), req.WallClock
+	if sampled.Phases == 0 {
+		sampled.Phases = 10
 	}
-	a.Sampled.MeanCores, a.Sampled.MaxCores10ms, a.Sampled.Cores = d.MeanCores(), d.MaxCores(), int(d.Bound())
+	sampled.MeanCores, sampled.MaxCores10ms, sampled.Cores = d.MeanCores(), d.MaxCores(), int(d.Bound())
+	ev := &Evaluated{Evaluations: evs, Blocks: be, BlockDemands: blockDemands(blocks), Higher: higher, Baselines: baselines,
+		Period: req.Periods[0], Sampled: sampled, Rebuilt: d.Moved > 0, Moved: d.Moved, Capped: d.Capped, Widened: widen, Warnings: d.Warnings}
+	return Decide(ev, req.Target), nil
+}
+
+// Evaluated is demand already replayed through the quota model: what the
+// advice is decided from. Advise makes it from samples; the node agent's
+// summary from its blocks of evaluations, without raw samples.
+type Evaluated struct {
+	// Evaluations are over the whole window: every candidate limit without
+	// and with burst, and each baseline's limit without burst.
+	Evaluations []Evaluation
+	// Blocks[b][i] is Evaluations[i] over block b alone, oldest first;
+	// nil with fewer than two blocks.
+	Blocks [][]Evaluation
+	// BlockDemands describes the window's blocks, oldest first.
+	BlockDemands []BlockDemand
+	// Higher[i] is Evaluations[i] with the use LevelSpread higher (nil: not
+	// checked).
+	Higher []Evaluation
+	// Baselines are the coarse recommenders' limits (BaselineRules).
+	Baselines []BaselineLimit
+	// Period is the period the recommendation is made at.
+	Period time.Duration
+	// Sampled describes the samples; its DurationSeconds is the window's
+	// span and its CPUStat.ThrottledPeriods whether the group was throttled
+	// while sampled.
+	Sampled Sampled
+	// Rebuilt says the demand of a throttled group was rebuilt from its
+	// throttling counters (cfs.Reconstruct); Moved and Capped are the
+	// rebuild's account (cfs.Backlog).
+	Rebuilt       bool
+	Moved, Capped time.Duration
+	// Widened says why the intervals were widened ("": they were not).
+	Widened string
+	// Warnings about the samples come first in the advice's.
+	Warnings []string
+}
+
+// Decide is the advice from evaluated demand, for target t (with
+// Target.WithDefaults): the smallest limit that meets t over the window,
+// in every block and with the use LevelSpread higher, without and with
+// burst (the recommendation), the window's judgement, the baselines and the
+// warnings. Every path to advice ends here: advise, the agent's summaries
+// (and so check and advise --prometheus/--agent, which read the agent's),
+// the reports' Advice section.
+func Decide(ev *Evaluated, t Target) *Advice {
+	t = t.WithDefaults()
+	evs := ev.Evaluations
+	a := &Advice{Evaluations: evs, Sampled: ev.Sampled, Warnings: slices.Clone(ev.Warnings)}
 	var whole int
-	a.Recommendation, whole = recommend(evs, be, higher, req.Target, req.Periods[0])
+	a.Recommendation, whole = recommend(evs, blockEvals(ev.Blocks), ev.Higher, t, ev.Period)
 	// Throttled while sampled: the demand above the limit is unseen unless
-	// Reconstruct recovered it (then the advice errs high, not low) from
-	// streaks short enough to move.
-	a.Recommendation.LowerBound = sampled.CPUStat.ThrottledPeriods > 0 && (d.Moved == 0 || d.Capped > 0)
-	a.Recommendation.Reconstructed = d.Moved > 0
-	a.Window = window(d.Duration().Seconds(), blockDemands(blocks), be, evs, req.Target, whole, a.Recommendation, widen)
+	// the rebuild (Reconstruct) recovered it (then the advice errs high, not
+	// low) from streaks short enough to move.
+	a.Recommendation.LowerBound = ev.Sampled.CPUStat.ThrottledPeriods > 0 && (!ev.Rebuilt || ev.Capped > 0)
+	a.Recommendation.Reconstructed = ev.Moved > 0
+	a.Window = window(ev.Sampled.DurationSeconds, ev.BlockDemands, blockEvals(ev.Blocks), evs, t, whole, a.Recommendation, ev.Widened)
 	if !a.Window.Stationary {
 		a.Warnings = append(a.Warnings, a.Window.Nonstationary)
 	}
-	if widen != "" {
-		a.Warnings = append(a.Warnings, "intervals widened by max(0.07, 30%): "+widen)
+	if ev.Widened != "" {
+		a.Warnings = append(a.Warnings, "intervals widened by max(0.07, 30%): "+ev.Widened)
 	}
-	for _, b := range baselines {
-		bl := Baseline{Name: b.name, How: b.how, Windows: b.windows, Missing: b.why}
+	for _, b := range ev.Baselines {
+		bl := Baseline{Name: b.Name, How: b.How, Windows: b.Windows, Missing: b.Missing}
 		for i := range evs {
-			if b.milli > 0 && evs[i].LimitMilli == b.milli && evs[i].BurstMilli == 0 && evs[i].PeriodUsec == int64(req.Periods[0]/time.Microsecond) {
+			if b.Milli > 0 && evs[i].LimitMilli == b.Milli && evs[i].BurstMilli == 0 && evs[i].PeriodUsec == int64(ev.Period/time.Microsecond) {
 				bl.Evaluation = &evs[i]
 				break
 			}
 		}
 		a.Baselines = append(a.Baselines, bl)
 	}
-	return a, nil
+	return a
 }
 
 func contains(s []int64, v int64) bool {

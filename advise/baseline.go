@@ -10,13 +10,6 @@ import (
 	"github.com/throttlelab/throttlelab/units"
 )
 
-type baseline struct {
-	name, how string
-	milli     int64  // 0: missing (why says why)
-	windows   int    // windows the percentile was taken over (0: none)
-	why       string // why the baseline is missing
-}
-
 // windowAverages returns the mean use (cores) of every window of length w
 // that starts at a sample, stepping by at least step; none if the samples
 // span less than w.
@@ -61,28 +54,81 @@ func milliOf(cores float64) int64 {
 	return max(int64(math.Ceil(cores*1000-1e-9)), 1)
 }
 
-// baselinesOf computes what coarse recommenders would set from d: krr's
-// default (p95 of 75 s rate windows; krr itself sets that as the request
-// and no limit), krr's simple_limit (p96 as the limit), the VPA target
-// (p90 of 1-minute samples plus 15%), and the mean.
-func baselinesOf(d *Demand) []baseline {
-	w75 := windowAverages(d, 75*time.Second, time.Second)
-	w60 := windowAverages(d, time.Minute, time.Second)
-	pct := func(b baseline, v []float64, w time.Duration, p, scale float64) baseline {
-		b.windows = len(v)
-		if len(v) == 0 {
-			b.why = fmt.Sprintf("needs %.0f s of samples, has %.1f s", w.Seconds(), d.Duration().Seconds())
-			return b
-		}
-		b.milli = milliOf(percentile(append([]float64(nil), v...), p) * scale)
+// BaselineRule is a coarse recommender's rule: a percentile of the mean use
+// over windows of a length, times a margin, or (Window 0) the mean use.
+// advise and the agent's summary apply the same rules to their own window
+// averages.
+type BaselineRule struct {
+	Name, How string
+	// Window is the length the use is averaged over; 0: the mean use.
+	Window time.Duration
+	// Percentile (0-100) of the window averages, times Scale.
+	Percentile, Scale float64
+}
+
+// The coarse recommenders: krr's default (p95 of 75 s rate windows; krr
+// itself sets that as the request and no limit), krr's simple_limit (p96 as
+// the limit), the VPA target (p90 of 1-minute samples plus 15%), and the
+// mean.
+var (
+	KrrDefault     = BaselineRule{Name: "krr default", How: "p95 of 75 s averages (krr sets it as the request, no limit)", Window: 75 * time.Second, Percentile: 95, Scale: 1}
+	KrrSimpleLimit = BaselineRule{Name: "krr simple_limit", How: "p96 of 75 s averages as the limit (p66 as the request)", Window: 75 * time.Second, Percentile: 96, Scale: 1}
+	VPATarget      = BaselineRule{Name: "VPA target", How: "p90 of 1-minute averages + 15%", Window: time.Minute, Percentile: 90, Scale: 1.15}
+	MeanUse        = BaselineRule{Name: "mean", How: "the mean use over the samples"}
+	// BaselineRules are the rules every advice shows, in its order.
+	BaselineRules = []BaselineRule{KrrDefault, KrrSimpleLimit, VPATarget, MeanUse}
+)
+
+// BaselineLimit is what a rule sets from one demand.
+type BaselineLimit struct {
+	BaselineRule
+	// Windows is how many averaging windows the percentile was taken over.
+	Windows int
+	// Milli is the limit in millicores; 0: none (Missing says why when the
+	// samples were too short for one window).
+	Milli   int64
+	Missing string
+}
+
+// Apply applies r to the mean use (cores) of each window of r.Window that
+// the samples cover, the mean use over them and their span.
+func (r BaselineRule) Apply(averages []float64, meanCores, seconds float64) BaselineLimit {
+	b := BaselineLimit{BaselineRule: r}
+	if r.Window <= 0 {
+		b.Milli = milliOf(meanCores)
 		return b
 	}
-	return []baseline{
-		pct(baseline{name: "krr default", how: "p95 of 75 s averages (krr sets it as the request, no limit)"}, w75, 75*time.Second, 95, 1),
-		pct(baseline{name: "krr simple_limit", how: "p96 of 75 s averages as the limit (p66 as the request)"}, w75, 75*time.Second, 96, 1),
-		pct(baseline{name: "VPA target", how: "p90 of 1-minute averages + 15%"}, w60, time.Minute, 90, 1.15),
-		{name: "mean", how: "the mean use over the samples", milli: milliOf(d.MeanCores())},
+	b.Windows = len(averages)
+	if len(averages) == 0 {
+		b.Missing = fmt.Sprintf("needs %.0f s of samples, has %.1f s", r.Window.Seconds(), seconds)
+		return b
 	}
+	b.Milli = milliOf(percentile(append([]float64(nil), averages...), r.Percentile) * r.Scale)
+	return b
+}
+
+// Baselines applies every rule of BaselineRules: averages returns the mean
+// use of each window of a length (called once per length).
+func Baselines(averages func(window time.Duration) []float64, meanCores, seconds float64) []BaselineLimit {
+	seen := map[time.Duration][]float64{}
+	out := make([]BaselineLimit, 0, len(BaselineRules))
+	for _, r := range BaselineRules {
+		var v []float64
+		if r.Window > 0 {
+			var ok bool
+			if v, ok = seen[r.Window]; !ok {
+				v = averages(r.Window)
+				seen[r.Window] = v
+			}
+		}
+		out = append(out, r.Apply(v, meanCores, seconds))
+	}
+	return out
+}
+
+// baselinesOf applies the rules to d, over windows that step by 1 s.
+func baselinesOf(d *Demand) []BaselineLimit {
+	return Baselines(func(w time.Duration) []float64 { return windowAverages(d, w, time.Second) }, d.MeanCores(), d.Duration().Seconds())
 }
 
 func formatMilli(m int64) string { return units.FormatMilliCPU(m) }

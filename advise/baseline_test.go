@@ -20,23 +20,23 @@ func TestBaselinesSayWhatTheyUsed(t *testing.T) {
 		bs := baselinesOf(demandOf(tc.span, constant(0.3)))
 		for _, b := range bs {
 			want := tc.windows75
-			switch b.name {
+			switch b.Name {
 			case "VPA target":
 				want = tc.windows60
 			case "mean":
-				if b.milli != 300 {
-					t.Errorf("%s: mean %dm, want 300m", tc.span, b.milli)
+				if b.Milli != 300 {
+					t.Errorf("%s: mean %dm, want 300m", tc.span, b.Milli)
 				}
 				continue
 			}
-			if b.windows != want {
-				t.Errorf("%s: %s over %d windows, want %d", tc.span, b.name, b.windows, want)
+			if b.Windows != want {
+				t.Errorf("%s: %s over %d windows, want %d", tc.span, b.Name, b.Windows, want)
 			}
-			if want == 0 && (b.milli != 0 || !strings.Contains(b.why, "s of samples, has")) {
-				t.Errorf("%s: %s: %dm, why %q: want missing with a reason", tc.span, b.name, b.milli, b.why)
+			if want == 0 && (b.Milli != 0 || !strings.Contains(b.Missing, "s of samples, has")) {
+				t.Errorf("%s: %s: %dm, why %q: want missing with a reason", tc.span, b.Name, b.Milli, b.Missing)
 			}
-			if want > 0 && (b.milli != 300 && b.milli != 345 || b.why != "") {
-				t.Errorf("%s: %s: %dm, why %q: want 300m (VPA: 345m)", tc.span, b.name, b.milli, b.why)
+			if want > 0 && (b.Milli != 300 && b.Milli != 345 || b.Missing != "") {
+				t.Errorf("%s: %s: %dm, why %q: want 300m (VPA: 345m)", tc.span, b.Name, b.Milli, b.Missing)
 			}
 		}
 	}

@@ -138,9 +138,11 @@ type Options struct {
 	// the quota spent is lost rather than delayed. The default is work that
 	// waits (requests, jobs): it is served late, in order.
 	WallClock bool
-	// delays, if set, gets each point's pooled delay histogram
-	// (EvaluateDelays); it must not keep h, which is reused.
-	delays func(i int, h *cfs.DelayHist)
+	// Delays, if set, gets each point's delay histogram pooled over the
+	// phases, for a caller that keeps more of the distribution than the
+	// Evaluation's p50, p99 and max (the agent merges many replays'); it
+	// must not keep h, which is reused.
+	Delays func(i int, h *cfs.DelayHist)
 
 	// stranded replays the quota less the runtime other CPUs can hold in
 	// their slices (see SliceSlack): the slice bound.
@@ -279,8 +281,8 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 		e.ThrottledSeconds = thrNs / float64(n) / 1e9
 		e.LostSeconds = lostNs / float64(n) / 1e9
 		e.DelayP50Ms, e.DelayP99Ms, e.DelayMaxMs = h.Quantile(0.5)/1e6, h.Quantile(0.99)/1e6, h.Max()/1e6
-		if o.delays != nil {
-			o.delays(i, h)
+		if o.Delays != nil {
+			o.Delays(i, h)
 		}
 		evals[i] = e
 	}

@@ -150,7 +150,7 @@ func (k *delayKnots) events(w float64, evs []cdfEvent) []cdfEvent {
 	return evs
 }
 
-// knotsOf makes knots from EvaluateDelays' figures.
+// knotsOf makes knots from a replay's delay figures (advise.Options.Delays).
 func knotsOf(zero float64, qs []float64, maxMs float64) delayKnots {
 	k := delayKnots{Zero: float32(zero), Max: float32(maxMs)}
 	for j := range k.Q {

@@ -425,7 +425,15 @@ func (cfg *SummaryConfig) Replay(c *Chunk) (*Replayed, error) {
 			break
 		}
 	}
-	evs, zero, qs, err := advise.EvaluateDelays(d, points, advise.Options{Phases: 1, Workers: 1}, delayQs[:])
+	zero, qs := make([]float64, len(points)), make([][]float64, len(points))
+	evs, err := advise.Evaluate(d, points, advise.Options{Phases: 1, Workers: 1, Delays: func(i int, h *cfs.DelayHist) {
+		zero[i] = h.ZeroShare()
+		v := make([]float64, len(delayQs))
+		for j, q := range delayQs {
+			v[j] = h.Quantile(q) / 1e6
+		}
+		qs[i] = v
+	}})
 	if err != nil {
 		return nil, err
 	}

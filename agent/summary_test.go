@@ -134,7 +134,7 @@ func agreesWithAdvise(t *testing.T, at, usage []time.Duration) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ref := advise.RecommendBlocks(want, nil, higher, target, cfg.Period)
+		ref := advise.Decide(&advise.Evaluated{Evaluations: want, Higher: higher, Period: cfg.Period}, target).Recommendation
 		if a.Recommendation.LimitMilli != ref.LimitMilli {
 			// one ladder step apart at most
 			lo, _ := bracket(cfg.Ladder, min(a.Recommendation.LimitMilli, ref.LimitMilli))
@@ -507,7 +507,7 @@ func TestStartupKeptApart(t *testing.T) {
 }
 
 // TestSummaryWindowJudged: the agent's advice describes its window as
-// advise's does (advise.WindowOf): a quiet stretch then a busy one is judged
+// advise's does (advise.Decide): a quiet stretch then a busy one is judged
 // not stationary, the busy blocks marked, and said in the warnings; the
 // same demand throughout is stationary.
 func TestSummaryWindowJudged(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -43,6 +42,6 @@ func ParseTarget(s string) (NamedTarget, error) {
 			return t, fmt.Errorf("target %q: unknown key %q: give throttled= or delay=", s, k)
 		}
 	}
-	t.Target = advise.NormalTarget(t.Target)
+	t.Target = t.Target.WithDefaults()
 	return t, nil
 }

@@ -229,22 +229,21 @@ type Recommenders struct {
 	Windows75s, Windows60s int
 }
 
-// Recommenders computes krr's and the VPA's rules from the usage buckets.
-func (s *Summary) Recommenders() Recommenders {
-	n75 := int(75 * time.Second / s.cfg.Bucket)
-	n60 := int(time.Minute / s.cfg.Bucket)
-	w75, w60 := s.usageWindows(max(n75, 1)), s.usageWindows(max(n60, 1))
-	r := Recommenders{Windows75s: len(w75), Windows60s: len(w60)}
-	r.KrrMilli = milliOf(percentile(append([]float64(nil), w75...), 95))
-	r.KrrLimitMilli = milliOf(percentile(append([]float64(nil), w75...), 96))
-	r.VPAMilli = milliOf(percentile(w60, 90) * 1.15)
-	return r
+// averages returns the mean use of every window of length w that the
+// usage buckets cover (advise's BaselineRules average over them).
+func (s *Summary) averages(w time.Duration) []float64 {
+	return s.usageWindows(max(int(w/s.cfg.Bucket), 1))
 }
 
-var (
-	percentile = advise.Percentile
-	milliOf    = advise.MilliOf
-)
+// Recommenders computes krr's and the VPA's rules (advise.KrrDefault,
+// KrrSimpleLimit, VPATarget) from the usage buckets.
+func (s *Summary) Recommenders() Recommenders {
+	span, _ := s.Span()
+	krr := advise.KrrDefault.Apply(s.averages(advise.KrrDefault.Window), 0, span.Seconds())
+	krrLimit := advise.KrrSimpleLimit.Apply(s.averages(advise.KrrSimpleLimit.Window), 0, span.Seconds())
+	vpa := advise.VPATarget.Apply(s.averages(advise.VPATarget.Window), 0, span.Seconds())
+	return Recommenders{KrrMilli: krr.Milli, KrrLimitMilli: krrLimit.Milli, VPAMilli: vpa.Milli, Windows75s: krr.Windows, Windows60s: vpa.Windows}
+}
 
 // AdviceInput is what the summary does not know about its container.
 type AdviceInput struct {
@@ -294,21 +293,22 @@ func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.
 			break
 		}
 	}
-	rec := s.Recommenders()
-	extra := []int64{in.LimitMilli, rec.KrrMilli, rec.KrrLimitMilli, rec.VPAMilli, milliOf(work / float64(span))}
-	baseEval := map[int64]*advise.Evaluation{}
+	baselines := advise.Baselines(s.averages, work/float64(span), span.Seconds())
+	extra := []int64{in.LimitMilli}
+	for _, b := range baselines {
+		extra = append(extra, b.Milli)
+	}
+	added := map[int64]bool{}
 	for _, m := range extra {
-		if m <= 0 || baseEval[m] != nil {
+		if m <= 0 || added[m] || onLadder(evs, m) {
 			continue
 		}
 		e, err := s.Evaluate(m, 0)
 		if err != nil {
 			continue // a quota under 1 ms: not a limit anyone can set
 		}
-		baseEval[m] = &e
-		if !onLadder(evs, m) {
-			evs = append(evs, e)
-		}
+		added[m] = true
+		evs = append(evs, e)
 	}
 	sort.SliceStable(evs, func(i, j int) bool {
 		if evs[i].LimitMilli != evs[j].LimitMilli {
@@ -318,43 +318,16 @@ func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.
 	})
 	// The recommendation meets the target in every block (the busiest hour
 	// of the day), as advise's does.
-	blocks := s.blockTable(evs, targets)
-	higher := s.levelHigher(evs)
-	demands := s.blockDemands()
+	ev := &advise.Evaluated{Evaluations: evs, Blocks: s.blockTable(evs, targets), BlockDemands: s.blockDemands(), Higher: s.levelHigher(evs),
+		Baselines: baselines, Period: s.cfg.Period,
+		Sampled: advise.Sampled{Source: in.Source, DurationSeconds: span.Seconds(), Samples: samples, MeanCores: work / float64(span),
+			MaxCores10ms: maxCores, Cores: max(s.cores, 1), Phases: s.cfg.Phases, LimitMilli: in.LimitMilli,
+			CPUStat: cgroup.CPUStat{ThrottledPeriods: throttled}},
+		// The rebuild ran when the sampler gave throttling counters (AddCounts).
+		Rebuilt: s.counted, Moved: moved, Capped: capped}
 	var out []*advise.Advice
 	for _, target := range targets {
-		t := advise.NormalTarget(target)
-		a := &advise.Advice{Evaluations: evs}
-		a.Recommendation, a.Window = advise.WindowOf(span.Seconds(), demands, blocks, evs, higher, t, s.cfg.Period)
-		if !a.Window.Stationary {
-			a.Warnings = append(a.Warnings, a.Window.Nonstationary)
-		}
-		// Throttled: the demand above the limit is unseen, unless the
-		// reconstruction (AddCounts) recovered it from streaks short enough
-		// to move (then the advice errs high), over the window.
-		a.Recommendation.LowerBound = throttled > 0 && (!s.counted || capped > 0)
-		a.Recommendation.Reconstructed = moved > 0
-		a.Sampled = advise.Sampled{Source: in.Source, DurationSeconds: span.Seconds(), Samples: samples, MeanCores: work / float64(span),
-			MaxCores10ms: maxCores, Cores: max(s.cores, 1), Phases: s.cfg.Phases, LimitMilli: in.LimitMilli,
-			CPUStat: cgroup.CPUStat{ThrottledPeriods: throttled}}
-		get := func(m int64) *advise.Evaluation {
-			if m <= 0 {
-				return nil
-			}
-			return baseEval[m]
-		}
-		missing := func(m int64, w time.Duration) string {
-			if m > 0 {
-				return ""
-			}
-			return fmt.Sprintf("needs %.0f s of samples, has %.1f s", w.Seconds(), span.Seconds())
-		}
-		a.Baselines = []advise.Baseline{
-			{Name: "krr default", How: "p95 of 75 s averages (krr sets it as the request, no limit)", Windows: rec.Windows75s, Missing: missing(rec.KrrMilli, 75*time.Second), Evaluation: get(rec.KrrMilli)},
-			{Name: "krr simple_limit", How: "p96 of 75 s averages as the limit (p66 as the request)", Windows: rec.Windows75s, Missing: missing(rec.KrrLimitMilli, 75*time.Second), Evaluation: get(rec.KrrLimitMilli)},
-			{Name: "VPA target", How: "p90 of 1-minute averages + 15%", Windows: rec.Windows60s, Missing: missing(rec.VPAMilli, time.Minute), Evaluation: get(rec.VPAMilli)},
-			{Name: "mean", How: "the mean use over the samples", Evaluation: get(milliOf(work / float64(span)))},
-		}
+		a := advise.Decide(ev, target)
 		if s.err != nil {
 			a.Warnings = append(a.Warnings, "a chunk could not be replayed: "+s.err.Error())
 		}
@@ -454,7 +427,7 @@ func (s *Summary) BlockEvaluations(limitMilli, burstMilli int64) (starts []time.
 }
 
 // blockTable evaluates the points of evs in each block alone
-// ([block][point]), for advise.RecommendBlocks; nil with fewer than two
+// ([block][point]), for advise.Evaluated; nil with fewer than two
 // blocks. A point that misses every target over the whole window cannot be
 // recommended whatever its blocks say: its pooled figure stands in for its
 // blocks instead of a replay of each.
@@ -509,7 +482,7 @@ func (s *Summary) levelHigher(evs []advise.Evaluation) []advise.Evaluation {
 // meetsAny reports whether e meets one of the targets (with advise's defaults).
 func meetsAny(targets []advise.Target, e advise.Evaluation) bool {
 	for _, t := range targets {
-		if advise.NormalTarget(t).Meets(e) {
+		if t.WithDefaults().Meets(e) {
 			return true
 		}
 	}
