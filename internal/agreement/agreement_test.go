@@ -1,0 +1,152 @@
+package agreement
+
+import (
+	"context"
+	"html"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/advise/source"
+	"github.com/throttlelab/throttlelab/agent"
+	"github.com/throttlelab/throttlelab/cfs"
+	"github.com/throttlelab/throttlelab/fleet"
+	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/report"
+)
+
+// burstDemand is one thread that runs burst at the start of every 100 ms
+// (after an offset), sampled every 10 ms for span. Every 100 ms window holds
+// the same work whatever its phase, so a limit throttles every period or
+// none: where each path puts its grid and its phases cannot move the
+// answer, only a rule can.
+func burstDemand(span, burst, offset time.Duration) (at, usage []time.Duration) {
+	const period, step = 100 * time.Millisecond, 10 * time.Millisecond
+	used := func(t time.Duration) time.Duration { // cumulative work at t
+		k := t / period
+		in := min(max(t-k*period-offset, 0), burst)
+		return k*burst + in
+	}
+	for t := time.Duration(0); t <= span; t += step {
+		at, usage = append(at, t), append(usage, used(t))
+	}
+	return at, usage
+}
+
+// TestPathsAgree feeds 10 minutes of 27.5 ms bursts every 100 ms through
+// every path and requires the same recommendation (300m: 275m is the use,
+// and the advice also meets the target with 3% more) and the same
+// throttled share at it, and, at a limit that throttles every period,
+// check's prediction and advise's evaluation to be the same number.
+func TestPathsAgree(t *testing.T) {
+	at, usage := burstDemand(10*time.Minute, 27500*time.Microsecond, 20*time.Millisecond)
+	target := advise.Target{MaxThrottled: 0.05}
+
+	// advise --csv: the CSV the CLI reads, loaded and advised as it does.
+	dir := t.TempDir()
+	csvDir := filepath.Join(dir, "shop", "web")
+	if err := os.MkdirAll(csvDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	csv := filepath.Join(csvDir, "app.csv")
+	fh, err := os.Create(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := source.WriteCSV(fh, cfs.FromSamples(at, usage)); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close()
+	d, sampled, err := source.Load(context.Background(), source.Input{CSV: csv}, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaCSV, err := advise.Advise(d, advise.Request{Target: target}, sampled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := viaCSV.Recommendation
+	if !want.Met || want.LimitMilli != 300 || want.ThrottledRatio != 0 || want.LowerBound {
+		t.Fatalf("advise --csv recommends %dm (met %v, throttled %.3f, lower bound %v): want 300m, unthrottled: the demand does not test the paths",
+			want.LimitMilli, want.Met, want.ThrottledRatio, want.LowerBound)
+	}
+
+	// The agent's summary, fed the samples as its sampler would: what
+	// /advice serves.
+	cfg := &agent.SummaryConfig{Window: time.Hour, Block: 2 * time.Minute, Chunk: time.Minute, Period: 100 * time.Millisecond,
+		Phases: 10, Bucket: 15 * time.Second, Ladder: agent.Ladder(2000)}
+	if err := cfg.Check(); err != nil {
+		t.Fatal(err)
+	}
+	sum := agent.NewSummary(cfg)
+	fold := func(c *agent.Chunk) {
+		if c == nil {
+			return
+		}
+		r, err := cfg.Replay(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum.Fold(r)
+	}
+	for i := range at {
+		fold(sum.Add(at[i], usage[i]))
+	}
+	fold(sum.Flush())
+	viaAgent, err := sum.Advice(agent.AdviceInput{Source: "agent", Target: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := viaAgent.Recommendation; r.LimitMilli != want.LimitMilli || r.ThrottledRatio != want.ThrottledRatio || r.Met != want.Met || r.LowerBound != want.LowerBound {
+		t.Errorf("the agent recommends %dm (throttled %.4f, met %v, lower bound %v); advise --csv %dm (%.4f, %v, %v)",
+			r.LimitMilli, r.ThrottledRatio, r.Met, r.LowerBound, want.LimitMilli, want.ThrottledRatio, want.Met, want.LowerBound)
+	}
+
+	// check, over the same demand recorded for a workload, at the advised
+	// limit (passes) and at 250m (throttled in every period).
+	ms := []fleet.ManifestContainer{
+		{File: "web.yaml", Workload: fleet.Workload{Namespace: "shop", Kind: "Deployment", Name: "web"}, Container: "app", LimitMilli: want.LimitMilli},
+		{File: "web.yaml", Workload: fleet.Workload{Namespace: "shop", Kind: "Deployment", Name: "web"}, Container: "app", LimitMilli: 250},
+	}
+	out, err := fleet.Check(context.Background(), ms, &fleet.Recorded{Dir: dir}, fleet.Budget{MaxThrottled: target.MaxThrottled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 2 || out[0].Skip != "" || out[1].Skip != "" {
+		t.Fatalf("check: %+v", out)
+	}
+	if p := out[0].Prediction; len(out[0].Violations) > 0 || p.ThrottledRatio != want.ThrottledRatio {
+		t.Errorf("check at the advised %dm: throttled %.4f, violations %q; advise says %.4f, within the target",
+			want.LimitMilli, p.ThrottledRatio, out[0].Violations, want.ThrottledRatio)
+	}
+	at250, err := advise.Evaluate(d, []advise.Point{{LimitMilli: 250, Period: 100 * time.Millisecond}}, advise.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent250, err := sum.Evaluate(250, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := out[1].Prediction; len(out[1].Violations) == 0 || p.ThrottledRatio != at250[0].ThrottledRatio || p.ThrottledRatio < 0.95 {
+		t.Errorf("check at 250m: throttled %.4f, violations %q; advise evaluates %.4f: want the same, over the budget",
+			p.ThrottledRatio, out[1].Violations, at250[0].ThrottledRatio)
+	}
+	// The agent replays a chunk at a time: the periods where a chunk
+	// starts may count apart (a period in 600).
+	if d := agent250.ThrottledRatio - at250[0].ThrottledRatio; d < -0.005 || d > 0.005 {
+		t.Errorf("at 250m the agent predicts %.4f throttled, advise %.4f", agent250.ThrottledRatio, at250[0].ThrottledRatio)
+	}
+
+	// The reports' Advice section, over a run that recorded the demand as
+	// one instance's usage.
+	run := &record.Run{ID: "limits/unlimited/r0", Config: "unlimited", Instances: []string{"app-0"}}
+	src := &report.Source{Label: "run", Runs: []*report.Run{{Run: run,
+		Groups: []report.GroupUsage{{Name: record.InstanceGroup(0, "app-0"), At: at, Usage: usage}}}}}
+	section := html.UnescapeString(string(report.AdviceSection([]*report.Source{src})))
+	if ans := advise.Answer(viaCSV); !strings.Contains(section, ans) || !strings.Contains(ans, "Set the CPU limit to 300m") {
+		t.Errorf("the report's section does not say advise's answer %q:\n%s", ans, section)
+	}
+}
