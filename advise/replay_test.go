@@ -23,20 +23,6 @@ func demandOf(span time.Duration, cores func(t time.Duration) float64) *Demand {
 
 func constant(c float64) func(time.Duration) float64 { return func(time.Duration) float64 { return c } }
 
-// between is c cores from a to b, and a trickle of 1 ms at the very start so
-// the period timer has run (and the burst pool filled) before.
-func between(c float64, a, b time.Duration) func(time.Duration) float64 {
-	return func(t time.Duration) float64 {
-		switch {
-		case t >= a && t < b:
-			return c
-		case t < 10*time.Millisecond:
-			return 0.1
-		}
-		return 0
-	}
-}
-
 // TestEvaluateSharesUnthrottledReplays checks Evaluate's shortcut: points
 // whose quota covers every period replay once per phase, and each gets what
 // its own replay would give.

@@ -2,19 +2,17 @@ package archtest
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
 
-// goBin is the go command that builds this test: the one on PATH, else
-// the toolchain's own.
+// goBin is the go command on PATH (go test runs with it there).
 func goBin(t *testing.T) string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go command on PATH to list the packages with: %v", err)
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	return p
 }
 
 // TestImportGraph checks the module's real import graph against Rules.
