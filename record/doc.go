@@ -2,8 +2,8 @@
 // backend writes and the report reads: a run's summary (Run), where the runs
 // were made (Env), a preset's check (Verdict), reading and writing them, the
 // one aggregation of runs into per-config figures (Summarize, with the
-// intervals of package stats) and the one table that prints them
-// (WriteTable).
+// intervals of package stats) and their rows (Summary.Rows, which
+// report.WriteRows prints).
 //
 // A results directory holds spec.yaml (the resolved spec), env.json,
 // preset.json and verdict.json (presets), summary.json and one directory per
@@ -18,7 +18,7 @@
 //	}
 //	s := record.Summarize(e, runs)
 //	fmt.Println(env.Backend)
-//	record.WriteTable(os.Stdout, s.Rows(), false)
+//	report.WriteRows(os.Stdout, s.Rows(), false)
 package record
 
 // The package is not called results: /results/ is where run and sim write

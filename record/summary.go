@@ -159,6 +159,13 @@ func Summarize(e *experiment.Experiment, runs []*Run) *Summary {
 	return s
 }
 
+// Row is one line of the results table: a config under a load, and how the
+// table names it ("limited", "measured: limited (reference)").
+type Row struct {
+	Label string
+	ConfigSummary
+}
+
 // Rows returns the summary's table rows, each config labelled by its name.
 func (s *Summary) Rows() []Row {
 	out := make([]Row, len(s.Configs))

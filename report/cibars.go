@@ -34,9 +34,9 @@ func p99Bars(rows []record.Row) template.HTML {
 	fmt.Fprintf(&b, `<svg class="cibars" viewBox="0 0 %d %d" role="img" aria-label="p99 by config with 95%% intervals" xmlns="http://www.w3.org/2000/svg">`, w, h)
 	for i, r := range rows {
 		y := float64(top + rowH*i)
-		tip := fmt.Sprintf("%s: p99 %s ms", r.Label, record.FormatMs(r.P99Ms))
+		tip := fmt.Sprintf("%s: p99 %s ms", r.Label, FormatMs(r.P99Ms))
 		if r.P99MsCI95 != nil {
-			tip += fmt.Sprintf(" (95%% interval %s ms)", record.FormatInterval(r.P99MsCI95))
+			tip += fmt.Sprintf(" (95%% interval %s ms)", FormatInterval(r.P99MsCI95))
 		}
 		color := "#0072B2"
 		if r.IsReference {
@@ -52,7 +52,7 @@ func p99Bars(rows []record.Row) template.HTML {
 				px(x0), px(y+10), px(x1), px(x0), px(y+5), px(y+15), px(x1), px(y+5), px(y+15))
 			end = math.Max(end, x1)
 		}
-		fmt.Fprintf(&b, `<text x="%s" y="%s">%s ms</text></g>`, px(end+6), px(y+14), record.FormatMs(r.P99Ms))
+		fmt.Fprintf(&b, `<text x="%s" y="%s">%s ms</text></g>`, px(end+6), px(y+14), FormatMs(r.P99Ms))
 	}
 	fmt.Fprintf(&b, `<text class="note" x="%d" y="%d">p99 (ms); the whiskers are 95%% intervals</text>`, labelW, h-6)
 	b.WriteString(`</svg>`)

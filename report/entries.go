@@ -152,4 +152,4 @@ func rows(es []*entry, load string) []record.Row {
 	return out
 }
 
-var fmtMs = record.FormatMs
+var fmtMs = FormatMs

@@ -69,9 +69,9 @@ func SummaryHeadline(e *experiment.Experiment, s *record.Summary) string {
 	ref := refs[worst.Load]
 	if ref != nil && !worst.IsReference && worst.P99VsReference > 0 {
 		fmt.Fprintf(&b, " p99 was %sx%s %s", fmtRatio(worst.P99VsReference), fmtInterval(worst.P99VsReferenceCI95, fmtRatio), onesOf(ref.Config, ref.Instances))
-		notes = append(notes, fmt.Sprintf("%s ms against %s ms", record.FormatMs(worst.P99Ms), record.FormatMs(ref.P99Ms)))
+		notes = append(notes, fmt.Sprintf("%s ms against %s ms", FormatMs(worst.P99Ms), FormatMs(ref.P99Ms)))
 	} else {
-		fmt.Fprintf(&b, " p99 was %s ms%s", record.FormatMs(worst.P99Ms), fmtInterval(worst.P99MsCI95, record.FormatMs))
+		fmt.Fprintf(&b, " p99 was %s ms%s", FormatMs(worst.P99Ms), fmtInterval(worst.P99MsCI95, FormatMs))
 	}
 	if len(loads) > 1 {
 		fmt.Fprintf(&b, " under load %s", worst.Load)

@@ -137,14 +137,6 @@ func TestReportShowsWhatWasMeasured(t *testing.T) {
 	}
 }
 
-// The codes record.WriteTable paints with.
-const (
-	ansiDim    = "\x1b[2m"
-	ansiRed    = "\x1b[31;1m"
-	ansiYellow = "\x1b[33m"
-	ansiReset  = "\x1b[0m"
-)
-
 func TestTableColourOnlyOnRequest(t *testing.T) {
 	srcs := load(t, []string{"testdata/limits"})
 	var plain, colour strings.Builder

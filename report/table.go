@@ -9,7 +9,7 @@ import (
 )
 
 // WriteTable prints the summary of the sources as aligned tables, one per
-// load, with units in the headers (record.WriteTable). With color set
+// load, with units in the headers (WriteRows). With color set
 // (stdout is a terminal), the reference is dimmed, a p99 at least twice the
 // reference's is red and throttling yellow.
 func WriteTable(w io.Writer, sources []*Source, color bool) {
@@ -19,7 +19,7 @@ func WriteTable(w io.Writer, sources []*Source, color bool) {
 	for _, load := range loadNames(es) {
 		all = append(all, rows(es, load)...)
 	}
-	record.WriteTable(w, all, color)
+	WriteRows(w, all, color)
 }
 
 // writeHeadlines prints each source's headline (Headline) before the table,

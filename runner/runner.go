@@ -72,6 +72,9 @@ type Options struct {
 	Out io.Writer
 	// Color paints the table printed when there is no report.
 	Color bool
+	// Table, if set, prints the summary's rows when the report cannot be
+	// written (report.WriteRows: the runner does not draw).
+	Table func(w io.Writer, rows []record.Row, color bool)
 	// Judge, if set, checks a preset's finding when every run finished.
 	Judge Judge
 	// Report, if set, reads the results directories (Compare, then Dir)
@@ -256,7 +259,9 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 		err = rep.Write(w, filepath.Join(opt.Dir, "report.html"))
 	}
 	if err != nil {
-		record.WriteTable(w, s.Rows(), opt.Color)
+		if opt.Table != nil {
+			opt.Table(w, s.Rows(), opt.Color)
+		}
 		if rep != nil {
 			fmt.Fprintf(opt.Log, "throttlelab: no report: %v (the results are kept; try throttlelab report %s)\n", err, opt.Dir)
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiments"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/report"
 	"github.com/throttlelab/throttlelab/stats"
 )
 
@@ -204,9 +205,9 @@ func compareRows(name string, meas, cmp outcome) string {
 }
 
 func withCI(v float64, iv *stats.Interval) string {
-	s := record.FormatMs(v)
+	s := report.FormatMs(v)
 	if iv != nil {
-		s += " [" + record.FormatInterval(iv) + "]"
+		s += " [" + report.FormatInterval(iv) + "]"
 	}
 	return s
 }

@@ -173,7 +173,7 @@ func newResultsDir(name, prefix string) string {
 // verdict of a preset and the report to stdout.
 func runOptions(cmd *cobra.Command, dir string, resume bool, pi *experiments.Info) runner.Options {
 	color := progress.IsTerminal(cmd.OutOrStdout())
-	opt := runner.Options{Dir: dir, Resume: resume, Version: Version, Log: cmd.ErrOrStderr(), Out: cmd.OutOrStdout(), Color: color,
+	opt := runner.Options{Dir: dir, Resume: resume, Version: Version, Log: cmd.ErrOrStderr(), Out: cmd.OutOrStdout(), Color: color, Table: report.WriteRows,
 		Report: func(dirs []string) (runner.Report, error) {
 			s, err := report.ReadSet(dirs)
 			if err != nil {

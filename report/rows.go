@@ -1,4 +1,4 @@
-package record
+package report
 
 import (
 	"fmt"
@@ -7,15 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
 )
-
-// Row is one line of the results table: a config under a load, and how the
-// table names it ("limited", "measured: limited (reference)").
-type Row struct {
-	Label string
-	ConfigSummary
-}
 
 const (
 	ansiDim    = "\x1b[2m"
@@ -24,12 +18,12 @@ const (
 	ansiReset  = "\x1b[0m"
 )
 
-// WriteTable prints rows as aligned tables, one per load (in the order the
+// WriteRows prints rows as aligned tables, one per load (in the order the
 // loads first appear), with units in the headers. With color set (the output
 // is a terminal), the reference is dimmed, a p99 at least twice the
 // reference's is red and throttling yellow. It is the one table: run, sim and
-// report all print it.
-func WriteTable(w io.Writer, rows []Row, color bool) {
+// report all print it (WriteTable, and the runner when there is no report).
+func WriteRows(w io.Writer, rows []record.Row, color bool) {
 	paint := func(code, s string) string {
 		if !color || code == "" {
 			return s
@@ -47,7 +41,7 @@ func WriteTable(w io.Writer, rows []Row, color bool) {
 			fmt.Fprintln(w)
 		}
 		fmt.Fprintf(w, "load %s\n", load)
-		var rs []Row
+		var rs []record.Row
 		for _, r := range rows {
 			if r.Load == load {
 				rs = append(rs, r)
