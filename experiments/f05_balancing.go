@@ -2,11 +2,11 @@ package experiments
 
 import (
 	"fmt"
-	"github.com/throttlelab/throttlelab/record"
-	"github.com/throttlelab/throttlelab/stats"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 // f05Service is f05-service.yaml.

@@ -2,12 +2,12 @@ package experiments
 
 import (
 	"fmt"
-	"github.com/throttlelab/throttlelab/record"
-	"github.com/throttlelab/throttlelab/stats"
 	"path/filepath"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 // f07SchedBench is f07-sched-bench.yaml.

@@ -2,12 +2,12 @@ package experiments
 
 import (
 	"fmt"
-	"github.com/throttlelab/throttlelab/record"
-	"github.com/throttlelab/throttlelab/stats"
 	"math"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 // f09BurnFlow is f09-burn-flow.yaml.

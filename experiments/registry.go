@@ -2,13 +2,13 @@ package experiments
 
 import (
 	"fmt"
-	"github.com/throttlelab/throttlelab/record"
-	"github.com/throttlelab/throttlelab/stats"
 	"math"
 	"slices"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 	"github.com/throttlelab/throttlelab/units"
 )
 
