@@ -49,12 +49,21 @@ type Collector struct {
 	mu      sync.Mutex
 	stats   []Stats
 	mapping cgroup.WeightMapping
+	noStall bool
 }
 
 // NewCollector returns an empty collector; mapping reads v2 weights back as
 // cAdvisor's shares.
 func NewCollector(mapping cgroup.WeightMapping) *Collector {
 	return &Collector{mapping: mapping}
+}
+
+// WithoutStall leaves throttlelab_cpu_stall_seconds_total out, for a caller
+// that serves the stall's split under labels of its own (the agent), and
+// returns c.
+func (c *Collector) WithoutStall() *Collector {
+	c.noStall = true
+	return c
 }
 
 // Update replaces the stats served.
@@ -124,7 +133,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			counter(descPressureWaiting, *t.PressureSomeSeconds)
 			counter(descPressureStalled, *t.PressureFullSeconds)
 		}
-		if t.StallQuotaSeconds != nil {
+		if t.StallQuotaSeconds != nil && !c.noStall {
 			counter(descStall, *t.StallQuotaSeconds, "quota")
 			counter(descStall, *t.StallContentionSeconds, "contention")
 		}
