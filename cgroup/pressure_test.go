@@ -53,6 +53,10 @@ func TestSplitStallMeasured(t *testing.T) {
 		{"6.18", "b", 1, 0, 0.753, 0.247, crowded},
 		{"6.18", "c", 1, 0.091, 0.824, 0.175, hostBusy},
 		{"6.18", "d", 2, 1.128, 0.899, 0.200, hostBusy},
+		{"6.18", "a3", 1, 0.696, 0.802, 0.199, hostBusy},
+		{"6.18", "b3", 1, 0, 0.580, 0.419, crowded},
+		{"6.18", "c3", 1, 0.490, 0.800, 0.202, both},
+		{"6.18", "d3", 2, 1.674, 0.898, 0.200, alone},
 	}
 	for _, tt := range tests {
 		name := tt.kernel + "/" + tt.scenario

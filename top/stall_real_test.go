@@ -89,3 +89,70 @@ func TestStallSplitReal(t *testing.T) {
 		t.Errorf("the crowded group without a quota: quota %.3f, contention %.3f: want contention only", q, c)
 	}
 }
+
+// TestStallSplitWherePSIReal checks where the split is known, on whichever
+// layout the host has: a throttled group's split is known, with a quota
+// share, where a v2 group of its path has cpu.pressure (the group itself
+// on v2; on a host with the cpu controller on v1, its twin in the v2
+// mount, made here), and unknown where there is none (a group without a
+// twin, on v1).
+func TestStallSplitWherePSIReal(t *testing.T) {
+	l := cgrouptest.Require(t)
+	throttled := cgrouptest.LimitedGroup(t, 20000, 100000)
+	other := cgrouptest.LimitedGroup(t, 20000, 100000)
+	dirs := toptest.WithUsage(t, throttled)
+	v1 := l.CPUVersion() == "v1"
+	if v1 && l.Unified != nil {
+		rel, ok := strings.CutPrefix(toptest.CgroupPath(t, throttled.Dir), strings.TrimSuffix(l.Unified.Root, "/"))
+		if !ok {
+			t.Fatalf("%s is not under the v2 mount's root %s", throttled.Dir, l.Unified.Root)
+		}
+		twin := filepath.Join(l.Unified.MountPoint, rel)
+		if err := os.Mkdir(twin, 0o755); err != nil {
+			t.Fatalf("making the v2 twin of %s: %v", throttled.Dir, err)
+		}
+		t.Cleanup(func() {
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				if err := os.Remove(twin); err == nil || os.IsNotExist(err) {
+					return
+				}
+			}
+			t.Errorf("removing %s: still busy", twin)
+		})
+		if _, err := os.Stat(filepath.Join(twin, "cpu.pressure")); err != nil {
+			testenv.Unavailable(t, "the v2 mount has no cpu.pressure (a kernel without PSI, or booted with psi=0): %v", err)
+		}
+		dirs = append(dirs, twin)
+	}
+	toptest.Start(t, dirs, true)
+	toptest.Start(t, toptest.WithUsage(t, other), true)
+
+	w, err := top.New(top.Options{Root: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	stats := oneReport(t, w, 2*time.Second)
+	thr := find(stats, toptest.CgroupPath(t, throttled.Dir))
+	oth := find(stats, toptest.CgroupPath(t, other.Dir))
+	if thr == nil || oth == nil {
+		t.Fatalf("the test groups are not among the %d groups reported", len(stats))
+	}
+	if !v1 || l.Unified != nil {
+		if thr.StallSplit != top.StallSplitPSI || thr.StallQuotaRatio == nil || *thr.StallQuotaRatio <= 0 {
+			t.Errorf("throttled group with cpu.pressure (%s): split %q, quota %v: want a quota share", l.Mode, thr.StallSplit, thr.StallQuotaRatio)
+		} else {
+			t.Logf("throttled group (%s): throttled %.3f s/s, some %.3f, quota %.3f, contention %.3f",
+				l.Mode, thr.ThrottledSecondsPerSecond, *thr.PressureSomeRatio, *thr.StallQuotaRatio, *thr.StallContentionRatio)
+		}
+	}
+	if v1 && l.Unified == nil && thr.StallSplit != top.StallSplitUnknown {
+		t.Errorf("v1 without a v2 mount: split %q, want it unknown", thr.StallSplit)
+	}
+	if v1 && (oth.StallSplit != top.StallSplitUnknown || oth.StallQuotaRatio != nil || oth.StallContentionRatio != nil || oth.Totals.StallQuotaSeconds != nil) {
+		t.Errorf("v1 group without a v2 twin: split %q (%v, %v): want it unknown", oth.StallSplit, oth.StallQuotaRatio, oth.StallContentionRatio)
+	}
+	if !v1 && oth.StallSplit != top.StallSplitPSI {
+		t.Errorf("v2 group: split %q, want it known", oth.StallSplit)
+	}
+}
