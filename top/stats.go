@@ -60,8 +60,8 @@ type Stats struct {
 	// quota held it back, and the share it waited for a CPU while not
 	// throttled. StallSplit says whether they are known: "psi", or
 	// "unknown" (both nil) where the group has no cpu.pressure (cgroup v1
-	// without a v2 group of the same path) or no usage, or in its first
-	// interval.
+	// without a v2 group of the same path) or no usage, and in an interval
+	// at whose start its cpu.pressure could not be read yet.
 	StallSplit           string   `json:"stall_split"`
 	StallQuotaRatio      *float64 `json:"stall_quota_ratio"`
 	StallContentionRatio *float64 `json:"stall_contention_ratio"`
