@@ -180,7 +180,7 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.Summary.Check(); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, containers: map[string]*container{}, collector: top.NewCollector(cfg.Mapping),
+	a := &Agent{cfg: cfg, containers: map[string]*container{}, collector: top.NewCollector(cfg.Mapping).WithoutStall(),
 		replays: make(chan replayJob, 1024), lookup: make(chan struct{}, 1), sandboxes: map[string]int{},
 		settle: OwnersSettle, gap: OwnersGap}
 	// Only the containers it summarises are read every 10 ms; the pods'

@@ -184,6 +184,16 @@ func TestAgentFakeTrees(t *testing.T) {
 					t.Errorf("/metrics has no %s", m)
 				}
 			}
+			// The stall's split, per container where there is cpu.pressure
+			// (every tree but the pure v1 one), and not top's copy of it.
+			hasStall := strings.Contains(metrics, `throttlelab_container_cpu_stall_seconds_total{cause="quota"`) &&
+				strings.Contains(metrics, `throttlelab_container_cpu_stall_seconds_total{cause="contention"`)
+			if want := tree != "v1-joined-kubepods-cgroupfs"; hasStall != want {
+				t.Errorf("/metrics has the stall's split by cause: %v, want %v", hasStall, want)
+			}
+			if strings.Contains(metrics, "throttlelab_cpu_stall_seconds_total{") {
+				t.Error("/metrics has top's throttlelab_cpu_stall_seconds_total beside the agent's own")
+			}
 		})
 	}
 }

@@ -38,6 +38,7 @@ var (
 	descWindow   = kdesc("throttlelab_demand_window_seconds", "How much demand the container's summary holds, in seconds (up to the window).")
 	descStartup  = kdesc("throttlelab_startup_throttled_ratio", "For a container the agent saw start: the throttled share of periods its start-up (kept apart from the advice) would have at a limit (at=current|advised); absent otherwise.", "at")
 	descStat     = kdesc("throttlelab_demand_stationary", "1 when the window's blocks agree (advise's judgement), 0 when the demand changed within the window: the advice then rests on its worst block.")
+	descStall    = kdesc("throttlelab_container_cpu_stall_seconds_total", "Time some of the container's runnable tasks stalled (cpu.pressure \"some\"), by cause: cause=\"quota\" its limit held them back (throttled), cause=\"contention\" they waited for a CPU while not throttled; since the agent began watching it, absent where the split is unknown (no cpu.pressure).", "cause")
 )
 
 // The agent's metrics of itself, one series each per agent (two look-up
@@ -86,12 +87,33 @@ var atOrder = []string{"current", "advised", "krr", "vpa"}
 type collector struct{ a *Agent }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow, descStat, descStartup} {
+	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow, descStat, descStartup, descStall} {
 		ch <- d
 	}
 }
 
+// stallTotals returns each container's stall split so far, by cgroup path
+// (those whose split is known).
+func (a *Agent) stallTotals() map[string][2]float64 {
+	a.mu.Lock()
+	cs := make([]*container, 0, len(a.containers))
+	for _, c := range a.containers {
+		cs = append(cs, c)
+	}
+	a.mu.Unlock()
+	out := make(map[string][2]float64, len(cs))
+	for _, c := range cs {
+		c.mu.Lock()
+		if t := c.last.Totals; t.StallQuotaSeconds != nil {
+			out[c.path] = [2]float64{*t.StallQuotaSeconds, *t.StallContentionSeconds}
+		}
+		c.mu.Unlock()
+	}
+	return out
+}
+
 func (c collector) Collect(ch chan<- prometheus.Metric) {
+	stall := c.a.stallTotals()
 	for _, v := range c.a.views() {
 		lv := []string{v.Namespace, v.Pod, v.Container}
 		g := func(d *prometheus.Desc, val float64, extra ...string) {
@@ -106,6 +128,10 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			g(descRequest, float64(v.RequestMilli)/1000)
 		}
 		g(descWindow, v.WindowSeconds)
+		if s, ok := stall[v.Cgroup]; ok {
+			ch <- prometheus.MustNewConstMetric(descStall, prometheus.CounterValue, s[0], append(append([]string{}, lv...), "quota")...)
+			ch <- prometheus.MustNewConstMetric(descStall, prometheus.CounterValue, s[1], append(append([]string{}, lv...), "contention")...)
+		}
 		if !v.advised {
 			continue
 		}

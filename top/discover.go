@@ -26,6 +26,11 @@ type Source struct {
 	// Acct is where usage is read: the v1 cpuacct mount (the same as CPU when
 	// they are mounted together, "cpu,cpuacct"), or the v2 unified mount.
 	Acct *cgroup.MountInfo
+	// PSI is the v2 mount whose groups' cpu.pressure is read: the unified
+	// mount on v2, and on a hybrid host too (PSI is kept per v2 group even
+	// where the cpu controller is on v1: a group's pressure is then its v2
+	// group of the same path, when there is one). Nil without a v2 mount.
+	PSI *cgroup.MountInfo
 }
 
 // Limits reports whether the source has the cpu controller: quotas, weights
@@ -43,7 +48,7 @@ func FindSource(root string) (*Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Source{Mode: l.Mode}
+	s := &Source{Mode: l.Mode, PSI: l.Unified}
 	switch l.CPUVersion() {
 	case "v1":
 		cpu := l.V1["cpu"]

@@ -41,6 +41,7 @@ var (
 	descPeakCores  = desc("throttlelab_cpu_peak_period_cores", "Highest CPU use within one CFS period of the group during the last interval, in cores: what a scrape every 15 s averages away. basis=\"window\": over sliding windows, for groups without a quota.", "basis")
 	descLimitCores = desc("throttlelab_cpu_limit_cores", "CFS quota per period, in cores.")
 	descThrRatio   = desc("throttlelab_cpu_throttled_periods_ratio", "Throttled share of the periods of the last interval.")
+	descStall      = desc("throttlelab_cpu_stall_seconds_total", "Time some of the group's runnable tasks stalled (cpu.pressure \"some\"), by cause: cause=\"quota\" the quota held them back (throttled), cause=\"contention\" they waited for a CPU while not throttled; counted since throttlelab began watching the group, absent where the split is unknown (no cpu.pressure).", "cause")
 )
 
 // Collector serves the latest report of a Watcher as Prometheus metrics.
@@ -48,12 +49,21 @@ type Collector struct {
 	mu      sync.Mutex
 	stats   []Stats
 	mapping cgroup.WeightMapping
+	noStall bool
 }
 
 // NewCollector returns an empty collector; mapping reads v2 weights back as
 // cAdvisor's shares.
 func NewCollector(mapping cgroup.WeightMapping) *Collector {
 	return &Collector{mapping: mapping}
+}
+
+// WithoutStall leaves throttlelab_cpu_stall_seconds_total out, for a caller
+// that serves the stall's split under labels of its own (the agent), and
+// returns c.
+func (c *Collector) WithoutStall() *Collector {
+	c.noStall = true
+	return c
 }
 
 // Update replaces the stats served.
@@ -67,7 +77,7 @@ func (c *Collector) Update(stats []Stats) {
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descUsage, descUser, descSystem, descPeriods, descThrottledPeriods, descThrottledSeconds,
 		descBurstPeriods, descBurstSeconds, descSpecPeriod, descSpecQuota, descSpecShares, descProcesses, descPressureWaiting,
-		descPressureStalled, descUsageCores, descPeakCores, descLimitCores, descThrRatio} {
+		descPressureStalled, descUsageCores, descPeakCores, descLimitCores, descThrRatio, descStall} {
 		ch <- d
 	}
 }
@@ -122,6 +132,10 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		if t.PressureSomeSeconds != nil {
 			counter(descPressureWaiting, *t.PressureSomeSeconds)
 			counter(descPressureStalled, *t.PressureFullSeconds)
+		}
+		if t.StallQuotaSeconds != nil && !c.noStall {
+			counter(descStall, *t.StallQuotaSeconds, "quota")
+			counter(descStall, *t.StallContentionSeconds, "contention")
 		}
 		if s.UsageCores != nil {
 			gauge(descUsageCores, *s.UsageCores)

@@ -13,7 +13,8 @@ import (
 )
 
 func TestMetricsScrapedAndParsed(t *testing.T) {
-	w, _, dir := containerSecond(t)
+	w, root, dir := containerSecond(t)
+	writeFile(t, root, dir+"cpu.pressure", "some avg10=45.00 avg60=31.00 avg300=10.50 total=5600000\nfull avg10=41.00 avg60=28.50 avg300=9.10 total=5000000\n")
 	w.Sample(time.Second)
 	c := NewCollector(cgroup.WeightLinear)
 	c.Update(w.Report())
@@ -61,8 +62,8 @@ func TestMetricsScrapedAndParsed(t *testing.T) {
 		"container_cpu_cfs_throttled_seconds_total":    20.6,
 		"container_cpu_cfs_burst_periods_total":        5,
 		"container_cpu_cfs_burst_seconds_total":        0.045,
-		"container_pressure_cpu_waiting_seconds_total": 5,
-		"container_pressure_cpu_stalled_seconds_total": 4.5,
+		"container_pressure_cpu_waiting_seconds_total": 5.6,
+		"container_pressure_cpu_stalled_seconds_total": 5,
 	}
 	for name, want := range counters {
 		if m := get(name); m != nil && (m.Counter == nil || m.Counter.GetValue() != want) {
@@ -86,6 +87,16 @@ func TestMetricsScrapedAndParsed(t *testing.T) {
 	}
 	if m := get("container_cpu_usage_seconds_total"); m != nil && labelOf(m, "cpu") != "total" {
 		t.Errorf("usage has cpu=%q, want total as cAdvisor", labelOf(m, "cpu"))
+	}
+	// The stall's split, one series per cause.
+	causes := map[string]float64{}
+	for _, m := range fams["throttlelab_cpu_stall_seconds_total"].GetMetric() {
+		if labelOf(m, "id") == id {
+			causes[labelOf(m, "cause")] = m.GetCounter().GetValue()
+		}
+	}
+	if len(causes) != 2 || causes["quota"] < 0.6-1e-9 || causes["quota"] > 0.6+1e-9 || causes["contention"] != 0 {
+		t.Errorf("throttlelab_cpu_stall_seconds_total by cause %v, want quota 0.6, contention 0", causes)
 	}
 	// cAdvisor exports CFS counters for limited groups only.
 	for _, m := range fams["container_cpu_cfs_periods_total"].Metric {

@@ -55,6 +55,16 @@ type Stats struct {
 	// runnable task of the group waited. Both nil without PSI (v1).
 	PressureSomeAvg10 *float64 `json:"pressure_some_avg10"`
 	PressureSomeRatio *float64 `json:"pressure_some_ratio"`
+	// StallQuotaRatio and StallContentionRatio split PressureSomeRatio by
+	// cause (cgroup.SplitStall): the share of the interval the group's
+	// quota held it back, and the share it waited for a CPU while not
+	// throttled. StallSplit says whether they are known: "psi", or
+	// "unknown" (both nil) where the group has no cpu.pressure (cgroup v1
+	// without a v2 group of the same path) or no usage, and in an interval
+	// at whose start its cpu.pressure could not be read yet.
+	StallSplit           string   `json:"stall_split"`
+	StallQuotaRatio      *float64 `json:"stall_quota_ratio"`
+	StallContentionRatio *float64 `json:"stall_contention_ratio"`
 
 	// Procs is the number of processes directly in the group.
 	Procs int `json:"procs"`
@@ -80,10 +90,21 @@ type Totals struct {
 	// PressureSomeSeconds and PressureFullSeconds are PSI's totals (v2).
 	PressureSomeSeconds *float64 `json:"pressure_some_seconds,omitempty"`
 	PressureFullSeconds *float64 `json:"pressure_full_seconds,omitempty"`
+	// StallQuotaSeconds and StallContentionSeconds add up the intervals'
+	// split of the stall since the group was first watched (nil until an
+	// interval's split is known).
+	StallQuotaSeconds      *float64 `json:"stall_quota_seconds,omitempty"`
+	StallContentionSeconds *float64 `json:"stall_contention_seconds,omitempty"`
 	// QuotaUsec is -1 without a quota.
 	QuotaUsec int64 `json:"quota_usec"`
 	HasUsage  bool  `json:"-"`
 	Limits    bool  `json:"-"` // the group is in the cpu controller's hierarchy
 }
+
+// Stall split values.
+const (
+	StallSplitPSI     = "psi"
+	StallSplitUnknown = "unknown"
+)
 
 func ptr(v float64) *float64 { return &v }

@@ -87,7 +87,24 @@ var Columns = []Column{
 		}
 		return strconv.FormatFloat(100**s.PressureSomeRatio, 'f', 1, 64)
 	}, value: func(s *Stats) float64 { return orNeg(s.PressureSomeRatio) }},
+	{Key: "stall-quota", Header: "QUOTA%", Help: "the part of PSI% the quota held the group back, share of the interval (? unknown: no cpu.pressure)", Cell: func(s *Stats) string {
+		return stallCell(s, s.StallQuotaRatio)
+	}, value: func(s *Stats) float64 { return orNeg(s.StallQuotaRatio) }},
+	{Key: "stall-contention", Header: "CONT%", Help: "the part of PSI% the group waited for a CPU while not throttled, share of the interval (? unknown: no cpu.pressure)", Cell: func(s *Stats) string {
+		return stallCell(s, s.StallContentionRatio)
+	}, value: func(s *Stats) float64 { return orNeg(s.StallContentionRatio) }},
 	{Key: "procs", Header: "PROCS", Help: "processes in the group itself", Cell: func(s *Stats) string { return strconv.Itoa(s.Procs) }, value: func(s *Stats) float64 { return float64(s.Procs) }},
+}
+
+// stallCell is a cell of the stall's split: "?" where it is unknown.
+func stallCell(s *Stats, v *float64) string {
+	if v == nil {
+		if s.StallSplit == StallSplitUnknown {
+			return "?"
+		}
+		return "-"
+	}
+	return strconv.FormatFloat(100**v, 'f', 1, 64)
 }
 
 // ColumnIndex returns the index of the column with key, or -1.

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -85,6 +87,8 @@ type Watcher struct {
 	lastAt        time.Duration
 	// unlocked lets Run sample from any thread (a benchmark's reference).
 	unlocked bool
+	// cpus bounds the CPUs a group's stall is spread over (SplitStall).
+	cpus int
 }
 
 // group is one watched cgroup.
@@ -111,6 +115,10 @@ type group struct {
 	every    bool
 	tracker  *cgroup.PeakTracker
 	pressure *Pressure // at the interval's start
+	// psiDir holds the group's cpu.pressure ("" where there is none to
+	// read); stall adds up its intervals' split (nil until one is known).
+	psiDir string
+	stall  *cgroup.StallSplit
 }
 
 // sample is a group's counters at one instant.
@@ -129,7 +137,7 @@ func New(opts Options) (*Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &Watcher{opts: opts, src: src, groups: map[string]*group{}, open: cgroup.OpenCounterFile}
+	w := &Watcher{opts: opts, src: src, groups: map[string]*group{}, open: cgroup.OpenCounterFile, cpus: runtime.NumCPU()}
 	w.events, w.eventsErr = newDirEvents()
 	if err := w.Discover(); err != nil {
 		w.Close()
@@ -271,12 +279,32 @@ func (w *Watcher) openGroup(r Ref) *group {
 	}
 	g.period = period
 	g.tracker = cgroup.NewPeakTracker(period, w.peakWindow(period))
-	if w.src.Version == "v2" {
-		if p, err := ReadPressure(g.dir()); err == nil {
+	g.psiDir = w.psiDir(g)
+	if g.psiDir != "" {
+		if p, err := ReadPressure(g.psiDir); err == nil {
 			g.pressure = &p
 		}
 	}
 	return g
+}
+
+// psiDir is the directory of a group's cpu.pressure: the group itself on
+// v2; on a hybrid host its v2 group of the same path, which holds the same
+// tasks where their manager places them at one path in every hierarchy.
+// "" where no v2 mount holds the group's path.
+func (w *Watcher) psiDir(g *group) string {
+	m := w.src.PSI
+	switch {
+	case m == nil:
+		return ""
+	case w.src.Version == "v2":
+		return g.dir()
+	case m.Root == "/":
+		return filepath.Join(w.opts.Root, m.MountPoint, g.ref.Path)
+	case g.ref.Path == m.Root || strings.HasPrefix(g.ref.Path, m.Root+"/"):
+		return filepath.Join(w.opts.Root, m.MountPoint, strings.TrimPrefix(g.ref.Path, m.Root))
+	}
+	return ""
 }
 
 // peakWindow is the sliding window of a group's peak when its periods cannot
@@ -338,6 +366,7 @@ func (w *Watcher) sampleGroup(g *group, at time.Duration) {
 	}
 	if g.samples > 0 && (s.UsageNs < g.last.UsageNs || s.Periods < g.last.Periods) {
 		g.samples = 0 // made again under the same path: start over
+		g.stall = nil
 	}
 	if g.samples == 0 {
 		g.first = s
@@ -502,17 +531,25 @@ func (w *Watcher) report(g *group) (Stats, error) {
 			}
 		}
 	}
-	if w.src.Version == "v2" {
-		if p, err := ReadPressure(g.dir()); err == nil {
+	st.StallSplit = StallSplitUnknown
+	if g.psiDir != "" {
+		if p, err := ReadPressure(g.psiDir); err == nil {
 			st.PressureSomeAvg10 = ptr(p.SomeAvg10)
 			t.PressureSomeSeconds, t.PressureFullSeconds = ptr(float64(p.SomeTotalUsec)/1e6), ptr(float64(p.FullTotalUsec)/1e6)
 			if g.pressure != nil && p.SomeTotalUsec >= g.pressure.SomeTotalUsec {
-				st.PressureSomeRatio = ptr(float64(p.SomeTotalUsec-g.pressure.SomeTotalUsec) / 1e6 / secs)
+				some := float64(p.SomeTotalUsec-g.pressure.SomeTotalUsec) / 1e6
+				st.PressureSomeRatio = ptr(some / secs)
+				if st.UsageCores != nil {
+					w.splitStall(g, &st, some, float64(d.ThrottledUsec)/1e6, secs)
+				}
 			}
 			g.pressure = &p
-		} else if vanished(err, g.dir()) {
-			return st, err
+		} else if !exists(g.dir()) {
+			return st, err // the group went (a missing cpu.pressure alone is no PSI: a kernel without it, no v2 group)
 		}
+	}
+	if g.stall != nil {
+		t.StallQuotaSeconds, t.StallContentionSeconds = ptr(g.stall.QuotaSeconds), ptr(g.stall.ContentionSeconds)
 	}
 	n, err := CountProcs(g.dir())
 	if err != nil {
@@ -520,6 +557,19 @@ func (w *Watcher) report(g *group) (Stats, error) {
 	}
 	st.Procs = n
 	return st, nil
+}
+
+// splitStall splits the interval's stall of some seconds (cpu.pressure)
+// into quota and contention, and adds them to the group's totals.
+func (w *Watcher) splitStall(g *group, st *Stats, some, throttled, secs float64) {
+	sp := cgroup.SplitStall(some, throttled, *st.UsageCores*secs, secs, w.cpus)
+	st.StallSplit = StallSplitPSI
+	st.StallQuotaRatio, st.StallContentionRatio = ptr(sp.QuotaSeconds/secs), ptr(sp.ContentionSeconds/secs)
+	if g.stall == nil {
+		g.stall = &cgroup.StallSplit{}
+	}
+	g.stall.QuotaSeconds += sp.QuotaSeconds
+	g.stall.ContentionSeconds += sp.ContentionSeconds
 }
 
 // Rediscover is the shortest time between two Discovers that a directory

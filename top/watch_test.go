@@ -44,6 +44,8 @@ func TestFakeTrees(t *testing.T) {
 			"sys/fs/cgroup/cpu/throttlelab/limits-4242/limited-0/cpu.stat":          "nr_periods 110\nnr_throttled 99\nthrottled_time 4700000000\nnr_bursts 0\nburst_time 0\n",
 			"sys/fs/cgroup/cpuacct/system.slice/sshd.service/cpuacct.usage":         "12000000\n",
 			"sys/fs/cgroup/cpuacct/cpuacct.usage":                                   "6500000000\n",
+			// PSI of the v2 group of the same path (a hybrid host's).
+			"sys/fs/cgroup/unified/throttlelab/limits-4242/limited-0/cpu.pressure": "some avg10=70.00 avg60=55.00 avg300=21.00 total=1800000\nfull avg10=70.00 avg60=55.00 avg300=21.00 total=1800000\n",
 		}},
 		{"v1-joined-kubepods-cgroupfs", map[string]string{
 			"sys/fs/cgroup/cpu,cpuacct/kubepods/burstable/pod1f2e3d4c-5b6a-4789-8abc-def012345678/" + c1 + "/cpuacct.usage": "1090000000\n",
@@ -128,6 +130,15 @@ func TestStatsFromFakeTree(t *testing.T) {
 	near("throttled ratio", &got.ThrottledPeriodsRatio, 0.8)
 	near("throttled s/s", &got.ThrottledSecondsPerSecond, 0.6)
 	near("request", got.RequestCores, 0.2451171875) // weight 10: shares 238 to 264 (linear)
+	// One thread's worth of use (0.2 of 1 s) beside 0.6 s of stall: one CPU,
+	// and the 0.6 s throttled on it are the whole stall.
+	if got.StallSplit != StallSplitPSI {
+		t.Errorf("stall split %q, want %q", got.StallSplit, StallSplitPSI)
+	}
+	near("stall quota", got.StallQuotaRatio, 0.6)
+	near("stall contention", got.StallContentionRatio, 0)
+	near("stall quota total", got.Totals.StallQuotaSeconds, 0.6)
+	near("stall contention total", got.Totals.StallContentionSeconds, 0)
 	if got.Periods != 10 || got.ThrottledPeriods != 8 || got.Bursts != 2 || got.Procs != 1 || got.Totals.UsageSeconds != 1 || *got.Totals.PressureFullSeconds != 5 {
 		t.Errorf("counts %+v", got)
 	}

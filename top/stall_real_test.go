@@ -1,0 +1,158 @@
+package top_test
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+	"github.com/throttlelab/throttlelab/testenv"
+	"github.com/throttlelab/throttlelab/top"
+	"github.com/throttlelab/throttlelab/top/toptest"
+)
+
+// spinOn starts a busy loop in group dir, held to one CPU.
+func spinOn(t *testing.T, dir string, cpu int) {
+	t.Helper()
+	toptest.Start(t, []string{dir}, true)
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.Fields(string(b))[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(pid, &set); err != nil {
+		t.Fatalf("holding pid %d to CPU %d: %v", pid, cpu, err)
+	}
+}
+
+// TestStallSplitReal checks the shape of the stall's split on the kernel:
+// a group throttled alone on its CPU stalls mostly for its quota, a group
+// without a quota crowded by a neighbour on its CPU only for contention.
+// It needs the cpu controller on cgroup v2 (PSI beside the quota); make
+// test runs it in its v2 VMs.
+func TestStallSplitReal(t *testing.T) {
+	l := cgrouptest.Require(t)
+	if l.CPUVersion() != "v2" {
+		testenv.ElsewhereUnavailable(t, "the stall's split is checked with the cpu controller on cgroup v2; here it is on %s", l.CPUVersion())
+	}
+	if runtime.NumCPU() < 2 {
+		testenv.Unavailable(t, "the stall's split needs 2 CPUs (one throttled group, one crowded), here %d", runtime.NumCPU())
+	}
+	throttled := cgrouptest.LimitedGroup(t, 20000, 100000)
+	if _, err := os.Stat(filepath.Join(throttled.Dir, "cpu.pressure")); err != nil {
+		testenv.Unavailable(t, "no cpu.pressure (a kernel without PSI, or booted with psi=0): %v", err)
+	}
+	crowded := cgrouptest.LimitedGroup(t, 20000, 100000)
+	neighbour := cgrouptest.LimitedGroup(t, 20000, 100000)
+	for _, g := range []*cgrouptest.Group{crowded, neighbour} {
+		if err := os.WriteFile(filepath.Join(g.Dir, "cpu.max"), []byte("max 100000"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	spinOn(t, throttled.Dir, 1)
+	spinOn(t, crowded.Dir, 0)
+	spinOn(t, neighbour.Dir, 0)
+
+	w, err := top.New(top.Options{Root: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	stats := oneReport(t, w, 2*time.Second)
+	thr := find(stats, toptest.CgroupPath(t, throttled.Dir))
+	cr := find(stats, toptest.CgroupPath(t, crowded.Dir))
+	if thr == nil || cr == nil {
+		t.Fatalf("the test groups are not among the %d groups reported", len(stats))
+	}
+	for _, s := range []*top.Stats{thr, cr} {
+		if s.StallSplit != top.StallSplitPSI || s.StallQuotaRatio == nil || s.StallContentionRatio == nil || s.Totals.StallQuotaSeconds == nil {
+			t.Fatalf("%s: stall split %q (%v, %v): want it known on v2", s.Path, s.StallSplit, s.StallQuotaRatio, s.StallContentionRatio)
+		}
+		t.Logf("%s: usage %.3f, throttled %.3f s/s, some %.3f, quota %.3f, contention %.3f",
+			s.Path, *s.UsageCores, s.ThrottledSecondsPerSecond, *s.PressureSomeRatio, *s.StallQuotaRatio, *s.StallContentionRatio)
+	}
+	if q, c := *thr.StallQuotaRatio, *thr.StallContentionRatio; q <= c || thr.ThrottledSecondsPerSecond <= 0 {
+		t.Errorf("the group throttled alone: quota %.3f, contention %.3f, throttled %.3f s/s: want the quota to be most of its stall", q, c, thr.ThrottledSecondsPerSecond)
+	}
+	if q, c := *cr.StallQuotaRatio, *cr.StallContentionRatio; q != 0 || c <= 0 {
+		t.Errorf("the crowded group without a quota: quota %.3f, contention %.3f: want contention only", q, c)
+	}
+}
+
+// TestStallSplitWherePSIReal checks where the split is known, on whichever
+// layout the host has: a throttled group's split is known, with a quota
+// share, where a v2 group of its path has cpu.pressure (the group itself
+// on v2; on a host with the cpu controller on v1, its twin in the v2
+// mount, made here), and unknown where there is none (a group without a
+// twin, on v1).
+func TestStallSplitWherePSIReal(t *testing.T) {
+	l := cgrouptest.Require(t)
+	throttled := cgrouptest.LimitedGroup(t, 20000, 100000)
+	other := cgrouptest.LimitedGroup(t, 20000, 100000)
+	dirs := toptest.WithUsage(t, throttled)
+	v1 := l.CPUVersion() == "v1"
+	if v1 && l.Unified != nil {
+		rel, ok := strings.CutPrefix(toptest.CgroupPath(t, throttled.Dir), strings.TrimSuffix(l.Unified.Root, "/"))
+		if !ok {
+			t.Fatalf("%s is not under the v2 mount's root %s", throttled.Dir, l.Unified.Root)
+		}
+		twin := filepath.Join(l.Unified.MountPoint, rel)
+		if err := os.Mkdir(twin, 0o755); err != nil {
+			t.Fatalf("making the v2 twin of %s: %v", throttled.Dir, err)
+		}
+		t.Cleanup(func() {
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				if err := os.Remove(twin); err == nil || os.IsNotExist(err) {
+					return
+				}
+			}
+			t.Errorf("removing %s: still busy", twin)
+		})
+		if _, err := os.Stat(filepath.Join(twin, "cpu.pressure")); err != nil {
+			testenv.Unavailable(t, "the v2 mount has no cpu.pressure (a kernel without PSI, or booted with psi=0): %v", err)
+		}
+		dirs = append(dirs, twin)
+	}
+	toptest.Start(t, dirs, true)
+	toptest.Start(t, toptest.WithUsage(t, other), true)
+
+	w, err := top.New(top.Options{Root: "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	stats := oneReport(t, w, 2*time.Second)
+	thr := find(stats, toptest.CgroupPath(t, throttled.Dir))
+	oth := find(stats, toptest.CgroupPath(t, other.Dir))
+	if thr == nil || oth == nil {
+		t.Fatalf("the test groups are not among the %d groups reported", len(stats))
+	}
+	if !v1 || l.Unified != nil {
+		if thr.StallSplit != top.StallSplitPSI || thr.StallQuotaRatio == nil || *thr.StallQuotaRatio <= 0 {
+			t.Errorf("throttled group with cpu.pressure (%s): split %q, quota %v: want a quota share", l.Mode, thr.StallSplit, thr.StallQuotaRatio)
+		} else {
+			t.Logf("throttled group (%s): throttled %.3f s/s, some %.3f, quota %.3f, contention %.3f",
+				l.Mode, thr.ThrottledSecondsPerSecond, *thr.PressureSomeRatio, *thr.StallQuotaRatio, *thr.StallContentionRatio)
+		}
+	}
+	if v1 && l.Unified == nil && thr.StallSplit != top.StallSplitUnknown {
+		t.Errorf("v1 without a v2 mount: split %q, want it unknown", thr.StallSplit)
+	}
+	if v1 && (oth.StallSplit != top.StallSplitUnknown || oth.StallQuotaRatio != nil || oth.StallContentionRatio != nil || oth.Totals.StallQuotaSeconds != nil) {
+		t.Errorf("v1 group without a v2 twin: split %q (%v, %v): want it unknown", oth.StallSplit, oth.StallQuotaRatio, oth.StallContentionRatio)
+	}
+	if !v1 && oth.StallSplit != top.StallSplitPSI {
+		t.Errorf("v2 group: split %q, want it known", oth.StallSplit)
+	}
+}
