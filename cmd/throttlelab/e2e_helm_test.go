@@ -113,6 +113,13 @@ func TestHelmChart(t *testing.T) {
 	if sm := all["ServiceMonitor throttlelab-agent/throttlelab-agent"]; sm == nil {
 		t.Errorf("serviceMonitor.enabled gives no ServiceMonitor: %s", keys(all))
 	}
+
+	// The chart's output passes check --lint.
+	lint := exec.Command(binary, "check", "--lint", "-")
+	lint.Stdin = bytes.NewReader(command(t, helm, "template", "throttlelab-agent", chartDir, "--set", "prometheusRule.enabled=true,dashboard.enabled=true"))
+	if out, err := lint.CombinedOutput(); err != nil || !strings.Contains(string(out), "lint: 1 containers, 0 experiment specs, 0 findings") {
+		t.Errorf("check --lint on the chart's output: %v\n%s", err, out)
+	}
 }
 
 func command(t *testing.T, name string, args ...string) []byte {
