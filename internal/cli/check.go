@@ -129,17 +129,23 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		return err
 	}
 	if missing := fleet.MissingDemand(res); len(missing) > 0 && !f.allowMissing {
-		m := missing[0]
-		more := ""
-		if len(missing) > 1 {
-			more = fmt.Sprintf(" (and %d more containers)", len(missing)-1)
-		}
-		return exitError{2, fmt.Errorf("check: %s:%d: %s/%s: %s%s: fix the demand source, or pass --allow-missing-demand", m.File, m.Line, m.Workload, m.Container, m.Skip, more)}
+		return missingDemand(missing)
 	}
 	if fleet.Violated(res) {
 		return exitError{1, errors.New("check: proposed limits over budget (see above)")}
 	}
 	return nil
+}
+
+// missingDemand is the error of containers with a limit and no measured
+// demand: exit 2, one line naming the first and where demand was looked for.
+func missingDemand(missing []fleet.Outcome) error {
+	m := missing[0]
+	more := ""
+	if len(missing) > 1 {
+		more = fmt.Sprintf(" (and %d more containers)", len(missing)-1)
+	}
+	return exitError{2, fmt.Errorf("check: %s:%d: %s/%s: %s%s: fix the demand source, or pass --allow-missing-demand", m.File, m.Line, m.Workload, m.Container, m.Skip, more)}
 }
 
 // runLint is check --lint: no demand, the findings that need none.
