@@ -38,10 +38,18 @@ RIG=e2e-fleet
 RIG_POD_LOGS=/var/log/pods
 HELM=$(command -v helm || echo "$(go env GOPATH)/bin/helm")
 [ -x "$HELM" ] || { echo "e2e-fleet: no helm (go install helm.sh/helm/v3/cmd/helm@v3.22.0)" >&2; exit 1; }
-# The release: its image is what the rig imports, its chart what installs the agent.
+# The release: its image is what the rig imports, its chart what installs
+# the agent. E2E_FLEET_RELEASE names one made already (make release
+# VERSION=v0.0.0-e2e RELEASE_OUT=DIR), so that the host lock is not held
+# for its two cross builds.
 RELEASE=$(mktemp -d /tmp/throttlelab-e2e-release.XXXXXX)
-echo "e2e-fleet: make release VERSION=v0.0.0-e2e (two cross builds: minutes)"
-make --no-print-directory release VERSION=v0.0.0-e2e RELEASE_OUT="$RELEASE/out" >/dev/null || { rm -rf "$RELEASE"; exit 1; }
+if [ -n "${E2E_FLEET_RELEASE:-}" ]; then
+	cp -r "$E2E_FLEET_RELEASE" "$RELEASE/out"
+else
+	echo "e2e-fleet: make release VERSION=v0.0.0-e2e (two cross builds: minutes)"
+	make --no-print-directory release VERSION=v0.0.0-e2e RELEASE_OUT="$RELEASE/out" >/dev/null || { rm -rf "$RELEASE"; exit 1; }
+fi
+[ -e "$RELEASE/out/throttlelab-v0.0.0-e2e-oci.tar" ] && [ -e "$RELEASE/out/throttlelab-agent-0.0.0-e2e.tgz" ] || { echo "e2e-fleet: no v0.0.0-e2e image and chart in the release" >&2; rm -rf "$RELEASE"; exit 1; }
 RIG_IMAGE_TAR=$RELEASE/out/throttlelab-v0.0.0-e2e-oci.tar
 command -v prometheus >/dev/null || { echo "e2e-fleet: no prometheus (apt-get install -y prometheus)" >&2; exit 1; }
 if pgrep -x prometheus >/dev/null; then
