@@ -9,7 +9,7 @@ IMAGE_OUT ?= bin/throttlelab-oci.tar
 GOARCH ?= $(shell $(GO) env GOARCH)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: all build validate-advise image k8s-binaries e2e-k8s e2e-fleet test test-cgroup-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
+.PHONY: all build validate-advise image release k8s-binaries e2e-k8s e2e-fleet test test-cgroup-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
 
 all: build
 
@@ -20,6 +20,16 @@ build:
 image:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH) $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" -o bin/throttlelab-linux-$(GOARCH) ./cmd/throttlelab
 	$(GO) run ./hack/ociimage -bin bin/throttlelab-linux-$(GOARCH) -version $(VERSION) -arch $(GOARCH) -created $(SOURCE_DATE_EPOCH) -out $(IMAGE_OUT)
+
+# A release in RELEASE_OUT (docs/install.md): make release VERSION=v0.x.y.
+# Static binaries for linux/amd64 and linux/arm64 with the version stamped,
+# their krew archives and plugin.yaml, the image as one multi-platform OCI
+# index (an OCI layout tar), the Helm chart packaged with the version, a
+# CycloneDX SBOM and SHA256SUMS. Refuses a VERSION that is no release
+# version (git describe gives one on a tagged commit).
+RELEASE_OUT ?= bin/release
+release:
+	$(GO) run ./hack/release -version $(VERSION) -created $(SOURCE_DATE_EPOCH) -out $(RELEASE_OUT)
 
 # etcd and kube-apiserver for the k8s package's tests, built from the Go
 # module proxy (minutes the first time, cached in /var/cache/throttlelab).

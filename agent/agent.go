@@ -136,6 +136,9 @@ type Agent struct {
 	sampled     bool
 	base        time.Duration // Run's agent time: since the Unix epoch
 
+	// specs are the pods' CPU resources as their spec gives them (spec.go).
+	specs map[top.PodName]map[string]SpecCPU
+
 	replays chan replayJob
 	// lookup asks refreshOwners for a lookup before the minute is out: a
 	// container was added whose pod or container the names do not know.
@@ -437,7 +440,7 @@ func (a *Agent) lookupOwners(ctx context.Context) {
 	}
 	a.lookupsOK.Add(1)
 	a.mu.Lock()
-	a.owners = o.Owners
+	a.owners, a.specs = o.Owners, o.Spec
 	a.mu.Unlock()
 	if o.Names != nil {
 		a.w.SetNames(o.Names)

@@ -26,8 +26,8 @@ func kdesc(name, help string, extra ...string) *prometheus.Desc {
 var (
 	descInfo = prometheus.NewDesc("throttlelab_container_info", "A container the agent summarises: its owner, cgroup and node.",
 		[]string{"namespace", "pod", "container", "owner_kind", "owner_name", "cgroup", "node"}, nil)
-	descLimit    = kdesc("throttlelab_container_cpu_limit_cores", "The container's CPU limit (CFS quota per period), in cores; absent without a limit.")
-	descRequest  = kdesc("throttlelab_container_cpu_request_cores", "The container's CPU request read back from its weight, in cores.")
+	descLimit    = kdesc("throttlelab_container_cpu_limit_cores", "The CPU limit the container has: its cgroup's CFS quota per period, in cores; absent without a limit.")
+	descRequest  = kdesc("throttlelab_container_cpu_request_cores", "The CPU request the container has: its cgroup's weight (or shares) read back to a request, in cores.")
 	descBurst    = kdesc("throttlelab_container_cpu_burst_cores", "The container's CFS burst per period, in cores; absent without a limit.")
 	descAdvLimit = kdesc("throttlelab_advised_cpu_limit_cores", "The smallest limit (no burst) that meets the target over the window.", "target")
 	descAdvBurst = kdesc("throttlelab_advised_cpu_burst_cores", "With a burst: the smallest limit that meets the target with a burst equal to itself (set limit and burst both to this); absent when a burst buys nothing.", "target")
@@ -37,8 +37,13 @@ var (
 	descVPA      = kdesc("throttlelab_vpa_cpu_target_cores", "The VPA recommender's target from the same data: p90 of 1-minute use + 15%.")
 	descWindow   = kdesc("throttlelab_demand_window_seconds", "How much demand the container's summary holds, in seconds (up to the window).")
 	descStartup  = kdesc("throttlelab_startup_throttled_ratio", "For a container the agent saw start: the throttled share of periods its start-up (kept apart from the advice) would have at a limit (at=current|advised); absent otherwise.", "at")
-	descStat     = kdesc("throttlelab_demand_stationary", "1 when the window's blocks agree (advise's judgement), 0 when the demand changed within the window: the advice then rests on its worst block.")
 	descStall    = kdesc("throttlelab_container_cpu_stall_seconds_total", "Time some of the container's runnable tasks stalled (cpu.pressure \"some\"), by cause: cause=\"quota\" its limit held them back (throttled), cause=\"contention\" they waited for a CPU while not throttled; since the agent began watching it, absent where the split is unknown (no cpu.pressure).", "cause")
+	// The pod spec's, beside the cgroup's above (with the owner lookup):
+	// after an in-place resize the spec changes at once, the cgroup once
+	// the kubelet has applied it.
+	descSpecLimit   = kdesc("throttlelab_container_spec_cpu_limit_cores", "The CPU limit the container's pod spec asks for, in cores (from the pod list, --owners); absent without a limit. Differs from throttlelab_container_cpu_limit_cores while an in-place resize is not applied.")
+	descSpecRequest = kdesc("throttlelab_container_spec_cpu_request_cores", "The CPU request the container's pod spec asks for (the limit when it sets none), in cores (from the pod list, --owners); absent without one.")
+	descStat        = kdesc("throttlelab_demand_stationary", "1 when the window's blocks agree (advise's judgement), 0 when the demand changed within the window: the advice then rests on its worst block.")
 )
 
 // The agent's metrics of itself, one series each per agent (two look-up
@@ -87,7 +92,7 @@ var atOrder = []string{"current", "advised", "krr", "vpa"}
 type collector struct{ a *Agent }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow, descStat, descStartup, descStall} {
+	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descSpecLimit, descSpecRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow, descStat, descStartup, descStall} {
 		ch <- d
 	}
 }
@@ -126,6 +131,14 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 		}
 		if v.hasRequest {
 			g(descRequest, float64(v.RequestMilli)/1000)
+		}
+		if s, ok := c.a.specOf(v.Namespace, v.Pod, v.Container); ok {
+			if s.HasLimit {
+				g(descSpecLimit, float64(s.LimitMilli)/1000)
+			}
+			if s.HasRequest {
+				g(descSpecRequest, float64(s.RequestMilli)/1000)
+			}
 		}
 		g(descWindow, v.WindowSeconds)
 		if s, ok := stall[v.Cgroup]; ok {

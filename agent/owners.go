@@ -73,11 +73,23 @@ type podList struct {
 				Controller *bool  `json:"controller"`
 			} `json:"ownerReferences"`
 		} `json:"metadata"`
+		Spec struct {
+			Containers     []specContainer `json:"containers"`
+			InitContainers []specContainer `json:"initContainers"`
+		} `json:"spec"`
 		Status struct {
 			ContainerStatuses     []containerStatus `json:"containerStatuses"`
 			InitContainerStatuses []containerStatus `json:"initContainerStatuses"`
 		} `json:"status"`
 	} `json:"items"`
+}
+
+type specContainer struct {
+	Name      string `json:"name"`
+	Resources struct {
+		Limits   map[string]string `json:"limits"`
+		Requests map[string]string `json:"requests"`
+	} `json:"resources"`
 }
 
 type containerStatus struct {
@@ -92,6 +104,10 @@ type containerStatus struct {
 type Pods struct {
 	Owners map[top.PodName]Owner
 	Names  *top.PodNames
+	// Spec is each container's CPU resources as its pod's spec asks for
+	// them (by pod, then container name): after an in-place resize the
+	// spec changes at once, the cgroup when the kubelet has applied it.
+	Spec map[top.PodName]map[string]SpecCPU
 }
 
 // Lookup lists the node's pods and returns their owners and names.
@@ -121,7 +137,7 @@ func (p *PodOwners) Lookup(ctx context.Context) (Pods, error) {
 	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
 		return Pods{}, fmt.Errorf("listing pods on %s: %w", p.Node, err)
 	}
-	out := Pods{Owners: make(map[top.PodName]Owner, len(l.Items)), Names: top.NewPodNames()}
+	out := Pods{Owners: make(map[top.PodName]Owner, len(l.Items)), Names: top.NewPodNames(), Spec: make(map[top.PodName]map[string]SpecCPU, len(l.Items))}
 	for _, it := range l.Items {
 		m := it.Metadata
 		o := Owner{Kind: "Pod", Name: m.Name}
@@ -136,6 +152,11 @@ func (p *PodOwners) Lookup(ctx context.Context) (Pods, error) {
 		}
 		name := top.PodName{Namespace: m.Namespace, Name: m.Name}
 		out.Owners[name] = o
+		specs := map[string]SpecCPU{}
+		for _, c := range append(it.Spec.Containers, it.Spec.InitContainers...) {
+			specs[c.Name] = specCPUOf(c.Resources.Requests["cpu"], c.Resources.Limits["cpu"])
+		}
+		out.Spec[name] = specs
 		if m.UID == "" {
 			continue
 		}

@@ -19,6 +19,8 @@ func TestPodOwners(t *testing.T) {
 		w.Write([]byte(`{"items":[
  {"metadata":{"namespace":"shop","name":"cart-7d9f8b6c5d-x2x4q","uid":"1F2E3D4C-5B6A-4789-8ABC-DEF012345678","labels":{"pod-template-hash":"7d9f8b6c5d"},
    "ownerReferences":[{"kind":"ReplicaSet","name":"cart-7d9f8b6c5d","controller":true}]},
+  "spec":{"containers":[{"name":"cart","resources":{"requests":{"cpu":"250m","memory":"64Mi"},"limits":{"cpu":"500m"}}}],
+   "initContainers":[{"name":"migrate","resources":{"limits":{"cpu":"1"}}}]},
   "status":{"containerStatuses":[{"name":"cart","containerID":"containerd://c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1"}],
    "initContainerStatuses":[{"name":"migrate","containerID":"containerd://e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5"}]}},
  {"metadata":{"namespace":"web","name":"api-0","ownerReferences":[{"kind":"StatefulSet","name":"api","controller":true}]}},
@@ -44,6 +46,15 @@ func TestPodOwners(t *testing.T) {
 		if got.Owners[k] != v {
 			t.Errorf("%v: %v, want %v", k, got.Owners[k], v)
 		}
+	}
+	// the spec's CPU resources (a request left out is the limit)
+	cart := got.Spec[top.PodName{Namespace: "shop", Name: "cart-7d9f8b6c5d-x2x4q"}]
+	if cart["cart"] != (SpecCPU{RequestMilli: 250, LimitMilli: 500, HasRequest: true, HasLimit: true}) ||
+		cart["migrate"] != (SpecCPU{RequestMilli: 1000, LimitMilli: 1000, HasRequest: true, HasLimit: true}) {
+		t.Errorf("spec: %+v", cart)
+	}
+	if s := got.Spec[top.PodName{Namespace: "tools", Name: "debug"}]; len(s) != 0 {
+		t.Errorf("a pod without containers in its spec: %+v", s)
 	}
 	// the names, as top names a cgroup path with them
 	for path, want := range map[string]string{

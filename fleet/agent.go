@@ -33,11 +33,11 @@ func agentGet(ctx context.Context, hc *http.Client, base, path string, v any) er
 	u := strings.TrimRight(base, "/") + path
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return fmt.Errorf("agent %s: %w: give its base URL, such as http://10.0.0.5:9100", base, err)
+		return fmt.Errorf("agent %s: %w: give its base URL, such as http://10.0.0.5:9101", base, err)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("agent at %s is %w: %v: check the URL (kubectl -n throttlelab port-forward pod/AGENT 9100)", base, ErrUnreachable, err)
+		return fmt.Errorf("agent at %s is %w: %v: check the URL (kubectl -n throttlelab-agent port-forward pod/AGENT 9101)", base, ErrUnreachable, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +35,10 @@ type Outcome struct {
 	Source string `json:"source,omitempty"`
 	// Skip says why the container was not checked.
 	Skip string `json:"skip,omitempty"`
+	// MissingDemand says the container has a limit and the source has no
+	// measured demand for it (Skip says where it looked): a gate must not
+	// take that for a pass.
+	MissingDemand bool `json:"missing_demand,omitempty"`
 	// Violations are the budget lines it breaks ("throttled 12.0% vs
 	// budget 5.0%").
 	Violations []string `json:"violations,omitempty"`
@@ -68,7 +73,7 @@ func Check(ctx context.Context, ms []ManifestContainer, ev Evaluator, b Budget) 
 		var sk *Skipped
 		switch {
 		case errors.As(err, &sk):
-			o.Skip = sk.Why
+			o.Skip, o.MissingDemand = sk.Why, true
 		case err != nil:
 			return nil, fmt.Errorf("%s:%d: %s: %w", mc.File, mc.Line, mc.name(), err)
 		default:
@@ -115,18 +120,39 @@ func WriteCheck(w io.Writer, os []Outcome, verbose bool) error {
 			checked++
 			bad++
 			for _, v := range o.Violations {
-				fmt.Fprintf(w, "%s:%d: %s: %s (pod %s, %s)\n", o.File, o.Line, o.name(), v, o.Pod, o.Source)
+				fmt.Fprintf(w, "%s:%d: %s: %s (%s)\n", o.File, o.Line, o.name(), v, o.from())
 			}
 		default:
 			checked++
 			if verbose {
-				fmt.Fprintf(w, "%s:%d: %s: ok at %s: throttled %s, p99 added delay %.1fms (pod %s, %s)\n", o.File, o.Line, o.name(),
-					cpu(o.LimitMilli), pctOf(o.Prediction.ThrottledRatio), o.Prediction.DelayP99Ms, o.Pod, o.Source)
+				fmt.Fprintf(w, "%s:%d: %s: ok at %s: throttled %s, p99 added delay %.1fms (%s)\n", o.File, o.Line, o.name(),
+					cpu(o.LimitMilli), pctOf(o.Prediction.ThrottledRatio), o.Prediction.DelayP99Ms, o.from())
 			}
 		}
 	}
 	_, err := fmt.Fprintf(w, "containers: %d checked, %d over budget, %d not checked\n", checked, bad, skipped)
 	return err
+}
+
+// from says what a prediction comes from: the replica (for measured demand)
+// and the source; recorded demand has no pod.
+func (o Outcome) from() string {
+	if o.Pod == "" {
+		return o.Source
+	}
+	return "pod " + o.Pod + ", " + o.Source
+}
+
+// MissingDemand returns the outcomes of containers with a limit for which
+// the source had no measured demand.
+func MissingDemand(os []Outcome) []Outcome {
+	var out []Outcome
+	for _, o := range os {
+		if o.MissingDemand {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // Measured is an Evaluator over the containers the agents measured (from
@@ -349,6 +375,13 @@ type Source struct {
 func NewEvaluator(ctx context.Context, hc *http.Client, s Source) (Evaluator, error) {
 	switch {
 	case s.Demand != "":
+		fi, err := os.Stat(s.Demand)
+		if err != nil {
+			return nil, &DemandError{s.Demand, errors.New("no such directory: give the directory of recorded demand (DIR/NAMESPACE/WORKLOAD/CONTAINER.csv)")}
+		}
+		if !fi.IsDir() {
+			return nil, &DemandError{s.Demand, errors.New("not a directory: give the directory of recorded demand (DIR/NAMESPACE/WORKLOAD/CONTAINER.csv)")}
+		}
 		return &Recorded{Dir: s.Demand}, nil
 	case s.Agent != "":
 		cs, err := Read(ctx, hc, s)

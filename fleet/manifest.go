@@ -27,6 +27,13 @@ type ManifestContainer struct {
 	Container string   `json:"container"`
 	// LimitMilli is the proposed CPU limit (0: none).
 	LimitMilli int64 `json:"limit_milli"`
+	// RequestMilli is the CPU request (0: none written), at RequestLine.
+	RequestMilli int64 `json:"request_milli,omitempty"`
+	RequestLine  int   `json:"-"`
+	// QoS is the pod's QoS class as the kubelet derives it from every
+	// container's (and init container's) CPU and memory requests and
+	// limits: Guaranteed, Burstable or BestEffort.
+	QoS string `json:"qos,omitempty"`
 }
 
 // ManifestError is bad input in a manifest: not YAML, not a Kubernetes
@@ -50,18 +57,38 @@ func (e *ManifestError) Error() string {
 // get -o yaml prints) is opened. A namespace-less object is in
 // defaultNamespace.
 func ReadManifests(paths []string, stdin io.Reader, defaultNamespace string) ([]ManifestContainer, error) {
+	files, err := readFiles(paths, stdin)
+	if err != nil {
+		return nil, err
+	}
 	var out []ManifestContainer
+	for _, f := range files {
+		cs, err := ParseManifest(f.name, f.body, defaultNamespace)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
+// manifestFile is one file's name and bytes.
+type manifestFile struct {
+	name string
+	body []byte
+}
+
+// readFiles reads paths: files, directories (their .yaml, .yml and .json
+// files, recursively, in name order) and "-" for stdin.
+func readFiles(paths []string, stdin io.Reader) ([]manifestFile, error) {
+	var out []manifestFile
 	for _, p := range paths {
 		if p == "-" {
 			b, err := io.ReadAll(stdin)
 			if err != nil {
 				return nil, fmt.Errorf("reading stdin: %w", err)
 			}
-			cs, err := ParseManifest("<stdin>", b, defaultNamespace)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, cs...)
+			out = append(out, manifestFile{"<stdin>", b})
 			continue
 		}
 		fi, err := os.Stat(p)
@@ -90,11 +117,7 @@ func ReadManifests(paths []string, stdin io.Reader, defaultNamespace string) ([]
 			if err != nil {
 				return nil, &ManifestError{File: f, Msg: err.Error()}
 			}
-			cs, err := ParseManifest(f, b, defaultNamespace)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, cs...)
+			out = append(out, manifestFile{f, b})
 		}
 	}
 	return out, nil
@@ -213,6 +236,7 @@ func objectContainers(file string, obj *yaml.Node, ns string) ([]ManifestContain
 	}
 	w := Workload{Namespace: ns, Kind: kind, Name: name}
 	var out []ManifestContainer
+	qos := qosClass(spec)
 	for _, list := range []string{"containers", "initContainers"} {
 		cl := get(spec, list)
 		if cl == nil {
@@ -231,7 +255,14 @@ func objectContainers(file string, obj *yaml.Node, ns string) ([]ManifestContain
 			if str(cn) == "" {
 				return nil, &ManifestError{File: file, Line: c.Line, Msg: fmt.Sprintf("%s %s: a container without a name", kind, name)}
 			}
-			mc := ManifestContainer{File: file, Line: cn.Line, Workload: w, Container: cn.Value}
+			mc := ManifestContainer{File: file, Line: cn.Line, Workload: w, Container: cn.Value, QoS: qos}
+			if req := path(c, "resources", "requests", "cpu"); req != nil {
+				m, _, err := units.ParseMilliCPU(req.Value)
+				if err != nil {
+					return nil, &ManifestError{File: file, Line: req.Line, Msg: fmt.Sprintf("%s %s container %s: requests.cpu: %v", kind, name, cn.Value, err)}
+				}
+				mc.RequestMilli, mc.RequestLine = m, req.Line
+			}
 			if lim := path(c, "resources", "limits", "cpu"); lim != nil {
 				m, _, err := units.ParseMilliCPU(lim.Value)
 				if err != nil {

@@ -6,9 +6,11 @@
 #
 # 1. the rig (hack/k8s-rig.sh), with the kubelet's pod logs in /var/log/pods
 #    (0750 root: the agent names pods from the API's pod list);
-# 2. the agent from make image (k8s render agent; short windows: --window 10m
-#    --block 1m --chunk 20s; host network, as every pod of the rig, which has
-#    no network plugin; the API server on loopback for its owner lookup);
+# 2. the agent installed as a cluster installs it: the image and the Helm
+#    chart of make release (VERSION=v0.0.0-e2e), the chart rendered with
+#    helm template (short windows: --window 10m --block 1m --chunk 20s; host
+#    network, as every pod of the rig, which has no network plugin; the API
+#    server on loopback for its owner lookup);
 # 3. a Deployment "burner" of the server image (serve, /burn) with a 200m
 #    limit, driven from the host by an open-loop bursty load: one request
 #    for 50 ms of CPU every 400 ms, so 125m on average and throttled;
@@ -34,12 +36,29 @@ NS=fleet-e2e
 
 RIG=e2e-fleet
 RIG_POD_LOGS=/var/log/pods
+HELM=$(command -v helm || echo "$(go env GOPATH)/bin/helm")
+[ -x "$HELM" ] || { echo "e2e-fleet: no helm (go install helm.sh/helm/v3/cmd/helm@v3.22.0)" >&2; exit 1; }
+# The release: its image is what the rig imports, its chart what installs
+# the agent. E2E_FLEET_RELEASE names one made already (make release
+# VERSION=v0.0.0-e2e RELEASE_OUT=DIR), so that the host lock is not held
+# for its two cross builds.
+RELEASE=$(mktemp -d /tmp/throttlelab-e2e-release.XXXXXX)
+if [ -n "${E2E_FLEET_RELEASE:-}" ]; then
+	cp -r "$E2E_FLEET_RELEASE" "$RELEASE/out"
+else
+	echo "e2e-fleet: make release VERSION=v0.0.0-e2e (two cross builds: minutes)"
+	make --no-print-directory release VERSION=v0.0.0-e2e RELEASE_OUT="$RELEASE/out" >/dev/null || { rm -rf "$RELEASE"; exit 1; }
+fi
+[ -e "$RELEASE/out/throttlelab-v0.0.0-e2e-oci.tar" ] && [ -e "$RELEASE/out/throttlelab-agent-0.0.0-e2e.tgz" ] || { echo "e2e-fleet: no v0.0.0-e2e image and chart in the release" >&2; rm -rf "$RELEASE"; exit 1; }
+RIG_IMAGE_TAR=$RELEASE/out/throttlelab-v0.0.0-e2e-oci.tar
 command -v prometheus >/dev/null || { echo "e2e-fleet: no prometheus (apt-get install -y prometheus)" >&2; exit 1; }
 if pgrep -x prometheus >/dev/null; then
 	echo "e2e-fleet: a prometheus is running already (pid $(pgrep -x prometheus | tr '\n' ' ')): the rig starts its own" >&2
 	exit 1
 fi
 . hack/k8s-rig.sh
+cp "$RELEASE/out/throttlelab-agent-0.0.0-e2e.tgz" "$work/chart.tgz"
+rm -rf "$RELEASE"
 
 K="kubectl --kubeconfig $KC"
 # The kubelet makes /var/log/pods 0750 root:root, which the agent (UID 65532,
@@ -49,19 +68,19 @@ K="kubectl --kubeconfig $KC"
 AGENT=$(freeport) PROM=$(freeport) WPORT=$(freeport)
 
 # --- the agent ---------------------------------------------------------------
-say "deploying the agent"
-bin/throttlelab k8s render agent --image "throttlelab:$VERSION" \
-	--agent-arg=--listen=127.0.0.1:$AGENT --agent-arg=--window=10m --agent-arg=--block=1m --agent-arg=--chunk=20s >"$work/agent.yaml"
-# The rig's changes, made to the rendered YAML: host network (port and probe
-# on loopback), and the API server where it listens (no kube-proxy, so no
+say "deploying the agent (helm template of the release's chart)"
+# The image the rig imported (make release's) goes by throttlelab:$VERSION.
+"$HELM" template throttlelab-agent "$work/chart.tgz" --set image.repository=throttlelab --set image.tag="$VERSION" --set port="$AGENT" \
+	--set "args={--listen=127.0.0.1:$AGENT,--window=10m,--block=1m,--chunk=20s}" >"$work/agent.yaml"
+# The rig's changes, made to the rendered YAML: host network (probe on
+# loopback), and the API server where it listens (no kube-proxy, so no
 # Service IP).
-awk -v api="$API" -v port="$AGENT" '
-/^      enableServiceLinks: false$/ { print; print "      hostNetwork: true"; next }
-/^        - containerPort: 9101$/ { print "        - containerPort: " port; next }
-/^          httpGet:$/ { print; print "            host: 127.0.0.1"; next }
-/^        - name: GOMAXPROCS$/ { print "        - name: KUBERNETES_SERVICE_HOST"; print "          value: 127.0.0.1"; print "        - name: KUBERNETES_SERVICE_PORT"; print "          value: \"" api "\"" }
+awk -v api="$API" '
+/^ *enableServiceLinks: false$/ { print; ind=$0; sub(/enableServiceLinks.*/, "", ind); print ind "hostNetwork: true"; next }
+/^ *httpGet:$/ { print; ind=$0; sub(/httpGet:.*/, "", ind); print ind "  host: 127.0.0.1"; next }
+/^ *- name: GOMAXPROCS$/ { ind=$0; sub(/- name:.*/, "", ind); print ind "- name: KUBERNETES_SERVICE_HOST"; print ind "  value: 127.0.0.1"; print ind "- name: KUBERNETES_SERVICE_PORT"; print ind "  value: \"" api "\"" }
 { print }' "$work/agent.yaml" >"$work/agent-rig.yaml"
-grep -q 'hostNetwork: true' "$work/agent-rig.yaml" && grep -q KUBERNETES_SERVICE_HOST "$work/agent-rig.yaml" && grep -q "containerPort: $AGENT" "$work/agent-rig.yaml" && grep -q 'host: 127.0.0.1' "$work/agent-rig.yaml" || { say "the rendered agent changed shape: no place for hostNetwork or the API server's address" >&2; exit 1; }
+grep -q 'hostNetwork: true' "$work/agent-rig.yaml" && grep -q KUBERNETES_SERVICE_HOST "$work/agent-rig.yaml" && grep -q "containerPort: $AGENT" "$work/agent-rig.yaml" && grep -q 'host: 127.0.0.1' "$work/agent-rig.yaml" || { say "the chart's agent changed shape: no place for hostNetwork or the API server's address" >&2; exit 1; }
 $K apply -f "$work/agent-rig.yaml" >/dev/null
 
 # --- the workload --------------------------------------------------------------

@@ -170,7 +170,13 @@ waitfor() { # what, seconds, command...
 
 # --- images ---------------------------------------------------------------
 VERSION=$(git describe --always --dirty 2>/dev/null || echo dev)
-make --no-print-directory image IMAGE_OUT="$work/throttlelab-oci.tar" >/dev/null
+# RIG_IMAGE_TAR: an image already built (make release's multi-platform
+# index, e2e-fleet), imported under the same name; else make image's.
+if [ -n "${RIG_IMAGE_TAR:-}" ]; then
+	cp "$RIG_IMAGE_TAR" "$work/throttlelab-oci.tar"
+else
+	make --no-print-directory image IMAGE_OUT="$work/throttlelab-oci.tar" >/dev/null
+fi
 make --no-print-directory build >/dev/null
 CGO_ENABLED=0 go build -o "$work/pause" ./hack/e2e-k8s/pause
 "$work/pause" -image "$work/pause-oci.tar" -ref registry.k8s.io/pause:throttlelab-rig

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/throttlelab/throttlelab/agent"
 )
 
 // AgentOptions control how the agent's manifests are rendered.
@@ -23,7 +25,7 @@ type AgentOptions struct {
 	Namespace string
 	// Image is the throttlelab image (required).
 	Image string
-	// Port the agent serves on (default 9101).
+	// Port the agent serves on (default agent.DefaultPort, 9101).
 	Port int
 	// Args are extra agent flags (--window 24h, --target throttled=0.01).
 	Args []string
@@ -60,7 +62,7 @@ func RenderAgent(opt AgentOptions) (*AgentManifests, error) {
 		opt.Namespace = AgentName
 	}
 	if opt.Port == 0 {
-		opt.Port = 9101
+		opt.Port = agent.DefaultPort
 	}
 	if errs := validation.IsDNS1123Label(opt.Namespace); len(errs) > 0 {
 		return nil, &OptionError{Option: "namespace", Msg: fmt.Sprintf("%q: %s", opt.Namespace, errs[0])}

@@ -9,7 +9,10 @@ package testenv
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -64,4 +67,36 @@ func ElsewhereUnavailable(t testing.TB, format string, args ...any) {
 		return
 	}
 	t.Skipf(format+" (make test runs it in its VMs)", args...)
+}
+
+// HelmVersion is the helm that tests run (.ci/run installs it).
+const HelmVersion = "v3.22.0"
+
+// Helm returns the path of helm, from PATH or else from go install's
+// directory (GOBIN, GOPATH/bin), or ends the test through Unavailable.
+func Helm(t testing.TB) string {
+	t.Helper()
+	if p, err := exec.LookPath("helm"); err == nil {
+		return p
+	}
+	for _, v := range []string{"GOBIN", "GOPATH"} {
+		out, err := exec.Command("go", "env", v).Output()
+		dir := strings.TrimSpace(string(out))
+		if err != nil || dir == "" {
+			continue
+		}
+		if v == "GOPATH" {
+			dir = filepath.Join(filepath.SplitList(dir)[0], "bin")
+		}
+		if p := filepath.Join(dir, "helm"); isExecutable(p) {
+			return p
+		}
+	}
+	Unavailable(t, "helm is not installed (go install helm.sh/helm/v3/cmd/helm@%s)", HelmVersion)
+	return ""
+}
+
+func isExecutable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }

@@ -37,7 +37,7 @@ func (f *fleetFlags) set() bool {
 func addFleetFlags(cmd *cobra.Command, f *fleetFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.prometheus, "prometheus", "", "every workload: read the agents' advice from this Prometheus (base URL, http://prometheus:9090)")
-	fl.StringVar(&f.agent, "agent", "", "one node: read this throttlelab agent's /advice (base URL, http://10.0.0.5:9100)")
+	fl.StringVar(&f.agent, "agent", "", "one node: read this throttlelab agent's /advice (base URL, http://10.0.0.5:9101)")
 	fl.StringVarP(&f.namespace, "namespace", "n", "", "with --prometheus: only this namespace")
 	fl.StringVar(&f.target, "target", "", "with --prometheus: the agents' target (label target) to read advice for, when they have several")
 	fl.StringVarP(&f.output, "output", "o", "table", "with --prometheus/--agent: table, json, csv or patch (kubectl commands: in-place resizes)")
@@ -56,7 +56,7 @@ against advised against krr's and the VPA's rules; -o table|json|csv|patch, or
 --apply to resize the running pods in place (a server-side dry run unless --yes).`
 	cmd.Example += `
   throttlelab advise --prometheus http://prometheus:9090 -n shop
-  throttlelab advise --agent http://10.0.0.5:9100 -o csv
+  throttlelab advise --agent http://10.0.0.5:9101 -o csv
   throttlelab advise --prometheus http://prometheus:9090 -o patch > resize.sh
   throttlelab advise --prometheus http://prometheus:9090 -n shop --apply --yes`
 }

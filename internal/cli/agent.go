@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -57,7 +58,7 @@ the steady state does not) and reported on its own in /advice.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAgent(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.listen, "listen", ":9101", "serve /metrics, /advice and /evaluate on this address")
+	fl.StringVar(&f.listen, "listen", ":"+strconv.Itoa(agent.DefaultPort), "serve /metrics, /advice and /evaluate on this address")
 	fl.StringVar(&f.root, "root", "/", "read /proc, the cgroup filesystems and /var/log/pods under this directory (the host's root mounted in a container)")
 	fl.StringVar(&f.node, "node", os.Getenv("NODE_NAME"), "node name for the node label and the owner lookup (default $NODE_NAME, else the host name)")
 	fl.StringVar(&f.mapping, "weight-mapping", string(cgroup.WeightLinear), "how the runtime made v2 weights from shares, to read requests back: linear or quadratic")

@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"time"
@@ -17,7 +18,9 @@ type checkFlags struct {
 	namespace, target         string
 	maxThrottled              string
 	maxDelay, timeout         time.Duration
-	verbose, strict, json     bool
+	verbose, allowMissing     bool
+	json, lint                bool
+	base                      []string
 }
 
 func newCheckCmd() *cobra.Command {
@@ -41,12 +44,25 @@ proposed CPU limit does to the demand measured for it:
 Each replica is predicted; the worst one counts. Exit status 1 when any
 container is over budget, with one line per violation:
   FILE:LINE: NAMESPACE/KIND/NAME/CONTAINER: predicted X vs budget Y
-A container without a limit, or without measured demand, is listed as not
-checked (exit 1 for those too with --strict). Bad input (not YAML, not a
-Kubernetes object, a bad quantity, a bad CSV) exits 2.`,
+A container without a limit is listed as not checked. A container with a
+limit and no measured demand (a typo in --demand, a workload no agent has
+seen) is an error, exit 2, naming where demand was looked for, unless
+--allow-missing-demand lists it as not checked. Bad input (not YAML, not a
+Kubernetes object, a bad quantity, a bad CSV, no such --demand directory)
+exits 2.
+
+--lint checks, with no demand source, what needs no history: requests.cpu
+above limits.cpu, a limit under the kernel's minimum quota (1 ms per 100 ms
+period: 10m), a limit without a request, a change of the pod's QoS class
+against --base (the manifests before the change), and in throttlelab
+experiment specs what the spec's parser refuses (a burst above the quota
+among them); one line per finding, FILE:LINE: NAME: what is wrong, exit 1
+when there is any.`,
 		Example: `  kustomize build overlays/prod | throttlelab check --prometheus http://prometheus:9090 -
   helm template shop ./chart | throttlelab check --prometheus $PROM --max-throttled 2% --max-delay-p99 20ms -
-  throttlelab check deploy/ --demand recorded/`,
+  throttlelab check deploy/ --demand recorded/
+  throttlelab check --lint examples/
+  throttlelab check --lint --base old/deploy.yaml deploy.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usagef("check: give manifests: files, directories, or - for stdin (see --help)")
@@ -65,12 +81,20 @@ Kubernetes object, a bad quantity, a bad CSV) exits 2.`,
 	durationVar(fl, &f.maxDelay, "max-delay-p99", 0, "budget: highest p99 added delay (0: none)")
 	durationVar(fl, &f.timeout, "timeout", 2*time.Minute, "give up on Prometheus and the agents after this long")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "also list the containers within budget")
-	fl.BoolVar(&f.strict, "strict", false, "exit 1 also when a container with a limit could not be checked (no measured demand, no such container)")
+	fl.BoolVar(&f.allowMissing, "allow-missing-demand", false, "list a container with a limit and no measured demand as not checked, instead of exit 2")
+	fl.BoolVar(&f.lint, "lint", false, "check without demand what needs no history (request above limit, quota under 1ms, limit without request, QoS change against --base)")
+	fl.StringArrayVar(&f.base, "base", nil, "with --lint: the manifests before the change, to find QoS class changes (repeat)")
 	fl.BoolVar(&f.json, "json", false, "print the outcomes as JSON")
 	return cmd
 }
 
 func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
+	if f.lint {
+		return runLint(cmd, args, f)
+	}
+	if len(f.base) > 0 {
+		return usagef("--base goes with --lint")
+	}
 	if err := f.checkSource(); err != nil {
 		return err
 	}
@@ -85,14 +109,16 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	ctx, cancel := contextWithTimeout(cmd.Context(), f.timeout)
 	defer cancel()
 	ev, err := fleet.NewEvaluator(ctx, &http.Client{}, fleet.Source{Prometheus: f.prometheus, Agent: f.agent, Demand: f.demand, Target: f.target})
-	if errors.Is(err, fleet.ErrTargets) {
+	var de *fleet.DemandError
+	switch {
+	case errors.Is(err, fleet.ErrTargets):
 		return usagef("%v", err)
-	}
-	if err != nil {
+	case errors.As(err, &de) && de.Path == f.demand:
+		return usagef("--demand %v", err)
+	case err != nil:
 		return err
 	}
 	res, err := fleet.Check(ctx, ms, ev, fleet.Budget{MaxThrottled: maxThr, MaxDelayP99: f.maxDelay})
-	var de *fleet.DemandError
 	if errors.As(err, &de) {
 		return usagef("%v", err)
 	}
@@ -102,11 +128,56 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	if err := writeCheck(cmd.OutOrStdout(), res, f); err != nil {
 		return err
 	}
-	switch {
-	case fleet.Violated(res):
+	if missing := fleet.MissingDemand(res); len(missing) > 0 && !f.allowMissing {
+		return missingDemand(missing)
+	}
+	if fleet.Violated(res) {
 		return exitError{1, errors.New("check: proposed limits over budget (see above)")}
-	case f.strict && fleet.Unchecked(res):
-		return exitError{1, errors.New("check --strict: containers with a limit not checked (see above)")}
+	}
+	return nil
+}
+
+// missingDemand is the error of containers with a limit and no measured
+// demand: exit 2, one line naming the first and where demand was looked for.
+func missingDemand(missing []fleet.Outcome) error {
+	m := missing[0]
+	more := ""
+	if len(missing) > 1 {
+		more = fmt.Sprintf(" (and %d more containers)", len(missing)-1)
+	}
+	return exitError{2, fmt.Errorf("check: %s:%d: %s/%s: %s%s: fix the demand source, or pass --allow-missing-demand", m.File, m.Line, m.Workload, m.Container, m.Skip, more)}
+}
+
+// runLint is check --lint: no demand, the findings that need none.
+func runLint(cmd *cobra.Command, args []string, f checkFlags) error {
+	if f.prometheus != "" || f.agent != "" || f.demand != "" {
+		return usagef("check --lint uses no demand: drop --prometheus, --agent and --demand, or run check without --lint")
+	}
+	var base []fleet.ManifestContainer
+	if len(f.base) > 0 {
+		var err error
+		if base, err = fleet.ReadManifests(f.base, cmd.InOrStdin(), f.namespace); err != nil {
+			return usagef("--base: %v", err)
+		}
+	}
+	fs, sum, err := fleet.Lint(args, cmd.InOrStdin(), f.namespace, base)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if f.json {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", "  ")
+		if fs == nil {
+			fs = []fleet.Finding{}
+		}
+		if err := enc.Encode(fs); err != nil {
+			return err
+		}
+	} else if err := fleet.WriteLint(cmd.OutOrStdout(), fs, sum); err != nil {
+		return err
+	}
+	if len(fs) > 0 {
+		return exitError{1, fmt.Errorf("check --lint: %d findings (see above)", len(fs))}
 	}
 	return nil
 }

@@ -33,7 +33,7 @@ func TestCheckCommand(t *testing.T) {
 		code := runRoot(root, args, &out, &errb)
 		return code, out.String(), errb.String()
 	}
-	code, out, errs := run("", "check", "-v", "--prometheus", prom.URL, "--max-delay-p99", "40ms",
+	code, out, errs := run("", "check", "-v", "--allow-missing-demand", "--prometheus", prom.URL, "--max-delay-p99", "40ms",
 		"testdata/manifests/shop.yaml", "testdata/manifests/batch.yaml", "testdata/manifests/list.json")
 	out = strings.ReplaceAll(strings.ReplaceAll(out, agents["127.0.0.1:19101"], "NODE-A"), agents["127.0.0.1:19102"], "NODE-B")
 	want, err := os.ReadFile(filepath.Join("testdata", "golden", "check-prometheus.txt"))
@@ -44,21 +44,22 @@ func TestCheckCommand(t *testing.T) {
 		t.Errorf("check: exit %d, stderr %q, stdout:\n%s\nwant exit 1 and fleet/testdata/golden/check-prometheus.txt:\n%s", code, errs, out, want)
 	}
 
-	// Within budget from stdin: exit 0, and --strict fails on the
-	// container that matches nothing.
+	// Within budget from stdin: exit 0 with --allow-missing-demand, which
+	// lists the containers without demand as not checked; without it, they
+	// are an error (exit 2, one line naming the first).
 	shop, _ := os.ReadFile("testdata/manifests/shop.yaml")
 	envoyOnly := strings.Replace(string(shop), "cpu: 500m", "cpu: 900m", 1)
-	code, out, _ = run(envoyOnly, "check", "--prometheus", prom.URL, "--max-throttled", "50%", "-")
+	code, out, _ = run(envoyOnly, "check", "--allow-missing-demand", "--prometheus", prom.URL, "--max-throttled", "50%", "-")
 	if code != 0 || !strings.Contains(out, "<stdin>:45: shop/deployment/checkout/envoy-admin: not checked: container envoy-admin matches no measured container") {
 		t.Errorf("within budget: exit %d:\n%s", code, out)
 	}
-	code, _, errs = run(envoyOnly, "check", "--prometheus", prom.URL, "--max-throttled", "50%", "--strict", "-")
-	if code != 1 || !strings.Contains(errs, "--strict") {
-		t.Errorf("--strict: exit %d %q", code, errs)
+	code, _, errs = run(envoyOnly, "check", "--prometheus", prom.URL, "--max-throttled", "50%", "-")
+	if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "<stdin>:45: shop/deployment/checkout/envoy-admin: container envoy-admin matches no measured container") || !strings.Contains(errs, "--allow-missing-demand") {
+		t.Errorf("missing demand: exit %d %q: want 2 and one line naming envoy-admin", code, errs)
 	}
 
 	// --json: every outcome, the same exit status.
-	code, out, _ = run("", "check", "--json", "--prometheus", prom.URL, "testdata/manifests/shop.yaml")
+	code, out, _ = run("", "check", "--json", "--allow-missing-demand", "--prometheus", prom.URL, "testdata/manifests/shop.yaml")
 	var outcomes []fleet.Outcome
 	if err := json.Unmarshal([]byte(out), &outcomes); code != 1 || err != nil || len(outcomes) != 5 || len(outcomes[0].Violations) != 1 || outcomes[0].Line != 35 {
 		t.Errorf("--json: exit %d, %v, %d outcomes:\n%s", code, err, len(outcomes), out)
@@ -72,8 +73,25 @@ func TestCheckCommand(t *testing.T) {
 	source.WriteCSV(&b, fleettest.Bursty(30, 0.2, 0.6, 200*time.Millisecond, 9)) // never above 0.72 CPU: 1 CPU never throttles
 	os.WriteFile(p, b.Bytes(), 0o644)
 	code, out, _ = run("", "check", "-v", "--demand", dir, "testdata/manifests/batch.yaml")
-	if code != 0 || !strings.Contains(out, "testdata/manifests/batch.yaml:18: batch/cronjob/report/worker: ok at 1: throttled 0.0%") {
+	if code != 0 || !strings.Contains(out, "testdata/manifests/batch.yaml:18: batch/cronjob/report/worker: ok at 1: throttled 0.0%, p99 added delay 0.0ms (demand "+p+")\n") {
 		t.Errorf("--demand: exit %d:\n%s", code, out)
+	}
+	// A demand directory without the container's file: exit 2, naming the
+	// path tried.
+	empty := t.TempDir()
+	code, _, errs = run("", "check", "--demand", empty, "testdata/manifests/batch.yaml")
+	if want := filepath.Join(empty, "batch", "report", "worker.csv"); code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "no recorded demand at "+want) {
+		t.Errorf("--demand without the file: exit %d %q, want 2 naming %s", code, errs, want)
+	}
+
+	// --lint: no demand; file:line findings, exit 1; clean, exit 0.
+	code, out, _ = run("", "check", "--lint", "--base", "testdata/lint/base.yaml", "testdata/lint/bad.yaml")
+	if code != 1 || !strings.Contains(out, "testdata/lint/bad.yaml:15: shop/deployment/api/over: requests.cpu 500m is above limits.cpu 250m") ||
+		!strings.Contains(out, "testdata/lint/bad.yaml:52: shop/deployment/db/postgres: the pod's QoS class changes from Guaranteed to Burstable") {
+		t.Errorf("--lint: exit %d:\n%s", code, out)
+	}
+	if code, out, errs := run("", "check", "--lint", "../examples"); code != 0 || !strings.Contains(out, "0 findings") {
+		t.Errorf("--lint examples/: exit %d %s\n%s", code, errs, out)
 	}
 
 	for _, c := range []struct {
@@ -84,6 +102,9 @@ func TestCheckCommand(t *testing.T) {
 		{[]string{"check", "--prometheus", prom.URL, "testdata/manifests/bad/notk8s.yaml"}, 2, "testdata/manifests/bad/notk8s.yaml:2: not a Kubernetes object"},
 		{[]string{"check", "--prometheus", prom.URL, "testdata/manifests/bad/quantity.yaml"}, 2, `limits.cpu: cpu quantity "1.5cores"`},
 		{[]string{"check", "testdata/manifests/batch.yaml"}, 2, "give one source of measured demand"},
+		{[]string{"check", "--demand", "nodir", "testdata/manifests/batch.yaml"}, 2, "--demand nodir: no such directory"},
+		{[]string{"check", "--lint", "--demand", "nodir", "testdata/manifests/batch.yaml"}, 2, "check --lint uses no demand"},
+		{[]string{"check", "--base", "testdata/lint/base.yaml", "--demand", "nodir", "testdata/manifests/batch.yaml"}, 2, "--base goes with --lint"},
 		{[]string{"check", "--prometheus", "prometheus:9090", "testdata/manifests/batch.yaml"}, 2, "starting with http://"},
 		{[]string{"check", "--prometheus", prom.URL, "--max-throttled", "150%", "testdata/manifests/batch.yaml"}, 2, "at most 100%"},
 		{[]string{"check", "--prometheus", "http://127.0.0.1:1", "testdata/manifests/batch.yaml"}, 1, "is unreachable"},

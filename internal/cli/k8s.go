@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -54,7 +55,7 @@ refused before anything is printed.`,
 	}
 	fl := render.Flags()
 	fl.StringVar(&f.namespace, "namespace", "", "namespace of every object (default throttlelab-NAME)")
-	fl.StringVar(&f.image, "image", "throttlelab:"+Version, "throttlelab image the pods run (make image builds it)")
+	fl.StringVar(&f.image, "image", defaultImage(), "throttlelab image the pods run (a release's by default; make image builds one)")
 	fl.BoolVar(&f.quick, "quick", false, "render a preset's quick variant")
 	fl.IntVar(&f.cores, "cores", 0, "with --quick: scale for nodes of this many cores (default: this machine's)")
 	fl.BoolVar(&f.owners, "owners", true, "agent: grant list on pods and name each pod's owner")
@@ -100,7 +101,17 @@ func newK8sPackCmd() *cobra.Command {
 	}
 }
 
+// runK8sRender renders, and then, when a development build rendered its own
+// default image, says that no registry holds it.
 func runK8sRender(cmd *cobra.Command, f k8sRenderFlags, arg string) error {
+	err := renderK8s(cmd, f, arg)
+	if note := devImageNote(); err == nil && note != "" && !cmd.Flags().Changed("image") {
+		fmt.Fprintf(cmd.ErrOrStderr(), "throttlelab: warning: %s\n", note)
+	}
+	return err
+}
+
+func renderK8s(cmd *cobra.Command, f k8sRenderFlags, arg string) error {
 	if arg == "agent" {
 		return runK8sRenderAgent(cmd, f)
 	}

@@ -40,16 +40,26 @@ func (e exitError) Unwrap() error { return e.err }
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
 // Main runs the command line with os.Args and returns the exit status.
+// Installed as kubectl-throttlelab, it is the kubectl plugin "kubectl
+// throttlelab" and its help says so.
 func Main() int {
-	return Run(os.Args[1:], os.Stdout, os.Stderr)
+	return runAs(displayName(os.Args[0]), os.Args[1:], os.Stdout, os.Stderr)
 }
 
 // Run runs the command line with args, writing to stdout and stderr, and returns the
 // exit status: 0 on success, 2 for bad input, 1 for any other failure.
 func Run(args []string, stdout, stderr io.Writer) int {
+	return runAs("throttlelab", args, stdout, stderr)
+}
+
+// runAs is Run under a display name ("kubectl throttlelab" as a plugin).
+func runAs(name string, args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root := newRootCmd()
+	if name != "throttlelab" {
+		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: name}
+	}
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
@@ -121,6 +131,11 @@ Concepts: throttlelab help quota (limits, periods, throttling), throttlelab help
 	in(groupExperiments, newRunCmd(), newSimCmd(), newMapCmd(), newReportCmd(), newPresetsCmd(), newValidateCmd())
 	in(groupObserve, newTopCmd(), newAdviseCmd())
 	in(groupKubernetes, newK8sCmd(), newAgentCmd(), newCheckCmd())
+	// version is --version's long form (kubectl and helm have both): off the
+	// list, which --version's line already covers.
+	version := newVersionCmd()
+	version.Hidden = true
+	root.AddCommand(version)
 	// burst and noise are helper processes that run and the k8s manifests
 	// start: hidden from the list, documented in their own --help.
 	burst, noise := newBurstCmd(), newNoiseCmd()

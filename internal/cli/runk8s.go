@@ -32,7 +32,7 @@ func addRunK8sFlags(cmd *cobra.Command, f *runK8sFlags) {
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubernetes: kubeconfig file (default $KUBECONFIG, then ~/.kube/config)")
 	fl.StringVar(&f.context, "context", "", "kubernetes: kubeconfig context (default the current one)")
 	fl.StringVar(&f.namespace, "namespace", "", "kubernetes: namespace of every object (default throttlelab-NAME, made and deleted by the run)")
-	fl.StringVar(&f.image, "image", "throttlelab:"+Version, "kubernetes: the throttlelab image the pods run (make image builds it)")
+	fl.StringVar(&f.image, "image", defaultImage(), "kubernetes: the throttlelab image the pods run (make image builds it)")
 	durationVar(fl, &f.readyTimeout, "ready-timeout", 3*time.Minute, "kubernetes: longest wait for a run's pods to be ready")
 	fl.BoolVar(&f.hostNetwork, "host-network", false, "kubernetes, test rigs only: pods on the node's network, servers on loopback ports (no network plugin needed)")
 	fl.IntVar(&f.hostPort, "host-port", k8s.DefaultHostPort, "kubernetes with --host-network: the first server port")

@@ -74,6 +74,62 @@ func Write(w io.Writer, opt Options) error {
 	return WriteImage(w, img, map[string]string{RefAnnotation: "throttlelab:" + opt.Version})
 }
 
+// WriteIndex writes a multi-platform image as a tar of an OCI image layout:
+// one image per Options (one per architecture, the same version), under one
+// image index, which the layout's index.json names ref (RefAnnotation) and,
+// for ctr import, io.containerd.image.name. A registry given this index
+// (skopeo copy --all, crane push --index) serves each node its platform.
+func WriteIndex(w io.Writer, ref string, opts []Options) error {
+	if len(opts) == 0 {
+		return errors.New("give at least one image")
+	}
+	seen := map[string]bool{}
+	var adds []mutate.IndexAddendum
+	for _, opt := range opts {
+		if seen[opt.Arch] {
+			return fmt.Errorf("two images for linux/%s: give one per architecture", opt.Arch)
+		}
+		seen[opt.Arch] = true
+		if len(opt.Binary) < 4 || !bytes.Equal(opt.Binary[:4], []byte("\x7fELF")) {
+			return fmt.Errorf("the linux/%s binary is not an ELF executable: build it with GOOS=linux CGO_ENABLED=0", opt.Arch)
+		}
+		if opt.Version == "" || opt.Arch == "" {
+			return errors.New("give each binary's version and architecture")
+		}
+		img, err := image(opt)
+		if err != nil {
+			return err
+		}
+		adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{
+			MediaType: types.OCIManifestSchema1,
+			Platform:  &v1.Platform{OS: "linux", Architecture: opt.Arch, Variant: variant(opt.Arch)},
+		}})
+	}
+	idx := mutate.AppendManifests(mutate.IndexMediaType(empty.Index, types.OCIImageIndex), adds...)
+	dir, err := os.MkdirTemp("", "throttlelab-oci")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	p, err := layout.Write(dir, empty.Index)
+	if err != nil {
+		return fmt.Errorf("writing the OCI layout: %w", err)
+	}
+	if err := p.AppendIndex(idx, layout.WithAnnotations(map[string]string{RefAnnotation: ref, "io.containerd.image.name": ref})); err != nil {
+		return fmt.Errorf("writing the OCI layout: %w", err)
+	}
+	return tarDir(w, dir)
+}
+
+// variant is the platform variant registries and runtimes expect for
+// GOARCH (arm64 is v8 by convention; the others have none).
+func variant(arch string) string {
+	if arch == "arm64" {
+		return "v8"
+	}
+	return ""
+}
+
 // WriteImage writes img as a tar of an OCI image layout whose index names it
 // with annotations (RefAnnotation, and io.containerd.image.name for ctr
 // import to keep a name of its own choosing).

@@ -257,3 +257,77 @@ func TestRefusesWhatIsNoBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestIndex writes a two-platform image and reads the layout back: its
+// index.json names one image index, which holds one manifest per platform,
+// each with its platform in the descriptor and in its config, and the same
+// binaries give the same bytes.
+func TestIndex(t *testing.T) {
+	elf := func(tag string) []byte { return append([]byte("\x7fELF"), tag...) }
+	opts := []Options{
+		{Binary: elf("amd64 binary"), Version: testVersion, Arch: "amd64", Created: time.Unix(1700000000, 0)},
+		{Binary: elf("arm64 binary"), Version: testVersion, Arch: "arm64", Created: time.Unix(1700000000, 0)},
+	}
+	const ref = "ghcr.io/throttlelab/throttlelab:" + testVersion
+	var a, b bytes.Buffer
+	if err := WriteIndex(&a, ref, opts); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteIndex(&b, ref, opts); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Error("the same binaries gave different tars")
+	}
+	dir := t.TempDir()
+	untar(t, &a, dir)
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := p.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := top.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tm.Manifests) != 1 || tm.Manifests[0].MediaType != types.OCIImageIndex || tm.Manifests[0].Annotations[RefAnnotation] != ref {
+		t.Fatalf("index.json %+v: want one image index named %s", tm.Manifests, ref)
+	}
+	idx, err := top.ImageIndex(tm.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(im.Manifests) != 2 {
+		t.Fatalf("the image index has %d manifests, want 2", len(im.Manifests))
+	}
+	for i, d := range im.Manifests {
+		want := opts[i].Arch
+		if d.Platform == nil || d.Platform.OS != "linux" || d.Platform.Architecture != want || d.MediaType != types.OCIManifestSchema1 {
+			t.Errorf("manifest %d: %+v, want linux/%s", i, d, want)
+			continue
+		}
+		img, err := idx.Image(d.Digest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := img.ConfigFile()
+		if err != nil || cf.Architecture != want || cf.OS != "linux" {
+			t.Errorf("manifest %d's config: %v %v", i, cf, err)
+		}
+	}
+	if d := im.Manifests[1].Platform; d != nil && d.Variant != "v8" {
+		t.Errorf("arm64's variant %q, want v8", d.Variant)
+	}
+	for _, bad := range [][]Options{nil, {opts[0], opts[0]}, {{Binary: []byte("#!/bin/sh"), Version: "v1", Arch: "amd64"}}} {
+		if err := WriteIndex(io.Discard, ref, bad); err == nil {
+			t.Errorf("WriteIndex(%d images) took them", len(bad))
+		}
+	}
+}

@@ -1,0 +1,229 @@
+package fleet
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/units"
+)
+
+// MinLimitMilli is the smallest CPU limit the kernel enforces as written
+// at the default 100 ms period: a quota under 1 ms is raised to 1 ms (the
+// kernel refuses less, the kubelet rounds up), so 1m to 9m all mean 10m.
+const MinLimitMilli = 10
+
+// Finding is one thing check --lint finds in a manifest: what needs no
+// measured demand to be wrong.
+type Finding struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	// Name is NAMESPACE/KIND/NAME/CONTAINER, or the field of an experiment
+	// spec.
+	Name string `json:"name"`
+	Msg  string `json:"message"`
+}
+
+func (f Finding) String() string {
+	return fmt.Sprintf("%s:%d: %s: %s", f.File, f.Line, f.Name, f.Msg)
+}
+
+// Lint reads the manifests of paths (as ReadManifests does, experiment
+// specs too) and returns what is wrong in them without any history: a CPU
+// request above the limit, a limit under the kernel's minimum quota, a
+// limit without a request, and in an experiment spec whatever its parser
+// refuses (a burst above the quota among them). Given the manifests before
+// the change (base, nil for none), a workload whose pod QoS class changes
+// is a finding too. It also counts what it read.
+func Lint(paths []string, stdin io.Reader, defaultNamespace string, base []ManifestContainer) ([]Finding, LintSummary, error) {
+	files, err := readFiles(paths, stdin)
+	if err != nil {
+		return nil, LintSummary{}, err
+	}
+	var out []Finding
+	var all []ManifestContainer
+	var sum LintSummary
+	for _, f := range files {
+		if isExperiment(f.body) {
+			sum.Specs++
+			_, err := experiment.Parse(f.body, f.name)
+			var se *experiment.SpecError
+			switch {
+			case errors.As(err, &se):
+				out = append(out, Finding{File: se.File, Line: se.Line, Name: se.Path, Msg: se.Msg})
+			case err != nil:
+				out = append(out, Finding{File: f.name, Name: "spec", Msg: err.Error()})
+			}
+			continue
+		}
+		ms, err := ParseManifest(f.name, f.body, defaultNamespace)
+		if err != nil {
+			return nil, LintSummary{}, err
+		}
+		all = append(all, ms...)
+	}
+	sum.Containers = len(all)
+	out = append(out, LintContainers(all, base)...)
+	sortFindings(out)
+	return out, sum, nil
+}
+
+// LintSummary counts what Lint read: the containers of Kubernetes
+// objects and the experiment specs.
+type LintSummary struct{ Containers, Specs int }
+
+// isExperiment says whether a file is a throttlelab experiment spec.
+func isExperiment(b []byte) bool {
+	var head struct {
+		APIVersion string `yaml:"apiVersion"`
+		Kind       string `yaml:"kind"`
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	if dec.Decode(&head) != nil {
+		return false
+	}
+	return head.Kind == "Experiment" && strings.HasPrefix(head.APIVersion, "throttlelab/")
+}
+
+// LintContainers is Lint on containers already read.
+func LintContainers(ms []ManifestContainer, base []ManifestContainer) []Finding {
+	var out []Finding
+	add := func(mc ManifestContainer, line int, format string, args ...any) {
+		out = append(out, Finding{File: mc.File, Line: line, Name: mc.name(), Msg: fmt.Sprintf(format, args...)})
+	}
+	for _, mc := range ms {
+		if mc.LimitMilli > 0 && mc.RequestMilli > mc.LimitMilli {
+			add(mc, mc.RequestLine, "requests.cpu %s is above limits.cpu %s: the API server refuses it; give a request at most the limit", cpu(mc.RequestMilli), cpu(mc.LimitMilli))
+		}
+		if mc.LimitMilli > 0 && mc.LimitMilli < MinLimitMilli {
+			add(mc, mc.Line, "limits.cpu %s is a quota of %.1fms per 100ms period, under the kernel's 1ms minimum: it is enforced as %s; give at least %s", cpu(mc.LimitMilli), float64(mc.LimitMilli)/10, cpu(MinLimitMilli), cpu(MinLimitMilli))
+		}
+		if mc.LimitMilli > 0 && mc.RequestLine == 0 {
+			add(mc, mc.Line, "limits.cpu %s without requests.cpu: Kubernetes sets the request to the limit (%s reserved on the node): give requests.cpu", cpu(mc.LimitMilli), cpu(mc.LimitMilli))
+		}
+	}
+	if base != nil {
+		was := map[Workload]string{}
+		for _, mc := range base {
+			was[mc.Workload] = mc.QoS
+		}
+		seen := map[Workload]bool{}
+		for _, mc := range ms {
+			old, ok := was[mc.Workload]
+			if !ok || seen[mc.Workload] || old == mc.QoS {
+				continue
+			}
+			seen[mc.Workload] = true
+			add(mc, mc.Line, "the pod's QoS class changes from %s to %s: an in-place resize cannot change it (the pods are replaced), and the node evicts and weighs them differently", old, mc.QoS)
+		}
+	}
+	sortFindings(out)
+	return out
+}
+
+// sortFindings orders findings by file and line.
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		if fs[i].File != fs[j].File {
+			return fs[i].File < fs[j].File
+		}
+		return fs[i].Line < fs[j].Line
+	})
+}
+
+// WriteLint writes one line per finding (FILE:LINE: NAME: what is wrong)
+// and a summary.
+func WriteLint(w io.Writer, fs []Finding, sum LintSummary) error {
+	for _, f := range fs {
+		if _, err := fmt.Fprintln(w, f); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(w, "lint: %d containers, %d experiment specs, %d findings\n", sum.Containers, sum.Specs, len(fs))
+	return err
+}
+
+// qosClass is the QoS class of the pod spec node, as the kubelet derives
+// it: Guaranteed when every container (init containers too) has CPU and
+// memory limits and requests equal to them (a request left out is the
+// limit), BestEffort when none has any CPU or memory request or limit,
+// Burstable otherwise.
+func qosClass(spec *yaml.Node) string {
+	guaranteed, some := true, false
+	for _, list := range []string{"containers", "initContainers"} {
+		cl := get(spec, list)
+		if cl == nil || cl.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, c := range cl.Content {
+			for _, res := range []string{"cpu", "memory"} {
+				lim, req := str(path(c, "resources", "limits", res)), str(path(c, "resources", "requests", res))
+				if lim != "" || req != "" {
+					some = true
+				}
+				if lim == "" || (req != "" && !sameQuantity(res, req, lim)) {
+					guaranteed = false
+				}
+			}
+		}
+	}
+	switch {
+	case !some:
+		return "BestEffort"
+	case guaranteed:
+		return "Guaranteed"
+	}
+	return "Burstable"
+}
+
+// sameQuantity compares two Kubernetes quantities of a resource by value
+// (1 and 1000m, 1Gi and 1024Mi are the same); ones that do not parse are
+// compared as written.
+func sameQuantity(res, a, b string) bool {
+	if res == "cpu" {
+		x, _, err1 := units.ParseMilliCPU(a)
+		y, _, err2 := units.ParseMilliCPU(b)
+		if err1 == nil && err2 == nil {
+			return x == y
+		}
+		return a == b
+	}
+	x, err1 := parseQuantity(a)
+	y, err2 := parseQuantity(b)
+	if err1 != nil || err2 != nil {
+		return a == b
+	}
+	return x == y || math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y))
+}
+
+// quantitySuffixes are Kubernetes' binary and decimal quantity suffixes.
+var quantitySuffixes = []struct {
+	s string
+	f float64
+}{
+	{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40}, {"Pi", 1 << 50}, {"Ei", 1 << 60},
+	{"n", 1e-9}, {"u", 1e-6}, {"m", 1e-3}, {"k", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}, {"P", 1e15}, {"E", 1e18},
+}
+
+// parseQuantity reads a Kubernetes quantity (128Mi, 1G, 1e9, 0.5) as a
+// number.
+func parseQuantity(s string) (float64, error) {
+	for _, q := range quantitySuffixes {
+		if n, ok := strings.CutSuffix(s, q.s); ok && n != "" {
+			v, err := strconv.ParseFloat(n, 64)
+			if err != nil {
+				return 0, err
+			}
+			return v * q.f, nil
+		}
+	}
+	return strconv.ParseFloat(s, 64)
+}
