@@ -83,7 +83,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	}
 	out := cmd.OutOrStdout()
 	runs := e.Runs()
-	fmt.Fprintf(out, "experiment %s: %d runs (%d configs x %d loads x %d repeats, %s) -> %s\n",
+	fmt.Fprintf(cmd.ErrOrStderr(), "experiment %s: %d runs (%d configs x %d loads x %d repeats, %s) -> %s\n",
 		e.Metadata.Name, len(runs), len(e.Spec.Configs), len(e.Spec.Loads), e.Spec.Repeats, e.Spec.Order, dir)
 	var b runner.Backend = local.New(local.Options{Binary: bin, Log: cmd.ErrOrStderr()})
 	if backend == "kubernetes" {
@@ -148,7 +148,7 @@ func runTarget(cmd *cobra.Command, f runFlags, args []string, backend string) (*
 	}
 	if p, ok := experiments.Lookup(args[0]); ok && p.NeedsBurst {
 		if ok, _ := cgroup.BurstSupported("/"); !ok {
-			fmt.Fprintf(cmd.OutOrStdout(), "%s needs CPU burst (cpu.cfs_burst_us or cpu.max.burst, Linux 5.14+), which this kernel does not have: simulating it instead\n", p.Name)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s needs CPU burst (cpu.cfs_burst_us or cpu.max.burst, Linux 5.14+), which this kernel does not have: simulating it instead\n", p.Name)
 			return nil, nil, runSim(cmd, simFlags{out: f.out, quick: f.quick, cores: cores, nsPerIteration: sim.DefaultCosts().NsPerIteration, seed: -1}, args)
 		}
 	}
@@ -174,7 +174,8 @@ func newResultsDir(name, prefix string) string {
 // verdict of a preset and the report to stdout.
 func runOptions(cmd *cobra.Command, dir string, resume bool, pi *experiments.Info) runner.Options {
 	color := progress.IsTerminal(cmd.OutOrStdout())
-	opt := runner.Options{Dir: dir, Resume: resume, Version: Version, Log: cmd.ErrOrStderr(), Out: cmd.OutOrStdout(), Color: color,
+	opt := runner.Options{Dir: dir, Resume: resume, Version: Version, Log: cmd.ErrOrStderr(), Live: progress.IsTerminal(cmd.ErrOrStderr()),
+		Out: cmd.OutOrStdout(), Color: color,
 		Report: func(dirs []string) (runner.Report, error) {
 			s, err := report.ReadSet(dirs)
 			if err != nil {

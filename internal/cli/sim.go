@@ -89,7 +89,9 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	}
 	dir := f.dir(e.Metadata.Name, replay != nil)
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "simulating %s on %d cores: %d runs -> %s\n", e.Metadata.Name, opt.Cores, len(e.Runs()), dir)
+	// What is about to happen goes to stderr with the progress: the first
+	// line of stdout is the answer.
+	fmt.Fprintf(cmd.ErrOrStderr(), "simulating %s on %d cores: %d runs -> %s\n", e.Metadata.Name, opt.Cores, len(e.Runs()), dir)
 	if err := pi.Write(dir); err != nil {
 		return err
 	}
