@@ -58,7 +58,7 @@ the variant scaled to this machine. Its check is computed and printed.`,
 	cmd.Flags().IntVar(&f.cores, "cores", 0, "CPUs of the simulated machine (default: this machine's, or the measured one's with --compare)")
 	cmd.Flags().StringVar(&f.compare, "compare", "", "simulate the experiment of this measured results directory and compare")
 	cmd.Flags().Float64Var(&f.nsPerIteration, "ns-per-iteration", sim.DefaultCosts().NsPerIteration, "CPU cost of one Mandelbrot iteration (ns)")
-	cmd.Flags().Int64Var(&f.seed, "seed", -1, "override the spec's seed")
+	seedVar(cmd.Flags(), &f.seed, "seed of every run (default: the spec's)")
 	cmd.Flags().BoolVar(&f.smt, "smt", false, "pair the CPUs as hyperthreads (0-1, 2-3, ...): two busy siblings each do 0.6 of a core's work")
 	cmd.Flags().BoolVar(&f.quick, "quick", false, "simulate a preset's quick variant, scaled to --cores or this machine")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the experiment and show what would be simulated (as throttlelab validate), and stop")
