@@ -12,7 +12,8 @@ import (
 // docs/testing.md states it:
 //
 // A paragraph (prose lines between blank lines, or one table row) holds a
-// measured figure when it has a number with a unit (ms, µs, ns, s, %, cores,
+// measured figure when one of its sentences (or clauses, split at a period,
+// semicolon or colon) has a number with a unit (ms, µs, ns, s, %, cores,
 // MiB, KiB, req/s, events/s) and a word that says it was measured here:
 // "measured", "took", "on this machine", "on the reference machine", "on a
 // VM". Such a paragraph needs a date (YYYY-MM-DD) and a machine ("machine",
@@ -32,8 +33,21 @@ var (
 // dated says whether a paragraph names a date and a machine.
 func dated(p string) bool { return dateRE.MatchString(p) && machineRE.MatchString(p) }
 
-// measuredFigure says whether a paragraph holds a measured figure.
-func measuredFigure(p string) bool { return figureRE.MatchString(p) && measureRE.MatchString(p) }
+// sentenceRE splits a paragraph into sentences (and clauses after a
+// semicolon or a colon): the word that says a figure was measured must be in
+// the figure's own sentence.
+var sentenceRE = regexp.MustCompile(`[.;:]\s+`)
+
+// measuredFigure says whether a paragraph holds a measured figure: a
+// sentence with a number and a unit, and a word that says it was measured.
+func measuredFigure(p string) bool {
+	for _, s := range sentenceRE.Split(p, -1) {
+		if figureRE.MatchString(s) && measureRE.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
 
 // UndatedFigures returns the paragraphs of the checked files (Files) that
 // hold a measured figure without a date and a machine, each as "FILE:LINE:
