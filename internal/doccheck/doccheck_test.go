@@ -172,14 +172,14 @@ func TestUndatedFigures(t *testing.T) {
 		"## Other",     // 11
 		"",             // 12
 		"Measured on 2026-11-26 on the reference machine:", // 13
-		"",                                     // 14
-		"| x | took 4 s |",                     // 15
-		"",                                     // 16
-		"## Last",                              // 17
-		"",                                     // 18
-		"A limit of 250m takes 5 ms requests.", // 19: no measure word
-		"",                                     // 20
-		"| row | measured 7 ms |",              // 21
+		"",                 // 14
+		"| x | took 4 s |", // 15
+		"",                 // 16
+		"## Last",          // 17
+		"",                 // 18
+		"What was measured is kept. It holds 5 ms requests.", // 19: not in one sentence
+		"",                        // 20
+		"| row | measured 7 ms |", // 21
 		"<!-- generated: throttlelab presets -->", // 22
 		"```",                    // 23
 		"measured 9 ms",          // 24
