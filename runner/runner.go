@@ -68,6 +68,10 @@ type Options struct {
 	Version string
 	// Log receives one line per run with an ETA, and warnings.
 	Log io.Writer
+	// Header, if set, is written to Log once the backend is ready and the
+	// results directory made (what is about to run, and where): a run that
+	// cannot start says only why.
+	Header string
 	// Live redraws the per-run line in place and erases it when the runs
 	// end (Log is a terminal): progress that leaves no trace above the
 	// answer.
@@ -113,6 +117,9 @@ func Run(ctx context.Context, e *experiment.Experiment, b Backend, opt Options) 
 	}
 	if err := writeHead(e, b.Name(), env, opt); err != nil {
 		return out, err
+	}
+	if opt.Header != "" {
+		fmt.Fprintln(opt.Log, opt.Header)
 	}
 	started := time.Now()
 	st := status{w: opt.Log, live: opt.Live}

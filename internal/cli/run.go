@@ -82,9 +82,9 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		return err
 	}
 	out := cmd.OutOrStdout()
-	runs := e.Runs()
-	fmt.Fprintf(cmd.ErrOrStderr(), "experiment %s: %d runs (%d configs x %d loads x %d repeats, %s) -> %s\n",
-		e.Metadata.Name, len(runs), len(e.Spec.Configs), len(e.Spec.Loads), e.Spec.Repeats, e.Spec.Order, dir)
+	ro := runOptions(cmd, dir, f.resume != "", pi)
+	ro.Header = fmt.Sprintf("experiment %s: %d runs (%d configs x %d loads x %d repeats, %s) -> %s",
+		e.Metadata.Name, len(e.Runs()), len(e.Spec.Configs), len(e.Spec.Loads), e.Spec.Repeats, e.Spec.Order, dir)
 	var b runner.Backend = local.New(local.Options{Binary: bin, Log: cmd.ErrOrStderr()})
 	if backend == "kubernetes" {
 		if b, err = f.k8s.k8sBackend(cmd); err != nil {
@@ -93,13 +93,13 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	} else if err := f.k8s.checkLocal(cmd); err != nil {
 		return err
 	}
-	res, runErr := runner.Run(cmd.Context(), e, b, runOptions(cmd, dir, f.resume != "", pi))
+	res, runErr := runner.Run(cmd.Context(), e, b, ro)
 	switch {
 	case runErr == nil:
 		fmt.Fprintf(out, "results in %s\n", dir)
 		return nil
 	case errors.Is(runErr, context.Canceled) || cmd.Context().Err() != nil:
-		fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept; finish with: throttlelab run --resume %s\n", len(res.Runs), len(runs), dir)
+		fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept; finish with: throttlelab run --resume %s\n", len(res.Runs), res.Total, dir)
 		return exitError{code: 130, err: errors.New("interrupted")}
 	case len(res.Runs) == 0:
 		// Nothing was measured: say so, and leave no empty results behind.

@@ -89,14 +89,14 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	}
 	dir := f.dir(e.Metadata.Name, replay != nil)
 	out := cmd.OutOrStdout()
-	// What is about to happen goes to stderr with the progress: the first
-	// line of stdout is the answer.
-	fmt.Fprintf(cmd.ErrOrStderr(), "simulating %s on %d cores: %d runs -> %s\n", e.Metadata.Name, opt.Cores, len(e.Runs()), dir)
 	if err := pi.Write(dir); err != nil {
 		return err
 	}
 	opt.SMT, opt.Log = f.smt, cmd.ErrOrStderr()
 	ro := runOptions(cmd, dir, false, pi)
+	// What is about to happen goes to stderr with the progress: the first
+	// line of stdout is the answer.
+	ro.Header = fmt.Sprintf("simulating %s on %d cores: %d runs -> %s", e.Metadata.Name, opt.Cores, len(e.Runs()), dir)
 	if replay != nil {
 		ro.Compare = []string{f.compare}
 	}
