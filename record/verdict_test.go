@@ -71,7 +71,7 @@ func TestCombine(t *testing.T) {
 func TestShortAndDetails(t *testing.T) {
 	conds := []Condition{
 		{Name: "a", Value: 3, Op: ">=", Threshold: 2, Outcome: Reproduced},
-		{Name: "b", Value: 2.5, CI95: &Interval{1.5, 3.5}, Op: ">=", Threshold: 2, Outcome: Inconclusive},
+		{Name: "b", Value: 2.5, CI95: &stats.Interval{1.5, 3.5}, Op: ">=", Threshold: 2, Outcome: Inconclusive},
 		{Name: "c", Value: 1, Op: ">=", Threshold: 2, Outcome: NotReproduced},
 	}
 	v := &Verdict{Finding: "F1", Preset: "f01-logjam", Outcome: NotReproduced, Conditions: conds, Check: "the check",
