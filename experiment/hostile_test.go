@@ -11,7 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// hostile is a spec with one line to replace: each case of issue 19 is one
+// hostile is a spec with one line to replace: each hostile case is one
 // value written where the good one was.
 const hostile = `apiVersion: throttlelab/v1alpha1
 kind: Experiment
@@ -215,7 +215,7 @@ spec:
 	}
 }
 
-// TestReadSpecLegacy: spec.yaml files written before issue 19 carried
+// TestReadSpecLegacy: spec.yaml files written by older versions carried
 // workers: 1 on every load and a period on a probe; results directories that
 // hold them still read.
 func TestReadSpecLegacy(t *testing.T) {

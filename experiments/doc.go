@@ -1,5 +1,6 @@
 // Package experiments holds the built-in presets: experiment specs (embedded
-// YAML) that reproduce the published findings of FINDINGS.md, each with a
+// YAML) that reproduce published findings (docs/findings.md; Studies cites
+// the sources), each with a
 // variant scaled down to a small machine and its check as code.
 //
 //	p, _ := experiments.Lookup("f09-burn-flow")

@@ -18,7 +18,8 @@ var specs embed.FS
 type Preset struct {
 	// Name is the spec's metadata.name and the file's name (without .yaml).
 	Name string
-	// Finding is its id in FINDINGS.md (F1..F14); Source the study.
+	// Finding is its id in docs/findings.md (F1..F14); Source the study's
+	// Name (Studies).
 	Finding, Source string
 	// Claim is the finding in one line; Check the test a run must pass.
 	Claim, Check string

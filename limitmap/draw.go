@@ -104,14 +104,15 @@ func Draw(ctx context.Context, e *experiment.Experiment, opt Options, d DrawOpti
 	if repeats <= 0 {
 		repeats = DefaultRepeats
 	}
-	fmt.Fprintf(out, "mapping %s: %d limits x %d %s, %d runs per cell on %d simulated cores -> %s\n",
-		e.Metadata.Name, len(opt.Limits), len(opt.Loads), opt.Axis, repeats, opt.Cores, d.Dir)
 	started := time.Now()
 	m, err := Simulate(ctx, e, opt)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "simulated %d cells and %d references in %.1f s (%d at once)\n", len(m.Cells), len(m.References), time.Since(started).Seconds(), max(opt.Parallel, 1))
+	// How it went goes to the log (a bad option is then one line there);
+	// the answer is out's first line.
+	fmt.Fprintf(log, "mapped %s: %d limits x %d %s, %d runs per cell on %d simulated cores: %d cells and %d references in %.1f s (%d at once)\n",
+		e.Metadata.Name, len(opt.Limits), len(opt.Loads), opt.Axis, repeats, opt.Cores, len(m.Cells), len(m.References), time.Since(started).Seconds(), max(opt.Parallel, 1))
 	var measureErr error
 	if d.Measure.Points > 0 {
 		mo := d.Measure
@@ -126,7 +127,7 @@ func Draw(ctx context.Context, e *experiment.Experiment, opt Options, d DrawOpti
 	if err := record.WriteFileAtomic(htmlPath, func(fh *os.File) error { return WriteHTML(fh, m) }); err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "\n%s\n\n", Headline(m))
+	fmt.Fprintf(out, "%s\n\n", Headline(m)) // the answer, first
 	WriteText(out, m)
 	fmt.Fprintf(out, "\nmap: %s\nreport: %s\n", jsonPath, htmlPath)
 	return m, measureErr

@@ -224,7 +224,64 @@ func (v *Verdict) outcome() Outcome {
 	return NotReproduced
 }
 
-// Line is the verdict in one line, as run and sim print it.
+// Short is the verdict in one short line, the first line run and sim print
+// for a preset: the finding, the outcome, the preset, and how many of the
+// check's conditions came out which way ("F9 REPRODUCED (f09-burn-flow): 4
+// of 4 conditions hold").
+func (v *Verdict) Short() string {
+	kind := ""
+	if v.SelfCheck {
+		kind = " (self-check)"
+	}
+	line := fmt.Sprintf("%s %s%s (%s)", v.Finding, v.Word(), kind, v.Preset)
+	n := len(v.Conditions)
+	if n == 0 {
+		return line
+	}
+	count := map[Outcome]int{}
+	for _, c := range v.Conditions {
+		count[c.Outcome]++
+	}
+	var parts []string
+	if k := count[Reproduced]; k > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d conditions hold", k, n))
+	}
+	if k := count[Inconclusive]; k > 0 {
+		parts = append(parts, fmt.Sprintf("%d inconclusive", k))
+	}
+	if k := count[NotReproduced]; k > 0 {
+		parts = append(parts, fmt.Sprintf("%d fail", k))
+	}
+	if v.Disturbed != "" {
+		parts = append(parts, "disturbed by other work")
+	}
+	return line + ": " + strings.Join(parts, ", ")
+}
+
+// Details are the verdict's check, figures, intervals and explanation, one
+// item a line, printed after the table: what Short sums up.
+func (v *Verdict) Details() []string {
+	out := []string{
+		fmt.Sprintf("%s check: %s", v.Finding, v.Check),
+		fmt.Sprintf("%s figures: %s", v.Finding, v.Numbers),
+	}
+	for _, c := range v.Conditions {
+		out = append(out, fmt.Sprintf("%s 95%% interval: %s", v.Finding, c))
+	}
+	if v.outcome() == Inconclusive && v.RepeatsNeeded > 0 {
+		out = append(out, fmt.Sprintf("%s: the intervals straddle the check: %s would likely settle it (this run had %d)", v.Finding, v.RepeatsWords(), max(v.Repeats, 1)))
+	}
+	if v.Disturbed != "" {
+		out = append(out, fmt.Sprintf("%s disturbed: %s", v.Finding, v.Disturbed))
+	}
+	if v.Why != "" {
+		out = append(out, fmt.Sprintf("%s why: %s", v.Finding, v.Why))
+	}
+	return out
+}
+
+// Line is the verdict in one line, for tables (the reproduction table's
+// cells carry the same parts).
 func (v *Verdict) Line() string {
 	kind := ""
 	if v.SelfCheck {

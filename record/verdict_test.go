@@ -66,6 +66,27 @@ func TestCombine(t *testing.T) {
 	}
 }
 
+// TestShortAndDetails: the short line counts the conditions by outcome and
+// stays short; the details carry every interval and the explanation.
+func TestShortAndDetails(t *testing.T) {
+	conds := []Condition{
+		{Name: "a", Value: 3, Op: ">=", Threshold: 2, Outcome: Reproduced},
+		{Name: "b", Value: 2.5, CI95: &stats.Interval{1.5, 3.5}, Op: ">=", Threshold: 2, Outcome: Inconclusive},
+		{Name: "c", Value: 1, Op: ">=", Threshold: 2, Outcome: NotReproduced},
+	}
+	v := &Verdict{Finding: "F1", Preset: "f01-logjam", Outcome: NotReproduced, Conditions: conds, Check: "the check",
+		Numbers: strings.Repeat("figures ", 100), Why: "because"}
+	if got, want := v.Short(), "F1 NOT REPRODUCED (f01-logjam): 1 of 3 conditions hold, 1 inconclusive, 1 fail"; got != want {
+		t.Errorf("short %q, want %q", got, want)
+	}
+	d := strings.Join(v.Details(), "\n")
+	for _, want := range []string{"F1 check: the check", "F1 95% interval: b 2.5 [1.5, 3.5] >= 2: inconclusive", "F1 why: because"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("no %q in the details:\n%s", want, d)
+		}
+	}
+}
+
 // TestBadConditionsAreErrors: a condition the check could not have meant
 // (an unknown operator, a NaN or infinite figure, an empty range) is an
 // error, never an inconclusive outcome that would ask for more repeats.

@@ -68,6 +68,14 @@ type Options struct {
 	Version string
 	// Log receives one line per run with an ETA, and warnings.
 	Log io.Writer
+	// Header, if set, is written to Log once the backend is ready and the
+	// results directory made (what is about to run, and where): a run that
+	// cannot start says only why.
+	Header string
+	// Live redraws the per-run line in place and erases it when the runs
+	// end (Log is a terminal): progress that leaves no trace above the
+	// answer.
+	Live bool
 	// Out receives the verdict, the table and where the report is (nil: none).
 	Out io.Writer
 	// Color paints the table printed when there is no report.
@@ -113,7 +121,11 @@ func Run(ctx context.Context, e *experiment.Experiment, b Backend, opt Options) 
 	if err := writeHead(e, b.Name(), env, opt); err != nil {
 		return out, err
 	}
+	if opt.Header != "" {
+		fmt.Fprintln(opt.Log, opt.Header)
+	}
 	started := time.Now()
+	st := status{w: opt.Log, live: opt.Live}
 	done := 0
 	var runErr error
 	for _, run := range runs {
@@ -133,7 +145,7 @@ func Run(ctx context.Context, e *experiment.Experiment, b Backend, opt Options) 
 			per := time.Since(started) / time.Duration(done)
 			eta = (per * time.Duration(len(runs)-run.Index)).Round(time.Second).String()
 		}
-		fmt.Fprintf(opt.Log, "run %d/%d %s (eta %s)\n", run.Index+1, len(runs), run.ID(), eta)
+		st.show(fmt.Sprintf("run %d/%d %s (eta %s)", run.Index+1, len(runs), run.ID(), eta))
 		rs, err := runOne(ctx, b, run, e.Seed(run), dir)
 		if err != nil {
 			runErr = fmt.Errorf("run %s: %w", run.ID(), err)
@@ -142,10 +154,12 @@ func Run(ctx context.Context, e *experiment.Experiment, b Backend, opt Options) 
 		done++
 		out.Runs = append(out.Runs, rs)
 		if rs.Disturbed(env.Cores) {
+			st.clear()
 			fmt.Fprintf(opt.Log, "run %s: other work on the host used %.2f of its %d cores meanwhile (more than %.0f%%): its figures include that work's interference, and a preset's verdict will be inconclusive (a self-check's excepted)\n",
 				run.ID(), *rs.HostOtherCores, env.Cores, 100*record.DisturbedShare)
 		}
 	}
+	st.clear()
 	if runErr == nil {
 		if f, ok := b.(Finisher); ok {
 			runErr = f.Finish(opt.Dir)
@@ -157,6 +171,31 @@ func Run(ctx context.Context, e *experiment.Experiment, b Backend, opt Options) 
 		}
 	}
 	return out, runErr
+}
+
+// status writes the per-run progress line: a line each, or, live, one line
+// redrawn in place and erased by clear.
+type status struct {
+	w     io.Writer
+	live  bool
+	shown bool
+}
+
+func (s *status) show(line string) {
+	if !s.live {
+		fmt.Fprintln(s.w, line)
+		return
+	}
+	fmt.Fprint(s.w, "\r\033[K"+line)
+	s.shown = true
+}
+
+// clear erases a live line, so what follows starts on a clean line.
+func (s *status) clear() {
+	if s.shown {
+		fmt.Fprint(s.w, "\r\033[K")
+		s.shown = false
+	}
 }
 
 // writeHead writes spec.yaml and env.json of a new results directory.
@@ -244,7 +283,8 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 			fmt.Fprintf(opt.Log, "throttlelab: %v\n", err)
 		}
 		if v != nil {
-			fmt.Fprintln(w, v.Line())
+			// The answer first: one short line, the details after the table.
+			fmt.Fprintln(w, v.Short())
 		}
 		s.Verdict = v
 	}
@@ -252,6 +292,7 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 		return err
 	}
 	if opt.Report == nil {
+		writeDetails(w, s.Verdict)
 		return nil
 	}
 	err := errors.New("the results could not be read")
@@ -266,7 +307,18 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 			fmt.Fprintf(opt.Log, "throttlelab: no report: %v (the results are kept; try throttlelab report %s)\n", err, opt.Dir)
 		}
 	}
+	writeDetails(w, s.Verdict)
 	return nil
+}
+
+// writeDetails writes a verdict's details, one a line (nothing for nil).
+func writeDetails(w io.Writer, v *record.Verdict) {
+	if v == nil {
+		return
+	}
+	for _, l := range v.Details() {
+		fmt.Fprintln(w, l)
+	}
 }
 
 func writeJSONTo(w io.Writer, v any) error {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -211,5 +212,29 @@ func TestReportReadOnce(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil || !strings.Contains(string(b), "from the report") || !strings.Contains(string(b), `"preset": "fake"`) {
 		t.Errorf("summary.json: %s %v", b, err)
+	}
+}
+
+// TestLiveProgressLeavesNoTrace: on a terminal (Live) the per-run line is
+// redrawn in place and erased before the runs end, the header written once
+// the backend is ready; without Live, a line per run.
+func TestLiveProgressLeavesNoTrace(t *testing.T) {
+	for _, live := range []bool{true, false} {
+		var log bytes.Buffer
+		_, err := Run(context.Background(), load(t), &fake{}, Options{Dir: t.TempDir(), Log: &log, Live: live, Header: "the header"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := log.String()
+		if !strings.HasPrefix(got, "the header\n") {
+			t.Errorf("live=%v: log starts %q, want the header first", live, got)
+		}
+		last := strings.LastIndex(got, "\r\033[K")
+		if live && (last < 0 || strings.HasPrefix(got[last+4:], "run ") || !strings.Contains(got, "\r\033[Krun 4/4") || strings.Contains(got[:last], "\nrun ")) {
+			t.Errorf("live: %q: want the runs redrawn on one line and erased", got)
+		}
+		if !live && (strings.Contains(got, "\r") || !strings.Contains(got, "run 1/")) {
+			t.Errorf("not live: %q: want a plain line per run", got)
+		}
 	}
 }

@@ -50,8 +50,14 @@ func TestPresetsList(t *testing.T) {
 func TestPresetSimulated(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "f09")
 	r := run(t, "sim", "f09-burn-flow", "--quick", "--cores", "2", "--out", dir)
-	if r.code != 0 || !strings.Contains(r.stdout, "F9 REPRODUCED (f09-burn-flow)") || !strings.Contains(r.stdout, "95% intervals: ") {
+	if r.code != 0 || !strings.Contains(r.stdout, "F9 95% interval: p99 ms at 0.3 CPU ") {
 		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// The answer first: the verdict in one short line, then the headline
+	// sentence; the check, figures and intervals after the table.
+	lines := strings.Split(r.stdout, "\n")
+	if lines[0] != "F9 REPRODUCED (f09-burn-flow): 4 of 4 conditions hold" || !strings.HasPrefix(lines[1], "The cpu-100m instance's p99 was ") {
+		t.Errorf("stdout starts %q, %q: want the short verdict, then the headline sentence", lines[0], lines[1])
 	}
 	assertVerdict(t, dir, "f09-burn-flow")
 }

@@ -40,6 +40,15 @@ func TestSimExample(t *testing.T) {
 	if !strings.Contains(errb.String(), "events/s") || !strings.Contains(out.String(), "p99/ref") {
 		t.Errorf("no speed line or table:\n%s%s", out.String(), errb.String())
 	}
+	// The answer first: the headline sentence is stdout's first line; what
+	// is being simulated and the progress go to stderr.
+	first, _, _ := strings.Cut(out.String(), "\n")
+	if !strings.HasPrefix(first, "The limited instances' p99 was ") {
+		t.Errorf("stdout's first line is %q, want the headline sentence", first)
+	}
+	if !strings.Contains(errb.String(), "simulating limits on 2 cores") || !strings.Contains(errb.String(), "run 1/4 ") {
+		t.Errorf("no header or progress on stderr:\n%s", errb.String())
+	}
 }
 
 // TestSimCompare compares a recorded real run with its simulation.

@@ -95,11 +95,11 @@ func main() {
 	fmt.Fprintf(&b, "Measured: each preset's `--quick` variant with the local backend on %s, as root:\n", host)
 	fmt.Fprintf(&b, "`throttlelab run PRESET --quick`. Simulated: each preset at its original scale, on a machine of the original size:\n")
 	fmt.Fprintf(&b, "`throttlelab sim PRESET`. Each verdict is the preset's check computed from what that run measured or simulated;\n")
-	fmt.Fprintf(&b, "the published figures are the studies' own (see ../../shared/FINDINGS.md), from their machines.\n\n")
+	fmt.Fprintf(&b, "the published figures are the studies' own, from their machines ([the studies](#the-studies) below cite each).\n\n")
 	fmt.Fprintf(&b, "Each check has three outcomes: **reproduced** (the 95%% interval of every figure clears its threshold), **not reproduced**\n")
 	fmt.Fprintf(&b, "(an interval clears the opposite) and **inconclusive** (an interval straddles its threshold; the cell says how many repeats\n")
 	fmt.Fprintf(&b, "would likely settle it). Intervals: a hierarchical bootstrap, %d resamples of the repeats (the same for every config) and then of each\n", stats.Resamples)
-	fmt.Fprintf(&b, "drawn run's requests; with one repeat, of the requests only, so they leave out run-to-run variation (see methodology.md).\n")
+	fmt.Fprintf(&b, "drawn run's requests; with one repeat, of the requests only, so they leave out run-to-run variation ([methodology.md](methodology.md)).\n")
 	fmt.Fprintf(&b, "Each cell says when it ran and which attempt at that row it was (every attempt is kept in `%s`;\n", filepath.ToSlash(history))
 	fmt.Fprintf(&b, "`-only` reruns one row, and the count shows it). F5 checks throttlelab's own balancers: a self-check, not a finding about the kernel.\n\n")
 	fmt.Fprintf(&b, "| finding | preset | published | check | measured here (quick) | simulated (original scale) |\n|---|---|---|---|---|---|\n")
@@ -128,6 +128,11 @@ func main() {
 			fmt.Fprintf(&b, "; this kernel could not run it, so it was simulated")
 		}
 		fmt.Fprintf(&b, ".\n  Simulated: `%s` on %d cores (%s).\n", r.sim.cmd, r.p.Cores, r.sim.took.Round(time.Millisecond))
+	}
+	b.WriteString("\n")
+	if err := experiments.WriteStudies(&b); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	if err := os.WriteFile(*out, b.Bytes(), 0o644); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -79,7 +79,11 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.StringVar(&f.config, "config", "", "with RESULTS_DIR: the config whose first run to read")
 	fl.StringVar(&f.instance, "instance", "", "with RESULTS_DIR: the instance or neighbour (default: the config's only instance)")
 	fl.StringVar(&f.root, "root", "/", "read /proc and the cgroup filesystems under this directory")
-	durationVar(fl, &f.duration, "duration", time.Minute, "how long to sample a live group (10m or more for a service, hours such as 24h for daily cycles)")
+	// Two minutes by default: krr's baseline needs 75 s of samples and the
+	// VPA's 60 s, so a run on defaults shows the comparison, with margin and
+	// a dozen 10 s blocks for the intervals. Baselines computed from less
+	// would not be what krr or the VPA would set.
+	durationVar(fl, &f.duration, "duration", 2*time.Minute, "how long to sample a live group (2m covers the krr and VPA baselines; 10m or more for a service, hours such as 24h for daily cycles)")
 	fl.StringVar(&f.maxThrottled, "max-throttled", "5%", "target: highest throttled share of periods (5% or 0.05)")
 	durationVar(fl, &f.maxDelay, "max-delay", 0, "target: highest p99 added delay (0: no delay target)")
 	fl.StringSliceVar(&f.limits, "limit", nil, "add this limit (Kubernetes quantity, 300m) to the grid; repeatable")

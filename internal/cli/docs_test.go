@@ -2,11 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/throttlelab/throttlelab/internal/doccheck"
+	"github.com/throttlelab/throttlelab/internal/golden"
 )
 
 // TestDocCommandsParse checks every throttlelab command line in README.md and
@@ -122,5 +127,54 @@ func TestParseDocCommandRefuses(t *testing.T) {
 	}
 	if err := parseDocCommand([]string{"sim", "--cores", "16", "examples/limits.yaml"}); err != nil {
 		t.Errorf("a valid command refused: %v", err)
+	}
+}
+
+// TestDocGenerated runs the command of every generated block of the docs
+// (doccheck.Block: the map's grid, the advise example, the presets' list,
+// help excerpts) and compares its output with the block; go test -update
+// rewrites the blocks. A figure the docs show from a command cannot go stale.
+func TestDocGenerated(t *testing.T) {
+	blocks, err := doccheck.LoadBlocks("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) < 4 {
+		t.Fatalf("found %d generated blocks; the docs have at least 4 (map.md's grid, advise.md's example, presets.md's list, a help excerpt)", len(blocks))
+	}
+	tmp := t.TempDir()
+	t.Chdir("../..") // the commands name paths from the repository's root
+	for i, b := range blocks {
+		args := append([]string{}, b.Args...)
+		// A command that writes results writes them to a scratch
+		// directory, not into the tree.
+		if cmd, _, err := newRootCmd().Find(args); err == nil && cmd.Flags().Lookup("out") != nil && !slices.Contains(args, "--out") {
+			args = append(args, "--out", filepath.Join(tmp, strconv.Itoa(i)))
+		}
+		var out, errb bytes.Buffer
+		if code := Run(args, &out, &errb); code != 0 {
+			t.Errorf("%s: throttlelab %s: exit %d: %s", b.Pos(), strings.Join(b.Args, " "), code, errb.String())
+			continue
+		}
+		got := b.Select(out.String())
+		if got == b.Body {
+			continue
+		}
+		if !golden.Update() {
+			t.Errorf("%s: the output of throttlelab %s differs from the doc's (go test ./internal/cli -run TestDocGenerated -update rewrites it): %s",
+				b.Pos(), strings.Join(b.Args, " "), golden.FirstDiff([]byte(b.Body), []byte(got)))
+			continue
+		}
+		src, err := os.ReadFile(b.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := doccheck.Rewrite(string(src), b.Line, got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(b.File, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

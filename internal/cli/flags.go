@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -31,6 +32,34 @@ func durationVar(fs *pflag.FlagSet, p *time.Duration, name string, def time.Dura
 	*p = def
 	fs.Var((*durationValue)(p), name, usage)
 }
+
+// seedValue is --seed: a seed of 0 or more, or -1 (unset, the help shows no
+// default) for the spec's own.
+type seedValue int64
+
+// seedVar defines --seed on fs: -1 until given.
+func seedVar(fs *pflag.FlagSet, p *int64, usage string) {
+	*p = -1
+	fs.Var((*seedValue)(p), "seed", usage)
+}
+
+func (s *seedValue) Set(v string) error {
+	n, err := strconv.ParseUint(v, 10, 63)
+	if err != nil {
+		return fmt.Errorf("%q: want a whole number, 0 or more", v)
+	}
+	*s = seedValue(n)
+	return nil
+}
+
+func (s *seedValue) String() string {
+	if *s < 0 {
+		return ""
+	}
+	return strconv.FormatInt(int64(*s), 10)
+}
+
+func (s *seedValue) Type() string { return "int" }
 
 // rateValue is a flag read by units.ParseRate: requests per second, finite,
 // within the rate bounds (0 allowed).

@@ -24,7 +24,7 @@ type k8sRenderFlags struct {
 func newK8sCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "k8s",
-		Short:   "Render the Kubernetes manifests of an experiment",
+		Short:   "Render Kubernetes objects: an experiment's, or the agent's DaemonSet",
 		Example: `  throttlelab k8s render examples/limits.yaml --image registry.example/throttlelab:v1`,
 		Args:    exactArgs(0),
 		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
@@ -32,7 +32,7 @@ func newK8sCmd() *cobra.Command {
 	var f k8sRenderFlags
 	render := &cobra.Command{
 		Use:   "render SPEC.yaml|PRESET|agent",
-		Short: "Print the Kubernetes objects that run an experiment",
+		Short: "Print the Kubernetes objects that run an experiment, or the agent",
 		Long: `Print, as multi-document YAML, the objects that run an experiment on a
 Kubernetes cluster: a Namespace enforcing the restricted Pod Security
 Standard; per config its server pods (CONFIG-0, CONFIG-1, ...) with the

@@ -68,7 +68,7 @@ bring their own map: given without ranges, they draw it.`,
 	fl.IntVar(&f.repeats, "repeats", limitmap.DefaultRepeats, "simulated runs per cell (the p99 is their median)")
 	fl.IntVar(&f.cores, "cores", 0, "CPUs of the simulated machine (default: this machine's; a preset's original without --measure)")
 	fl.IntVar(&f.parallel, "parallel", 0, "cells simulated at once (default: this machine's CPUs)")
-	fl.Int64Var(&f.seed, "seed", -1, "seed of every cell (default: the spec's)")
+	seedVar(fl, &f.seed, "seed of every cell (default: the spec's)")
 	fl.StringVar(&f.out, "out", "", "output directory (default results/NAME/map-TIMESTAMP)")
 	fl.StringVar(&f.binary, "binary", "", "throttlelab binary for measured instances (default: this one)")
 	fl.BoolVar(&f.quick, "quick", false, "map a preset's quick variant, scaled to this machine")

@@ -16,8 +16,9 @@ func newPresetsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "presets",
 		Short: "List the built-in experiments that reproduce published findings",
-		Long: `List the built-in experiments, one (or two) per finding of FINDINGS.md, with
-the study and the finding. Run one with "throttlelab run NAME --quick" (scaled to
+		Long: `List the built-in experiments, one (or two) per published finding, with
+the study and the finding (docs/findings.md cites each study and shows what
+this machine and the simulator reproduced). Run one with "throttlelab run NAME --quick" (scaled to
 this machine, a few minutes) or simulate it at its original scale with
 "throttlelab sim NAME"; "throttlelab presets show NAME" prints its spec.`,
 		Example: `  throttlelab presets

@@ -51,7 +51,7 @@ measured run of one spec are drawn over each other.`,
 			return report.Write(w, sources, out, f.maxInstances, progress.IsTerminal(w), report.AdviceSection)
 		},
 	}
-	cmd.Flags().StringVar(&f.out, "out", "", "HTML file to write (default DIR/report.html of the first DIR)")
+	cmd.Flags().StringVar(&f.out, "out", "", "HTML file to write (default: report.html inside the first DIR, which it replaces)")
 	cmd.Flags().IntVar(&f.maxInstances, "max-instances", 4, "CPU-use charts per config at most")
 	return cmd
 }

@@ -81,9 +81,9 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		return err
 	}
 	out := cmd.OutOrStdout()
-	runs := e.Runs()
-	fmt.Fprintf(out, "experiment %s: %d runs (%d configs x %d loads x %d repeats, %s) -> %s\n",
-		e.Metadata.Name, len(runs), len(e.Spec.Configs), len(e.Spec.Loads), e.Spec.Repeats, e.Spec.Order, dir)
+	ro := runOptions(cmd, dir, f.resume != "", pi)
+	ro.Header = fmt.Sprintf("experiment %s: %d runs (%d configs x %d loads x %d repeats, %s) -> %s",
+		e.Metadata.Name, len(e.Runs()), len(e.Spec.Configs), len(e.Spec.Loads), e.Spec.Repeats, e.Spec.Order, dir)
 	var b runner.Backend = local.New(local.Options{Binary: bin, Log: cmd.ErrOrStderr()})
 	if backend == "kubernetes" {
 		if b, err = f.k8s.k8sBackend(cmd); err != nil {
@@ -92,13 +92,13 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 	} else if err := f.k8s.checkLocal(cmd); err != nil {
 		return err
 	}
-	res, runErr := runner.Run(cmd.Context(), e, b, runOptions(cmd, dir, f.resume != "", pi))
+	res, runErr := runner.Run(cmd.Context(), e, b, ro)
 	switch {
 	case runErr == nil:
 		fmt.Fprintf(out, "results in %s\n", dir)
 		return nil
 	case errors.Is(runErr, context.Canceled) || cmd.Context().Err() != nil:
-		fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept; finish with: throttlelab run --resume %s\n", len(res.Runs), len(runs), dir)
+		fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept; finish with: throttlelab run --resume %s\n", len(res.Runs), res.Total, dir)
 		return exitError{code: 130, err: errors.New("interrupted")}
 	case len(res.Runs) == 0:
 		// Nothing was measured: say so, and leave no empty results behind.
@@ -147,7 +147,7 @@ func runTarget(cmd *cobra.Command, f runFlags, args []string, backend string) (*
 	}
 	if p, ok := experiments.Lookup(args[0]); ok && p.NeedsBurst {
 		if ok, _ := cgroup.BurstSupported("/"); !ok {
-			fmt.Fprintf(cmd.OutOrStdout(), "%s needs CPU burst (cpu.cfs_burst_us or cpu.max.burst, Linux 5.14+), which this kernel does not have: simulating it instead\n", p.Name)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%s needs CPU burst (cpu.cfs_burst_us or cpu.max.burst, Linux 5.14+), which this kernel does not have: simulating it instead\n", p.Name)
 			return nil, nil, runSim(cmd, simFlags{out: f.out, quick: f.quick, cores: cores, nsPerIteration: sim.DefaultCosts().NsPerIteration, seed: -1}, args)
 		}
 	}
@@ -173,7 +173,8 @@ func newResultsDir(name, prefix string) string {
 // verdict of a preset and the report to stdout.
 func runOptions(cmd *cobra.Command, dir string, resume bool, pi *experiments.Info) runner.Options {
 	color := progress.IsTerminal(cmd.OutOrStdout())
-	opt := runner.Options{Dir: dir, Resume: resume, Version: Version, Log: cmd.ErrOrStderr(), Out: cmd.OutOrStdout(), Color: color, Table: report.WriteRows,
+	opt := runner.Options{Dir: dir, Resume: resume, Version: Version, Log: cmd.ErrOrStderr(), Live: progress.IsTerminal(cmd.ErrOrStderr()),
+		Out: cmd.OutOrStdout(), Color: color, Table: report.WriteRows,
 		Report: func(dirs []string) (runner.Report, error) {
 			s, err := report.ReadSet(dirs)
 			if err != nil {

@@ -58,7 +58,7 @@ the variant scaled to this machine. Its check is computed and printed.`,
 	cmd.Flags().IntVar(&f.cores, "cores", 0, "CPUs of the simulated machine (default: this machine's, or the measured one's with --compare)")
 	cmd.Flags().StringVar(&f.compare, "compare", "", "simulate the experiment of this measured results directory and compare")
 	cmd.Flags().Float64Var(&f.nsPerIteration, "ns-per-iteration", sim.DefaultCosts().NsPerIteration, "CPU cost of one Mandelbrot iteration (ns)")
-	cmd.Flags().Int64Var(&f.seed, "seed", -1, "override the spec's seed")
+	seedVar(cmd.Flags(), &f.seed, "seed of every run (default: the spec's)")
 	cmd.Flags().BoolVar(&f.smt, "smt", false, "pair the CPUs as hyperthreads (0-1, 2-3, ...): two busy siblings each do 0.6 of a core's work")
 	cmd.Flags().BoolVar(&f.quick, "quick", false, "simulate a preset's quick variant, scaled to --cores or this machine")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the experiment and show what would be simulated (as throttlelab validate), and stop")
@@ -89,12 +89,14 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	}
 	dir := f.dir(e.Metadata.Name, replay != nil)
 	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "simulating %s on %d cores: %d runs -> %s\n", e.Metadata.Name, opt.Cores, len(e.Runs()), dir)
 	if err := pi.Write(dir); err != nil {
 		return err
 	}
 	opt.SMT, opt.Log = f.smt, cmd.ErrOrStderr()
 	ro := runOptions(cmd, dir, false, pi)
+	// What is about to happen goes to stderr with the progress: the first
+	// line of stdout is the answer.
+	ro.Header = fmt.Sprintf("simulating %s on %d cores: %d runs -> %s", e.Metadata.Name, opt.Cores, len(e.Runs()), dir)
 	if replay != nil {
 		ro.Compare = []string{f.compare}
 	}

@@ -110,3 +110,113 @@ func TestBrokenLinks(t *testing.T) {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }
+
+// TestRepoPaths checks the repository's README.md and docs/: every path of
+// the tree named in a code span exists.
+func TestRepoPaths(t *testing.T) {
+	broken, err := BrokenPaths("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range broken {
+		t.Errorf("%s: no such path in the tree", b)
+	}
+}
+
+func TestBrokenPaths(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "docs"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "cgroup"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "bin"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("/bin/\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "cgroup", "peak_test.go"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "README.md"), []byte("`cgroup/peak_test.go` `top/peak_test.go` `cgroup/nope.go:12` "+
+		"`cgroup/*.go` `cgroup/*.txtar` `results/x/report.html` `bin/throttlelab` `/sys/fs/cgroup` `k8s render` `docs/`\n"), 0o644)
+	got, err := BrokenPaths(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// top/ is no directory of this tree, so top/peak_test.go is not taken
+	// for a path of it; cgroup/ is.
+	want := []string{"README.md: cgroup/nope.go", "README.md: cgroup/*.txtar"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+// TestRepoFigures checks the repository's README.md and docs/: every
+// measured figure carries a date and a machine (the rule in figures.go and
+// docs/testing.md).
+func TestRepoFigures(t *testing.T) {
+	undated, err := UndatedFigures("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range undated {
+		t.Errorf("%s: a measured figure without a date and a machine (write \"(YYYY-MM-DD, the reference machine)\", docs/methodology.md)", u)
+	}
+}
+
+func TestUndatedFigures(t *testing.T) {
+	src := strings.Join([]string{
+		"# Page",                               // 1
+		"",                                     // 2
+		"A figure measured at 12 ms, undated.", // 3
+		"",                                     // 4
+		"Measured 0.5% of a core (2026-11-26, the reference machine).", // 5
+		"", // 6
+		"## Speed (2026-11-26, the reference machine)", // 7
+		"",             // 8
+		"It took 3 s.", // 9
+		"",             // 10
+		"## Other",     // 11
+		"",             // 12
+		"Measured on 2026-11-26 on the reference machine:", // 13
+		"",                 // 14
+		"| x | took 4 s |", // 15
+		"",                 // 16
+		"## Last",          // 17
+		"",                 // 18
+		"What was measured is kept. It holds 5 ms requests.", // 19: not in one sentence
+		"",                        // 20
+		"| row | measured 7 ms |", // 21
+		"<!-- generated: throttlelab presets -->", // 22
+		"```",                    // 23
+		"measured 9 ms",          // 24
+		"```",                    // 25
+		"<!-- end generated -->", // 26
+	}, "\n")
+	got := undatedIn("x.md", src)
+	want := []string{"x.md:3: A figure measured at 12 ms, undated.", "x.md:21: | row | measured 7 ms |"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestBlocks(t *testing.T) {
+	src := "# A\n\n<!-- generated: throttlelab presets show f01-logjam (lines 2-3) -->\n```\nb\nc\n```\n<!-- end generated -->\n"
+	bs, err := Blocks("x.md", src)
+	if err != nil || len(bs) != 1 {
+		t.Fatalf("%v %+v", err, bs)
+	}
+	b := bs[0]
+	if b.Line != 3 || !slices.Equal(b.Args, []string{"presets", "show", "f01-logjam"}) || b.From != 2 || b.To != 3 || b.Body != "b\nc\n" {
+		t.Errorf("%+v", b)
+	}
+	if got := b.Select("a\nb\nX\nd\n"); got != "b\nX\n" {
+		t.Errorf("select %q", got)
+	}
+	out, err := Rewrite(src, b.Line, "b\nX\n")
+	if err != nil || !strings.Contains(out, "```\nb\nX\n```\n<!-- end generated -->") {
+		t.Errorf("rewrite: %v\n%s", err, out)
+	}
+	for _, bad := range []string{
+		"<!-- generated: ls -l -->\n```\n```\n<!-- end generated -->\n",
+		"<!-- generated: throttlelab presets -->\nno fence\n",
+		"<!-- generated: throttlelab presets -->\n```\nx\n```\n",
+	} {
+		if _, err := Blocks("x.md", bad); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}
