@@ -56,14 +56,27 @@ type Request struct {
 
 // Sampled describes the samples the advice comes from.
 type Sampled struct {
-	Source          string         `json:"source"`
-	DurationSeconds float64        `json:"duration_seconds"`
-	Samples         int            `json:"samples"`
-	ExcludedSeconds float64        `json:"excluded_seconds,omitempty"`
-	MeanCores       float64        `json:"mean_cores"`
-	MaxCores10ms    float64        `json:"max_cores_10ms"`
-	Cores           int            `json:"cores"`
-	CPUStat         cgroup.CPUStat `json:"cpu_stat"`
+	Source          string  `json:"source"`
+	DurationSeconds float64 `json:"duration_seconds"`
+	Samples         int     `json:"samples"`
+	ExcludedSeconds float64 `json:"excluded_seconds,omitempty"`
+	MeanCores       float64 `json:"mean_cores"`
+	MaxCores10ms    float64 `json:"max_cores_10ms"`
+	// Cores is the parallelism the replay serves held-back work on: the
+	// CPUs the group ran on where the samples carry a per-CPU split, else
+	// a bound from the usage alone (CoresBound).
+	Cores int `json:"cores"`
+	// CPUs is how many CPUs the group ran on (each with 2% or more of its
+	// CPU time), CPUsAtOnce the most it ran on within one sample (each for
+	// a tenth of it or more), and CPUSeconds its CPU time on each CPU: from
+	// the kernel's per-CPU counters (Demand.PerCPU), absent without them.
+	CPUs       int       `json:"cpus_used,omitempty"`
+	CPUsAtOnce int       `json:"cpus_at_once_10ms,omitempty"`
+	CPUSeconds []float64 `json:"cpu_seconds_by_cpu,omitempty"`
+	// SliceModel is set when the throttling was replayed with the kernel's
+	// per-CPU 5 ms slices over the recorded split (more than one CPU).
+	SliceModel bool           `json:"per_cpu_slice_model,omitempty"`
+	CPUStat    cgroup.CPUStat `json:"cpu_stat"`
 	// Phases is how many phases of the period were replayed.
 	Phases int `json:"phases"`
 	// WallClock: the demand was replayed as bound to wall-clock time (work
@@ -211,6 +224,13 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 		sampled.Phases = 10
 	}
 	sampled.MeanCores, sampled.MaxCores10ms, sampled.Cores = d.MeanCores(), d.MaxCores(), int(d.Bound())
+	if d.PerCPU != nil {
+		sampled.CPUs, sampled.CPUsAtOnce = d.CPUsUsed(), d.CPUsAtOnce()
+		for _, u := range d.PerCPU {
+			sampled.CPUSeconds = append(sampled.CPUSeconds, (u[len(u)-1] - u[0]).Seconds())
+		}
+		sampled.SliceModel = !req.WallClock && d.Split() != nil
+	}
 	ev := &Evaluated{Evaluations: evs, Blocks: be, BlockDemands: blockDemands(blocks), Higher: higher, Baselines: baselines,
 		Period: req.Periods[0], Sampled: sampled, Rebuilt: d.Moved > 0, Moved: d.Moved, Capped: d.Capped, Widened: widen, Warnings: d.Warnings}
 	return Decide(ev, req.Target), nil

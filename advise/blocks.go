@@ -96,7 +96,7 @@ func splitBlocks(d *Demand, n int) []*Demand {
 		for j < len(d.At)-1 && d.At[j] < end {
 			j++
 		}
-		sub := d.Derive(append([]time.Duration(nil), d.At[i:j+1]...), d.Usage[i:j+1])
+		sub := d.Derive(append([]time.Duration(nil), d.At[i:j+1]...), d.Usage[i:j+1], i)
 		t0 := sub.At[0]
 		for k := range sub.At {
 			sub.At[k] -= t0
@@ -127,9 +127,10 @@ func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evalu
 	}
 	// The slice bound: the same points with the runtime other CPUs' slices
 	// can hold taken out of the quota. It only differs on a group that runs
-	// on more than one CPU.
+	// on more than one CPU, and is only needed where the samples carry no
+	// per-CPU split: with one, Evaluate replays the slices themselves.
 	var bound []Evaluation
-	if d.Bound() > 1 {
+	if d.Bound() > 1 && d.Split() == nil {
 		so := o
 		so.stranded = true
 		if bound, err = Evaluate(d, points, so); err != nil {
@@ -205,7 +206,7 @@ func scaled(d *Demand, f float64) *Demand {
 	for k, u := range d.Usage {
 		usage[k] = d.Usage[0] + time.Duration(math.Round(float64(u-d.Usage[0])*f))
 	}
-	return d.Derive(d.At, usage)
+	return d.Derive(d.At, usage, 0)
 }
 
 // EvaluateIntervals is Evaluate with each evaluation's intervals set as

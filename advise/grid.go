@@ -117,8 +117,9 @@ type Evaluation struct {
 	// ThrottledRatioSliceBound is the throttled share with the runtime
 	// other CPUs' 5 ms slices can hold taken out of the quota (SliceSlack):
 	// the most the kernel's per-CPU slices can add to the fluid replay. Set
-	// by Advise for a group that runs on more than one CPU; the interval's
-	// upper end includes it.
+	// by Advise for a group that runs on more than one CPU and whose
+	// samples carry no per-CPU split (with the split the slice replay models
+	// the slices instead); the interval's upper end includes it.
 	ThrottledRatioSliceBound *float64 `json:"throttled_periods_ratio_slice_bound,omitempty"`
 }
 
@@ -182,6 +183,17 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 		return nil, err
 	}
 	cores := d.Bound()
+	// Demand with a per-CPU split over several CPUs is replayed with the
+	// kernel's per-CPU slices too (cfs.Periods.ReplaySlices): its throttling counts
+	// are the slice replay's, its delays the fluid replay's.
+	var sp *cfs.Split
+	if !o.WallClock && !o.stranded {
+		sp = d.Split()
+	}
+	held := 0.0 // the runtime the CPUs can hold beside the pool
+	if sp != nil {
+		held = float64(sp.N) * float64(cfs.Slice)
+	}
 	type job struct {
 		period time.Duration
 		phase  int
@@ -224,13 +236,16 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 						continue
 					}
 					q := o.quota(p, cores)
-					if float64(q) >= maxW+cfs.Eps && free != nil {
+					if float64(q) >= maxW+held+cfs.Eps && free != nil {
 						out[i] = free
 						continue
 					}
 					r := ps.Replay(cfs.Setting{Quota: q, Burst: p.Burst(), Cores: cores, WallClock: o.WallClock}, newHist(), scratch)
+					if sp != nil {
+						r.Stat, r.ThrottledNs = ps.ReplaySlices(q, p.Burst(), sp)
+					}
 					out[i] = &r
-					if float64(q) >= maxW+cfs.Eps {
+					if float64(q) >= maxW+held+cfs.Eps {
 						free = &r
 					}
 				}

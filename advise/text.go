@@ -120,8 +120,8 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 		b.WriteString(BurstHowTo(*wb) + "\n")
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "%s: %.1f s in %d samples, mean %.3f cores, highest 10 ms %.2f cores (replayed on up to %d CPUs)\n",
-		s.Source, s.DurationSeconds, s.Samples, s.MeanCores, s.MaxCores10ms, s.Cores)
+	fmt.Fprintf(&b, "%s: %.1f s in %d samples, mean %.3f cores, highest 10 ms %.2f cores (%s)\n",
+		s.Source, s.DurationSeconds, s.Samples, s.MeanCores, s.MaxCores10ms, parallelism(s))
 	if s.CPUStat.Periods > 0 {
 		fmt.Fprintf(&b, "while sampled the group had %d periods, %d throttled (%.1f%%), %.3f s throttled, %d bursts\n",
 			s.CPUStat.Periods, s.CPUStat.ThrottledPeriods, 100*float64(s.CPUStat.ThrottledPeriods)/float64(s.CPUStat.Periods),
@@ -208,4 +208,25 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 	tw.Flush()
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// parallelism says how many CPUs the group ran on and how the replay used
+// it: from the per-CPU counters where the samples carry them.
+func parallelism(s Sampled) string {
+	if s.CPUs == 0 {
+		return fmt.Sprintf("no per-CPU counters: replayed on up to %s, a bound from the usage", plural(s.Cores, "CPU"))
+	}
+	how := "its CPU time on one CPU: the pool is replayed as one"
+	if s.SliceModel {
+		how = "the replay hands each CPU its 5 ms slices"
+	}
+	return fmt.Sprintf("ran on %s, %d at once within 10 ms, per-CPU counters; %s", plural(s.CPUs, "CPU"), s.CPUsAtOnce, how)
+}
+
+// plural is n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -243,6 +243,9 @@ func Reconstruct(d *Demand, throttled []uint64, period time.Duration) (*Demand, 
 	b.Flush(emit)
 	out.Moved, out.Capped, out.maxSeen = b.Moved, b.Capped, d.MaxCores()
 	out.Arrivals = b.Moved > 0
+	if len(out.At) == len(d.At) {
+		out.PerCPU = d.PerCPU // the split of each interval, moved work or not
+	}
 	return out, b
 }
 

@@ -33,6 +33,13 @@ type Demand struct {
 	// under a limit that throttled: the time of the throttling streaks whose
 	// work was moved to their start, and of those too long to move.
 	Moved, Capped time.Duration
+	// PerCPU, if not nil, is the group's cumulative CPU time on each CPU
+	// at each sample (PerCPU[cpu][sample], aligned with At): how its use
+	// split over the CPUs (the kernel's per-CPU counters). The replay then
+	// hands runtime to each CPU in the kernel's 5 ms slices
+	// (Periods.ReplaySlices), and Bound is the CPUs it ran on. Only each
+	// interval's split is used; the total is Usage's.
+	PerCPU [][]time.Duration
 	// maxSeen is the highest use over a sample of the samples before
 	// Reconstruct moved work (MaxCores gives it then: moved work is not use).
 	maxSeen float64
@@ -93,6 +100,9 @@ func (d *Demand) Bound() float64 {
 	if d.Cores > 0 {
 		return float64(d.Cores)
 	}
+	if n := d.CPUsUsed(); n > 0 {
+		return float64(n)
+	}
 	var b CoresBound
 	for i := 1; i < len(d.At); i++ {
 		b.Add(d.At[i]-d.At[i-1], d.Usage[i]-d.Usage[i-1])
@@ -113,9 +123,18 @@ func (d *Demand) Pinned() *Demand {
 }
 
 // Derive returns other samples (a block of d, d's use scaled) replayed as
-// d is: on d's parallelism bound, as arrivals when d's usage holds them.
-func (d *Demand) Derive(at, usage []time.Duration) *Demand {
-	return &Demand{At: at, Usage: usage, Cores: int(d.Bound()), Arrivals: d.Arrivals}
+// d is: on d's parallelism bound, as arrivals when d's usage holds them,
+// with d's per-CPU split from sample i on (at and usage start at d's
+// sample i).
+func (d *Demand) Derive(at, usage []time.Duration, i int) *Demand {
+	o := &Demand{At: at, Usage: usage, Cores: int(d.Bound()), Arrivals: d.Arrivals}
+	if d.PerCPU != nil {
+		o.PerCPU = make([][]time.Duration, len(d.PerCPU))
+		for c, u := range d.PerCPU {
+			o.PerCPU[c] = u[i : i+len(at)]
+		}
+	}
+	return o
 }
 
 // CoresSpan is the shortest span over which use bounds a group's
@@ -177,6 +196,11 @@ func (b *CoresBound) Cores() int {
 func (d *Demand) Check(minSpan time.Duration) error {
 	if len(d.At) != len(d.Usage) {
 		return fmt.Errorf("%d times but %d usage values", len(d.At), len(d.Usage))
+	}
+	for c, u := range d.PerCPU {
+		if len(u) != len(d.At) {
+			return fmt.Errorf("CPU %d: %d per-CPU values for %d samples", c, len(u), len(d.At))
+		}
 	}
 	for i := 1; i < len(d.At); i++ {
 		if d.At[i] <= d.At[i-1] {

@@ -231,7 +231,15 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 	}
 	n := int(duration/(10*time.Millisecond)) + 1
 	at, usage, thr := make([]time.Duration, 0, n), make([]time.Duration, 0, n), make([]uint64, 0, n)
-	demand := func() *cfs.Demand { return underLimit(g, cfs.FromSamples(at, usage), thr) }
+	pc := openPerCPU(g)
+	defer func() {
+		if pc != nil {
+			pc.Close()
+		}
+	}()
+	var perCPU [][]time.Duration
+	var pcBuf []uint64
+	demand := func() *cfs.Demand { return underLimit(g, withPerCPU(cfs.FromSamples(at, usage), perCPU), thr) }
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	start := time.Now()
@@ -243,6 +251,14 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 			return nil, cgroup.CPUStat{}, fmt.Errorf("group %s: reading usage after %s: %w (was the group removed?)", g.Path, now.Round(time.Millisecond), err)
 		}
 		at, usage, thr = append(at, now), append(usage, u), append(thr, th)
+		if pc != nil {
+			if pcBuf, err = pc.Read(pcBuf); err == nil {
+				perCPU = appendPerCPU(perCPU, pcBuf, len(at))
+			} else {
+				pc.Close()
+				pc, perCPU = nil, nil // the advice goes on without the split
+			}
+		}
 		if now >= duration {
 			break
 		}
