@@ -82,8 +82,10 @@ type Sampled struct {
 	// WallClock: the demand was replayed as bound to wall-clock time (work
 	// that finds the quota spent is lost, not delayed).
 	WallClock bool `json:"wall_clock_demand,omitempty"`
-	// Limit is the group's own quota while sampled, if it had one.
+	// Limit is the group's own quota while sampled, if it had one, and
+	// PeriodUsec its period (0: the default 100 ms).
 	LimitMilli int64 `json:"limit_millicores,omitempty"`
+	PeriodUsec int64 `json:"period_us,omitempty"`
 }
 
 // Recommendation is the smallest limit on the grid that meets the target,
@@ -130,7 +132,10 @@ type Advice struct {
 	Sampled        Sampled        `json:"sampled"`
 	// Window is the window the advice rests on: its blocks and whether
 	// they agree.
-	Window   Window   `json:"window"`
+	Window Window `json:"window"`
+	// Audit is the replay at the group's own limit against the kernel's
+	// count over the same samples, where it had a limit (nil otherwise).
+	Audit    *Audit   `json:"audit,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -231,7 +236,22 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 		}
 		sampled.SliceModel = !req.WallClock && d.Split() != nil
 	}
-	ev := &Evaluated{Evaluations: evs, Blocks: be, BlockDemands: blockDemands(blocks), Higher: higher, Baselines: baselines,
+	var audit *Audit
+	if sampled.LimitMilli > 0 {
+		per := time.Duration(sampled.PeriodUsec) * time.Microsecond
+		if per <= 0 {
+			per = 100 * time.Millisecond
+		}
+		if p := (Point{LimitMilli: sampled.LimitMilli, Period: per}); p.Check() == nil {
+			if audit, err = AuditAt(d, p, sampled.CPUStat, req.Options); err != nil {
+				return nil, err
+			}
+		}
+		if audit != nil {
+			widenBy(evs, audit.Error)
+		}
+	}
+	ev := &Evaluated{Audit: audit, Evaluations: evs, Blocks: be, BlockDemands: blockDemands(blocks), Higher: higher, Baselines: baselines,
 		Period: req.Periods[0], Sampled: sampled, Rebuilt: d.Moved > 0, Moved: d.Moved, Capped: d.Capped, Widened: widen, Warnings: d.Warnings}
 	return Decide(ev, req.Target), nil
 }
@@ -240,6 +260,9 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 // advice is decided from. Advise makes it from samples; the node agent's
 // summary from its blocks of evaluations, without raw samples.
 type Evaluated struct {
+	// Audit is the replay at the group's own limit against the kernel's
+	// count, where it had one (its error already widens the intervals).
+	Audit *Audit
 	// Evaluations are over the whole window: every candidate limit without
 	// and with burst, and each baseline's limit without burst.
 	Evaluations []Evaluation
@@ -280,7 +303,7 @@ type Evaluated struct {
 func Decide(ev *Evaluated, t Target) *Advice {
 	t = t.WithDefaults()
 	evs := ev.Evaluations
-	a := &Advice{Evaluations: evs, Sampled: ev.Sampled, Warnings: slices.Clone(ev.Warnings)}
+	a := &Advice{Evaluations: evs, Sampled: ev.Sampled, Warnings: slices.Clone(ev.Warnings), Audit: ev.Audit}
 	var whole int
 	a.Recommendation, whole = recommend(evs, blockEvals(ev.Blocks), ev.Higher, t, ev.Period)
 	// Throttled while sampled: the demand above the limit is unseen unless

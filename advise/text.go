@@ -127,6 +127,9 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 			s.CPUStat.Periods, s.CPUStat.ThrottledPeriods, 100*float64(s.CPUStat.ThrottledPeriods)/float64(s.CPUStat.Periods),
 			float64(s.CPUStat.ThrottledUsec)/1e6, s.CPUStat.Bursts)
 	}
+	if a.Audit != nil {
+		b.WriteString(a.Audit.String() + "\n")
+	}
 	for _, warn := range a.Warnings {
 		fmt.Fprintf(&b, "warning: %s\n", warn)
 	}

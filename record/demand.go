@@ -17,6 +17,8 @@ type InstanceDemand struct {
 	CPUStat cgroup.CPUStat
 	// LimitMilli is the limit the run had (0: none).
 	LimitMilli int64
+	// PeriodUsec is its period (0 without a limit).
+	PeriodUsec int64
 	Source     string
 }
 
@@ -80,6 +82,7 @@ func (rs *Run) Demand(name string, at, usage []time.Duration, throttled []uint64
 	r.CPUStat = st
 	if _, ok := rs.CPUStat[name]; ok && rs.Settings.QuotaUsec > 0 && rs.Settings.PeriodUsec > 0 {
 		r.LimitMilli = rs.Settings.QuotaUsec * 1000 / int64(rs.Settings.PeriodUsec)
+		r.PeriodUsec = int64(rs.Settings.PeriodUsec)
 	}
 	if st.ThrottledPeriods > 0 && len(throttled) > 0 && len(throttled) == len(r.Demand.At) {
 		period := 100 * time.Millisecond

@@ -93,7 +93,7 @@ func AdviceSection(sources []*Source) template.HTML {
 			label := fmt.Sprintf("%s, config %s: instance %s in run %s", s.Label, r.Config, r.Instances[0], r.ID)
 			rec := r.Run.Demand(r.Instances[0], g.At, g.Usage, g.Throttled)
 			d := rec.Demand
-			sampled := advise.Sampled{Source: label, CPUStat: rec.CPUStat, LimitMilli: rec.LimitMilli}
+			sampled := advise.Sampled{Source: label, CPUStat: rec.CPUStat, LimitMilli: rec.LimitMilli, PeriodUsec: rec.PeriodUsec}
 			fmt.Fprintf(&b, "<h3>%s</h3>\n", html.EscapeString(label))
 			a, err := advise.Advise(d, advise.Request{}, sampled)
 			if err != nil {

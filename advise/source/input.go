@@ -9,6 +9,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cfs"
+	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/record"
 )
 
@@ -74,7 +75,7 @@ func Load(ctx context.Context, in Input, minPeriod time.Duration) (*cfs.Demand, 
 		if err != nil {
 			return nil, s, fmt.Errorf("%w: %v", ErrInput, err)
 		}
-		d, s.Source, s.CPUStat, s.LimitMilli = r.Demand, r.Source, r.CPUStat, r.LimitMilli
+		d, s.Source, s.CPUStat, s.LimitMilli, s.PeriodUsec = r.Demand, r.Source, r.CPUStat, r.LimitMilli, r.PeriodUsec
 	default:
 		if in.Duration < minPeriod {
 			return nil, s, fmt.Errorf("%w: --duration %s: too short for one period (%s): sample for at least that, better 10m or more", ErrInput, in.Duration, minPeriod)
@@ -104,6 +105,9 @@ func Load(ctx context.Context, in Input, minPeriod time.Duration) (*cfs.Demand, 
 			return nil, s, err
 		}
 		s.Source, s.LimitMilli = g.Path+" ("+g.Name+")", g.LimitMilli()
+		if l, err := cgroup.ReadGroupCPU(g.CPUDir, g.Version); err == nil && s.LimitMilli > 0 {
+			s.PeriodUsec = int64(l.PeriodUsec)
+		}
 	}
 	if in.Cores > 0 {
 		d.Cores = in.Cores // else the samples' own bound (kept by Reconstruct)
