@@ -50,6 +50,10 @@ func AuditAt(d *Demand, p Point, kernel cgroup.CPUStat, o Options) (*Audit, erro
 	return a, nil
 }
 
+// Widen widens every throttled-share interval of evs by the audit's error
+// (both ways, within 0..1), as Advise does.
+func (a *Audit) Widen(evs []Evaluation) { widenBy(evs, a.Error) }
+
 // widenBy widens every throttled-share interval of evs by e (both ways,
 // within 0..1).
 func widenBy(evs []Evaluation, e float64) {

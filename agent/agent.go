@@ -498,6 +498,7 @@ type View struct {
 	advised, stationary  bool // there is advice; its window is stationary
 	perTarget            []advise.Recommendation
 	at                   map[string]*advise.Evaluation // current, advised, krr, vpa
+	audit                *advise.Audit                 // the advice's self-audit at the current limit
 }
 
 // Startup is what a container's start-up asked for and what limits would
@@ -575,6 +576,7 @@ func (a *Agent) viewOf(c *container, owners map[top.PodName]Owner, full bool) *V
 		v.Why = err.Error()
 	} else {
 		v.Advice, v.advised, v.stationary = advs[0], true, advs[0].Window.Stationary
+		v.audit = advs[0].Audit
 		for _, adv := range advs {
 			r := adv.Recommendation
 			if r.WithBurst != nil { // a copy: the pointer holds all the advice's evaluations

@@ -43,6 +43,7 @@ var (
 	// the kubelet has applied it.
 	descSpecLimit   = kdesc("throttlelab_container_spec_cpu_limit_cores", "The CPU limit the container's pod spec asks for, in cores (from the pod list, --owners); absent without a limit. Differs from throttlelab_container_cpu_limit_cores while an in-place resize is not applied.")
 	descSpecRequest = kdesc("throttlelab_container_spec_cpu_request_cores", "The CPU request the container's pod spec asks for (the limit when it sets none), in cores (from the pod list, --owners); absent without one.")
+	descPredErr     = kdesc("throttlelab_container_prediction_error_ratio", "The advice's self-audit: the throttled share of periods the quota model predicts at the container's own limit over the window, less the share the kernel counted (nr_throttled over the replay's periods); every interval of the advice is widened by its size. Absent without a limit.")
 	descStat        = kdesc("throttlelab_demand_stationary", "1 when the window's blocks agree (advise's judgement), 0 when the demand changed within the window: the advice then rests on its worst block.")
 )
 
@@ -92,7 +93,7 @@ var atOrder = []string{"current", "advised", "krr", "vpa"}
 type collector struct{ a *Agent }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descSpecLimit, descSpecRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow, descStat, descStartup, descStall} {
+	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descSpecLimit, descSpecRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow, descStat, descStartup, descStall, descPredErr} {
 		ch <- d
 	}
 }
@@ -173,6 +174,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 				g(descPredThr, e.ThrottledRatio, at)
 				g(descPredP99, e.DelayP99Ms/1000, at)
 			}
+		}
+		if v.audit != nil {
+			g(descPredErr, v.audit.Error)
 		}
 		if v.KrrMilli > 0 {
 			g(descKrr, float64(v.KrrMilli)/1000)

@@ -318,7 +318,13 @@ func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.
 	})
 	// The recommendation meets the target in every block (the busiest hour
 	// of the day), as advise's does.
-	ev := &advise.Evaluated{Evaluations: evs, Blocks: s.blockTable(evs, targets), BlockDemands: s.blockDemands(), Higher: s.levelHigher(evs),
+	// The self-audit at the container's own limit widens every interval
+	// before the recommendation is read from them, as advise's does.
+	audit := s.audit(in.LimitMilli, throttled)
+	if audit != nil {
+		audit.Widen(evs)
+	}
+	ev := &advise.Evaluated{Audit: audit, Evaluations: evs, Blocks: s.blockTable(evs, targets), BlockDemands: s.blockDemands(), Higher: s.levelHigher(evs),
 		Baselines: baselines, Period: s.cfg.Period,
 		Sampled: advise.Sampled{Source: in.Source, DurationSeconds: span.Seconds(), Samples: samples, MeanCores: work / float64(span),
 			MaxCores10ms: maxCores, Cores: max(s.cores, 1), Phases: s.cfg.Phases, LimitMilli: in.LimitMilli,
@@ -487,4 +493,25 @@ func meetsAny(targets []advise.Target, e advise.Evaluation) bool {
 		}
 	}
 	return false
+}
+
+// audit is the advice's self-audit over the window (advise.Audit): the
+// replay at the container's own limit against the throttled periods the
+// kernel counted. The agent keeps the kernel's nr_throttled but not its
+// nr_periods: the share's denominator is the replay's periods at the
+// limit, which counts the periods the group ran in as the kernel does.
+// nil without a limit or with fewer than 10 periods.
+func (s *Summary) audit(limitMilli int64, throttled uint64) *advise.Audit {
+	if limitMilli <= 0 {
+		return nil
+	}
+	e, err := s.Evaluate(limitMilli, 0)
+	if err != nil || e.Periods < 10 {
+		return nil
+	}
+	a := &advise.Audit{LimitMilli: limitMilli, PeriodUsec: int64(s.cfg.Period / time.Microsecond), Predicted: e.ThrottledRatio,
+		Periods: uint64(math.Round(e.Periods)), ThrottledPeriods: throttled}
+	a.Measured = min(1, float64(throttled)/e.Periods)
+	a.Error = a.Predicted - a.Measured
+	return a
 }

@@ -83,6 +83,10 @@ func Dashboard() (dashboard.Dashboard, error) {
 			"The quota model replayed on the agent's window of 10 ms demand: the share of periods throttled at the current limit, at the advised one, and at what krr's and the VPA's rules would set.",
 			"percentunit",
 			q(`max by (`+by+`, at) (throttlelab_predicted_throttled_ratio{`+sel+`})`, "{{pod}}/{{container}} at {{at}}"))).
+		WithPanel(series("Prediction error at the current limit (self-audit)",
+			"The model's throttled share at the container's own limit over the window, less the share the kernel counted: how far the advice's own replay is off for this container. Every interval of its advice is widened by the size of this error; far from 0 for long, distrust the advice (demand that answers to throttling, a closed loop, or a workload the model misreads).",
+			"percentunit",
+			q(`max by (`+by+`) (throttlelab_container_prediction_error_ratio{`+sel+`})`, "{{pod}}/{{container}}"))).
 		WithPanel(series("Predicted p99 added delay: current, advised, krr, VPA",
 			"The delay the limit adds to the slowest 1% of the work, by the same model. Above 50 ms at the current limit for 30 minutes, the ThrottlelabPredictedDelayHigh alert fires.",
 			"s",
