@@ -60,7 +60,7 @@ http {
 			return []string{"fortio", "load", "-quiet", "-qps", "360", "-c", "8", "-uniform", "-jitter", "-t", secs(d) + "s", "-H", "Accept-Encoding: gzip", "http://127.0.0.1:18080/big.txt"}
 		},
 	},
-	{Name: "postgresql", What: "PostgreSQL 15 (its own background work: autovacuum, checkpoints); pgbench TPC-B-like at a fixed 150 transactions/s (-R), 4 clients, scale 5",
+	{Name: "postgresql", What: "PostgreSQL 15 (its own background work: autovacuum, checkpoints); pgbench TPC-B-like at a fixed 600 transactions/s (-R), 8 clients on 2 threads, scale 5 (the issue 39 case)",
 		Addr: "127.0.0.1:54329",
 		Setup: func(ctx context.Context, dir string) error {
 			pg := filepath.Join(dir, "pg")
@@ -79,7 +79,7 @@ http {
 			return runClient(ctx, []string{"pgbench", "-i", "-q", "-s", "5", "-h", "127.0.0.1", "-p", "54329", "-U", "postgres", "postgres"}, nil)
 		},
 		Client: func(dir string, d time.Duration) []string {
-			return []string{"pgbench", "-h", "127.0.0.1", "-p", "54329", "-U", "postgres", "-R", "150", "-c", "4", "-j", "1", "-T", secs(d), "postgres"}
+			return []string{"pgbench", "-h", "127.0.0.1", "-p", "54329", "-U", "postgres", "-R", "600", "-c", "8", "-j", "2", "-T", secs(d), "postgres"}
 		},
 	},
 	{Name: "jvm", What: "OpenJDK 17 HTTP service (com.sun.net.httpserver, 8 worker threads, ~1 ms of SHA-256 per request, JIT and GC threads); fortio 1.68 at a fixed 300 requests/s on 4 connections (-uniform -jitter, an open loop; wrk's closed loop, used before 2026-11-24 13:45, asks for less while the server is throttled)",

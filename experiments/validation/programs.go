@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -45,6 +46,13 @@ type ProgramRow struct {
 	LimitMilli    int64
 	// Recommended marks the limit advise recommended in this round.
 	Recommended bool
+	// Knee is the throttled share the limit was picked for (0.5, 0.2,
+	// 0.05: the limit on a 10m ladder whose prediction lies nearest); 0 for
+	// the recommended limit measured on its own.
+	Knee float64 `json:",omitempty"`
+	// CPUs is how many CPUs the group ran on while sampled (per-CPU
+	// counters; 0: unknown).
+	CPUs int `json:",omitempty"`
 	// From the unlimited window: mean use, the advice's interval.
 	SampledMean                            float64
 	Predicted, PredictedLow, PredictedHigh float64
@@ -63,9 +71,11 @@ type ProgramRow struct {
 
 // MeasureProgram starts p in a group of its own (root, cgroup v1 or v2),
 // drives it with its client, and for each of rounds: samples it without a
-// limit for window, advises, and measures the recommended limit and the two
-// grid limits below it for window each. It stops everything it started.
-func MeasureProgram(ctx context.Context, p Program, dir string, window time.Duration, rounds int, log io.Writer) (rows []ProgramRow, err error) {
+// limit for window (saved as sampled-N.csv in dir, with its per-CPU
+// split), advises, and measures for measure each the limits where advise
+// predicts about 50%, 20% and 5% of periods throttled (KneeLimits) and the
+// recommended one. It stops everything it started.
+func MeasureProgram(ctx context.Context, p Program, dir string, window, measure time.Duration, rounds int, log io.Writer) (rows []ProgramRow, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -142,8 +152,17 @@ func MeasureProgram(ctx context.Context, p Program, dir string, window time.Dura
 		if err != nil {
 			return rows, err
 		}
-		fmt.Fprintf(log, "%s round %d: %s\n", p.Name, round, advise.Answer(a))
-		for _, e := range kneeLimits(a) {
+		fmt.Fprintf(log, "%s round %d: %s (ran on %d CPUs)\n", p.Name, round, advise.Answer(a), a.Sampled.CPUs)
+		if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("sampled-%d.csv", round))); err == nil {
+			advise.WriteCSV(f, d)
+			f.Close()
+		}
+		knees, err := KneeLimits(d, a)
+		if err != nil {
+			return rows, err
+		}
+		for _, k := range knees {
+			e := k.Evaluation
 			if err := setLimit(e.LimitMilli); err != nil {
 				return rows, err
 			}
@@ -155,7 +174,7 @@ func MeasureProgram(ctx context.Context, p Program, dir string, window time.Dura
 			mark0, ierr := cgroup.MarkHost("/")
 			mark0.Ours = u0
 			t0 := time.Now()
-			if err := runClient(ctx, p.Client(dir, window), io.Discard); err != nil {
+			if err := runClient(ctx, p.Client(dir, measure), io.Discard); err != nil {
 				return rows, fmt.Errorf("%s at %dm: %w", p.Name, e.LimitMilli, err)
 			}
 			span := time.Since(t0)
@@ -168,7 +187,7 @@ func MeasureProgram(ctx context.Context, p Program, dir string, window time.Dura
 			}
 			st := after.Sub(before)
 			r := ProgramRow{Program: p.Name, What: p.What, Round: round, WindowSeconds: window.Seconds(), Limit: advise.Point{LimitMilli: e.LimitMilli, Period: Period}.String(), LimitMilli: e.LimitMilli,
-				Recommended: e.LimitMilli == a.Recommendation.LimitMilli && a.Recommendation.Met,
+				Recommended: e.LimitMilli == a.Recommendation.LimitMilli && a.Recommendation.Met, Knee: k.Knee, CPUs: a.Sampled.CPUs,
 				SampledMean: d.MeanCores(), Predicted: e.ThrottledRatio, PredictedLow: e.ThrottledRatioRange[0], PredictedHigh: e.ThrottledRatioRange[1],
 				Stationary: a.Window.Stationary, Periods: st.Periods, MeasuredMean: (u1 - u0).Seconds() / span.Seconds()}
 			if e.ThrottledRatioSliceBound != nil {
@@ -196,22 +215,49 @@ func fmtOthers(o *float64) string {
 	return fmt.Sprintf("%.2f cores", *o)
 }
 
-// kneeLimits are the recommendation and the two grid limits below it
-// (without burst, at the first period): three limits near the knee.
-func kneeLimits(a *advise.Advice) []advise.Evaluation {
-	var grid []advise.Evaluation
-	for _, e := range a.Evaluations {
-		if e.BurstMilli == 0 && e.PeriodUsec == a.Recommendation.PeriodUsec {
-			grid = append(grid, e)
+// Knee is a limit picked for the share of periods advise predicts it
+// throttles (0 for the recommended limit).
+type Knee struct {
+	Knee float64
+	advise.Evaluation
+}
+
+// KneeShares are the throttled shares the knee limits are picked for.
+var KneeShares = []float64{0.5, 0.2, 0.05}
+
+// KneeLimits evaluates d (with advise's intervals) on a ladder of limits
+// 10m apart from its mean use up to the CPUs it used, and returns for each
+// of KneeShares the limit whose prediction lies nearest, then a's
+// recommended limit (when it met its target and is not one of them).
+func KneeLimits(d *advise.Demand, a *advise.Advice) ([]Knee, error) {
+	lo := int64(d.MeanCores()*100) * 10
+	hi := max(int64(a.Sampled.Cores)*1000, lo+100)
+	var points []advise.Point
+	for l := max(lo, 10); l <= hi; l += 10 {
+		points = append(points, advise.Point{LimitMilli: l, Period: Period})
+	}
+	evs, err := advise.EvaluateIntervals(d, points, advise.Options{})
+	if err != nil {
+		return nil, err
+	}
+	var out []Knee
+	seen := map[int64]bool{}
+	for _, share := range KneeShares {
+		best := -1
+		for i, e := range evs {
+			if best < 0 || math.Abs(e.ThrottledRatio-share) < math.Abs(evs[best].ThrottledRatio-share) {
+				best = i
+			}
+		}
+		if !seen[evs[best].LimitMilli] {
+			seen[evs[best].LimitMilli] = true
+			out = append(out, Knee{share, evs[best]})
 		}
 	}
-	k := len(grid) - 1
-	for i, e := range grid {
-		if e.LimitMilli == a.Recommendation.LimitMilli {
-			k = i
-		}
+	if r := a.Recommendation; r.Met && !seen[r.LimitMilli] && r.ThrottledRatioRange != nil {
+		out = append(out, Knee{0, r.Evaluation})
 	}
-	return grid[max(0, k-2) : k+1]
+	return out, nil
 }
 
 // startIn starts argv with its stdout and stderr in logPath, inside g

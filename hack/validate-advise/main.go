@@ -34,12 +34,13 @@ func main() {
 	bin := flag.String("bin", "bin/throttlelab", "the throttlelab binary the local backend starts for instances and neighbours")
 	runFor := flag.Duration("duration", 30*time.Second, "how long each config runs")
 	noRun := flag.Bool("no-run", false, "compare the results already in -out again")
+	measure := flag.Duration("measure", 30*time.Second, "with -program: how long each limit is measured (-duration is how long it is sampled)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
 	if *program != "" {
-		err = runProgram(ctx, *program, *out, *runFor, *rounds)
+		err = runProgram(ctx, *program, *out, *runFor, *measure, *rounds)
 	} else {
 		err = run(ctx, *name, *out, *doc, *bin, *runFor, *noRun)
 	}
@@ -84,12 +85,12 @@ func run(ctx context.Context, name, out, doc, bin string, runFor time.Duration, 
 	return os.WriteFile(filepath.Join(out, w.Name+".json"), b, 0o644)
 }
 
-func runProgram(ctx context.Context, name, out string, window time.Duration, rounds int) error {
+func runProgram(ctx context.Context, name, out string, window, measure time.Duration, rounds int) error {
 	p, err := validation.FindProgram(name)
 	if err != nil {
 		return fmt.Errorf("-program: %w", err)
 	}
-	rows, err := validation.MeasureProgram(ctx, p, filepath.Join(out, "program-"+p.Name), window, rounds, os.Stdout)
+	rows, err := validation.MeasureProgram(ctx, p, filepath.Join(out, "program-"+p.Name), window, measure, rounds, os.Stdout)
 	if err != nil {
 		return err
 	}
