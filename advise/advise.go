@@ -252,7 +252,7 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 		}
 	}
 	ev := &Evaluated{Audit: audit, Evaluations: evs, Blocks: be, BlockDemands: blockDemands(blocks), Higher: higher, Baselines: baselines,
-		Period: req.Periods[0], Sampled: sampled, Rebuilt: d.Moved > 0, Moved: d.Moved, Capped: d.Capped, Widened: widen, Warnings: d.Warnings}
+		Period: req.Periods[0], Sampled: sampled, Rebuilt: d.Moved > 0, Moved: d.Moved, Capped: d.Capped, Widened: widen, Warnings: append(slices.Clone(d.Warnings), movesWarnings(movesOf(d), d.Duration())...)}
 	return Decide(ev, req.Target), nil
 }
 

@@ -138,12 +138,14 @@ func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evalu
 		}
 	}
 	// The level: the whole window replayed with its use LevelSpread lower
-	// and higher (the blocks show the level's changes within the window).
-	lower, err := Evaluate(scaled(d, 1-LevelSpread), points, o)
+	// and higher (the blocks show the level's changes within the window),
+	// or by half its swing where the level moved (movesOf).
+	spread := movesOf(d).Spread
+	lower, err := Evaluate(scaled(d, 1-spread), points, o)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	higher, err := Evaluate(scaled(d, 1+LevelSpread), points, o)
+	higher, err := Evaluate(scaled(d, 1+spread), points, o)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

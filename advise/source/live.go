@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/top"
@@ -304,5 +305,10 @@ func underLimit(g *Group, d *cfs.Demand, thr []uint64) *cfs.Demand {
 	if l, err := cgroup.ReadGroupCPU(g.CPUDir, g.Version); err == nil && l.PeriodUsec > 0 {
 		period = time.Duration(l.PeriodUsec) * time.Microsecond
 	}
-	return cfs.ReconstructNoted(d, thr, period)
+	closed := advise.ClosedLoopWarning(d, thr)
+	d = cfs.ReconstructNoted(d, thr, period)
+	if closed != "" {
+		d.Warnings = append(d.Warnings, closed)
+	}
+	return d
 }

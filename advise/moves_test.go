@@ -1,0 +1,79 @@
+package advise
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// levels is 10 ms samples of use around each level in turn, for per each.
+func levels(seed uint64, per time.Duration, lv ...float64) (*Demand, []uint64) {
+	r := rand.New(rand.NewPCG(seed, 1))
+	d := &Demand{}
+	var u time.Duration
+	n := int(per / (10 * time.Millisecond))
+	for k, l := range lv {
+		for i := 0; i < n; i++ {
+			if k > 0 || i > 0 {
+				u += time.Duration(float64(10*time.Millisecond) * l * 2 * r.Float64())
+			}
+			d.At = append(d.At, time.Duration(k*n+i)*10*time.Millisecond)
+			d.Usage = append(d.Usage, u)
+		}
+	}
+	return d, nil
+}
+
+// TestMoves: a steady level over 60 s has not moved and gets no warning; a
+// step from 0.27 to 0.34 cores (the PostgreSQL case of issue 39) has,
+// widens the level replay to about half its swing and says how long to
+// sample; a steady 18 s window is told it is too short.
+func TestMoves(t *testing.T) {
+	steady, _ := levels(1, 61*time.Second, 0.3)
+	if m := movesOf(steady); m.Moved || m.Spread != LevelSpread || len(movesWarnings(m, steady.Duration())) != 0 {
+		t.Errorf("steady demand: %+v, warnings %q", m, movesWarnings(m, steady.Duration()))
+	}
+	step, _ := levels(2, 15*time.Second, 0.27, 0.27, 0.34, 0.34)
+	m := movesOf(step)
+	t.Logf("step: %+v", m)
+	if !m.Moved || m.Spread < 0.08 || m.Spread > maxLevelSpread {
+		t.Errorf("a step from 0.27 to 0.34 cores: %+v, want moved with a spread of about half the swing", m)
+	}
+	if w := movesWarnings(m, step.Duration()); len(w) != 1 || !strings.Contains(w[0], "sample at least 4m0s") {
+		t.Errorf("warnings %q: want one saying to sample 4 minutes", w)
+	}
+	short, _ := levels(3, 18*time.Second, 0.3)
+	if w := movesWarnings(movesOf(short), short.Duration()); len(w) != 1 || !strings.Contains(w[0], "too short") {
+		t.Errorf("an 18 s window: warnings %q", w)
+	}
+}
+
+// TestClosedLoopWarning: use that falls in the seconds the group was
+// throttled is named a closed loop and a lower bound; use that rises then
+// (an open loop throttled at its peaks) is not.
+func TestClosedLoopWarning(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		lv     []float64
+		closed bool
+	}{
+		{"closed", []float64{0.5, 0.3, 0.5, 0.3, 0.5, 0.3, 0.5, 0.3, 0.5, 0.3}, true},
+		{"open", []float64{0.3, 0.5, 0.3, 0.5, 0.3, 0.5, 0.3, 0.5, 0.3, 0.5}, false},
+	} {
+		d, _ := levels(4, time.Second, tc.lv...)
+		// Throttled in the odd seconds.
+		thr := make([]uint64, len(d.At))
+		var n uint64
+		for i := range d.At {
+			if s := int(d.At[i] / time.Second); s%2 == 1 && i%100 != 0 && i%10 == 0 {
+				n++
+			}
+			thr[i] = n
+		}
+		w := ClosedLoopWarning(d, thr)
+		if (w != "") != tc.closed || (tc.closed && !strings.Contains(w, "lower bound")) {
+			t.Errorf("%s: warning %q", tc.name, w)
+		}
+	}
+}
