@@ -138,7 +138,8 @@ VALIDATE_OUT ?= /tmp/throttlelab-validate-advise
 validate-advise: build
 	$(GO) build -o bin/validate-advise ./hack/validate-advise
 	for w in poisson burst onoff; do flock /tmp/throttlelab-host.lock bin/validate-advise -bin $(BIN) -workload $$w -out $(VALIDATE_OUT) || exit 1; done
-	# Programs nobody here wrote, with standard clients (Debian: nginx-light postgresql openjdk-17-jdk-headless; fortio from the module proxy).
+	# Programs nobody here wrote, with standard clients (Debian: nginx-light postgresql openjdk-17-jdk-headless; fortio from the module proxy),
+	# sampled 60 s unlimited, then measured 30 s at each knee limit (advise predicting 50%, 20%, 5% throttled) and the recommended one.
 	command -v fortio >/dev/null || GOFLAGS= $(GO) install fortio.org/fortio@v1.68.2
-	for p in nginx postgresql jvm; do flock /tmp/throttlelab-host.lock bin/validate-advise -program $$p -duration 30s -out $(VALIDATE_OUT) || exit 1; done
+	for p in nginx postgresql jvm; do flock /tmp/throttlelab-host.lock bin/validate-advise -program $$p -duration 60s -measure 30s -rounds 1 -out $(VALIDATE_OUT) || exit 1; done
 	bin/validate-advise -out $(VALIDATE_OUT) -doc docs/advise.md

@@ -99,13 +99,21 @@ func runProgram(ctx context.Context, name, out string, window, measure time.Dura
 }
 
 func writeDoc(out, doc string, runFor time.Duration) error {
+	host, _ := os.Hostname()
+	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	env := validation.Env{Host: host, Kernel: strings.TrimSpace(string(kernel)), CPUs: runtime.NumCPU(), Arch: runtime.GOARCH, RunFor: runFor.String()}
+	old, _ := os.ReadFile(doc)
+	text := string(old)
+	// The workloads' table, where all of them were run into out.
 	var rows []validation.Row
 	var when time.Time
+	haveAll := true
 	for _, w := range validation.Workloads {
 		path := filepath.Join(out, w.Name+".json")
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return fmt.Errorf("%w: run -workload %s first", err, w.Name)
+			haveAll = false
+			break
 		}
 		if st, err := os.Stat(path); err == nil && st.ModTime().After(when) {
 			when = st.ModTime()
@@ -116,19 +124,26 @@ func writeDoc(out, doc string, runFor time.Duration) error {
 		}
 		rows = append(rows, rs...)
 	}
-	host, _ := os.Hostname()
-	kernel, _ := os.ReadFile("/proc/sys/kernel/osrelease")
-	var sec strings.Builder
-	env := validation.Env{When: when.UTC().Format("2006-01-02 15:04 UTC"), Host: host, Kernel: strings.TrimSpace(string(kernel)),
-		CPUs: runtime.NumCPU(), Arch: runtime.GOARCH, RunFor: runFor.String()}
-	if err := validation.WriteTable(&sec, env, rows); err != nil {
-		return err
+	if haveAll {
+		var sec strings.Builder
+		wenv := env
+		wenv.When = when.UTC().Format("2006-01-02 15:04 UTC")
+		if err := validation.WriteTable(&sec, wenv, rows); err != nil {
+			return err
+		}
+		text = validation.Splice(text, sec.String())
 	}
+	// The programs' table at the knee, a section of its own.
 	var prows []validation.ProgramRow
+	when = time.Time{}
 	for _, p := range validation.Programs {
-		b, err := os.ReadFile(filepath.Join(out, "program-"+p.Name+".json"))
+		path := filepath.Join(out, "program-"+p.Name+".json")
+		b, err := os.ReadFile(path)
 		if err != nil {
 			continue // not measured: its rows are left out
+		}
+		if st, err := os.Stat(path); err == nil && st.ModTime().After(when) {
+			when = st.ModTime()
 		}
 		var rs []validation.ProgramRow
 		if err := json.Unmarshal(b, &rs); err != nil {
@@ -137,13 +152,17 @@ func writeDoc(out, doc string, runFor time.Duration) error {
 		prows = append(prows, rs...)
 	}
 	if len(prows) > 0 {
-		sec.WriteString("\n")
+		var sec strings.Builder
 		penv := env
+		penv.When = when.UTC().Format("2006-01-02 15:04 UTC")
 		penv.RunFor = (time.Duration(prows[0].WindowSeconds) * time.Second).String()
 		if err := validation.WriteProgramTable(&sec, penv, prows); err != nil {
 			return err
 		}
+		text = validation.SpliceBetween(text, validation.KneeBeginMarker, validation.KneeEndMarker, sec.String())
 	}
-	old, _ := os.ReadFile(doc)
-	return os.WriteFile(doc, []byte(validation.Splice(string(old), sec.String())), 0o644)
+	if !haveAll && len(prows) == 0 {
+		return fmt.Errorf("no rows in %s: run -workload or -program first", out)
+	}
+	return os.WriteFile(doc, []byte(text), 0o644)
 }
