@@ -154,7 +154,7 @@ func MeasureProgram(ctx context.Context, p Program, dir string, window, measure 
 		}
 		fmt.Fprintf(log, "%s round %d: %s (ran on %d CPUs)\n", p.Name, round, advise.Answer(a), a.Sampled.CPUs)
 		if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("sampled-%d.csv", round))); err == nil {
-			advise.WriteCSV(f, d)
+			source.WriteCSV(f, d)
 			f.Close()
 		}
 		knees, err := KneeLimits(d, a)

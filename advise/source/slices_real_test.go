@@ -1,4 +1,4 @@
-package advise
+package source
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
 	"github.com/throttlelab/throttlelab/top/toptest"
 )
@@ -57,14 +58,14 @@ while True:
 			if d.PerCPU == nil {
 				t.Skip("no per-CPU counters for this group (cgroup v2 or no cpuacct)")
 			}
-			p := Point{LimitMilli: 600, Period: 100 * time.Millisecond}
-			slices, err := AuditAt(d, p, st, Options{})
+			p := advise.Point{LimitMilli: 600, Period: 100 * time.Millisecond}
+			slices, err := advise.AuditAt(d, p, st, advise.Options{})
 			if err != nil || slices == nil {
 				t.Fatalf("audit: %v, %v (%+v)", slices, err, st)
 			}
 			flat := *d
 			flat.PerCPU, flat.Cores = nil, int(d.Bound())
-			fluid, err := AuditAt(&flat, p, st, Options{})
+			fluid, err := advise.AuditAt(&flat, p, st, advise.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
