@@ -19,6 +19,9 @@ type UsageSample struct {
 	// Periods holds each group's cumulative count of periods (nr_periods):
 	// where it moves, one of the group's own periods ended (PeakTracker).
 	Periods []uint64
+	// Missed is how many sampling instants were skipped so far because a
+	// sample came more than half an interval late (Clock).
+	Missed int64
 }
 
 // openUsage opens a group's counters (UsageCounter): a sample is one pread
@@ -70,26 +73,23 @@ func (s *Sampler) Sample(dst []time.Duration, throttled, periods []uint64) error
 	return nil
 }
 
-// Run samples every interval until ctx ends and calls emit with each sample, from
-// this goroutine. Ticks the sampler could not keep up with are skipped, not
-// queued, so the samples stay on the interval's grid.
+// Run samples every interval until ctx ends and calls emit with each
+// sample, from this goroutine, which it locks to its OS thread (Loop): the
+// samples stay on the interval's grid, and instants a late sample skipped
+// are counted in UsageSample.Missed, not queued. It returns the first read
+// error.
 func (s *Sampler) Run(ctx context.Context, interval time.Duration, emit func(UsageSample)) error {
-	start := time.Now()
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
+	var err error
+	Loop(ctx, interval, func(at time.Duration, missed int64) bool {
 		n := len(s.files)
-		u := UsageSample{At: time.Since(start), Usage: make([]time.Duration, n), Throttled: make([]uint64, n), Periods: make([]uint64, n)}
-		if err := s.Sample(u.Usage, u.Throttled, u.Periods); err != nil {
-			return err
+		u := UsageSample{At: at, Usage: make([]time.Duration, n), Throttled: make([]uint64, n), Periods: make([]uint64, n), Missed: missed}
+		if err = s.Sample(u.Usage, u.Throttled, u.Periods); err != nil {
+			return false
 		}
 		emit(u)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
+		return true
+	})
+	return err
 }
 
 // Close closes the counters.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,6 +47,9 @@ type CgroupWindow struct {
 	Samples []CgroupSample    `json:"samples"`
 	// Truncated says the window ran past MaxCgroupWindow and stopped itself.
 	Truncated bool `json:"truncated,omitempty"`
+	// Missed counts the sampling instants skipped because a sample came
+	// more than half an interval late (cgroup.Clock).
+	Missed int64 `json:"missed,omitempty"`
 	// Err is the read error that ended the window early, if any.
 	Err string `json:"error,omitempty"`
 }
@@ -101,19 +105,33 @@ func (s *ownSampler) start() (CgroupWindowState, error) {
 	return CgroupWindowState{Active: true, Started: s.w.Started, Samples: 1}, nil
 }
 
+// loop samples the window every interval from cgroup's one sampling loop
+// (a locked thread, absolute instants), until stop is closed.
 func (s *ownSampler) loop(start time.Time, w *CgroupWindow, stop, done chan struct{}) {
 	defer close(done)
-	t := time.NewTicker(s.interval)
-	defer t.Stop()
-	for {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
 		select {
 		case <-stop:
-			return
-		case <-t.C:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	var lag time.Duration // the loop's start after the window's
+	cgroup.Loop(ctx, s.interval, func(at time.Duration, missed int64) bool {
+		if at == 0 {
+			lag = time.Since(start)
+			return true // the window's first sample is start's
 		}
 		s.mu.Lock()
-		at := time.Since(start)
+		defer s.mu.Unlock()
+		if ctx.Err() != nil {
+			return false
+		}
+		at += lag // since the window's first sample
 		r, err := s.g.Read()
+		w.Missed = missed
 		switch {
 		case err != nil:
 			w.Err = err.Error()
@@ -122,12 +140,8 @@ func (s *ownSampler) loop(start time.Time, w *CgroupWindow, stop, done chan stru
 		default:
 			w.Samples = append(w.Samples, CgroupSample{TNs: int64(at), UsageNs: r.UsageNs, Throttled: r.ThrottledPeriods, Periods: r.Periods})
 		}
-		end := err != nil || at > s.max
-		s.mu.Unlock()
-		if end {
-			return
-		}
-	}
+		return err == nil && at <= s.max
+	})
 }
 
 // end stops the window's sampling (if one is under way) and takes the

@@ -177,7 +177,7 @@ func TestRealGroupFoundBetweenReports(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	made, found := false, false
-	observe := func(path string, _ top.Identity, at time.Duration, _, _ uint64) {
+	observe := func(path string, _ top.Identity, at time.Duration, _, _ uint64) bool {
 		switch {
 		// after the look again that follows the first watches: only the
 		// kernel's event can find it
@@ -191,6 +191,7 @@ func TestRealGroupFoundBetweenReports(t *testing.T) {
 			found = true
 			cancel()
 		}
+		return false
 	}
 	w, err := top.New(top.Options{Root: "/", Observe: observe})
 	if err != nil {
@@ -223,10 +224,11 @@ func TestRealV1StatSkipMissesNothing(t *testing.T) {
 	toptest.StartShell(t, dirs, "while :; do dd if=/dev/zero of=/dev/null bs=1M count=3000 2>/dev/null; sleep 0.4; done")
 	path := toptest.CgroupPath(t, g.Dir)
 	var seen uint64
-	w, err := top.New(top.Options{Root: "/", Observe: func(p string, _ top.Identity, _ time.Duration, _, throttled uint64) {
+	w, err := top.New(top.Options{Root: "/", Observe: func(p string, _ top.Identity, _ time.Duration, _, throttled uint64) bool {
 		if p == path {
 			seen = throttled
 		}
+		return false
 	}})
 	if err != nil {
 		t.Fatal(err)

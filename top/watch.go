@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/throttlelab/throttlelab/cgroup"
 )
 
@@ -34,8 +32,15 @@ type Options struct {
 	Mapping cgroup.WeightMapping
 	// Observe, if set, is called by Sample with every group's identity and
 	// cumulative usage (ns) at each sample (the agent keeps its demand from
-	// them).
-	Observe func(path string, id Identity, at time.Duration, usageNs, throttled uint64)
+	// them). What it returns says whether the group is hot (Coarse): read
+	// at every instant until a later call says otherwise.
+	Observe func(path string, id Identity, at time.Duration, usageNs, throttled uint64) (hot bool)
+	// Coarse, if set, thins the sampling of the groups Every picks: at an
+	// instant (a multiple of SampleEvery since the start) such a group is
+	// read only when Coarse says the instant is on the coarse grid, or the
+	// group is hot (Observe); Run sleeps through the instants at which
+	// nothing is to be read. nil reads them at every instant.
+	Coarse func(at time.Duration) bool
 	// Every, if set, picks the groups read at every sample (by their
 	// identity, at each Discover); the others are read at their first
 	// sample (Observe sees them appear) and then only at each Report: their
@@ -81,10 +86,13 @@ type Watcher struct {
 	events     *dirEvents
 	eventsErr  error // why there are none
 	rediscover bool
-	// taken counts the samples, missed the sampling instants a late sample
-	// skipped (SampleCounts); lastAt is the last sample's time.
-	taken, missed atomic.Int64
-	lastAt        time.Duration
+	// taken counts the samples; clock is Run's (its count of instants
+	// skipped is SampleCounts' missed); lastAt is the last sample's time;
+	// hot, whether a group Every picks was hot at it (Options.Coarse).
+	taken  atomic.Int64
+	clock  atomic.Pointer[cgroup.Clock]
+	lastAt time.Duration
+	hot    bool
 	// unlocked lets Run sample from any thread (a benchmark's reference).
 	unlocked bool
 	// cpus bounds the CPUs a group's stall is spread over (SplitStall).
@@ -111,10 +119,11 @@ type group struct {
 	// active the time of the last sample at which its usage or its
 	// cpu.stat moved (see read).
 	period, active time.Duration
-	// every: read at every sample (Options.Every), else at reports.
-	every    bool
-	tracker  *cgroup.PeakTracker
-	pressure *Pressure // at the interval's start
+	// every: read at every sample (Options.Every), else at reports; hot:
+	// read at every instant, not only on the coarse grid (Options.Coarse).
+	every, hot bool
+	tracker    *cgroup.PeakTracker
+	pressure   *Pressure // at the interval's start
 	// psiDir holds the group's cpu.pressure ("" where there is none to
 	// read); stall adds up its intervals' split (nil until one is known).
 	psiDir string
@@ -206,7 +215,10 @@ func (w *Watcher) Discover() error {
 // scheduled in time, or its work took longer than the interval). Safe to
 // call while Run runs.
 func (w *Watcher) SampleCounts() (taken, missed int64) {
-	return w.taken.Load(), w.missed.Load()
+	if c := w.clock.Load(); c != nil {
+		_, missed = c.Counts()
+	}
+	return w.taken.Load(), missed
 }
 
 // Unwatched says what keeps new groups from being found as their
@@ -329,24 +341,21 @@ func vanished(err error, dir string) bool {
 	return errors.Is(err, syscall.ENODEV) || errors.Is(err, fs.ErrNotExist) || (dir != "" && !exists(dir))
 }
 
-// Sample reads every group's usage and cpu.stat once; at is the time since
-// the watcher started, in order.
+// Sample reads every group's usage and cpu.stat once (those Every picks:
+// at the coarse grid's instants, and hot ones at every instant; see
+// Options.Coarse); at is the time since the watcher started, in order.
 func (w *Watcher) Sample(at time.Duration) {
-	if w.taken.Load() > 0 {
-		// A sample more than half an interval late stands for the
-		// instants it skipped: the time between two samples is then
-		// replayed as one step, and a burst in it as its mean.
-		if gap, every := at-w.lastAt, w.opts.SampleEvery; gap > every*3/2 {
-			w.missed.Add(int64((gap+every/2)/every) - 1)
-		}
-	}
 	w.lastAt = at
 	w.taken.Add(1)
+	grid := w.opts.Coarse == nil || w.opts.Coarse(at)
+	hot := false
 	for _, g := range w.sorted {
-		if g.every || g.samples == 0 {
+		if g.samples == 0 || (g.every && (grid || g.hot)) {
 			w.sampleGroup(g, at)
 		}
+		hot = hot || (g.every && g.hot && !g.gone)
 	}
+	w.hot = hot
 }
 
 // sampleGroup reads one group's usage and cpu.stat at time at.
@@ -374,7 +383,7 @@ func (w *Watcher) sampleGroup(g *group, at time.Duration) {
 	g.last = s
 	g.samples++
 	if s.HasUsageNs && w.opts.Observe != nil {
-		w.opts.Observe(g.ref.Path, g.id, at, s.UsageNs, s.ThrottledPeriods)
+		g.hot = w.opts.Observe(g.ref.Path, g.id, at, s.UsageNs, s.ThrottledPeriods)
 	}
 	if s.HasUsageNs && g.every {
 		g.tracker.Add(cgroup.PeakPoint{At: at, UsageNs: s.UsageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods})
@@ -580,9 +589,19 @@ const Rediscover = 100 * time.Millisecond
 // Run samples every SampleEvery and calls emit with a report every interval,
 // from this goroutine, until ctx ends or emit returns false. Groups that
 // appear are picked up within Rediscover of their directory being made
-// (inotify; at each report where inotify cannot be had). Ticks the watcher
-// could not keep up with are skipped, not queued.
+// (inotify; at each report where inotify cannot be had). It samples from
+// one OS thread (cgroup.Clock: absolute instants, no drift); instants the
+// watcher could not keep up with are skipped and counted (SampleCounts),
+// not queued. With Options.Coarse it sleeps through the instants at which
+// no group is to be read.
 func (w *Watcher) Run(ctx context.Context, interval time.Duration, emit func([]Stats) bool) error {
+	return w.RunFrom(ctx, time.Now(), interval, emit)
+}
+
+// RunFrom is Run with its instants counted from start (start + n *
+// SampleEvery; the samples' times are since start): a caller that keeps
+// its own time (the agent's, on the wall clock) puts the instants on it.
+func (w *Watcher) RunFrom(ctx context.Context, start time.Time, interval time.Duration, emit func([]Stats) bool) error {
 	if interval < w.opts.SampleEvery {
 		return fmt.Errorf("interval %s is shorter than the sampling interval %s: give a longer one", interval, w.opts.SampleEvery)
 	}
@@ -590,16 +609,17 @@ func (w *Watcher) Run(ctx context.Context, interval time.Duration, emit func([]S
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 	}
-	start := time.Now()
-	wait := w.sleeper(ctx, start)
+	clock := cgroup.NewClock(start, w.opts.SampleEvery)
+	w.clock.Store(clock)
+	wait := w.waiter(ctx, clock)
 	w.Sample(0)
 	next := interval
 	discovered := time.Duration(0)
 	for {
-		if !wait() {
+		at, ok := wait()
+		if !ok {
 			return nil
 		}
-		at := time.Since(start)
 		w.Sample(at)
 		if w.events.changed() {
 			w.rediscover = true
@@ -631,46 +651,41 @@ func (w *Watcher) Run(ctx context.Context, interval time.Duration, emit func([]S
 	}
 }
 
-// sleeper returns Run's wait before each sample: until the next multiple of
-// SampleEvery since start, or at once when the last sample ran past it (as
-// a ticker's waiting tick would), and false once ctx is done. Run holds its
-// OS thread (runtime.LockOSThread), which sleeps in clock_nanosleep: the
-// counter files' reads find their caches warm more often than on whichever
-// thread the scheduler picks, and no other thread has to wake it (a Go
-// timer would, for a locked goroutine). BenchmarkRunLockedThread measures it
-// against a Go ticker on any thread (w.unlocked: what Run did before).
-func (w *Watcher) sleeper(ctx context.Context, start time.Time) func() bool {
-	every := int64(w.opts.SampleEvery)
+// maxSkip bounds the instants Run sleeps through at once (Options.Coarse):
+// it looks for the coarse grid's next instant no further, and wakes there
+// whatever Coarse says.
+const maxSkip = 1000
+
+// waiter returns Run's wait before each sample: clock.WaitFor the next
+// instant at which a group is to be read (the next one when a group is hot
+// or Coarse is nil, else the coarse grid's next), false once ctx is done.
+// BenchmarkRunLockedThread measures it against a Go ticker on any thread
+// (w.unlocked: what Run did before; it ignores Coarse).
+func (w *Watcher) waiter(ctx context.Context, clock *cgroup.Clock) func() (time.Duration, bool) {
 	if w.unlocked {
 		tick := time.NewTicker(w.opts.SampleEvery)
 		context.AfterFunc(ctx, tick.Stop)
-		return func() bool {
+		return func() (time.Duration, bool) {
 			select {
 			case <-ctx.Done():
-				return false
+				return 0, false
 			case <-tick.C:
-				return true
+				return time.Since(clock.Start()), true
 			}
 		}
 	}
-	var now unix.Timespec
-	unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
-	base := now.Nano() - int64(time.Since(start))
-	n := int64(0) // the last instant waited for: base + n*every
-	return func() bool {
-		if ctx.Err() != nil {
-			return false
+	every := w.opts.SampleEvery
+	return func() (time.Duration, bool) {
+		n := clock.Instant() + 1
+		if w.opts.Coarse != nil && !w.hot && !w.rediscover {
+			for m := n; m < n+maxSkip; m++ {
+				if w.opts.Coarse(time.Duration(m) * every) {
+					n = m
+					break
+				}
+			}
 		}
-		unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
-		n++
-		if now.Nano() >= base+n*every {
-			n = (now.Nano() - base) / every // late: now, and on from the last instant passed
-			return true
-		}
-		t := unix.NsecToTimespec(base + n*every)
-		for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &t, nil) == unix.EINTR {
-		}
-		return ctx.Err() == nil
+		return clock.WaitFor(ctx, n)
 	}
 }
 

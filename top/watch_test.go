@@ -306,7 +306,7 @@ func TestGroupsFoundBetweenReports(t *testing.T) {
 	defer cancel()
 	var made [2]time.Duration // when each was made (0: not yet)
 	var found [2]time.Duration
-	observe := func(path string, _ Identity, at time.Duration, _, _ uint64) {
+	observe := func(path string, _ Identity, at time.Duration, _, _ uint64) bool {
 		switch {
 		case path == "/" && made[0] == 0 && at >= 2*Rediscover:
 			made[0] = at
@@ -324,6 +324,7 @@ func TestGroupsFoundBetweenReports(t *testing.T) {
 			found[1] = at
 			cancel()
 		}
+		return false
 	}
 	w, err := New(Options{Root: root, Observe: observe})
 	if err != nil {
@@ -397,26 +398,6 @@ func find(stats []Stats, path string) *Stats {
 	return nil
 }
 
-// TestSampleCountsMissed: a sample that comes more than half an interval
-// late counts the sampling instants it skipped; one on time, or a little
-// late, counts none.
-func TestSampleCountsMissed(t *testing.T) {
-	w, err := New(Options{Root: expand(t, "v1-split")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	ms := time.Millisecond
-	for _, at := range []time.Duration{0, 10 * ms, 20 * ms, 34 * ms, 50 * ms, 100 * ms, 110 * ms} {
-		w.Sample(at)
-	}
-	// 34 ms: 14 ms after the last, on time enough; 50 ms: 16 ms, one skipped
-	// (40 ms); 100 ms: four skipped (60 to 90 ms).
-	if taken, missed := w.SampleCounts(); taken != 7 || missed != 5 {
-		t.Errorf("SampleCounts() = %d taken, %d missed; want 7 and 5", taken, missed)
-	}
-}
-
 // TestEveryReadsOthersAtReports: with Options.Every, the groups it picks are
 // read at every sample and the others at their first sample and at each
 // report: their rows keep the interval's totals and mean use, without a
@@ -427,7 +408,7 @@ func TestEveryReadsOthersAtReports(t *testing.T) {
 	const ctr = pod + "/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
 	observed := map[string]int{}
 	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
-		Observe: func(path string, _ Identity, _ time.Duration, _, _ uint64) { observed[path]++ }})
+		Observe: func(path string, _ Identity, _ time.Duration, _, _ uint64) bool { observed[path]++; return false }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -520,37 +501,35 @@ func TestV1StatReadWhileCountersMove(t *testing.T) {
 	}
 }
 
-// TestSleeperWaitsForEachInstant: Run's wait returns at or after each
-// multiple of SampleEvery since its start, never before; after a stall past
-// several instants it goes on from the last instant passed (no burst of
-// catch-up samples: four waits then take at least three intervals less one
-// for the one at once); and it returns false once its context is done.
-func TestSleeperWaitsForEachInstant(t *testing.T) {
-	w := &Watcher{opts: Options{SampleEvery: 5 * time.Millisecond}}
-	ctx, cancel := context.WithCancel(context.Background())
-	start := time.Now()
-	wait := w.sleeper(ctx, start)
-	every := w.opts.SampleEvery
-	for i := range 10 {
-		if !wait() {
-			t.Fatal("wait ended before its context")
-		}
-		if at := time.Since(start); at < time.Duration(i+1)*every {
-			t.Errorf("wait %d returned at %s, before instant %d (%s)", i, at, i+1, time.Duration(i+1)*every)
+// TestCoarseReadsHotGroupsOnly: with Options.Coarse, a group Every picks is
+// read at the coarse grid's instants until Observe calls it hot, and at
+// every instant from then on; the others as before.
+func TestCoarseReadsHotGroupsOnly(t *testing.T) {
+	root := expand(t, "v2-kubepods-systemd")
+	const pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice"
+	const ctr = pod + "/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
+	var reads []time.Duration
+	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
+		Coarse: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
+		Observe: func(path string, _ Identity, at time.Duration, _, _ uint64) bool {
+			if path != ctr {
+				return false
+			}
+			reads = append(reads, at)
+			return at >= 150*time.Millisecond
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := range 30 {
+		w.Sample(time.Duration(i) * 10 * time.Millisecond)
+		if want := i >= 20; w.hot != want {
+			t.Fatalf("after the sample at %d ms the watcher has a hot group: %v, want %v", i*10, w.hot, want)
 		}
 	}
-	time.Sleep(4 * every) // a stall past four instants
-	t0 := time.Now()
-	for range 4 {
-		if !wait() {
-			t.Fatal("wait ended before its context")
-		}
-	}
-	if took := time.Since(t0); took < 2*every {
-		t.Errorf("four waits after a stall took %s: caught up on the instants missed instead of going on from the last", took)
-	}
-	cancel()
-	if wait() {
-		t.Error("wait went on after its context ended")
+	// 0 (its first), 100, 200 (on the grid: hot from here), 210 to 290
+	if len(reads) != 12 || reads[2] != 200*time.Millisecond || reads[3] != 210*time.Millisecond {
+		t.Errorf("the container read at %v; want 0, 100 ms, then every 10 ms from 200 ms", reads)
 	}
 }

@@ -218,8 +218,10 @@ func (s *Sampler) ReadCounts() (time.Duration, uint64, error) {
 func (s *Sampler) Close() error { return s.c.Close() }
 
 // Sample samples g every 10 ms for duration (or until ctx ends, keeping
-// what it has), with the real time of each reading, and cpu.stat before
-// and after. progress, if not nil, is called about every 100 ms.
+// what it has), from cgroup's one sampling loop (cgroup.Loop: a locked
+// thread, absolute instants; instants it came too late for are counted and
+// noted in the demand's warnings), and cpu.stat before and after.
+// progress, if not nil, is called about every 100 ms.
 func Sample(ctx context.Context, g *Group, duration time.Duration, progress func(done time.Duration)) (*cfs.Demand, cgroup.CPUStat, error) {
 	s, err := NewSampler(g)
 	if err != nil {
@@ -240,16 +242,21 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 	}()
 	var perCPU [][]time.Duration
 	var pcBuf []uint64
-	demand := func() *cfs.Demand { return underLimit(g, withPerCPU(cfs.FromSamples(at, usage), perCPU), thr) }
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	start := time.Now()
+	var missed int64
+	demand := func() *cfs.Demand {
+		return noteMissed(underLimit(g, withPerCPU(cfs.FromSamples(at, usage), perCPU), thr), missed, len(at))
+	}
 	procDir := filepath.Join(g.root, "proc", strconv.Itoa(g.Pid))
-	for i := 0; ; i++ {
+	var out *cfs.Demand
+	var outStat cgroup.CPUStat
+	var outErr error
+	i := 0
+	cgroup.Loop(ctx, 10*time.Millisecond, func(now time.Duration, m int64) bool {
+		missed = m
 		u, th, err := s.ReadCounts()
-		now := time.Since(start)
 		if err != nil {
-			return nil, cgroup.CPUStat{}, fmt.Errorf("group %s: reading usage after %s: %w (was the group removed?)", g.Path, now.Round(time.Millisecond), err)
+			outErr = fmt.Errorf("group %s: reading usage after %s: %w (was the group removed?)", g.Path, now.Round(time.Millisecond), err)
+			return false
 		}
 		at, usage, thr = append(at, now), append(usage, u), append(thr, th)
 		if pc != nil {
@@ -261,7 +268,7 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 			}
 		}
 		if now >= duration {
-			break
+			return false
 		}
 		if i%10 == 0 {
 			if progress != nil {
@@ -271,27 +278,41 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 				if _, err := os.Stat(procDir); err != nil {
 					// Advice from what was sampled while it ran; the
 					// warning widens the intervals.
-					d := demand()
-					d.Warnings = append(d.Warnings, fmt.Sprintf("pid %d exited after %s of sampling: the advice rests on the samples before that (sample its group with --cgroup %s to keep going)", g.Pid, now.Round(time.Millisecond), g.Path))
-					after, err := g.Stat()
-					if err != nil {
-						return d, cgroup.CPUStat{}, nil
+					out = demand()
+					out.Warnings = append(out.Warnings, fmt.Sprintf("pid %d exited after %s of sampling: the advice rests on the samples before that (sample its group with --cgroup %s to keep going)", g.Pid, now.Round(time.Millisecond), g.Path))
+					if after, err := g.Stat(); err == nil {
+						outStat = after.CPUStat.Sub(before.CPUStat)
 					}
-					return d, after.CPUStat.Sub(before.CPUStat), nil
+					return false
 				}
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return demand(), cgroup.CPUStat{}, ctx.Err()
-		case <-tick.C:
-		}
+		i++
+		return true
+	})
+	switch {
+	case outErr != nil:
+		return nil, cgroup.CPUStat{}, outErr
+	case out != nil:
+		return out, outStat, nil
+	case ctx.Err() != nil:
+		return demand(), cgroup.CPUStat{}, ctx.Err()
 	}
 	after, err := g.Stat()
 	if err != nil {
 		return nil, cgroup.CPUStat{}, err
 	}
 	return demand(), after.CPUStat.Sub(before.CPUStat), nil
+}
+
+// noteMissed warns when the sampler skipped instants (it came late): the
+// time between two samples is then replayed as one step, and a burst in it
+// as its mean.
+func noteMissed(d *cfs.Demand, missed int64, samples int) *cfs.Demand {
+	if missed > 0 {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%d of %d sampling instants were skipped (the sampler came late): bursts shorter than its gaps read as their mean", missed, int64(samples)+missed))
+	}
+	return d
 }
 
 // underLimit is d, sampled from g with nr_throttled thr at each sample,
