@@ -67,6 +67,9 @@ type Config struct {
 	// its start-up, kept apart from the advice (Summary.SetStartup) and
 	// reported on its own; 0 keeps it in.
 	Startup time.Duration
+	// Hot is sampling by need: which containers are read every SampleEvery,
+	// the others every period on the node's grid.
+	Hot HotConfig
 }
 
 func (c *Config) defaults() {
@@ -98,6 +101,16 @@ func (c *Config) defaults() {
 		c.MaxMilli = int64(runtime.NumCPU()) * 1000
 	}
 	c.Summary.defaults(c.MaxMilli)
+	c.Hot.defaults()
+}
+
+// byNeed reports whether the coarse grid (SummaryConfig.OnGrid) falls on
+// the sampling instants: the fine step (Period/Phases) and the chunk are
+// multiples of SampleEvery. Else every container is read at every instant.
+func (c *Config) byNeed() bool {
+	s := c.Summary
+	fine := s.Period / time.Duration(s.Phases)
+	return !c.Hot.Always && s.Period%time.Duration(s.Phases) == 0 && fine%c.SampleEvery == 0 && s.Chunk%c.SampleEvery == 0
 }
 
 // GCPercent is the garbage collector's target the agent command sets (when
@@ -156,6 +169,14 @@ type Agent struct {
 	// failed.
 	watching                 atomic.Bool
 	lookupsOK, lookupsFailed atomic.Int64
+
+	// Sampling by need (Config.Hot): whether it is on, the chunks' start
+	// (mod Chunk, agent time: the node's grid), the targets' lowest picks
+	// are taken for, and the hot containers.
+	byNeed  bool
+	off     time.Duration
+	targets []advise.Target
+	hot     hotSet
 }
 
 type replayJob struct {
@@ -175,6 +196,7 @@ type container struct {
 	// one added by observe since the last report is not dropped for missing
 	// from the report that ends its first interval.
 	since int
+	need  need // sampling by need
 }
 
 // New finds the node's cgroup hierarchy and its groups.
@@ -185,11 +207,19 @@ func New(cfg Config) (*Agent, error) {
 	}
 	a := &Agent{cfg: cfg, containers: map[string]*container{}, collector: top.NewCollector(cfg.Mapping).WithoutStall(),
 		replays: make(chan replayJob, 1024), lookup: make(chan struct{}, 1), sandboxes: map[string]int{},
-		settle: OwnersSettle, gap: OwnersGap}
-	// Only the containers it summarises are read every 10 ms; the pods'
-	// groups, their sandboxes, the QoS classes and the system's are read at
-	// their first sample (observe sees sandboxes appear) and at reports.
-	w, err := top.New(top.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, Observe: a.observe, Every: cfg.Select})
+		settle: OwnersSettle, gap: OwnersGap, byNeed: cfg.byNeed()}
+	for _, t := range cfg.Targets {
+		a.targets = append(a.targets, t.Target)
+	}
+	// Only the containers it summarises are read every 10 ms (by need:
+	// those that are hot; the others on the grid); the pods' groups, their
+	// sandboxes, the QoS classes and the system's are read at their first
+	// sample (observe sees sandboxes appear) and at reports.
+	opts := top.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, Observe: a.observe, Every: cfg.Select}
+	if a.byNeed {
+		opts.Coarse = a.onGrid
+	}
+	w, err := top.New(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -201,10 +231,17 @@ func New(cfg Config) (*Agent, error) {
 // Source returns the hierarchy the agent reads.
 func (a *Agent) Source() *top.Source { return a.w.Source() }
 
+// onGrid reports whether watcher time at is on the node's coarse grid
+// (top.Options.Coarse).
+func (a *Agent) onGrid(at time.Duration) bool {
+	return a.cfg.Summary.OnGrid(a.base+at, a.off)
+}
+
 // observe gets every group's usage at every sample (top.Options.Observe). A
 // selected group the agent does not know yet is added here, at its first
-// sample after top found it, not at the next report.
-func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs, throttled uint64) {
+// sample after top found it, not at the next report. It says whether the
+// container is hot (sampling by need).
+func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs, throttled uint64) bool {
 	a.mu.Lock()
 	if !a.sampled {
 		a.firstSample, a.sampled = a.base+at, true
@@ -221,14 +258,21 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 				}
 			}
 			a.mu.Unlock()
-			return // not a container to summarise
+			return false // not a container to summarise
 		}
 		c = a.addContainer(path, id, a.base+at)
 	}
+	t := a.base + at
 	a.mu.Unlock()
 	c.mu.Lock()
-	chunks := append([]*Chunk(nil), c.sum.AddCounts(a.base+at, time.Duration(usageNs), throttled)...) // nil, no allocation, mostly
+	chunks := append([]*Chunk(nil), c.sum.AddCounts(t, time.Duration(usageNs), throttled)...) // nil, no allocation, mostly
+	starting := t < c.sum.startupUntil
 	c.mu.Unlock()
+	hot := false
+	if a.byNeed {
+		want, heat := c.need.wants(&a.cfg.Hot, a.cfg.Summary.Period, t, usageNs, throttled, a.cfg.Summary.OnGrid(t, a.off), starting)
+		hot = a.hot.decide(c, want, heat, a.cfg.Hot.Max)
+	}
 	for _, chunk := range chunks {
 		select {
 		case a.replays <- replayJob{c, chunk}:
@@ -236,6 +280,7 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 			a.replay(replayJob{c, chunk}) // the replay worker is behind: do it here (Fold takes chunks in any order)
 		}
 	}
+	return hot
 }
 
 // addContainer starts the summary of a selected group seen at agent time
@@ -249,10 +294,15 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 // from the agent's first sample on.
 func (a *Agent) addContainer(path string, id top.Identity, at time.Duration) *container {
 	c := &container{path: path, id: id, sum: NewSummary(&a.cfg.Summary), since: a.reports}
-	c.sum.SetOffset(stagger(path, a.cfg.Summary.Chunk))
+	if a.byNeed {
+		c.sum.SetOffset(a.off) // the node's grid: every chunk on it
+	} else {
+		c.sum.SetOffset(stagger(path, a.cfg.Summary.Chunk))
+	}
 	if saved, ok := a.saved[path]; ok {
 		c.sum.restore(saved)
 		delete(a.saved, path)
+		c.need.floor.Store(c.sum.lowestPick(a.targets))
 	} else if a.cfg.Startup > 0 && ((a.sampled && at > a.firstSample) || (!a.savedAt.IsZero() && time.Since(a.savedAt) < RecentCheckpoint)) {
 		c.sum.SetStartup(at + a.cfg.Startup)
 	}
@@ -291,6 +341,9 @@ func (a *Agent) replay(j replayJob) {
 	}
 	j.c.sum.Fold(r)
 	j.c.view = nil // advice is out of date
+	if a.byNeed {
+		j.c.need.floor.Store(j.c.sum.lowestPick(a.targets))
+	}
 }
 
 // Update takes one report of top (every Interval): it adds the groups that
@@ -324,6 +377,7 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 	for p, c := range a.containers {
 		if !seen[p] && c.since < a.reports {
 			delete(a.containers, p) // gone: its summary goes with it
+			a.hot.drop(c)
 		}
 	}
 	for p, since := range a.sandboxes {
@@ -363,6 +417,11 @@ func (a *Agent) Run(ctx context.Context) error {
 	// on the clock's minutes and hours, and a checkpoint's blocks line up
 	// with the next run's.
 	a.base = time.Duration(a.start.UnixNano())
+	if a.byNeed {
+		// The chunks start at a.start (mod Chunk), so that the grid's
+		// instants are the watcher's.
+		a.off = a.base % a.cfg.Summary.Chunk
+	}
 	a.mu.Unlock()
 	unwatched := ""
 	noteUnwatched := func() {
@@ -372,7 +431,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 	}
 	noteUnwatched()
-	err := a.w.Run(ctx, a.cfg.Interval, func(stats []top.Stats) bool {
+	err := a.w.RunFrom(ctx, a.start, a.cfg.Interval, func(stats []top.Stats) bool {
 		a.Update(stats, a.base+time.Since(a.start))
 		noteUnwatched()
 		if a.cfg.StateDir != "" && time.Since(lastSave) >= a.cfg.SaveEvery {

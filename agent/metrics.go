@@ -198,7 +198,7 @@ type AdviceDoc struct {
 // /evaluate.
 func (a *Agent) Handler() http.Handler {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(a.collector, collector{a}, selfCollector{a},
+	reg.MustRegister(a.collector, collector{a}, selfCollector{a}, hotCollector{a},
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))

@@ -344,17 +344,43 @@ func (s *Summary) Flush() *Chunk {
 	}
 	// The replay's periods start at the first sample; an idle lead before it
 	// moves them to this chunk's phase (the partition advise's phase ph
-	// makes: the first period holds the first sample at ph/Phases of it).
-	ph := int((s.firstAt-s.offset)/s.cfg.Chunk) % s.cfg.Phases
-	var lead time.Duration
-	if ph > 0 {
-		lead = s.cfg.Period - s.cfg.Period*time.Duration(ph)/time.Duration(s.cfg.Phases)
-	}
+	// makes), counted from the chunk's own start, so that they fall on
+	// the grid the agent samples on (SummaryConfig.OnGrid) also for a chunk
+	// whose first sample is not at its start (a new container, a gap).
+	lead := s.cfg.phaseBoundary(s.firstAt, s.offset)
+	lead = ((s.firstAt-lead)%s.cfg.Period + s.cfg.Period) % s.cfg.Period
 	// The chunk waits for the replay worker as compactly as it was kept.
 	c := &Chunk{start: s.firstAt, n: n, lead: lead, cores: max(s.cores, 1), arrivals: s.arrivals, startup: s.firstAt < s.startupUntil,
 		deltas: append([]byte(nil), s.deltas...)}
 	s.start(s.lastAt, s.lastUsage)
 	return c
+}
+
+// OnGrid reports whether agent time t is an instant of the coarse grid of
+// summaries whose chunks start at off (mod Chunk): a chunk's start, or a
+// boundary of the periods the chunk holding t is replayed at (its phase,
+// Flush). 100 ms samples at these instants give each replayed period its
+// sum of demand (sampling by need: Agent, HotConfig).
+func (c *SummaryConfig) OnGrid(t, off time.Duration) bool {
+	rel := t - off
+	if rel%c.Chunk == 0 {
+		return true
+	}
+	return (t-c.phaseBoundary(t, off))%c.Period == 0
+}
+
+// phaseBoundary is a boundary of the replay's periods in the chunk holding
+// agent time t (chunks start at off mod Chunk): chunk k is replayed at
+// phase k mod Phases, its periods starting ph/Phases of a period after the
+// chunk's start.
+func (c *SummaryConfig) phaseBoundary(t, off time.Duration) time.Duration {
+	k := int64((t - off) / c.Chunk)
+	if t < off && (t-off)%c.Chunk != 0 {
+		k-- // floor
+	}
+	n := int64(c.Phases)
+	ph := (k%n + n) % n
+	return off + time.Duration(k)*c.Chunk + c.Period*time.Duration(ph)/time.Duration(n)
 }
 
 // prefill is the work put in one period before a chunk's demand: it starts
@@ -367,8 +393,20 @@ func (s *Summary) Flush() *Chunk {
 const prefill = time.Microsecond
 
 // demand expands a chunk for the replay: one period of prefill, the phase
-// lead, then the samples.
-func (c *Chunk) demand(period time.Duration) *advise.Demand {
+// lead, then the samples. An interval longer than one and a half fine
+// steps (Period/Phases: a coarse sample of sampling by need, or a late
+// one) that lies within one of the replay's periods has its work
+// front-loaded: in fine steps from its start, each at most the node's CPUs
+// (SummaryConfig.frontCores), the rest of the interval idle. The period's
+// sum, which decides whether it throttles, is unchanged, and its work
+// waits at least as long as it would spread in any way over the interval:
+// the delays are an upper bound of what fine samples would give. maxCores
+// is the highest use over one interval as sampled (advise.Demand.MaxCores'
+// rule), before the expansion.
+func (c *Chunk) demand(cfg *SummaryConfig) (d *advise.Demand, maxCores float64) {
+	period := cfg.Period
+	fine := period / time.Duration(cfg.Phases)
+	step := time.Duration(cfg.frontCores() * float64(fine))
 	n := c.n
 	at, usage := make([]time.Duration, 0, n+3), make([]time.Duration, 0, n+3)
 	at, usage = append(at, 0, period), append(usage, 0, prefill)
@@ -380,11 +418,33 @@ func (c *Chunk) demand(period time.Duration) *advise.Demand {
 		dt, k := binary.Uvarint(b)
 		du, l := binary.Uvarint(b[k:])
 		b = b[k+l:]
+		t0, u0 := period+c.lead+a, prefill+u
 		a += time.Duration(dt) * time.Microsecond
 		u += time.Duration(du) * time.Microsecond
-		at, usage = append(at, period+c.lead+a), append(usage, prefill+u)
+		t1 := period + c.lead + a
+		if d := t1 - t0; d >= 5*time.Millisecond {
+			maxCores = max(maxCores, float64(u-(u0-prefill))/float64(d))
+		}
+		if t1-t0 > fine*3/2 && du > 0 && t0/period == (t1-1)/period {
+			for t, rest := t0, prefill+u-u0; rest > 0 && t+fine < t1; {
+				w := min(rest, step)
+				t, u0, rest = t+fine, u0+w, rest-w
+				at, usage = append(at, t), append(usage, u0)
+			}
+		}
+		at, usage = append(at, t1), append(usage, prefill+u)
 	}
-	return &advise.Demand{At: at, Usage: usage, Cores: c.cores, Arrivals: c.arrivals}
+	return &advise.Demand{At: at, Usage: usage, Cores: c.cores, Arrivals: c.arrivals}, maxCores
+}
+
+// frontCores is the rate at which a coarse interval's work is front-loaded
+// (Chunk.demand): the node's CPUs (the ladder's top), which no group's use
+// can exceed over any part of the interval.
+func (c *SummaryConfig) frontCores() float64 {
+	if len(c.Ladder) == 0 {
+		return 1
+	}
+	return max(math.Ceil(float64(c.Ladder[len(c.Ladder)-1])/1000), 1)
 }
 
 // Replayed is a chunk's evaluations, ready to fold into its summary.
@@ -406,12 +466,11 @@ type Replayed struct {
 // unthrottled as that one), each without burst and with a burst equal to
 // it. It is the costly step and touches no summary: run it anywhere.
 func (cfg *SummaryConfig) Replay(c *Chunk) (*Replayed, error) {
-	d := c.demand(cfg.Period)
+	d, maxCores := c.demand(cfg)
 	lead := cfg.Period + c.lead
 	if d.Duration()-lead < cfg.Period {
 		return nil, nil // too short to replay: a container that just went
 	}
-	maxCores := d.MaxCores()
 	var points []advise.Point
 	var idx []int32
 	for i, l := range cfg.Ladder {

@@ -1,0 +1,246 @@
+package agent
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/advise"
+)
+
+// byNeedTargets are the targets the accuracy test advises for.
+var byNeedTargets = []advise.Target{{MaxThrottled: 0.01}, {MaxThrottled: 0.05}, {MaxDelay: 5 * time.Millisecond}}
+
+// summarise feeds samples taken every 10 ms (at nominal instants i x 10 ms,
+// as the agent's clock stamps them) to a summary, replaying each chunk as it
+// closes. With h, it reads them as the agent samples by need (one
+// container, no cap): at the grid's instants (SummaryConfig.OnGrid), and at
+// every instant while need.wants it; it returns the share of instants read
+// and each chunk's replay.
+func summarise(cfg *SummaryConfig, h *HotConfig, usage []time.Duration, thr []uint64) (*Summary, float64, []*Replayed) {
+	s := NewSummary(cfg)
+	var n need
+	hot, read := true, 0
+	var replayed []*Replayed
+	replay := func(c *Chunk) {
+		r, err := cfg.Replay(c)
+		if err != nil {
+			panic(err)
+		}
+		replayed = append(replayed, r)
+		s.Fold(r)
+	}
+	for i := range usage {
+		at := time.Duration(i) * 10 * time.Millisecond
+		grid := cfg.OnGrid(at, 0)
+		if h != nil && i > 0 && !grid && !hot {
+			continue
+		}
+		read++
+		var th uint64
+		if thr != nil {
+			th = thr[i]
+		}
+		for _, c := range s.AddCounts(at, usage[i], th) {
+			replay(c)
+			n.floor.Store(s.lowestPick(byNeedTargets))
+		}
+		if h != nil {
+			hot, _ = n.wants(h, cfg.Period, at, uint64(usage[i]), th, grid, false)
+		}
+	}
+	if c := s.Flush(); c != nil {
+		replay(c)
+	}
+	return s, float64(read) / float64(len(usage)), replayed
+}
+
+// tile repeats a recording's 10 ms steps until it holds n samples.
+func tile(usage []time.Duration, n int) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := 1; i < n; i++ {
+		j := (i-1)%(len(usage)-1) + 1
+		out[i] = out[i-1] + usage[j] - usage[j-1]
+	}
+	return out
+}
+
+// recorded reads the first group's cumulative usage (ns, second column)
+// from a usage CSV with a header line.
+func recorded(t *testing.T, path string) []time.Duration {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []time.Duration
+	for i, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Split(l, ",")
+		if i == 0 || strings.HasPrefix(l, "#") || len(f) < 2 {
+			continue
+		}
+		v, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			continue // the header
+		}
+		out = append(out, time.Duration(v))
+	}
+	if len(out) < 100 {
+		t.Fatalf("%s: %d samples", path, len(out))
+	}
+	return out
+}
+
+// TestByNeedAgreesWithTenMillisecondSampling: the same demands summarised
+// from every 10 ms sample (the 10 ms design) and as the agent samples by
+// need (100 ms on the grid, 10 ms while hot): at every ladder limit, with
+// and without a burst, the throttled share within 0.005 and the delay
+// quantiles never below; the advice for three targets the same ladder
+// limit or one step higher. The demands: random bursty ones, a
+// sched-bench-like periodic one, the rig's burner under 200m (throttled:
+// rebuilt from nr_throttled), and two recordings (report's fixture run of
+// the workload server, advise's e2e fixture), each tiled to 10 minutes.
+func TestByNeedAgreesWithTenMillisecondSampling(t *testing.T) {
+	const n = 10*60*100 + 1 // the last sample on a chunk boundary, read either way
+	type demand struct {
+		name  string
+		usage []time.Duration
+		thr   []uint64
+	}
+	var demands []demand
+	for _, p := range []struct {
+		seed uint64
+		p    float64
+	}{{1, 0.35}, {2, 0.05}, {3, 0.01}, {4, 0.15}} {
+		_, u := bursty(p.seed, n, p.p)
+		demands = append(demands, demand{name: fmt.Sprintf("bursty-%d-%.2f", p.seed, p.p), usage: u})
+	}
+	_, u := periodic(n)
+	demands = append(demands, demand{name: "periodic", usage: u})
+	_, u, thr := burstsUnder(10 * time.Minute)
+	demands = append(demands, demand{name: "rig-burner-under-200m", usage: u, thr: thr})
+	demands = append(demands, demand{name: "server-run", usage: tile(recorded(t, "../report/testdata/limits/runs/unlimited/load0/r1/usage.csv"), n)})
+	demands = append(demands, demand{name: "advise-fixture", usage: tile(recorded(t, "../cmd/throttlelab/testdata/advise-usage.csv"), n)})
+	demands = append(demands, demand{name: "episode-then-trickle", usage: episodic(n)}, demand{name: "rare-spikes", usage: spikes(n)})
+	def := HotConfig{}
+	def.defaults()
+	// the default, and one that leaves containers cold sooner (the bounds
+	// must hold whatever is read at 10 ms)
+	eager := HotConfig{Margin: 0.05, Hold: 10 * time.Second}
+	eager.defaults()
+	for _, d := range demands {
+		for _, h := range []HotConfig{def, eager} {
+			t.Run(fmt.Sprintf("%s/margin=%.2f,hold=%s", d.name, h.Margin, h.Hold), func(t *testing.T) { agreesByNeed(t, &h, d.usage, d.thr) })
+		}
+	}
+}
+
+// episodic is n samples of a group bursty (as bursty's, 35%) for its
+// first fifth, a trickle of 3% of a core after.
+func episodic(n int) []time.Duration {
+	_, u := bursty(5, n/5, 0.35)
+	out := make([]time.Duration, n)
+	copy(out, u)
+	for i := len(u); i < n; i++ {
+		out[i] = out[i-1] + 300*time.Microsecond
+	}
+	return out
+}
+
+// spikes is n samples of a trickle (2% of a core) with one burst of two
+// threads for 300 ms every 170 s.
+func spikes(n int) []time.Duration {
+	out := make([]time.Duration, n)
+	for i := 1; i < n; i++ {
+		out[i] = out[i-1] + 200*time.Microsecond
+		if i%17000 >= 8000 && i%17000 < 8030 {
+			out[i] += 20 * time.Millisecond
+		}
+	}
+	return out
+}
+
+// agreesByNeed compares the summaries of one demand read every 10 ms and
+// by need (TestByNeedAgreesWithTenMillisecondSampling).
+func agreesByNeed(t *testing.T, h *HotConfig, usage []time.Duration, thr []uint64) {
+	cfg := testConfig()
+	fine, _, fineChunks := summarise(cfg, nil, usage, thr)
+	coarse, share, coarseChunks := summarise(cfg, h, usage, thr)
+	// Each chunk's replay: the same throttled periods, and delays (exact,
+	// from its histogram) never below.
+	if len(fineChunks) != len(coarseChunks) {
+		t.Fatalf("%d chunks by need, %d at 10 ms", len(coarseChunks), len(fineChunks))
+	}
+	for k, f := range fineChunks {
+		c := coarseChunks[k]
+		if f == nil || c == nil {
+			continue
+		}
+		at := map[int32]advise.Evaluation{}
+		for i, key := range c.keys {
+			at[key] = c.evs[i]
+		}
+		for i, key := range f.keys {
+			fe, ce := f.evs[i], at[key] // a point missing by need was neither throttled nor delayed
+			if math.Abs(ce.ThrottledPeriods-fe.ThrottledPeriods) > 1 {
+				t.Errorf("chunk %d, %dm burst %dm: %.0f periods throttled by need, %.0f at 10 ms", k, fe.LimitMilli, fe.BurstMilli, ce.ThrottledPeriods, fe.ThrottledPeriods)
+			}
+			if ce.DelayP50Ms < fe.DelayP50Ms-1e-9 || ce.DelayP99Ms < fe.DelayP99Ms-1e-9 || ce.DelayMaxMs < fe.DelayMaxMs-1e-9 {
+				t.Errorf("chunk %d, %dm burst %dm: delays p50/p99/max %.3f/%.3f/%.3f ms by need, below 10 ms's %.3f/%.3f/%.3f",
+					k, fe.LimitMilli, fe.BurstMilli, ce.DelayP50Ms, ce.DelayP99Ms, ce.DelayMaxMs, fe.DelayP50Ms, fe.DelayP99Ms, fe.DelayMaxMs)
+			}
+		}
+	}
+	var worstThr, worstP99 float64
+	throttled := 0
+	for i, l := range cfg.Ladder {
+		for _, burst := range []int64{0, l} {
+			f, err := fine.Evaluate(l, burst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := coarse.Evaluate(l, burst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.ThrottledRatio > 0.001 {
+				throttled++
+			}
+			worstThr = max(worstThr, math.Abs(c.ThrottledRatio-f.ThrottledRatio))
+			worstP99 = max(worstP99, c.DelayP99Ms-f.DelayP99Ms)
+			if math.Abs(c.ThrottledRatio-f.ThrottledRatio) > 0.005 {
+				t.Errorf("point %d (%dm, burst %dm): throttled %.4f by need, %.4f at 10 ms", i, l, burst, c.ThrottledRatio, f.ThrottledRatio)
+			}
+			// Over the window: the blocks keep each point's delays as
+			// knots (a zero share, eight quantiles, the maximum) merged
+			// by work, which can move a quantile of the mixture a little
+			// where each chunk's is not below (checked above): 1%.
+			below := func(c, f float64) bool { return c < f*(1-0.01)-1e-6 }
+			if below(c.DelayP50Ms, f.DelayP50Ms) || below(c.DelayP99Ms, f.DelayP99Ms) || below(c.DelayMaxMs, f.DelayMaxMs) {
+				t.Errorf("point %d (%dm, burst %dm): delays p50/p99/max %.3f/%.3f/%.3f ms by need, below 10 ms's %.3f/%.3f/%.3f",
+					i, l, burst, c.DelayP50Ms, c.DelayP99Ms, c.DelayMaxMs, f.DelayP50Ms, f.DelayP99Ms, f.DelayMaxMs)
+			}
+		}
+	}
+	for _, target := range byNeedTargets {
+		fa, err := fine.Advice(AdviceInput{Source: "10ms", Target: target})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ca, err := coarse.Advice(AdviceInput{Source: "by need", Target: target})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fl, cl := fa.Recommendation.LimitMilli, ca.Recommendation.LimitMilli
+		lo, _ := bracket(cfg.Ladder, fl)
+		_, hi := bracket(cfg.Ladder, cl)
+		if cl < fl || hi-lo > 1 {
+			t.Errorf("target %+v: %dm by need, %dm at 10 ms: want the same or one ladder step higher", target, cl, fl)
+		}
+		t.Logf("target %+v: %dm by need, %dm at 10 ms", target, cl, fl)
+	}
+	t.Logf("read %.1f%% of the instants; %d points throttled; largest differences: throttled share %.4f, p99 delay +%.2f ms", share*100, throttled, worstThr, worstP99)
+}
