@@ -27,10 +27,11 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// runLoad puts one thread in each line's groups (tab-separated v1
-// directories: the thread's ID is written to each one's tasks file), which
-// runs for 0.2 ms every 100 ms, staggered, says "ready" once every thread is
-// in, and returns when its standard input closes (or after 10 minutes).
+// runLoad puts one thread in each line's groups (a busy time, then
+// tab-separated v1 directories: the thread's ID is written to each one's
+// tasks file), which runs for that time every 100 ms, staggered, says
+// "ready" once every thread is in, and returns when its standard input
+// closes (or after 10 minutes).
 func runLoad(list string) error {
 	b, err := os.ReadFile(list)
 	if err != nil {
@@ -44,7 +45,12 @@ func runLoad(list string) error {
 		go func() {
 			runtime.LockOSThread() // this thread stays in the groups; it ends with the process
 			tid := strconv.Itoa(unix.Gettid())
-			for _, d := range strings.Split(l, "\t") {
+			f := strings.Split(l, "\t")
+			busy, err := time.ParseDuration(f[0])
+			if err != nil {
+				errs <- err
+			}
+			for _, d := range f[1:] {
 				if err := os.WriteFile(d+"/tasks", []byte(tid), 0o644); err != nil {
 					errs <- err
 				}
@@ -53,7 +59,7 @@ func runLoad(list string) error {
 			time.Sleep(time.Duration(i) * 100 * time.Millisecond / time.Duration(len(lines)))
 			for {
 				t0 := time.Now()
-				for time.Since(t0) < 200*time.Microsecond {
+				for time.Since(t0) < busy {
 				}
 				time.Sleep(100*time.Millisecond - time.Since(t0))
 			}

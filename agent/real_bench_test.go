@@ -97,27 +97,34 @@ func realNode200(b *testing.B) (func(top.Identity) bool, [][]string) {
 	}, containers
 }
 
-// BenchmarkAgentRealRun runs the agent as a node runs it (Run: a 10 ms
-// ticker, reports every 10 s, each container's minute replayed and its
-// advice recomputed when the minute ends) on the groups of
-// BenchmarkAgentRealNode200 for two minutes and a half of wall time (two
-// chunks closed), start-up included, and takes the CPU the process used
-// (getrusage); in the same run, a bare 10 ms ticker that does nothing else,
-// for 15 s. run-core% and ticker-core% are their shares of one core: what
-// waking every 10 ms costs on this host is the floor under any sampler's.
+// BenchmarkAgentRealRun runs the agent as a node runs it (Run: sampling by
+// need, reports every 10 s, each container's minute replayed when the
+// minute ends) on the groups of BenchmarkAgentRealNode200 for two minutes
+// and a half of wall time (two chunks closed), start-up included, and takes
+// the CPU the process used (getrusage); in the same run, the agent reading
+// every container every 10 ms (HotConfig.Always: the 10 ms design) for as
+// long, and a bare 10 ms ticker that does nothing else, for 15 s.
+// run-core%, all10ms-core% and ticker-core% are their shares of one core
+// over the whole run; steady-core% and all10ms-steady-core% over its last
+// 60 s, after every container has advice (the first minute, without
+// advice, every container asks to be hot and the cap holds 32); hot the
+// containers hot at the end. What waking every 10 ms costs on this host is
+// the floor under a sampler that does.
 func BenchmarkAgentRealRun(b *testing.B) {
 	selected, _ := realNode200(b)
 	runAgentAgainstTicker(b, selected)
 }
 
-// BenchmarkAgentRealRunBusy is BenchmarkAgentRealRun with each container
-// lightly busy: a helper process (this test binary, THROTTLELAB_TEST_LOAD)
-// puts one thread in each container's groups (v1 moves threads; a v2 host
-// would need threaded groups, so it skips there), which runs for 0.2 ms every
-// 100 ms, so that every container's counters move within each period and
-// its v1 cpu.stat is read at every sample. Only the agent's process is
-// timed; the helper's 200 threads load the machine as well (load-core%:
-// the helper's CPU over the run, from /proc).
+// BenchmarkAgentRealRunBusy is BenchmarkAgentRealRun with 20 of the 200
+// containers busy and the others lightly so: a helper process (this test
+// binary, THROTTLELAB_TEST_LOAD) puts one thread in each container's groups
+// (v1 moves threads; a v2 host would need threaded groups, so it skips
+// there), which runs for 5 ms every 100 ms in 20 of them (their periods
+// reach their lowest pick: hot) and for 0.2 ms in the others (cold, but
+// their counters move within each period, so both v1 files are read at
+// each of their samples). Only the agent's process is timed; the helper's
+// 200 threads load the machine as well (load-core%: the helper's CPU over
+// the run, from /proc).
 func BenchmarkAgentRealRunBusy(b *testing.B) {
 	selected, containers := realNode200(b)
 	if cgrouptest.Require(b).CPUVersion() != "v1" {
@@ -125,8 +132,12 @@ func BenchmarkAgentRealRunBusy(b *testing.B) {
 	}
 	list := filepath.Join(b.TempDir(), "containers")
 	var lines []string
-	for _, c := range containers {
-		lines = append(lines, strings.Join(c, "\t"))
+	for i, c := range containers {
+		busy := "200us"
+		if i%10 == 0 {
+			busy = "5ms"
+		}
+		lines = append(lines, busy+"\t"+strings.Join(c, "\t"))
 	}
 	if err := os.WriteFile(list, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		b.Fatal(err)
@@ -178,41 +189,53 @@ func helperCPU(b *testing.B, pid int) time.Duration {
 // runAgentAgainstTicker runs the agent on this host's containers that
 // selected picks, as BenchmarkAgentRealRun says, and reports.
 func runAgentAgainstTicker(b *testing.B, selected func(top.Identity) bool) {
-	wall, tickerWall := 150*time.Second, 15*time.Second
-	var run, ticker time.Duration
-	var missed int64
-	for range b.N {
+	wall, steady, tickerWall := 150*time.Second, 60*time.Second, 15*time.Second
+	var run, runSteady, all, allSteady, ticker time.Duration
+	var missed, hot int64
+	once := func(always bool) (total, last time.Duration, missed, hot int64) {
 		c0 := testenv.ProcessCPU(b)
-		a, err := New(Config{Root: "/", Node: "bench", MaxMilli: 2000, Select: selected})
+		a, err := New(Config{Root: "/", Node: "bench", MaxMilli: 2000, Select: selected, Hot: HotConfig{Always: always}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), wall)
+		var c1 time.Duration
+		mark := time.AfterFunc(wall-steady, func() { c1 = testenv.ProcessCPU(b); hot = a.hot.count.Load() })
 		err = a.Run(ctx)
 		cancel()
+		mark.Stop()
 		if err != nil {
 			b.Fatal(err)
 		}
+		c2 := testenv.ProcessCPU(b)
 		if n := len(a.Views()); n != 200 {
 			b.Fatalf("%d containers summarised, want 200", n)
 		}
-		run += testenv.ProcessCPU(b) - c0
 		_, m := a.w.SampleCounts()
-		missed += m
+		return c2 - c0, c2 - c1, m, max(hot, a.hot.count.Load())
+	}
+	for range b.N {
+		t, l, m, h := once(false)
+		run, runSteady, missed, hot = run+t, runSteady+l, missed+m, hot+h
+		t, l, _, _ = once(true)
+		all, allSteady = all+t, allSteady+l
 
-		c0 = testenv.ProcessCPU(b)
-		t := time.NewTicker(10 * time.Millisecond)
+		c0 := testenv.ProcessCPU(b)
+		tk := time.NewTicker(10 * time.Millisecond)
 		for end := time.Now().Add(tickerWall); time.Now().Before(end); {
-			<-t.C
+			<-tk.C
 		}
-		t.Stop()
+		tk.Stop()
 		ticker += testenv.ProcessCPU(b) - c0
 	}
-	runShare := float64(run) / float64(time.Duration(b.N)*wall) * 100
-	tickerShare := float64(ticker) / float64(time.Duration(b.N)*tickerWall) * 100
-	b.ReportMetric(runShare, "run-core%")
-	b.ReportMetric(tickerShare, "ticker-core%")
-	b.ReportMetric(runShare/tickerShare, "run/ticker")
+	share := func(d, over time.Duration) float64 { return float64(d) / float64(time.Duration(b.N)*over) * 100 }
+	b.ReportMetric(share(run, wall), "run-core%")
+	b.ReportMetric(share(runSteady, steady), "steady-core%")
+	b.ReportMetric(share(all, wall), "all10ms-core%")
+	b.ReportMetric(share(allSteady, steady), "all10ms-steady-core%")
+	b.ReportMetric(float64(allSteady)/float64(runSteady), "all10ms/steady")
+	b.ReportMetric(share(ticker, tickerWall), "ticker-core%")
+	b.ReportMetric(float64(hot)/float64(b.N), "hot")
 	b.ReportMetric(float64(missed)/float64(b.N)/(float64(wall)/float64(10*time.Millisecond))*100, "missed%")
 }
 

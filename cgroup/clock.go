@@ -26,8 +26,9 @@ type Clock struct {
 	start time.Time
 	base  int64 // CLOCK_MONOTONIC at start, ns
 	n     int64 // the last instant waited for
-	// taken counts the waits that returned, missed the instants skipped.
-	taken, missed atomic.Int64
+	// taken counts the waits that returned, missed the instants late
+	// wake-ups skipped, planned those WaitFor skipped by plan.
+	taken, missed, planned atomic.Int64
 }
 
 // NewClock returns a clock whose instant 0 is start (its instants are start
@@ -58,6 +59,7 @@ func (c *Clock) WaitFor(ctx context.Context, n int64) (at time.Duration, ok bool
 	}
 	every := int64(c.Every)
 	n = max(n, c.n+1)
+	c.planned.Add(n - c.n - 1)
 	var now unix.Timespec
 	unix.ClockGettime(unix.CLOCK_MONOTONIC, &now)
 	if late := now.Nano() - (c.base + n*every); late >= 0 {
@@ -82,6 +84,9 @@ func (c *Clock) WaitFor(ctx context.Context, n int64) (at time.Duration, ok bool
 	c.taken.Add(1)
 	return time.Duration(n * every), true
 }
+
+// Planned is how many instants WaitFor skipped by plan.
+func (c *Clock) Planned() int64 { return c.planned.Load() }
 
 // Instant is the index of the last instant waited for.
 func (c *Clock) Instant() int64 { return c.n }

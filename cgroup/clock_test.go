@@ -95,3 +95,15 @@ func TestLoopStopsAndCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestClockCountsPlannedSkips: instants WaitFor skips by plan are counted
+// apart from those a late wake-up misses.
+func TestClockCountsPlannedSkips(t *testing.T) {
+	c := NewClock(time.Now(), time.Millisecond)
+	if _, ok := c.WaitFor(context.Background(), 5); !ok {
+		t.Fatal("WaitFor ended before its context")
+	}
+	if p := c.Planned(); p != 4 {
+		t.Errorf("Planned() = %d after WaitFor(5) from instant 0, want 4", p)
+	}
+}

@@ -210,15 +210,18 @@ func (w *Watcher) Discover() error {
 	return nil
 }
 
-// SampleCounts returns how many samples were taken and how many sampling
-// instants were skipped because a sample came late (the process was not
-// scheduled in time, or its work took longer than the interval). Safe to
-// call while Run runs.
-func (w *Watcher) SampleCounts() (taken, missed int64) {
+// SampleCounts returns how many sampling instants were kept (samples taken,
+// and instants Run slept through because nothing was to be read at them:
+// Options.Coarse) and how many were skipped because a sample came late
+// (the process was not scheduled in time, or its work took longer than the
+// interval). Safe to call while Run runs.
+func (w *Watcher) SampleCounts() (kept, missed int64) {
+	kept = w.taken.Load()
 	if c := w.clock.Load(); c != nil {
 		_, missed = c.Counts()
+		kept += c.Planned()
 	}
-	return w.taken.Load(), missed
+	return kept, missed
 }
 
 // Unwatched says what keeps new groups from being found as their
