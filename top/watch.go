@@ -45,8 +45,9 @@ type Options struct {
 	// identity, at each Discover); the others are read at their first
 	// sample (Observe sees them appear) and then only at each Report: their
 	// rows have the interval's totals and means, and no peak within a
-	// period. nil reads every group at every sample (top does; the agent
-	// reads the containers it summarises only).
+	// period, settings, pressure or process count. nil reads every group
+	// at every sample (top does; the agent reads the containers it
+	// summarises only).
 	Every func(Identity) bool
 }
 
@@ -517,6 +518,12 @@ func (w *Watcher) report(g *group) (Stats, error) {
 			st.PeakWindowUsec = window.Microseconds()
 		}
 	}
+	if !g.every {
+		// Read at reports only (Options.Every): its usage and cpu.stat,
+		// not its settings, pressure or processes (the agent needs none
+		// of them for the groups it does not summarise).
+		return st, nil
+	}
 	if g.ref.CPUDir != "" {
 		l, err := cgroup.ReadGroupCPU(g.ref.CPUDir, w.src.Version)
 		if err != nil {
@@ -617,7 +624,7 @@ func (w *Watcher) RunFrom(ctx context.Context, start time.Time, interval time.Du
 	wait := w.waiter(ctx, clock)
 	w.Sample(0)
 	next := interval
-	discovered := time.Duration(0)
+	discovered, walked := time.Duration(0), time.Duration(0)
 	for {
 		at, ok := wait()
 		if !ok {
@@ -647,11 +654,29 @@ func (w *Watcher) RunFrom(ctx context.Context, start time.Time, interval time.Du
 		for next <= at {
 			next += interval
 		}
-		if err := w.Discover(); err != nil {
-			return err
+		// The whole tree is walked again at each report where inotify
+		// cannot tell of new groups, else at least every FullDiscover (a
+		// safety net: the events find new groups within Rediscover), and
+		// when names came from elsewhere (SetNames).
+		if w.rediscover || w.Unwatched() != nil || at-walked >= FullDiscover || w.namesChanged() {
+			if err := w.Discover(); err != nil {
+				return err
+			}
+			discovered, walked = at, at
 		}
-		discovered = at
 	}
+}
+
+// FullDiscover is the longest Run goes without walking the whole cgroup
+// tree again where inotify watches every directory.
+const FullDiscover = time.Minute
+
+// namesChanged reports whether SetNames gave names since the last
+// Discover.
+func (w *Watcher) namesChanged() bool {
+	w.extraMu.Lock()
+	defer w.extraMu.Unlock()
+	return w.extraChanged
 }
 
 // maxSkip bounds the instants Run sleeps through at once (Options.Coarse):
