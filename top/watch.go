@@ -453,8 +453,12 @@ func statIdle(period, every time.Duration) time.Duration {
 func (w *Watcher) Report() []Stats {
 	out := make([]Stats, 0, len(w.sorted))
 	for _, g := range w.sorted {
-		if !g.every && g.samples > 0 && g.last.at < w.lastAt {
-			w.sampleGroup(g, w.lastAt) // read at reports only: now, just after the last sample
+		if (!g.every || w.opts.Coarse != nil) && g.samples > 0 && g.last.at < w.lastAt {
+			// Read at reports only, or on the coarse grid and not at the
+			// last sample: now, just after it, so that every group has its
+			// row (a report that came after a gap, off the grid, would
+			// leave it out).
+			w.sampleGroup(g, w.lastAt)
 		}
 		if g.gone {
 			continue

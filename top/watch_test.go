@@ -533,3 +533,26 @@ func TestCoarseReadsHotGroupsOnly(t *testing.T) {
 		t.Errorf("the container read at %v; want 0, 100 ms, then every 10 ms from 200 ms", reads)
 	}
 }
+
+// TestCoarseGroupsReportedOffTheGrid: a report at an instant off the
+// coarse grid, right after a gap, still has a row for a group read on the
+// grid only (it is read at the report).
+func TestCoarseGroupsReportedOffTheGrid(t *testing.T) {
+	root := expand(t, "v2-kubepods-systemd")
+	const ctr = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
+	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
+		Coarse:  func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
+		Observe: func(string, Identity, time.Duration, uint64, uint64) bool { return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for i := range 21 {
+		w.Sample(time.Duration(i) * 10 * time.Millisecond)
+	}
+	w.Report()
+	w.Sample(time.Hour + 10*time.Millisecond) // after a gap, off the grid
+	if find(w.Report(), ctr) == nil {
+		t.Error("a report off the grid after a gap has no row for the container read on the grid")
+	}
+}
