@@ -82,11 +82,11 @@ REAL_TESTS ?= Real|^TestRun|^TestPresetMeasured|^TestTop|^TestMapMeasured
 REAL_PKGS ?= ./cgroup/... ./experiment/... ./top/... ./advise/... ./server/... ./cmd/throttlelab/...
 CGROUP_LAYOUTS ?= v2,v2-cpu,v1-joined
 test-cgroup-layouts:
-	$(GO) build -o bin/cgmode ./cgroup/cgrouptest/cgmode
+	$(GO) build -o bin/cgmode ./hack/cgmode
 	bin/cgmode -modes $(CGROUP_LAYOUTS) -- $(GO) test -p 1 -count=1 -run '$(REAL_TESTS)' $(REAL_PKGS)
 
 cgroup-restore:
-	$(GO) build -o bin/cgmode ./cgroup/cgrouptest/cgmode
+	$(GO) build -o bin/cgmode ./hack/cgmode
 	bin/cgmode -restore
 
 # Go native fuzz targets, PACKAGE:TARGET. `go test` runs their seed corpus
