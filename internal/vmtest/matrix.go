@@ -92,7 +92,11 @@ func (m *Matrix) Prepare(ctx context.Context, dir string) (string, error) {
 	a.File("etc/hosts", []byte("127.0.0.1 localhost\n::1 localhost\n"), 0o644)
 	a.File("etc/passwd", []byte("root:x:0:0:root:/tmp:/bin/sh\n"), 0o644)
 	a.File("etc/group", []byte("root:x:0:\n"), 0o644)
-	script, err := InitScript(m.Layouts, m.Suites)
+	src, err := filepath.Abs(m.Root)
+	if err != nil {
+		return "", err
+	}
+	script, err := InitScript(m.Layouts, m.Suites, src)
 	if err != nil {
 		return "", err
 	}
@@ -102,7 +106,7 @@ func (m *Matrix) Prepare(ctx context.Context, dir string) (string, error) {
 	if err := os.MkdirAll(tests, 0o755); err != nil {
 		return "", err
 	}
-	args := []string{"test", "-c", "-trimpath", "-ldflags=-s -w", "-o", tests + "/"}
+	args := []string{"test", "-c", "-ldflags=-s -w", "-o", tests + "/"}
 	seen := map[string]string{}
 	binary := false
 	for _, s := range m.Suites {
@@ -118,7 +122,7 @@ func (m *Matrix) Prepare(ctx context.Context, dir string) (string, error) {
 		return "", err
 	}
 	if binary {
-		if err := m.goTool(ctx, "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, "throttlelab"), "./cmd/throttlelab"); err != nil {
+		if err := m.goTool(ctx, "build", "-ldflags=-s -w", "-o", filepath.Join(dir, "throttlelab"), "./cmd/throttlelab"); err != nil {
 			return "", err
 		}
 		if err := a.HostFile("bin/throttlelab", filepath.Join(dir, "throttlelab")); err != nil {
@@ -134,13 +138,13 @@ func (m *Matrix) Prepare(ctx context.Context, dir string) (string, error) {
 		if err := a.HostFile("tests/"+s.binName(), bin); err != nil {
 			return "", err
 		}
-		a.Dir("src/" + s.Pkg)
+		a.Dir(src + "/" + s.Pkg)
 		data := s.Data
-		if _, err := os.Stat(filepath.Join(m.Root, s.Pkg, "testdata")); err == nil {
+		if _, err := os.Stat(filepath.Join(src, s.Pkg, "testdata")); err == nil {
 			data = append([]string{s.Pkg + "/testdata"}, data...)
 		}
 		for _, d := range data {
-			if err := a.HostTree("src/"+d, filepath.Join(m.Root, d)); err != nil {
+			if err := a.HostTree(src+"/"+d, filepath.Join(src, d)); err != nil {
 				return "", err
 			}
 		}
@@ -205,7 +209,11 @@ func (m *Matrix) runCell(ctx context.Context, k Kernel, l Layout, vmlinuz, initr
 	b := Boot{Kernel: vmlinuz, Initrd: initrd, CPUs: m.CPUs, MemoryMB: m.MemoryMB, Accel: m.Accel, Timeout: timeout}
 	p := newConsoleParser(k, l)
 	start := time.Now()
-	err := b.RunWith(ctx, "vmtest.layout="+l.Name, p.line)
+	cmdline := "vmtest.layout=" + l.Name
+	if m.Accel == "tcg" {
+		cmdline += " vmtest.emulated=1"
+	}
+	err := b.RunWith(ctx, cmdline, p.line)
 	c := p.cell()
 	c.Took = time.Since(start)
 	if err == nil && !p.done {
