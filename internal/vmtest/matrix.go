@@ -193,6 +193,14 @@ func (m *Matrix) Run(ctx context.Context, initrd string) ([]Cell, error) {
 			state := "ok"
 			if !c.Passed() {
 				state = "FAIL"
+				for _, s := range c.Suites {
+					if !s.Passed {
+						state += " " + s.Pkg
+					}
+				}
+				if c.Err != nil {
+					state += " (" + c.Err.Error() + ")"
+				}
 			}
 			fmt.Fprintf(m.Log, "vmtest: %s %s %s in %.0f s\n", k.Series, l.Name, state, c.Took.Seconds())
 			cells = append(cells, c)
