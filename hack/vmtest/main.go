@@ -41,6 +41,7 @@ func run() int {
 		accel   = flag.String("accel", "tcg", "qemu accelerator: tcg (software emulation) or kvm (a standard KVM host)")
 		cpus    = flag.Int("cpus", 2, "the guest's vCPUs")
 		mem     = flag.Int("mem", 1024, "the guest's memory in MiB")
+		verbose = flag.Bool("v", false, "print every package's output, not only the failing ones")
 		work    = flag.String("work", "", "directory for the built binaries and initramfs (default: a temporary one, removed after)")
 	)
 	flag.Parse()
@@ -92,7 +93,7 @@ func run() int {
 		return 1
 	}
 	cells, err := m.Run(ctx, initrd)
-	vmtest.WriteFailures(os.Stdout, cells)
+	vmtest.WriteFailures(os.Stdout, cells, *verbose)
 	fmt.Println()
 	_ = vmtest.WriteTable(os.Stdout, cells)
 	if ctx.Err() != nil {

@@ -37,16 +37,16 @@ func result(s SuiteResult) string {
 	}
 }
 
-// WriteFailures writes the output of every package that failed, and the
-// console of every cell that did not finish, under a heading naming the
-// cell.
-func WriteFailures(w io.Writer, cells []Cell) {
+// WriteFailures writes the output of every package that failed (with all,
+// of every package), and the console of every cell that did not finish,
+// under a heading naming the cell.
+func WriteFailures(w io.Writer, cells []Cell, all bool) {
 	for _, c := range cells {
 		for _, s := range c.Suites {
-			if s.Passed {
+			if s.Passed && !all {
 				continue
 			}
-			fmt.Fprintf(w, "\n=== %s %s %s: FAIL; its output:\n", c.Kernel.Series, c.Layout.Name, s.Pkg)
+			fmt.Fprintf(w, "\n=== %s %s %s: %s; its output:\n", c.Kernel.Series, c.Layout.Name, s.Pkg, result(s))
 			for _, l := range s.Output {
 				fmt.Fprintln(w, l)
 			}
