@@ -11,6 +11,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // quotaShareEnv sets how many periods TestQuotaShareReal watches each load
@@ -46,7 +47,9 @@ func TestQuotaShareReal(t *testing.T) {
 	if busy.throttled*10 < busy.periods*8 || busy.cores > 0.2*1.25 {
 		t.Errorf("busy loop under 200m: %d of %d periods throttled, %.3f cores: want nearly every period throttled and use near the quota", busy.throttled, busy.periods, busy.cores)
 	}
-	if bursty.throttled == 0 || bursty.throttled >= bursty.periods {
+	// Under software emulation the load's own runtime costs several times
+	// the CPU, so it may be throttled in every period (testenv.EmulatedEnv).
+	if bursty.throttled == 0 || bursty.throttled >= bursty.periods && !testenv.Emulated() {
 		t.Errorf("bursty load under 250m: %d of %d periods throttled: want some periods throttled and some not", bursty.throttled, bursty.periods)
 	}
 }
