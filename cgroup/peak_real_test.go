@@ -3,6 +3,7 @@ package cgroup_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // burstyEnv makes the test binary a bursty CPU load instead of running tests
@@ -152,7 +154,14 @@ func TestPeakPeriodReal(t *testing.T) {
 	// within the busiest period of a 0.25-CPU group (issue 17 asked for
 	// 0.2625; not met by the kernel itself, see docs/methodology.md).
 	slack := float64(cgrouptest.BandwidthSlice()*time.Duration(runtime.NumCPU())+4*time.Millisecond) / float64(100*time.Millisecond)
-	if peak >= rolling || peak < max(mean, 0.2) || peak > 0.25+slack {
+	bound := 0.25 + slack
+	if testenv.Emulated() {
+		// Late ticks under software emulation let a period hold far more
+		// (testenv.EmulatedEnv): the bound is logged, the shapes still hold.
+		t.Logf("software-emulated VM: the kernel's per-period bound %.4f is not checked", bound)
+		bound = math.Inf(1)
+	}
+	if peak >= rolling || peak < max(mean, 0.2) || peak > bound {
 		t.Errorf("peak within a period %.4f cores: want at least max(the mean %.4f, 0.2), below the rolling 100 ms peak %.4f and at most the quota + a slice per CPU and a tick (%.4f)",
 			peak, mean, rolling, 0.25+slack)
 	}
@@ -177,7 +186,7 @@ func TestPeakPeriodReal(t *testing.T) {
 		prev = k
 	}
 	t.Logf("the 10 ms samples allow %.4f to %.4f cores in the busiest stretch", maxLo, maxHi)
-	if surely > 0.25+slack || surely > maxHi+1e-9 || peak < maxLo-1e-9 || peak > maxHi+1e-9 {
+	if surely > bound || surely > maxHi+1e-9 || peak < maxLo-1e-9 || peak > maxHi+1e-9 {
 		t.Errorf("at 1 ms samples the group surely used %.4f cores within one period, the 10 ms estimate is %.4f: want the truth at most %.4f, both within what the 10 ms samples allow (%.4f to %.4f)",
 			surely, peak, 0.25+slack, maxLo, maxHi)
 	}

@@ -100,3 +100,15 @@ func isExecutable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
+
+// EmulatedEnv is set ("1") by the VM harness when the guest runs under
+// software emulation (qemu's TCG): there the guest's timer interrupts and
+// scheduler ticks come late whenever the host deschedules a vCPU thread, so
+// the kernel can let a group overrun its quota within one period by far more
+// than a tick.
+const EmulatedEnv = "THROTTLELAB_VM_EMULATED"
+
+// Emulated reports whether the tests run in a software-emulated VM
+// (EmulatedEnv): tests that bound how precisely the kernel holds a group to
+// its quota within one period log that bound there instead of failing on it.
+func Emulated() bool { return os.Getenv(EmulatedEnv) == "1" }

@@ -7,6 +7,7 @@ package top_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"runtime"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+	"github.com/throttlelab/throttlelab/testenv"
 	"github.com/throttlelab/throttlelab/top"
 	"github.com/throttlelab/throttlelab/top/toptest"
 )
@@ -84,6 +86,12 @@ func TestRealLimitedAndIdleGroups(t *testing.T) {
 		t.Errorf("busy group's peak basis %q, want period boundaries", b.PeakBasis)
 	}
 	slack := float64(cgrouptest.BandwidthSlice()*time.Duration(runtime.NumCPU())+4*time.Millisecond) / float64(100*time.Millisecond)
+	if testenv.Emulated() {
+		// Late ticks under software emulation let a period hold far more
+		// (testenv.EmulatedEnv): the upper bound is logged, not checked.
+		t.Logf("software-emulated VM: the kernel's per-period bound %.3f is not checked", 0.2+slack)
+		slack = math.Inf(1)
+	}
 	if p := *b.PeakPeriodCores; p > 0.2+slack || p < *b.UsageCores-0.02/2 || p < 0.1 {
 		t.Errorf("busy group: peak in a period %.3f, mean %.3f, limit 0.2", p, *b.UsageCores)
 	}

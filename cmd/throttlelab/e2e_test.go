@@ -26,6 +26,10 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	// In the VM matrix there is no go tool: the harness gives a built binary.
+	if binary = os.Getenv("THROTTLELAB_BINARY"); binary != "" {
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "throttlelab-e2e")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

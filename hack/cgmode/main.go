@@ -2,8 +2,8 @@
 // cgroup layouts of this host, and puts the host back as it found it after each,
 // also when the command fails or cgmode is interrupted:
 //
-//	go run ./cgroup/cgrouptest/cgmode -modes v2,v2-cpu,v1-joined -- go test -run Real ./cgroup/...
-//	go run ./cgroup/cgrouptest/cgmode -restore   # after a cgmode that was killed outright
+//	go run ./hack/cgmode -modes v2,v2-cpu,v1-joined -- go test -run Real ./cgroup/...
+//	go run ./hack/cgmode -restore   # after a cgmode that was killed outright
 //
 // The command sees the layout's name in THROTTLELAB_CGROUP_MODE. What happens
 // when a layout cannot be made:
@@ -178,7 +178,7 @@ func (r runner) command(ctx context.Context, mode cgrouptest.HostMode, argv []st
 
 func restoreOrSay(w io.Writer, mode cgrouptest.HostMode, restore func() error) error {
 	if err := restore(); err != nil {
-		fmt.Fprintf(w, "cgmode: restoring the host after %s: %v (run: go run ./cgroup/cgrouptest/cgmode -restore)\n", mode, err)
+		fmt.Fprintf(w, "cgmode: restoring the host after %s: %v (run: go run ./hack/cgmode -restore)\n", mode, err)
 		return err
 	}
 	return nil
