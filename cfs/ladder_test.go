@@ -1,0 +1,122 @@
+package cfs
+
+import (
+	"encoding/csv"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// bursty is span of 10 ms samples (jittered by up to 1 ms) of work that
+// comes in bursts: each sample starts a burst of up to cores CPUs with
+// probability p, on top of a steady trickle.
+func bursty(seed uint64, span time.Duration, cores int, p float64) *Demand {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var at, usage []time.Duration
+	var u time.Duration
+	for t := time.Duration(0); t <= span; t += 10 * time.Millisecond {
+		ts := t
+		if t > 0 {
+			ts += time.Duration(rng.IntN(1000)) * time.Microsecond
+			dt := ts - at[len(at)-1]
+			work := time.Duration(rng.IntN(300)) * time.Microsecond
+			if rng.Float64() < p {
+				work += time.Duration(rng.Float64() * float64(cores) * float64(dt))
+			}
+			u += min(work, time.Duration(cores)*dt)
+		}
+		at, usage = append(at, ts), append(usage, u)
+	}
+	d := FromSamples(at, usage)
+	d.Cores = cores
+	return d
+}
+
+// recorded reads the recorded demand of advise's testdata (a program that
+// changes regime halfway, sampled live at 10 ms).
+func recorded(t testing.TB) *Demand {
+	fh, err := os.Open("../advise/testdata/two-regime.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	rows, err := csv.NewReader(fh).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var at, usage []time.Duration
+	for _, r := range rows[1:] {
+		a, _ := strconv.ParseInt(r[0], 10, 64)
+		u, _ := strconv.ParseInt(r[1], 10, 64)
+		at, usage = append(at, time.Duration(a)), append(usage, time.Duration(u))
+	}
+	return FromSamples(at, usage)
+}
+
+// ladderOf is n quotas spaced evenly from lo to hi cores, each without and
+// with a burst equal to the quota.
+func ladderOf(lo, hi float64, n int, period time.Duration, cores float64) []Setting {
+	var out []Setting
+	for i := range n {
+		c := lo + (hi-lo)*float64(i)/float64(n-1)
+		q := time.Duration(c*float64(period)/float64(time.Microsecond)) * time.Microsecond
+		out = append(out, Setting{Quota: q, Cores: cores}, Setting{Quota: q, Burst: q, Cores: cores})
+	}
+	return out
+}
+
+// TestCountLadderMatchesReplay is the property: on recorded and random
+// demand, at every phase, CountLadder's counts are Replay's exactly wherever
+// it says they are exact, it leaves only a few settings to Replay, and the
+// throttled count never rises as the quota rises.
+func TestCountLadderMatchesReplay(t *testing.T) {
+	type tc struct {
+		name   string
+		d      *Demand
+		period time.Duration
+	}
+	cases := []tc{{"recorded two-regime", recorded(t), 100 * time.Millisecond}}
+	for seed := range uint64(12) {
+		cores := 1 + int(seed%3)
+		period := []time.Duration{100 * time.Millisecond, 50 * time.Millisecond, 250 * time.Millisecond}[seed%3]
+		cases = append(cases, tc{"random " + strconv.FormatUint(seed, 10), bursty(seed, 60*time.Second, cores, 0.05+0.1*float64(seed%4)), period})
+	}
+	var total, inexact int
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := c.d.Pinned()
+			if err := d.Check(c.period); err != nil {
+				t.Fatal(err)
+			}
+			cores := d.Bound()
+			settings := ladderOf(max(d.MeanCores()*0.5, 0.02), d.MaxCores()+0.1, 29, c.period, cores)
+			for ph := range 10 {
+				ps := Cut(d, c.period, c.period*time.Duration(ph)/10)
+				counts := ps.CountLadder(settings)
+				var prev [2]uint64
+				for i, s := range settings {
+					r := ps.Replay(s, &DelayHist{}, nil)
+					total++
+					if i >= 2 && r.Stat.ThrottledPeriods > prev[i%2] {
+						t.Errorf("phase %d: quota %s burst %s throttles %d periods, more than the quota below (%d)", ph, s.Quota, s.Burst, r.Stat.ThrottledPeriods, prev[i%2])
+					}
+					prev[i%2] = r.Stat.ThrottledPeriods
+					if !counts[i].Exact {
+						inexact++
+						continue
+					}
+					if counts[i].Periods != r.Stat.Periods || counts[i].ThrottledPeriods != r.Stat.ThrottledPeriods {
+						t.Errorf("phase %d: quota %s burst %s: one pass %d/%d periods throttled, replay %d/%d",
+							ph, s.Quota, s.Burst, counts[i].ThrottledPeriods, counts[i].Periods, r.Stat.ThrottledPeriods, r.Stat.Periods)
+					}
+				}
+			}
+		})
+	}
+	t.Logf("%d of %d settings left to replay", inexact, total)
+	if inexact*10 > total {
+		t.Errorf("%d of %d settings left to replay: the one pass decides too few", inexact, total)
+	}
+}
