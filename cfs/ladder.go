@@ -4,14 +4,15 @@ import "time"
 
 // The ladder in one pass. Whether a period ends throttled depends only on
 // its sum of work and on what the periods before carry over: the backlog
-// waiting at its start and the runtime in the pool. While the demand never
-// asks for more CPUs than it has (every sample's rate at most Cores), a
-// period with backlog B, pool P and work w serves
+// waiting at its start and the runtime in the pool. A period with backlog
+// B, pool P and work w serves
 //
-//	served = min(B + w, Cores*period, P)
+//	served = min(B + w, w + slack, P)
 //
-// (waiting work catches up at Cores and never falls behind again once
-// caught up; nothing runs once the pool is dry until the refill), and ends
+// where slack is what the period leaves of Cores CPUs beside its own
+// arrivals (waiting work catches up at Cores, or waits on while arrivals
+// run faster; once caught up it never falls behind again before the pool
+// is dry; nothing runs once the pool is dry until the refill), and ends
 // throttled when the pool is dry and work still waits. CountLadder carries
 // (backlog, pool, timer) for every setting through the period sums at once,
 // and calls Refill's bookkeeping as Replay does, so nr_periods and
@@ -21,10 +22,9 @@ import "time"
 // backlog forgives it; sums of partial takes round), so a decision that
 // lies within a margin of its threshold cannot be taken from the sums
 // exactly: CountLadder then says so (Count.Exact false) and the caller
-// replays that setting. So do demand bound to wall-clock time, demand that
-// holds arrivals (Reconstruct's moved work, which may arrive faster than
-// Cores), and a sample faster than Cores: there catch-up is not the min
-// above.
+// replays that setting. So do demand bound to wall-clock time and demand
+// that holds arrivals (Reconstruct's moved work, which Replay serves at
+// Cores even while it arrives faster): there catch-up is not the min above.
 
 // Count is nr_periods and nr_throttled as Replay would count them, when
 // Exact; otherwise the counts are not given and the setting must be
@@ -47,36 +47,55 @@ func (ps *Periods) CountLadder(settings []Setting) []Count {
 	out := make([]Count, len(settings))
 	d := ps.d
 	type state struct {
-		backlog, pool     float64
-		quota, cap, cores float64
-		bmax              float64 // largest backlog since it was last exactly 0
-		active, idle      bool
-		c                 *Count
+		backlog, pool float64
+		quota, cap    float64
+		slack         []float64
+		bmax          float64 // largest backlog since it was last exactly 0
+		active, idle  bool
+		c             *Count
 	}
-	maxRate := 0.0
-	for i := 1; i < len(d.At); i++ {
-		maxRate = max(maxRate, float64(d.Usage[i]-d.Usage[i-1])/float64(d.At[i]-d.At[i-1]))
+	// slack[c][k] is how much waiting work period k can catch up at c CPUs:
+	// the time it is not running its own arrivals, sum of (c - r)*dt over
+	// its samples where their rate r is under c (where r is above c, Replay
+	// catches up at r, and waiting work waits on).
+	slack := map[float64][]float64{}
+	slackOf := func(c float64) []float64 {
+		if sl, ok := slack[c]; ok {
+			return sl
+		}
+		sl := make([]float64, len(ps.Work))
+		for k := range ps.Work {
+			tick0 := ps.Start + time.Duration(k)*ps.Period
+			tick1 := tick0 + ps.Period
+			for i := int(ps.firstIx[k]); i <= int(ps.firstIx[k+1]) && i < len(d.At); i++ {
+				a, b := max(d.At[i-1], tick0, 0), min(d.At[i], tick1)
+				if b <= a {
+					continue
+				}
+				r := float64(d.Usage[i]-d.Usage[i-1]) / float64(d.At[i]-d.At[i-1])
+				if r < c {
+					sl[k] += (c - r) * float64(b-a)
+				}
+			}
+		}
+		slack[c] = sl
+		return sl
 	}
 	var live []*state
 	for i, s := range settings {
 		out[i].Exact = true
-		if s.WallClock || d.Arrivals || maxRate > s.Cores {
+		if s.WallClock || d.Arrivals {
 			out[i].Exact = false
 			continue
 		}
 		live = append(live, &state{pool: float64(s.Quota), quota: float64(s.Quota), cap: float64(s.Quota + s.Burst),
-			cores: s.Cores, c: &out[i]})
+			slack: slackOf(s.Cores), c: &out[i]})
 	}
 	near := func(a, b, bmax float64) bool { return a-b < ladderMargin+1e-9*bmax && b-a < ladderMargin+1e-9*bmax }
-	end := d.At[len(d.At)-1]
 	for k, w := range ps.Work {
-		// Catch-up runs only while there are samples: the first period
-		// from time 0, the last to the last sample.
-		tick0 := ps.Start + time.Duration(k)*ps.Period
-		span := float64(min(tick0+ps.Period, end) - max(tick0, 0))
 		n := 0
 		for _, st := range live {
-			ct := st.cores * span
+			ct := w + st.slack[k]
 			b, p := st.backlog, st.pool
 			throttled, took := false, false
 			if near(b, Eps, st.bmax) && b != 0 || near(w, p-Eps, st.bmax) {
