@@ -35,9 +35,14 @@ type Count struct {
 }
 
 // ladderMargin is how close (ns) to a threshold a decision from the sums
-// may come before CountLadder leaves it to Replay: far above Replay's float
-// residues and the Eps it forgives per catch-up.
-const ladderMargin = 1e3
+// may come before CountLadder leaves it to Replay: above the Eps Replay
+// forgives when a catch-up ends and the Eps of runtime it leaves in a pool
+// it calls dry, and far above its float residues (a backlog's grow with its
+// size: ladderRel of the largest since it was last 0).
+const (
+	ladderMargin = 4
+	ladderRel    = 1e-12
+)
 
 // CountLadder counts the periods and throttled periods of every setting at
 // ps's phase in one pass over the period sums: what Replay's Stat would
@@ -91,7 +96,7 @@ func (ps *Periods) CountLadder(settings []Setting) []Count {
 		live = append(live, &state{pool: float64(s.Quota), quota: float64(s.Quota), cap: float64(s.Quota + s.Burst),
 			slack: slackOf(s.Cores), c: &out[i]})
 	}
-	near := func(a, b, bmax float64) bool { return a-b < ladderMargin+1e-9*bmax && b-a < ladderMargin+1e-9*bmax }
+	near := func(a, b, bmax float64) bool { m := ladderMargin + ladderRel*bmax; return a-b < m && b-a < m }
 	for k, w := range ps.Work {
 		n := 0
 		for _, st := range live {

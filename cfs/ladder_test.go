@@ -78,10 +78,10 @@ func TestCountLadderMatchesReplay(t *testing.T) {
 		period time.Duration
 	}
 	cases := []tc{{"recorded two-regime", recorded(t), 100 * time.Millisecond}}
-	for seed := range uint64(12) {
+	for seed := range uint64(ladderSeeds) {
 		cores := 1 + int(seed%3)
 		period := []time.Duration{100 * time.Millisecond, 50 * time.Millisecond, 250 * time.Millisecond}[seed%3]
-		cases = append(cases, tc{"random " + strconv.FormatUint(seed, 10), bursty(seed, 60*time.Second, cores, 0.05+0.1*float64(seed%4)), period})
+		cases = append(cases, tc{"random " + strconv.FormatUint(seed, 10), bursty(seed, ladderSpan, cores, 0.05+0.1*float64(seed%4)), period})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -120,3 +120,50 @@ func TestCountLadderMatchesReplay(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkLadder compares, on an hour of bursty 10 ms samples at one
+// phase, one Replay, the whole 58-point ladder replayed point by point
+// (today's path) and the ladder counted in one pass with the settings it
+// leaves to Replay replayed; it reports the ratios to one point.
+func BenchmarkLadder(b *testing.B) {
+	d := bursty(3, time.Hour, 2, 0.15).Pinned()
+	period := 100 * time.Millisecond
+	settings := ladderOf(d.MeanCores()*0.5, d.MaxCores(), 29, period, d.Bound())
+	ps := Cut(d, period, 30*time.Millisecond)
+	var h DelayHist
+	var sc Scratch
+	timeIt := func(f func()) float64 {
+		start := time.Now()
+		n := 0
+		for time.Since(start) < 300*time.Millisecond || n < 3 {
+			f()
+			n++
+		}
+		return float64(time.Since(start)) / float64(n)
+	}
+	var one, perPoint, onePass float64
+	for range b.N {
+		one = timeIt(func() { ps.Replay(settings[len(settings)/2], &h, &sc) })
+		perPoint = timeIt(func() {
+			for _, s := range settings {
+				ps.Replay(s, &h, &sc)
+			}
+		})
+		onePass = timeIt(func() {
+			for i, c := range ps.CountLadder(settings) {
+				if !c.Exact {
+					ps.Replay(settings[i], &h, &sc)
+				}
+			}
+		})
+	}
+	b.ReportMetric(perPoint/one, "per-point/one")
+	b.ReportMetric(onePass/one, "one-pass/one")
+	b.ReportMetric(perPoint/onePass, "speedup")
+}
+
+// The property test's random demands: how many, and how long each.
+var (
+	ladderSeeds = 12
+	ladderSpan  = 2 * time.Minute
+)
