@@ -51,14 +51,6 @@ const (
 func (ps *Periods) CountLadder(settings []Setting) []Count {
 	out := make([]Count, len(settings))
 	d := ps.d
-	type state struct {
-		backlog, pool float64
-		quota, cap    float64
-		slack         []float64
-		bmax          float64 // largest backlog since it was last exactly 0
-		active, idle  bool
-		c             *Count
-	}
 	// slack[c][k] is how much waiting work period k can catch up at c CPUs:
 	// the time it is not running its own arrivals, sum of (c - r)*dt over
 	// its samples where their rate r is under c (where r is above c, Replay
@@ -86,76 +78,91 @@ func (ps *Periods) CountLadder(settings []Setting) []Count {
 		slack[c] = sl
 		return sl
 	}
-	var live []*state
+	// A quota that covers the busiest period never leaves Replay's fast
+	// path: every such setting counts as the first one does.
+	maxW := 0.0
+	for _, w := range ps.Work {
+		maxW = max(maxW, w)
+	}
+	free := -1
 	for i, s := range settings {
-		out[i].Exact = true
 		if s.WallClock || d.Arrivals {
-			out[i].Exact = false
 			continue
 		}
-		live = append(live, &state{pool: float64(s.Quota), quota: float64(s.Quota), cap: float64(s.Quota + s.Burst),
-			slack: slackOf(s.Cores), c: &out[i]})
-	}
-	near := func(a, b, bmax float64) bool { m := ladderMargin + ladderRel*bmax; return a-b < m && b-a < m }
-	for k, w := range ps.Work {
-		n := 0
-		for _, st := range live {
-			ct := w + st.slack[k]
-			b, p := st.backlog, st.pool
-			throttled, took := false, false
-			if near(b, Eps, st.bmax) && b != 0 || near(w, p-Eps, st.bmax) {
-				st.c.Exact = false
-				continue
-			}
-			if b <= Eps && w <= p-Eps {
-				// Replay's fast path: served on arrival.
-				took = w > 0
-				st.pool = p - w
-			} else {
-				bw := b + w
-				served := min(bw, ct, p)
-				// The smallest of the three must be clear of the others.
-				if (served != bw && near(served, bw, st.bmax)) || (served != ct && near(served, ct, st.bmax)) || (served != p && near(served, p, st.bmax)) {
-					st.c.Exact = false
-					continue
-				}
-				took = served > 0
-				st.pool = p - served
-				switch served {
-				case bw:
-					st.backlog, st.bmax = 0, 0
-				default:
-					st.backlog = bw - served
-					st.bmax = max(st.bmax, st.backlog)
-				}
-				throttled = served == p && st.backlog > Eps
-			}
-			if took {
-				st.active, st.idle = true, false
-			}
-			if st.active {
-				// Bandwidth.Refill's bookkeeping.
-				st.c.Periods++
-				st.pool = min(st.pool+st.quota, st.cap)
-				switch {
-				case st.idle && !throttled:
-					st.active = false
-				case !throttled:
-					st.idle = true
-				default:
-					st.c.ThrottledPeriods++
-					st.idle = false
-				}
-			}
-			live[n] = st
-			n++
+		isFree := float64(s.Quota)-Eps >= maxW+ladderMargin
+		if isFree && free >= 0 {
+			out[i] = out[free]
+			continue
 		}
-		live = live[:n]
-	}
-	for i := range out {
-		if !out[i].Exact {
-			out[i].Periods, out[i].ThrottledPeriods = 0, 0
+		out[i] = ps.count(s, slackOf(s.Cores))
+		if isFree {
+			free = i
 		}
 	}
 	return out
+}
+
+// count is CountLadder's pass for one setting.
+func (ps *Periods) count(s Setting, slack []float64) Count {
+	var c Count
+	var (
+		backlog, bmax float64 // bmax: the largest backlog since it was last exactly 0
+		pool          = float64(s.Quota)
+		quota, cap    = float64(s.Quota), float64(s.Quota + s.Burst)
+		active, idle  bool
+	)
+	for k, w := range ps.Work {
+		b, p := backlog, pool
+		throttled, took := false, false
+		if near(b, Eps, bmax) && b != 0 || near(w, p-Eps, bmax) {
+			return Count{}
+		}
+		if b <= Eps && w <= p-Eps {
+			// Replay's fast path: served on arrival.
+			took = w > 0
+			pool = p - w
+		} else {
+			bw, ct := b+w, w+slack[k]
+			served := min(bw, ct, p)
+			// The smallest of the three must be clear of the others.
+			if (served != bw && near(served, bw, bmax)) || (served != ct && near(served, ct, bmax)) || (served != p && near(served, p, bmax)) {
+				return Count{}
+			}
+			took = served > 0
+			pool = p - served
+			if served == bw {
+				backlog, bmax = 0, 0
+			} else {
+				backlog = bw - served
+				bmax = max(bmax, backlog)
+			}
+			throttled = served == p && backlog > Eps
+		}
+		if took {
+			active, idle = true, false
+		}
+		if active {
+			// Bandwidth.Refill's bookkeeping.
+			c.Periods++
+			pool = min(pool+quota, cap)
+			switch {
+			case idle && !throttled:
+				active = false
+			case !throttled:
+				idle = true
+			default:
+				c.ThrottledPeriods++
+				idle = false
+			}
+		}
+	}
+	c.Exact = true
+	return c
+}
+
+// near reports whether a and b lie within CountLadder's margin of each
+// other, for a backlog that reached bmax.
+func near(a, b, bmax float64) bool {
+	m := ladderMargin + ladderRel*bmax
+	return a-b < m && b-a < m
 }
