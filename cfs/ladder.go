@@ -1,6 +1,9 @@
 package cfs
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // The ladder in one pass. Whether a period ends throttled depends only on
 // its sum of work and on what the periods before carry over: the backlog
@@ -106,15 +109,16 @@ func (ps *Periods) CountLadder(settings []Setting) []Count {
 func (ps *Periods) count(s Setting, slack []float64) Count {
 	var c Count
 	var (
-		backlog, bmax float64 // bmax: the largest backlog since it was last exactly 0
-		pool          = float64(s.Quota)
-		quota, cap    = float64(s.Quota), float64(s.Quota + s.Burst)
-		active, idle  bool
+		backlog      float64
+		m            = float64(ladderMargin) // the margin, grown with the largest backlog since it was last exactly 0
+		pool         = float64(s.Quota)
+		quota, cap   = float64(s.Quota), float64(s.Quota + s.Burst)
+		active, idle bool
 	)
 	for k, w := range ps.Work {
 		b, p := backlog, pool
 		throttled, took := false, false
-		if near(b, Eps, bmax) && b != 0 || near(w, p-Eps, bmax) {
+		if b != 0 && near(b, Eps, m) || near(w, p-Eps, m) {
 			return Count{}
 		}
 		if b <= Eps && w <= p-Eps {
@@ -125,16 +129,16 @@ func (ps *Periods) count(s Setting, slack []float64) Count {
 			bw, ct := b+w, w+slack[k]
 			served := min(bw, ct, p)
 			// The smallest of the three must be clear of the others.
-			if (served != bw && near(served, bw, bmax)) || (served != ct && near(served, ct, bmax)) || (served != p && near(served, p, bmax)) {
+			if (served != bw && near(served, bw, m)) || (served != ct && near(served, ct, m)) || (served != p && near(served, p, m)) {
 				return Count{}
 			}
 			took = served > 0
 			pool = p - served
 			if served == bw {
-				backlog, bmax = 0, 0
+				backlog, m = 0, ladderMargin
 			} else {
 				backlog = bw - served
-				bmax = max(bmax, backlog)
+				m = max(m, ladderMargin+ladderRel*backlog)
 			}
 			throttled = served == p && backlog > Eps
 		}
@@ -160,9 +164,5 @@ func (ps *Periods) count(s Setting, slack []float64) Count {
 	return c
 }
 
-// near reports whether a and b lie within CountLadder's margin of each
-// other, for a backlog that reached bmax.
-func near(a, b, bmax float64) bool {
-	m := ladderMargin + ladderRel*bmax
-	return a-b < m && b-a < m
-}
+// near reports whether a and b lie within m of each other.
+func near(a, b, m float64) bool { return math.Abs(a-b) < m }
