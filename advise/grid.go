@@ -121,6 +121,10 @@ type Evaluation struct {
 	// samples carry no per-CPU split (with the split the slice replay models
 	// the slices instead); the interval's upper end includes it.
 	ThrottledRatioSliceBound *float64 `json:"throttled_periods_ratio_slice_bound,omitempty"`
+	// CountsOnly marks an evaluation with its periods and throttled periods
+	// counted (Options.Full) but not replayed: throttled time, bursts and
+	// delays are not given.
+	CountsOnly bool `json:"counts_only,omitempty"`
 }
 
 // Point returns the point evaluated.
@@ -144,6 +148,18 @@ type Options struct {
 	// Evaluation's p50, p99 and max (the agent merges many replays'); it
 	// must not keep h, which is reused.
 	Delays func(i int, h *cfs.DelayHist)
+
+	// Full, if set, picks the points that get the full replay (throttled
+	// time, bursts, delays) from their counts: each point's throttled
+	// periods are first counted at every phase in one pass over the period
+	// sums (cfs.CountLadder), and Full sees an Evaluation with only the
+	// counts and ratios set. The others keep those and are marked
+	// CountsOnly. Full is called in order of the points, from Evaluate's own
+	// goroutine. nil: every point is replayed. A point whose count the one
+	// pass cannot take exactly at some phase is replayed whatever Full says;
+	// so is every point of demand replayed with per-CPU slices (a split over
+	// several CPUs), which the one pass does not model.
+	Full func(i int, counts Evaluation) bool
 
 	// stranded replays the quota less the runtime other CPUs can hold in
 	// their slices (see SliceSlack): the slice bound.
@@ -194,10 +210,6 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 	if sp != nil {
 		held = float64(sp.N) * float64(cfs.Slice)
 	}
-	type job struct {
-		period time.Duration
-		phase  int
-	}
 	var jobs []job
 	var plist []time.Duration
 	for p := range periods {
@@ -207,6 +219,26 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 	for _, p := range plist {
 		for ph := 0; ph < o.Phases; ph++ {
 			jobs = append(jobs, job{p, ph})
+		}
+	}
+	// replay[i]: point i gets the full replay.
+	replay := make([]bool, len(points))
+	var counts [][]cfs.Count // counts[j][i]: job j, point i (Exact false where the periods differ)
+	if o.Full == nil || sp != nil {
+		// The one pass counts the fluid replay: the slice replay's counts
+		// come from replaying every point.
+		for i := range replay {
+			replay[i] = true
+		}
+	} else {
+		counts = countLadder(d, points, jobs, o, cores)
+		for i, p := range points {
+			exact := true
+			for j, jb := range jobs {
+				exact = exact && (jb.period != p.Period || counts[j][i].Exact)
+			}
+			// A count the one pass could not take: replay the point.
+			replay[i] = !exact || o.Full(i, countsOnly(pointEval(p), jobs, counts, i))
 		}
 	}
 	// results[j][i]: job j, point i (nil where the periods differ).
@@ -232,7 +264,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 				}
 				var free *cfs.Result
 				for i, p := range points {
-					if p.Period != jb.period {
+					if p.Period != jb.period || !replay[i] {
 						continue
 					}
 					q := o.quota(p, cores)
@@ -263,8 +295,11 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 	h := newHist() // each point's, pooled over the phases
 	defer histPool.Put(h)
 	for i, p := range points {
-		e := Evaluation{LimitMilli: p.LimitMilli, BurstMilli: p.BurstMilli, PeriodUsec: int64(p.Period / time.Microsecond),
-			QuotaUsec: int64(p.Quota() / time.Microsecond), BurstUsec: int64(p.Burst() / time.Microsecond)}
+		e := pointEval(p)
+		if !replay[i] {
+			evals[i] = countsOnly(e, jobs, counts, i)
+			continue
+		}
 		*h = cfs.DelayHist{}
 		var periods, throttled, bursts uint64
 		var thrNs, lostNs float64
@@ -312,6 +347,81 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 		}
 	}
 	return evals, nil
+}
+
+// pointEval is an Evaluation of p with nothing evaluated yet.
+func pointEval(p Point) Evaluation {
+	return Evaluation{LimitMilli: p.LimitMilli, BurstMilli: p.BurstMilli, PeriodUsec: int64(p.Period / time.Microsecond),
+		QuotaUsec: int64(p.Quota() / time.Microsecond), BurstUsec: int64(p.Burst() / time.Microsecond)}
+}
+
+// job is one period grid Evaluate replays at: a period and a phase.
+type job struct {
+	period time.Duration
+	phase  int
+}
+
+// countLadder counts every point's periods and throttled periods at every
+// job in one pass over each job's period sums (cfs.CountLadder).
+func countLadder(d *Demand, points []Point, jobs []job, o Options, cores float64) [][]cfs.Count {
+	out := make([][]cfs.Count, len(jobs))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(o.Workers, len(jobs)) {
+		wg.Go(func() {
+			for j := range next {
+				jb := jobs[j]
+				ps := cfs.Cut(d, jb.period, jb.period*time.Duration(jb.phase)/time.Duration(o.Phases))
+				var settings []cfs.Setting
+				var ix []int
+				for i, p := range points {
+					if p.Period == jb.period {
+						settings = append(settings, cfs.Setting{Quota: o.quota(p, cores), Burst: p.Burst(), Cores: cores, WallClock: o.WallClock})
+						ix = append(ix, i)
+					}
+				}
+				row := make([]cfs.Count, len(points))
+				for k, c := range ps.CountLadder(settings) {
+					row[ix[k]] = c
+				}
+				out[j] = row
+			}
+		})
+	}
+	for j := range jobs {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	return out
+}
+
+// countsOnly is e with point i's counts over the jobs (mean over the
+// phases, as Evaluate gives a replay's).
+func countsOnly(e Evaluation, jobs []job, counts [][]cfs.Count, i int) Evaluation {
+	var periods, throttled uint64
+	n := 0
+	e.ThrottledRatioBest = 1
+	for j, jb := range jobs {
+		if jb.period != e.Point().Period {
+			continue
+		}
+		c := counts[j][i]
+		n++
+		periods += c.Periods
+		throttled += c.ThrottledPeriods
+		if c.Periods > 0 {
+			e.ThrottledRatioWorst = max(e.ThrottledRatioWorst, float64(c.ThrottledPeriods)/float64(c.Periods))
+			e.ThrottledRatioBest = min(e.ThrottledRatioBest, float64(c.ThrottledPeriods)/float64(c.Periods))
+		}
+	}
+	if periods > 0 {
+		e.ThrottledRatio = float64(throttled) / float64(periods)
+	}
+	e.ThrottledRatioBest = min(e.ThrottledRatioBest, e.ThrottledRatio)
+	e.Periods, e.ThrottledPeriods = float64(periods)/float64(n), float64(throttled)/float64(n)
+	e.CountsOnly = true
+	return e
 }
 
 // histPool and scratchPool lend Evaluate its delay histograms (9.5 KiB
