@@ -54,19 +54,24 @@ const (
 func (ps *Periods) CountLadder(settings []Setting) []Count {
 	out := make([]Count, len(settings))
 	d := ps.d
-	// slack[c][k] is how much waiting work period k can catch up at c CPUs:
-	// the time it is not running its own arrivals, sum of (c - r)*dt over
-	// its samples where their rate r is under c (where r is above c, Replay
-	// catches up at r, and waiting work waits on).
-	slack := map[float64][]float64{}
-	slackOf := func(c float64) []float64 {
-		if sl, ok := slack[c]; ok {
-			return sl
+	// caps[c] is, for each period, what its samples allow c CPUs to serve
+	// of the work waiting at its start and arriving in it: cap.room, and
+	// cap.left the work that still waits at its end however little waited
+	// at its start. Use as sampled is served as it comes, and waiting work
+	// catches up beside it on what it leaves of c (while use runs faster
+	// than c, waiting work waits on): room is w plus that slack, left 0.
+	// Arrivals (Demand.Arrivals) queue for c CPUs: room is c times the
+	// period, left the queue a period starting empty ends with.
+	caps := map[float64][]capacity{}
+	capsOf := func(c float64) []capacity {
+		if cs, ok := caps[c]; ok {
+			return cs
 		}
-		sl := make([]float64, len(ps.Work))
+		cs := make([]capacity, len(ps.Work))
 		for k := range ps.Work {
 			tick0 := ps.Start + time.Duration(k)*ps.Period
 			tick1 := tick0 + ps.Period
+			var slack, q float64
 			for i := int(ps.firstIx[k]); i <= int(ps.firstIx[k+1]) && i < len(d.At); i++ {
 				a, b := max(d.At[i-1], tick0, 0), min(d.At[i], tick1)
 				if b <= a {
@@ -74,12 +79,17 @@ func (ps *Periods) CountLadder(settings []Setting) []Count {
 				}
 				r := float64(d.Usage[i]-d.Usage[i-1]) / float64(d.At[i]-d.At[i-1])
 				if r < c {
-					sl[k] += (c - r) * float64(b-a)
+					slack += (c - r) * float64(b-a)
 				}
+				q = max(0, q+(r-c)*float64(b-a))
+			}
+			cs[k] = capacity{room: ps.Work[k] + slack}
+			if d.Arrivals {
+				cs[k] = capacity{room: c * float64(min(tick1, d.At[len(d.At)-1])-max(tick0, 0)), left: q}
 			}
 		}
-		slack[c] = sl
-		return sl
+		caps[c] = cs
+		return cs
 	}
 	// A quota that covers the busiest period never leaves Replay's fast
 	// path: every such setting counts as the first one does.
@@ -89,7 +99,7 @@ func (ps *Periods) CountLadder(settings []Setting) []Count {
 	}
 	free := -1
 	for i, s := range settings {
-		if s.WallClock || d.Arrivals {
+		if s.WallClock {
 			continue
 		}
 		isFree := float64(s.Quota)-Eps >= maxW+ladderMargin
@@ -97,7 +107,7 @@ func (ps *Periods) CountLadder(settings []Setting) []Count {
 			out[i] = out[free]
 			continue
 		}
-		out[i] = ps.count(s, slackOf(s.Cores))
+		out[i] = ps.count(s, capsOf(s.Cores))
 		if isFree {
 			free = i
 		}
@@ -105,8 +115,12 @@ func (ps *Periods) CountLadder(settings []Setting) []Count {
 	return out
 }
 
+// capacity is what one period can serve of waiting and arriving work (see
+// CountLadder's caps).
+type capacity struct{ room, left float64 }
+
 // count is CountLadder's pass for one setting.
-func (ps *Periods) count(s Setting, slack []float64) Count {
+func (ps *Periods) count(s Setting, caps []capacity) Count {
 	var c Count
 	var (
 		backlog      float64
@@ -126,7 +140,7 @@ func (ps *Periods) count(s Setting, slack []float64) Count {
 			took = w > 0
 			pool = p - w
 		} else {
-			bw, ct := b+w, w+slack[k]
+			bw, ct := b+w-caps[k].left, caps[k].room
 			served := min(bw, ct, p)
 			// The smallest of the three must be clear of the others.
 			if (served != bw && near(served, bw, m)) || (served != ct && near(served, ct, m)) || (served != p && near(served, p, m)) {
@@ -134,10 +148,10 @@ func (ps *Periods) count(s Setting, slack []float64) Count {
 			}
 			took = served > 0
 			pool = p - served
-			if served == bw {
+			if served == b+w {
 				backlog, m = 0, ladderMargin
 			} else {
-				backlog = bw - served
+				backlog = b + w - served
 				m = max(m, ladderMargin+ladderRel*backlog)
 			}
 			throttled = served == p && backlog > Eps
