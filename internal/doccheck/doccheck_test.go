@@ -220,3 +220,30 @@ func TestBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestRepoHistoryRefs checks the repository's README.md and docs/: no page
+// refers to an issue or a run by number.
+func TestRepoHistoryRefs(t *testing.T) {
+	refs, err := HistoryRefs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range refs {
+		t.Errorf("%s: history by number (say what is true now; history lives in git)", r)
+	}
+}
+
+func TestHistoryRefs(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "docs"), 0o755)
+	os.WriteFile(filepath.Join(dir, "README.md"), []byte("as issue 27 asked\nburns run 1.6% over\nthe rig's run #4 (2026-11-24)\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "docs", "a.md"), []byte("# A\n\nIn run 19 the agent\n"), 0o644)
+	got, err := HistoryRefs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"README.md:1: issue 27", "docs/a.md:3: run 19"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
