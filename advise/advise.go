@@ -19,12 +19,22 @@ type Target struct {
 	MaxDelayMs   float64       `json:"max_added_delay_p99_ms,omitempty"`
 }
 
-// WithDefaults returns t with advise's defaults applied: a 5% throttled
-// share when t sets neither bound, no bound on the share when only a delay
-// is set. The one place of the defaults.
+// DefaultMaxThrottled is the throttled share of periods every caller aims
+// at when told nothing else: advise, check and the agent's first target
+// alike, so that they answer the same question by default (docs/advise.md
+// says why 5%).
+const DefaultMaxThrottled = 0.05
+
+// DefaultTarget is the target of advise, check and the agent when none is
+// given.
+var DefaultTarget = Target{MaxThrottled: DefaultMaxThrottled}
+
+// WithDefaults returns t with advise's defaults applied: DefaultTarget's
+// throttled share when t sets neither bound, no bound on the share when
+// only a delay is set. The one place of the defaults.
 func (t Target) WithDefaults() Target {
 	if t.MaxThrottled <= 0 && t.MaxDelay <= 0 {
-		t.MaxThrottled = 0.05
+		t.MaxThrottled = DefaultMaxThrottled
 	}
 	if t.MaxThrottled <= 0 {
 		t.MaxThrottled = 1

@@ -44,7 +44,7 @@ type Config struct {
 	Mapping cgroup.WeightMapping
 	Summary SummaryConfig
 	// Targets to advise for; the first is the one the predictions at
-	// "advised" and the /advice endpoint use (default throttled=0.01).
+	// "advised" and the /advice endpoint use (default advise.DefaultTarget).
 	Targets []NamedTarget
 	// Select picks the groups to summarise (default: Kubernetes containers
 	// and throttlelab's own groups).
@@ -86,7 +86,7 @@ func (c *Config) defaults() {
 		c.Mapping = cgroup.WeightLinear
 	}
 	if len(c.Targets) == 0 {
-		c.Targets = []NamedTarget{{Name: "throttled=0.01", Target: advise.Target{MaxThrottled: 0.01}}}
+		c.Targets = []NamedTarget{{Name: TargetName(advise.DefaultTarget), Target: advise.DefaultTarget.WithDefaults()}}
 	}
 	if c.Select == nil {
 		c.Select = DefaultSelect

@@ -13,8 +13,17 @@ import (
 // ErrSettings marks a setting the user must change (the CLI exits 2 on it).
 var ErrSettings = errors.New("agent")
 
-// Settings are the agent's settings as a user gives them (flags), before
-// they are checked and turned into a Config.
+// SettingError is a setting the user must change: Setting names the field
+// of Settings (Sample, Targets, ...), Msg says what was wrong with its
+// value and what to give. It wraps ErrSettings; the CLI says which flag
+// carried the setting.
+type SettingError struct{ Setting, Msg string }
+
+func (e *SettingError) Error() string { return e.Msg }
+func (e *SettingError) Unwrap() error { return ErrSettings }
+
+// Settings are the agent's settings as a user gives them, before they are
+// checked and turned into a Config.
 type Settings struct {
 	Root, Node, Mapping, StateDir string
 	Window, Block, Chunk          time.Duration
@@ -23,43 +32,43 @@ type Settings struct {
 	Targets                       []string
 }
 
-// Config checks s and returns the agent's Config. Errors about a setting
-// wrap ErrSettings and name the flag.
+// Config checks s and returns the agent's Config. An error about a
+// setting is a *SettingError.
 func (s Settings) Config(logger *slog.Logger) (Config, error) {
-	bad := func(format string, args ...any) (Config, error) {
-		return Config{}, fmt.Errorf("%w: "+format, append([]any{ErrSettings}, args...)...)
+	bad := func(setting, format string, args ...any) (Config, error) {
+		return Config{}, &SettingError{Setting: setting, Msg: fmt.Sprintf(format, args...)}
 	}
 	if s.Sample < 10*time.Millisecond {
-		return bad("--sample %s: give 10ms or more (reading every group costs CPU)", s.Sample)
+		return bad("Sample", "sampling interval %s: give 10ms or more (reading every group costs CPU)", s.Sample)
 	}
 	if s.Interval < s.Sample {
-		return bad("--interval %s: give at least --sample (%s)", s.Interval, s.Sample)
+		return bad("Interval", "refresh interval %s: give at least the sampling interval (%s)", s.Interval, s.Sample)
 	}
 	mapping := cgroup.WeightMapping(s.Mapping)
 	if _, err := cgroup.SharesToWeight(1024, mapping); err != nil {
-		return bad("--weight-mapping: %v", err)
+		return bad("Mapping", "%v", err)
 	}
 	if len(s.Targets) > 4 {
-		return bad("--target given %d times: give at most 4 (each adds two series per container)", len(s.Targets))
+		return bad("Targets", "%d targets: give at most 4 (each adds two series per container)", len(s.Targets))
 	}
 	var targets []NamedTarget
 	for _, ts := range s.Targets {
 		t, err := ParseTarget(ts)
 		if err != nil {
-			return bad("--target: %v", err)
+			return bad("Targets", "%v", err)
 		}
 		targets = append(targets, t)
 	}
 	sum := SummaryConfig{Window: s.Window, Block: s.Block, Chunk: s.Chunk}
 	if err := (&SummaryConfig{Window: s.Window, Block: s.Block, Chunk: s.Chunk, Period: 100 * time.Millisecond, Bucket: 15 * time.Second}).Check(); err != nil {
-		return bad("--window/--block/--chunk: %v", err)
+		return bad("Window", "%v", err)
 	}
 	if s.Startup < 0 {
-		return bad("--startup %s: give 0 (keep start-ups in the advice) or a duration", s.Startup)
+		return bad("Startup", "start-up %s: give 0 (keep start-ups in the advice) or a duration", s.Startup)
 	}
 	if s.StateDir != "" {
 		if fi, err := os.Stat(s.StateDir); err != nil || !fi.IsDir() {
-			return bad("--state-dir %s: not a directory: make it first", s.StateDir)
+			return bad("StateDir", "%s: not a directory: make it first", s.StateDir)
 		}
 	}
 	node := s.Node

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -44,4 +45,17 @@ func ParseTarget(s string) (NamedTarget, error) {
 	}
 	t.Target = t.Target.WithDefaults()
 	return t, nil
+}
+
+// TargetName writes t as ParseTarget reads it and the metrics' target label
+// shows it: "throttled=0.05", "delay=10ms" or both joined by a comma.
+func TargetName(t advise.Target) string {
+	var parts []string
+	if t.MaxThrottled > 0 && t.MaxThrottled < 1 {
+		parts = append(parts, "throttled="+strconv.FormatFloat(t.MaxThrottled, 'g', -1, 64))
+	}
+	if t.MaxDelay > 0 {
+		parts = append(parts, "delay="+t.MaxDelay.String())
+	}
+	return strings.Join(parts, ",")
 }

@@ -29,7 +29,7 @@ type adviseFlags struct {
 	maxThrottled         string
 	limits, periods      []string
 	grid, phases, cores  int
-	json, wallClock, all bool
+	wallClock, all       bool
 	html, saveCSV        string
 	fleet                fleetFlags // --prometheus, --agent: advise_fleet.go
 }
@@ -42,7 +42,7 @@ func newAdviseCmd() *cobra.Command {
 		Long: `Replay one group's CPU use, sampled every 10 ms, through the simulator's model of the
 kernel's CFS bandwidth control, for a grid of limits (each without burst and with a
 burst equal to the limit) at 10 phases of the period, and recommend the smallest
-limit that meets the target: --max-throttled (share of periods, default 5%) and/or
+limit that meets the target: --max-throttled (share of periods, default `+pct(advise.DefaultMaxThrottled)+`) and/or
 --max-delay (p99 of the delay the limit adds to the work).
 
 Input, one of:
@@ -55,7 +55,7 @@ The window is cut into blocks of about 10 s: every number comes with the interva
 [low-high] over the blocks, the recommendation meets the target in every block, and a
 window whose blocks disagree is named non-stationary, with the blocks that differ and
 how long to sample (docs/advise.md). The answer comes first, then the grid's rows
-around the knee (--all: every row; --json always has every row).
+around the knee (--all: every row; -o json always has every row).
 
 Numbers are means over the phases (the kernel's period boundaries are unknown for
 an unlimited group); WORST is the worst phase. Throttled share counts periods as
@@ -67,7 +67,7 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 		Example: `  sudo throttlelab advise --pid 4242
   sudo throttlelab advise --pod shop/checkout-7d9f --duration 2h --max-delay 10ms
   throttlelab advise results/f09-burn-flow/20261121-105420 --config unlimited
-  throttlelab advise --csv usage.csv --limit 300m --limit 500m --json`,
+  throttlelab advise --csv usage.csv --limit 300m --limit 500m -o json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runAdvise(cmd, args, f) },
 	}
@@ -84,7 +84,7 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	// a dozen 10 s blocks for the intervals. Baselines computed from less
 	// would not be what krr or the VPA would set.
 	durationVar(fl, &f.duration, "duration", 2*time.Minute, "how long to sample a live group (2m covers the krr and VPA baselines; 10m or more for a service, hours such as 24h for daily cycles)")
-	fl.StringVar(&f.maxThrottled, "max-throttled", "5%", "target: highest throttled share of periods (5% or 0.05)")
+	fl.StringVar(&f.maxThrottled, "max-throttled", pct(advise.DefaultMaxThrottled), "target: highest throttled share of periods (5% or 0.05)")
 	durationVar(fl, &f.maxDelay, "max-delay", 0, "target: highest p99 added delay (0: no delay target)")
 	fl.StringSliceVar(&f.limits, "limit", nil, "add this limit (Kubernetes quantity, 300m) to the grid; repeatable")
 	fl.StringSliceVar(&f.periods, "period", nil, "evaluate this CFS period too (default 100ms); repeatable")
@@ -92,7 +92,6 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.IntVar(&f.phases, "phases", 10, "phases of the period to replay")
 	fl.IntVar(&f.cores, "cores", 0, "CPUs the group's held-back work can catch up on (default: the most it used in 10 ms, rounded up)")
 	fl.BoolVar(&f.wallClock, "wall-clock", false, "the demand is bound to wall-clock time (spins until a deadline, polls): work that finds the quota spent is lost, not delayed")
-	fl.BoolVar(&f.json, "json", false, "print the advice as JSON (every row of the grid)")
 	fl.BoolVar(&f.all, "all", false, "print every row of the grid (default: the rows around the knee)")
 	fl.StringVar(&f.html, "html", "", "also write an HTML report to this file")
 	fl.StringVar(&f.saveCSV, "save-csv", "", "write the samples to this CSV (time_ns,usage_ns), to advise again later")
@@ -154,10 +153,13 @@ func adviseRequest(f adviseFlags) (advise.Request, error) {
 
 func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	if f.fleet.set() {
-		return runAdviseFleet(cmd, args, f.fleet, f.json)
+		return runAdviseFleet(cmd, args, f.fleet)
 	}
 	req, err := adviseRequest(f)
 	if err != nil {
+		return err
+	}
+	if err := outputFormat(f.fleet.output, "table", "json"); err != nil {
 		return err
 	}
 	in := source.Input{Pid: f.pid, CgroupPath: f.cgroupPath, Pod: f.pod, CSV: f.csv, Config: f.config, Instance: f.instance,
@@ -190,7 +192,7 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 		return usagef("%v", strings.TrimPrefix(err.Error(), source.ErrInput.Error()+": "))
 	case err != nil:
 		return err
-	case f.json:
+	case f.fleet.output == "json":
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		return enc.Encode(a)

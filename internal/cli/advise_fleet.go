@@ -30,7 +30,7 @@ type fleetFlags struct {
 // set reports whether advise is to read the fleet rather than one group
 // (or a fleet flag was given without its input, which runAdviseFleet refuses).
 func (f *fleetFlags) set() bool {
-	return f.prometheus != "" || f.agent != "" || f.namespace != "" || f.target != "" || f.output != "table" ||
+	return f.prometheus != "" || f.agent != "" || f.namespace != "" || f.target != "" || (f.output != "table" && f.output != "json") ||
 		f.apply || f.yes || f.kubeconfig != "" || f.context != ""
 }
 
@@ -39,8 +39,10 @@ func addFleetFlags(cmd *cobra.Command, f *fleetFlags) {
 	fl.StringVar(&f.prometheus, "prometheus", "", "every workload: read the agents' advice from this Prometheus (base URL, http://prometheus:9090)")
 	fl.StringVar(&f.agent, "agent", "", "one node: read this throttlelab agent's /advice (base URL, http://10.0.0.5:9101)")
 	fl.StringVarP(&f.namespace, "namespace", "n", "", "with --prometheus: only this namespace")
-	fl.StringVar(&f.target, "target", "", "with --prometheus: the agents' target (label target) to read advice for, when they have several")
-	fl.StringVarP(&f.output, "output", "o", "table", "with --prometheus/--agent: table, json, csv or patch (kubectl commands: in-place resizes)")
+	fl.StringVar(&f.target, "target-label", "", "with --prometheus: the agents' target (label target) to read advice for, when they have several")
+	deprecatedAlias(fl, "target", "target-label")
+	fl.StringVarP(&f.output, "output", "o", "table", "table or json; with --prometheus/--agent also csv or patch (kubectl commands: in-place resizes)")
+	formatAliasVar(fl, &f.output, "json", "json")
 	fl.BoolVar(&f.apply, "apply", false, "with --prometheus/--agent: resize the running pods in place (pods/resize); a server-side dry run unless --yes")
 	fl.BoolVar(&f.yes, "yes", false, "with --apply: really resize")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "with --apply: kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
@@ -62,8 +64,8 @@ against advised against krr's and the VPA's rules; -o table|json|csv|patch, or
 }
 
 // runAdviseFleet is advise --prometheus or --agent.
-func runAdviseFleet(cmd *cobra.Command, args []string, f fleetFlags, asJSON bool) error {
-	if err := f.check(args, asJSON); err != nil {
+func runAdviseFleet(cmd *cobra.Command, args []string, f fleetFlags) error {
+	if err := f.check(args); err != nil {
 		return err
 	}
 	ctx, cancel := contextWithTimeout(cmd.Context(), f.timeout)
@@ -82,12 +84,11 @@ func runAdviseFleet(cmd *cobra.Command, args []string, f fleetFlags, asJSON bool
 	return fleet.Write(cmd.OutOrStdout(), f.output, ms)
 }
 
-// check refuses flags that do not go together, and sets --output json for
-// --json.
-func (f *fleetFlags) check(args []string, asJSON bool) error {
+// check refuses flags that do not go together.
+func (f *fleetFlags) check(args []string) error {
 	switch {
 	case f.prometheus == "" && f.agent == "":
-		return usagef("--namespace, --target, --output, --apply, --yes, --kubeconfig and --context go with --prometheus or --agent")
+		return usagef("--namespace, --target-label, -o csv|patch, --apply, --yes, --kubeconfig and --context go with --prometheus or --agent")
 	case len(args) > 0:
 		return usagef("advise --prometheus/--agent takes no RESULTS_DIR (got %s)", args[0])
 	case f.prometheus != "" && f.agent != "":
@@ -95,10 +96,7 @@ func (f *fleetFlags) check(args []string, asJSON bool) error {
 	case f.yes && !f.apply:
 		return usagef("--yes goes with --apply")
 	case f.agent != "" && (f.namespace != "" || f.target != ""):
-		return usagef("--namespace and --target go with --prometheus (an agent's /advice is for its node and first target)")
-	}
-	if asJSON {
-		f.output = "json"
+		return usagef("--namespace and --target-label go with --prometheus (an agent's /advice is for its node and first target)")
 	}
 	if !slices.Contains(fleet.Formats, f.output) {
 		return usagef("--output %q: give table, json, csv or patch", f.output)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/agent"
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/k8s"
@@ -24,9 +25,16 @@ type agentFlags struct {
 	stateDir                    string
 	window, block, chunk        time.Duration
 	sample, interval, startup   time.Duration
-	targets                     []string
+	maxThrottled                string
+	maxDelay                    time.Duration
+	objectives                  []string
 	owners                      bool
 }
+
+// agentSettingFlags names the flag that carries each of agent.Settings'
+// fields, for the errors about them.
+var agentSettingFlags = map[string]string{"Sample": "--sample", "Interval": "--interval", "Mapping": "--weight-mapping",
+	"Targets": "--max-throttled/--max-delay/--objective", "Window": "--window/--block/--chunk", "Startup": "--startup", "StateDir": "--state-dir"}
 
 func newAgentCmd() *cobra.Command {
 	var f agentFlags
@@ -38,7 +46,7 @@ bounded summary of each one's demand over a rolling window, and serve:
 
   /metrics   top's metrics (cAdvisor's names and the peak within a period) for
              the containers, and per container the advised limit and burst for
-             each --target, the predicted throttled share and p99 added delay
+             each target, the predicted throttled share and p99 added delay
              at the current, advised, krr and VPA limits, krr's and the VPA's
              rules from the same data (docs/fleet.md lists every series)
   /advice    every container's advice, the fields of advise --json
@@ -51,9 +59,14 @@ loses: without --state-dir the whole summary (the window starts again); with
 it, the demand since the last checkpoint (5 minutes at most, one chunk on a
 clean exit). A container that appears while the agent runs is starting: its
 first --startup is kept apart from the advice (a start-up asks once for CPU
-the steady state does not) and reported on its own in /advice.`,
+the steady state does not) and reported on its own in /advice.
+
+The first target is --max-throttled and --max-delay, as advise and check take
+them (default `+pct(advise.DefaultMaxThrottled)+` throttled periods); --objective adds more, each
+written as the metrics' target label shows it (throttled=0.01, delay=10ms, or
+both joined by a comma). Given --objective alone, its first is the first.`,
 		Example: `  throttlelab agent --listen :9101 --root /host --node "$NODE_NAME"
-  throttlelab agent --listen 127.0.0.1:9101 --window 1h --target throttled=0.01 --target delay=10ms`,
+  throttlelab agent --listen 127.0.0.1:9101 --window 1h --max-throttled 1% --objective delay=10ms`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runAgent(cmd, f) },
 	}
@@ -68,7 +81,10 @@ the steady state does not) and reported on its own in /advice.`,
 	durationVar(fl, &f.sample, "sample", 10*time.Millisecond, "sampling interval")
 	durationVar(fl, &f.interval, "interval", 10*time.Second, "how often settings, top's metrics and the list of containers are refreshed (a new container is found within 0.1 s of its cgroup being made, by inotify; within this where inotify cannot be had)")
 	durationVar(fl, &f.startup, "startup", time.Minute, "a container that appears while the agent runs: this much of its demand is its start-up, kept apart from the advice (0 keeps it in)")
-	fl.StringArrayVar(&f.targets, "target", []string{"throttled=0.01"}, "target to advise for (throttled=0.01, delay=10ms, or both joined by a comma); the first is the one /advice and at=\"advised\" use")
+	fl.StringVar(&f.maxThrottled, "max-throttled", pct(advise.DefaultMaxThrottled), "first target: highest throttled share of periods (5% or 0.05); /advice and at=\"advised\" use it")
+	durationVar(fl, &f.maxDelay, "max-delay", 0, "first target: highest p99 added delay (0: no delay target)")
+	fl.StringArrayVar(&f.objectives, "objective", nil, "another target to advise for (throttled=0.01, delay=10ms, or both joined by a comma); repeatable, at most 4 targets in all")
+	deprecatedAlias(fl, "target", "objective")
 	fl.StringVar(&f.stateDir, "state-dir", "", "checkpoint the summaries here every 5 minutes and on exit, and start from them (a restart then loses at most the last minutes)")
 	fl.BoolVar(&f.owners, "owners", false, "look up the pods' owners (Deployment, StatefulSet, ...) in the Kubernetes API (in a pod, with its service account; needs list on pods)")
 	return cmd
@@ -78,10 +94,15 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(agent.GCPercent)
 	}
+	targets, err := agentTargets(cmd, f)
+	if err != nil {
+		return err
+	}
 	cfg, err := agent.Settings{Root: f.root, Node: f.node, Mapping: f.mapping, StateDir: f.stateDir, Window: f.window, Block: f.block,
-		Chunk: f.chunk, Sample: f.sample, Interval: f.interval, Startup: f.startup, Targets: f.targets}.Config(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
-	if errors.Is(err, agent.ErrSettings) {
-		return usagef("%v", err)
+		Chunk: f.chunk, Sample: f.sample, Interval: f.interval, Startup: f.startup, Targets: targets}.Config(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
+	var se *agent.SettingError
+	if errors.As(err, &se) {
+		return usagef("%s: %v", agentSettingFlags[se.Setting], err)
 	}
 	if err != nil {
 		return err
@@ -118,6 +139,26 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 		return nil
 	}
 	return err
+}
+
+// agentTargets are the agent's targets: --max-throttled and --max-delay
+// first, then every --objective; --objective alone (the old --target form)
+// gives all of them.
+func agentTargets(cmd *cobra.Command, f agentFlags) ([]string, error) {
+	fl := cmd.Flags()
+	if len(f.objectives) > 0 && !fl.Changed("max-throttled") && !fl.Changed("max-delay") {
+		return f.objectives, nil
+	}
+	maxThr, err := parseRatio(f.maxThrottled)
+	if err != nil {
+		return nil, usagef("--max-throttled %v", err)
+	}
+	t := advise.Target{MaxThrottled: maxThr, MaxDelay: f.maxDelay}
+	name := agent.TargetName(t)
+	if name == "" {
+		return nil, usagef("--max-throttled %s: give a share under 100%%, or a --max-delay", f.maxThrottled)
+	}
+	return append([]string{name}, f.objectives...), nil
 }
 
 // runK8sRenderAgent prints the agent's manifests.

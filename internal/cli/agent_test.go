@@ -33,7 +33,8 @@ func TestAgentBadInput(t *testing.T) {
 		args []string
 		msg  string
 	}{
-		{[]string{"agent", "--target", "p99=5ms"}, "--target"},
+		{[]string{"agent", "--objective", "p99=5ms"}, "--objective"},
+		{[]string{"agent", "--max-throttled", "120%"}, "--max-throttled"},
 		{[]string{"agent", "--window", "5h", "--block", "2h"}, "--window"},
 		{[]string{"agent", "--sample", "1ms"}, "--sample"},
 		{[]string{"agent", "--listen", "127.0.0.1:0", "--root", t.TempDir()}, "no cgroup filesystem is mounted under"},

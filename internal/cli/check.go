@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/fleet"
 )
 
@@ -19,7 +20,8 @@ type checkFlags struct {
 	maxThrottled              string
 	maxDelay, timeout         time.Duration
 	verbose, allowMissing     bool
-	json, lint                bool
+	lint                      bool
+	output                    string
 	base                      []string
 }
 
@@ -59,7 +61,7 @@ experiment specs what the spec's parser refuses (a burst above the quota
 among them); one line per finding, FILE:LINE: NAME: what is wrong, exit 1
 when there is any.`,
 		Example: `  kustomize build overlays/prod | throttlelab check --prometheus http://prometheus:9090 -
-  helm template shop ./chart | throttlelab check --prometheus $PROM --max-throttled 2% --max-delay-p99 20ms -
+  helm template shop ./chart | throttlelab check --prometheus $PROM --max-throttled 2% --max-delay 20ms -
   throttlelab check deploy/ --demand recorded/
   throttlelab check --lint examples/
   throttlelab check --lint --base old/deploy.yaml deploy.yaml`,
@@ -76,19 +78,26 @@ when there is any.`,
 	fl.StringVar(&f.agent, "agent", "", "measured demand: this throttlelab agent (base URL)")
 	fl.StringVar(&f.demand, "demand", "", "measured demand: recorded CSVs, DIR/NAMESPACE/WORKLOAD/CONTAINER.csv")
 	fl.StringVarP(&f.namespace, "namespace", "n", "default", "the namespace of objects that name none")
-	fl.StringVar(&f.target, "target", "", "with --prometheus: the agents' target label, when they have several")
-	fl.StringVar(&f.maxThrottled, "max-throttled", "5%", "budget: highest throttled share of periods (5% or 0.05)")
-	durationVar(fl, &f.maxDelay, "max-delay-p99", 0, "budget: highest p99 added delay (0: none)")
+	fl.StringVar(&f.target, "target-label", "", "with --prometheus: the agents' target (label target), when they have several")
+	deprecatedAlias(fl, "target", "target-label")
+	fl.StringVar(&f.maxThrottled, "max-throttled", pct(advise.DefaultMaxThrottled), "budget: highest throttled share of periods (5% or 0.05)")
+	durationVar(fl, &f.maxDelay, "max-delay", 0, "budget: highest p99 added delay (0: none)")
+	deprecatedAlias(fl, "max-delay-p99", "max-delay")
 	durationVar(fl, &f.timeout, "timeout", 2*time.Minute, "give up on Prometheus and the agents after this long")
 	fl.BoolVarP(&f.verbose, "verbose", "v", false, "also list the containers within budget")
+	_ = fl.MarkShorthandDeprecated("verbose", "use --verbose (-v is --version at the root)")
 	fl.BoolVar(&f.allowMissing, "allow-missing-demand", false, "list a container with a limit and no measured demand as not checked, instead of exit 2")
 	fl.BoolVar(&f.lint, "lint", false, "check without demand what needs no history (request above limit, quota under 1ms, limit without request, QoS change against --base)")
 	fl.StringArrayVar(&f.base, "base", nil, "with --lint: the manifests before the change, to find QoS class changes (repeat)")
-	fl.BoolVar(&f.json, "json", false, "print the outcomes as JSON")
+	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
+	formatAliasVar(fl, &f.output, "json", "json")
 	return cmd
 }
 
 func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
+	if err := outputFormat(f.output, "text", "json"); err != nil {
+		return err
+	}
 	if f.lint {
 		return runLint(cmd, args, f)
 	}
@@ -164,7 +173,7 @@ func runLint(cmd *cobra.Command, args []string, f checkFlags) error {
 	if err != nil {
 		return usagef("%v", err)
 	}
-	if f.json {
+	if f.output == "json" {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		if fs == nil {
@@ -198,7 +207,7 @@ func (f checkFlags) checkSource() error {
 }
 
 func writeCheck(out io.Writer, res []fleet.Outcome, f checkFlags) error {
-	if f.json {
+	if f.output == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)

@@ -108,3 +108,52 @@ func checkURLs(us ...string) error {
 	}
 	return nil
 }
+
+// deprecatedAlias makes old a hidden spelling of the flag named current: it
+// sets the same value, and using it prints a one-line notice.
+func deprecatedAlias(fs *pflag.FlagSet, old, current string) {
+	fs.Var(fs.Lookup(current).Value, old, "deprecated: use --"+current)
+	_ = fs.MarkDeprecated(old, "use --"+current)
+}
+
+// formatAlias is a deprecated boolean flag (--json) that stands for
+// -o FORMAT.
+type formatAlias struct {
+	p      *string
+	format string
+}
+
+func (a formatAlias) Set(s string) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	if b {
+		*a.p = a.format
+	}
+	return nil
+}
+
+func (a formatAlias) String() string { return "false" }
+func (a formatAlias) Type() string   { return "bool" }
+
+// formatAliasVar defines --name as a hidden, deprecated spelling of
+// -o format that sets *output.
+func formatAliasVar(fs *pflag.FlagSet, output *string, name, format string) {
+	fl := fs.VarPF(formatAlias{output, format}, name, "", "deprecated: use -o "+format)
+	fl.NoOptDefVal = "true"
+	_ = fs.MarkDeprecated(name, "use -o "+format)
+}
+
+// pct writes a share of periods as the flags take it (0.05 as "5%").
+func pct(r float64) string { return strconv.FormatFloat(r*100, 'g', -1, 64) + "%" }
+
+// outputFormat refuses an -o value outside formats.
+func outputFormat(got string, formats ...string) error {
+	for _, f := range formats {
+		if got == f {
+			return nil
+		}
+	}
+	return usagef("--output %q: give %s", got, strings.Join(formats, " or "))
+}

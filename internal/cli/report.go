@@ -20,12 +20,12 @@ func newReportCmd() *cobra.Command {
 		Use:   "report DIR...",
 		Short: "Write the HTML report of results directories and print their summary",
 		Long: `Turn one or more results directories (from run or sim) into one
-self-contained HTML file (report.html in the first directory, or --out) and print
+self-contained HTML file (report.html in the first directory, or --html) and print
 the summary table. Several directories are compared in one report: configs of
 the same name share a colour, each directory its own dash, so a simulated and a
 measured run of one spec are drawn over each other.`,
 		Example: `  throttlelab report results/limits/20261121-101500
-  throttlelab report --out compare.html results/limits/A results/limits-sim/B`,
+  throttlelab report --html compare.html results/limits/A results/limits-sim/B`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -51,7 +51,8 @@ measured run of one spec are drawn over each other.`,
 			return report.Write(w, sources, out, f.maxInstances, progress.IsTerminal(w), report.AdviceSection)
 		},
 	}
-	cmd.Flags().StringVar(&f.out, "out", "", "HTML file to write (default: report.html inside the first DIR, which it replaces)")
+	cmd.Flags().StringVar(&f.out, "html", "", "HTML file to write (default: report.html inside the first DIR, which it replaces)")
+	deprecatedAlias(cmd.Flags(), "out", "html")
 	cmd.Flags().IntVar(&f.maxInstances, "max-instances", 4, "CPU-use charts per config at most")
 	return cmd
 }

@@ -19,7 +19,8 @@ import (
 
 type topFlags struct {
 	interval, sample, window time.Duration
-	once, json, tree, asc    bool
+	once, tree, asc          bool
+	output                   string
 	listen, sort, filter     string
 	root, mapping            string
 }
@@ -41,15 +42,15 @@ throttled time per second, bursts, CPU pressure (v2) and processes.
 
 On a terminal the table is interactive: s/S or </> picks the sort column, r
 reverses it, / filters by name, t switches tree and flat, p or space pauses, q
-quits. --once prints one table (or, with --json, one JSON array) after one
-interval; --json alone prints a JSON line per group per interval. --listen
+quits. --once prints one table (or, with -o json, one JSON array) after one
+interval; -o json alone prints a JSON line per group per interval. --listen
 serves Prometheus metrics named as cAdvisor names them, plus
 throttlelab_cpu_peak_period_cores and throttlelab_cpu_usage_cores.
 
 Columns (--sort): ` + strings.Join(top.ColumnKeys(), ", ") + `.`,
 		Example: `  sudo throttlelab top
   throttlelab top --once --tree
-  throttlelab top --once --json --interval 2s | jq '.[] | select(.throttled_periods_ratio > 0.1)'
+  throttlelab top --once -o json --interval 2s | jq '.[] | select(.throttled_periods_ratio > 0.1)'
   throttlelab top --listen 127.0.0.1:9101`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTop(cmd, f) },
@@ -59,7 +60,8 @@ Columns (--sort): ` + strings.Join(top.ColumnKeys(), ", ") + `.`,
 	fl.DurationVar(&f.sample, "sample", 10*time.Millisecond, "how often usage and nr_periods are read")
 	fl.DurationVar(&f.window, "window", 100*time.Millisecond, "peak window for groups without a quota")
 	fl.BoolVar(&f.once, "once", false, "sample one interval, print, exit")
-	fl.BoolVar(&f.json, "json", false, "JSON: with --once one array, otherwise one line per group per interval")
+	fl.StringVarP(&f.output, "output", "o", "table", "table or json (with --once one array, otherwise one line per group per interval)")
+	formatAliasVar(fl, &f.output, "json", "json")
 	fl.BoolVar(&f.tree, "tree", false, "lay groups out under their parents")
 	fl.StringVar(&f.sort, "sort", "usage", "column to sort by")
 	fl.BoolVar(&f.asc, "asc", false, "sort low first (numbers sort high first by default)")
@@ -82,9 +84,12 @@ func runTop(cmd *cobra.Command, f topFlags) error {
 	if _, err := cgroup.SharesToWeight(1024, mapping); err != nil {
 		return usagef("--weight-mapping: %v", err)
 	}
+	if err := outputFormat(f.output, "table", "json"); err != nil {
+		return err
+	}
 	out := cmd.OutOrStdout()
 	// Numbers sort high first, names A to Z.
-	d := top.Display{Interval: f.interval, Once: f.once, JSON: f.json, Out: out,
+	d := top.Display{Interval: f.interval, Once: f.once, JSON: f.output == "json", Out: out,
 		View: top.View{Sort: sortCol, Desc: !f.asc && !top.Columns[sortCol].Left, Tree: f.tree, Filter: f.filter}}
 	if f.listen != "" {
 		ln, err := net.Listen("tcp", f.listen)
