@@ -42,7 +42,7 @@ func newAdviseCmd() *cobra.Command {
 		Long: `Replay one group's CPU use, sampled every 10 ms, through the simulator's model of the
 kernel's CFS bandwidth control, for a grid of limits (each without burst and with a
 burst equal to the limit) at 10 phases of the period, and recommend the smallest
-limit that meets the target: --max-throttled (share of periods, default `+pct(advise.DefaultMaxThrottled)+`) and/or
+limit that meets the target: --max-throttled (share of periods, default ` + pct(advise.DefaultMaxThrottled) + `) and/or
 --max-delay (p99 of the delay the limit adds to the work).
 
 Input, one of:

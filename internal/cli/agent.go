@@ -62,7 +62,7 @@ first --startup is kept apart from the advice (a start-up asks once for CPU
 the steady state does not) and reported on its own in /advice.
 
 The first target is --max-throttled and --max-delay, as advise and check take
-them (default `+pct(advise.DefaultMaxThrottled)+` throttled periods); --objective adds more, each
+them (default ` + pct(advise.DefaultMaxThrottled) + ` throttled periods); --objective adds more, each
 written as the metrics' target label shows it (throttled=0.01, delay=10ms, or
 both joined by a comma). Given --objective alone, its first is the first.`,
 		Example: `  throttlelab agent --listen :9101 --root /host --node "$NODE_NAME"
