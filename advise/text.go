@@ -134,7 +134,7 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 		fmt.Fprintf(&b, "warning: %s\n", warn)
 	}
 	if a.Window.Stationary && a.Window.Seconds < 600 {
-		fmt.Fprintf(&b, "note: the advice rests on %s of samples; changes slower than that (GC cycles, checkpoints, daily load) are not in it: sample 10m or more (--duration takes hours) for a service\n", fmtSeconds(a.Window.Seconds))
+		fmt.Fprintf(&b, "note: the advice rests on %s of samples; changes slower than that (GC cycles, checkpoints, daily load) are not in it: sample 10m or more (hours for daily cycles) for a service\n", fmtSeconds(a.Window.Seconds))
 	}
 	fmt.Fprintf(&b, "\nPredicted (means over %d phases of the period; [low-high] over the %d blocks and %.0f%% less or more use; WORST is the worst phase):\n", s.Phases, len(a.Window.Blocks), LevelSpread*100)
 	if s.WallClock {
@@ -181,7 +181,7 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 	}
 	tw.Flush()
 	if shown < len(a.Evaluations) {
-		fmt.Fprintf(&b, "(%d of %d rows, around the knee: --all for every row, --json has them all)\n", shown, len(a.Evaluations))
+		fmt.Fprintf(&b, "(%d of %d rows, around the knee)\n", shown, len(a.Evaluations))
 	}
 
 	r := a.Recommendation

@@ -426,7 +426,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	unwatched := ""
 	noteUnwatched := func() {
 		if err := a.w.Unwatched(); err != nil && err.Error() != unwatched {
-			a.cfg.Logger.Warn("new containers are found at each --interval, not as their cgroups are made", "err", err)
+			a.cfg.Logger.Warn("new containers are found at each refresh interval, not as their cgroups are made", "err", err)
 			unwatched = err.Error()
 		}
 	}

@@ -41,8 +41,8 @@ var (
 	// The pod spec's, beside the cgroup's above (with the owner lookup):
 	// after an in-place resize the spec changes at once, the cgroup once
 	// the kubelet has applied it.
-	descSpecLimit   = kdesc("throttlelab_container_spec_cpu_limit_cores", "The CPU limit the container's pod spec asks for, in cores (from the pod list, --owners); absent without a limit. Differs from throttlelab_container_cpu_limit_cores while an in-place resize is not applied.")
-	descSpecRequest = kdesc("throttlelab_container_spec_cpu_request_cores", "The CPU request the container's pod spec asks for (the limit when it sets none), in cores (from the pod list, --owners); absent without one.")
+	descSpecLimit   = kdesc("throttlelab_container_spec_cpu_limit_cores", "The CPU limit the container's pod spec asks for, in cores (from the pod list, with the owner lookup on); absent without a limit. Differs from throttlelab_container_cpu_limit_cores while an in-place resize is not applied.")
+	descSpecRequest = kdesc("throttlelab_container_spec_cpu_request_cores", "The CPU request the container's pod spec asks for (the limit when it sets none), in cores (from the pod list, with the owner lookup on); absent without one.")
 	descPredErr     = kdesc("throttlelab_container_prediction_error_ratio", "The advice's self-audit: the throttled share of periods the quota model predicts at the container's own limit over the window, less the share the kernel counted (nr_throttled over the replay's periods); every interval of the advice is widened by its size. Absent without a limit.")
 	descStat        = kdesc("throttlelab_demand_stationary", "1 when the window's blocks agree (advise's judgement), 0 when the demand changed within the window: the advice then rests on its worst block.")
 )
@@ -54,7 +54,7 @@ var (
 	descAgentN    = prometheus.NewDesc("throttlelab_agent_containers", "Containers the agent summarises.", nil, nil)
 	descSamples   = prometheus.NewDesc("throttlelab_agent_samples_total", "Samples the agent took (every 10 ms by default).", nil, nil)
 	descMissed    = prometheus.NewDesc("throttlelab_agent_samples_missed_total", "Sampling instants skipped because a sample came more than half an interval late (the agent was not scheduled in time or fell behind): the time between two samples is then replayed as one step, a burst in it as its mean.", nil, nil)
-	descWatching  = prometheus.NewDesc("throttlelab_agent_new_containers_watched", "1 when every cgroup directory is watched (inotify), so a new container is found as its cgroup is made; 0 when new ones wait for the next refresh (--interval) and the agent's log says why.", nil, nil)
+	descWatching  = prometheus.NewDesc("throttlelab_agent_new_containers_watched", "1 when every cgroup directory is watched (inotify), so a new container is found as its cgroup is made; 0 when new ones wait for the next refresh and the agent's log says why.", nil, nil)
 	descLookups   = prometheus.NewDesc("throttlelab_agent_owner_lookups_total", "Look-ups of the node's pods (owners and names) that worked (result=ok) and failed (result=failed; the agent's log says why).", []string{"result"}, nil)
 )
 

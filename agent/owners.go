@@ -39,7 +39,7 @@ const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount"
 func InClusterOwners(node string) (*PodOwners, error) {
 	host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
 	if host == "" || port == "" {
-		return nil, fmt.Errorf("owner lookup: KUBERNETES_SERVICE_HOST/PORT unset: not in a pod; run without --owners")
+		return nil, fmt.Errorf("owner lookup: KUBERNETES_SERVICE_HOST/PORT unset: not in a pod; run without the owner lookup")
 	}
 	tok, err := os.ReadFile(filepath.Join(serviceAccountDir, "token"))
 	if err != nil {
@@ -54,7 +54,7 @@ func InClusterOwners(node string) (*PodOwners, error) {
 		return nil, fmt.Errorf("owner lookup: %s/ca.crt holds no certificate", serviceAccountDir)
 	}
 	if node == "" {
-		return nil, fmt.Errorf("owner lookup: no node name: give --node (the manifests set it from spec.nodeName)")
+		return nil, fmt.Errorf("owner lookup: no node name: name the node (the manifests set it from spec.nodeName)")
 	}
 	return &PodOwners{Server: "https://" + net.JoinHostPort(host, port), Token: strings.TrimSpace(string(tok)), Node: node,
 		Client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}}, nil

@@ -110,7 +110,7 @@ func (a *Agent) SaveState(dir string) error {
 	}
 	tmp := filepath.Join(dir, stateFile+".tmp")
 	if err := os.WriteFile(tmp, buf.Bytes(), 0o600); err != nil {
-		return fmt.Errorf("writing the summaries: %w: give --state-dir a writable directory", err)
+		return fmt.Errorf("writing the summaries to %s: %w: give a writable directory", dir, err)
 	}
 	return os.Rename(tmp, filepath.Join(dir, stateFile))
 }

@@ -104,7 +104,7 @@ func Dashboard() (dashboard.Dashboard, error) {
 			q(`max by (`+by+`) (throttlelab_demand_window_seconds{`+sel+`})`, "{{namespace}}/{{pod}}/{{container}}"))).
 		WithRow(dashboard.NewRowBuilder("Advice")).
 		WithPanel(table.NewPanelBuilder().Title("Advised limit per container and target").
-			Description("The smallest limit that meets each target over the window (throttlelab advise --agent shows the whole advice).").
+			Description("The smallest limit that meets each target over the window (throttlelab advise reads the whole advice from the agent).").
 			Datasource(ds()).Unit("short").Height(8).Span(24).
 			WithTarget(q(`max by (`+by+`, target) (throttlelab_advised_cpu_limit_cores{`+sel+`})`, "").Instant().Format(prometheus.PromQueryFormatTable))).
 		WithRow(dashboard.NewRowBuilder("The agents")).

@@ -19,6 +19,8 @@ var (
 	ErrNoData = errors.New("no throttlelab_container_info series")
 	// ErrTargets: the agents advise for several targets and none was chosen.
 	ErrTargets = errors.New("several targets")
+	// ErrNoSuchTarget: the target asked for is not one the agents advise for.
+	ErrNoSuchTarget = errors.New("no such target")
 	// ErrUnreachable: the source could not be asked (connection refused,
 	// DNS, timeout) or answered with an HTTP error.
 	ErrUnreachable = errors.New("unreachable")
@@ -77,7 +79,7 @@ func promGet(ctx context.Context, hc *http.Client, base, path string, q url.Valu
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, fmt.Errorf("--prometheus %s: %w: give the server's base URL, such as http://prometheus:9090", base, err)
+		return nil, fmt.Errorf("Prometheus URL %s: %w: give the server's base URL, such as http://prometheus:9090", base, err)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -249,7 +251,7 @@ func fromSamples(ss []Sample, base string, o PromOptions) ([]*Container, error) 
 			names = append(names, t)
 		}
 		sort.Strings(names)
-		return nil, fmt.Errorf("%s: the agents advise for %w (%s): choose one with --target", where, ErrTargets, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%s: the agents advise for %w (%s): choose one", where, ErrTargets, strings.Join(names, ", "))
 	}
 	if target != "" && len(targets) > 0 && !targets[target] {
 		var names []string
@@ -257,7 +259,7 @@ func fromSamples(ss []Sample, base string, o PromOptions) ([]*Container, error) 
 			names = append(names, t)
 		}
 		sort.Strings(names)
-		return nil, fmt.Errorf("%s: --target %q: the agents advise for %s", where, target, strings.Join(names, ", "))
+		return nil, fmt.Errorf("%s: target %q: %w: the agents advise for %s", where, target, ErrNoSuchTarget, strings.Join(names, ", "))
 	}
 	out := make([]*Container, 0, len(order))
 	for _, k := range order {

@@ -94,7 +94,7 @@ func RESTConfig(kubeconfig, kubecontext string) (*rest.Config, error) {
 	cc := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubecontext})
 	cfg, err := cc.ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("loading the kubeconfig: %w (give --kubeconfig FILE or set KUBECONFIG)", err)
+		return nil, fmt.Errorf("loading the kubeconfig: %w (name a kubeconfig file, or set KUBECONFIG)", err)
 	}
 	return cfg, nil
 }
@@ -181,7 +181,7 @@ func (x *Backend) ensureNamespace(ctx context.Context) error {
 		switch {
 		case apierrors.IsNotFound(err):
 			if _, err := nsc.Create(ctx, x.m.Namespace.DeepCopy(), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("creating namespace %s: %w (or give an existing one with --namespace)", name, err)
+				return fmt.Errorf("creating namespace %s: %w (or use an existing namespace)", name, err)
 			}
 			x.madeNS = true
 			return nil
@@ -193,7 +193,7 @@ func (x *Backend) ensureNamespace(ctx context.Context) error {
 			return fmt.Errorf("reading namespace %s: %w", name, err)
 		case got.Status.Phase == corev1.NamespaceTerminating:
 			if time.Now().After(deadline) {
-				return fmt.Errorf("namespace %s is still being deleted after %s: wait, or give another with --namespace", name, x.opt.ReadyTimeout)
+				return fmt.Errorf("namespace %s is still being deleted after %s: wait, or use another namespace", name, x.opt.ReadyTimeout)
 			}
 			select {
 			case <-ctx.Done():

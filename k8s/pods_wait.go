@@ -188,7 +188,7 @@ func WaitReady(ctx context.Context, cs kubernetes.Interface, ns string, names []
 				container = worst.Spec.Containers[0].Name
 			}
 			return describePod(ctx, cs, ns, worst.Name, container, "Timeout",
-				fmt.Sprintf("not ready after %s (%s): give it longer with --ready-timeout, or see why in the events", timeout, podState(worst)))
+				fmt.Sprintf("not ready after %s (%s): give it longer to be ready, or see why in the events", timeout, podState(worst)))
 		}
 		select {
 		case <-ctx.Done():

@@ -86,7 +86,7 @@ func Resize(ctx context.Context, cfg *rest.Config, rows []ResizeRow, apply bool)
 				out[i].Status = "not applied"
 				out[i].Reason = fmt.Sprintf("%d other row(s) failed validation: nothing is applied until every row passes", failed)
 				if !apply {
-					out[i].Reason = "the dry run passed, but other rows failed: --apply --yes would apply nothing"
+					out[i].Reason = "the dry run passed, but other rows failed: applying would apply nothing"
 				}
 			}
 		}

@@ -28,11 +28,11 @@ type Ranges struct {
 // wrap ErrRange and name the range at fault.
 func (r Ranges) Apply(opt *Options) error {
 	if r.Limit == "" {
-		return fmt.Errorf("%w: --limit FROM:TO:STEPS is needed, such as --limit 100m:1:10", ErrRange)
+		return fmt.Errorf("%w: a limit range FROM:TO:STEPS is needed, such as 100m:1:10", ErrRange)
 	}
 	var err error
 	if opt.Limits, err = ParseLimitRange(r.Limit); err != nil {
-		return fmt.Errorf("%w: --limit: %w", ErrRange, err)
+		return fmt.Errorf("%w: limit range: %w", ErrRange, err)
 	}
 	set := 0
 	for _, s := range []string{r.Rate, r.Workers, r.Burst} {
@@ -41,20 +41,20 @@ func (r Ranges) Apply(opt *Options) error {
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf("%w: give one second axis: --rate (open loop), --workers (closed loop) or --burst", ErrRange)
+		return fmt.Errorf("%w: give one second axis: a rate range (open loop), a workers range (closed loop) or a burst range", ErrRange)
 	}
 	opt.Loads = nil
 	switch {
 	case r.Rate != "":
 		opt.Axis = AxisRate
 		if opt.Loads, err = ParseRateRange(r.Rate); err != nil {
-			return fmt.Errorf("%w: --rate: %w", ErrRange, err)
+			return fmt.Errorf("%w: rate range: %w", ErrRange, err)
 		}
 	case r.Workers != "":
 		opt.Axis = AxisWorkers
 		w, err := ParseWorkersRange(r.Workers)
 		if err != nil {
-			return fmt.Errorf("%w: --workers: %w", ErrRange, err)
+			return fmt.Errorf("%w: workers range: %w", ErrRange, err)
 		}
 		for _, v := range w {
 			opt.Loads = append(opt.Loads, float64(v))
@@ -63,7 +63,7 @@ func (r Ranges) Apply(opt *Options) error {
 		opt.Axis = AxisBurst
 		b, err := ParseBurstRange(r.Burst)
 		if err != nil {
-			return fmt.Errorf("%w: --burst: %w", ErrRange, err)
+			return fmt.Errorf("%w: burst range: %w", ErrRange, err)
 		}
 		for _, d := range b {
 			opt.Loads = append(opt.Loads, float64(d.Microseconds())/1000)

@@ -52,7 +52,7 @@ func choose(e *experiment.Experiment, limited, reference string) (pair, error) {
 	case !found:
 		return p, fmt.Errorf("%s: %w: map varies the limit of a limited config; add one with cpu.limit", e.Metadata.Name, ErrNoLimited)
 	case !hasLimit(p.limited):
-		return p, fmt.Errorf("%s: config %q has no CPU limit: pick a limited one with --limited (%w)", e.Metadata.Name, limited, ErrNoLimited)
+		return p, fmt.Errorf("%s: config %q has no CPU limit: pick a limited config (%w)", e.Metadata.Name, limited, ErrNoLimited)
 	}
 	if reference == SelfReference {
 		p.reference = unlimited(p.limited)
@@ -71,11 +71,11 @@ func choose(e *experiment.Experiment, limited, reference string) (pair, error) {
 	}
 	switch {
 	case !found && reference != "":
-		return p, fmt.Errorf("%s has no config named %q (%w): its configs are %s (or give --reference self)", e.Metadata.Name, reference, ErrNoReference, configNames(e))
+		return p, fmt.Errorf("%s has no config named %q (%w): its configs are %s (or the reference self)", e.Metadata.Name, reference, ErrNoReference, configNames(e))
 	case !found:
-		return p, fmt.Errorf("%s: %w: add a config without cpu.limit, or give --reference self (the limited config without its limit)", e.Metadata.Name, ErrNoReference)
+		return p, fmt.Errorf("%s: %w: add a config without cpu.limit, or take the reference self (the limited config without its limit)", e.Metadata.Name, ErrNoReference)
 	case hasLimit(p.reference):
-		return p, fmt.Errorf("%s: reference %q has a CPU limit: %w (give --reference self for the limited config without its limit)", e.Metadata.Name, reference, ErrNoReference)
+		return p, fmt.Errorf("%s: reference %q has a CPU limit: %w (take the reference self for the limited config without its limit)", e.Metadata.Name, reference, ErrNoReference)
 	case p.reference.Name == p.limited.Name:
 		return p, fmt.Errorf("%s: the reference and the limited config are both %q: %w", e.Metadata.Name, reference, ErrNoReference)
 	}
@@ -123,11 +123,11 @@ func checkAxis(e *experiment.Experiment, axis Axis) error {
 	switch axis {
 	case AxisRate:
 		if mode != loadgen.ModeRate && mode != loadgen.ModeOnOff && mode != loadgen.ModeProbe {
-			return fmt.Errorf("%s: its load is a closed loop (mode %s), which has no rate (%w): map it with --workers", e.Metadata.Name, mode, ErrAxis)
+			return fmt.Errorf("%s: its load is a closed loop (mode %s), which has no rate (%w): map it against workers", e.Metadata.Name, mode, ErrAxis)
 		}
 	case AxisWorkers:
 		if mode != loadgen.ModeImage && mode != loadgen.ModeRamp && mode != loadgen.ModeSequential {
-			return fmt.Errorf("%s: its load is open loop (mode %s), which has no workers (%w): map it with --rate", e.Metadata.Name, mode, ErrAxis)
+			return fmt.Errorf("%s: its load is open loop (mode %s), which has no workers (%w): map it against a rate", e.Metadata.Name, mode, ErrAxis)
 		}
 	case AxisBurst:
 	default:

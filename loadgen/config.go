@@ -172,7 +172,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, bad("mode", "mode %q: want one of %v", c.Mode, Modes)
 	}
 	if len(c.Targets) == 0 && c.Doer == nil {
-		return c, bad("target", "no targets: give at least one --target URL")
+		return c, bad("target", "no targets: give at least one instance URL")
 	}
 	if c.Balancer == "" {
 		c.Balancer = "random"
@@ -193,7 +193,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, bad("balancer", "%v", err)
 	}
 	if c.Mode == ModeImage && c.Workload.Kind != KindTile {
-		return c, bad("request", "mode image renders tiles: --request must be tile, not %s", c.Workload.Kind)
+		return c, bad("request", "mode image renders tiles: the request must be tile, not %s", c.Workload.Kind)
 	}
 	if c.Workers == 0 {
 		c.Workers = 1
@@ -243,7 +243,7 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	if c.Mode != ModeImage && c.Mode != ModeRamp && c.Duration == 0 && c.Requests == 0 {
-		return c, bad("duration", "mode %s needs --duration or --requests to know when to stop", c.Mode)
+		return c, bad("duration", "mode %s needs a duration or a request count to know when to stop", c.Mode)
 	}
 	if c.Timeout == 0 {
 		c.Timeout = DefaultTimeout

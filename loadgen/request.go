@@ -173,7 +173,7 @@ func ParseBurn(spec string) (Burn, error) {
 			return Burn{}, fmt.Errorf("burn %q: %w", spec, err)
 		}
 		if err := units.CheckDuration("burn cpu", d, MinBurnCPU, MaxBurnCPU); err != nil {
-			return Burn{}, fmt.Errorf("%w (the server's --max-cpu)", err)
+			return Burn{}, fmt.Errorf("%w (the most CPU a server burns for one request)", err)
 		}
 		return Burn{CPU: d}, nil
 	case k == "iterations":

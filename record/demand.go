@@ -1,6 +1,7 @@
 package record
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,9 @@ import (
 	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/cgroup"
 )
+
+// ErrSeveralInstances: a config runs several instances and none was named.
+var ErrSeveralInstances = errors.New("name one instance")
 
 // InstanceDemand is one instance's (or neighbour's) CPU demand from a
 // recorded run, as the quota model replays it.
@@ -42,7 +46,7 @@ func ReadDemand(dir, config, instance string) (*InstanceDemand, error) {
 		name := instance
 		if name == "" {
 			if len(rs.Instances) != 1 {
-				return nil, fmt.Errorf("config %s runs %d instances (%s): pick one with --instance", config, len(rs.Instances), strings.Join(rs.Instances, ", "))
+				return nil, fmt.Errorf("config %s runs %d instances (%s): %w", config, len(rs.Instances), strings.Join(rs.Instances, ", "), ErrSeveralInstances)
 			}
 			name = rs.Instances[0]
 		}

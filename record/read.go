@@ -66,7 +66,7 @@ func ReadResults(dir string) (*experiment.Experiment, Env, []*Run, error) {
 		runs = append(runs, rs)
 	}
 	if len(runs) == 0 {
-		return nil, env, nil, fmt.Errorf("%s: no finished runs yet: finish the experiment with --resume", dir)
+		return nil, env, nil, fmt.Errorf("%s: no finished runs yet: resume the experiment to finish it", dir)
 	}
 	return e, env, runs, nil
 }

@@ -42,7 +42,7 @@ func (s *Server) serveJob(w http.ResponseWriter, r *http.Request, j *job) {
 		s.inflight.Add(-1)
 		w.Header().Set("Retry-After", "1")
 		s.fail(w, r, j.endpoint, http.StatusServiceUnavailable,
-			fmt.Sprintf("server busy: %d requests in flight, the maximum is %d (--max-inflight)", n-1, s.cfg.MaxInflight))
+			fmt.Sprintf("server busy: %d requests in flight, the maximum is %d", n-1, s.cfg.MaxInflight))
 		j.release()
 		return
 	}

@@ -314,7 +314,7 @@ func groupOf(m *Machine, name string, s cgroup.Settings, rng *rand.Rand) (*Group
 		}
 		for _, c := range cpus {
 			if c >= m.Cores() {
-				return nil, nil, fmt.Errorf("cpuset %q: CPU %d does not exist on a %d-core machine: give --cores %d or more", s.Cpus, c, m.Cores(), c+1)
+				return nil, nil, fmt.Errorf("cpuset %q: CPU %d does not exist on a %d-core machine: simulate %d cores or more", s.Cpus, c, m.Cores(), c+1)
 			}
 		}
 	}

@@ -38,6 +38,23 @@ type Input struct {
 // file that is not there or not a sample CSV, a duration under a period).
 var ErrInput = errors.New("bad input")
 
+// InputError is an input the user must fix. Field names the field of Input
+// that carried it (CSV, Config, Duration; empty when the fields do not go
+// together), so a caller can say where the value came from. It matches
+// ErrInput.
+type InputError struct {
+	Field string
+	Err   error
+}
+
+func (e *InputError) Error() string        { return e.Err.Error() }
+func (e *InputError) Unwrap() error        { return e.Err }
+func (e *InputError) Is(target error) bool { return target == ErrInput }
+
+func inputErr(field, format string, args ...any) error {
+	return &InputError{Field: field, Err: fmt.Errorf(format, args...)}
+}
+
 // Load reads or samples the demand in, and describes it. A live sample
 // cut short by ctx keeps what it has.
 func Load(ctx context.Context, in Input, minPeriod time.Duration) (*cfs.Demand, advise.Sampled, error) {
@@ -48,7 +65,7 @@ func Load(ctx context.Context, in Input, minPeriod time.Duration) (*cfs.Demand, 
 		}
 	}
 	if n != 1 {
-		return nil, advise.Sampled{}, fmt.Errorf("%w: give exactly one input: --pid, --cgroup, --pod, --csv or a RESULTS_DIR (see --help)", ErrInput)
+		return nil, advise.Sampled{}, inputErr("", "give exactly one input: a process, a cgroup, a pod, a CSV file or a results directory")
 	}
 	var (
 		d   *cfs.Demand
@@ -59,26 +76,26 @@ func Load(ctx context.Context, in Input, minPeriod time.Duration) (*cfs.Demand, 
 	case in.CSV != "":
 		fh, err := os.Open(in.CSV)
 		if err != nil {
-			return nil, s, fmt.Errorf("%w: --csv: %v", ErrInput, err)
+			return nil, s, inputErr("CSV", "%v", err)
 		}
 		d, err = ReadCSV(fh)
 		fh.Close()
 		if err != nil {
-			return nil, s, fmt.Errorf("%w: --csv %s: %v", ErrInput, in.CSV, err)
+			return nil, s, inputErr("CSV", "%s: %v", in.CSV, err)
 		}
 		s.Source = in.CSV
 	case in.ResultsDir != "":
 		if in.Config == "" {
-			return nil, s, fmt.Errorf("%w: advise %s: give --config NAME (the config whose run to read)", ErrInput, in.ResultsDir)
+			return nil, s, inputErr("Config", "%s: name the config whose run to read", in.ResultsDir)
 		}
 		r, err := record.ReadDemand(in.ResultsDir, in.Config, in.Instance)
 		if err != nil {
-			return nil, s, fmt.Errorf("%w: %v", ErrInput, err)
+			return nil, s, inputErr("ResultsDir", "%v", err)
 		}
 		d, s.Source, s.CPUStat, s.LimitMilli, s.PeriodUsec = r.Demand, r.Source, r.CPUStat, r.LimitMilli, r.PeriodUsec
 	default:
 		if in.Duration < minPeriod {
-			return nil, s, fmt.Errorf("%w: --duration %s: too short for one period (%s): sample for at least that, better 10m or more", ErrInput, in.Duration, minPeriod)
+			return nil, s, inputErr("Duration", "sampling for %s: too short for one period (%s): sample for at least that, better 10m or more", in.Duration, minPeriod)
 		}
 		root := in.Root
 		if root == "" {

@@ -85,7 +85,7 @@ func FindPath(root, p string) (*Group, error) {
 		}
 	}
 	if !strings.HasPrefix(p, "/") {
-		return nil, fmt.Errorf("--cgroup %q: give a path as in /proc/PID/cgroup (starting with /) or a directory under a cgroup mount", p)
+		return nil, fmt.Errorf("cgroup %q: give a path as in /proc/PID/cgroup (starting with /) or a directory under a cgroup mount", p)
 	}
 	return group(root, s, path.Clean(p))
 }
@@ -149,11 +149,11 @@ func FindPod(root, pod string) (*Group, error) {
 	}
 	switch len(found) {
 	case 0:
-		return nil, fmt.Errorf("--pod %s: no such pod under kubepods on this node: give NAMESPACE/NAME (as in /var/log/pods) or the pod's UID", pod)
+		return nil, fmt.Errorf("pod %s: no such pod under kubepods on this node: give NAMESPACE/NAME (as in /var/log/pods) or the pod's UID", pod)
 	case 1:
 		return group(root, s, found[0])
 	}
-	return nil, fmt.Errorf("--pod %s: %d groups match (%s): give the pod's UID", pod, len(found), strings.Join(found, ", "))
+	return nil, fmt.Errorf("pod %s: %d groups match (%s): give the pod's UID", pod, len(found), strings.Join(found, ", "))
 }
 
 // Stat reads the group's cpu.stat (bandwidth counters; usage on v2).
@@ -279,7 +279,7 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 					// Advice from what was sampled while it ran; the
 					// warning widens the intervals.
 					out = demand()
-					out.Warnings = append(out.Warnings, fmt.Sprintf("pid %d exited after %s of sampling: the advice rests on the samples before that (sample its group with --cgroup %s to keep going)", g.Pid, now.Round(time.Millisecond), g.Path))
+					out.Warnings = append(out.Warnings, fmt.Sprintf("pid %d exited after %s of sampling: the advice rests on the samples before that (sample its cgroup %s to keep going)", g.Pid, now.Round(time.Millisecond), g.Path))
 					if after, err := g.Stat(); err == nil {
 						outStat = after.CPUStat.Sub(before.CPUStat)
 					}

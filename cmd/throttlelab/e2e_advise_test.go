@@ -22,7 +22,7 @@ func TestAdviseCSV(t *testing.T) {
 		args   []string
 	}{
 		{"advise.txt", nil},
-		{"advise.json", []string{"--json"}},
+		{"advise.json", []string{"-o", "json"}},
 		{"advise-wall-clock.txt", []string{"--wall-clock", "--max-delay", "20ms"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
@@ -34,7 +34,7 @@ func TestAdviseCSV(t *testing.T) {
 		})
 	}
 
-	r := run(t, "advise", "--csv", csv, "--grid", "6", "--limit", "300m", "--json")
+	r := run(t, "advise", "--csv", csv, "--grid", "6", "--limit", "300m", "-o", "json")
 	var a map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &a); err != nil {
 		t.Fatalf("--json: %v\n%s", err, r.stdout)

@@ -237,7 +237,7 @@ func TestLoadBadInput(t *testing.T) {
 		{[]string{"--mode", "image", "--target", dead}, "unreachable"},
 		{[]string{"--mode", "rate", "--rate", "0", "--duration", "1s", "--target", live}, "--rate"},
 		{[]string{"--mode", "rate", "--rate", "-5", "--duration", "1s", "--target", live}, "--rate"},
-		{[]string{"--mode", "rate", "--rate", "10", "--target", live}, "--duration or --requests"},
+		{[]string{"--mode", "rate", "--rate", "10", "--target", live}, "--duration: mode rate needs a duration or a request count"},
 		{[]string{"--mode", "rate", "--rate", "10", "--duration", "1s", "--arrivals", "bursty", "--target", live}, "--arrivals"},
 		{[]string{"--mode", "image", "--balancer", "fastest", "--target", live}, "--balancer"},
 		{[]string{"--mode", "image", "--balancer", "ingress:0", "--target", live}, "--balancer"},

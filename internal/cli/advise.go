@@ -16,6 +16,7 @@ import (
 	"github.com/throttlelab/throttlelab/advise/source"
 	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/internal/progress"
+	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/report"
 	"github.com/throttlelab/throttlelab/units"
 )
@@ -151,6 +152,27 @@ func adviseRequest(f adviseFlags) (advise.Request, error) {
 	return req, nil
 }
 
+// adviseInputFlags names the flag that carries each field of source.Input,
+// for the errors about them.
+var adviseInputFlags = map[string]string{"CSV": "--csv", "Config": "--config", "ResultsDir": "RESULTS_DIR", "Duration": "--duration"}
+
+// adviseUsage is the usage error (exit 2, naming the flag) for an advise
+// error the user must fix, or nil.
+func adviseUsage(err error) error {
+	var ie *source.InputError
+	switch {
+	case errors.As(err, &ie) && ie.Field == "":
+		return usagef("give exactly one input: --pid, --cgroup, --pod, --csv or a RESULTS_DIR (see --help)")
+	case errors.Is(err, record.ErrSeveralInstances):
+		return usagef("%v: give --instance", err)
+	case errors.As(err, &ie):
+		return usagef("%s: %v", adviseInputFlags[ie.Field], err)
+	case errors.Is(err, cfs.ErrTooShort) || errors.Is(err, advise.ErrQuotaTooSmall) || errors.Is(err, advise.ErrBurstTooLarge):
+		return usagef("%v", err)
+	}
+	return nil
+}
+
 func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	if f.fleet.set() {
 		return runAdviseFleet(cmd, args, f.fleet)
@@ -188,8 +210,8 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 		err = writeAdviseHTML(f.html, d, a)
 	}
 	switch {
-	case errors.Is(err, source.ErrInput) || errors.Is(err, cfs.ErrTooShort) || errors.Is(err, advise.ErrQuotaTooSmall) || errors.Is(err, advise.ErrBurstTooLarge):
-		return usagef("%v", strings.TrimPrefix(err.Error(), source.ErrInput.Error()+": "))
+	case adviseUsage(err) != nil:
+		return adviseUsage(err)
 	case err != nil:
 		return err
 	case f.fleet.output == "json":

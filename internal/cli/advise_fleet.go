@@ -40,9 +40,9 @@ func addFleetFlags(cmd *cobra.Command, f *fleetFlags) {
 	fl.StringVar(&f.agent, "agent", "", "one node: read this throttlelab agent's /advice (base URL, http://10.0.0.5:9101)")
 	fl.StringVarP(&f.namespace, "namespace", "n", "", "with --prometheus: only this namespace")
 	fl.StringVar(&f.target, "target-label", "", "with --prometheus: the agents' target (label target) to read advice for, when they have several")
-	deprecatedAlias(fl, "target", "target-label")
+	deprecatedAlias(cmd, "target", "target-label")
 	fl.StringVarP(&f.output, "output", "o", "table", "table or json; with --prometheus/--agent also csv or patch (kubectl commands: in-place resizes)")
-	formatAliasVar(fl, &f.output, "json", "json")
+	formatAliasVar(cmd, &f.output, "json", "json")
 	fl.BoolVar(&f.apply, "apply", false, "with --prometheus/--agent: resize the running pods in place (pods/resize); a server-side dry run unless --yes")
 	fl.BoolVar(&f.yes, "yes", false, "with --apply: really resize")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "with --apply: kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
@@ -71,8 +71,8 @@ func runAdviseFleet(cmd *cobra.Command, args []string, f fleetFlags) error {
 	ctx, cancel := contextWithTimeout(cmd.Context(), f.timeout)
 	defer cancel()
 	cs, err := fleet.Read(ctx, &http.Client{}, fleet.Source{Prometheus: f.prometheus, Agent: f.agent, Namespace: f.namespace, Target: f.target})
-	if errors.Is(err, fleet.ErrTargets) {
-		return usagef("%v", err)
+	if errors.Is(err, fleet.ErrTargets) || errors.Is(err, fleet.ErrNoSuchTarget) {
+		return usagef("--target-label: %v", err)
 	}
 	if err != nil {
 		return err

@@ -84,7 +84,7 @@ both joined by a comma). Given --objective alone, its first is the first.`,
 	fl.StringVar(&f.maxThrottled, "max-throttled", pct(advise.DefaultMaxThrottled), "first target: highest throttled share of periods (5% or 0.05); /advice and at=\"advised\" use it")
 	durationVar(fl, &f.maxDelay, "max-delay", 0, "first target: highest p99 added delay (0: no delay target)")
 	fl.StringArrayVar(&f.objectives, "objective", nil, "another target to advise for (throttled=0.01, delay=10ms, or both joined by a comma); repeatable, at most 4 targets in all")
-	deprecatedAlias(fl, "target", "objective")
+	deprecatedAlias(cmd, "target", "objective")
 	fl.StringVar(&f.stateDir, "state-dir", "", "checkpoint the summaries here every 5 minutes and on exit, and start from them (a restart then loses at most the last minutes)")
 	fl.BoolVar(&f.owners, "owners", false, "look up the pods' owners (Deployment, StatefulSet, ...) in the Kubernetes API (in a pod, with its service account; needs list on pods)")
 	return cmd

@@ -71,7 +71,12 @@ when there is any.`,
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, args, f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := outputFormat(f.output, "text", "json"); err != nil {
+				return err
+			}
+			return runCheck(cmd, args, f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.prometheus, "prometheus", "", "measured demand: the agents' series in this Prometheus (base URL)")
@@ -79,25 +84,22 @@ when there is any.`,
 	fl.StringVar(&f.demand, "demand", "", "measured demand: recorded CSVs, DIR/NAMESPACE/WORKLOAD/CONTAINER.csv")
 	fl.StringVarP(&f.namespace, "namespace", "n", "default", "the namespace of objects that name none")
 	fl.StringVar(&f.target, "target-label", "", "with --prometheus: the agents' target (label target), when they have several")
-	deprecatedAlias(fl, "target", "target-label")
+	deprecatedAlias(cmd, "target", "target-label")
 	fl.StringVar(&f.maxThrottled, "max-throttled", pct(advise.DefaultMaxThrottled), "budget: highest throttled share of periods (5% or 0.05)")
 	durationVar(fl, &f.maxDelay, "max-delay", 0, "budget: highest p99 added delay (0: none)")
-	deprecatedAlias(fl, "max-delay-p99", "max-delay")
+	deprecatedAlias(cmd, "max-delay-p99", "max-delay")
 	durationVar(fl, &f.timeout, "timeout", 2*time.Minute, "give up on Prometheus and the agents after this long")
-	fl.BoolVarP(&f.verbose, "verbose", "v", false, "also list the containers within budget")
-	_ = fl.MarkShorthandDeprecated("verbose", "use --verbose (-v is --version at the root)")
+	fl.BoolVar(&f.verbose, "verbose", false, "also list the containers within budget")
+	boolShorthandAlias(cmd, "v", "verbose") // -v is --version at the root
 	fl.BoolVar(&f.allowMissing, "allow-missing-demand", false, "list a container with a limit and no measured demand as not checked, instead of exit 2")
 	fl.BoolVar(&f.lint, "lint", false, "check without demand what needs no history (request above limit, quota under 1ms, limit without request, QoS change against --base)")
 	fl.StringArrayVar(&f.base, "base", nil, "with --lint: the manifests before the change, to find QoS class changes (repeat)")
 	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
-	formatAliasVar(fl, &f.output, "json", "json")
+	formatAliasVar(cmd, &f.output, "json", "json")
 	return cmd
 }
 
 func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
-	if err := outputFormat(f.output, "text", "json"); err != nil {
-		return err
-	}
 	if f.lint {
 		return runLint(cmd, args, f)
 	}
@@ -120,8 +122,8 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	ev, err := fleet.NewEvaluator(ctx, &http.Client{}, fleet.Source{Prometheus: f.prometheus, Agent: f.agent, Demand: f.demand, Target: f.target})
 	var de *fleet.DemandError
 	switch {
-	case errors.Is(err, fleet.ErrTargets):
-		return usagef("%v", err)
+	case (errors.Is(err, fleet.ErrTargets) || errors.Is(err, fleet.ErrNoSuchTarget)):
+		return usagef("--target-label: %v", err)
 	case errors.As(err, &de) && de.Path == f.demand:
 		return usagef("--demand %v", err)
 	case err != nil:

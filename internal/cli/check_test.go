@@ -33,7 +33,7 @@ func TestCheckCommand(t *testing.T) {
 		code := runRoot(root, args, &out, &errb)
 		return code, out.String(), errb.String()
 	}
-	code, out, errs := run("", "check", "-v", "--allow-missing-demand", "--prometheus", prom.URL, "--max-delay-p99", "40ms",
+	code, out, errs := run("", "check", "--verbose", "--allow-missing-demand", "--prometheus", prom.URL, "--max-delay", "40ms",
 		"testdata/manifests/shop.yaml", "testdata/manifests/batch.yaml", "testdata/manifests/list.json")
 	out = strings.ReplaceAll(strings.ReplaceAll(out, agents["127.0.0.1:19101"], "NODE-A"), agents["127.0.0.1:19102"], "NODE-B")
 	want, err := os.ReadFile(filepath.Join("testdata", "golden", "check-prometheus.txt"))
@@ -59,7 +59,7 @@ func TestCheckCommand(t *testing.T) {
 	}
 
 	// --json: every outcome, the same exit status.
-	code, out, _ = run("", "check", "--json", "--allow-missing-demand", "--prometheus", prom.URL, "testdata/manifests/shop.yaml")
+	code, out, _ = run("", "check", "-o", "json", "--allow-missing-demand", "--prometheus", prom.URL, "testdata/manifests/shop.yaml")
 	var outcomes []fleet.Outcome
 	if err := json.Unmarshal([]byte(out), &outcomes); code != 1 || err != nil || len(outcomes) != 5 || len(outcomes[0].Violations) != 1 || outcomes[0].Line != 35 {
 		t.Errorf("--json: exit %d, %v, %d outcomes:\n%s", code, err, len(outcomes), out)
@@ -72,7 +72,7 @@ func TestCheckCommand(t *testing.T) {
 	var b bytes.Buffer
 	source.WriteCSV(&b, fleettest.Bursty(30, 0.2, 0.6, 200*time.Millisecond, 9)) // never above 0.72 CPU: 1 CPU never throttles
 	os.WriteFile(p, b.Bytes(), 0o644)
-	code, out, _ = run("", "check", "-v", "--demand", dir, "testdata/manifests/batch.yaml")
+	code, out, _ = run("", "check", "--verbose", "--demand", dir, "testdata/manifests/batch.yaml")
 	if code != 0 || !strings.Contains(out, "testdata/manifests/batch.yaml:18: batch/cronjob/report/worker: ok at 1: throttled 0.0%, p99 added delay 0.0ms (demand "+p+")\n") {
 		t.Errorf("--demand: exit %d:\n%s", code, out)
 	}
@@ -153,7 +153,7 @@ func TestAdviseFleetCommand(t *testing.T) {
 		{[]string{"advise", "--prometheus", prom.URL, "--agent", agent.URL}, 2, "not both"},
 		{[]string{"advise", "--prometheus", prom.URL, "--yes"}, 2, "--yes goes with --apply"},
 		{[]string{"advise", "--apply"}, 2, "go with --prometheus or --agent"},
-		{[]string{"advise", "--prometheus", prom.URL, "--target", "delay=1ms"}, 1, `--target "delay=1ms": the agents advise for throttled=0.01`},
+		{[]string{"advise", "--prometheus", prom.URL, "--target-label", "delay=1ms"}, 2, `target "delay=1ms": no such target: the agents advise for throttled=0.01`},
 		{[]string{"advise", "--prometheus", prom.URL, "-n", "nope"}, 1, "no throttlelab_container_info series"},
 		{[]string{"advise", "--prometheus", "http://127.0.0.1:1"}, 1, "is unreachable"},
 		{[]string{"advise", "--prometheus", prom.URL, "--apply", "--kubeconfig", filepath.Join(t.TempDir(), "none")}, 2, "--apply: loading the kubeconfig"},

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/throttlelab/throttlelab/units"
@@ -109,15 +110,45 @@ func checkURLs(us ...string) error {
 	return nil
 }
 
-// deprecatedAlias makes old a hidden spelling of the flag named current: it
-// sets the same value, and using it prints a one-line notice.
-func deprecatedAlias(fs *pflag.FlagSet, old, current string) {
-	fs.Var(fs.Lookup(current).Value, old, "deprecated: use --"+current)
-	_ = fs.MarkDeprecated(old, "use --"+current)
+// aliasValue is a hidden, deprecated spelling of another flag: it sets
+// that flag's value and says once, on stderr, what to write instead. (pflag's
+// own notice goes to the command's output, stdout here, where it would
+// break -o json.)
+type aliasValue struct {
+	pflag.Value
+	cmd        *cobra.Command
+	old, instd string
+	told       *bool
 }
 
-// formatAlias is a deprecated boolean flag (--json) that stands for
-// -o FORMAT.
+func (a aliasValue) Set(s string) error {
+	if !*a.told {
+		fmt.Fprintf(a.cmd.ErrOrStderr(), "throttlelab: %s is deprecated: use %s\n", a.old, a.instd)
+		*a.told = true
+	}
+	return a.Value.Set(s)
+}
+
+// aliasVar defines the hidden flag name (shorthand sh, may be empty) that
+// sets v and advises instd instead.
+func aliasVar(cmd *cobra.Command, v pflag.Value, name, sh, instd string) *pflag.Flag {
+	old := "--" + name
+	if sh != "" {
+		old = "-" + sh
+	}
+	fl := cmd.Flags().VarPF(aliasValue{v, cmd, old, instd, new(bool)}, name, sh, "deprecated: use "+instd)
+	fl.Hidden = true
+	return fl
+}
+
+// deprecatedAlias makes old a hidden spelling of cmd's flag named current:
+// it sets the same value, and using it prints a one-line notice.
+func deprecatedAlias(cmd *cobra.Command, old, current string) {
+	f := cmd.Flags().Lookup(current)
+	aliasVar(cmd, f.Value, old, "", "--"+current).NoOptDefVal = f.NoOptDefVal
+}
+
+// formatAlias is a boolean flag (--json) that stands for -o FORMAT.
 type formatAlias struct {
 	p      *string
 	format string
@@ -139,10 +170,14 @@ func (a formatAlias) Type() string   { return "bool" }
 
 // formatAliasVar defines --name as a hidden, deprecated spelling of
 // -o format that sets *output.
-func formatAliasVar(fs *pflag.FlagSet, output *string, name, format string) {
-	fl := fs.VarPF(formatAlias{output, format}, name, "", "deprecated: use -o "+format)
-	fl.NoOptDefVal = "true"
-	_ = fs.MarkDeprecated(name, "use -o "+format)
+func formatAliasVar(cmd *cobra.Command, output *string, name, format string) {
+	aliasVar(cmd, formatAlias{output, format}, name, "", "-o "+format).NoOptDefVal = "true"
+}
+
+// boolShorthandAlias defines -sh as a hidden, deprecated spelling of the
+// boolean flag --current.
+func boolShorthandAlias(cmd *cobra.Command, sh, current string) {
+	aliasVar(cmd, cmd.Flags().Lookup(current).Value, "deprecated-"+sh, sh, "--"+current).NoOptDefVal = "true"
 }
 
 // pct writes a share of periods as the flags take it (0.05 as "5%").

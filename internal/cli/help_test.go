@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -81,6 +82,33 @@ func TestHelpTopics(t *testing.T) {
 		var out, errb bytes.Buffer
 		if code := Run([]string{"help", topic}, &out, &errb); code != 0 || !strings.Contains(out.String(), want) {
 			t.Errorf("throttlelab help %s: exit %d, output lacks %q:\n%s%s", topic, code, want, out.String(), errb.String())
+		}
+	}
+}
+
+// TestDeprecatedSpellings: each old spelling of a renamed flag still works,
+// does what the new one does, and says so in one line on stderr; the help
+// shows only the new one.
+func TestDeprecatedSpellings(t *testing.T) {
+	csv := filepath.Join("..", "..", "cmd", "throttlelab", "testdata", "advise-usage.csv")
+	for _, tt := range []struct{ old, now []string }{
+		{[]string{"advise", "--csv", csv, "--grid", "4", "--json"}, []string{"advise", "--csv", csv, "--grid", "4", "-o", "json"}},
+		{[]string{"check", "--lint", "--json", "../../fleet/testdata/manifests/shop.yaml"}, []string{"check", "--lint", "-o", "json", "../../fleet/testdata/manifests/shop.yaml"}},
+		{[]string{"check", "--lint", "--max-delay-p99", "5ms", "../../fleet/testdata/manifests/shop.yaml"}, []string{"check", "--lint", "--max-delay", "5ms", "../../fleet/testdata/manifests/shop.yaml"}},
+		{[]string{"check", "--lint", "-v", "../../fleet/testdata/manifests/shop.yaml"}, []string{"check", "--lint", "--verbose", "../../fleet/testdata/manifests/shop.yaml"}},
+	} {
+		var oldOut, oldErr, nowOut, nowErr bytes.Buffer
+		oldCode, nowCode := Run(tt.old, &oldOut, &oldErr), Run(tt.now, &nowOut, &nowErr)
+		notice := strings.SplitN(oldErr.String(), "\n", 2)[0]
+		if oldCode != nowCode || oldOut.String() != nowOut.String() || !strings.Contains(notice, "is deprecated: use") || oldErr.String() != notice+"\n"+nowErr.String() {
+			t.Errorf("%v: exit %d, stderr %q; %v: exit %d, stderr %q: want the same output and one deprecation line more", tt.old, oldCode, oldErr.String(), tt.now, nowCode, nowErr.String())
+		}
+	}
+	for _, tt := range []struct{ cmd, hidden string }{{"advise", "--json"}, {"check", "--max-delay-p99"}, {"check", "-v,"}, {"agent", "--target"}, {"report", "--out"}, {"top", "--json"}} {
+		var out, errb bytes.Buffer
+		Run([]string{tt.cmd, "--help"}, &out, &errb)
+		if strings.Contains(out.String(), tt.hidden+" ") || strings.Contains(out.String(), "deprecated") {
+			t.Errorf("%s --help shows %s or a deprecated flag:\n%s", tt.cmd, tt.hidden, out.String())
 		}
 	}
 }

@@ -52,7 +52,7 @@ measured run of one spec are drawn over each other.`,
 		},
 	}
 	cmd.Flags().StringVar(&f.out, "html", "", "HTML file to write (default: report.html inside the first DIR, which it replaces)")
-	deprecatedAlias(cmd.Flags(), "out", "html")
+	deprecatedAlias(cmd, "out", "html")
 	cmd.Flags().IntVar(&f.maxInstances, "max-instances", 4, "CPU-use charts per config at most")
 	return cmd
 }

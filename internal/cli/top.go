@@ -61,7 +61,7 @@ Columns (--sort): ` + strings.Join(top.ColumnKeys(), ", ") + `.`,
 	fl.DurationVar(&f.window, "window", 100*time.Millisecond, "peak window for groups without a quota")
 	fl.BoolVar(&f.once, "once", false, "sample one interval, print, exit")
 	fl.StringVarP(&f.output, "output", "o", "table", "table or json (with --once one array, otherwise one line per group per interval)")
-	formatAliasVar(fl, &f.output, "json", "json")
+	formatAliasVar(cmd, &f.output, "json", "json")
 	fl.BoolVar(&f.tree, "tree", false, "lay groups out under their parents")
 	fl.StringVar(&f.sort, "sort", "usage", "column to sort by")
 	fl.BoolVar(&f.asc, "asc", false, "sort low first (numbers sort high first by default)")
