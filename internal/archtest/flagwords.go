@@ -1,0 +1,117 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// flagWord is a CLI flag written in text: "--csv", "(give --cores 4)".
+var flagWord = regexp.MustCompile(`(^|[^A-Za-z0-9_-])--[a-z][a-z0-9-]*`)
+
+// FlagOwners are the directories, relative to the module root, whose code
+// may name the command line's flags: the CLI itself, its tests' driver
+// and the rigs and benchmarks that run the binary.
+var FlagOwners = []string{"internal/cli", "cmd", "hack", "bench"}
+
+// ArgvBuilders are the files outside FlagOwners whose strings are command
+// lines for child processes, not messages: a flag there is an argument.
+var ArgvBuilders = map[string]string{
+	"experiment/args.go":              "the serve, noise and burst command lines of a run's processes",
+	"k8s/pods.go":                     "the load command line of an experiment's load pod",
+	"k8s/render.go":                   "the load and hold command lines of an experiment's pods",
+	"k8s/render_agent.go":             "the agent command line of the agent's DaemonSet",
+	"internal/ociimage/ociimage.go":   "the image's default command line",
+	"experiments/reproduce/main.go":   "a program (package main) that runs throttlelab and writes the command lines it ran",
+	"fleet/patch.go":                  "kubectl command lines (kubectl's own flags)",
+	"experiments/validation/table.go": "writes docs/validation.md, a page that cites the command lines it ran",
+}
+
+// OtherTools are texts outside FlagOwners that name another program's
+// flag, not throttlelab's: they stay true when throttlelab's flags change.
+var OtherTools = []string{
+	"docker --cpus",          // a study's setup (experiments/studies.go)
+	"--cpu-cfs-quota-period", // the kubelet's flag (k8s/check.go)
+	" --quick",               // a preset's quick variant as a spec name ("f01-logjam --quick")
+}
+
+// FlagWords returns, for every string literal in the module's non-test Go
+// files under root that names a flag ("--csv") outside FlagOwners,
+// ArgvBuilders and OtherTools, a line FILE:LINE: "TEXT". A library says
+// which value was wrong; the CLI says which flag carried it.
+func FlagWords(root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			name := d.Name()
+			if rel != "." && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor" || ownedByCLI(rel)) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") || ArgvBuilders[rel] != "" {
+			return nil
+		}
+		found, err := flagWordsIn(path, rel)
+		out = append(out, found...)
+		return err
+	})
+	return out, err
+}
+
+func ownedByCLI(rel string) bool {
+	for _, o := range FlagOwners {
+		if rel == o {
+			return true
+		}
+	}
+	return false
+}
+
+func flagWordsIn(path, rel string) ([]string, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.ImportSpec:
+			return false
+		case *ast.Field:
+			// A struct tag is not text anyone reads; walk the rest.
+			if n.Tag != nil {
+				return false
+			}
+		case *ast.BasicLit:
+			if n.Kind != token.STRING {
+				return true
+			}
+			s, err := strconv.Unquote(n.Value)
+			if err != nil || !flagWord.MatchString(s) || otherTool(s) {
+				return true
+			}
+			out = append(out, rel+":"+strconv.Itoa(fset.Position(n.Pos()).Line)+": "+strconv.Quote(s))
+		}
+		return true
+	})
+	return out, nil
+}
+
+func otherTool(s string) bool {
+	for _, o := range OtherTools {
+		s = strings.ReplaceAll(s, o, "")
+	}
+	return !flagWord.MatchString(s)
+}
