@@ -78,16 +78,25 @@ func Check(ctx context.Context, ms []ManifestContainer, ev Evaluator, b Budget) 
 			return nil, fmt.Errorf("%s:%d: %s: %w", mc.File, mc.Line, mc.name(), err)
 		default:
 			o.Prediction, o.Pod, o.Source = p, pod, src
-			if p.ThrottledRatio > b.MaxThrottled {
-				o.Violations = append(o.Violations, fmt.Sprintf("predicted throttled %s of periods at %s vs budget %s", pctOf(p.ThrottledRatio), cpu(mc.LimitMilli), pctOf(b.MaxThrottled)))
-			}
-			if b.MaxDelayP99 > 0 && p.DelayP99Ms > float64(b.MaxDelayP99)/1e6 {
-				o.Violations = append(o.Violations, fmt.Sprintf("predicted p99 added delay %.1fms at %s vs budget %s", p.DelayP99Ms, cpu(mc.LimitMilli), b.MaxDelayP99))
-			}
+			o.Violations = b.violations(p, mc.LimitMilli)
 		}
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// violations are the budget lines p breaks at limit: advise's Target.Meets
+// judges each bound, the one rule advise and the agent use.
+func (b Budget) violations(p Prediction, limit int64) []string {
+	var out []string
+	e := advise.Evaluation{ThrottledRatio: p.ThrottledRatio, DelayP99Ms: p.DelayP99Ms}
+	if !(advise.Target{MaxThrottled: b.MaxThrottled}).Meets(e) {
+		out = append(out, fmt.Sprintf("predicted throttled %s of periods at %s vs budget %s", pctOf(p.ThrottledRatio), cpu(limit), pctOf(b.MaxThrottled)))
+	}
+	if !(advise.Target{MaxThrottled: 1, MaxDelay: b.MaxDelayP99}).Meets(e) {
+		out = append(out, fmt.Sprintf("predicted p99 added delay %.1fms at %s vs budget %s", p.DelayP99Ms, cpu(limit), b.MaxDelayP99))
+	}
+	return out
 }
 
 func pctOf(r float64) string { return strconv.FormatFloat(r*100, 'f', 1, 64) + "%" }
@@ -97,8 +106,8 @@ func (mc ManifestContainer) name() string {
 }
 
 // Violated reports whether any outcome breaks the budget.
-func Violated(os []Outcome) bool {
-	for _, o := range os {
+func Violated(res []Outcome) bool {
+	for _, o := range res {
 		if len(o.Violations) > 0 {
 			return true
 		}
@@ -109,9 +118,9 @@ func Violated(os []Outcome) bool {
 // WriteCheck writes one line per violation (file:line: container: predicted
 // X vs budget Y), one per unchecked container (file:line: container: not
 // checked: why), with verbose one per container that passed, and a summary.
-func WriteCheck(w io.Writer, os []Outcome, verbose bool) error {
+func WriteCheck(w io.Writer, res []Outcome, verbose bool) error {
 	var checked, bad, skipped int
-	for _, o := range os {
+	for _, o := range res {
 		switch {
 		case o.Skip != "":
 			skipped++
@@ -145,9 +154,9 @@ func (o Outcome) from() string {
 
 // MissingDemand returns the outcomes of containers with a limit for which
 // the source had no measured demand.
-func MissingDemand(os []Outcome) []Outcome {
+func MissingDemand(res []Outcome) []Outcome {
 	var out []Outcome
-	for _, o := range os {
+	for _, o := range res {
 		if o.MissingDemand {
 			out = append(out, o)
 		}
@@ -347,16 +356,6 @@ func evaluateDemand(d *advise.Demand, limit int64) (Prediction, error) {
 		return Prediction{}, err
 	}
 	return predictionOf(evs[0]), nil
-}
-
-// Unchecked reports whether a container with a limit was left unchecked.
-func Unchecked(os []Outcome) bool {
-	for _, o := range os {
-		if o.Skip != "" && o.LimitMilli > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // Source names where measured demand is found: exactly one of a
