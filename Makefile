@@ -133,7 +133,7 @@ bench-sim:
 # its original scale; rewrites docs/findings.md. Not part of make test.
 # REPRODUCE_FLAGS=-lock=FILE holds an flock on FILE during each measured run.
 reproduce: build
-	$(GO) run ./experiments/reproduce -bin $(BIN) -out docs/findings.md $(REPRODUCE_FLAGS)
+	$(GO) run ./presets/reproduce -bin $(BIN) -out docs/findings.md $(REPRODUCE_FLAGS)
 
 clean:
 	rm -rf bin

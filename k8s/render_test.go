@@ -15,7 +15,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/experiments"
+	"github.com/throttlelab/throttlelab/presets"
 )
 
 // goldenOptions are the options every golden file is rendered with.
@@ -38,7 +38,7 @@ func goldenCases(t *testing.T) []goldenCase {
 	for _, f := range examples {
 		cases = append(cases, goldenCase{"example-" + strings.TrimSuffix(filepath.Base(f), ".yaml"), func() (*experiment.Experiment, error) { return experiment.LoadFile(f) }})
 	}
-	for _, p := range experiments.All() {
+	for _, p := range presets.All() {
 		cases = append(cases, goldenCase{"preset-" + p.Name, p.Spec})
 	}
 	return cases

@@ -1,4 +1,4 @@
-package experiments
+package presets
 
 // f10Besteffort is f10-besteffort.yaml.
 var f10Besteffort = &Preset{

@@ -1,4 +1,4 @@
-package experiments
+package presets
 
 // f11Reservations is f11-reservations.yaml.
 var f11Reservations = &Preset{

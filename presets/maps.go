@@ -1,4 +1,4 @@
-package experiments
+package presets
 
 // MapRanges is the map a preset draws when throttlelab map is given no
 // ranges: its finding's limit against its load, at the original scale.

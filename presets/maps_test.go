@@ -1,18 +1,18 @@
-package experiments_test
+package presets_test
 
 import (
 	"testing"
 
-	"github.com/throttlelab/throttlelab/experiments"
 	"github.com/throttlelab/throttlelab/limitmap"
+	"github.com/throttlelab/throttlelab/presets"
 )
 
 // TestPresetMaps checks each preset's map against its spec: the ranges
 // read, the configs it names exist, and a name without a map has none.
 func TestPresetMaps(t *testing.T) {
 	maps := 0
-	for _, p := range experiments.All() {
-		pm, ok := experiments.MapOf(p.Name)
+	for _, p := range presets.All() {
+		pm, ok := presets.MapOf(p.Name)
 		if !ok {
 			continue
 		}
@@ -41,7 +41,7 @@ func TestPresetMaps(t *testing.T) {
 	if maps == 0 {
 		t.Error("no preset has a map")
 	}
-	if _, ok := experiments.MapOf("no-such-preset"); ok {
+	if _, ok := presets.MapOf("no-such-preset"); ok {
 		t.Error("a name that is no preset has a map")
 	}
 }

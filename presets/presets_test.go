@@ -1,4 +1,4 @@
-package experiments
+package presets
 
 import (
 	"context"

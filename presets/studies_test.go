@@ -1,4 +1,4 @@
-package experiments
+package presets
 
 import (
 	"bytes"
@@ -36,8 +36,8 @@ func TestFindingsCitesTheStudies(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(doc, b.Bytes()) {
-		t.Errorf("docs/findings.md does not hold the studies as experiments.WriteStudies writes them: " +
-			"run make reproduce, or paste its ## The studies section (go test ./experiments -run TestFindingsCitesTheStudies -v prints it)")
+		t.Errorf("docs/findings.md does not hold the studies as presets.WriteStudies writes them: " +
+			"run make reproduce, or paste its ## The studies section (go test ./presets -run TestFindingsCitesTheStudies -v prints it)")
 		t.Log("\n" + b.String())
 	}
 	if strings.Contains(string(doc), "../../") {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/experiments"
+	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/report"
 	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
@@ -24,7 +24,7 @@ import (
 //   - model: the simulated runs in memory (sim.Simulate), nothing written or
 //     read, as map and advise use the model.
 func BenchmarkSimLogJam(b *testing.B) {
-	p, ok := experiments.Lookup("f01-logjam")
+	p, ok := presets.Lookup("f01-logjam")
 	if !ok {
 		b.Fatal("no preset f01-logjam")
 	}
@@ -32,7 +32,7 @@ func BenchmarkSimLogJam(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	info := &experiments.Info{Preset: p.Name}
+	info := &presets.Info{Preset: p.Name}
 	newReport := func(dirs []string) (runner.Report, error) {
 		s, err := report.ReadSet(dirs)
 		if err != nil {
@@ -77,7 +77,7 @@ func BenchmarkSimLogJam(b *testing.B) {
 // rereadPath is the simulation as the runner finished it before its
 // records were read once: summary intervals, judge and report each read
 // every run's requests.
-func rereadPath(e *experiment.Experiment, p *experiments.Preset, dir string, opt sim.Options) error {
+func rereadPath(e *experiment.Experiment, p *presets.Preset, dir string, opt sim.Options) error {
 	if _, err := runner.Run(context.Background(), e, sim.NewBackend(opt), runner.Options{Dir: dir}); err != nil {
 		return err // summed up with ReadSamples: the first read
 	}

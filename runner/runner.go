@@ -40,7 +40,7 @@ type Finisher interface {
 }
 
 // Judge computes a preset's check over a finished results directory (see
-// experiments.Info); nil verdict for an experiment that is no preset. s is
+// presets.Info); nil verdict for an experiment that is no preset. s is
 // the directory's summary with its intervals, already read: the judge need
 // not read the requests again.
 type Judge interface {

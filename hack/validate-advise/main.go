@@ -1,5 +1,5 @@
 // Command validate-advise checks advise's predictions against real cgroups
-// (experiments/validation on the local backend, in-process): for each
+// (presets/validation on the local backend, in-process): for each
 // workload it runs the workload once without a limit and at three limits (one
 // with burst), predicts from the unlimited run alone, and tabulates the
 // prediction and its interval against what was measured.
@@ -21,7 +21,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/throttlelab/throttlelab/experiments/validation"
+	"github.com/throttlelab/throttlelab/presets/validation"
 	"github.com/throttlelab/throttlelab/local"
 )
 

@@ -22,20 +22,20 @@ var FlagOwners = []string{"internal/cli", "cmd", "hack", "bench"}
 // ArgvBuilders are the files outside FlagOwners whose strings are command
 // lines for child processes, not messages: a flag there is an argument.
 var ArgvBuilders = map[string]string{
-	"experiment/args.go":              "the serve, noise and burst command lines of a run's processes",
-	"k8s/pods.go":                     "the load command line of an experiment's load pod",
-	"k8s/render.go":                   "the load and hold command lines of an experiment's pods",
-	"k8s/render_agent.go":             "the agent command line of the agent's DaemonSet",
-	"internal/ociimage/ociimage.go":   "the image's default command line",
-	"experiments/reproduce/main.go":   "a program (package main) that runs throttlelab and writes the command lines it ran",
-	"fleet/patch.go":                  "kubectl command lines (kubectl's own flags)",
-	"experiments/validation/table.go": "writes docs/validation.md, a page that cites the command lines it ran",
+	"experiment/args.go":            "the serve, noise and burst command lines of a run's processes",
+	"k8s/pods.go":                   "the load command line of an experiment's load pod",
+	"k8s/render.go":                 "the load and hold command lines of an experiment's pods",
+	"k8s/render_agent.go":           "the agent command line of the agent's DaemonSet",
+	"internal/ociimage/ociimage.go": "the image's default command line",
+	"presets/reproduce/main.go":     "a program (package main) that runs throttlelab and writes the command lines it ran",
+	"fleet/patch.go":                "kubectl command lines (kubectl's own flags)",
+	"presets/validation/table.go":   "writes docs/validation.md, a page that cites the command lines it ran",
 }
 
 // OtherTools are texts outside FlagOwners that name another program's
 // flag, not throttlelab's: they stay true when throttlelab's flags change.
 var OtherTools = []string{
-	"docker --cpus",          // a study's setup (experiments/studies.go)
+	"docker --cpus",          // a study's setup (presets/studies.go)
 	"--cpu-cfs-quota-period", // the kubelet's flag (k8s/check.go)
 	" --quick",               // a preset's quick variant as a spec name ("f01-logjam --quick")
 }

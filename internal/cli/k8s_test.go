@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/experiments"
+	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/k8s"
 	"github.com/throttlelab/throttlelab/loadgen"
 )
@@ -27,7 +27,7 @@ func renderable(t *testing.T) map[string]*experiment.Experiment {
 		}
 		out[f] = e
 	}
-	for _, p := range experiments.All() {
+	for _, p := range presets.All() {
 		e, err := p.Spec()
 		if err != nil {
 			t.Fatal(err)

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/experiments"
+	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/limitmap"
 	"github.com/throttlelab/throttlelab/local"
 	"github.com/throttlelab/throttlelab/runner"
@@ -120,7 +120,7 @@ func runMap(cmd *cobra.Command, f mapFlags, arg string) error {
 // limited and reference configs and repeats where the flags leave them.
 func (f *mapFlags) presetRanges(cmd *cobra.Command, arg string) limitmap.Ranges {
 	r := limitmap.Ranges{Limit: f.limit, Rate: f.rate, Workers: f.workers, Burst: f.burst}
-	if pm, ok := experiments.MapOf(arg); ok && !f.quick && r == (limitmap.Ranges{}) {
+	if pm, ok := presets.MapOf(arg); ok && !f.quick && r == (limitmap.Ranges{}) {
 		r = limitmap.Ranges{Limit: pm.Limit, Rate: pm.Rate, Workers: pm.Workers, Burst: pm.Burst}
 		f.limited, f.reference = cmp.Or(f.limited, pm.Limited), cmp.Or(f.reference, pm.Reference)
 		if !cmd.Flags().Changed("repeats") && pm.Repeats > 0 {
@@ -156,7 +156,7 @@ func mapCores(f mapFlags, arg string, host int) (int, error) {
 	case f.measure > 0:
 		cores = host
 	case cores == 0 && !f.quick:
-		if p, ok := experiments.Lookup(arg); ok {
+		if p, ok := presets.Lookup(arg); ok {
 			cores = p.Cores
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/experiments"
+	"github.com/throttlelab/throttlelab/presets"
 )
 
 func newPresetsCmd() *cobra.Command {
@@ -27,7 +27,7 @@ this machine, a few minutes) or simulate it at its original scale with
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tFINDING\tSOURCE\tCORES\tFINDING IN ONE LINE")
-			for _, p := range experiments.All() {
+			for _, p := range presets.All() {
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", p.Name, p.Finding, p.Source, p.Cores, p.Claim)
 			}
 			return tw.Flush()
@@ -42,9 +42,9 @@ this machine, a few minutes) or simulate it at its original scale with
   throttlelab presets show f01-logjam --quick --cores 2`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, ok := experiments.Lookup(args[0])
+			p, ok := presets.Lookup(args[0])
 			if !ok {
-				return usagef("no preset %q: the presets are %s", args[0], experiments.Names())
+				return usagef("no preset %q: the presets are %s", args[0], presets.Names())
 			}
 			if !quick {
 				if cmd.Flags().Changed("cores") {
@@ -82,7 +82,7 @@ this machine, a few minutes) or simulate it at its original scale with
 
 // specOf turns a command's argument into an experiment: a spec file, or a
 // preset's name (its quick variant for cores CPUs when quick is set).
-func specOf(arg string, quick bool, cores int) (*experiment.Experiment, *experiments.Info, error) {
+func specOf(arg string, quick bool, cores int) (*experiment.Experiment, *presets.Info, error) {
 	if _, err := os.Stat(arg); err == nil {
 		if quick {
 			return nil, nil, usagef("--quick is for presets: %s is a spec file", arg)
@@ -93,17 +93,17 @@ func specOf(arg string, quick bool, cores int) (*experiment.Experiment, *experim
 		}
 		return e, nil, nil
 	}
-	p, ok := experiments.Lookup(arg)
+	p, ok := presets.Lookup(arg)
 	if !ok {
 		if filepath.Ext(arg) == ".yaml" || filepath.Ext(arg) == ".yml" {
 			return nil, nil, usagef("%s: no such spec file", arg)
 		}
-		return nil, nil, usagef("%s is neither a spec file nor a preset: the presets are %s", arg, experiments.Names())
+		return nil, nil, usagef("%s is neither a spec file nor a preset: the presets are %s", arg, presets.Names())
 	}
 	if !quick {
 		e, err := p.Spec()
-		return e, &experiments.Info{Preset: p.Name}, err
+		return e, &presets.Info{Preset: p.Name}, err
 	}
 	e, how, err := p.Quick(cores)
-	return e, &experiments.Info{Preset: p.Name, Scaled: how}, err
+	return e, &presets.Info{Preset: p.Name, Scaled: how}, err
 }

@@ -14,7 +14,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/experiments"
+	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/local"
 	"github.com/throttlelab/throttlelab/report"
@@ -114,7 +114,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 // --resume's directory, or the argument's. A nil experiment and error mean
 // the command is done: --dry-run described it, or a preset that needs CPU
 // burst on a kernel without it was simulated instead.
-func runTarget(cmd *cobra.Command, f runFlags, args []string, backend string) (*experiment.Experiment, *experiments.Info, error) {
+func runTarget(cmd *cobra.Command, f runFlags, args []string, backend string) (*experiment.Experiment, *presets.Info, error) {
 	switch {
 	case f.resume != "" && len(args) > 0:
 		return nil, nil, usagef("give a SPEC or --resume DIR, not both")
@@ -125,7 +125,7 @@ func runTarget(cmd *cobra.Command, f runFlags, args []string, backend string) (*
 		if err != nil {
 			return nil, nil, usagef("--resume %s: %v", f.resume, err)
 		}
-		pi, err := experiments.ReadInfo(f.resume)
+		pi, err := presets.ReadInfo(f.resume)
 		return e, pi, err
 	case len(args) != 1:
 		return nil, nil, usagef("give an experiment spec (SPEC.yaml), a preset (throttlelab presets) or --resume DIR")
@@ -145,7 +145,7 @@ func runTarget(cmd *cobra.Command, f runFlags, args []string, backend string) (*
 		printWarnings(cmd, e)
 		return nil, nil, describe(cmd.OutOrStdout(), e, args[0], cores)
 	}
-	if p, ok := experiments.Lookup(args[0]); ok && p.NeedsBurst {
+	if p, ok := presets.Lookup(args[0]); ok && p.NeedsBurst {
 		if ok, _ := cgroup.BurstSupported("/"); !ok {
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s needs CPU burst (cpu.cfs_burst_us or cpu.max.burst, Linux 5.14+), which this kernel does not have: simulating it instead\n", p.Name)
 			return nil, nil, runSim(cmd, simFlags{out: f.out, quick: f.quick, cores: cores, nsPerIteration: sim.DefaultCosts().NsPerIteration, seed: -1}, args)
@@ -171,7 +171,7 @@ func newResultsDir(name, prefix string) string {
 // runOptions are the runner's options for a results directory, as run and
 // sim set them: progress to stderr, the table (coloured on a terminal), the
 // verdict of a preset and the report to stdout.
-func runOptions(cmd *cobra.Command, dir string, resume bool, pi *experiments.Info) runner.Options {
+func runOptions(cmd *cobra.Command, dir string, resume bool, pi *presets.Info) runner.Options {
 	color := progress.IsTerminal(cmd.OutOrStdout())
 	opt := runner.Options{Dir: dir, Resume: resume, Version: Version, Log: cmd.ErrOrStderr(), Live: progress.IsTerminal(cmd.ErrOrStderr()),
 		Out: cmd.OutOrStdout(), Color: color, Table: report.WriteRows,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/experiments"
+	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
 	"github.com/throttlelab/throttlelab/units"
@@ -142,7 +142,7 @@ func (f simFlags) dir(name string, replay bool) string {
 // simSetup turns sim's argument or --compare into the experiment, its
 // preset's info, the replayed measurement (nil without --compare) and the
 // simulator's options; Cores 0 means this machine's.
-func simSetup(cmd *cobra.Command, f simFlags, args []string, costs sim.Costs) (*experiment.Experiment, *experiments.Info, *sim.Replay, sim.Options, error) {
+func simSetup(cmd *cobra.Command, f simFlags, args []string, costs sim.Costs) (*experiment.Experiment, *presets.Info, *sim.Replay, sim.Options, error) {
 	switch {
 	case f.compare != "" && len(args) > 0:
 		return nil, nil, nil, sim.Options{}, usagef("give a SPEC or --compare DIR, not both")
@@ -151,11 +151,11 @@ func simSetup(cmd *cobra.Command, f simFlags, args []string, costs sim.Costs) (*
 		if err != nil {
 			return nil, nil, nil, sim.Options{}, usagef("--compare %v", err)
 		}
-		pi, err := experiments.ReadInfo(f.compare)
+		pi, err := presets.ReadInfo(f.compare)
 		return r.Experiment, pi, r, r.Options(f.cores), err
 	case len(args) == 1:
 		cores := f.cores
-		if p, ok := experiments.Lookup(args[0]); ok && cores == 0 && !f.quick {
+		if p, ok := presets.Lookup(args[0]); ok && cores == 0 && !f.quick {
 			cores = p.Cores // the original machine
 		}
 		// A quick variant is scaled to the machine it is simulated on.

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/throttlelab/throttlelab/experiments"
+	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/report"
 	"github.com/throttlelab/throttlelab/stats"
@@ -58,11 +58,11 @@ func main() {
 		}
 	}
 	type row struct {
-		p              *experiments.Preset
+		p              *presets.Preset
 		meas, sim, cmp outcome
 	}
 	var rows []row
-	for _, p := range experiments.All() {
+	for _, p := range presets.All() {
 		r := row{p: p}
 		measDir, simDir := filepath.Join(*results, p.Name), filepath.Join(*results, p.Name+"-sim")
 		cmpDir := filepath.Join(*results, p.Name+"-simq")
@@ -91,7 +91,7 @@ func main() {
 		}
 	}
 	fmt.Fprintf(&b, "# The findings, reproduced\n\n")
-	fmt.Fprintf(&b, "Written by `make reproduce` (`go run ./experiments/reproduce`) on %s.\n", time.Now().UTC().Format("2006-01-02"))
+	fmt.Fprintf(&b, "Written by `make reproduce` (`go run ./presets/reproduce`) on %s.\n", time.Now().UTC().Format("2006-01-02"))
 	fmt.Fprintf(&b, "Measured: each preset's `--quick` variant with the local backend on %s, as root:\n", host)
 	fmt.Fprintf(&b, "`throttlelab run PRESET --quick`. Simulated: each preset at its original scale, on a machine of the original size:\n")
 	fmt.Fprintf(&b, "`throttlelab sim PRESET`. Each verdict is the preset's check computed from what that run measured or simulated;\n")
@@ -130,7 +130,7 @@ func main() {
 		fmt.Fprintf(&b, ".\n  Simulated: `%s` on %d cores (%s).\n", r.sim.cmd, r.p.Cores, r.sim.took.Round(time.Millisecond))
 	}
 	b.WriteString("\n")
-	if err := experiments.WriteStudies(&b); err != nil {
+	if err := presets.WriteStudies(&b); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
