@@ -64,7 +64,7 @@ type Config struct {
 	SaveEvery time.Duration
 	// Startup is how long the demand of a container that was not there at
 	// the agent's first sample (or came while it was down: addContainer) is
-	// its start-up, kept apart from the advice (Summary.SetStartup) and
+	// its start-up, kept apart from the advice (ContainerSummary.SetStartup) and
 	// reported on its own; 0 keeps it in.
 	Startup time.Duration
 	// Hot is sampling by need: which containers are read every SampleEvery,
@@ -189,7 +189,7 @@ type container struct {
 	path string
 	mu   sync.Mutex // guards everything below
 	id   top.Identity
-	sum  *Summary
+	sum  *ContainerSummary
 	last top.Stats
 	view *View
 	// since is the agent's count of reports when the container was added:

@@ -47,7 +47,7 @@ func BenchmarkAgentRound200(b *testing.B) {
 	at, usage := fleet200(rounds + 1)
 	cfg := &SummaryConfig{Phases: benchPhases}
 	cfg.defaults(4000)
-	sums := make([]*Summary, 200)
+	sums := make([]*ContainerSummary, 200)
 	for i := range sums {
 		sums[i] = NewSummary(cfg)
 	}
@@ -107,7 +107,7 @@ func BenchmarkAgentAdvice200(b *testing.B) {
 	at, usage := fleet200(rounds)
 	cfg := &SummaryConfig{Window: 12 * time.Minute, Block: 30 * time.Second, Chunk: 30 * time.Second}
 	cfg.defaults(4000)
-	sums := make([]*Summary, 200)
+	sums := make([]*ContainerSummary, 200)
 	for i := range sums {
 		s := NewSummary(cfg)
 		for k := range rounds {

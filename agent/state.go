@@ -28,7 +28,7 @@ type summaryState struct {
 	LastBucket int64
 	Cores      int
 	// Startup and StartupUntil: the start-up's block and its end
-	// (Summary.SetStartup); absent in older checkpoints (no start-up).
+	// (ContainerSummary.SetStartup); absent in older checkpoints (no start-up).
 	Startup      *Block
 	StartupUntil time.Duration
 }
@@ -45,7 +45,7 @@ type checkpoint struct {
 	Saved time.Time
 }
 
-func (s *Summary) state() summaryState {
+func (s *ContainerSummary) state() summaryState {
 	blocks := make([]*Block, len(s.blocks))
 	for i, b := range s.blocks {
 		blocks[i] = b.clone()
@@ -66,7 +66,7 @@ func (b *Block) clone() *Block {
 	return &c
 }
 
-func (s *Summary) restore(st summaryState) {
+func (s *ContainerSummary) restore(st summaryState) {
 	s.blocks, s.lastBucket, s.cores, s.closed = st.Blocks, st.LastBucket, st.Cores, nil
 	s.startup, s.startupUntil = st.Startup, st.StartupUntil
 	if len(st.BucketWork) == len(s.bucketWork) && len(st.BucketTime) == len(s.bucketTime) {

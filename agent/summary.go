@@ -115,7 +115,7 @@ type PointAcc struct {
 
 // NoteThrottled adds the container's own nr_throttled, counted up to agent
 // time at, to the block holding at.
-func (s *Summary) NoteThrottled(at time.Duration, throttled uint64) {
+func (s *ContainerSummary) NoteThrottled(at time.Duration, throttled uint64) {
 	if throttled > 0 {
 		s.blockOf(at, at < s.startupUntil).Throttled += throttled
 	}
@@ -148,10 +148,10 @@ func key(i int, burst bool) int32 {
 	return k
 }
 
-// Summary is one container's demand over the rolling window, kept as
+// ContainerSummary is one container's demand over the rolling window, kept as
 // blocks of evaluations on the ladder; only the open chunk's raw samples
 // are held.
-type Summary struct {
+type ContainerSummary struct {
 	cfg *SummaryConfig
 	// open chunk: the first sample (the previous chunk's last) and, for
 	// each sample after it, the time and usage since the one before (in us,
@@ -206,23 +206,23 @@ type Summary struct {
 // appeared after it started: a start-up (a runtime's initialisation, a
 // cache warming, a JIT) asks once for CPU the steady state does not, and a
 // window's worst block would otherwise make the limit of that minute.
-func (s *Summary) SetStartup(until time.Duration) { s.startupUntil = until }
+func (s *ContainerSummary) SetStartup(until time.Duration) { s.startupUntil = until }
 
 // Startup is the start-up's block (nil when there was none, or it left
 // the window).
-func (s *Summary) Startup() *Block { return s.startup }
+func (s *ContainerSummary) Startup() *Block { return s.startup }
 
 // NewSummary returns an empty summary; cfg is shared by every container and
 // must not change.
-func NewSummary(cfg *SummaryConfig) *Summary {
+func NewSummary(cfg *SummaryConfig) *ContainerSummary {
 	n := int(cfg.Window / cfg.Bucket)
-	return &Summary{cfg: cfg, bucketWork: make([]float32, n), bucketTime: make([]float32, n)}
+	return &ContainerSummary{cfg: cfg, bucketWork: make([]float32, n), bucketTime: make([]float32, n)}
 }
 
 // SetOffset moves the summary's chunk boundaries by off (less than a
 // chunk): the agent spreads its containers' chunks over the minute, so that
 // their replays (and the memory they queue) do not all come at once.
-func (s *Summary) SetOffset(off time.Duration) {
+func (s *ContainerSummary) SetOffset(off time.Duration) {
 	s.offset = off % s.cfg.Chunk
 }
 
@@ -243,7 +243,7 @@ type Chunk struct {
 // again) or a gap over cfs.MaxGap closes the chunk and starts another. It
 // returns a chunk that is complete, to be replayed (Replay) and folded in
 // (Fold), else nil.
-func (s *Summary) Add(at, usage time.Duration) *Chunk {
+func (s *ContainerSummary) Add(at, usage time.Duration) *Chunk {
 	if !s.have {
 		s.start(at, usage)
 		return nil
@@ -279,7 +279,7 @@ func (s *Summary) Add(at, usage time.Duration) *Chunk {
 // noteCores raises the parallelism bound with a use of du over dt
 // (cfs.CoresBound: over two or more intervals, so that one late reading
 // does not double it).
-func (s *Summary) noteCores(dt, du time.Duration) {
+func (s *ContainerSummary) noteCores(dt, du time.Duration) {
 	s.coresBound.Add(dt, du)
 	s.cores = max(s.cores, s.coresBound.Cores())
 }
@@ -289,7 +289,7 @@ func (s *Summary) noteCores(dt, du time.Duration) {
 // of a throttling streak moved back to when it was asked for, as far as the
 // counters allow) before Add. It returns the chunks completed, to be
 // replayed and folded in (the slice is reused by the next call).
-func (s *Summary) AddCounts(at, usage time.Duration, throttled uint64) []*Chunk {
+func (s *ContainerSummary) AddCounts(at, usage time.Duration, throttled uint64) []*Chunk {
 	s.counted = true
 	if s.rawHave && at > s.rawAt && usage >= s.rawUsage {
 		s.noteCores(at-s.rawAt, usage-s.rawUsage)
@@ -320,14 +320,14 @@ func (s *Summary) AddCounts(at, usage time.Duration, throttled uint64) []*Chunk 
 
 // Backlog is the reconstruction's account over the window: time moved and
 // time capped.
-func (s *Summary) Backlog() (moved, capped time.Duration) {
+func (s *ContainerSummary) Backlog() (moved, capped time.Duration) {
 	for _, b := range s.blocks {
 		moved, capped = moved+b.Moved, capped+b.Capped
 	}
 	return moved, capped
 }
 
-func (s *Summary) start(at, usage time.Duration) {
+func (s *ContainerSummary) start(at, usage time.Duration) {
 	s.have = true
 	s.firstAt, s.firstUsage, s.lastAt, s.lastUsage = at, usage, at, usage
 	s.chunkEnd = ((at-s.offset)/s.cfg.Chunk+1)*s.cfg.Chunk + s.offset
@@ -337,7 +337,7 @@ func (s *Summary) start(at, usage time.Duration) {
 
 // Flush returns the open chunk (nil if it holds no interval) and starts the
 // next one at its last sample.
-func (s *Summary) Flush() *Chunk {
+func (s *ContainerSummary) Flush() *Chunk {
 	n := s.n
 	if n == 0 {
 		return nil
@@ -514,7 +514,7 @@ func (cfg *SummaryConfig) Replay(c *Chunk) (*Replayed, error) {
 }
 
 // Fold adds a replayed chunk to its block.
-func (s *Summary) Fold(r *Replayed) {
+func (s *ContainerSummary) Fold(r *Replayed) {
 	if r == nil {
 		return
 	}
@@ -539,13 +539,13 @@ func (s *Summary) Fold(r *Replayed) {
 }
 
 // AddNow is Add, Replay and Fold in one step (tests, single-threaded use).
-func (s *Summary) AddNow(at, usage time.Duration) {
+func (s *ContainerSummary) AddNow(at, usage time.Duration) {
 	if c := s.Add(at, usage); c != nil {
 		s.replayFold(c)
 	}
 }
 
-func (s *Summary) replayFold(c *Chunk) {
+func (s *ContainerSummary) replayFold(c *Chunk) {
 	if c == nil {
 		return // Flush had no open chunk
 	}
@@ -558,7 +558,7 @@ func (s *Summary) replayFold(c *Chunk) {
 }
 
 // blockOf is blockAt, or the start-up's block for a chunk of the start-up.
-func (s *Summary) blockOf(t time.Duration, startup bool) *Block {
+func (s *ContainerSummary) blockOf(t time.Duration, startup bool) *Block {
 	if !startup {
 		return s.blockAt(t)
 	}
@@ -570,7 +570,7 @@ func (s *Summary) blockOf(t time.Duration, startup bool) *Block {
 
 // blockAt returns the open block for a chunk starting at t, opening a new
 // one (and dropping those that left the window) when t is past it.
-func (s *Summary) blockAt(t time.Duration) *Block {
+func (s *ContainerSummary) blockAt(t time.Duration) *Block {
 	start := t / s.cfg.Block * s.cfg.Block
 	n := len(s.blocks)
 	if n > 0 && s.blocks[n-1].Start == start {
@@ -596,7 +596,7 @@ func (s *Summary) blockAt(t time.Duration) *Block {
 }
 
 // expire drops the blocks that ended more than a window before now.
-func (s *Summary) expire(now time.Duration) {
+func (s *ContainerSummary) expire(now time.Duration) {
 	i := 0
 	for i < len(s.blocks) && s.blocks[i].Start+s.cfg.Block <= now-s.cfg.Window {
 		i++
@@ -610,13 +610,13 @@ func (s *Summary) expire(now time.Duration) {
 }
 
 // Blocks returns the blocks in the window, oldest first (not to be changed).
-func (s *Summary) Blocks() []*Block { return s.blocks }
+func (s *ContainerSummary) Blocks() []*Block { return s.blocks }
 
 // Err is the last error the replay gave (nil normally).
-func (s *Summary) Err() error { return s.err }
+func (s *ContainerSummary) Err() error { return s.err }
 
 // bucket adds dt of time and du of work, ending at at, to the usage ring.
-func (s *Summary) bucket(at, dt, du time.Duration) {
+func (s *ContainerSummary) bucket(at, dt, du time.Duration) {
 	n := int64(len(s.bucketWork))
 	m := int64((at - 1) / s.cfg.Bucket)
 	if m > s.lastBucket {

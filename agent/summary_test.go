@@ -357,7 +357,7 @@ func TestSummaryReconstructsThrottledDemand(t *testing.T) {
 		plain.AddNow(at[i], usage[i])
 	}
 	s.backlog.Flush(s.emit) // the samples ended: what the reconstruction held goes in as used
-	for _, sum := range []*Summary{s, plain} {
+	for _, sum := range []*ContainerSummary{s, plain} {
 		if c := sum.Flush(); c != nil {
 			sum.replayFold(c)
 		}
@@ -461,7 +461,7 @@ func TestStartupKeptApart(t *testing.T) {
 	cfg.defaults(2000)
 	at, usage := startingThenSteady(4 * 60 * 100)
 	in := AdviceInput{Source: "test", Target: advise.Target{MaxThrottled: 0.01}}
-	advice := func(startup time.Duration) (*Summary, *advise.Advice) {
+	advice := func(startup time.Duration) (*ContainerSummary, *advise.Advice) {
 		s := NewSummary(cfg)
 		s.SetStartup(startup)
 		for i := range at {

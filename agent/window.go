@@ -17,7 +17,7 @@ import (
 var ErrNoDemand = errors.New("no demand summarised yet")
 
 // Span is the demand the window holds: time replayed and CPU time used.
-func (s *Summary) Span() (span time.Duration, work float64) {
+func (s *ContainerSummary) Span() (span time.Duration, work float64) {
 	for _, b := range s.blocks {
 		span += b.Span
 		work += b.Work
@@ -35,7 +35,7 @@ type aggPoint struct {
 
 // closedAgg returns the aggregate of the closed blocks, computing it when
 // the blocks changed since.
-func (s *Summary) closedAgg() map[int32]*aggPoint {
+func (s *ContainerSummary) closedAgg() map[int32]*aggPoint {
 	if s.closed != nil {
 		return s.closed
 	}
@@ -77,7 +77,7 @@ func (s *Summary) closedAgg() map[int32]*aggPoint {
 
 // evalKey aggregates one ladder point over the window's blocks: the closed
 // blocks' aggregate and the open block.
-func (s *Summary) evalKey(i int, burst bool) advise.Evaluation {
+func (s *ContainerSummary) evalKey(i int, burst bool) advise.Evaluation {
 	p := advise.Point{LimitMilli: s.cfg.Ladder[i], Period: s.cfg.Period}
 	if burst {
 		p.BurstMilli = p.LimitMilli
@@ -143,7 +143,7 @@ func evalOf(p advise.Point) advise.Evaluation {
 // lowest limit (10m), one above the highest use seen as never throttled.
 // In the agent's evaluations the worst and best throttled shares are over
 // the blocks, not the phases.
-func (s *Summary) Evaluate(limitMilli, burstMilli int64) (advise.Evaluation, error) {
+func (s *ContainerSummary) Evaluate(limitMilli, burstMilli int64) (advise.Evaluation, error) {
 	p := advise.Point{LimitMilli: limitMilli, BurstMilli: burstMilli, Period: s.cfg.Period}
 	if err := p.Check(); err != nil {
 		return advise.Evaluation{}, err
@@ -192,7 +192,7 @@ func lerp(a, b advise.Evaluation, f float64) advise.Evaluation {
 // usageWindows returns the mean use (cores) of every window of n buckets
 // that the samples cover (99% or more of its time), oldest first, stepping
 // by one bucket.
-func (s *Summary) usageWindows(n int) []float64 {
+func (s *ContainerSummary) usageWindows(n int) []float64 {
 	size := int64(len(s.bucketWork))
 	var out []float64
 	full := float32(float64(s.cfg.Bucket) * float64(n) * 0.99)
@@ -231,13 +231,13 @@ type Recommenders struct {
 
 // averages returns the mean use of every window of length w that the
 // usage buckets cover (advise's BaselineRules average over them).
-func (s *Summary) averages(w time.Duration) []float64 {
+func (s *ContainerSummary) averages(w time.Duration) []float64 {
 	return s.usageWindows(max(int(w/s.cfg.Bucket), 1))
 }
 
 // Recommenders computes krr's and the VPA's rules (advise.KrrDefault,
 // KrrSimpleLimit, VPATarget) from the usage buckets.
-func (s *Summary) Recommenders() Recommenders {
+func (s *ContainerSummary) Recommenders() Recommenders {
 	span, _ := s.Span()
 	krr := advise.KrrDefault.Apply(s.averages(advise.KrrDefault.Window), 0, span.Seconds())
 	krrLimit := advise.KrrSimpleLimit.Apply(s.averages(advise.KrrSimpleLimit.Window), 0, span.Seconds())
@@ -259,7 +259,7 @@ type AdviceInput struct {
 // the window (each limit without and with a burst equal to it, plus the
 // current limit and the coarse recommenders' values), the recommendation by
 // advise's rule, and krr's and the VPA's rules as baselines.
-func (s *Summary) Advice(in AdviceInput) (*advise.Advice, error) {
+func (s *ContainerSummary) Advice(in AdviceInput) (*advise.Advice, error) {
 	all, err := s.AdviceFor(in, []advise.Target{in.Target})
 	if err != nil {
 		return nil, err
@@ -269,7 +269,7 @@ func (s *Summary) Advice(in AdviceInput) (*advise.Advice, error) {
 
 // AdviceFor is Advice for several targets at once: the evaluations are
 // made once and shared.
-func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.Advice, error) {
+func (s *ContainerSummary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.Advice, error) {
 	span, work := s.Span()
 	if span <= 0 {
 		return nil, ErrNoDemand
@@ -351,7 +351,7 @@ func (s *Summary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.
 // first (those blockTable evaluates), for advise's judgement of the window:
 // their means over the usage ring's buckets (15 s) stand for advise's 1 s
 // means.
-func (s *Summary) blockDemands() []advise.BlockDemand {
+func (s *ContainerSummary) blockDemands() []advise.BlockDemand {
 	var out []advise.BlockDemand
 	n := int64(len(s.bucketWork))
 	for _, b := range s.blocks {
@@ -380,15 +380,15 @@ func onLadder(evs []advise.Evaluation, m int64) bool {
 }
 
 // evaluateBlock evaluates a limit and burst on block b's demand alone.
-func (s *Summary) evaluateBlock(b *Block, limitMilli, burstMilli int64) (advise.Evaluation, error) {
-	one := &Summary{cfg: s.cfg, blocks: []*Block{b}, cores: s.cores}
+func (s *ContainerSummary) evaluateBlock(b *Block, limitMilli, burstMilli int64) (advise.Evaluation, error) {
+	one := &ContainerSummary{cfg: s.cfg, blocks: []*Block{b}, cores: s.cores}
 	return one.Evaluate(limitMilli, burstMilli)
 }
 
 // StartupEvaluation evaluates a limit and burst on the start-up's demand
-// alone (Summary.SetStartup): nil when the summary holds no start-up, or
+// alone (ContainerSummary.SetStartup): nil when the summary holds no start-up, or
 // the limit cannot be set (no limit, a quota under 1 ms, a burst above it).
-func (s *Summary) StartupEvaluation(limitMilli, burstMilli int64) *advise.Evaluation {
+func (s *ContainerSummary) StartupEvaluation(limitMilli, burstMilli int64) *advise.Evaluation {
 	if s.startup == nil || s.startup.Span <= 0 || limitMilli <= 0 {
 		return nil
 	}
@@ -401,7 +401,7 @@ func (s *Summary) StartupEvaluation(limitMilli, burstMilli int64) *advise.Evalua
 
 // startupNote says what the start-up kept apart from the advice would get
 // at the recommended limit.
-func (s *Summary) startupNote(r advise.Recommendation) string {
+func (s *ContainerSummary) startupNote(r advise.Recommendation) string {
 	e := s.StartupEvaluation(r.LimitMilli, r.BurstMilli)
 	if e == nil {
 		return ""
@@ -415,7 +415,7 @@ func (s *Summary) startupNote(r advise.Recommendation) string {
 // alone, oldest first, with the block's start: how much the blocks disagree
 // is the uncertainty of the window's figure (what advise's block-wise
 // intervals are made of). Blocks that hold no replayed demand are left out.
-func (s *Summary) BlockEvaluations(limitMilli, burstMilli int64) (starts []time.Duration, evs []advise.Evaluation, err error) {
+func (s *ContainerSummary) BlockEvaluations(limitMilli, burstMilli int64) (starts []time.Duration, evs []advise.Evaluation, err error) {
 	for _, b := range s.blocks {
 		if b.Span <= 0 {
 			continue
@@ -437,7 +437,7 @@ func (s *Summary) BlockEvaluations(limitMilli, burstMilli int64) (starts []time.
 // blocks. A point that misses every target over the whole window cannot be
 // recommended whatever its blocks say: its pooled figure stands in for its
 // blocks instead of a replay of each.
-func (s *Summary) blockTable(evs []advise.Evaluation, targets []advise.Target) [][]advise.Evaluation {
+func (s *ContainerSummary) blockTable(evs []advise.Evaluation, targets []advise.Target) [][]advise.Evaluation {
 	n := 0
 	for _, b := range s.blocks {
 		if b.Span > 0 {
@@ -472,7 +472,7 @@ func (s *Summary) blockTable(evs []advise.Evaluation, targets []advise.Target) [
 // levelHigher is evs with the use advise.LevelSpread higher, as advise's
 // recommendation checks it: the same demand under a limit (and burst) that
 // much lower, interpolated on the ladder (Evaluate).
-func (s *Summary) levelHigher(evs []advise.Evaluation) []advise.Evaluation {
+func (s *ContainerSummary) levelHigher(evs []advise.Evaluation) []advise.Evaluation {
 	out := make([]advise.Evaluation, len(evs))
 	for i, e := range evs {
 		f := 1 + advise.LevelSpread

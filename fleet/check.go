@@ -22,8 +22,8 @@ type Budget struct {
 	MaxDelayP99  time.Duration
 }
 
-// Outcome is one manifest container checked against its measured demand.
-type Outcome struct {
+// ContainerCheck is one manifest container checked against its measured demand.
+type ContainerCheck struct {
 	ManifestContainer
 	// Prediction is at the proposed limit, for the worst measured replica
 	// (Pod).
@@ -60,10 +60,10 @@ type Evaluator interface {
 
 // Check predicts every container's proposed limit and compares it with the
 // budget. A container without a CPU limit is skipped (nothing throttles).
-func Check(ctx context.Context, ms []ManifestContainer, ev Evaluator, b Budget) ([]Outcome, error) {
-	out := make([]Outcome, 0, len(ms))
+func Check(ctx context.Context, ms []ManifestContainer, ev Evaluator, b Budget) ([]ContainerCheck, error) {
+	out := make([]ContainerCheck, 0, len(ms))
 	for _, mc := range ms {
-		o := Outcome{ManifestContainer: mc}
+		o := ContainerCheck{ManifestContainer: mc}
 		if mc.LimitMilli <= 0 {
 			o.Skip = "no CPU limit: nothing to check"
 			out = append(out, o)
@@ -106,7 +106,7 @@ func (mc ManifestContainer) name() string {
 }
 
 // Violated reports whether any outcome breaks the budget.
-func Violated(res []Outcome) bool {
+func Violated(res []ContainerCheck) bool {
 	for _, o := range res {
 		if len(o.Violations) > 0 {
 			return true
@@ -118,7 +118,7 @@ func Violated(res []Outcome) bool {
 // WriteCheck writes one line per violation (file:line: container: predicted
 // X vs budget Y), one per unchecked container (file:line: container: not
 // checked: why), with verbose one per container that passed, and a summary.
-func WriteCheck(w io.Writer, res []Outcome, verbose bool) error {
+func WriteCheck(w io.Writer, res []ContainerCheck, verbose bool) error {
 	var checked, bad, skipped int
 	for _, o := range res {
 		switch {
@@ -145,7 +145,7 @@ func WriteCheck(w io.Writer, res []Outcome, verbose bool) error {
 
 // from says what a prediction comes from: the replica (for measured demand)
 // and the source; recorded demand has no pod.
-func (o Outcome) from() string {
+func (o ContainerCheck) from() string {
 	if o.Pod == "" {
 		return o.Source
 	}
@@ -154,8 +154,8 @@ func (o Outcome) from() string {
 
 // MissingDemand returns the outcomes of containers with a limit for which
 // the source had no measured demand.
-func MissingDemand(res []Outcome) []Outcome {
-	var out []Outcome
+func MissingDemand(res []ContainerCheck) []ContainerCheck {
+	var out []ContainerCheck
 	for _, o := range res {
 		if o.MissingDemand {
 			out = append(out, o)

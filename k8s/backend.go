@@ -588,12 +588,12 @@ func (o *onceWarnings) HandleWarningHeaderWithContext(_ context.Context, code in
 	}
 }
 
-func readSummary(path string) (*loadgen.Summary, error) {
+func readSummary(path string) (*loadgen.Totals, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("the load's summary: %w", err)
 	}
-	var s loadgen.Summary
+	var s loadgen.Totals
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -15,7 +15,7 @@ import (
 
 // Result is the outcome of a load: the summary and the latency histogram.
 type Result struct {
-	Summary *Summary
+	Summary *Totals
 	// Histogram holds the latencies of successful requests in microseconds.
 	Histogram *hdrhistogram.Histogram
 }

@@ -14,8 +14,8 @@ import (
 	"github.com/throttlelab/throttlelab/workload"
 )
 
-// Summary describes a finished load. It is written as summary.json.
-type Summary struct {
+// Totals describes a finished load. It is written as summary.json.
+type Totals struct {
 	Mode     Mode     `json:"mode"`
 	Request  string   `json:"request"`
 	Targets  []string `json:"targets"`
@@ -84,7 +84,7 @@ type ImageCheck struct {
 // Failed reports why the load should count as failed: tiles that were wrong, or
 // an image that does not add up. Errors such as timeouts are measurements, not
 // failures.
-func (s *Summary) Failed() error {
+func (s *Totals) Failed() error {
 	if s.Image == nil {
 		if n := s.Errors[ErrBadTile]; n > 0 {
 			return fmt.Errorf("%d tiles did not match the catalogue", n)
@@ -110,7 +110,7 @@ func latencySummary(h *hdrhistogram.Histogram) LatencySummary {
 	return LatencySummary{Mean: h.Mean() / 1000, P50: q(50), P90: q(90), P99: q(99), P999: q(99.9), Max: float64(h.Max()) / 1000}
 }
 
-func (r *runner) summary(elapsed time.Duration) *Summary {
+func (r *runner) summary(elapsed time.Duration) *Totals {
 	s := summarize(r.cfg, r.rec, elapsed)
 	if r.cfg.Mode == ModeImage {
 		r.rec.mu.Lock()
@@ -133,10 +133,10 @@ func (r *runner) summary(elapsed time.Duration) *Summary {
 }
 
 // summarize sums up what a recorder collected.
-func summarize(c Config, rec *recorder, elapsed time.Duration) *Summary {
+func summarize(c Config, rec *recorder, elapsed time.Duration) *Totals {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
-	s := &Summary{
+	s := &Totals{
 		Mode: c.Mode, Request: requestString(c.Workload), Targets: c.Targets, Balancer: c.Balancer, Seed: c.Seed,
 		Requests: rec.n, OK: rec.ok, Errors: maps.Clone(rec.errors), DurationSec: elapsed.Seconds(),
 		Latency: latencySummary(rec.all), PerInstance: maps.Clone(rec.instances), LateSends: rec.late, MaxLagMs: ms(rec.maxLate),
@@ -218,7 +218,7 @@ func requestString(w WorkloadSpec) string {
 }
 
 // WriteTable writes the summary as an aligned table for a terminal.
-func (s *Summary) WriteTable(w io.Writer) {
+func (s *Totals) WriteTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	state := "done"
 	if s.Interrupted {

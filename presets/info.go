@@ -49,7 +49,7 @@ func (i *Info) Write(dir string) error {
 // verdict.json (nil verdict for a nil Info: no preset). s, if not nil, is
 // dir's summary with its intervals, already read (runner.Run's): the
 // requests are then not read again.
-func (i *Info) Judge(dir string, s *record.Summary) (*record.Verdict, error) {
+func (i *Info) Judge(dir string, s *record.ExperimentSummary) (*record.Verdict, error) {
 	if i == nil {
 		return nil, nil
 	}

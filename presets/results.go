@@ -18,7 +18,7 @@ type Results struct {
 	Spec    *experiment.Experiment
 	Env     record.Env
 	Runs    []*record.Run
-	Summary *record.Summary
+	Summary *record.ExperimentSummary
 }
 
 // ReadResults reads a results directory for a check.
@@ -26,7 +26,7 @@ func ReadResults(dir string) (*Results, error) { return readResults(dir, nil) }
 
 // readResults is ReadResults with the runs' summary already read (nil:
 // sum them up and read their requests for the intervals).
-func readResults(dir string, s *record.Summary) (*Results, error) {
+func readResults(dir string, s *record.ExperimentSummary) (*Results, error) {
 	e, env, runs, err := record.ReadResults(dir)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,7 @@ func (p *Preset) Evaluate(dir, scaled string) (*record.Verdict, error) {
 }
 
 // evaluate is Evaluate with dir's summary already read (nil: read it).
-func (p *Preset) evaluate(dir, scaled string, s *record.Summary) (*record.Verdict, error) {
+func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*record.Verdict, error) {
 	r, err := readResults(dir, s)
 	if err != nil {
 		return nil, err

@@ -2,7 +2,7 @@
 // backend writes and the report reads: a run's summary (Run), where the runs
 // were made (Env), a preset's check (Verdict), reading and writing them, the
 // one aggregation of runs into per-config figures (Summarize, with the
-// intervals of package stats) and their rows (Summary.Rows, which
+// intervals of package stats) and their rows (ExperimentSummary.Rows, which
 // report.WriteRows prints).
 //
 // A results directory holds spec.yaml (the resolved spec), env.json,

@@ -22,7 +22,7 @@ type Run struct {
 	QoS       cgroup.QoSClass  `json:"qos"`
 	Settings  cgroup.Settings  `json:"cgroup_settings"`
 	Instances []string         `json:"instances"`
-	Summary   *loadgen.Summary `json:"load_summary"`
+	Summary   *loadgen.Totals `json:"load_summary"`
 	// CPUStat holds each instance's cpu.stat over the measured load (not the
 	// warm-up), and Total their sum.
 	CPUStat map[string]cgroup.CPUStat `json:"cpu_stat"`
@@ -34,7 +34,7 @@ type Run struct {
 	Neighbours map[string]cgroup.CPUStat `json:"neighbour_cpu_stat,omitempty"`
 	// NeighbourUsage is each neighbour group's use in cores, like Usage.
 	NeighbourUsage map[string]UsageStats `json:"neighbour_usage_cores,omitempty"`
-	Probe          *loadgen.Summary      `json:"probe_summary,omitempty"`
+	Probe          *loadgen.Totals      `json:"probe_summary,omitempty"`
 	Started        time.Time             `json:"started"`
 	Seconds        float64               `json:"seconds"`
 	// HostOtherCores is the CPU the host spent, on average over the

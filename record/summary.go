@@ -48,7 +48,7 @@ type ConfigSummary struct {
 	P99VsReference float64 `json:"p99_vs_reference,omitempty"`
 	// MeanMs is the mean latency (median over repeats of each run's mean).
 	MeanMs float64 `json:"mean_ms"`
-	// The 95% intervals of the figures above (Summary.AddIntervals; absent
+	// The 95% intervals of the figures above (ExperimentSummary.AddIntervals; absent
 	// where the request records were not read).
 	MeanMsCI95         *stats.Interval `json:"mean_ms_ci95,omitempty"`
 	P50MsCI95          *stats.Interval `json:"p50_ms_ci95,omitempty"`
@@ -58,8 +58,8 @@ type ConfigSummary struct {
 	P99VsReferenceCI95 *stats.Interval `json:"p99_vs_reference_ci95,omitempty"`
 }
 
-// Summary is the experiment's summary.json.
-type Summary struct {
+// ExperimentSummary is the experiment's summary.json.
+type ExperimentSummary struct {
 	Name    string          `json:"name"`
 	Configs []ConfigSummary `json:"configs"`
 	Runs    []*Run          `json:"runs"`
@@ -127,8 +127,8 @@ func Aggregate(c experiment.Config, load string, runs []*Run) ConfigSummary {
 
 // Summarize groups the runs by config and load, in the spec's order, and
 // sets each p99 against the reference config's under the same load.
-func Summarize(e *experiment.Experiment, runs []*Run) *Summary {
-	s := &Summary{Name: e.Metadata.Name, Runs: runs}
+func Summarize(e *experiment.Experiment, runs []*Run) *ExperimentSummary {
+	s := &ExperimentSummary{Name: e.Metadata.Name, Runs: runs}
 	for _, l := range e.Spec.Loads {
 		var ref *ConfigSummary
 		for _, c := range e.Spec.Configs {
@@ -167,7 +167,7 @@ type Row struct {
 }
 
 // Rows returns the summary's table rows, each config labelled by its name.
-func (s *Summary) Rows() []Row {
+func (s *ExperimentSummary) Rows() []Row {
 	out := make([]Row, len(s.Configs))
 	for i, c := range s.Configs {
 		out[i] = Row{Label: c.Config, ConfigSummary: c}
@@ -184,7 +184,7 @@ func (c ConfigSummary) ThrottledSec() float64 { return c.ThrottledMs / 1000 }
 // Groups returns, for configs under load, each config's samples by repeat
 // slot (the load's repeat numbers in order; nil where a config lacks one):
 // what Resample takes. sample picks a run's sample (nil to leave it out).
-func (s *Summary) Groups(load string, configs []string, sample func(*Run) *stats.Sample) [][]*stats.Sample {
+func (s *ExperimentSummary) Groups(load string, configs []string, sample func(*Run) *stats.Sample) [][]*stats.Sample {
 	var reps []int
 	for _, r := range s.Runs {
 		if r.Load == load && !slices.Contains(reps, r.Repeat) {
@@ -207,7 +207,7 @@ func (s *Summary) Groups(load string, configs []string, sample func(*Run) *stats
 // Draws resamples a latency statistic of configs under load (see
 // Resample): out[g][b] for configs[g]. Every caller gets the same draws for
 // the same statistic, so the summary's intervals and a check's agree.
-func (s *Summary) Draws(load string, configs []string, st stats.Stat) [][]float64 {
+func (s *ExperimentSummary) Draws(load string, configs []string, st stats.Stat) [][]float64 {
 	groups := s.Groups(load, configs, func(r *Run) *stats.Sample { return s.Samples[r.ID] })
 	return stats.Resample(groups, st, stats.Resamples, stats.BootstrapSeed)
 }
@@ -216,7 +216,7 @@ func (s *Summary) Draws(load string, configs []string, st stats.Stat) [][]float6
 // and p99 against the reference from samples, each run's successful
 // latencies in ms by run ID (ReadSamples), by the hierarchical bootstrap of
 // Resample, and says how in CIMethod.
-func (s *Summary) AddIntervals(samples map[string]*stats.Sample) {
+func (s *ExperimentSummary) AddIntervals(samples map[string]*stats.Sample) {
 	s.Samples = samples
 	var loads []string
 	reps := 0

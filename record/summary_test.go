@@ -10,7 +10,7 @@ import (
 
 func run(config string, p50, p99, rps float64, periods, throttled, usec uint64, cores ...float64) *Run {
 	r := &Run{Config: config, Load: "load0", Usage: map[string]UsageStats{},
-		Summary: &loadgen.Summary{Requests: 100, OK: 98, ThroughputRPS: rps, SameInstanceRate: 0.5,
+		Summary: &loadgen.Totals{Requests: 100, OK: 98, ThroughputRPS: rps, SameInstanceRate: 0.5,
 			Latency: loadgen.LatencySummary{P50: p50, P90: p50 * 2, P99: p99, P999: p99 * 2, Max: p99 * 3}},
 		Total: cgroup.CPUStat{Periods: periods, ThrottledPeriods: throttled, ThrottledUsec: usec}}
 	for i, c := range cores {

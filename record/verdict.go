@@ -9,16 +9,16 @@ import (
 	"github.com/throttlelab/throttlelab/stats"
 )
 
-// Outcome is a verdict's or a condition's result: the 95% interval clears
+// Reproduction is a verdict's or a condition's result: the 95% interval clears
 // the check (Reproduced), clears its opposite (NotReproduced), or straddles
 // the threshold (Inconclusive).
-type Outcome string
+type Reproduction string
 
 // The three outcomes.
 const (
-	Reproduced    Outcome = "reproduced"
-	NotReproduced Outcome = "not reproduced"
-	Inconclusive  Outcome = "inconclusive"
+	Reproduced    Reproduction = "reproduced"
+	NotReproduced Reproduction = "not reproduced"
+	Inconclusive  Reproduction = "inconclusive"
 )
 
 // Condition is one part of a preset's check: a figure, its 95% interval,
@@ -36,7 +36,7 @@ type Condition struct {
 	// Margin says why the threshold is clear of noise: what a result must
 	// beat, beyond "differs".
 	Margin  string  `json:"margin"`
-	Outcome Outcome `json:"outcome"`
+	Outcome Reproduction `json:"outcome"`
 	// RepeatsNeeded, for an inconclusive condition, estimates how many
 	// repeats would likely settle it (0: no estimate).
 	RepeatsNeeded int `json:"repeats_needed,omitempty"`
@@ -55,7 +55,7 @@ type Verdict struct {
 	SelfCheck bool `json:"self_check,omitempty"`
 	// Outcome is the check's result; Reproduced is Outcome == Reproduced,
 	// kept for readers of older verdicts.
-	Outcome    Outcome `json:"outcome"`
+	Outcome    Reproduction `json:"outcome"`
 	Reproduced bool    `json:"reproduced"`
 	// Conditions are the check's parts with their intervals; Numbers gives
 	// the measured figures behind them in words.
@@ -178,7 +178,7 @@ func (c *Condition) Judge(repeats int) error {
 // condition's interval clears its opposite, reproduced if every one clears
 // its check, inconclusive otherwise (with the largest repeats estimate).
 // A condition that cannot be judged makes it an error (ErrBadCondition).
-func Combine(conds []Condition, repeats int) (Outcome, int, error) {
+func Combine(conds []Condition, repeats int) (Reproduction, int, error) {
 	out, need := Reproduced, 0
 	for i := range conds {
 		c := &conds[i]
@@ -214,7 +214,7 @@ func (v *Verdict) Word() string {
 
 // outcome is Outcome, or what Reproduced says for verdicts from before
 // there were three.
-func (v *Verdict) outcome() Outcome {
+func (v *Verdict) outcome() Reproduction {
 	if v.Outcome != "" {
 		return v.Outcome
 	}
@@ -238,7 +238,7 @@ func (v *Verdict) Short() string {
 	if n == 0 {
 		return line
 	}
-	count := map[Outcome]int{}
+	count := map[Reproduction]int{}
 	for _, c := range v.Conditions {
 		count[c.Outcome]++
 	}

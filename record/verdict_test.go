@@ -15,7 +15,7 @@ func TestConditionJudge(t *testing.T) {
 		name string
 		c    Condition
 		reps int
-		want Outcome
+		want Reproduction
 		need int
 	}{
 		{"at least, clears", Condition{Value: 3, CI95: iv(2.5, 3.5), Op: ">=", Threshold: 2}, 1, Reproduced, 0},
@@ -49,7 +49,7 @@ func TestCombine(t *testing.T) {
 	maybe := Condition{Value: 2.5, CI95: &stats.Interval{1.5, 3.5}, Op: ">=", Threshold: 2}
 	for _, c := range []struct {
 		conds []Condition
-		want  Outcome
+		want  Reproduction
 	}{
 		{[]Condition{pass, pass}, Reproduced},
 		{[]Condition{pass, maybe}, Inconclusive},

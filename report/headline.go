@@ -28,7 +28,7 @@ func Headline(s *Source) string {
 // SummaryHeadline is Headline for an experiment and its summary (with or
 // without intervals). Every figure in the sentence is a field of a
 // ConfigSummary, formatted: nothing is said that the summary does not hold.
-func SummaryHeadline(e *experiment.Experiment, s *record.Summary) string {
+func SummaryHeadline(e *experiment.Experiment, s *record.ExperimentSummary) string {
 	if len(s.Configs) == 0 {
 		return ""
 	}

@@ -132,12 +132,12 @@ func TestHeadlineCases(t *testing.T) {
 	cases := []struct {
 		name string
 		e    *experiment.Experiment
-		s    record.Summary
+		s    record.ExperimentSummary
 		want string
 	}{
 		{"worst of two limits, no intervals",
 			spec(experiment.Config{Name: "none"}, limited("one", "1"), limited("two", "2")),
-			record.Summary{Configs: []record.ConfigSummary{
+			record.ExperimentSummary{Configs: []record.ConfigSummary{
 				{Config: "none", Load: "l", Instances: 1, IsReference: true, P99Ms: 10, P99VsReference: 1},
 				{Config: "one", Load: "l", Instances: 8, P99Ms: 30, P99VsReference: 3, ThrottledPct: 42, MeanCores: 4},
 				{Config: "two", Load: "l", Instances: 8, P99Ms: 12, P99VsReference: 1.2, ThrottledPct: 5, MeanCores: 4},
@@ -145,14 +145,14 @@ func TestHeadlineCases(t *testing.T) {
 			"The one instances' p99 was 3.0x the none one's (30.0 ms against 10.0 ms; the highest of 2 configs), throttled in 42% of periods while using 0.50 of their 1 CPU on average."},
 		{"no reference: the most throttled, its p99 and interval",
 			spec(limited("a", "500m"), limited("b", "500m")),
-			record.Summary{Configs: []record.ConfigSummary{
+			record.ExperimentSummary{Configs: []record.ConfigSummary{
 				{Config: "a", Load: "l", Instances: 1, P99Ms: 8, ThrottledPct: 3, MeanCores: 0.2},
 				{Config: "b", Load: "l", Instances: 1, P99Ms: 80, P99MsCI95: &stats.Interval{70, 95}, ThrottledPct: 30, MeanCores: 0.3},
 			}},
 			"The b instance's p99 was 80.0 ms [70.0, 95.0] (the highest of 2 configs), throttled in 30% of periods while using 0.30 of its 0.5 CPU on average."},
 		{"no limit, two loads",
 			spec(experiment.Config{Name: "ref"}, experiment.Config{Name: "pinned"}),
-			record.Summary{Configs: []record.ConfigSummary{
+			record.ExperimentSummary{Configs: []record.ConfigSummary{
 				{Config: "ref", Load: "a", Instances: 2, IsReference: true, P99Ms: 10, P99VsReference: 1},
 				{Config: "pinned", Load: "a", Instances: 2, P99Ms: 9, P99VsReference: 0.9, MeanCores: 1},
 				{Config: "ref", Load: "b", Instances: 2, IsReference: true, P99Ms: 10, P99VsReference: 1},

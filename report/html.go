@@ -172,7 +172,7 @@ func yesNo(b bool) string {
 	return "not supported"
 }
 
-func describeLoad(s *loadgen.Summary) string {
+func describeLoad(s *loadgen.Totals) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s load of %s requests, balancer %s", s.Mode, s.Request, s.Balancer)
 	if s.RateRPS > 0 {

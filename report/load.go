@@ -29,7 +29,7 @@ type Source struct {
 	Runs []*Run
 	// Summary is the runs summed up (record.Summarize) with their 95%
 	// intervals (Summary.AddIntervals, from the requests read here).
-	Summary *record.Summary
+	Summary *record.ExperimentSummary
 }
 
 // Run is one run's data.

@@ -56,7 +56,7 @@ func ReadSet(dirs []string) (*Set, error) {
 }
 
 // Summary is the last directory's runs summed up, with their intervals.
-func (s *Set) Summary() *record.Summary { return s.Sources[len(s.Sources)-1].Summary }
+func (s *Set) Summary() *record.ExperimentSummary { return s.Sources[len(s.Sources)-1].Summary }
 
 // Write prints the table to w and writes the HTML report to path
 // (DIR/report.html when path is "": the last directory's).

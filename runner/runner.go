@@ -44,7 +44,7 @@ type Finisher interface {
 // the directory's summary with its intervals, already read: the judge need
 // not read the requests again.
 type Judge interface {
-	Judge(dir string, s *record.Summary) (*record.Verdict, error)
+	Judge(dir string, s *record.ExperimentSummary) (*record.Verdict, error)
 }
 
 // Report is results directories read for a report (report.Set): the runner
@@ -52,7 +52,7 @@ type Judge interface {
 // read once at the end, then writes it.
 type Report interface {
 	// Summary is the last directory's runs summed up, with their intervals.
-	Summary() *record.Summary
+	Summary() *record.ExperimentSummary
 	// Write prints the table to w and writes the HTML report to path
 	// ("": the last directory's report.html).
 	Write(w io.Writer, path string) error
@@ -100,7 +100,7 @@ type Outcome struct {
 	Runs []*record.Run
 	// Total is the number of runs the experiment has.
 	Total   int
-	Summary *record.Summary
+	Summary *record.ExperimentSummary
 }
 
 // Run runs every run of e that Dir does not hold yet on backend b, writing
@@ -263,7 +263,7 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 			fmt.Fprintf(opt.Log, "throttlelab: no report: %v (the results are kept; try throttlelab report %s)\n", err, opt.Dir)
 		}
 	}
-	var s *record.Summary
+	var s *record.ExperimentSummary
 	if rep != nil {
 		s = rep.Summary()
 	} else {

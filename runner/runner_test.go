@@ -61,7 +61,7 @@ func (f *fake) Run(ctx context.Context, run experiment.Run, dir string) (*record
 	if err := os.WriteFile(filepath.Join(dir, "requests.csv"), []byte(run.ID()+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	return &record.Run{Summary: &loadgen.Summary{Requests: 10, OK: 10, Latency: loadgen.LatencySummary{P99: float64(1 + run.Index)}}}, nil
+	return &record.Run{Summary: &loadgen.Totals{Requests: 10, OK: 10, Latency: loadgen.LatencySummary{P99: float64(1 + run.Index)}}}, nil
 }
 
 func (f *fake) Close() error { f.closed = true; return nil }
@@ -167,20 +167,20 @@ func TestCancelKeepsFinishedRuns(t *testing.T) {
 type fakeReport struct {
 	reads   int
 	dirs    []string
-	summary *record.Summary
+	summary *record.ExperimentSummary
 	wrote   string
 }
 
-func (r *fakeReport) Summary() *record.Summary { return r.summary }
+func (r *fakeReport) Summary() *record.ExperimentSummary { return r.summary }
 func (r *fakeReport) Write(w io.Writer, path string) error {
 	r.wrote = path
 	return nil
 }
 
 // judgeOf records the summary it was given.
-type judgeOf struct{ got *record.Summary }
+type judgeOf struct{ got *record.ExperimentSummary }
 
-func (j *judgeOf) Judge(dir string, s *record.Summary) (*record.Verdict, error) {
+func (j *judgeOf) Judge(dir string, s *record.ExperimentSummary) (*record.Verdict, error) {
 	j.got = s
 	return &record.Verdict{Preset: "fake", Outcome: record.Reproduced}, nil
 }
@@ -189,7 +189,7 @@ func (j *judgeOf) Judge(dir string, s *record.Summary) (*record.Verdict, error) 
 // once, and its summary is the one summary.json holds and the judge judges.
 func TestReportReadOnce(t *testing.T) {
 	e, dir := load(t), t.TempDir()
-	rep := &fakeReport{summary: &record.Summary{Name: "from the report"}}
+	rep := &fakeReport{summary: &record.ExperimentSummary{Name: "from the report"}}
 	j := &judgeOf{}
 	opt := Options{Dir: dir, Compare: []string{"measured"}, Judge: j, Report: func(dirs []string) (Report, error) {
 		rep.reads++

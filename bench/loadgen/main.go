@@ -162,7 +162,7 @@ func (b *bench) tlRun(args ...string) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
-	var s loadgen.Summary
+	var s loadgen.Totals
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return sample{}, err
 	}

@@ -27,13 +27,13 @@ func twoServers(t *testing.T) []string {
 	return []string{"--target", a.base, "--target", b.base}
 }
 
-func readSummary(t *testing.T, dir string) loadgen.Summary {
+func readSummary(t *testing.T, dir string) loadgen.Totals {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s loadgen.Summary
+	var s loadgen.Totals
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -59,30 +59,30 @@ func TestLoadModes(t *testing.T) {
 	tests := []struct {
 		name  string
 		args  []string
-		check func(t *testing.T, s loadgen.Summary, recs []loadgen.Record)
+		check func(t *testing.T, s loadgen.Totals, recs []loadgen.Record)
 	}{
-		{"image", []string{"--mode", "image", "--tiles", "sample:120", "--workers", "4"}, func(t *testing.T, s loadgen.Summary, _ []loadgen.Record) {
+		{"image", []string{"--mode", "image", "--tiles", "sample:120", "--workers", "4"}, func(t *testing.T, s loadgen.Totals, _ []loadgen.Record) {
 			if s.Requests != 120 || s.OK != 120 || s.Image == nil || s.Image.Verified != 120 || s.Image.Bad != 0 {
 				t.Errorf("image: %+v %+v", s, s.Image)
 			}
 		}},
-		{"ramp", []string{"--mode", "ramp", "--ramp", "1:3", "--step", "500ms", "--tiles", "class:small"}, func(t *testing.T, s loadgen.Summary, _ []loadgen.Record) {
+		{"ramp", []string{"--mode", "ramp", "--ramp", "1:3", "--step", "500ms", "--tiles", "class:small"}, func(t *testing.T, s loadgen.Totals, _ []loadgen.Record) {
 			if len(s.Steps) != 3 || s.Steps[0].Workers != 1 || s.Steps[2].Workers != 3 || s.Steps[0].Requests == 0 || s.Steps[2].P99Ms < s.Steps[2].P50Ms {
 				t.Errorf("ramp steps: %+v", s.Steps)
 			}
 		}},
-		{"rate", []string{"--mode", "rate", "--rate", "100", "--duration", "1s", "--request", "api"}, func(t *testing.T, s loadgen.Summary, recs []loadgen.Record) {
+		{"rate", []string{"--mode", "rate", "--rate", "100", "--duration", "1s", "--request", "api"}, func(t *testing.T, s loadgen.Totals, recs []loadgen.Record) {
 			// A constant schedule: exactly 100 requests due in 1 s, at 10 ms steps.
 			if s.Requests != 100 || s.Arrivals != "constant" || recs[99].Intended != 990*time.Millisecond {
 				t.Errorf("rate: %d requests, last due %s", s.Requests, recs[len(recs)-1].Intended)
 			}
 		}},
-		{"poisson", []string{"--mode", "rate", "--rate", "200", "--arrivals", "poisson", "--requests", "150", "--request", "burn", "--burn", "iterations=1000"}, func(t *testing.T, s loadgen.Summary, _ []loadgen.Record) {
+		{"poisson", []string{"--mode", "rate", "--rate", "200", "--arrivals", "poisson", "--requests", "150", "--request", "burn", "--burn", "iterations=1000"}, func(t *testing.T, s loadgen.Totals, _ []loadgen.Record) {
 			if s.Requests != 150 || s.Arrivals != "poisson" {
 				t.Errorf("poisson: %+v", s)
 			}
 		}},
-		{"onoff", []string{"--mode", "onoff", "--sources", "6", "--on", "50ms", "--off", "100ms", "--duration", "1s", "--request", "burn", "--burn", "cpu=1ms"}, func(t *testing.T, s loadgen.Summary, recs []loadgen.Record) {
+		{"onoff", []string{"--mode", "onoff", "--sources", "6", "--on", "50ms", "--off", "100ms", "--duration", "1s", "--request", "burn", "--burn", "cpu=1ms"}, func(t *testing.T, s loadgen.Totals, recs []loadgen.Record) {
 			workers := map[int]bool{}
 			for _, r := range recs {
 				workers[r.Worker] = true
@@ -91,17 +91,17 @@ func TestLoadModes(t *testing.T) {
 				t.Errorf("onoff: %d requests from %d sources in %.2f s", s.Requests, len(workers), s.DurationSec)
 			}
 		}},
-		{"probe", []string{"--mode", "probe", "--duration", "1s", "--request", "api"}, func(t *testing.T, s loadgen.Summary, _ []loadgen.Record) {
+		{"probe", []string{"--mode", "probe", "--duration", "1s", "--request", "api"}, func(t *testing.T, s loadgen.Totals, _ []loadgen.Record) {
 			if s.Requests != 10 || s.RateRPS != 10 || s.ThroughputRPS != 10 {
 				t.Errorf("probe at its default 10/s for 1 s: %+v", s)
 			}
 		}},
-		{"new connections", []string{"--mode", "sequential", "--requests", "20", "--request", "api", "--new-connection", "--balancer", "ingress:1"}, func(t *testing.T, s loadgen.Summary, _ []loadgen.Record) {
+		{"new connections", []string{"--mode", "sequential", "--requests", "20", "--request", "api", "--new-connection", "--balancer", "ingress:1"}, func(t *testing.T, s loadgen.Totals, _ []loadgen.Record) {
 			if s.Requests != 20 || s.SameInstanceRate != 0 {
 				t.Errorf("new connections: %+v", s)
 			}
 		}},
-		{"sequential", []string{"--mode", "sequential", "--requests", "30", "--request", "burn", "--burn", "cpu=1ms", "--balancer", "roundrobin"}, func(t *testing.T, s loadgen.Summary, _ []loadgen.Record) {
+		{"sequential", []string{"--mode", "sequential", "--requests", "30", "--request", "burn", "--burn", "cpu=1ms", "--balancer", "roundrobin"}, func(t *testing.T, s loadgen.Totals, _ []loadgen.Record) {
 			if s.Requests != 30 || s.SameInstanceRate != 0 || s.PerInstance["a"] != 15 || s.PerInstance["b"] != 15 {
 				t.Errorf("sequential roundrobin: %+v", s)
 			}

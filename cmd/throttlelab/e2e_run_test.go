@@ -26,13 +26,13 @@ func needRoot(t *testing.T) {
 	}
 }
 
-func readExpSummary(t *testing.T, dir string) record.Summary {
+func readExpSummary(t *testing.T, dir string) record.ExperimentSummary {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var s record.Summary
+	var s record.ExperimentSummary
 	if err := json.Unmarshal(b, &s); err != nil {
 		t.Fatal(err)
 	}

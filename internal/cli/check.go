@@ -150,7 +150,7 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 
 // missingDemand is the error of containers with a limit and no measured
 // demand: exit 2, one line naming the first and where demand was looked for.
-func missingDemand(missing []fleet.Outcome) error {
+func missingDemand(missing []fleet.ContainerCheck) error {
 	m := missing[0]
 	more := ""
 	if len(missing) > 1 {
@@ -208,7 +208,7 @@ func (f checkFlags) checkSource() error {
 	return checkURLs(f.prometheus, f.agent)
 }
 
-func writeCheck(out io.Writer, res []fleet.Outcome, f checkFlags) error {
+func writeCheck(out io.Writer, res []fleet.ContainerCheck, f checkFlags) error {
 	if f.output == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")

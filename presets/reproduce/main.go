@@ -25,7 +25,7 @@ import (
 type outcome struct {
 	verdict *record.Verdict
 	env     record.Env
-	summary *record.Summary
+	summary *record.ExperimentSummary
 	cmd     string
 	err     string
 	took    time.Duration
@@ -268,7 +268,7 @@ func read(dir string, o outcome) outcome {
 		json.Unmarshal(b, &o.env)
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
-		var s record.Summary
+		var s record.ExperimentSummary
 		if json.Unmarshal(b, &s) == nil {
 			o.summary = &s
 		}
