@@ -18,10 +18,10 @@ type Run struct {
 	// Seed is the run's repeat seed (experiment.RepeatSeed): the load's
 	// arrivals, tile order and balancer picks; shared by the configs of one
 	// repeat.
-	Seed      uint64           `json:"seed"`
-	QoS       cgroup.QoSClass  `json:"qos"`
-	Settings  cgroup.Settings  `json:"cgroup_settings"`
-	Instances []string         `json:"instances"`
+	Seed      uint64          `json:"seed"`
+	QoS       cgroup.QoSClass `json:"qos"`
+	Settings  cgroup.Settings `json:"cgroup_settings"`
+	Instances []string        `json:"instances"`
 	Summary   *loadgen.Totals `json:"load_summary"`
 	// CPUStat holds each instance's cpu.stat over the measured load (not the
 	// warm-up), and Total their sum.
@@ -34,7 +34,7 @@ type Run struct {
 	Neighbours map[string]cgroup.CPUStat `json:"neighbour_cpu_stat,omitempty"`
 	// NeighbourUsage is each neighbour group's use in cores, like Usage.
 	NeighbourUsage map[string]UsageStats `json:"neighbour_usage_cores,omitempty"`
-	Probe          *loadgen.Totals      `json:"probe_summary,omitempty"`
+	Probe          *loadgen.Totals       `json:"probe_summary,omitempty"`
 	Started        time.Time             `json:"started"`
 	Seconds        float64               `json:"seconds"`
 	// HostOtherCores is the CPU the host spent, on average over the

@@ -35,7 +35,7 @@ type Condition struct {
 	High      float64         `json:"high,omitempty"`
 	// Margin says why the threshold is clear of noise: what a result must
 	// beat, beyond "differs".
-	Margin  string  `json:"margin"`
+	Margin  string       `json:"margin"`
 	Outcome Reproduction `json:"outcome"`
 	// RepeatsNeeded, for an inconclusive condition, estimates how many
 	// repeats would likely settle it (0: no estimate).
@@ -56,7 +56,7 @@ type Verdict struct {
 	// Outcome is the check's result; Reproduced is Outcome == Reproduced,
 	// kept for readers of older verdicts.
 	Outcome    Reproduction `json:"outcome"`
-	Reproduced bool    `json:"reproduced"`
+	Reproduced bool         `json:"reproduced"`
 	// Conditions are the check's parts with their intervals; Numbers gives
 	// the measured figures behind them in words.
 	Conditions []Condition `json:"conditions,omitempty"`
