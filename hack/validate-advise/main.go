@@ -21,8 +21,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/throttlelab/throttlelab/presets/validation"
 	"github.com/throttlelab/throttlelab/local"
+	"github.com/throttlelab/throttlelab/presets/validation"
 )
 
 func main() {

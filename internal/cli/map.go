@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/limitmap"
 	"github.com/throttlelab/throttlelab/local"
+	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
 )

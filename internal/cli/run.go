@@ -14,9 +14,9 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/local"
+	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/report"
 	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
