@@ -424,8 +424,8 @@ func countsOnly(e Evaluation, jobs []job, counts [][]cfs.Count, i int) Evaluatio
 	return e
 }
 
-// histPool and scratchPool lend Evaluate its delay histograms (9.5 KiB
-// each, one per point and phase) and its workers' queues from call to call:
+// histPool and scratchPool lend Evaluate its delay histograms (one per
+// point and phase) and its workers' queues from call to call:
 // the agent replays every container's minute of samples through a hundred
 // points, and allocating them anew was most of what it allocated
 // (BenchmarkAgentDay200).

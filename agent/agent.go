@@ -117,10 +117,8 @@ func (c *Config) byNeed() bool {
 // GOGC does not): a collection once the heap grew by a quarter of the live
 // one, not by all of it (Go's default). The agent's heap is a day of
 // summaries that changes slowly while replays make garbage every minute;
-// at the default the process held about twice its live heap
-// (BenchmarkAgentDay200, 200 containers, 30 MiB live: 86 MiB resident at
-// 100, 68 at 50, 60-62 at 25, where the collector takes 0.06% of a core;
-// 57 since /advice is written one container at a time).
+// at the default the process holds about twice its live heap
+// (BenchmarkAgentDay200; docs/performance.md has the figures).
 const GCPercent = 25
 
 // DefaultSelect picks Kubernetes containers (not the pods' sandboxes) and

@@ -47,8 +47,8 @@ type Run struct {
 }
 
 // DisturbedShare is the share of the host's CPUs that other work may use
-// during a run before its figures are taken as disturbed: on a quiet host
-// the kernel's threads and the tools around use about 1% of a core.
+// during a run before its figures are taken as disturbed: well above what
+// the kernel's threads and the tools around use on a quiet host.
 const DisturbedShare = 0.1
 
 // Disturbed reports whether other work on the host used more than
