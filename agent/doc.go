@@ -5,7 +5,7 @@
 // and delay at the current, advised, krr and VPA limits), as advise's JSON
 // (/advice) and as the evaluation of any candidate (/evaluate).
 //
-// The summary (Summary) holds the raw samples of one chunk (a minute); each
+// The summary (ContainerSummary) holds the raw samples of one chunk (a minute); each
 // chunk is replayed through advise's quota model at a fixed ladder of limits
 // and folded into blocks (an hour), which the window keeps (a day). The
 // agent's advice and advise's on the same samples agree (see

@@ -235,7 +235,7 @@ type Chunk struct {
 	cores    int
 	arrivals bool   // work was moved into it (AddCounts): advise.Demand.Arrivals
 	startup  bool   // it began in the start-up (SetStartup)
-	deltas   []byte // as Summary's
+	deltas   []byte // as ContainerSummary's
 }
 
 // Add takes one sample: the container's cumulative usage at agent time at.

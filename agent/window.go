@@ -501,7 +501,7 @@ func meetsAny(targets []advise.Target, e advise.Evaluation) bool {
 // nr_periods: the share's denominator is the replay's periods at the
 // limit, which counts the periods the group ran in as the kernel does.
 // nil without a limit or with fewer than 10 periods.
-func (s *Summary) audit(limitMilli int64, throttled uint64) *advise.Audit {
+func (s *ContainerSummary) audit(limitMilli int64, throttled uint64) *advise.Audit {
 	if limitMilli <= 0 {
 		return nil
 	}
