@@ -58,7 +58,7 @@ func TestHelmChart(t *testing.T) {
 		{"defaults", nil, nil},
 		{"no owners", []string{"owners=false"}, []string{"--owners=false"}},
 		{"pod monitor", []string{"podMonitor.enabled=true"}, []string{"--pod-monitor"}},
-		{"agent flags", []string{"args={--window=24h,--target=throttled=0.01}"}, []string{"--agent-arg=--window=24h", "--agent-arg=--target=throttled=0.01"}},
+		{"agent flags", []string{"args={--window=24h,--max-throttled=1%}"}, []string{"--agent-arg=--window=24h", "--agent-arg=--max-throttled=1%"}},
 		{"namespace", []string{"namespace.name=agents"}, []string{"--namespace", "agents"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

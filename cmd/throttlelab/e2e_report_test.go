@@ -34,7 +34,7 @@ func TestReportCommand(t *testing.T) {
 	}
 	// Two dirs side by side, into a named file.
 	out := filepath.Join(t.TempDir(), "cmp.html")
-	r = run(t, "report", "--out", out, dir, "../../report/testdata/limits-b")
+	r = run(t, "report", "--html", out, dir, "../../report/testdata/limits-b")
 	if r.code != 0 || !strings.Contains(r.stdout, "limits-b: limited") {
 		t.Fatalf("compare: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

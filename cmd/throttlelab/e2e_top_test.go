@@ -26,7 +26,7 @@ import (
 func TestTopOnceFindsLimitedGroup(t *testing.T) {
 	g := cgrouptest.LimitedGroup(t, 20000, 100000)
 	toptest.Start(t, toptest.WithUsage(t, g), true)
-	r := run(t, "top", "--once", "--json", "--interval", "1500ms")
+	r := run(t, "top", "--once", "-o", "json", "--interval", "1500ms")
 	if r.code != 0 {
 		t.Fatalf("top --once --json: exit %d: %s", r.code, r.stderr)
 	}
@@ -73,7 +73,7 @@ func TestTopOnFakeTree(t *testing.T) {
 		}
 	}
 	// JSON lines: one object per group per interval, until stopped.
-	cmd := exec.Command(binary, "top", "--root", root, "--json", "--interval", "30ms", "--filter", "coredns")
+	cmd := exec.Command(binary, "top", "--root", root, "-o", "json", "--interval", "30ms", "--filter", "coredns")
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -253,7 +253,7 @@ func BenchmarkTopOnce(b *testing.B) {
 	var cpu, wall time.Duration
 	groups := 0
 	for i := 0; i < b.N; i++ {
-		cmd := exec.Command(binary, "top", "--once", "--json", "--interval", "2s")
+		cmd := exec.Command(binary, "top", "--once", "-o", "json", "--interval", "2s")
 		start := time.Now()
 		out, err := cmd.Output()
 		if err != nil {
