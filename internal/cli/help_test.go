@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/throttlelab/throttlelab/advise"
 )
 
 // helpVerbs are the verbs a command's Short may start with: a Short says
@@ -109,6 +111,48 @@ func TestDeprecatedSpellings(t *testing.T) {
 		Run([]string{tt.cmd, "--help"}, &out, &errb)
 		if strings.Contains(out.String(), tt.hidden+" ") || strings.Contains(out.String(), "deprecated") {
 			t.Errorf("%s --help shows %s or a deprecated flag:\n%s", tt.cmd, tt.hidden, out.String())
+		}
+	}
+}
+
+// TestOneVocabulary: advise, check and the agent take the throttled share
+// and the delay budget under the same names, with the same defaults, from
+// advise.DefaultTarget; -o/--output is the format wherever there is one.
+func TestOneVocabulary(t *testing.T) {
+	root := newRootCmd()
+	for _, name := range []string{"advise", "check", "agent"} {
+		cmd, _, err := root.Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		thr, delay := cmd.Flags().Lookup("max-throttled"), cmd.Flags().Lookup("max-delay")
+		if thr == nil || delay == nil {
+			t.Errorf("%s: no --max-throttled or --max-delay", name)
+			continue
+		}
+		if thr.DefValue != pct(advise.DefaultMaxThrottled) || delay.DefValue != "0s" {
+			t.Errorf("%s: --max-throttled %s, --max-delay %s: want %s and 0s", name, thr.DefValue, delay.DefValue, pct(advise.DefaultMaxThrottled))
+		}
+		if cmd.Flags().Lookup("target") != nil && !cmd.Flags().Lookup("target").Hidden {
+			t.Errorf("%s: --target is shown; it is load's instance URL only", name)
+		}
+	}
+	for _, name := range []string{"advise", "check", "top"} {
+		cmd, _, _ := root.Find([]string{name})
+		if o := cmd.Flags().ShorthandLookup("o"); o == nil || o.Name != "output" {
+			t.Errorf("%s: no -o/--output", name)
+		}
+	}
+	root.InitDefaultVersionFlag()
+	if v := root.Flags().ShorthandLookup("v"); v == nil || v.Name != "version" {
+		t.Errorf("root: -v is not --version")
+	}
+	for _, c := range root.Commands() {
+		if v := c.Flags().ShorthandLookup("v"); v != nil && !v.Hidden {
+			t.Errorf("%s: -v is --%s; at the root it is --version", c.Name(), v.Name)
+		}
+		if o := c.Flags().Lookup("out"); o != nil && !o.Hidden && o.Usage != "" && !strings.Contains(o.Usage, "directory") {
+			t.Errorf("%s: --out is %q: --out is a directory everywhere", c.Name(), o.Usage)
 		}
 	}
 }
