@@ -305,8 +305,8 @@ func TestMaxInflightRefuses(t *testing.T) {
 		waitInflight(t, s, int64(i+1))
 	}
 	resp, body := get(t, base+"/api")
-	if resp.StatusCode != 503 || !strings.Contains(string(body), "--max-inflight") || resp.Header.Get("Retry-After") == "" {
-		t.Errorf("third request: %d %q, want 503 naming --max-inflight", resp.StatusCode, body)
+	if resp.StatusCode != 503 || !strings.Contains(string(body), "the maximum is 2") || resp.Header.Get("Retry-After") == "" {
+		t.Errorf("third request: %d %q, want 503 naming the in-flight maximum", resp.StatusCode, body)
 	}
 	// Control endpoints are not work: they answer even when the server is full.
 	if resp, _ := get(t, base+"/healthz"); resp.StatusCode != 200 {
