@@ -248,7 +248,7 @@ func TestLoadBadInput(t *testing.T) {
 		{[]string{"--mode", "image", "--tiles", "sample:0", "--target", live}, "sample"},
 		{[]string{"--mode", "sequential", "--requests", "1", "--request", "burn", "--burn", "cpu=lots", "--target", live}, "--burn"},
 		{[]string{"--mode", "sequential", "--requests", "1", "--request", "video", "--target", live}, "--request"},
-		{[]string{"--mode", "image", "--request", "api", "--target", live}, "--request must be tile"},
+		{[]string{"--mode", "image", "--request", "api", "--target", live}, "--request: mode image renders tiles: the request must be tile"},
 		{[]string{"--mode", "onoff", "--sources", "0", "--duration", "1s", "--target", live}, "--sources"},
 		{[]string{"--mode", "image", "--workers", "0", "--target", live}, "--workers"},
 		{[]string{"--mode", "image", "--targets-file", "/nonexistent", "--target", live}, "--targets-file"},
