@@ -79,7 +79,7 @@ func promGet(ctx context.Context, hc *http.Client, base, path string, q url.Valu
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, fmt.Errorf("Prometheus URL %s: %w: give the server's base URL, such as http://prometheus:9090", base, err)
+		return nil, fmt.Errorf("the Prometheus URL %s: %w: give the server's base URL, such as http://prometheus:9090", base, err)
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
