@@ -64,7 +64,7 @@ const (
 // touches it, but floor, which the replay worker sets.
 type need struct {
 	// floor is the lowest ladder limit (millicores) the container's advice
-	// can pick (Summary.lowestPick); 0: no advice yet.
+	// can pick (ContainerSummary.lowestPick); 0: no advice yet.
 	floor atomic.Int64
 	// The usage at the last grid instant (gridHave: there was one), and
 	// nr_throttled at the last sample.
@@ -191,7 +191,7 @@ func (s *hotSet) drop(c *container) {
 // a lower one (the recommendation must also meet its target in every block,
 // and with the use LevelSpread higher). 0 when the summary holds no
 // demand yet.
-func (s *Summary) lowestPick(targets []advise.Target) int64 {
+func (s *ContainerSummary) lowestPick(targets []advise.Target) int64 {
 	span, work := s.Span()
 	if span <= 0 {
 		return 0

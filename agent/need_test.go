@@ -21,7 +21,7 @@ var byNeedTargets = []advise.Target{{MaxThrottled: 0.01}, {MaxThrottled: 0.05}, 
 // container, no cap): at the grid's instants (SummaryConfig.OnGrid), and at
 // every instant while need.wants it; it returns the share of instants read
 // and each chunk's replay.
-func summarise(cfg *SummaryConfig, h *HotConfig, usage []time.Duration, thr []uint64) (*Summary, float64, []*Replayed) {
+func summarise(cfg *SummaryConfig, h *HotConfig, usage []time.Duration, thr []uint64) (*ContainerSummary, float64, []*Replayed) {
 	s := NewSummary(cfg)
 	var n need
 	hot, read := true, 0

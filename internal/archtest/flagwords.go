@@ -29,6 +29,7 @@ var ArgvBuilders = map[string]string{
 	"internal/ociimage/ociimage.go": "the image's default command line",
 	"presets/reproduce/main.go":     "a program (package main) that runs throttlelab and writes the command lines it ran",
 	"fleet/patch.go":                "kubectl command lines (kubectl's own flags)",
+	"internal/vmtest/suite.go":      "the init script of the test VMs (busybox's own flags)",
 	"presets/validation/table.go":   "writes docs/validation.md, a page that cites the command lines it ran",
 }
 
