@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
-	"github.com/throttlelab/throttlelab/advise/source"
+	"github.com/throttlelab/throttlelab/demand"
 )
 
 // randomDemand is span of 10 ms samples, jittered, of bursts on up to cores
@@ -43,7 +43,7 @@ func TestEvaluateBand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := source.ReadCSV(fh)
+	rec, err := demand.ReadCSV(fh)
 	fh.Close()
 	if err != nil {
 		t.Fatal(err)

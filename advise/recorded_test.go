@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/throttlelab/throttlelab/advise"
-	"github.com/throttlelab/throttlelab/advise/source"
+	"github.com/throttlelab/throttlelab/demand"
 )
 
 // TestTwoRegimesRecorded is the acceptance test on a recorded demand: a
@@ -21,7 +21,7 @@ func TestTwoRegimesRecorded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	d, err := source.ReadCSV(fh)
+	d, err := demand.ReadCSV(fh)
 	if err != nil {
 		t.Fatal(err)
 	}

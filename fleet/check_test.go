@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
-	"github.com/throttlelab/throttlelab/advise/source"
+	"github.com/throttlelab/throttlelab/demand"
 	"github.com/throttlelab/throttlelab/fleet/fleettest"
 )
 
@@ -129,7 +129,7 @@ func TestCheckWithDemand(t *testing.T) {
 		p := filepath.Join(dir, ns, w, c+".csv")
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		var b bytes.Buffer
-		if err := source.WriteCSV(&b, d); err != nil {
+		if err := demand.WriteCSV(&b, d); err != nil {
 			t.Fatal(err)
 		}
 		os.WriteFile(p, b.Bytes(), 0o644)

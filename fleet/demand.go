@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/throttlelab/throttlelab/advise"
-	"github.com/throttlelab/throttlelab/advise/source"
+	"github.com/throttlelab/throttlelab/demand"
 )
 
 // DemandError is a recorded demand file that cannot be read: bad input.
@@ -42,7 +42,7 @@ func (r *Recorded) Predict(_ context.Context, mc ManifestContainer) (Prediction,
 		if err != nil {
 			return Prediction{}, "", "", &DemandError{p, err}
 		}
-		d, err = source.ReadCSV(fh)
+		d, err = demand.ReadCSV(fh)
 		fh.Close()
 		if err != nil {
 			return Prediction{}, "", "", &DemandError{p, err}

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
-	"github.com/throttlelab/throttlelab/advise/source"
 	"github.com/throttlelab/throttlelab/agent"
 	"github.com/throttlelab/throttlelab/cfs"
+	"github.com/throttlelab/throttlelab/demand"
 	"github.com/throttlelab/throttlelab/fleet"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/report"
@@ -56,11 +56,11 @@ func TestPathsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := source.WriteCSV(fh, cfs.FromSamples(at, usage)); err != nil {
+	if err := demand.WriteCSV(fh, cfs.FromSamples(at, usage)); err != nil {
 		t.Fatal(err)
 	}
 	fh.Close()
-	d, sampled, err := source.Load(context.Background(), source.Input{CSV: csv}, 100*time.Millisecond)
+	d, sampled, err := demand.Load(context.Background(), demand.Input{CSV: csv}, 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,8 @@ func TestCheckSeesViolations(t *testing.T) {
 		{ImportPath: Module + "/units"},
 		{ImportPath: Module + "/cfs", Imports: m("units", "cgroup"), Deps: m("cgroup", "units")},
 		{ImportPath: Module + "/stats", Imports: m("record"), Deps: m("record")},
-		{ImportPath: Module + "/advise", Imports: m("cfs", "advise/source"), Deps: m("advise/source", "cfs", "record", "units")},
-		{ImportPath: Module + "/advise/source", Imports: m("advise", "record"), Deps: m("advise", "record")},
+		{ImportPath: Module + "/advise", Imports: m("cfs", "demand"), Deps: m("demand", "cfs", "record", "units")},
+		{ImportPath: Module + "/demand", Imports: m("advise", "record"), Deps: m("advise", "record")},
 		{ImportPath: Module + "/agent", Imports: m("advise", "report/x"), Deps: m("advise", "report/x")},
 		{ImportPath: Module + "/record", Imports: m("stats"), Deps: m("stats")},
 		{ImportPath: Module + "/cgroup", Imports: m("units"), Deps: m("units")},
@@ -57,7 +57,7 @@ func TestCheckSeesViolations(t *testing.T) {
 		"stats depends on record",
 		"advise depends on record",
 		"agent depends on report/x",
-		"import cycle: advise -> advise/source -> advise",
+		"import cycle: advise -> demand -> advise",
 		"import cycle: record -> stats -> record",
 	} {
 		if !strings.Contains(got, want) {

@@ -13,8 +13,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/advise"
-	"github.com/throttlelab/throttlelab/advise/source"
 	"github.com/throttlelab/throttlelab/cfs"
+	"github.com/throttlelab/throttlelab/demand"
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/report"
@@ -152,14 +152,14 @@ func adviseRequest(f adviseFlags) (advise.Request, error) {
 	return req, nil
 }
 
-// adviseInputFlags names the flag that carries each field of source.Input,
+// adviseInputFlags names the flag that carries each field of demand.Input,
 // for the errors about them.
 var adviseInputFlags = map[string]string{"CSV": "--csv", "Config": "--config", "ResultsDir": "RESULTS_DIR", "Duration": "--duration"}
 
 // adviseUsage is the usage error (exit 2, naming the flag) for an advise
 // error the user must fix, or nil.
 func adviseUsage(err error) error {
-	var ie *source.InputError
+	var ie *demand.InputError
 	switch {
 	case errors.As(err, &ie) && ie.Field == "":
 		return usagef("give exactly one input: --pid, --cgroup, --pod, --csv or a RESULTS_DIR (see --help)")
@@ -184,7 +184,7 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	if err := outputFormat(f.fleet.output, "table", "json"); err != nil {
 		return err
 	}
-	in := source.Input{Pid: f.pid, CgroupPath: f.cgroupPath, Pod: f.pod, CSV: f.csv, Config: f.config, Instance: f.instance,
+	in := demand.Input{Pid: f.pid, CgroupPath: f.cgroupPath, Pod: f.pod, CSV: f.csv, Config: f.config, Instance: f.instance,
 		Root: f.root, Duration: f.duration, Cores: f.cores}
 	if len(args) == 1 {
 		in.ResultsDir = args[0]
@@ -195,7 +195,7 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 		bar.Millis(true)
 		return func(done time.Duration) { bar.Set(int(done / time.Millisecond)) }
 	}
-	d, sampled, err := source.Load(cmd.Context(), in, slices.Min(req.Periods))
+	d, sampled, err := demand.Load(cmd.Context(), in, slices.Min(req.Periods))
 	if bar != nil {
 		bar.Finish()
 	}
@@ -241,7 +241,7 @@ func writeDemandCSV(path string, d *advise.Demand) error {
 	if err != nil {
 		return fmt.Errorf("--save-csv: %w", err)
 	}
-	if err := source.WriteCSV(fh, d); err != nil {
+	if err := demand.WriteCSV(fh, d); err != nil {
 		fh.Close()
 		return fmt.Errorf("--save-csv: %w", err)
 	}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/throttlelab/throttlelab/advise/source"
+	"github.com/throttlelab/throttlelab/demand"
 	"github.com/throttlelab/throttlelab/fleet"
 	"github.com/throttlelab/throttlelab/fleet/fleettest"
 )
@@ -70,7 +70,7 @@ func TestCheckCommand(t *testing.T) {
 	p := filepath.Join(dir, "batch", "report", "worker.csv")
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	var b bytes.Buffer
-	source.WriteCSV(&b, fleettest.Bursty(30, 0.2, 0.6, 200*time.Millisecond, 9)) // never above 0.72 CPU: 1 CPU never throttles
+	demand.WriteCSV(&b, fleettest.Bursty(30, 0.2, 0.6, 200*time.Millisecond, 9)) // never above 0.72 CPU: 1 CPU never throttles
 	os.WriteFile(p, b.Bytes(), 0o644)
 	code, out, _ = run("", "check", "--verbose", "--demand", dir, "testdata/manifests/batch.yaml")
 	if code != 0 || !strings.Contains(out, "testdata/manifests/batch.yaml:18: batch/cronjob/report/worker: ok at 1: throttled 0.0%, p99 added delay 0.0ms (demand "+p+")\n") {

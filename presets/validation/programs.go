@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
-	"github.com/throttlelab/throttlelab/advise/source"
 	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/demand"
 )
 
 // Program is a program nobody here wrote, driven by its own standard
@@ -114,7 +114,7 @@ func MeasureProgram(ctx context.Context, p Program, dir string, window, measure 
 		}
 	}
 	path := g.Dirs["cpu"]
-	lg, err := source.FindPath("/", path)
+	lg, err := demand.FindPath("/", path)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func MeasureProgram(ctx context.Context, p Program, dir string, window, measure 
 		var d *advise.Demand
 		cerr := make(chan error, 1)
 		go func() { cerr <- runClient(ctx, p.Client(dir, window+time.Second), io.Discard) }()
-		d, _, err = source.Sample(ctx, lg, window, nil)
+		d, _, err = demand.Sample(ctx, lg, window, nil)
 		if e := <-cerr; err == nil {
 			err = e
 		}
@@ -154,7 +154,7 @@ func MeasureProgram(ctx context.Context, p Program, dir string, window, measure 
 		}
 		fmt.Fprintf(log, "%s round %d: %s (ran on %d CPUs)\n", p.Name, round, advise.Answer(a), a.Sampled.CPUs)
 		if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("sampled-%d.csv", round))); err == nil {
-			source.WriteCSV(f, d)
+			demand.WriteCSV(f, d)
 			f.Close()
 		}
 		knees, err := KneeLimits(d, a)
