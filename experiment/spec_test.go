@@ -100,7 +100,7 @@ spec:
 		{"burst without limit", "        limit: 500m\n", "        burst: 10ms\n", "spec.configs[0].cpu.burst: cpu burst needs a limit"},
 		{"bad mode", "mode: rate", "mode: flood", `x.yaml:7: spec.load.mode: mode "flood"`},
 		{"bad rate", "rate: 10", "rate: -3", "x.yaml:8: spec.load.rate: rate -3: must be positive"},
-		{"no stop", "    duration: 2s\n", "", "needs --duration or --requests"},
+		{"no stop", "    duration: 2s\n", "", "needs a duration or a request count"},
 		{"wrong version", "throttlelab/v1alpha1", "throttlelab/v9", `x.yaml:1: apiVersion: "throttlelab/v9" is not a version`},
 		{"wrong kind", "kind: Experiment", "kind: Pod", `x.yaml:2: kind: "Pod": want Experiment`},
 		{"bad name", "  name: x\n", "  name: ../x\n", "metadata.name"},

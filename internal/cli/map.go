@@ -78,6 +78,9 @@ bring their own map: given without ranges, they draw it.`,
 func runMap(cmd *cobra.Command, f mapFlags, arg string) error {
 	r := f.presetRanges(cmd, arg)
 	opt := limitmap.Options{Limited: f.limited, Reference: f.reference, Repeats: f.repeats, Costs: sim.DefaultCosts(), Parallel: f.parallel}
+	if r.Limit == "" {
+		return usagef("--limit FROM:TO:STEPS is needed, such as 100m:1:10")
+	}
 	if err := r.Apply(&opt); err != nil {
 		return usageError{err}
 	}
