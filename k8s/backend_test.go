@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/k8s/k8stest"
 	"github.com/throttlelab/throttlelab/server"
 )
 
@@ -106,9 +107,9 @@ func TestPodErrorSaysWhy(t *testing.T) {
 // the objects of a run are created, a pod that cannot pull its image fails
 // the run at once with its events, and everything is deleted after.
 func TestBackendOnAPIServer(t *testing.T) {
-	bin := controlPlaneBinaries(t)
-	cp := startControlPlane(t, bin)
-	cfg := cp.restConfig(&warnings{})
+	bin := k8stest.Binaries(t)
+	cp := k8stest.Start(t, bin)
+	cfg := cp.RESTConfig(&k8stest.Warnings{})
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +169,7 @@ func TestBackendOnAPIServer(t *testing.T) {
 		if len(pods.Items) != 1 || pods.Items[0].Name != "someone-elses" {
 			t.Errorf("pods left: %v, want only someone-elses", names(pods.Items))
 		}
-		if env.Kubernetes == nil || env.Kubernetes.ServerVersion != kubeVersion || env.Kernel != "6.1.0-test" || env.Cores != 2 || env.Hostname != "node-a" ||
+		if env.Kubernetes == nil || env.Kubernetes.ServerVersion != k8stest.KubeVersion || env.Kernel != "6.1.0-test" || env.Cores != 2 || env.Hostname != "node-a" ||
 			len(env.Kubernetes.Nodes) != 1 || env.Kubernetes.Nodes[0].ContainerRuntime != "containerd://1.6.20" {
 			t.Errorf("env = %+v, kubernetes %+v", env, env.Kubernetes)
 		}

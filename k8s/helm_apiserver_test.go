@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/throttlelab/throttlelab/k8s/k8stest"
 	"github.com/throttlelab/throttlelab/testenv"
 )
 
@@ -20,10 +21,10 @@ import (
 // holds them to the renderer's PodMonitor and the rules file).
 func TestHelmChartOnAPIServer(t *testing.T) {
 	helm := testenv.Helm(t)
-	bin := controlPlaneBinaries(t)
-	cp := startControlPlane(t, bin)
-	w := &warnings{}
-	a := newApplier(t, cp, w)
+	bin := k8stest.Binaries(t)
+	cp := k8stest.Start(t, bin)
+	w := &k8stest.Warnings{}
+	a := k8stest.NewApplier(t, cp, w)
 	ctx := context.Background()
 	for i, set := range []string{"dashboard.enabled=true", "owners=false,namespace.name=agents-without-owners,nodeSelector.disk=ssd"} {
 		out, err := exec.Command(helm, "template", "throttlelab-agent", filepath.Join("..", "deploy", "helm", "throttlelab-agent"), "--set", set).Output()
@@ -34,14 +35,14 @@ func TestHelmChartOnAPIServer(t *testing.T) {
 		if err := os.WriteFile(path, out, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		docs := readDocuments(t, path)
+		docs := k8stest.ReadDocuments(t, path)
 		if docs[0].GetKind() != "Namespace" {
 			t.Fatalf("--set %s: the first document is a %s, not the Namespace", set, docs[0].GetKind())
 		}
-		a.apply(ctx, t, path, docs[0], false)
+		a.Apply(ctx, t, path, docs[0], false)
 		kinds := map[string]bool{}
 		for _, d := range docs[1:] {
-			a.apply(ctx, t, path, d, true)
+			a.Apply(ctx, t, path, d, true)
 			kinds[d.GetKind()] = true
 		}
 		want := []string{"ServiceAccount", "DaemonSet", "Service"}
@@ -53,7 +54,7 @@ func TestHelmChartOnAPIServer(t *testing.T) {
 				t.Errorf("--set %s: no %s dry-run applied (%v)", set, k, kinds)
 			}
 		}
-		got := w.take()
+		got := w.Take()
 		if len(got) != 1 || !strings.Contains(got[0], "hostPath") {
 			t.Errorf("--set %s: warnings %q: want the baseline warning about hostPath volumes only", set, got)
 		}

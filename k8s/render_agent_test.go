@@ -11,6 +11,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/throttlelab/throttlelab/k8s/k8stest"
 )
 
 // agentGolden are the rendered agent's cases: the default, and with the
@@ -68,28 +70,28 @@ func TestAgentBadOptions(t *testing.T) {
 // (baseline) rejects the DaemonSet's pods for their hostPath volumes and
 // nothing else, and that the pod meets restricted once those are gone.
 func TestAgentOnAPIServer(t *testing.T) {
-	bin := controlPlaneBinaries(t)
-	cp := startControlPlane(t, bin)
-	w := &warnings{}
-	a := newApplier(t, cp, w)
+	bin := k8stest.Binaries(t)
+	cp := k8stest.Start(t, bin)
+	w := &k8stest.Warnings{}
+	a := k8stest.NewApplier(t, cp, w)
 	ctx := context.Background()
 	path := filepath.Join("testdata", "agent", "agent-full.yaml")
-	docs := readDocuments(t, path)
+	docs := k8stest.ReadDocuments(t, path)
 	if docs[0].GetKind() != "Namespace" {
 		t.Fatalf("first document: %s", docs[0].GetKind())
 	}
-	a.apply(ctx, t, path, docs[0], false)
+	a.Apply(ctx, t, path, docs[0], false)
 	var ds *unstructured.Unstructured
 	for _, d := range docs[1:] {
 		if d.GetKind() == "PodMonitor" {
 			continue // no Prometheus Operator CRDs on this API server
 		}
-		a.apply(ctx, t, path, d, true)
+		a.Apply(ctx, t, path, d, true)
 		if d.GetKind() == "DaemonSet" {
 			ds = d
 		}
 	}
-	got := w.take()
+	got := w.Take()
 	if len(got) != 1 || !strings.Contains(got[0], "hostPath") {
 		t.Errorf("warnings %q: want the baseline warning about hostPath volumes only", got)
 	}
@@ -102,12 +104,12 @@ func TestAgentOnAPIServer(t *testing.T) {
 	for _, level := range []string{"baseline", "restricted"} {
 		ns := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
 			"metadata": map[string]any{"name": "agent-" + level, "labels": map[string]any{"pod-security.kubernetes.io/enforce": level}}}}
-		a.apply(ctx, t, path, ns, false)
-		a.defaultServiceAccount(ctx, t, "agent-"+level)
+		a.Apply(ctx, t, path, ns, false)
+		a.DefaultServiceAccount(ctx, t, "agent-"+level)
 		p := pod.DeepCopy()
 		p.SetName("agent")
 		p.SetNamespace("agent-" + level)
-		_, err := a.tryApply(ctx, p, true)
+		_, err := a.TryApply(ctx, p, true)
 		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "hostPath") {
 			t.Errorf("%s: %v, want forbidden for its hostPath volumes", level, err)
 		}

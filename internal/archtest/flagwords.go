@@ -26,6 +26,7 @@ var ArgvBuilders = map[string]string{
 	"k8s/pods.go":                   "the load command line of an experiment's load pod",
 	"k8s/render.go":                 "the load and hold command lines of an experiment's pods",
 	"k8s/render_agent.go":           "the agent command line of the agent's DaemonSet",
+	"k8s/k8stest/k8stest.go":        "the etcd and kube-apiserver command lines of the tests' control plane",
 	"internal/ociimage/ociimage.go": "the image's default command line",
 	"presets/reproduce/main.go":     "a program (package main) that runs throttlelab and writes the command lines it ran",
 	"fleet/patch.go":                "kubectl command lines (kubectl's own flags)",

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/throttlelab/throttlelab/fleet/fleettest"
+	"github.com/throttlelab/throttlelab/k8s/k8stest"
 )
 
 // TestAdviseApplyBinary drives the built binary as a user would:
@@ -23,10 +24,10 @@ import (
 // serving advice from advise's model for a pod that exists there), first
 // as a dry run, then with --yes, and reads the pod back.
 func TestAdviseApplyBinary(t *testing.T) {
-	bin := controlPlaneBinaries(t)
-	cp := startControlPlane(t, bin)
+	bin := k8stest.Binaries(t)
+	cp := k8stest.Start(t, bin)
 	ctx := context.Background()
-	cfg := cp.restConfig(&warnings{})
+	cfg := cp.RESTConfig(&k8stest.Warnings{})
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -41,13 +42,15 @@ func TestAdviseApplyBinary(t *testing.T) {
 
 	dir := t.TempDir()
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	write(t, kubeconfig, []byte(`apiVersion: v1
+	if err := os.WriteFile(kubeconfig, []byte(`apiVersion: v1
 kind: Config
-clusters: [{name: test, cluster: {server: "`+cp.url+`", certificate-authority-data: "`+base64.StdEncoding.EncodeToString(cp.caPEM)+`"}}]
-users: [{name: test, user: {token: "`+cp.token+`"}}]
+clusters: [{name: test, cluster: {server: "`+cp.URL+`", certificate-authority-data: "`+base64.StdEncoding.EncodeToString(cp.CAPEM)+`"}}]
+users: [{name: test, user: {token: "`+cp.Token+`"}}]
 contexts: [{name: test, context: {cluster: test, user: test}}]
 current-context: test
-`))
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	tl := filepath.Join(dir, "throttlelab")
 	if out, err := exec.Command("go", "build", "-o", tl, "../cmd/throttlelab").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

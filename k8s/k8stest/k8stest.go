@@ -1,6 +1,12 @@
-package k8s
+// Package k8stest runs a real control plane (etcd and kube-apiserver on
+// loopback, built by hack/k8s-binaries.sh) for the tests of the Kubernetes
+// packages, and applies manifests to it. Without the binaries a test skips,
+// saying how to build them, or fails where testenv requires every real part
+// (CI).
+package k8stest
 
 import (
+	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -9,7 +15,9 @@ import (
 	"crypto/x509"
 	"encoding/hex"
 	"encoding/pem"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -24,43 +32,58 @@ import (
 
 	"github.com/throttlelab/throttlelab/testenv"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 )
 
-// The control plane the dry-run test runs: hack/k8s-binaries.sh builds it.
+// The control plane the tests run: hack/k8s-binaries.sh builds it.
 const (
-	kubeVersion = "v1.37.0"
-	binEnv      = "THROTTLELAB_K8S_BIN"
+	// KubeVersion is the version of the kube-apiserver that
+	// hack/k8s-binaries.sh builds and Binaries requires.
+	KubeVersion = "v1.37.0"
+	// BinEnv names the environment variable that points at another
+	// directory of binaries.
+	BinEnv = "THROTTLELAB_K8S_BIN"
 )
 
-// controlPlaneBinaries returns the directory with etcd and kube-apiserver,
+// Binaries returns the directory with etcd and kube-apiserver,
 // or skips the test saying how to build them (fails in CI, which builds them).
-func controlPlaneBinaries(t *testing.T) string {
+func Binaries(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv(binEnv)
+	dir := os.Getenv(BinEnv)
 	if dir == "" {
-		dir = "/var/cache/throttlelab/k8s-" + kubeVersion
+		dir = "/var/cache/throttlelab/k8s-" + KubeVersion
 	}
 	for _, b := range []string{"etcd", "kube-apiserver"} {
 		fi, err := os.Stat(filepath.Join(dir, b))
 		if err == nil && fi.Mode()&0o111 != 0 {
 			continue
 		}
-		msg := fmt.Sprintf("no %s in %s (set %s to another directory): build etcd and kube-apiserver %s once with `make k8s-binaries` (sh hack/k8s-binaries.sh, a few minutes, from the Go module proxy)", b, dir, binEnv, kubeVersion)
+		msg := fmt.Sprintf("no %s in %s (set %s to another directory): build etcd and kube-apiserver %s once with `make k8s-binaries` (sh hack/k8s-binaries.sh, a few minutes, from the Go module proxy)", b, dir, BinEnv, KubeVersion)
 		testenv.Unavailable(t, "%s; CI must run it (.ci/run does)", msg)
 	}
 	out, err := exec.Command(filepath.Join(dir, "kube-apiserver"), "--version").Output()
-	if err != nil || strings.TrimSpace(string(out)) != "Kubernetes "+kubeVersion {
-		t.Fatalf("%s/kube-apiserver --version: %q %v: want Kubernetes %s (rebuild with make k8s-binaries)", dir, out, err, kubeVersion)
+	if err != nil || strings.TrimSpace(string(out)) != "Kubernetes "+KubeVersion {
+		t.Fatalf("%s/kube-apiserver --version: %q %v: want Kubernetes %s (rebuild with make k8s-binaries)", dir, out, err, KubeVersion)
 	}
 	return dir
 }
 
-// controlPlane is etcd and kube-apiserver on loopback, in a temporary directory.
-type controlPlane struct {
-	url, token string
-	caPEM      []byte
-	dir        string
+// ControlPlane is etcd and kube-apiserver on loopback, in a temporary directory.
+type ControlPlane struct {
+	URL, Token string
+	CAPEM      []byte
+	Dir        string
 }
 
 // proc is a started control-plane process: its log file and its end.
@@ -71,13 +94,13 @@ type proc struct {
 	done chan struct{}
 }
 
-// startControlPlane starts etcd and kube-apiserver on free loopback ports,
+// Start starts etcd and kube-apiserver on free loopback ports,
 // waits until the API server is ready, and registers their stop (and the
 // removal of their files) with t.Cleanup, so every path leaves nothing.
-func startControlPlane(t *testing.T, bin string) *controlPlane {
+func Start(t testing.TB, bin string) *ControlPlane {
 	t.Helper()
 	dir := t.TempDir()
-	cp := &controlPlane{dir: dir, token: randomHex(t, 16)}
+	cp := &ControlPlane{Dir: dir, Token: randomHex(t, 16)}
 	ports := freePorts(t, 3)
 	client, peer, secure := ports[0], ports[1], ports[2]
 
@@ -100,7 +123,7 @@ func startControlPlane(t *testing.T, bin string) *controlPlane {
 	// The caller is a member of system:masters through a static token; the
 	// service account keys are only there because the API server needs them.
 	tokens := filepath.Join(dir, "tokens.csv")
-	write(t, tokens, []byte(cp.token+`,throttlelab-test,throttlelab-test,"system:masters"`+"\n"))
+	write(t, tokens, []byte(cp.Token+`,throttlelab-test,throttlelab-test,"system:masters"`+"\n"))
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +139,7 @@ func startControlPlane(t *testing.T, bin string) *controlPlane {
 	write(t, filepath.Join(dir, "sa.key"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der}))
 	write(t, filepath.Join(dir, "sa.pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
 	certs := filepath.Join(dir, "certs")
-	cp.url = "https://127.0.0.1:" + strconv.Itoa(secure)
+	cp.URL = "https://127.0.0.1:" + strconv.Itoa(secure)
 	api := start(t, dir, "kube-apiserver", filepath.Join(bin, "kube-apiserver"),
 		"--etcd-servers", etcdURL,
 		// Loopback only; the kubernetes Service's endpoints would have to be
@@ -143,11 +166,11 @@ func startControlPlane(t *testing.T, bin string) *controlPlane {
 			if !pool.AppendCertsFromPEM(ca) {
 				return false
 			}
-			cp.caPEM = ca
+			cp.CAPEM = ca
 			httpc = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 		}
-		req, _ := http.NewRequest(http.MethodGet, cp.url+"/readyz", nil)
-		req.Header.Set("Authorization", "Bearer "+cp.token)
+		req, _ := http.NewRequest(http.MethodGet, cp.URL+"/readyz", nil)
+		req.Header.Set("Authorization", "Bearer "+cp.Token)
 		resp, err := httpc.Do(req)
 		if err != nil {
 			return false
@@ -158,12 +181,12 @@ func startControlPlane(t *testing.T, bin string) *controlPlane {
 	return cp
 }
 
-// restConfig is a client configuration for the control plane; warnings go
+// restConfig is a client configuration for the control plane; Warnings go
 // to w.
-func (cp *controlPlane) restConfig(w rest.WarningHandlerWithContext) *rest.Config {
+func (cp *ControlPlane) RESTConfig(w rest.WarningHandlerWithContext) *rest.Config {
 	return &rest.Config{
-		Host: cp.url, BearerToken: cp.token,
-		TLSClientConfig: rest.TLSClientConfig{CAData: cp.caPEM},
+		Host: cp.URL, BearerToken: cp.Token,
+		TLSClientConfig: rest.TLSClientConfig{CAData: cp.CAPEM},
 		QPS:             200, Burst: 400,
 		WarningHandlerWithContext: w,
 	}
@@ -171,7 +194,7 @@ func (cp *controlPlane) restConfig(w rest.WarningHandlerWithContext) *rest.Confi
 
 // start starts a process with its output in DIR/NAME.log; t.Cleanup stops it
 // (SIGTERM, then SIGKILL after 15 s). It dies with the test process, too.
-func start(t *testing.T, dir, name, path string, args ...string) *proc {
+func start(t testing.TB, dir, name, path string, args ...string) *proc {
 	t.Helper()
 	log := filepath.Join(dir, name+".log")
 	f, err := os.Create(log)
@@ -201,7 +224,7 @@ func start(t *testing.T, dir, name, path string, args ...string) *proc {
 
 // waitFor polls ready every 100 ms until it holds, failing the test with the
 // process's last output if the process ends or the time is up.
-func waitFor(t *testing.T, p *proc, limit time.Duration, ready func() bool) {
+func waitFor(t testing.TB, p *proc, limit time.Duration, ready func() bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
@@ -230,7 +253,7 @@ func tail(path string) string {
 	return string(b)
 }
 
-func freePorts(t *testing.T, n int) []int {
+func freePorts(t testing.TB, n int) []int {
 	t.Helper()
 	var ports []int
 	var lns []net.Listener
@@ -248,14 +271,14 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
-func write(t *testing.T, path string, b []byte) {
+func write(t testing.TB, path string, b []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func randomHex(t *testing.T, n int) string {
+func randomHex(t testing.TB, n int) string {
 	t.Helper()
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
@@ -264,13 +287,13 @@ func randomHex(t *testing.T, n int) string {
 	return hex.EncodeToString(b)
 }
 
-// warnings collects the warnings the API server returns.
-type warnings struct {
+// Warnings collects the Warnings the API server returns.
+type Warnings struct {
 	mu   sync.Mutex
 	list []string
 }
 
-func (w *warnings) HandleWarningHeaderWithContext(_ context.Context, code int, _ string, text string) {
+func (w *Warnings) HandleWarningHeaderWithContext(_ context.Context, code int, _ string, text string) {
 	if code != 299 || text == "" {
 		return
 	}
@@ -279,11 +302,108 @@ func (w *warnings) HandleWarningHeaderWithContext(_ context.Context, code int, _
 	w.list = append(w.list, text)
 }
 
-// take returns the warnings since the last take.
-func (w *warnings) take() []string {
+// take returns the Warnings since the last take.
+func (w *Warnings) Take() []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	l := w.list
 	w.list = nil
 	return l
+}
+
+// Applier applies unstructured objects through the dynamic client.
+type Applier struct {
+	dyn    dynamic.Interface
+	mapper meta.RESTMapper
+	cs     kubernetes.Interface
+}
+
+func NewApplier(t testing.TB, cp *ControlPlane, w *Warnings) *Applier {
+	t.Helper()
+	cfg := cp.RESTConfig(w)
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups, err := restmapper.GetAPIGroupResources(dc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Applier{dyn: dyn, mapper: restmapper.NewDiscoveryRESTMapper(groups), cs: cs}
+}
+
+// apply applies one object (server-side apply, a dry run if dryRun) and
+// fails the test on any error.
+func (a *Applier) Apply(ctx context.Context, t testing.TB, file string, u *unstructured.Unstructured, dryRun bool) *unstructured.Unstructured {
+	t.Helper()
+	out, err := a.TryApply(ctx, u, dryRun)
+	if err != nil {
+		t.Errorf("%s: %s %s: %v", file, u.GetKind(), u.GetName(), err)
+	}
+	return out
+}
+
+func (a *Applier) TryApply(ctx context.Context, u *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
+	gvk := u.GroupVersionKind()
+	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, err
+	}
+	var r dynamic.ResourceInterface = a.dyn.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		r = a.dyn.Resource(m.Resource).Namespace(u.GetNamespace())
+	}
+	opts := metav1.ApplyOptions{FieldManager: "throttlelab-test", Force: true}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	return r.Apply(ctx, u.GetName(), u, opts)
+}
+
+// defaultServiceAccount makes the namespace's default service account, which
+// a cluster's controller manager would (there is none here) and which the
+// ServiceAccount admission looks up for every pod.
+func (a *Applier) DefaultServiceAccount(ctx context.Context, t testing.TB, ns string) {
+	t.Helper()
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}}
+	if _, err := a.cs.CoreV1().ServiceAccounts(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+}
+
+// ReadDocuments reads a multi-document YAML file as unstructured objects.
+func ReadDocuments(t testing.TB, path string) []*unstructured.Unstructured {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		var obj map[string]any
+		err := dec.Decode(&obj)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		if obj == nil {
+			continue
+		}
+		out = append(out, &unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj)})
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: no documents", path)
+	}
+	return out
 }

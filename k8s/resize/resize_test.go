@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/throttlelab/throttlelab/fleet"
+	"github.com/throttlelab/throttlelab/k8s/k8stest"
 )
 
 // resizePod is a pod with one container app and the given CPU request and
@@ -79,12 +80,12 @@ func resizeRows(rs []*fleet.Resize) []ResizeRow {
 // the real run sets the limits (and the request of a pod whose request is
 // its limit).
 func TestResizeOnAPIServer(t *testing.T) {
-	bin := controlPlaneBinaries(t)
+	bin := k8stest.Binaries(t)
 	started := time.Now()
-	cp := startControlPlane(t, bin)
+	cp := k8stest.Start(t, bin)
 	t.Logf("etcd and kube-apiserver ready in %s", time.Since(started).Round(100*time.Millisecond))
 	ctx := context.Background()
-	cfg := cp.restConfig(&warnings{})
+	cfg := cp.RESTConfig(&k8stest.Warnings{})
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
