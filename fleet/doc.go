@@ -16,8 +16,7 @@
 //	fleet.WriteCheck(os.Stdout, res, false) // exit 1 if fleet.Violated(res)
 //
 // Nothing here imports Kubernetes' modules: resizing pods in place lives in
-// package k8s (k8s.Resize), which takes plain rows (k8s.ResizeRow) made
-// from the Resize rows PlanResizes plans, with their ResizePatch; the
-// Kubernetes backend imports neither this package nor, through it, the
-// simulator.
+// package k8s/resize (resize.Resize), which takes plain rows (resize.Row)
+// made from the Resize rows PlanResizes plans, with their ResizePatch; the
+// resizer imports neither this package nor, through it, the simulator.
 package fleet

@@ -1,6 +1,7 @@
 // Package k8s is the Kubernetes backend: it turns a resolved experiment spec
-// into the objects that run it on a cluster. It is the only package of the
-// module that imports the Kubernetes API modules (k8s.io/api, apimachinery,
+// into the objects that run it on a cluster. It and the packages under it
+// (k8s/resize, k8s/k8stest) are the only ones of the module that import the
+// Kubernetes API modules (k8s.io/api, apimachinery,
 // client-go), so the rest of the tree builds without them.
 //
 // Render returns, per config, the server instances (one bare Pod per instance,

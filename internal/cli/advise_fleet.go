@@ -13,6 +13,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/fleet"
 	"github.com/throttlelab/throttlelab/k8s"
+	"github.com/throttlelab/throttlelab/k8s/resize"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -109,11 +110,11 @@ func applyResizes(cmd *cobra.Command, f fleetFlags, rows []*fleet.Resize) error 
 	if err != nil {
 		return usagef("--apply: %v", err)
 	}
-	krows := make([]k8s.ResizeRow, len(rows))
+	krows := make([]resize.Row, len(rows))
 	for i, r := range rows {
-		krows[i] = k8s.ResizeRow{Namespace: r.Namespace, Pod: r.Pod, Container: r.Container, FromLimitMilli: r.FromLimitMilli, Patch: r.ResizePatch(), Skip: r.Skip}
+		krows[i] = resize.Row{Namespace: r.Namespace, Pod: r.Pod, Container: r.Container, FromLimitMilli: r.FromLimitMilli, Patch: r.ResizePatch(), Skip: r.Skip}
 	}
-	res, err := k8s.Resize(cmd.Context(), cfg, krows, f.yes)
+	res, err := resize.Resize(cmd.Context(), cfg, krows, f.yes)
 	if res != nil {
 		writeResizes(cmd.OutOrStdout(), rows, res)
 	}
@@ -126,7 +127,7 @@ func applyResizes(cmd *cobra.Command, f fleetFlags, rows []*fleet.Resize) error 
 	return nil
 }
 
-func writeResizes(w io.Writer, rows []*fleet.Resize, res []k8s.ResizeResult) {
+func writeResizes(w io.Writer, rows []*fleet.Resize, res []resize.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAMESPACE\tPOD\tCONTAINER\tLIMIT\tTO\tSTATUS\tREASON")
 	for i, r := range rows {

@@ -1,4 +1,4 @@
-package k8s
+package resize
 
 import (
 	"bytes"
@@ -52,7 +52,7 @@ current-context: test
 		t.Fatal(err)
 	}
 	tl := filepath.Join(dir, "throttlelab")
-	if out, err := exec.Command("go", "build", "-o", tl, "../cmd/throttlelab").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-o", tl, "../../cmd/throttlelab").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	run := func(args ...string) (string, string, int) {

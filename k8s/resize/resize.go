@@ -1,4 +1,8 @@
-package k8s
+// Package resize changes the CPU limits of running pods in place, through
+// the pods/resize subresource, all or nothing at validation (advise
+// --prometheus/--agent --apply). It is apart from the experiment backend in
+// k8s: a resize knows pods and patches, not experiments.
+package resize
 
 import (
 	"context"
@@ -20,10 +24,10 @@ import (
 // a dry run, some rows would fail).
 var ErrNotApplied = errors.New("not every resize validated")
 
-// ResizeRow is one container to resize in place. (The plan is fleet's,
-// fleet.PlanResizes; this package takes plain rows so that the Kubernetes
-// backend does not import the advice, and through it the simulator.)
-type ResizeRow struct {
+// Row is one container to resize in place. (The plan is fleet's,
+// fleet.PlanResizes; this package takes plain rows so that it does not
+// import the advice, and through it the simulator.)
+type Row struct {
 	Namespace, Pod, Container string
 	// FromLimitMilli is the CPU limit the container must still run: the
 	// advice was made for it.
@@ -35,8 +39,8 @@ type ResizeRow struct {
 	Skip string
 }
 
-// ResizeResult is what became of one row.
-type ResizeResult struct {
+// Result is what became of one row.
+type Result struct {
 	// Status is "applied", "dry run: ok", "skipped", "failed" or "not applied".
 	Status string `json:"status"`
 	// Reason says why a row failed, or was skipped or held back.
@@ -53,12 +57,12 @@ type ResizeResult struct {
 // the API server (a conflict) rather than overwritten. A pod patch is
 // atomic; the API has no transaction over several pods, so rows applied
 // before such a conflict stay applied, and the conflict's row says so.
-func Resize(ctx context.Context, cfg *rest.Config, rows []ResizeRow, apply bool) ([]ResizeResult, error) {
+func Resize(ctx context.Context, cfg *rest.Config, rows []Row, apply bool) ([]Result, error) {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the cluster: %w", err)
 	}
-	out := make([]ResizeResult, len(rows))
+	out := make([]Result, len(rows))
 	rvs := make([]string, len(rows))
 	failed := 0
 	for i, r := range rows {
@@ -115,7 +119,7 @@ func Resize(ctx context.Context, cfg *rest.Config, rows []ResizeRow, apply bool)
 // validate reads the pod and checks the row still holds: the container
 // runs the limit the advice was made for. It returns the pod's
 // resourceVersion, or why not.
-func validate(ctx context.Context, cs kubernetes.Interface, r ResizeRow) (string, string) {
+func validate(ctx context.Context, cs kubernetes.Interface, r Row) (string, string) {
 	pod, err := cs.CoreV1().Pods(r.Namespace).Get(ctx, r.Pod, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -147,7 +151,7 @@ func validate(ctx context.Context, cs kubernetes.Interface, r ResizeRow) (string
 
 // patchResize sends the row's patch to pods/resize with rv as precondition
 // (a dry run with dryRun set) and returns why it failed, or "".
-func patchResize(ctx context.Context, cs kubernetes.Interface, r ResizeRow, rv string, dryRun bool) string {
+func patchResize(ctx context.Context, cs kubernetes.Interface, r Row, rv string, dryRun bool) string {
 	var p map[string]any
 	if err := json.Unmarshal(r.Patch, &p); err != nil {
 		return "the patch is not JSON: " + err.Error()

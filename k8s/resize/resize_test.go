@@ -1,4 +1,4 @@
-package k8s
+package resize
 
 import (
 	"context"
@@ -56,7 +56,7 @@ func createShop(t *testing.T, cs kubernetes.Interface) {
 }
 
 // rows plans resizes as fleet does and hands them over as the CLI does.
-func rows() []ResizeRow {
+func rows() []Row {
 	return resizeRows([]*fleet.Resize{
 		{Namespace: "shop", Pod: "web-1", Container: "app", FromLimitMilli: 500, ToLimitMilli: 900, FromRequestMilli: 250},
 		{Namespace: "shop", Pod: "web-2", Container: "app", FromLimitMilli: 500, ToLimitMilli: 900, FromRequestMilli: 250},
@@ -65,10 +65,10 @@ func rows() []ResizeRow {
 	})
 }
 
-func resizeRows(rs []*fleet.Resize) []ResizeRow {
-	out := make([]ResizeRow, len(rs))
+func resizeRows(rs []*fleet.Resize) []Row {
+	out := make([]Row, len(rs))
 	for i, r := range rs {
-		out[i] = ResizeRow{Namespace: r.Namespace, Pod: r.Pod, Container: r.Container, FromLimitMilli: r.FromLimitMilli, Patch: r.ResizePatch(), Skip: r.Skip}
+		out[i] = Row{Namespace: r.Namespace, Pod: r.Pod, Container: r.Container, FromLimitMilli: r.FromLimitMilli, Patch: r.ResizePatch(), Skip: r.Skip}
 	}
 	return out
 }
