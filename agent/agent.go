@@ -216,6 +216,7 @@ func New(cfg Config) (*Agent, error) {
 	opts := top.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, Observe: a.observe, Every: cfg.Select}
 	if a.byNeed {
 		opts.Coarse = a.onGrid
+		opts.SettingsEvery = SettingsEvery
 	}
 	w, err := top.New(opts)
 	if err != nil {

@@ -229,3 +229,10 @@ func (c hotCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descHot, prometheus.GaugeValue, float64(c.a.hot.count.Load()))
 	ch <- prometheus.MustNewConstMetric(descHotCapped, prometheus.GaugeValue, float64(c.a.hot.capped.Load()))
 }
+
+// SettingsEvery is how often, with sampling by need, the agent reads a cold
+// container's settings (quota, period, burst, shares or weight) and process
+// count; a hot one's are read at every report. It bounds how stale the
+// exported limits and request of a container that is not near its limit
+// can be (an in-place resize shows within it).
+const SettingsEvery = time.Minute

@@ -49,6 +49,14 @@ type Options struct {
 	// at every sample (top does; the agent reads the containers it
 	// summarises only).
 	Every func(Identity) bool
+	// SettingsEvery, if set, reads the settings (quota, period, burst,
+	// shares or weight) and process count of a group that is not hot
+	// (Observe) at the first report at least this long after the last
+	// read, and carries the last values at the reports between; a hot
+	// group's are read at every report. 0 reads them at every report (top
+	// does; the agent, with sampling by need, reads cold containers' once
+	// a minute: most of its idle cost was opening those files).
+	SettingsEvery time.Duration
 }
 
 func (o *Options) defaults() {
@@ -129,6 +137,17 @@ type group struct {
 	// read); stall adds up its intervals' split (nil until one is known).
 	psiDir string
 	stall  *cgroup.StallSplit
+	// settings and procs are the last read (nil, -1 before the first),
+	// at settingsAt (Options.SettingsEvery).
+	settings   *cgroup.CPULimits
+	procs      int
+	settingsAt time.Duration
+}
+
+// fresh says whether g's settings and process count are to be read at a
+// report whose last sample is at (Options.SettingsEvery).
+func (w *Watcher) fresh(g *group, at time.Duration) bool {
+	return w.opts.SettingsEvery <= 0 || g.settings == nil || g.hot || at-g.settingsAt >= w.opts.SettingsEvery
 }
 
 // sample is a group's counters at one instant.
@@ -528,11 +547,17 @@ func (w *Watcher) report(g *group) (Stats, error) {
 		// of them for the groups it does not summarise).
 		return st, nil
 	}
+	read := w.fresh(g, b.at)
+	cur := &cgroup.CPULimits{}
 	if g.ref.CPUDir != "" {
-		l, err := cgroup.ReadGroupCPU(g.ref.CPUDir, w.src.Version)
-		if err != nil {
-			return st, err
+		l := g.settings
+		if read || l == nil {
+			var err error
+			if l, err = cgroup.ReadGroupCPU(g.ref.CPUDir, w.src.Version); err != nil {
+				return st, err
+			}
 		}
+		cur = l
 		st.PeriodUsec, st.Shares, st.Weight, t.QuotaUsec = l.PeriodUsec, l.Shares, l.Weight, l.QuotaUsec
 		period := time.Duration(0)
 		g.limited = l.QuotaUsec > 0
@@ -574,11 +599,15 @@ func (w *Watcher) report(g *group) (Stats, error) {
 	if g.stall != nil {
 		t.StallQuotaSeconds, t.StallContentionSeconds = ptr(g.stall.QuotaSeconds), ptr(g.stall.ContentionSeconds)
 	}
-	n, err := CountProcs(g.dir())
-	if err != nil {
-		return st, err
+	if read || g.settings == nil {
+		n, err := CountProcs(g.dir())
+		if err != nil {
+			return st, err
+		}
+		g.procs, g.settingsAt = n, b.at
+		g.settings = cur
 	}
-	st.Procs = n
+	st.Procs = g.procs
 	return st, nil
 }
 
