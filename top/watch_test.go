@@ -556,3 +556,54 @@ func TestCoarseGroupsReportedOffTheGrid(t *testing.T) {
 		t.Error("a report off the grid after a gap has no row for the container read on the grid")
 	}
 }
+
+// TestSettingsEveryCarriesColdGroupsSettings: with Options.SettingsEvery a
+// cold group's quota is read again only once that long has passed since
+// the last read (the values between are the last read), a hot group's at
+// every report.
+func TestSettingsEveryCarriesColdGroupsSettings(t *testing.T) {
+	root := expand(t, "v2-kubepods-systemd")
+	const dir = "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope/"
+	hot := false
+	w, err := New(Options{Root: root, SettingsEvery: time.Minute,
+		Observe: func(string, Identity, time.Duration, uint64, uint64) bool { return hot }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	limit := func(at time.Duration) float64 {
+		t.Helper()
+		w.Sample(at)
+		for _, st := range w.Report() {
+			if st.ContainerID != "" && st.Runtime == "containerd" {
+				if st.LimitCores == nil || st.Procs != 1 {
+					t.Fatalf("at %s: limit %v, %d processes", at, st.LimitCores, st.Procs)
+				}
+				return *st.LimitCores
+			}
+		}
+		t.Fatalf("at %s: no containerd container", at)
+		return 0
+	}
+	w.Sample(0)
+	first := limit(time.Second)
+	steps := []struct {
+		at    time.Duration
+		hot   bool
+		quota int
+		want  float64
+	}{
+		{11 * time.Second, false, 40000, first}, // cold, read 10 s ago
+		{21 * time.Second, true, 40000, 0.4},    // hot: read at every report
+		{31 * time.Second, false, 60000, 0.4},   // cold again: carried
+		{80 * time.Second, false, 60000, 0.4},   // 59 s since the last read (21 s): not yet
+		{81 * time.Second, false, 60000, 0.6},
+	}
+	for _, s := range steps {
+		hot = s.hot
+		writeFile(t, root, dir+"cpu.max", fmt.Sprintf("%d 100000\n", s.quota))
+		if got := limit(s.at); got < s.want-1e-9 || got > s.want+1e-9 {
+			t.Errorf("at %s (hot %v): limit %g, want %g", s.at, s.hot, got, s.want)
+		}
+	}
+}
