@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -127,8 +128,8 @@ func Start(t testing.TB, dirs []string, busy bool) {
 }
 
 // StartShell runs a shell that moves itself into dirs and then runs body,
-// and waits until it is in; it is killed when the test ends (what it
-// started last ends by itself: keep it short).
+// and waits until it is in; it is killed, with what it started, when the
+// test ends.
 func StartShell(t testing.TB, dirs []string, body string) {
 	t.Helper()
 	var join strings.Builder
@@ -136,10 +137,14 @@ func StartShell(t testing.TB, dirs []string, body string) {
 		fmt.Fprintf(&join, "echo $$ > '%s/cgroup.procs' && ", d)
 	}
 	cmd := exec.Command("sh", "-c", join.String()+body)
+	// A process group of its own, so that what the shell started (a dd
+	// that runs for seconds under a quota on a slow, emulated CPU) is
+	// killed with it and leaves its group empty for the removal.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 	procs := filepath.Join(dirs[0], "cgroup.procs")
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		if b, _ := os.ReadFile(procs); len(strings.TrimSpace(string(b))) > 0 {
