@@ -117,7 +117,15 @@ wait:
 // and its first seconds are its start-up, kept apart from the advice.
 func TestRealAgentSeesANewGroupStart(t *testing.T) {
 	cgrouptest.Require(t)
-	a, ctx, done, cancel := runAgent(t, time.Minute, 2*time.Second)
+	// Under software emulation the quota is enforced late (ticks come late)
+	// and the overrun is repaid only in later periods, so a start-up of two
+	// seconds can read twice the limit: there the start-up is longer and
+	// its mean is held to the bound TestRealAgent uses under emulation.
+	startup, atLeast, most := 2*time.Second, 1.0, 0.2*1.15
+	if testenv.Emulated() {
+		startup, atLeast, most = 6*time.Second, 4.0, 0.2*1.5
+	}
+	a, ctx, done, cancel := runAgent(t, time.Minute, startup)
 	defer func() { cancel(); <-done }()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -138,9 +146,9 @@ func TestRealAgentSeesANewGroupStart(t *testing.T) {
 		case <-tick.C:
 		}
 		for _, v := range a.Views() {
-			if v.Cgroup == path && v.Startup != nil && v.Startup.Seconds >= 1 {
-				t.Logf("start-up %.1f s, mean %.3f cores", v.Startup.Seconds, v.Startup.MeanCores)
-				if v.Startup.MeanCores <= 0.02 || v.Startup.MeanCores > 0.2*1.15 {
+			if v.Cgroup == path && v.Startup != nil && v.Startup.Seconds >= atLeast {
+				t.Logf("start-up %.1f s, mean %.3f cores, most in 10 ms %.2f", v.Startup.Seconds, v.Startup.MeanCores, v.Startup.MaxCores10ms)
+				if v.Startup.MeanCores <= 0.02 || v.Startup.MeanCores > most {
 					t.Errorf("start-up mean use %.3f cores of a group spinning under 0.2", v.Startup.MeanCores)
 				}
 				return

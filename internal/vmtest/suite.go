@@ -46,7 +46,7 @@ var Suites = []Suite{
 	{Pkg: "agent", Run: "^TestReal", Timeout: 3 * time.Minute},
 	// TestSampleRealBurstsUnderLimit is left out: its load is a python3
 	// script, and the guest has no python.
-	{Pkg: "advise", Run: "^TestSampleReal$", Timeout: 3 * time.Minute},
+	{Pkg: "demand", Run: "^TestSampleReal$", Timeout: 3 * time.Minute},
 	{Pkg: "server", Run: "Real", Timeout: 2 * time.Minute},
 	{Pkg: "cmd/throttlelab", Run: "^(TestRunExample|TestTopOnceFindsLimitedGroup|TestTopMetricsEndpoint|TestServeThrottledInRealCgroup)$",
 		Timeout: 5 * time.Minute, Data: []string{"examples", "top/testdata"}, Binary: true},

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -116,34 +117,62 @@ func WithUsage(t testing.TB, g *cgrouptest.Group) []string {
 }
 
 // Start runs a shell that moves itself into dirs and then spins (busy) or
-// sleeps, and waits until it is in; it is killed when the test ends.
+// sleeps, and waits until it is in (and, to sleep, asleep); it is killed
+// when the test ends.
 func Start(t testing.TB, dirs []string, busy bool) {
 	t.Helper()
 	body := "exec sleep 60"
 	if busy {
 		body = "while :; do :; done"
 	}
-	StartShell(t, dirs, body)
+	pid := startShell(t, dirs, body)
+	if busy {
+		return
+	}
+	// Wait until it sleeps (state S: the shell itself never waits before
+	// its exec, so this is the sleep): the exec costs tens of ms of CPU
+	// under software emulation, which would otherwise land in the idle
+	// group after the caller began to measure it.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		// stat: "pid (comm) S ...": the state follows the last ')'.
+		if i := strings.LastIndexByte(string(stat), ')'); i > 0 && strings.HasPrefix(string(stat[i+1:]), " S") {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d never went to sleep", pid)
+		}
+	}
 }
 
 // StartShell runs a shell that moves itself into dirs and then runs body,
-// and waits until it is in; it is killed when the test ends (what it
-// started last ends by itself: keep it short).
+// and waits until it is in; it is killed, with what it started, when the
+// test ends.
 func StartShell(t testing.TB, dirs []string, body string) {
+	t.Helper()
+	startShell(t, dirs, body)
+}
+
+// startShell is StartShell, returning the shell's process id.
+func startShell(t testing.TB, dirs []string, body string) int {
 	t.Helper()
 	var join strings.Builder
 	for _, d := range dirs {
 		fmt.Fprintf(&join, "echo $$ > '%s/cgroup.procs' && ", d)
 	}
 	cmd := exec.Command("sh", "-c", join.String()+body)
+	// A process group of its own, so that what the shell started (a dd
+	// that runs for seconds under a quota on a slow, emulated CPU) is
+	// killed with it and leaves its group empty for the removal.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 	procs := filepath.Join(dirs[0], "cgroup.procs")
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		if b, _ := os.ReadFile(procs); len(strings.TrimSpace(string(b))) > 0 {
-			return
+			return cmd.Process.Pid
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("the process never joined its group")
