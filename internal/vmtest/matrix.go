@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -226,6 +227,19 @@ func (m *Matrix) runCell(ctx context.Context, k Kernel, l Layout, vmlinuz, initr
 	c.Took = time.Since(start)
 	if err == nil && !p.done {
 		err = errors.New("the guest stopped before its tests ended")
+	}
+	// A package that never began (its directory missing in the guest, say)
+	// must not pass by saying nothing.
+	if err == nil {
+		var missing []string
+		for _, s := range m.Suites {
+			if !slices.ContainsFunc(c.Suites, func(r SuiteResult) bool { return r.Pkg == s.Pkg }) {
+				missing = append(missing, s.Pkg)
+			}
+		}
+		if len(missing) > 0 {
+			err = fmt.Errorf("packages that never began in the guest: %s", strings.Join(missing, ", "))
+		}
 	}
 	c.Err = err
 	return c

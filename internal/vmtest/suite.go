@@ -99,7 +99,7 @@ export PATH=/bin HOME=/tmp TMPDIR=/tmp CI=true
 mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
-mount -t tmpfs tmp /tmp
+mkdir -p /tmp
 ip link set lo up
 layout=
 for a in $(cat /proc/cmdline); do case "$a" in vmtest.layout=*) layout=${a#vmtest.layout=};; vmtest.emulated=1) export THROTTLELAB_VM_EMULATED=1;; esac; done
