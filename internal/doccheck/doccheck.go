@@ -67,23 +67,35 @@ func Files(root string) ([]string, error) {
 
 // Load extracts the commands of every file Files lists.
 func Load(root string) ([]Command, error) {
-	files, err := Files(root)
+	var all []Command
+	err := eachFile(root, func(f string, src []byte) error {
+		cmds, err := Extract(f, src)
+		all = append(all, cmds...)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	var all []Command
+	return all, nil
+}
+
+// eachFile calls fn with the name and text of every file Files lists, in
+// order, until fn returns an error.
+func eachFile(root string, fn func(name string, src []byte) error) error {
+	files, err := Files(root)
+	if err != nil {
+		return err
+	}
 	for _, f := range files {
 		src, err := os.ReadFile(filepath.Join(root, f))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		cmds, err := Extract(f, src)
-		if err != nil {
-			return nil, err
+		if err := fn(f, src); err != nil {
+			return err
 		}
-		all = append(all, cmds...)
 	}
-	return all, nil
+	return nil
 }
 
 // Extract returns the throttlelab command lines in the code blocks of one

@@ -2,8 +2,6 @@ package doccheck
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -53,19 +51,12 @@ func measuredFigure(p string) bool {
 // hold a measured figure without a date and a machine, each as "FILE:LINE:
 // the paragraph's start".
 func UndatedFigures(root string) ([]string, error) {
-	files, err := Files(root)
-	if err != nil {
-		return nil, err
-	}
 	var out []string
-	for _, f := range files {
-		src, err := os.ReadFile(filepath.Join(root, f))
-		if err != nil {
-			return nil, err
-		}
+	err := eachFile(root, func(f string, src []byte) error {
 		out = append(out, undatedIn(f, string(src))...)
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
 
 // undatedIn applies the rule to one file's text.

@@ -2,8 +2,6 @@ package doccheck
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 )
@@ -17,21 +15,14 @@ var historyRef = regexp.MustCompile(`\b[Ii]ssues? #?[0-9]+|\b[Rr]un [0-9]+(?:[^.
 // HistoryRefs lists, as "FILE:LINE: TEXT", every reference to the project's
 // history by number in README.md and docs/ under root.
 func HistoryRefs(root string) ([]string, error) {
-	files, err := Files(root)
-	if err != nil {
-		return nil, err
-	}
 	var out []string
-	for _, f := range files {
-		src, err := os.ReadFile(filepath.Join(root, f))
-		if err != nil {
-			return nil, err
-		}
+	err := eachFile(root, func(f string, src []byte) error {
 		for i, line := range strings.Split(string(src), "\n") {
 			if m := historyRef.FindString(line); m != "" {
 				out = append(out, fmt.Sprintf("%s:%d: %s", f, i+1, strings.TrimRight(m, " ,;:)")))
 			}
 		}
-	}
-	return out, nil
+		return nil
+	})
+	return out, err
 }
