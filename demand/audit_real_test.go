@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -22,30 +20,7 @@ import (
 // say how many CPUs the group ran on. Shapes only.
 func TestAuditReal(t *testing.T) {
 	g := cgrouptest.LimitedGroup(t, 50000, 100000)
-	dirs := toptest.WithUsage(t, g)
-	var join strings.Builder
-	for _, d := range dirs {
-		fmt.Fprintf(&join, "echo $$ > '%s/cgroup.procs' && ", d)
-	}
-	burst := `import time
-while True:
-    t0 = time.process_time()
-    while time.process_time() - t0 < 0.04: pass
-    time.sleep(0.06)`
-	var cmds []*exec.Cmd
-	for range 2 {
-		cmd := exec.Command("sh", "-c", join.String()+"exec python3 -c '"+burst+"'")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		cmds = append(cmds, cmd)
-	}
-	t.Cleanup(func() {
-		for _, c := range cmds {
-			c.Process.Kill()
-			c.Wait()
-		}
-	})
+	startBursts(t, g, 2, 40*time.Millisecond, 60*time.Millisecond, "")
 	grp, err := FindPath("/", toptest.CgroupPath(t, g.Dir))
 	if err != nil {
 		t.Fatal(err)

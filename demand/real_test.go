@@ -2,8 +2,6 @@ package demand
 
 import (
 	"context"
-	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -79,21 +77,7 @@ func TestSamplePidGone(t *testing.T) {
 // measures predicted against counted.) Shapes only, no times.
 func TestSampleRealBurstsUnderLimit(t *testing.T) {
 	g := cgrouptest.LimitedGroup(t, 20000, 100000)
-	dirs := toptest.WithUsage(t, g)
-	var join strings.Builder
-	for _, d := range dirs {
-		fmt.Fprintf(&join, "echo $$ > '%s/cgroup.procs' && ", d)
-	}
-	burst := `import time
-while True:
-    t0 = time.process_time()
-    while time.process_time() - t0 < 0.05: pass
-    time.sleep(0.35)`
-	cmd := exec.Command("sh", "-c", join.String()+"exec python3 -c '"+burst+"'")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	startBursts(t, g, 1, 50*time.Millisecond, 350*time.Millisecond, "")
 	grp, err := FindPath("/", toptest.CgroupPath(t, g.Dir))
 	if err != nil {
 		t.Fatal(err)

@@ -2,8 +2,6 @@ package demand
 
 import (
 	"context"
-	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -23,30 +21,7 @@ func TestSliceModelReal(t *testing.T) {
 	for _, cpus := range []string{"0", "0,1"} {
 		t.Run("cpus="+cpus, func(t *testing.T) {
 			g := cgrouptest.LimitedGroup(t, 60000, 100000)
-			dirs := toptest.WithUsage(t, g)
-			var join strings.Builder
-			for _, d := range dirs {
-				fmt.Fprintf(&join, "echo $$ > '%s/cgroup.procs' && ", d)
-			}
-			burst := `import time
-while True:
-    t0 = time.process_time()
-    while time.process_time() - t0 < 0.03: pass
-    time.sleep(0.045)`
-			var cmds []*exec.Cmd
-			for range 2 {
-				cmd := exec.Command("sh", "-c", join.String()+"exec taskset -c "+cpus+" python3 -c '"+burst+"'")
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				cmds = append(cmds, cmd)
-			}
-			t.Cleanup(func() {
-				for _, c := range cmds {
-					c.Process.Kill()
-					c.Wait()
-				}
-			})
+			startBursts(t, g, 2, 30*time.Millisecond, 45*time.Millisecond, cpus)
 			grp, err := FindPath("/", toptest.CgroupPath(t, g.Dir))
 			if err != nil {
 				t.Fatal(err)
