@@ -230,16 +230,8 @@ func (m *Matrix) runCell(ctx context.Context, k Kernel, l Layout, vmlinuz, initr
 	}
 	// A package that never began (its directory missing in the guest, say)
 	// must not pass by saying nothing.
-	if err == nil {
-		var missing []string
-		for _, s := range m.Suites {
-			if !slices.ContainsFunc(c.Suites, func(r SuiteResult) bool { return r.Pkg == s.Pkg }) {
-				missing = append(missing, s.Pkg)
-			}
-		}
-		if len(missing) > 0 {
-			err = fmt.Errorf("packages that never began in the guest: %s", strings.Join(missing, ", "))
-		}
+	if missing := neverBegan(m.Suites, c.Suites); err == nil && len(missing) > 0 {
+		err = fmt.Errorf("packages that never began in the guest: %s", strings.Join(missing, ", "))
 	}
 	c.Err = err
 	return c
@@ -303,4 +295,15 @@ func (p *consoleParser) cell() Cell {
 		p.cur.Took = p.now().Sub(p.started)
 	}
 	return p.c
+}
+
+// neverBegan lists the packages of suites that have no result in got.
+func neverBegan(suites []Suite, got []SuiteResult) []string {
+	var missing []string
+	for _, s := range suites {
+		if !slices.ContainsFunc(got, func(r SuiteResult) bool { return r.Pkg == s.Pkg }) {
+			missing = append(missing, s.Pkg)
+		}
+	}
+	return missing
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -188,5 +189,19 @@ func TestFinders(t *testing.T) {
 	}
 	if _, err := FindSuites(Suites, []string{"sim"}); err == nil {
 		t.Error("sim accepted as a VM suite")
+	}
+}
+
+// TestNeverBegan: a package whose binary never began in the guest (its
+// directory hidden, say) is named, so that its cell fails instead of passing
+// with no row.
+func TestNeverBegan(t *testing.T) {
+	suites := []Suite{{Pkg: "cgroup"}, {Pkg: "top"}, {Pkg: "cmd/throttlelab"}}
+	got := neverBegan(suites, []SuiteResult{{Pkg: "top"}})
+	if want := []string{"cgroup", "cmd/throttlelab"}; !slices.Equal(got, want) {
+		t.Errorf("neverBegan = %q, want %q", got, want)
+	}
+	if got := neverBegan(suites, []SuiteResult{{Pkg: "cgroup"}, {Pkg: "top"}, {Pkg: "cmd/throttlelab"}}); len(got) != 0 {
+		t.Errorf("every package began, neverBegan = %q", got)
 	}
 }
