@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,21 +19,23 @@ import (
 	"github.com/throttlelab/throttlelab/internal/ociimage"
 )
 
-// TestAssemble assembles a release around two stand-in binaries (this test's
-// own executable, an ELF with Go build information) and reads every file
+// TestAssemble assembles a release around two stand-in binaries (a small
+// program in testdata, an ELF with Go build information) and reads every file
 // back: the image index holds both platforms, the krew manifest's checksums
 // are its archives', SHA256SUMS lists every file with its checksum, the SBOM
 // names the modules linked in, and the packaged chart carries the version.
 func TestAssemble(t *testing.T) {
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
 	out := t.TempDir()
+	standin := filepath.Join(t.TempDir(), "standin")
+	build := exec.Command("go", "build", "-o", standin, "./testdata/standin")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building the stand-in binary: %v\n%s", err, msg)
+	}
+	b, err := os.ReadFile(standin)
+	if err != nil {
+		t.Fatal(err)
+	}
 	bins := map[string]string{}
 	for _, arch := range arches {
 		bins[arch] = filepath.Join(out, "throttlelab-v1.2.3-linux-"+arch)
