@@ -7,20 +7,25 @@
 # 1. the rig (hack/k8s-rig.sh), with the kubelet's pod logs in /var/log/pods
 #    (0750 root: the agent names pods from the API's pod list);
 # 2. the agent installed as a cluster installs it: the image and the Helm
-#    chart of make release (VERSION=v0.0.0-e2e), the chart rendered with
-#    helm template (short windows: --window 10m --block 1m --chunk 20s; host
-#    network, as every pod of the rig, which has no network plugin; the API
-#    server on loopback for its owner lookup);
+#    chart of make release (VERSION=v0.0.0-e2e); the chart with its default
+#    values dry-run on the API server (kubectl apply --dry-run=server), then
+#    helm install (short windows: --window 10m --block 1m --chunk 20s; the
+#    agent's defaults otherwise: sampling by need, the 5% target) with a
+#    post-renderer for the rig (host network, as every pod of the rig, which
+#    has no network plugin; the API server on loopback for its owner lookup);
 # 3. a Deployment "burner" of the server image (serve, /burn) with a 200m
 #    limit, driven from the host by an open-loop bursty load: one request
 #    for 50 ms of CPU every 400 ms, so 125m on average and throttled;
 # 4. Debian's prometheus on loopback scraping the agent every 5 s;
 # 5. once the agent's window holds E2E_FLEET_DEMAND seconds of demand:
-#    advise --prometheus -o json, then advise --prometheus --apply --yes
-#    (in-place resize), the cgroup's quota waited for;
+#    advise --prometheus -o json; the release's binary as a kubectl plugin
+#    (kubectl throttlelab version, advise --agent, advise --apply as a dry
+#    run); then advise --prometheus --apply --yes (in-place resize), the
+#    cgroup's quota waited for;
 # 6. the throttled share measured from the container's cpu.stat over
 #    E2E_FLEET_MEASURE seconds after the resize, against the prediction
-#    (hack/e2e-fleet/check: within max(0.07, 30%));
+#    (hack/e2e-fleet/check: within max(0.07, 30%)); meanwhile the burner's
+#    demand recorded at 10 ms (advise --cgroup --save-csv, burner-usage.csv);
 # 7. the probe: a limit between the old one and the advice (E2E_FLEET_PROBE,
 #    400m), where the prediction (the agent's /evaluate, asked when the
 #    advice was taken, from demand sampled under 200m) is that it still
@@ -58,6 +63,7 @@ if pgrep -x prometheus >/dev/null; then
 fi
 . hack/k8s-rig.sh
 cp "$RELEASE/out/throttlelab-agent-0.0.0-e2e.tgz" "$work/chart.tgz"
+cp "$RELEASE/out/throttlelab_v0.0.0-e2e_linux_amd64.tar.gz" "$work/krew-amd64.tar.gz"
 rm -rf "$RELEASE"
 
 K="kubectl --kubeconfig $KC"
@@ -68,20 +74,46 @@ K="kubectl --kubeconfig $KC"
 AGENT=$(freeport) PROM=$(freeport) WPORT=$(freeport)
 
 # --- the agent ---------------------------------------------------------------
-say "deploying the agent (helm template of the release's chart)"
-# The image the rig imported (make release's) goes by throttlelab:$VERSION.
-"$HELM" template throttlelab-agent "$work/chart.tgz" --set image.repository=throttlelab --set image.tag="$VERSION" --set port="$AGENT" \
-	--set "args={--listen=127.0.0.1:$AGENT,--window=10m,--block=1m,--chunk=20s}" >"$work/agent.yaml"
-# The rig's changes, made to the rendered YAML: host network (probe on
-# loopback), and the API server where it listens (no kube-proxy, so no
+# helm keeps its cache and config under the rig's directory, not in $HOME.
+export HELM_CACHE_HOME="$work/helm/cache" HELM_CONFIG_HOME="$work/helm/config" HELM_DATA_HOME="$work/helm/data"
+H="$HELM --kubeconfig $KC"
+# The chart with its default values, as a cluster would take it, validated
+# by the rig's API server (server-side dry run: schema, defaults, Pod
+# Security admission). A dry run makes no namespace, so the namespaced
+# objects are dry-run again once the install has made it.
+say "server-side dry run of the chart with its default values"
+"$HELM" template throttlelab-agent "$work/chart.tgz" >"$work/agent-default.yaml"
+"$HELM" template throttlelab-agent "$work/chart.tgz" --set dashboard.enabled=true >"$work/agent-dashboard.yaml"
+$K apply -f "$work/agent-default.yaml" --dry-run=server >"$E2E_OUT/dry-run.txt" 2>&1 || true
+grep -q 'namespace/throttlelab-agent created (server dry run)' "$E2E_OUT/dry-run.txt" || { say "the dry run of the chart's Namespace failed:" >&2; cat "$E2E_OUT/dry-run.txt" >&2; exit 1; }
+# The post-renderer: the rig's changes, made by helm install to what the
+# chart renders: host network (port and probe on loopback: the rig has no
+# network plugin), and the API server where it listens (no kube-proxy, so no
 # Service IP).
+cat >"$work/rig-postrender" <<EOF
+#!/bin/sh
 awk -v api="$API" '
-/^ *enableServiceLinks: false$/ { print; ind=$0; sub(/enableServiceLinks.*/, "", ind); print ind "hostNetwork: true"; next }
-/^ *httpGet:$/ { print; ind=$0; sub(/httpGet:.*/, "", ind); print ind "  host: 127.0.0.1"; next }
-/^ *- name: GOMAXPROCS$/ { ind=$0; sub(/- name:.*/, "", ind); print ind "- name: KUBERNETES_SERVICE_HOST"; print ind "  value: 127.0.0.1"; print ind "- name: KUBERNETES_SERVICE_PORT"; print ind "  value: \"" api "\"" }
-{ print }' "$work/agent.yaml" >"$work/agent-rig.yaml"
+/^ *enableServiceLinks: false\$/ { print; ind=\$0; sub(/enableServiceLinks.*/, "", ind); print ind "hostNetwork: true"; next }
+/^ *httpGet:\$/ { print; ind=\$0; sub(/httpGet:.*/, "", ind); print ind "  host: 127.0.0.1"; next }
+/^ *- name: GOMAXPROCS\$/ { ind=\$0; sub(/- name:.*/, "", ind); print ind "- name: KUBERNETES_SERVICE_HOST"; print ind "  value: 127.0.0.1"; print ind "- name: KUBERNETES_SERVICE_PORT"; print ind "  value: \"" api "\"" }
+{ print }' | tee "$work/agent-rig.yaml"
+EOF
+chmod 755 "$work/rig-postrender"
+say "installing the agent: helm install of the release's chart"
+# The image the rig imported (make release's) goes by throttlelab:$VERSION.
+# The release's record goes to default; the chart's objects to the
+# namespace it makes.
+$H install throttlelab-agent "$work/chart.tgz" --namespace default --post-renderer "$work/rig-postrender" \
+	--set image.repository=throttlelab --set image.tag="$VERSION" --set port="$AGENT" \
+	--set "args={--listen=127.0.0.1:$AGENT,--window=10m,--block=1m,--chunk=20s}" >"$E2E_OUT/helm-install.txt" 2>&1 || { cat "$E2E_OUT/helm-install.txt" >&2; exit 1; }
 grep -q 'hostNetwork: true' "$work/agent-rig.yaml" && grep -q KUBERNETES_SERVICE_HOST "$work/agent-rig.yaml" && grep -q "containerPort: $AGENT" "$work/agent-rig.yaml" && grep -q 'host: 127.0.0.1' "$work/agent-rig.yaml" || { say "the chart's agent changed shape: no place for hostNetwork or the API server's address" >&2; exit 1; }
-$K apply -f "$work/agent-rig.yaml" >/dev/null
+$H list --namespace default | tee "$E2E_OUT/helm-list.txt"
+# The namespace exists now: every object of the chart (and its dashboard
+# ConfigMap), dry run on the server. PodMonitor, ServiceMonitor and
+# PrometheusRule need the Prometheus Operator's CRDs, which the rig has not.
+$K apply -f "$work/agent-dashboard.yaml" --dry-run=server >>"$E2E_OUT/dry-run.txt" 2>&1 || { cat "$E2E_OUT/dry-run.txt" >&2; exit 1; }
+cat "$E2E_OUT/dry-run.txt"
+grep -q 'daemonset.apps/throttlelab-agent .*(server dry run)' "$E2E_OUT/dry-run.txt" && grep -q 'configmap/throttlelab-agent-dashboard .*(server dry run)' "$E2E_OUT/dry-run.txt" || { say "the dry run did not cover the DaemonSet and the dashboard" >&2; exit 1; }
 
 # --- the workload --------------------------------------------------------------
 cat >"$work/burner.yaml" <<YAML
@@ -182,6 +214,22 @@ cp "$work/advice.json" "$E2E_OUT/advice.json"
 curl -fsS "http://127.0.0.1:$AGENT/evaluate?namespace=$NS&pod=$POD&container=server&limit=${PROBE}m" >"$E2E_OUT/probe-evaluate.json"
 bin/throttlelab advise --prometheus "http://127.0.0.1:$PROM" -n $NS | tee "$E2E_OUT/advice.txt"
 
+# The kubectl plugin: the release's krew archive unpacked and linked as krew
+# links it (kubectl-throttlelab), run through the host's kubectl: the same
+# advice, and the resize as a server-side dry run.
+mkdir -p "$work/plugins"
+tar xzf "$work/krew-amd64.tar.gz" -C "$work/plugins"
+ln -s throttlelab "$work/plugins/kubectl-throttlelab"
+say "kubectl throttlelab (the release's binary as a kubectl plugin)"
+PATH="$work/plugins:$PATH" kubectl plugin list 2>/dev/null | grep -q "$work/plugins/kubectl-throttlelab" || { say "kubectl plugin list does not show kubectl-throttlelab" >&2; exit 1; }
+{
+	PATH="$work/plugins:$PATH" kubectl throttlelab version &&
+		PATH="$work/plugins:$PATH" kubectl throttlelab advise --agent "http://127.0.0.1:$AGENT" &&
+		PATH="$work/plugins:$PATH" kubectl throttlelab advise --prometheus "http://127.0.0.1:$PROM" -n $NS --apply --kubeconfig "$KC"
+} >"$E2E_OUT/plugin.txt" 2>&1 || { cat "$E2E_OUT/plugin.txt" >&2; say "kubectl throttlelab failed" >&2; exit 1; }
+cat "$E2E_OUT/plugin.txt"
+grep -q '^throttlelab v0.0.0-e2e ' "$E2E_OUT/plugin.txt" || { say "kubectl throttlelab version is not the release's" >&2; exit 1; }
+
 say "applying the advice in place"
 bin/throttlelab advise --prometheus "http://127.0.0.1:$PROM" -n $NS --apply --yes --kubeconfig "$KC" 2>&1 | tee "$E2E_OUT/apply.txt"
 ADV=$(python3 -c '
@@ -193,8 +241,14 @@ say "the cgroup's limit is now $(quota)m (advised ${ADV}m); restarts: $($K -n $N
 sleep 10
 cp "$CG/cpu.stat" "$E2E_OUT/stat-after-start"
 say "measuring for ${MEASURE}s"
+# The burner's demand, unthrottled now, recorded at 10 ms from its cgroup on
+# the host (agent/testdata's rig demand comes from here).
+bin/throttlelab advise --cgroup "$CG" --duration "$((MEASURE - 5))s" --save-csv "$E2E_OUT/burner-usage.csv" -o json >"$E2E_OUT/burner-advise.json" 2>"$E2E_OUT/burner-advise.log" &
+recpid=$!
+pids="$recpid $pids"
 sleep "$MEASURE"
 cp "$CG/cpu.stat" "$E2E_OUT/stat-after-end"
+wait "$recpid" || say "recording the burner's demand failed (not judged): $(tail -1 "$E2E_OUT/burner-advise.log")"
 
 say "the probe: resizing in place to ${PROBE}m"
 $K -n $NS patch pod "$POD" --subresource resize --type strategic \

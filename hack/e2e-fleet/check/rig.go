@@ -29,13 +29,15 @@ func agentOnRig(prom, dashboard string) error {
 		}
 		return ss[0].Value, nil
 	}
-	var vals [5]float64
+	var vals [7]float64
 	for i, q := range []string{
 		`rate(process_cpu_seconds_total{job="throttlelab-agent"}[5m])`,
 		`max_over_time(process_resident_memory_bytes{job="throttlelab-agent"}[5m])`,
 		`increase(throttlelab_agent_samples_missed_total[5m]) / (increase(throttlelab_agent_samples_total[5m]) + increase(throttlelab_agent_samples_missed_total[5m]))`,
 		`throttlelab_agent_containers`,
 		`throttlelab_agent_new_containers_watched`,
+		`max_over_time(throttlelab_agent_hot_containers[5m])`,
+		`min_over_time(throttlelab_agent_hot_containers[5m])`,
 	} {
 		v, err := one(q)
 		if err != nil {
@@ -43,8 +45,8 @@ func agentOnRig(prom, dashboard string) error {
 		}
 		vals[i] = v
 	}
-	fmt.Printf("the agent over the last 5 min: %.4f cores (%.2f%% of one), %.0f MiB resident at most, %.2f%% of its samples missed, %.0f containers, new ones watched: %v\n",
-		vals[0], 100*vals[0], vals[1]/(1<<20), 100*vals[2], vals[3], vals[4] == 1)
+	fmt.Printf("the agent over the last 5 min: %.4f cores (%.2f%% of one), %.0f MiB resident at most, %.2f%% of its samples missed, %.0f containers, new ones watched: %v, hot (read every 10 ms) %.0f to %.0f\n",
+		vals[0], 100*vals[0], vals[1]/(1<<20), 100*vals[2], vals[3], vals[4] == 1, vals[6], vals[5])
 	b, err := os.ReadFile(dashboard)
 	if err != nil {
 		return err
