@@ -79,13 +79,22 @@ export HELM_CACHE_HOME="$work/helm/cache" HELM_CONFIG_HOME="$work/helm/config" H
 H="$HELM --kubeconfig $KC"
 # The chart with its default values, as a cluster would take it, validated
 # by the rig's API server (server-side dry run: schema, defaults, Pod
-# Security admission). A dry run makes no namespace, so the namespaced
-# objects are dry-run again once the install has made it.
+# Security admission), and again with the dashboard's ConfigMap. A dry run
+# makes no namespace, so the namespaced objects need one that exists: the
+# one value changed is the namespace's name, made for the dry runs and
+# deleted after them (PodMonitor, ServiceMonitor and PrometheusRule need the
+# Prometheus Operator's CRDs, which the rig has not).
 say "server-side dry run of the chart with its default values"
-"$HELM" template throttlelab-agent "$work/chart.tgz" >"$work/agent-default.yaml"
-"$HELM" template throttlelab-agent "$work/chart.tgz" --set dashboard.enabled=true >"$work/agent-dashboard.yaml"
-$K apply -f "$work/agent-default.yaml" --dry-run=server >"$E2E_OUT/dry-run.txt" 2>&1 || true
-grep -q 'namespace/throttlelab-agent created (server dry run)' "$E2E_OUT/dry-run.txt" || { say "the dry run of the chart's Namespace failed:" >&2; cat "$E2E_OUT/dry-run.txt" >&2; exit 1; }
+$K create namespace throttlelab-dryrun >/dev/null
+: >"$E2E_OUT/dry-run.txt"
+for set in namespace.name=throttlelab-dryrun namespace.name=throttlelab-dryrun,dashboard.enabled=true; do
+	"$HELM" template throttlelab-agent "$work/chart.tgz" --set "$set" >"$work/agent-dry.yaml"
+	echo "# helm template --set $set | kubectl apply --dry-run=server" >>"$E2E_OUT/dry-run.txt"
+	$K apply -f "$work/agent-dry.yaml" --dry-run=server >>"$E2E_OUT/dry-run.txt" 2>&1 || { cat "$E2E_OUT/dry-run.txt" >&2; exit 1; }
+done
+$K delete namespace throttlelab-dryrun --wait=false >/dev/null
+cat "$E2E_OUT/dry-run.txt"
+grep -q 'daemonset.apps/throttlelab-agent created (server dry run)' "$E2E_OUT/dry-run.txt" && grep -q 'configmap/throttlelab-agent-dashboard created (server dry run)' "$E2E_OUT/dry-run.txt" || { say "the dry run did not cover the DaemonSet and the dashboard" >&2; exit 1; }
 # The post-renderer: the rig's changes, made by helm install to what the
 # chart renders: host network (port and probe on loopback: the rig has no
 # network plugin), and the API server where it listens (no kube-proxy, so no
@@ -108,12 +117,6 @@ $H install throttlelab-agent "$work/chart.tgz" --namespace default --post-render
 	--set "args={--listen=127.0.0.1:$AGENT,--window=10m,--block=1m,--chunk=20s}" >"$E2E_OUT/helm-install.txt" 2>&1 || { cat "$E2E_OUT/helm-install.txt" >&2; exit 1; }
 grep -q 'hostNetwork: true' "$work/agent-rig.yaml" && grep -q KUBERNETES_SERVICE_HOST "$work/agent-rig.yaml" && grep -q "containerPort: $AGENT" "$work/agent-rig.yaml" && grep -q 'host: 127.0.0.1' "$work/agent-rig.yaml" || { say "the chart's agent changed shape: no place for hostNetwork or the API server's address" >&2; exit 1; }
 $H list --namespace default | tee "$E2E_OUT/helm-list.txt"
-# The namespace exists now: every object of the chart (and its dashboard
-# ConfigMap), dry run on the server. PodMonitor, ServiceMonitor and
-# PrometheusRule need the Prometheus Operator's CRDs, which the rig has not.
-$K apply -f "$work/agent-dashboard.yaml" --dry-run=server >>"$E2E_OUT/dry-run.txt" 2>&1 || { cat "$E2E_OUT/dry-run.txt" >&2; exit 1; }
-cat "$E2E_OUT/dry-run.txt"
-grep -q 'daemonset.apps/throttlelab-agent .*(server dry run)' "$E2E_OUT/dry-run.txt" && grep -q 'configmap/throttlelab-agent-dashboard .*(server dry run)' "$E2E_OUT/dry-run.txt" || { say "the dry run did not cover the DaemonSet and the dashboard" >&2; exit 1; }
 
 # --- the workload --------------------------------------------------------------
 cat >"$work/burner.yaml" <<YAML
