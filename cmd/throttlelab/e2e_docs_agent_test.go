@@ -22,7 +22,8 @@ import (
 // port must be the one the agent listens on by default (a copied example
 // must not get connection refused), and the command, with the URL's host
 // and port pointed at the local agent, must succeed. The agent URLs in
-// advise's and check's --help are held to the same port.
+// advise's and check's --help are held to the same port, and their example
+// commands with --agent run the same way.
 func TestDocAgentURLs(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -72,8 +73,10 @@ func TestDocAgentURLs(t *testing.T) {
 		t.Error("no --agent URL in the docs: docs/fleet-advice.md shows advise --agent; is the extraction broken?")
 	}
 
-	// The help's examples.
+	// The help's examples: every URL on the agent's port, and every example
+	// command with --agent run against the local agent as the docs' are.
 	urlRE := regexp.MustCompile(`--agent[ =](https?://[^ \n]+)`)
+	helpRan := 0
 	for _, sub := range []string{"advise", "check"} {
 		out, err := exec.Command(binary, sub, "--help").CombinedOutput()
 		if err != nil {
@@ -85,6 +88,35 @@ func TestDocAgentURLs(t *testing.T) {
 				t.Errorf("%s --help shows --agent %s: the agent listens on :%s", sub, m[1], want)
 			}
 		}
+		for _, line := range strings.Split(string(out), "\n") {
+			words := strings.Fields(line)
+			if len(words) < 2 || words[0] != "throttlelab" || words[1] != sub || strings.ContainsAny(line, "|$'\"") {
+				continue
+			}
+			at, prefix := agentArg(words)
+			if at < 0 {
+				continue
+			}
+			u, err := url.Parse(strings.TrimPrefix(words[at], prefix))
+			if err != nil || u.Host == "" {
+				t.Errorf("%s --help: %s: --agent %q is no base URL", sub, line, words[at])
+				continue
+			}
+			args := append([]string(nil), words[1:]...)
+			args[at-1] = prefix + local + u.Path
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			cmd := exec.CommandContext(ctx, binary, args...)
+			cmd.Dir = root
+			out, err := cmd.CombinedOutput()
+			cancel()
+			if err != nil {
+				t.Errorf("%s --help: %s (against %s): %v\n%s", sub, strings.TrimSpace(line), local, err, tail(string(out), 20))
+			}
+			helpRan++
+		}
+	}
+	if helpRan == 0 {
+		t.Error("no example with --agent in advise's or check's --help ran: advise --help shows advise --agent; is the extraction broken?")
 	}
 	out, err := exec.Command(binary, "advise", "--help").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), ":"+want) {
