@@ -47,6 +47,7 @@ func TestHostileSpecs(t *testing.T) {
 		{"period 0", "limit: 500m", "period: 0", "h.yaml:13: spec.configs[0].cpu.period: 0s: want 1ms to 1s (leave it out for 100ms)"},
 		{"negative period", "limit: 500m", "period: -100ms", "h.yaml:13: spec.configs[0].cpu.period: period -100ms: want 1ms to 1s"},
 		{"period too long", "limit: 500m", "period: 2s", "period 2s: want 1ms to 1s"},
+		{"burst in millicores", "limit: 500m", "limit: 500m\n        burst: 900m", "h.yaml:14: spec.configs[0].cpu.burst: burst 15h0m0s: a suffix m means minutes here, not millicores: the burst is a duration such as 20ms"},
 		{"period in nanoseconds", "limit: 500m", "period: 1500500ns", "period 1.5005ms: want whole microseconds"},
 		{"negative burst", "limit: 500m", "limit: 500m\n        burst: -1ms", "spec.configs[0].cpu.burst: burst -1ms: must not be negative"},
 		{"zero limit", "limit: 500m", "limit: 0", "spec.configs[0].cpu.limit: 0 is no limit to the kubelet"},

@@ -333,6 +333,10 @@ func (c CPU) Kube() (cgroup.KubeCPU, error) {
 		max  time.Duration
 	}{{"period", c.Period.Duration, time.Second}, {"burst", c.Burst.Duration, units.MaxCPUs * time.Second}} {
 		if err := units.CheckDuration(d.name, d.d, 0, d.max); err != nil {
+			if d.d >= time.Minute && d.d%time.Minute == 0 {
+				// "900m" is millicores as a limit but minutes as a duration.
+				return k, &fieldError{d.name, fmt.Sprintf("%s %s: a suffix m means minutes here, not millicores: the %s is a duration such as 20ms", d.name, d.d, d.name)}
+			}
 			return k, &fieldError{d.name, err.Error()}
 		}
 		if d.d%time.Microsecond != 0 {
