@@ -21,6 +21,12 @@ import (
 // and calls Refill's bookkeeping as Replay does, so nr_periods and
 // nr_throttled come out as Replay counts them.
 //
+// Most periods need less: a setting steps over a block of periods that
+// each serve their work on arrival (the busiest well under the quota,
+// nothing waiting, the timer settled) or that each end throttled (so much
+// waits that every period serves its whole pool), with the block's sums;
+// and the slack of a period is only walked when the pool could reach it.
+//
 // Replay's floats carry tiny residues (a catch-up that leaves under Eps of
 // backlog forgives it; sums of partial takes round), so a decision that
 // lies within a margin of its threshold cannot be taken from the sums
@@ -47,50 +53,34 @@ const (
 	ladderRel    = 1e-12
 )
 
+// fineMargin is the margin (ns) of the fast path's test while the pool is
+// Replay's up to rounding (nothing waits, and since its last refill to the
+// cap every period took the fast path, which takes as Replay does): far
+// above the rounding of sums of ns up to 1e12, and far below ladderMargin,
+// which a day of period sums crosses now and then (one period within 4 ns
+// of its quota left a whole setting to Replay).
+const fineMargin = 1e-3
+
 // CountLadder counts the periods and throttled periods of every setting at
 // ps's phase in one pass over the period sums: what Replay's Stat would
 // say, without its per-sample walk. Bursts, throttled time and delays need
 // Replay.
 func (ps *Periods) CountLadder(settings []Setting) []Count {
 	out := make([]Count, len(settings))
-	d := ps.d
 	// caps[c] is, for each period, what its samples allow c CPUs to serve
-	// of the work waiting at its start and arriving in it: cap.room, and
-	// cap.left the work that still waits at its end however little waited
-	// at its start. Use as sampled is served as it comes, and waiting work
-	// catches up beside it on what it leaves of c (while use runs faster
-	// than c, waiting work waits on): room is w plus that slack, left 0.
-	// Arrivals (Demand.Arrivals) queue for c CPUs: room is c times the
-	// period, left the queue a period starting empty ends with.
-	caps := map[float64][]capacity{}
-	capsOf := func(c float64) []capacity {
-		if cs, ok := caps[c]; ok {
-			return cs
+	// of the work waiting at its start and arriving in it (capAt), taken
+	// when a setting first needs it: a period every setting serves on
+	// arrival needs none.
+	caps := map[float64]*capTable{}
+	capsOf := func(c float64) *capTable {
+		if t, ok := caps[c]; ok {
+			return t
 		}
-		cs := make([]capacity, len(ps.Work))
-		for k := range ps.Work {
-			tick0 := ps.Start + time.Duration(k)*ps.Period
-			tick1 := tick0 + ps.Period
-			var slack, q float64
-			for i := int(ps.firstIx[k]); i <= int(ps.firstIx[k+1]) && i < len(d.At); i++ {
-				a, b := max(d.At[i-1], tick0, 0), min(d.At[i], tick1)
-				if b <= a {
-					continue
-				}
-				r := float64(d.Usage[i]-d.Usage[i-1]) / float64(d.At[i]-d.At[i-1])
-				if r < c {
-					slack += (c - r) * float64(b-a)
-				}
-				q = max(0, q+(r-c)*float64(b-a))
-			}
-			cs[k] = capacity{room: ps.Work[k] + slack}
-			if d.Arrivals {
-				cs[k] = capacity{room: c * float64(min(tick1, d.At[len(d.At)-1])-max(tick0, 0)), left: q}
-			}
-		}
-		caps[c] = cs
-		return cs
+		t := &capTable{ps: ps, c: c, cs: make([]capacity, len(ps.Work)), done: make([]bool, len(ps.Work))}
+		caps[c] = t
+		return t
 	}
+	ps.blocks()
 	// A quota that covers the busiest period never leaves Replay's fast
 	// path: every such setting counts as the first one does.
 	maxW := 0.0
@@ -116,11 +106,93 @@ func (ps *Periods) CountLadder(settings []Setting) []Count {
 }
 
 // capacity is what one period can serve of waiting and arriving work (see
-// CountLadder's caps).
+// capAt).
 type capacity struct{ room, left float64 }
 
+// capTable is each period's capacity for c CPUs, taken when first needed.
+type capTable struct {
+	ps   *Periods
+	c    float64
+	cs   []capacity
+	done []bool
+}
+
+// at returns period k's capacity.
+func (t *capTable) at(k int) capacity {
+	if !t.done[k] {
+		t.cs[k], t.done[k] = t.ps.capAt(k, t.c), true
+	}
+	return t.cs[k]
+}
+
+// capAt is what period k's samples allow c CPUs to serve of the work
+// waiting at its start and arriving in it: room, and left the work that
+// still waits at its end however little waited at its start. Use as
+// sampled is served as it comes, and waiting work catches up beside it on
+// what it leaves of c (while use runs faster than c, waiting work waits
+// on): room is w plus that slack, left 0. Arrivals (Demand.Arrivals) queue
+// for c CPUs: room is c times the period, left the queue a period starting
+// empty ends with.
+func (ps *Periods) capAt(k int, c float64) capacity {
+	d := ps.d
+	tick0 := ps.Start + time.Duration(k)*ps.Period
+	tick1 := tick0 + ps.Period
+	var slack, q float64
+	for i := int(ps.firstIx[k]); i <= int(ps.firstIx[k+1]) && i < len(d.At); i++ {
+		a, b := max(d.At[i-1], tick0, 0), min(d.At[i], tick1)
+		if b <= a {
+			continue
+		}
+		r := float64(d.Usage[i]-d.Usage[i-1]) / float64(d.At[i]-d.At[i-1])
+		if r < c {
+			slack += (c - r) * float64(b-a)
+		}
+		q = max(0, q+(r-c)*float64(b-a))
+	}
+	if d.Arrivals {
+		return capacity{room: c * float64(min(tick1, d.At[len(d.At)-1])-max(tick0, 0)), left: q}
+	}
+	return capacity{room: ps.Work[k] + slack}
+}
+
+// skipBlock is how many periods the one pass may step over at once: a
+// block of periods each of which every setting whose quota lies well
+// above its busiest period serves on arrival.
+const skipBlock = 16
+
+// blockSums is what the one pass needs of a block of skipBlock periods to
+// step over it: its busiest period, how many of its periods the timer
+// counts when the group enters it settled (took[k] || took[k-1], took[k]
+// being work > 0 in period k), and its work.
+type blockSums struct {
+	maxW    float64
+	counted uint64
+	work    float64
+}
+
+// blocks sums ps's whole blocks of periods (once).
+func (ps *Periods) blocks() {
+	if ps.blockSums != nil {
+		return
+	}
+	n := len(ps.Work) / skipBlock
+	ps.blockSums = make([]blockSums, n)
+	for b := range n {
+		var bs blockSums
+		for k := b * skipBlock; k < (b+1)*skipBlock; k++ {
+			w := ps.Work[k]
+			bs.maxW = max(bs.maxW, w)
+			bs.work += w
+			if w > 0 || (k > 0 && ps.Work[k-1] > 0) {
+				bs.counted++
+			}
+		}
+		ps.blockSums[b] = bs
+	}
+}
+
 // count is CountLadder's pass for one setting.
-func (ps *Periods) count(s Setting, caps []capacity) Count {
+func (ps *Periods) count(s Setting, caps *capTable) Count {
 	var c Count
 	var (
 		backlog      float64
@@ -128,19 +200,84 @@ func (ps *Periods) count(s Setting, caps []capacity) Count {
 		pool         = float64(s.Quota)
 		quota, cap   = float64(s.Quota), float64(s.Quota + s.Burst)
 		active, idle bool
+		// fine: pool is Replay's up to float rounding, not up to the Eps
+		// a dry pool may keep (see below).
+		fine = true
+		// A block whose busiest period lies this far under the quota is
+		// served on arrival in every period, the pool starting each at the
+		// quota or more, by the tests below with ladderMargin (nothing
+		// waits) and rounding to spare.
+		skipBelow = quota - Eps - ladderMargin - 2*fineMargin
+		n         = len(ps.Work)
+		d         = ps.d
+		from, to  = max(0, d.At[0]), d.At[len(d.At)-1] // the span the samples cover
 	)
-	for k, w := range ps.Work {
+	for k := 0; k < n; {
+		// Step over a block that every period of serves on arrival, with
+		// nothing waiting, entered settled (the timer's state is what the
+		// period before's work alone makes it): the same counts, and the
+		// pool refilled as period by period, in one step. The pool only
+		// grows in such a block (no period takes more than the quota), so
+		// the cap, once reached, holds.
+		if k%skipBlock == 0 && backlog == 0 && k/skipBlock < len(ps.blockSums) && ps.blockSums[k/skipBlock].maxW <= skipBelow &&
+			((k > 0 && ps.Work[k-1] > 0 && active && idle) || ((k == 0 || ps.Work[k-1] <= 0) && !active)) {
+			bs := ps.blockSums[k/skipBlock]
+			c.Periods += bs.counted
+			if bs.counted > 0 {
+				pool = min(pool+float64(bs.counted)*quota-bs.work, cap)
+				fine = fine || s.Burst == 0
+			}
+			k += skipBlock
+			active, idle = ps.Work[k-1] > 0, true
+			continue
+		}
+		// Step over a block in which so much waits that every period ends
+		// throttled: each serves its pool, clear below what waits and below
+		// the room use as sampled leaves (Cores x span, see below), and the
+		// refill leaves the quota.
+		if k%skipBlock == 0 && backlog > 0 && k/skipBlock < len(ps.blockSums) && !d.Arrivals {
+			bs := ps.blockSums[k/skipBlock]
+			mb := max(m, ladderMargin+ladderRel*(backlog+bs.work)) // the margin over the block
+			tick0 := ps.Start + time.Duration(k)*ps.Period
+			if tick0 >= from && tick0+skipBlock*ps.Period <= to && max(pool, quota)+mb+1 <= s.Cores*float64(ps.Period) &&
+				backlog >= pool+skipBlock*quota+2*mb+1 {
+				c.Periods += skipBlock
+				c.ThrottledPeriods += skipBlock
+				backlog += bs.work - pool - (skipBlock-1)*quota
+				pool, m = quota, mb
+				active, idle, fine = true, false, s.Burst == 0
+				k += skipBlock
+				continue
+			}
+		}
+		w := ps.Work[k]
 		b, p := backlog, pool
 		throttled, took := false, false
-		if b != 0 && near(b, Eps, m) || near(w, p-Eps, m) {
+		// Whether the period takes Replay's fast path: with nothing waiting
+		// and the pool Replay's own, only rounding separates the two sides.
+		mw := m
+		if b == 0 && fine {
+			mw = fineMargin
+		}
+		// (With work waiting clear above Eps neither side takes the fast
+		// path, whatever w.)
+		if b != 0 && near(b, Eps, m) || b == 0 && near(w, p-Eps, mw) {
 			return Count{}
 		}
 		if b <= Eps && w <= p-Eps {
-			// Replay's fast path: served on arrival.
+			// Replay's fast path: served on arrival, as Replay takes it.
 			took = w > 0
 			pool = p - w
 		} else {
-			bw, ct := b+w-caps[k].left, caps[k].room
+			fine = false
+			bw, ct := b+w, math.Inf(1)
+			// Use as sampled leaves room of at least Cores x span (it
+			// serves w, and its slack is what it leaves of Cores): a pool
+			// clear below that for a whole period never meets it.
+			if tick0 := ps.Start + time.Duration(k)*ps.Period; d.Arrivals || p+m+1 > s.Cores*float64(ps.Period) || tick0 < from || tick0+ps.Period > to {
+				cp := caps.at(k)
+				bw, ct = b+w-cp.left, cp.room
+			}
 			served := min(bw, ct, p)
 			// The smallest of the three must be clear of the others.
 			if (served != bw && near(served, bw, m)) || (served != ct && near(served, ct, m)) || (served != p && near(served, p, m)) {
@@ -162,6 +299,11 @@ func (ps *Periods) count(s Setting, caps []capacity) Count {
 		if active {
 			// Bandwidth.Refill's bookkeeping.
 			c.Periods++
+			// A pool refilled to its cap is Replay's again: without burst
+			// Replay's pool ends a period at no less than rounding below 0,
+			// and with burst one refilled above the cap by more than the
+			// margin is capped on both sides.
+			fine = fine || s.Burst == 0 || pool+quota >= cap+m
 			pool = min(pool+quota, cap)
 			switch {
 			case idle && !throttled:
@@ -173,10 +315,11 @@ func (ps *Periods) count(s Setting, caps []capacity) Count {
 				idle = false
 			}
 		}
+		k++
 	}
 	c.Exact = true
 	return c
 }
 
 // near reports whether a and b lie within m of each other.
-func near(a, b, m float64) bool { return math.Abs(a-b) < m }
+func near(a, b, m float64) bool { return a-b < m && b-a < m }

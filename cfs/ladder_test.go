@@ -35,6 +35,29 @@ func bursty(seed uint64, span time.Duration, cores int, p float64) *Demand {
 	return d
 }
 
+// quantized is span of samples exactly 10 ms apart of work in whole
+// microseconds: 5 ms bursts on each of cores CPUs with probability 0.6 per
+// sample, over a trickle.
+func quantized(seed uint64, span time.Duration, cores int) *Demand {
+	rng := rand.New(rand.NewPCG(seed, 13))
+	var at, usage []time.Duration
+	var u time.Duration
+	for t := time.Duration(0); t <= span; t += 10 * time.Millisecond {
+		if t > 0 {
+			for range cores {
+				if rng.Float64() < 0.6 {
+					u += 5 * time.Millisecond
+				}
+			}
+			u += time.Duration(rng.IntN(100)) * time.Microsecond
+		}
+		at, usage = append(at, t), append(usage, u)
+	}
+	d := FromSamples(at, usage)
+	d.Cores = cores
+	return d
+}
+
 // recorded reads the recorded demand of advise's testdata (a program that
 // changes regime halfway, sampled live at 10 ms).
 func recorded(t testing.TB) *Demand {
@@ -80,6 +103,14 @@ func TestCountLadderMatchesReplay(t *testing.T) {
 		period time.Duration
 	}
 	cases := []tc{{"recorded two-regime", recorded(t), 100 * time.Millisecond}}
+	for seed := range uint64(4) {
+		// Quantized: samples exactly 10 ms apart with work in whole us, so
+		// that period sums land exactly on quotas (whole us) and a hair
+		// from the fast path's threshold, where the one pass decides
+		// without a margin.
+		q := quantized(seed, ladderSpan, 1+int(seed%2))
+		cases = append(cases, tc{"quantized " + strconv.FormatUint(seed, 10), q, 100 * time.Millisecond})
+	}
 	for seed := range uint64(ladderSeeds) {
 		cores := 1 + int(seed%3)
 		period := []time.Duration{100 * time.Millisecond, 50 * time.Millisecond, 250 * time.Millisecond}[seed%3]

@@ -39,6 +39,9 @@ type Periods struct {
 	Work    []float64
 	d       *Demand
 	firstIx []int32 // index i of the first sample with At[i] > tick k
+	// blockSums sums whole blocks of periods for CountLadder (nil until
+	// it needs them).
+	blockSums []blockSums
 }
 
 // Cut cuts d at the ticks phase + k*period. d must pass Check.
