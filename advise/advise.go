@@ -61,6 +61,15 @@ type Request struct {
 	// is evaluated without burst and with a burst equal to the limit.
 	GridSize int
 	Target   Target
+	// AllDelays replays every point in full. By default only the band is:
+	// the points the advice shows or decides on with their delays (the rows
+	// around the knee, the recommendation without and with burst, the
+	// coarse recommenders' limits). Every other point is counted in one pass
+	// over the period sums (Evaluation.CountsOnly): its periods, throttled
+	// periods and shares are exact, its throttled time, bursts and delays
+	// are not given. The recommendation is the same either way.
+	AllDelays bool
+	// Options tune the evaluations (Options.Full is Advise's own).
 	Options
 }
 
@@ -227,10 +236,15 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 		}
 		widen += w
 	}
-	evs, be, blocks, higher, err := evaluateBlocks(d, points, req.Options, widen)
+	w, err := newWindows(d, points, req.Options, widen)
 	if err != nil {
 		return nil, err
 	}
+	// Every point counted in one pass, or replayed in full (AllDelays).
+	if err := w.evaluate(w.all(), req.AllDelays); err != nil {
+		return nil, err
+	}
+	evs := w.evs
 	sampled.DurationSeconds = d.Duration().Seconds()
 	sampled.Samples = len(d.At)
 	sampled.ExcludedSeconds = d.Excluded.Seconds()
@@ -261,9 +275,65 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 			widenBy(evs, audit.Error)
 		}
 	}
-	ev := &Evaluated{Audit: audit, Evaluations: evs, Blocks: be, BlockDemands: blockDemands(blocks), Higher: higher, Baselines: baselines,
+	ev := &Evaluated{Audit: audit, Evaluations: evs, Blocks: w.be, BlockDemands: blockDemands(w.blocks), Higher: w.higher, Baselines: baselines,
 		Period: req.Periods[0], Sampled: sampled, Rebuilt: d.Moved > 0, Moved: d.Moved, Capped: d.Capped, Widened: widen, Warnings: append(slices.Clone(d.Warnings), movesWarnings(movesOf(d), d.Duration())...)}
-	return Decide(ev, req.Target), nil
+	a := Decide(ev, req.Target)
+	// The band: replay in full, in every window, the points the advice
+	// shows or decides on with their delays, and decide again, until it
+	// rests on no point only counted. A point only counted has no delays,
+	// so it meets a delay budget as far as Decide can tell: the advice can
+	// only move up to points replayed, never past one that meets the target.
+	for {
+		need := missing(band(a), w.full)
+		if len(need) == 0 {
+			return a, nil
+		}
+		if err := w.evaluate(need, true); err != nil {
+			return nil, err
+		}
+		if audit != nil {
+			widenBy(evs, audit.Error)
+		}
+		a = Decide(ev, req.Target)
+	}
+}
+
+// band returns the indices of a's evaluations that its text and its
+// decision rest on with delays: the rows around the knee (kneeRows), the
+// recommendation without and with burst (the largest limit when none meets
+// the target), and the smallest limit meeting the target over the whole
+// window. The coarse recommenders' limits are not in it: they usually lie
+// far below the knee, where a replay costs most (the queue of work waiting
+// grows without end), and their throttled share says what they would cause;
+// their delays are given where they fall in the band.
+func band(a *Advice) []int {
+	var out []int
+	per := a.Recommendation.Point().Period
+	for i, show := range kneeRows(a) {
+		e := a.Evaluations[i]
+		at := func(limit, burst int64) bool {
+			return limit > 0 && e.LimitMilli == limit && e.BurstMilli == burst && e.Point().Period == per
+		}
+		in := show || at(a.Recommendation.LimitMilli, 0) || at(a.Window.WholeWindowLimitMilli, 0)
+		if wb := a.Recommendation.WithBurst; wb != nil {
+			in = in || e.Point() == wb.Point()
+		}
+		if in {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// missing returns the indices of ix whose point is not replayed in full.
+func missing(ix []int, full []bool) []int {
+	var out []int
+	for _, i := range ix {
+		if !full[i] {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // Evaluated is demand already replayed through the quota model: what the

@@ -1,9 +1,12 @@
 package advise_test
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,4 +107,94 @@ func TestEvaluateBand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAdviseBand checks Advise's default (the band replayed in full, the
+// rest counted) against AllDelays (every point replayed, today's path) on
+// recorded and random demand, with a throttling target and with a delay
+// budget: the same recommendation, window and baselines; every point
+// replayed is the same evaluation, and every point counted has the same
+// counts, shares and throttled-share interval; the rows the text shows
+// are replayed.
+func TestAdviseBand(t *testing.T) {
+	fh, err := os.Open("testdata/two-regime.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := demand.ReadCSV(fh)
+	fh.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	demands := map[string]*advise.Demand{"recorded two-regime": rec}
+	for seed := range uint64(4) {
+		demands["random "+strconv.FormatUint(seed, 10)] = randomDemand(seed, 90*time.Second, 1+int(seed%2))
+	}
+	targets := []advise.Target{{}, {MaxThrottled: 0.01}, {MaxDelay: 2 * time.Millisecond}, {MaxThrottled: 0.2, MaxDelay: 20 * time.Millisecond}}
+	for name, d := range demands {
+		for _, tg := range targets {
+			t.Run(fmt.Sprintf("%s %v %v", name, tg.MaxThrottled, tg.MaxDelay), func(t *testing.T) {
+				req := advise.Request{Target: tg, Periods: []time.Duration{100 * time.Millisecond, 50 * time.Millisecond}}
+				got, err := advise.Advise(d, req, advise.Sampled{Source: name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				req.AllDelays = true
+				ref, err := advise.Advise(d, req, advise.Sampled{Source: name})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got.Recommendation, ref.Recommendation) {
+					t.Errorf("recommendation %+v, every point replayed %+v", got.Recommendation, ref.Recommendation)
+				}
+				if !reflect.DeepEqual(got.Window, ref.Window) || !reflect.DeepEqual(got.Warnings, ref.Warnings) {
+					t.Errorf("window or warnings differ from every point replayed")
+				}
+				for i, b := range got.Baselines {
+					r := ref.Baselines[i]
+					if b.Name != r.Name || (b.Evaluation == nil) != (r.Evaluation == nil) ||
+						(b.Evaluation != nil && (b.Point() != r.Point() || b.ThrottledRatio != r.ThrottledRatio)) {
+						t.Errorf("baseline %+v, every point replayed %+v", b, r)
+					}
+				}
+				counted := 0
+				for i, e := range got.Evaluations {
+					r := ref.Evaluations[i]
+					if !e.CountsOnly {
+						if !reflect.DeepEqual(e, r) {
+							t.Errorf("%s replayed: %+v, every point replayed %+v", e.Point(), e, r)
+						}
+						continue
+					}
+					counted++
+					if e.Periods != r.Periods || e.ThrottledPeriods != r.ThrottledPeriods || e.ThrottledRatio != r.ThrottledRatio ||
+						e.ThrottledRatioWorst != r.ThrottledRatioWorst || e.ThrottledRatioBest != r.ThrottledRatioBest ||
+						*e.ThrottledRatioRange != *r.ThrottledRatioRange || e.DelayP99MsRange != nil {
+						t.Errorf("%s counted: %+v, every point replayed %+v", e.Point(), e, r)
+					}
+				}
+				if counted == 0 {
+					t.Logf("no point only counted")
+				}
+				var text strings.Builder
+				if err := advise.WriteText(&text, got); err != nil {
+					t.Fatal(err)
+				}
+				var refText strings.Builder
+				if err := advise.WriteText(&refText, ref); err != nil {
+					t.Fatal(err)
+				}
+				if text, refText := baselinesCut(text.String()), baselinesCut(refText.String()); text != refText {
+					t.Errorf("the text differs from every point replayed:\n%s\nevery point replayed:\n%s", text, refText)
+				}
+			})
+		}
+	}
+}
+
+// baselinesCut is an advice's text without its baselines' table, whose
+// delays are given only for limits in the band.
+func baselinesCut(text string) string {
+	head, _, _ := strings.Cut(text, "What coarse recommenders would set")
+	return head
 }

@@ -114,60 +114,148 @@ type blockEvals [][]Evaluation // [block][point]
 // sets every evaluation's ranges: the spread of the block estimates, widened
 // by Tolerance when why is not empty or there is one block. cores is the
 // whole window's parallelism bound (a block replays on the same CPUs).
+// Every point is replayed in full.
 func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evaluation, blockEvals, []*Demand, []Evaluation, error) {
-	d = d.Pinned()
-	evs, err := Evaluate(d, points, o)
+	w, err := newWindows(d, points, o, widen)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	blocks := splitBlocks(d, blockCount(d.Duration()))
+	if err := w.evaluate(w.all(), true); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return w.evs, w.be, w.blocks, w.higher, nil
+}
+
+// windows is what the intervals are evaluated over: the whole window, its
+// time blocks, the whole window with its use scaled lower and higher (the
+// level), and the slice bound (nil where not needed). Every point is
+// evaluated in every one of them alike: counted in one pass (CountsOnly),
+// or replayed in full.
+type windows struct {
+	points                    []Point
+	o                         Options
+	widen                     string
+	d                         *Demand
+	blocks                    []*Demand
+	lowerD, higherD           *Demand
+	bounded                   bool // the slice bound is evaluated
+	evs, bound, lower, higher []Evaluation
+	be                        blockEvals
+	// full[i] says point i was replayed in full in every window.
+	full []bool
+}
+
+// newWindows cuts d into its windows; nothing is evaluated yet.
+func newWindows(d *Demand, points []Point, o Options, widen string) (*windows, error) {
+	d = d.Pinned()
+	w := &windows{points: points, o: o, widen: widen, d: d, blocks: splitBlocks(d, blockCount(d.Duration())), full: make([]bool, len(points))}
 	minPeriod := time.Duration(math.MaxInt64)
 	for _, p := range points {
 		minPeriod = min(minPeriod, p.Period)
+	}
+	if len(w.blocks) > 1 {
+		for b, sub := range w.blocks {
+			if sub.Duration() < minPeriod {
+				return nil, fmt.Errorf("block %d spans %s, less than a period", b+1, sub.Duration())
+			}
+		}
 	}
 	// The slice bound: the same points with the runtime other CPUs' slices
 	// can hold taken out of the quota. It only differs on a group that runs
 	// on more than one CPU, and is only needed where the samples carry no
 	// per-CPU split: with one, Evaluate replays the slices themselves.
-	var bound []Evaluation
-	if d.Bound() > 1 && d.Split() == nil {
-		so := o
-		so.stranded = true
-		if bound, err = Evaluate(d, points, so); err != nil {
-			return nil, nil, nil, nil, err
-		}
-	}
+	w.bounded = d.Bound() > 1 && d.Split() == nil
 	// The level: the whole window replayed with its use LevelSpread lower
 	// and higher (the blocks show the level's changes within the window),
 	// or by half its swing where the level moved (movesOf).
 	spread := movesOf(d).Spread
-	lower, err := Evaluate(scaled(d, 1-spread), points, o)
-	if err != nil {
-		return nil, nil, nil, nil, err
+	w.lowerD, w.higherD = scaled(d, 1-spread), scaled(d, 1+spread)
+	n := len(points)
+	w.evs, w.lower, w.higher = make([]Evaluation, n), make([]Evaluation, n), make([]Evaluation, n)
+	if w.bounded {
+		w.bound = make([]Evaluation, n)
 	}
-	higher, err := Evaluate(scaled(d, 1+spread), points, o)
-	if err != nil {
-		return nil, nil, nil, nil, err
+	w.be = make(blockEvals, len(w.blocks))
+	if len(w.blocks) > 1 {
+		for b := range w.be {
+			w.be[b] = make([]Evaluation, n)
+		}
 	}
-	be := make(blockEvals, len(blocks))
-	if len(blocks) > 1 {
-		for b, sub := range blocks {
-			if sub.Duration() < minPeriod {
-				return nil, nil, nil, nil, fmt.Errorf("block %d spans %s, less than a period", b+1, sub.Duration())
+	return w, nil
+}
+
+// evaluate evaluates the points ix (in ascending order) in every window:
+// replayed in full when full is set, else counted in one pass
+// (cfs.CountLadder; a point whose count the pass cannot take exactly is
+// replayed). Then it sets every point's intervals anew.
+func (w *windows) evaluate(ix []int, full bool) error {
+	if len(ix) == 0 {
+		return nil
+	}
+	pts := make([]Point, len(ix))
+	for k, i := range ix {
+		pts[k] = w.points[i]
+	}
+	o := w.o
+	o.Full = nil
+	if !full {
+		o.Full = func(int, Evaluation) bool { return false }
+	}
+	run := func(d *Demand, o Options, into []Evaluation, what string) error {
+		evs, err := Evaluate(d, pts, o)
+		if err != nil {
+			if what != "" {
+				return fmt.Errorf("%s: %w", what, err)
 			}
-			be[b], err = Evaluate(sub, points, o)
-			if err != nil {
-				return nil, nil, nil, nil, fmt.Errorf("block %d: %w", b+1, err)
+			return err
+		}
+		for k, i := range ix {
+			into[i] = evs[k]
+		}
+		return nil
+	}
+	if err := run(w.d, o, w.evs, ""); err != nil {
+		return err
+	}
+	if w.bounded {
+		so := o
+		so.stranded = true
+		if err := run(w.d, so, w.bound, ""); err != nil {
+			return err
+		}
+	}
+	if err := run(w.lowerD, o, w.lower, ""); err != nil {
+		return err
+	}
+	if err := run(w.higherD, o, w.higher, ""); err != nil {
+		return err
+	}
+	if len(w.blocks) > 1 {
+		for b, sub := range w.blocks {
+			if err := run(sub, o, w.be[b], fmt.Sprintf("block %d", b+1)); err != nil {
+				return err
 			}
 		}
 	}
-	for i := range evs {
-		e := &evs[i]
+	for _, i := range ix {
+		w.full[i] = full || !w.evs[i].CountsOnly
+	}
+	w.ranges()
+	return nil
+}
+
+// ranges sets every evaluation's intervals: the spread of the block
+// estimates and of the level's, up to the slice bound, widened by
+// Tolerance when the windows say why or there is one block. A point only
+// counted has no delay interval.
+func (w *windows) ranges() {
+	for i := range w.evs {
+		e := &w.evs[i]
 		thr, del := Range{e.ThrottledRatio, e.ThrottledRatio}, Range{e.DelayP99Ms, e.DelayP99Ms}
-		if len(blocks) > 1 {
+		if len(w.blocks) > 1 {
 			thr, del = Range{math.Inf(1), math.Inf(-1)}, Range{math.Inf(1), math.Inf(-1)}
-			for b := range be {
-				x := be[b][i]
+			for b := range w.be {
+				x := w.be[b][i]
 				thr = Range{min(thr[0], x.ThrottledRatio), max(thr[1], x.ThrottledRatio)}
 				del = Range{min(del[0], x.DelayP99Ms), max(del[1], x.DelayP99Ms)}
 			}
@@ -175,21 +263,32 @@ func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evalu
 			thr = Range{min(thr[0], e.ThrottledRatio), max(thr[1], e.ThrottledRatio)}
 			del = Range{min(del[0], e.DelayP99Ms), max(del[1], e.DelayP99Ms)}
 		}
-		lo, hi := lower[i], higher[i]
+		lo, hi := w.lower[i], w.higher[i]
 		thr = Range{min(thr[0], lo.ThrottledRatio, hi.ThrottledRatio), max(thr[1], lo.ThrottledRatio, hi.ThrottledRatio)}
 		del = Range{min(del[0], lo.DelayP99Ms, hi.DelayP99Ms), max(del[1], lo.DelayP99Ms, hi.DelayP99Ms)}
-		if bound != nil {
-			e.ThrottledRatioSliceBound = &bound[i].ThrottledRatio
-			thr[1] = max(thr[1], bound[i].ThrottledRatio)
-			del[1] = max(del[1], bound[i].DelayP99Ms)
+		if w.bound != nil {
+			e.ThrottledRatioSliceBound = &w.bound[i].ThrottledRatio
+			thr[1] = max(thr[1], w.bound[i].ThrottledRatio)
+			del[1] = max(del[1], w.bound[i].DelayP99Ms)
 		}
-		if widen != "" || len(blocks) == 1 {
+		if w.widen != "" || len(w.blocks) == 1 {
 			thr = Range{max(0, thr[0]-Tolerance(thr[0])), min(1, thr[1]+Tolerance(thr[1]))}
 			del = Range{del[0] * 0.7, del[1] * 1.3}
 		}
 		e.ThrottledRatioRange, e.DelayP99MsRange = &thr, &del
+		if !w.full[i] {
+			e.DelayP99MsRange = nil
+		}
 	}
-	return evs, be, blocks, higher, nil
+}
+
+// all is every point's index.
+func (w *windows) all() []int {
+	ix := make([]int, len(w.points))
+	for i := range ix {
+		ix[i] = i
+	}
+	return ix
 }
 
 // LevelSpread is how far the mean use of the next window may lie from the

@@ -156,9 +156,10 @@ type Options struct {
 	// counts and ratios set. The others keep those and are marked
 	// CountsOnly. Full is called in order of the points, from Evaluate's own
 	// goroutine. nil: every point is replayed. A point whose count the one
-	// pass cannot take exactly at some phase is replayed whatever Full says;
-	// so is every point of demand replayed with per-CPU slices (a split over
-	// several CPUs), which the one pass does not model.
+	// pass cannot take exactly at some phase is replayed at that phase for
+	// its counts (cfs.Count.Exact); every point of demand replayed with
+	// per-CPU slices (a split over several CPUs), which the one pass does
+	// not model, is replayed in full whatever Full says.
 	Full func(i int, counts Evaluation) bool
 
 	// stranded replays the quota less the runtime other CPUs can hold in
@@ -232,13 +233,11 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 		}
 	} else {
 		counts = countLadder(d, points, jobs, o, cores)
+		// A count the one pass could not take: replay the point at that
+		// phase for its counts.
+		fixCounts(d, points, jobs, counts, o, cores)
 		for i, p := range points {
-			exact := true
-			for j, jb := range jobs {
-				exact = exact && (jb.period != p.Period || counts[j][i].Exact)
-			}
-			// A count the one pass could not take: replay the point.
-			replay[i] = !exact || o.Full(i, countsOnly(pointEval(p), jobs, counts, i))
+			replay[i] = o.Full(i, countsOnly(pointEval(p), jobs, counts, i))
 		}
 	}
 	// results[j][i]: job j, point i (nil where the periods differ).
@@ -285,8 +284,13 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 			}
 		})
 	}
-	for j := range jobs {
-		next <- j
+	for j, jb := range jobs {
+		for i, p := range points {
+			if replay[i] && p.Period == jb.period {
+				next <- j // a job with something to replay
+				break
+			}
+		}
 	}
 	close(next)
 	wg.Wait()
@@ -306,6 +310,9 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 		n := 0
 		e.ThrottledRatioBest = 1
 		for j := range jobs {
+			if results[j] == nil {
+				continue // a job nothing was replayed at
+			}
 			r := results[j][i]
 			if r == nil {
 				continue
@@ -394,6 +401,48 @@ func countLadder(d *Demand, points []Point, jobs []job, o Options, cores float64
 	close(next)
 	wg.Wait()
 	return out
+}
+
+// fixCounts replays each point at each job where the one pass left its
+// count to Replay (Count.Exact false), and puts the replay's counts there.
+// A near tie at one phase costs that phase's replay, not the ten.
+func fixCounts(d *Demand, points []Point, jobs []job, counts [][]cfs.Count, o Options, cores float64) {
+	var todo []int
+	for j, jb := range jobs {
+		for i, p := range points {
+			if p.Period == jb.period && !counts[j][i].Exact {
+				todo = append(todo, j)
+				break
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(o.Workers, len(todo)) {
+		wg.Go(func() {
+			scratch := scratchPool.Get().(*cfs.Scratch)
+			defer scratchPool.Put(scratch)
+			h := newHist()
+			defer histPool.Put(h)
+			for j := range next {
+				jb := jobs[j]
+				ps := cfs.Cut(d, jb.period, jb.period*time.Duration(jb.phase)/time.Duration(o.Phases))
+				for i, p := range points {
+					if p.Period != jb.period || counts[j][i].Exact {
+						continue
+					}
+					*h = cfs.DelayHist{}
+					r := ps.Replay(cfs.Setting{Quota: o.quota(p, cores), Burst: p.Burst(), Cores: cores, WallClock: o.WallClock}, h, scratch)
+					counts[j][i] = cfs.Count{Periods: r.Stat.Periods, ThrottledPeriods: r.Stat.ThrottledPeriods, Exact: true}
+				}
+			}
+		})
+	}
+	for _, j := range todo {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
 }
 
 // countsOnly is e with point i's counts over the jobs (mean over the

@@ -93,7 +93,10 @@ func kneeRows(a *Advice) []bool {
 			e := a.Evaluations[i]
 			hi, dhi := e.ThrottledRatio, e.DelayP99Ms
 			if e.ThrottledRatioRange != nil {
-				hi, dhi = e.ThrottledRatioRange[1], e.DelayP99MsRange[1]
+				hi = e.ThrottledRatioRange[1]
+			}
+			if e.DelayP99MsRange != nil {
+				dhi = e.DelayP99MsRange[1]
 			}
 			if hi <= t.MaxThrottled && (t.MaxDelay <= 0 || dhi <= float64(t.MaxDelay)/1e6) {
 				knee = j
@@ -147,7 +150,7 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 		lostHead = "LOST s\t"
 	}
 	fmt.Fprintln(tw, "LIMIT\tBURST\tPERIOD\tTHROTTLED\t[low-high]\tWORST\tTHR s\tBURSTS\t"+lostHead+"DELAY p50\tp99\t[low-high]\tmax\t\t")
-	shown := 0
+	shown, counted := 0, 0
 	for i, e := range a.Evaluations {
 		if !all && !show[i] {
 			continue
@@ -175,6 +178,16 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 		if r := e.DelayP99MsRange; r != nil {
 			del = fmt.Sprintf("[%.1f-%.1f]", r[0], r[1])
 		}
+		if e.CountsOnly {
+			// Counted, not replayed: no throttled time, bursts or delays.
+			if s.WallClock {
+				lost = "-\t"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%dms\t%.1f%%\t%s\t%.1f%%\t-\t-\t%s-\t-\t\t-\t%s\t\n",
+				formatMilli(e.LimitMilli), burst, e.PeriodUsec/1000, 100*e.ThrottledRatio, thr, 100*e.ThrottledRatioWorst, lost, mark)
+			counted++
+			continue
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%dms\t%.1f%%\t%s\t%.1f%%\t%.2f\t%.0f\t%s%.1fms\t%.1fms\t%s\t%.1fms\t%s\t\n",
 			formatMilli(e.LimitMilli), burst, e.PeriodUsec/1000, 100*e.ThrottledRatio, thr, 100*e.ThrottledRatioWorst,
 			e.ThrottledSeconds, e.Bursts, lost, e.DelayP50Ms, e.DelayP99Ms, del, e.DelayMaxMs, mark)
@@ -182,6 +195,9 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 	tw.Flush()
 	if shown < len(a.Evaluations) {
 		fmt.Fprintf(&b, "(%d of %d rows, around the knee)\n", shown, len(a.Evaluations))
+	}
+	if counted > 0 {
+		fmt.Fprintf(&b, "(- : %d rows counted in one pass over the period sums, not replayed: exact throttled counts; throttled time, bursts and delays not given)\n", counted)
 	}
 
 	r := a.Recommendation
@@ -197,6 +213,7 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 	b.WriteString("\nWhat coarse recommenders would set from the same samples, and what it would cause:\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RECOMMENDER\tLIMIT\tTHROTTLED\tDELAY p99\tHOW")
+	countedBl := false
 	for _, bl := range a.Baselines {
 		if bl.Evaluation == nil {
 			fmt.Fprintf(tw, "%s\t-\t-\t-\t%s: missing, %s\n", bl.Name, bl.How, bl.Missing)
@@ -206,9 +223,17 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 		if bl.Windows > 0 {
 			how += fmt.Sprintf(" (over %d windows stepping 1 s)", bl.Windows)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%.1fms\t%s\n", bl.Name, formatMilli(bl.LimitMilli), 100*bl.ThrottledRatio, bl.DelayP99Ms, how)
+		delay := fmt.Sprintf("%.1fms", bl.DelayP99Ms)
+		if bl.CountsOnly {
+			delay = "-"
+			countedBl = true
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.1f%%\t%s\t%s\n", bl.Name, formatMilli(bl.LimitMilli), 100*bl.ThrottledRatio, delay, how)
 	}
 	tw.Flush()
+	if countedBl {
+		b.WriteString("(- : a limit away from the knee is counted in one pass over the period sums, not replayed: exact throttled share, no delays)\n")
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -55,11 +56,40 @@ func TestAdviseCSV(t *testing.T) {
 	if len(evs) == 0 {
 		t.Fatalf("no evaluations:\n%s", r.stdout)
 	}
+	counted := 0
 	for _, e := range evs {
-		has("an evaluation", e, point...)
+		// A point outside the band is counted, not replayed: it says so
+		// and has no throttled time or delays.
+		if c, _ := e.(map[string]any)["counts_only"].(bool); c {
+			counted++
+			has("an evaluation only counted", e, point[:4]...)
+			for _, k := range point[4:] {
+				if _, ok := e.(map[string]any)[k]; ok {
+					t.Errorf("an evaluation only counted has %q", k)
+				}
+			}
+		} else {
+			has("an evaluation", e, point...)
+		}
 		if v := e.(map[string]any)["throttled_periods_ratio"].(float64); v < 0 || v > 1 {
 			t.Errorf("throttled_periods_ratio %v: want 0..1", v)
 		}
+	}
+	if counted == 0 || counted == len(evs) {
+		t.Errorf("%d of %d evaluations only counted: want the band replayed and the rest counted", counted, len(evs))
+	}
+	// --all replays every point.
+	var all map[string]any
+	r = run(t, "advise", "--csv", csv, "--grid", "6", "--limit", "300m", "-o", "json", "--all")
+	if err := json.Unmarshal([]byte(r.stdout), &all); err != nil {
+		t.Fatalf("--all: %v\n%s", err, r.stdout)
+	}
+	allEvs, _ := all["evaluations"].([]any)
+	for _, e := range allEvs {
+		has("an evaluation with --all", e, point...)
+	}
+	if !reflect.DeepEqual(all["recommendation"], a["recommendation"]) {
+		t.Errorf("the recommendation with --all differs:\n%v\nwithout:\n%v", all["recommendation"], a["recommendation"])
 	}
 	has("recommendation", a["recommendation"], append(point, "target")...)
 	has("sampled", a["sampled"], "duration_seconds", "samples", "cpu_stat")

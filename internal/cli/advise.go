@@ -93,7 +93,7 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.IntVar(&f.phases, "phases", 10, "phases of the period to replay")
 	fl.IntVar(&f.cores, "cores", 0, "CPUs the group's held-back work can catch up on (default: the most it used in 10 ms, rounded up)")
 	fl.BoolVar(&f.wallClock, "wall-clock", false, "the demand is bound to wall-clock time (spins until a deadline, polls): work that finds the quota spent is lost, not delayed")
-	fl.BoolVar(&f.all, "all", false, "print every row of the grid (default: the rows around the knee)")
+	fl.BoolVar(&f.all, "all", false, "replay and print every row of the grid (default: the rows around the knee; the other rows, and in JSON the other points, are counted in one pass: exact throttled shares, no delays)")
 	fl.StringVar(&f.html, "html", "", "also write an HTML report to this file")
 	fl.StringVar(&f.saveCSV, "save-csv", "", "write the samples to this CSV (time_ns,usage_ns), to advise again later")
 	addFleetFlags(cmd, &f.fleet)
@@ -125,7 +125,7 @@ func adviseRequest(f adviseFlags) (advise.Request, error) {
 	if f.grid < 2 || f.phases < 1 || f.cores < 0 {
 		return advise.Request{}, usagef("--grid needs at least 2, --phases at least 1, --cores 0 or more")
 	}
-	req := advise.Request{GridSize: f.grid, Target: advise.Target{MaxThrottled: maxThr, MaxDelay: f.maxDelay},
+	req := advise.Request{GridSize: f.grid, Target: advise.Target{MaxThrottled: maxThr, MaxDelay: f.maxDelay}, AllDelays: f.all,
 		Options: advise.Options{Phases: f.phases, WallClock: f.wallClock}}
 	for _, p := range f.periods {
 		d, err := units.ParseDuration(p)
