@@ -1,0 +1,223 @@
+package demand
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/cfs"
+)
+
+// readCSVSplit is ReadCSV as it was before it parsed lines in place (a
+// slice per line, a string per value, strconv.ParseInt): the reference of
+// TestReadCSVSame and of the benchmarks.
+func readCSVSplit(r io.Reader) (*cfs.Demand, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), 1<<20)
+	var at, usage []time.Duration
+	var perCPU [][]time.Duration
+	ncpu := 0
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 || b[0] == '#' {
+			continue
+		}
+		if line == 1 || (len(at) == 0 && (b[0] < '0' || b[0] > '9')) {
+			n, err := csvHeader(string(b))
+			if err != nil {
+				return nil, fmt.Errorf("line %d: %w", line, err)
+			}
+			ncpu, perCPU = n, make([][]time.Duration, n)
+			continue
+		}
+		f := bytes.Split(b, []byte(","))
+		if len(f) != 2+ncpu {
+			return nil, fmt.Errorf("line %d: %q: want %d values (time_ns,usage_ns and %d per-CPU)", line, b, 2+ncpu, ncpu)
+		}
+		var v [2]int64
+		for k := range f {
+			x, err := strconv.ParseInt(string(bytes.TrimSpace(f[k])), 10, 64)
+			if err != nil || x < 0 {
+				return nil, fmt.Errorf("line %d: %q: want non-negative integers (ns)", line, b)
+			}
+			if k < 2 {
+				v[k] = x
+			} else {
+				perCPU[k-2] = append(perCPU[k-2], time.Duration(x))
+			}
+		}
+		t, u := v[0], v[1]
+		if n := len(at); n > 0 {
+			if time.Duration(t) <= at[n-1] {
+				return nil, fmt.Errorf("line %d: time %d ns is not after the line before (%d ns): sort the samples by time", line, t, at[n-1])
+			}
+		}
+		at, usage = append(at, time.Duration(t)), append(usage, time.Duration(u))
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	if len(at) < 2 {
+		return nil, fmt.Errorf("%w: %d sample(s): want at least two lines of time_ns,usage_ns", cfs.ErrTooShort, len(at))
+	}
+	d := cfs.FromSamples(at, usage)
+	if ncpu > 0 {
+		d.PerCPU = perCPU
+	}
+	return d, nil
+}
+
+// TestReadCSVSame feeds ReadCSV and the reference reader the same inputs,
+// good and bad: the same demand or the same error.
+func TestReadCSVSame(t *testing.T) {
+	inputs := []string{
+		"time_ns,usage_ns\n0,0\n10000000,5000000\n20000000,6000000\n",
+		"time_ns,usage_ns,cpu0_ns,cpu1_ns\n0,0,0,0\n10000000,5000000,2000000,3000000\n20000000,6000000,2500000,3500000\n",
+		"time_ns,usage_ns\n 0 , 0 \n+10000000,5000000\n\n# a comment\n20000000,6000000\r\n",
+		"time_ns,usage_ns\n0,0\n10000000,5000000,\n",
+		"time_ns,usage_ns\n0,0\n10000000\n",
+		"time_ns,usage_ns\n0,0\n10000000,-5\n",
+		"time_ns,usage_ns\n0,0\n10000000,5e6\n",
+		"time_ns,usage_ns\n0,0\n10000000,\n",
+		"time_ns,usage_ns\n0,0\n10000000,9223372036854775807\n",
+		"time_ns,usage_ns\n0,0\n10000000,9223372036854775808\n",
+		"time_ns,usage_ns\n0,0\n10000000,99999999999999999999\n",
+		"time_ns,usage_ns\n0,0\n10000000,1 2\n",
+		"time_ns,usage_ns\n0,0\n10000000,,1\n",
+		"time_ns,usage_ns,cpu0_ns\n0,0\n",
+	}
+	var rnd strings.Builder
+	rnd.WriteString("time_ns,usage_ns,cpu0_ns\n")
+	rng := rand.New(rand.NewPCG(5, 5))
+	var u, c0 int64
+	for i := range 5000 {
+		d := rng.Int64N(10_000_000)
+		u, c0 = u+d, c0+d/2
+		fmt.Fprintf(&rnd, "%d,%d,%d\n", int64(i)*10_000_000+rng.Int64N(1_000_000), u, c0)
+	}
+	inputs = append(inputs, rnd.String())
+	for i, in := range inputs {
+		got, err := ReadCSV(strings.NewReader(in))
+		want, werr := readCSVSplit(strings.NewReader(in))
+		if fmt.Sprint(err) != fmt.Sprint(werr) {
+			t.Errorf("input %d: error %v, reference %v", i, err, werr)
+			continue
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("input %d: demand differs from the reference's", i)
+		}
+	}
+}
+
+// day24hCSV writes a day of 10 ms samples (8.64 M lines: 5 ms bursts with
+// probability 0.6 per sample over a trickle, timestamps jittered by up to
+// 1 ms, as advise's BenchmarkEvaluate24h) to a file in dir.
+func day24hCSV(tb testing.TB, dir string) string {
+	n := 8_640_000
+	rng := rand.New(rand.NewPCG(1, 2))
+	at, usage := make([]time.Duration, n), make([]time.Duration, n)
+	var u time.Duration
+	for i := 1; i < n; i++ {
+		at[i] = time.Duration(i)*10*time.Millisecond + time.Duration(rng.IntN(1000))*time.Microsecond
+		if rng.Float64() < 0.6 {
+			u += 5 * time.Millisecond
+		}
+		u += time.Duration(rng.IntN(100)) * time.Microsecond
+		usage[i] = u
+	}
+	path := filepath.Join(dir, "day.csv")
+	fh, err := os.Create(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := WriteCSV(fh, cfs.FromSamples(at, usage)); err != nil {
+		tb.Fatal(err)
+	}
+	if err := fh.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// BenchmarkReadCSV24h reads a day of 10 ms samples with ReadCSV and with the
+// reader before it (readCSVSplit), in alternating rounds, and reports both
+// and their ratio; the floor beside them is reading the file's bytes alone.
+func BenchmarkReadCSV24h(b *testing.B) {
+	path := day24hCSV(b, b.TempDir())
+	read := func(f func(io.Reader) (*cfs.Demand, error)) time.Duration {
+		fh, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer fh.Close()
+		start := time.Now()
+		if _, err := f(fh); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	bytesOnly := func(r io.Reader) (*cfs.Demand, error) { _, err := io.Copy(io.Discard, r); return nil, err }
+	var now, before, floor time.Duration
+	for range b.N {
+		now += read(ReadCSV)
+		before += read(readCSVSplit)
+		floor += read(bytesOnly)
+	}
+	n := float64(b.N)
+	b.ReportMetric(now.Seconds()/n, "s/read")
+	b.ReportMetric(before.Seconds()/n, "s/read-before")
+	b.ReportMetric(floor.Seconds()/n, "s/bytes-only")
+	b.ReportMetric(float64(before)/float64(now), "before/now")
+}
+
+// BenchmarkAdviseCSV24h is advise --csv on a day of 10 ms samples (made in
+// the benchmark, not committed) two ways in the same run: today's path
+// (ReadCSV, Advise with the band) and the one before (the reader before
+// it, Advise replaying every point: AllDelays). It reports each one's
+// seconds and their ratio, and checks they advise alike.
+func BenchmarkAdviseCSV24h(b *testing.B) {
+	path := day24hCSV(b, b.TempDir())
+	run := func(read func(io.Reader) (*cfs.Demand, error), all bool) (*advise.Advice, time.Duration) {
+		start := time.Now()
+		fh, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		d, err := read(fh)
+		fh.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		a, err := advise.Advise(d, advise.Request{AllDelays: all}, advise.Sampled{Source: path})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return a, time.Since(start)
+	}
+	var now, before time.Duration
+	for range b.N {
+		a, t := run(ReadCSV, false)
+		now += t
+		ref, t := run(readCSVSplit, true)
+		before += t
+		if !reflect.DeepEqual(a.Recommendation, ref.Recommendation) {
+			b.Fatalf("recommendation %+v, before %+v", a.Recommendation, ref.Recommendation)
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(now.Seconds()/n, "s/advise")
+	b.ReportMetric(before.Seconds()/n, "s/advise-before")
+	b.ReportMetric(float64(before)/float64(now), "before/now")
+}
