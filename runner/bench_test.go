@@ -4,9 +4,11 @@ import (
 	"context"
 	"io"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/report"
@@ -90,4 +92,77 @@ func rereadPath(e *experiment.Experiment, p *presets.Preset, dir string, opt sim
 	}
 	s.Sections = []report.Section{report.AdviceSection}
 	return s.Write(io.Discard, "")
+}
+
+// BenchmarkLogJamAdvice is the Advice section's work in `throttlelab sim
+// f01-logjam`: advise on each config's first run (its instance's 10 ms use,
+// rebuilt where its limit throttled), two ways in alternating rounds: today's
+// (Advise: every point counted in one pass, the band replayed) and the one
+// before (AllDelays: every point replayed). It reports the seconds of each
+// and their ratio, and checks that they advise alike.
+func BenchmarkLogJamAdvice(b *testing.B) {
+	p, ok := presets.Lookup("f01-logjam")
+	if !ok {
+		b.Fatal("no preset f01-logjam")
+	}
+	e, err := p.Spec()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := filepath.Join(b.TempDir(), "run")
+	if _, err := runner.Run(context.Background(), e, sim.NewBackend(sim.Options{Cores: p.Cores}), runner.Options{Dir: dir, Out: io.Discard}); err != nil {
+		b.Fatal(err)
+	}
+	s, err := report.ReadSet([]string{dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	type input struct {
+		d       *advise.Demand
+		sampled advise.Sampled
+	}
+	var inputs []input
+	for _, src := range s.Sources {
+		seen := map[string]bool{}
+		for _, r := range src.Runs {
+			if seen[r.Config] || len(r.Instances) == 0 {
+				continue
+			}
+			seen[r.Config] = true
+			for i := range r.Groups {
+				if g := &r.Groups[i]; report.InstanceName(g.Name) == r.Instances[0] {
+					rec := r.Run.Demand(r.Instances[0], g.At, g.Usage, g.Throttled)
+					inputs = append(inputs, input{rec.Demand, advise.Sampled{CPUStat: rec.CPUStat, LimitMilli: rec.LimitMilli, PeriodUsec: rec.PeriodUsec}})
+					break
+				}
+			}
+		}
+	}
+	if len(inputs) != 2 {
+		b.Fatalf("%d configs' runs, want 2", len(inputs))
+	}
+	var band, all time.Duration
+	for range b.N {
+		for _, in := range inputs {
+			start := time.Now()
+			a, err := advise.Advise(in.d, advise.Request{}, in.sampled)
+			if err != nil {
+				b.Fatal(err)
+			}
+			band += time.Since(start)
+			start = time.Now()
+			ref, err := advise.Advise(in.d, advise.Request{AllDelays: true}, in.sampled)
+			if err != nil {
+				b.Fatal(err)
+			}
+			all += time.Since(start)
+			if !reflect.DeepEqual(a.Recommendation, ref.Recommendation) {
+				b.Fatalf("recommendation %+v, every point replayed %+v", a.Recommendation, ref.Recommendation)
+			}
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(band.Seconds()/n, "s/band")
+	b.ReportMetric(all.Seconds()/n, "s/every-point")
+	b.ReportMetric(float64(all)/float64(band), "every-point/band")
 }
