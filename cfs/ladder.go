@@ -253,18 +253,23 @@ func (ps *Periods) count(s Setting, caps *capTable) Count {
 		w := ps.Work[k]
 		b, p := backlog, pool
 		throttled, took := false, false
-		// Whether the period takes Replay's fast path: with nothing waiting
-		// and the pool Replay's own, only rounding separates the two sides.
+		// Whether the period takes Replay's fast path (nothing waits, w <=
+		// pool - Eps) must be clear by the margin: with nothing waiting and
+		// the pool Replay's own, only rounding separates the two sides.
+		// With work waiting clear above Eps neither side takes it, whatever
+		// w; work waiting near Eps is left to Replay.
 		mw := m
-		if b == 0 && fine {
+		if fine {
 			mw = fineMargin
 		}
-		// (With work waiting clear above Eps neither side takes the fast
-		// path, whatever w.)
-		if b != 0 && near(b, Eps, m) || b == 0 && near(w, p-Eps, mw) {
+		fast := false
+		switch {
+		case b == 0 && w <= p-Eps-mw:
+			fast = true
+		case b == 0 && w < p-Eps+mw, b != 0 && b < Eps+m: // near(w, p-Eps, mw), near(b, Eps, m)
 			return Count{}
 		}
-		if b <= Eps && w <= p-Eps {
+		if fast {
 			// Replay's fast path: served on arrival, as Replay takes it.
 			took = w > 0
 			pool = p - w
