@@ -61,6 +61,10 @@ const (
 // of its quota left a whole setting to Replay).
 const fineMargin = 1e-3
 
+// tieRound is how close (ns) two candidates for what a period serves must
+// be to be the same up to rounding.
+const tieRound = 1e-6
+
 // CountLadder counts the periods and throttled periods of every setting at
 // ps's phase in one pass over the period sums: what Replay's Stat would
 // say, without its per-sample walk. Bursts, throttled time and delays need
@@ -274,6 +278,7 @@ func (ps *Periods) count(s Setting, caps *capTable) Count {
 			took = w > 0
 			pool = p - w
 		} else {
+			fine0 := fine // the pool at the start is Replay's up to rounding
 			fine = false
 			bw, ct := b+w, math.Inf(1)
 			// Use as sampled leaves room of at least Cores x span (it
@@ -284,8 +289,25 @@ func (ps *Periods) count(s Setting, caps *capTable) Count {
 				bw, ct = b+w-cp.left, cp.room
 			}
 			served := min(bw, ct, p)
-			// The smallest of the three must be clear of the others.
-			if (served != bw && near(served, bw, m)) || (served != ct && near(served, ct, m)) || (served != p && near(served, p, m)) {
+			// The smallest of the three must be clear of the others; but
+			// bw and ct equal up to rounding (work that arrives faster
+			// than Cores serve it, in a period that starts with none
+			// waiting: all it leaves waiting is left either way) are one
+			// candidate, and serving either leaves the same backlog.
+			var clear bool
+			if fine0 && b == 0 && math.Abs(bw-p) <= tieRound && !near(ct, p, m) && ct > p {
+				// What waits equals the pool up to rounding, and the pool is
+				// Replay's: Replay runs it dry (it keeps at most rounding,
+				// under Eps) and what is left waiting is what the period's
+				// own arrivals leave (cp.left), throttled if that is clear
+				// above Eps (else the next period leaves it to Replay).
+				served, clear = p, true
+			} else if x := min(bw, ct); math.Abs(bw-ct) <= tieRound {
+				clear = x == p || !near(x, p, m)
+			} else {
+				clear = (served == bw || !near(served, bw, m)) && (served == ct || !near(served, ct, m)) && (served == p || !near(served, p, m))
+			}
+			if !clear {
 				return Count{}
 			}
 			took = served > 0
