@@ -158,8 +158,9 @@ type Options struct {
 	// goroutine. nil: every point is replayed. A point whose count the one
 	// pass cannot take exactly at some phase is replayed at that phase for
 	// its counts (cfs.Count.Exact); every point of demand replayed with
-	// per-CPU slices (a split over several CPUs), which the one pass does
-	// not model, is replayed in full whatever Full says.
+	// per-CPU slices (a split over several CPUs) or bound to wall-clock
+	// time (WallClock), which the one pass does not model, is replayed in
+	// full whatever Full says.
 	Full func(i int, counts Evaluation) bool
 
 	// stranded replays the quota less the runtime other CPUs can hold in
@@ -225,9 +226,10 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 	// replay[i]: point i gets the full replay.
 	replay := make([]bool, len(points))
 	var counts [][]cfs.Count // counts[j][i]: job j, point i (Exact false where the periods differ)
-	if o.Full == nil || sp != nil {
-		// The one pass counts the fluid replay: the slice replay's counts
-		// come from replaying every point.
+	if o.Full == nil || sp != nil || o.WallClock {
+		// The one pass counts the fluid replay of work that waits: the
+		// slice replay's counts, and those of demand bound to wall-clock
+		// time, come from replaying every point.
 		for i := range replay {
 			replay[i] = true
 		}
