@@ -22,16 +22,16 @@ var FlagOwners = []string{"internal/cli", "cmd", "hack", "bench"}
 // ArgvBuilders are the files outside FlagOwners whose strings are command
 // lines for child processes, not messages: a flag there is an argument.
 var ArgvBuilders = map[string]string{
-	"experiment/args.go":            "the serve, noise and burst command lines of a run's processes",
-	"k8s/pods.go":                   "the load command line of an experiment's load pod",
-	"k8s/render.go":                 "the load and hold command lines of an experiment's pods",
-	"k8s/render_agent.go":           "the agent command line of the agent's DaemonSet",
-	"k8s/k8stest/k8stest.go":        "the etcd and kube-apiserver command lines of the tests' control plane",
-	"internal/ociimage/ociimage.go": "the image's default command line",
-	"presets/reproduce/main.go":     "a program (package main) that runs throttlelab and writes the command lines it ran",
-	"fleet/patch.go":                "kubectl command lines (kubectl's own flags)",
-	"internal/vmtest/suite.go":      "the init script of the test VMs (busybox's own flags)",
-	"presets/validation/table.go":   "writes docs/validation.md, a page that cites the command lines it ran",
+	"experiment/args.go":                 "the serve, noise and burst command lines of a run's processes",
+	"k8s/pods.go":                        "the load command line of an experiment's load pod",
+	"k8s/render.go":                      "the load and hold command lines of an experiment's pods",
+	"k8s/agentmanifest/agentmanifest.go": "the agent command line of the agent's DaemonSet",
+	"k8s/k8stest/k8stest.go":             "the etcd and kube-apiserver command lines of the tests' control plane",
+	"internal/ociimage/ociimage.go":      "the image's default command line",
+	"presets/reproduce/main.go":          "a program (package main) that runs throttlelab and writes the command lines it ran",
+	"fleet/patch.go":                     "kubectl command lines (kubectl's own flags)",
+	"internal/vmtest/suite.go":           "the init script of the test VMs (busybox's own flags)",
+	"presets/validation/table.go":        "writes docs/validation.md, a page that cites the command lines it ran",
 }
 
 // OtherTools are texts outside FlagOwners that name another program's

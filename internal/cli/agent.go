@@ -17,7 +17,8 @@ import (
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/agent"
 	"github.com/throttlelab/throttlelab/cgroup"
-	"github.com/throttlelab/throttlelab/k8s"
+	"github.com/throttlelab/throttlelab/k8s/agentmanifest"
+	"github.com/throttlelab/throttlelab/k8s/manifest"
 )
 
 type agentFlags struct {
@@ -171,8 +172,8 @@ func runK8sRenderAgent(cmd *cobra.Command, f k8sRenderFlags) error {
 	if err := probe.ParseFlags(f.agentArgs); err != nil {
 		return usagef("--agent-arg: %v", err)
 	}
-	m, err := k8s.RenderAgent(k8s.AgentOptions{Namespace: f.namespace, Image: f.image, Owners: f.owners, PodMonitor: f.podMonitor, Args: f.agentArgs})
-	var oe *k8s.OptionError
+	m, err := agentmanifest.Render(agentmanifest.Options{Namespace: f.namespace, Image: f.image, Owners: f.owners, PodMonitor: f.podMonitor, Args: f.agentArgs})
+	var oe *manifest.OptionError
 	switch {
 	case errors.As(err, &oe):
 		return usagef("--%s: %s", oe.Option, oe.Msg)
