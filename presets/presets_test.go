@@ -102,8 +102,8 @@ var simPositive = map[string]func(*experiment.Experiment) error{
 		}
 		return nil
 	},
-	// One BestEffort thread on 2 cores raises the simulated p99 about 1.6x,
-	// an interval straddling 1.5; two raise it clear of it.
+	// One BestEffort thread on 2 cores raises the simulated p99 by about the
+	// check's threshold, an interval straddling it; two raise it clear of it.
 	"f10-besteffort": func(e *experiment.Experiment) error {
 		c, err := config(e, "besteffort")
 		if err != nil {
@@ -116,9 +116,9 @@ var simPositive = map[string]func(*experiment.Experiment) error{
 		return nil
 	},
 	// The simulated shared pool spends its 100 ms quota on two cores in 50
-	// ms and waits, so the pinned core is faster (0.87x); with a 10 ms period
-	// the pool's waits are short and the pinned core is no better (0.92x),
-	// as the study measured on the kernel.
+	// ms and waits, so the pinned core is faster; with a 10 ms period the
+	// pool's waits are short and the pinned core is no better, as the study
+	// measured on the kernel.
 	"f14-pinning": func(e *experiment.Experiment) error {
 		c, err := config(e, "shared")
 		if err != nil {
