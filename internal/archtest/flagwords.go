@@ -50,6 +50,7 @@ var ArgvBuilders = map[string]string{
 	"fleet/patch.go":                     "kubectl command lines (kubectl's own flags)",
 	"internal/vmtest/suite.go":           "the init script of the test VMs (busybox's own flags)",
 	"internal/doccheck/doccheck.go":      "reads the command lines the docs cite, flags and all",
+	"internal/doccheck/generated.go":     "selects the flag lines of a --help output that the docs show",
 	"presets/validation/table.go":        "writes docs/validation.md, a page that cites the command lines it ran",
 }
 
