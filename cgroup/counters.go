@@ -15,8 +15,8 @@ import (
 // opening the file anew would cost an open, a read and a close. The runner's
 // sampler and throttlelab top read cpu.stat and cpuacct.usage this way. (Not
 // os.File.ReadAt: it reads on until the buffer is full, a second pread that
-// finds the end, and cgroupfs makes the file's content anew for it: 1.6-1.9x
-// the time of one.)
+// finds the end, and cgroupfs makes the file's content anew for it:
+// docs/performance.md has what that costs.)
 type PreadFile struct {
 	f   *os.File
 	fd  int

@@ -243,7 +243,7 @@ func TestBurstSupported(t *testing.T) {
 }
 
 // TestParseCPUListBounded: a huge range is refused before it is expanded
-// (it took 364 MB and a second before).
+// (expanding it would take memory and time in proportion to the range).
 func TestParseCPUListBounded(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)

@@ -123,7 +123,7 @@ func TestHostileSpecs(t *testing.T) {
 }
 
 // TestHostileCostsLittle: a huge cpuset is refused without being expanded
-// (it took 364 MB and a second before).
+// (expanding it would take memory and time in proportion to the range).
 func TestHostileCostsLittle(t *testing.T) {
 	spec := []byte(strings.Replace(hostile, "limit: 500m", `cpuset: "0-10000000"`, 1))
 	var before, after runtime.MemStats

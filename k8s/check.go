@@ -2,8 +2,6 @@ package k8s
 
 import (
 	"fmt"
-	"regexp"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -21,15 +19,6 @@ type SpecError struct {
 }
 
 func (e *SpecError) Error() string { return e.Field + ": " + e.Msg }
-
-// OptionError is an unusable rendering option (Option is "namespace", "image"
-// or "run ID").
-type OptionError struct {
-	Option string
-	Msg    string
-}
-
-func (e *OptionError) Error() string { return e.Option + ": " + e.Msg }
 
 // checkSpec refuses what a cluster cannot do as the spec says: every refusal
 // names the field and says why.
@@ -89,35 +78,6 @@ func checkCPU(path string, c experiment.CPU) error {
 func dnsLabel(field, name string) error {
 	if len(validation.IsDNS1123Label(name)) > 0 {
 		return &SpecError{field, fmt.Sprintf("%q is not a DNS label, which Kubernetes object names must be: use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit", name)}
-	}
-	return nil
-}
-
-// Image references as the distribution/reference grammar writes them:
-// [host[:port]/]path[:tag][@digest], lowercase path components.
-var imageRef = func() *regexp.Regexp {
-	const (
-		alnum     = `[a-z0-9]+`
-		separator = `(?:[._]|__|[-]+)`
-		component = alnum + `(?:` + separator + alnum + `)*`
-		hostPart  = `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
-		host      = `(?:` + hostPart + `(?:\.` + hostPart + `)*|\[[a-fA-F0-9:]+\])(?::[0-9]+)?`
-		path      = component + `(?:/` + component + `)*`
-		tag       = `[\w][\w.-]{0,127}`
-		digest    = `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
-	)
-	return regexp.MustCompile(`^(?:` + host + `/)?` + path + `(?::` + tag + `)?(?:@` + digest + `)?$`)
-}()
-
-// CheckImage reports whether ref is an image reference a kubelet can pull
-// (registry.example:5000/team/throttlelab:v1, throttlelab@sha256:...).
-func CheckImage(ref string) error {
-	if ref == "" {
-		return &OptionError{"image", "missing: give the throttlelab image the cluster pulls"}
-	}
-	name, _, _ := strings.Cut(ref, "@")
-	if len(name) > 255 || !imageRef.MatchString(ref) {
-		return &OptionError{"image", fmt.Sprintf("%q is not an image reference: want [REGISTRY[:PORT]/]NAME[:TAG][@DIGEST], with a lowercase name", ref)}
 	}
 	return nil
 }

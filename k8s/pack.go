@@ -13,8 +13,7 @@ import (
 )
 
 // MaxResultsBytes bounds what UnpackTo writes: far above any run's records
-// (a full Mandelbrot image's 26010 records are about 5 MB), well below a
-// disk.
+// (a full Mandelbrot image's 26010 records among them), well below a disk.
 const MaxResultsBytes = 8 << 30
 
 // PackDir writes the regular files under dir as a tar stream to w, names

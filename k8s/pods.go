@@ -12,6 +12,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/k8s/manifest"
 	"github.com/throttlelab/throttlelab/loadgen"
 )
 
@@ -101,24 +102,6 @@ func probeResources() corev1.ResourceRequirements {
 	return fixedResources(ProbeCPURequest, ProbeCPULimit, ProbeMemory, ProbeMemoryMax)
 }
 
-// container runs the image with args, as the restricted Pod Security
-// Standard wants it: no privilege escalation, no capabilities, a read-only
-// root file system (/tmp is an emptyDir).
-func container(name, image string, res corev1.ResourceRequirements, args ...string) corev1.Container {
-	f := false
-	t := true
-	return corev1.Container{
-		Name: name, Image: image, Args: args, Resources: res,
-		ImagePullPolicy: corev1.PullIfNotPresent,
-		SecurityContext: &corev1.SecurityContext{
-			AllowPrivilegeEscalation: &f,
-			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-			ReadOnlyRootFilesystem:   &t,
-		},
-		VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: "/tmp"}},
-	}
-}
-
 // serverContainer runs `throttlelab serve` with the flags the local backend
 // gives an instance, listening on port (on loopback with HostNetwork), ready
 // when /healthz answers.
@@ -127,7 +110,7 @@ func serverContainer(name string, s experiment.Server, res corev1.ResourceRequir
 	if opt.HostNetwork {
 		listen = "127.0.0.1" + listen
 	}
-	c := container("server", opt.Image, res, s.ServeArgs(name, listen, opt.BurnIterationsPerMs)...)
+	c := manifest.Container("server", opt.Image, res, s.ServeArgs(name, listen, opt.BurnIterationsPerMs)...)
 	c.Ports = []corev1.ContainerPort{{Name: "http", ContainerPort: int32(port), Protocol: corev1.ProtocolTCP}}
 	get := &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("http")}
 	if opt.HostNetwork {
@@ -144,7 +127,7 @@ func serverContainer(name string, s experiment.Server, res corev1.ResourceRequir
 // the run's other pods.
 func (b *builder) pod(name string, labels map[string]string, c corev1.Container) *corev1.Pod {
 	t, f := true, false
-	uid := int64(UID)
+	uid := int64(manifest.UID)
 	grace := int64(5)
 	p := &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/k8s/manifest"
 	"github.com/throttlelab/throttlelab/loadgen"
 )
 
@@ -27,9 +28,6 @@ const (
 	LabelLoad      = "throttlelab/load"
 	// Port is where every server listens, in its pod.
 	Port = 8080
-	// UID is the numeric user (and group) every container runs as: distroless's
-	// "nonroot", which the image sets too.
-	UID = 65532
 )
 
 // Options control how an experiment is rendered.
@@ -119,7 +117,7 @@ func (m *Manifests) Objects() []runtime.Object {
 // Quick) into its Kubernetes objects. Bad input is a *SpecError or an
 // *OptionError, returned before anything is built.
 func Render(e *experiment.Experiment, opt Options) (*Manifests, error) {
-	if err := CheckImage(opt.Image); err != nil {
+	if err := manifest.CheckImage(opt.Image); err != nil {
 		return nil, err
 	}
 	if err := checkSpec(e); err != nil {
@@ -129,7 +127,7 @@ func Render(e *experiment.Experiment, opt Options) (*Manifests, error) {
 		opt.RunID = e.Metadata.Name
 	}
 	if errs := validation.IsValidLabelValue(opt.RunID); len(errs) > 0 {
-		return nil, &OptionError{"run ID", fmt.Sprintf("%q cannot be a label value: use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit", opt.RunID)}
+		return nil, &manifest.OptionError{Option: "run ID", Msg: fmt.Sprintf("%q cannot be a label value: use at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit", opt.RunID)}
 	}
 	ns := opt.Namespace
 	if ns == "" {
@@ -138,7 +136,7 @@ func Render(e *experiment.Experiment, opt Options) (*Manifests, error) {
 			return nil, &SpecError{"metadata.name", fmt.Sprintf("the namespace %s would be %d characters, Kubernetes takes %d: give a namespace", ns, len(ns), validation.DNS1123LabelMaxLength)}
 		}
 	} else if len(validation.IsDNS1123Label(ns)) > 0 {
-		return nil, &OptionError{"namespace", fmt.Sprintf("%q is not a DNS label: use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit", ns)}
+		return nil, &manifest.OptionError{Option: "namespace", Msg: fmt.Sprintf("%q is not a DNS label: use at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit", ns)}
 	}
 	if opt.HostNetwork && opt.HostPort == 0 {
 		opt.HostPort = DefaultHostPort
@@ -326,7 +324,7 @@ func (b *builder) neighbour(path, config string, n experiment.Neighbour) (*corev
 	switch n.Kind {
 	case "noise", "burst":
 		// A burst worker writes one JSON line per cycle on standard output: the pod's log.
-		c = container(n.Kind, b.opt.Image, res, n.ProcessArgs()...)
+		c = manifest.Container(n.Kind, b.opt.Image, res, n.ProcessArgs()...)
 	case "server":
 		c = serverContainer(n.Name, experiment.NeighbourServer, res, b.opt, b.port())
 	default:
@@ -346,18 +344,18 @@ func (b *builder) job(name, config, load string, lc loadgen.Config, probe *exper
 	l := b.labels("load", config)
 	l[LabelLoad] = load
 	results := corev1.VolumeMount{Name: "results", MountPath: ResultsDir}
-	main := container(LoadContainer, b.opt.Image, loadResources(),
+	main := manifest.Container(LoadContainer, b.opt.Image, loadResources(),
 		append(loadArgs(lc), "--out", ResultsDir, "--gomaxprocs", strconv.Itoa(LoadGOMAXPROCS))...)
 	main.VolumeMounts = append(main.VolumeMounts, results)
 	p := b.pod(name, l, main)
 	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "results", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	if probe != nil {
-		pc := container("probe", b.opt.Image, probeResources(),
+		pc := manifest.Container("probe", b.opt.Image, probeResources(),
 			append(loadArgs(experiment.ProbeConfig(lc, *probe)), "--out", ResultsDir+"/probe", "--gomaxprocs", strconv.Itoa(ProbeGOMAXPROCS))...)
 		pc.VolumeMounts = append(pc.VolumeMounts, results)
 		p.Spec.Containers = append(p.Spec.Containers, pc)
 	}
-	keep := container(ResultsContainer, b.opt.Image, resultsResources(), "k8s", "hold", "--for", HoldFor.String())
+	keep := manifest.Container(ResultsContainer, b.opt.Image, resultsResources(), "k8s", "hold", "--for", HoldFor.String())
 	keep.VolumeMounts = append(keep.VolumeMounts, results)
 	p.Spec.Containers = append(p.Spec.Containers, keep)
 	return b.onceJob(name, l, p)
@@ -373,7 +371,7 @@ func (b *builder) warmup(name, config, load string, lc loadgen.Config) *batchv1.
 	if warm.Mode == loadgen.ModeRamp {
 		warm.RampFrom, warm.RampStep = warm.RampTo, b.e.Spec.Warmup.Duration
 	}
-	p := b.pod(name, l, container("warmup", b.opt.Image, loadResources(),
+	p := b.pod(name, l, manifest.Container("warmup", b.opt.Image, loadResources(),
 		append(loadArgs(warm), "--gomaxprocs", strconv.Itoa(LoadGOMAXPROCS))...))
 	return b.onceJob(name, l, p)
 }

@@ -17,6 +17,20 @@ import (
 // bad input, as ErrNoReference and ErrAxis are.
 var ErrRange = errors.New("map range")
 
+// RangeError is a range of Ranges that cannot be read (Range is "limit",
+// "rate", "workers" or "burst"), or a second axis that is missing or given
+// twice (Range ""). It is ErrRange; a command line says which of its
+// options carried the range.
+type RangeError struct {
+	Range string
+	Err   error
+}
+
+func (e *RangeError) Error() string { return e.Err.Error() }
+
+// Unwrap gives ErrRange and the range's own error.
+func (e *RangeError) Unwrap() []error { return []error{ErrRange, e.Err} }
+
 // Ranges are a map's grid as a user writes it, each FROM:TO:STEPS: the
 // limit per instance and one second axis (Rate for open-loop loads,
 // Workers for closed loops, or Burst).
@@ -25,14 +39,14 @@ type Ranges struct {
 }
 
 // Apply parses the ranges into opt's Limits, Axis and Loads. Its errors
-// wrap ErrRange and name the range at fault.
+// are *RangeError, naming the range at fault.
 func (r Ranges) Apply(opt *Options) error {
 	if r.Limit == "" {
-		return fmt.Errorf("%w: a limit range FROM:TO:STEPS is needed, such as 100m:1:10", ErrRange)
+		return &RangeError{"limit", errors.New("a limit range FROM:TO:STEPS is needed, such as 100m:1:10")}
 	}
 	var err error
 	if opt.Limits, err = ParseLimitRange(r.Limit); err != nil {
-		return fmt.Errorf("%w: limit range: %w", ErrRange, err)
+		return &RangeError{"limit", err}
 	}
 	set := 0
 	for _, s := range []string{r.Rate, r.Workers, r.Burst} {
@@ -41,20 +55,20 @@ func (r Ranges) Apply(opt *Options) error {
 		}
 	}
 	if set != 1 {
-		return fmt.Errorf("%w: give one second axis: a rate range (open loop), a workers range (closed loop) or a burst range", ErrRange)
+		return &RangeError{"", errors.New("give one second axis: a rate range (open loop), a workers range (closed loop) or a burst range")}
 	}
 	opt.Loads = nil
 	switch {
 	case r.Rate != "":
 		opt.Axis = AxisRate
 		if opt.Loads, err = ParseRateRange(r.Rate); err != nil {
-			return fmt.Errorf("%w: rate range: %w", ErrRange, err)
+			return &RangeError{"rate", err}
 		}
 	case r.Workers != "":
 		opt.Axis = AxisWorkers
 		w, err := ParseWorkersRange(r.Workers)
 		if err != nil {
-			return fmt.Errorf("%w: workers range: %w", ErrRange, err)
+			return &RangeError{"workers", err}
 		}
 		for _, v := range w {
 			opt.Loads = append(opt.Loads, float64(v))
@@ -63,7 +77,7 @@ func (r Ranges) Apply(opt *Options) error {
 		opt.Axis = AxisBurst
 		b, err := ParseBurstRange(r.Burst)
 		if err != nil {
-			return fmt.Errorf("%w: burst range: %w", ErrRange, err)
+			return &RangeError{"burst", err}
 		}
 		for _, d := range b {
 			opt.Loads = append(opt.Loads, float64(d.Microseconds())/1000)

@@ -105,7 +105,7 @@ func TestOverloadedCellsHaveNoRatio(t *testing.T) {
 	if overloaded < 10 || overloaded > 30 {
 		t.Errorf("%d overloaded cells: want the corner of small limits and high rates", overloaded)
 	}
-	// The reference offers about 5.3 ms of CPU per request.
+	// The reference offers the 5 ms burn per request and a little overhead.
 	for _, ref := range m.References {
 		if per := ref.OfferedCores / ref.Load * 1000; per < 5 || per > 6 {
 			t.Errorf("at %g req/s the offered work is %.2f ms per request, want the 5 ms burn and some overhead", ref.Load, per)

@@ -1,6 +1,7 @@
 package limitmap
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -94,5 +95,33 @@ func check[T comparable](t *testing.T, in string, got, want []T, err error, want
 		t.Errorf("%s: error %q is more than one line", in, err)
 	case wantErr == "" && !slices.Equal(got, want):
 		t.Errorf("%s: got %v, want %v", in, got, want)
+	}
+}
+
+// TestApplyNamesTheRange: Apply's errors are *RangeError naming the range
+// at fault ("" for a second axis missing or given twice), and ErrRange.
+func TestApplyNamesTheRange(t *testing.T) {
+	for _, tt := range []struct {
+		r    Ranges
+		want string
+	}{
+		{Ranges{Rate: "1:2:2"}, "limit"},
+		{Ranges{Limit: "1m:2:abc", Rate: "1:2:2"}, "limit"},
+		{Ranges{Limit: "100m:1:3"}, ""},
+		{Ranges{Limit: "100m:1:3", Rate: "1:2:2", Workers: "1:2:2"}, ""},
+		{Ranges{Limit: "100m:1:3", Rate: "2:1:2"}, "rate"},
+		{Ranges{Limit: "100m:1:3", Workers: "0:4:2"}, "workers"},
+		{Ranges{Limit: "100m:1:3", Burst: "0:x:3"}, "burst"},
+	} {
+		var opt Options
+		err := tt.r.Apply(&opt)
+		var re *RangeError
+		if !errors.As(err, &re) || re.Range != tt.want || !errors.Is(err, ErrRange) {
+			t.Errorf("%+v: %v, want a RangeError on %q", tt.r, err, tt.want)
+		}
+	}
+	var opt Options
+	if err := (Ranges{Limit: "100m:1:3", Rate: "1:2:2"}).Apply(&opt); err != nil {
+		t.Errorf("good ranges: %v", err)
 	}
 }

@@ -10,9 +10,9 @@ import (
 )
 
 // maxMedianLateness bounds the median wake-up lateness of the precise sleep.
-// It is generous (wake-ups land about 60 us late on an idle machine, a few
-// hundred us on a busy shared one) but well under what the fallback it
-// replaces gives: a time.Timer the runtime may round up to a whole
+// It is generous (above what an idle machine and a busy shared one show:
+// docs/performance.md gives the wake-up lag measured) but well under what
+// the fallback it replaces gives: a time.Timer the runtime may round up to a whole
 // millisecond, and an open loop charges every microsecond of lateness to the
 // server.
 const maxMedianLateness = 2 * time.Millisecond

@@ -11,7 +11,7 @@ import (
 	"github.com/throttlelab/throttlelab/stats"
 )
 
-// A check is a list of conditions (record.Condition), each a figure with
+// A check is a list of conditions (Condition), each a figure with
 // its 95% interval from the hierarchical bootstrap of stats.Resample,
 // judged against a threshold with a margin clear of noise.
 
@@ -45,8 +45,8 @@ func pointOf(c record.ConfigSummary, st stats.Stat) float64 {
 }
 
 // cond builds a condition from a point and paired bootstrap draws.
-func cond(name string, point float64, draws []float64, op string, thr float64, margin string) record.Condition {
-	c := record.Condition{Name: name, Value: point, Op: op, Threshold: thr, Margin: margin}
+func cond(name string, point float64, draws []float64, op string, thr float64, margin string) Condition {
+	c := Condition{Name: name, Value: point, Op: op, Threshold: thr, Margin: margin}
 	if draws != nil {
 		if iv, ok := stats.PercentileInterval(draws, point); ok {
 			c.CI95 = &iv
@@ -58,24 +58,24 @@ func cond(name string, point float64, draws []float64, op string, thr float64, m
 // latencyRatio is a condition on a latency statistic of config num over
 // den's (median over repeats, as the summary takes it), with the paired
 // bootstrap interval.
-func (r *Results) latencyRatio(name, num, den string, st stats.Stat, op string, thr float64, margin string) (record.Condition, error) {
+func (r *Results) latencyRatio(name, num, den string, st stats.Stat, op string, thr float64, margin string) (Condition, error) {
 	a, err := r.Config(num)
 	if err != nil {
-		return record.Condition{}, err
+		return Condition{}, err
 	}
 	b, err := r.Config(den)
 	if err != nil {
-		return record.Condition{}, err
+		return Condition{}, err
 	}
 	d := r.Summary.Draws(r.load(), []string{num, den}, st)
 	return cond(name, pointOf(a, st)/pointOf(b, st), stats.Ratio(d[0], d[1]), op, thr, margin), nil
 }
 
 // latencyOf is a condition on one config's latency statistic (ms).
-func (r *Results) latencyOf(name, config string, st stats.Stat, op string, thr float64, margin string) (record.Condition, error) {
+func (r *Results) latencyOf(name, config string, st stats.Stat, op string, thr float64, margin string) (Condition, error) {
 	a, err := r.Config(config)
 	if err != nil {
-		return record.Condition{}, err
+		return Condition{}, err
 	}
 	d := r.Summary.Draws(r.load(), []string{config}, st)
 	return cond(name, pointOf(a, st), d[0], op, thr, margin), nil

@@ -2,7 +2,6 @@ package presets
 
 import (
 	"fmt"
-	"github.com/throttlelab/throttlelab/record"
 
 	"github.com/throttlelab/throttlelab/experiment"
 )
@@ -30,7 +29,7 @@ var f01Logjam = &Preset{
 		// Limits far above the demand: nothing waits for quota.
 		return setLimit(e, "limited", "16")
 	},
-	verdict: func(r *Results) ([]record.Condition, string, error) {
+	verdict: func(r *Results) ([]Condition, string, error) {
 		v, err := p99s(r, "unlimited", "limited")
 		if err != nil {
 			return nil, "", err
@@ -45,7 +44,7 @@ var f01Logjam = &Preset{
 		if err != nil {
 			return nil, "", err
 		}
-		return []record.Condition{rc}, fmt.Sprintf("p99 %.0f ms limited against %.0f ms unlimited: %.2fx (needs >= 2); a limited pod used %.2f cores on average against its %.2f limit, and was throttled in %.0f%% of periods",
+		return []Condition{rc}, fmt.Sprintf("p99 %.0f ms limited against %.0f ms unlimited: %.2fx (needs >= 2); a limited pod used %.2f cores on average against its %.2f limit, and was throttled in %.0f%% of periods",
 			v[1], v[0], ratio, lim.MeanCores/float64(c.Instances), cpus(c.CPU.Limit), lim.ThrottledPct), nil
 	},
 }

@@ -2,7 +2,6 @@ package presets
 
 import (
 	"fmt"
-	"github.com/throttlelab/throttlelab/record"
 
 	"github.com/throttlelab/throttlelab/experiment"
 )
@@ -48,12 +47,12 @@ var f02LimitSize = &Preset{
 		a.CPU.Limit, b.CPU.Limit = b.CPU.Limit, a.CPU.Limit
 		return nil
 	},
-	verdict: func(r *Results) ([]record.Condition, string, error) {
+	verdict: func(r *Results) ([]Condition, string, error) {
 		v, err := p99s(r, "unlimited", "limit-1", "limit-2", "limit-4")
 		if err != nil {
 			return nil, "", err
 		}
-		var conds []record.Condition
+		var conds []Condition
 		for _, c := range []struct {
 			name, num, den, op string
 			thr                float64

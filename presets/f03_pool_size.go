@@ -2,7 +2,6 @@ package presets
 
 import (
 	"fmt"
-	"github.com/throttlelab/throttlelab/record"
 
 	"github.com/throttlelab/throttlelab/experiment"
 )
@@ -40,7 +39,7 @@ var f03PoolSize = &Preset{
 		a.CPU.Limit, b.CPU.Limit = b.CPU.Limit, a.CPU.Limit
 		return nil
 	},
-	verdict: func(r *Results) ([]record.Condition, string, error) {
+	verdict: func(r *Results) ([]Condition, string, error) {
 		v, err := p99s(r, "unlimited", "4x4cpu", "2x8cpu")
 		if err != nil {
 			return nil, "", err
@@ -54,6 +53,6 @@ var f03PoolSize = &Preset{
 		if err != nil {
 			return nil, "", err
 		}
-		return []record.Condition{big, un}, fmt.Sprintf("p99 4 small pools %.0f ms, 2 big pools %.0f ms, unlimited %.0f ms", v[1], v[2], v[0]), nil
+		return []Condition{big, un}, fmt.Sprintf("p99 4 small pools %.0f ms, 2 big pools %.0f ms, unlimited %.0f ms", v[1], v[2], v[0]), nil
 	},
 }

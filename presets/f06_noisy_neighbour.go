@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
 )
 
@@ -57,7 +56,7 @@ var f06NoisyNeighbour = &Preset{
 		}
 		return nil
 	},
-	verdict: func(r *Results) ([]record.Condition, string, error) {
+	verdict: func(r *Results) ([]Condition, string, error) {
 		v, err := p99s(r, "alone", "noise", "noise-limited")
 		if err != nil {
 			return nil, "", err
@@ -92,7 +91,7 @@ var f06NoisyNeighbour = &Preset{
 		if limit, peak := noiseLimitAndPeak(r, "noise-limited"); limit > 0 && peak > 0 {
 			sum += fmt.Sprintf("; a limited noise pod ran at up to %.2f cores within one of its periods against its %g-CPU limit", peak, limit)
 		}
-		return []record.Condition{p, idle}, sum, nil
+		return []Condition{p, idle}, sum, nil
 	},
 }
 

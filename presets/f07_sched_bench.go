@@ -40,7 +40,7 @@ var f07SchedBench = &Preset{
 		}
 		return nil
 	},
-	verdict: func(r *Results) ([]record.Condition, string, error) {
+	verdict: func(r *Results) ([]Condition, string, error) {
 		gu, nu, err := r.BurstGoodput("unlimited", "burst")
 		if err != nil {
 			return nil, "", err
@@ -80,7 +80,7 @@ var f07SchedBench = &Preset{
 		// they are, with 10% room under the limit.
 		peak := cond("limited 100 ms peak cores", u.Peak100ms, nil, ">=", 0.9*limit, "within 10% of the limit")
 		avg := cond("limited busiest 1 s cores", u.Peak1s, nil, "<=", limit, "at most the limit")
-		return []record.Condition{g, peak, avg}, fmt.Sprintf("goodput %.0f M iterations per burst limited against %.0f M unlimited (%d and %d bursts): %.2f (needs 0.45-0.75); limited burst used %.2f cores at its 100 ms peak and %.2f over its busiest second, limit %.2f",
+		return []Condition{g, peak, avg}, fmt.Sprintf("goodput %.0f M iterations per burst limited against %.0f M unlimited (%d and %d bursts): %.2f (needs 0.45-0.75); limited burst used %.2f cores at its 100 ms peak and %.2f over its busiest second, limit %.2f",
 			gl/1e6, gu/1e6, nl, nu, ratio, u.Peak100ms, u.Peak1s, limit), nil
 	},
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
 )
 
@@ -38,7 +37,7 @@ var f08OnoffApi = &Preset{
 		// The smallest limit far above the demand: the mean does not rise.
 		return setLimit(e, "limit-2", "64")
 	},
-	verdict: func(r *Results) ([]record.Condition, string, error) {
+	verdict: func(r *Results) ([]Condition, string, error) {
 		var m [3]float64
 		for i, n := range []string{"unlimited", "limit-2", "limit-4"} {
 			v, err := r.MeanLatency(n)
@@ -55,7 +54,7 @@ var f08OnoffApi = &Preset{
 		if err != nil {
 			return nil, "", err
 		}
-		return []record.Condition{small, large}, fmt.Sprintf("mean latency %.2f ms unlimited, %.2f ms at the smallest limit (%.2fx, needs >= 1.5), %.2f ms at the largest (%.2fx, needs <= 1.2)",
+		return []Condition{small, large}, fmt.Sprintf("mean latency %.2f ms unlimited, %.2f ms at the smallest limit (%.2fx, needs >= 1.5), %.2f ms at the largest (%.2fx, needs <= 1.2)",
 			m[0], m[1], m[1]/m[0], m[2], m[2]/m[0]), nil
 	},
 }

@@ -2,7 +2,6 @@ package presets
 
 import (
 	"fmt"
-	"github.com/throttlelab/throttlelab/record"
 	"strings"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -26,7 +25,7 @@ var f12Weights = &Preset{
 		e.Spec.Repeats = 4
 		return strings.Replace(how, "1 repeat", "4 repeats", 1), nil
 	},
-	verdict: func(r *Results) ([]record.Condition, string, error) {
+	verdict: func(r *Results) ([]Condition, string, error) {
 		v, err := p99s(r, "weight-100", "weight-10000")
 		if err != nil {
 			return nil, "", err
@@ -35,7 +34,7 @@ var f12Weights = &Preset{
 		if err != nil {
 			return nil, "", err
 		}
-		return []record.Condition{c}, fmt.Sprintf("p99 %.1f ms at weight 100, %.1f ms at weight 10000: the larger weight is %.2fx better (needs <= 1.2)", v[0], v[1], v[0]/v[1]), nil
+		return []Condition{c}, fmt.Sprintf("p99 %.1f ms at weight 100, %.1f ms at weight 10000: the larger weight is %.2fx better (needs <= 1.2)", v[0], v[1], v[0]/v[1]), nil
 	},
 }
 

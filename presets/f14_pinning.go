@@ -5,8 +5,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/throttlelab/throttlelab/record"
-
 	"github.com/throttlelab/throttlelab/experiment"
 )
 
@@ -76,7 +74,7 @@ var f14Pinning = &Preset{
 		c.CPU.Request, c.CPU.Limit = half, half
 		return nil
 	},
-	verdict: func(r *Results) ([]record.Condition, string, error) {
+	verdict: func(r *Results) ([]Condition, string, error) {
 		s, err := r.Config("shared")
 		if err != nil {
 			return nil, "", err
@@ -89,7 +87,7 @@ var f14Pinning = &Preset{
 		if err != nil {
 			return nil, "", err
 		}
-		conds := []record.Condition{cond("pinned throttled periods %", p.ThrottledPct, nil, "<=", 1, "under 1% of periods (a count, no interval)"), ratio}
+		conds := []Condition{cond("pinned throttled periods %", p.ThrottledPct, nil, "<=", 1, "under 1% of periods (a count, no interval)"), ratio}
 		return conds, fmt.Sprintf("pinned: %.1f%% of periods throttled (needs none, under 1%%), p99 %.0f ms against %.0f ms shared (%.2fx, needs >= 0.9)",
 			p.ThrottledPct, p.P99Ms, s.P99Ms, p.P99Ms/s.P99Ms), nil
 	},

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/runner"
 )
 
 // Info is preset.json: which preset a results directory ran, and how it was
@@ -49,7 +50,7 @@ func (i *Info) Write(dir string) error {
 // verdict.json (nil verdict for a nil Info: no preset). s, if not nil, is
 // dir's summary with its intervals, already read (runner.Run's): the
 // requests are then not read again.
-func (i *Info) Judge(dir string, s *record.ExperimentSummary) (*record.Verdict, error) {
+func (i *Info) Judge(dir string, s *record.ExperimentSummary) (runner.Verdict, error) {
 	if i == nil {
 		return nil, nil
 	}
@@ -57,5 +58,9 @@ func (i *Info) Judge(dir string, s *record.ExperimentSummary) (*record.Verdict, 
 	if !ok {
 		return nil, fmt.Errorf("%s ran preset %q, which this version does not have", dir, i.Preset)
 	}
-	return p.evaluate(dir, i.Scaled, s)
+	v, err := p.evaluate(dir, i.Scaled, s)
+	if v == nil {
+		return nil, err // no *Verdict(nil) inside a non-nil runner.Verdict
+	}
+	return v, err
 }

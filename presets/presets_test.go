@@ -13,7 +13,6 @@ import (
 	"github.com/throttlelab/throttlelab/internal/golden"
 
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
 	"github.com/throttlelab/throttlelab/units"
@@ -103,8 +102,8 @@ var simPositive = map[string]func(*experiment.Experiment) error{
 		}
 		return nil
 	},
-	// One BestEffort thread on 2 cores raises the simulated p99 about 1.6x,
-	// an interval straddling 1.5; two raise it clear of it.
+	// One BestEffort thread on 2 cores raises the simulated p99 by about the
+	// check's threshold, an interval straddling it; two raise it clear of it.
 	"f10-besteffort": func(e *experiment.Experiment) error {
 		c, err := config(e, "besteffort")
 		if err != nil {
@@ -117,9 +116,9 @@ var simPositive = map[string]func(*experiment.Experiment) error{
 		return nil
 	},
 	// The simulated shared pool spends its 100 ms quota on two cores in 50
-	// ms and waits, so the pinned core is faster (0.87x); with a 10 ms period
-	// the pool's waits are short and the pinned core is no better (0.92x),
-	// as the study measured on the kernel.
+	// ms and waits, so the pinned core is faster; with a 10 ms period the
+	// pool's waits are short and the pinned core is no better, as the study
+	// measured on the kernel.
 	"f14-pinning": func(e *experiment.Experiment) error {
 		c, err := config(e, "shared")
 		if err != nil {
@@ -133,7 +132,7 @@ var simPositive = map[string]func(*experiment.Experiment) error{
 // reversed is the condition with its check turned around: at most where it
 // asked at least, at least where it asked at most, and for a range the side
 // of it the figure is on (the top when inside).
-func reversed(c record.Condition) record.Condition {
+func reversed(c Condition) Condition {
 	switch c.Op {
 	case ">=":
 		c.Op = "<="
@@ -172,7 +171,7 @@ func TestNegativeVariants(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if pos.Outcome != record.Reproduced {
+			if pos.Outcome != Reproduced {
 				t.Fatalf("the positive variant does not reproduce the finding here, so the negative would prove nothing: %s", Line(pos))
 			}
 			dir, how = simulateQuick(t, p, func(e *experiment.Experiment) error {
@@ -185,30 +184,30 @@ func TestNegativeVariants(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if neg.Outcome != record.NotReproduced {
+			if neg.Outcome != NotReproduced {
 				t.Errorf("the negative variant, where the finding cannot hold, gave: %s", Line(neg))
 			}
 			// Reversed, the check fails the positive variant...
-			var rev []record.Condition
+			var rev []Condition
 			for _, c := range pos.Conditions {
 				rev = append(rev, reversed(c))
 			}
-			if out, _, err := record.Combine(rev, pos.Repeats); err != nil || out != record.NotReproduced {
+			if out, _, err := Combine(rev, pos.Repeats); err != nil || out != NotReproduced {
 				t.Errorf("the reversed check gave the positive variant %s (%v): %v", out, err, rev)
 			}
 			// ...and passes the conditions that sank the negative one.
 			sank := 0
 			for _, c := range neg.Conditions {
-				if c.Outcome != record.NotReproduced {
+				if c.Outcome != NotReproduced {
 					continue
 				}
 				sank++
 				r := reversed(c)
-				if err := r.Judge(neg.Repeats); err != nil || r.Outcome != record.Reproduced {
+				if err := r.Judge(neg.Repeats); err != nil || r.Outcome != Reproduced {
 					t.Errorf("reversed, %s gave the negative variant %s (%v)", r, r.Outcome, err)
 				}
 			}
-			if sank == 0 && neg.Outcome == record.NotReproduced {
+			if sank == 0 && neg.Outcome == NotReproduced {
 				t.Errorf("the negative variant failed with no failing condition: %+v", neg.Conditions)
 			}
 			// The why is computed from the data: F12's from the neighbour's
@@ -255,12 +254,12 @@ func TestDisturbedRunsMakeVerdictsInconclusive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if clean.Outcome != record.Reproduced || clean.Disturbed != "" {
+	if clean.Outcome != Reproduced || clean.Disturbed != "" {
 		t.Fatalf("undisturbed: %s", Line(clean))
 	}
 	first := runSummaries(t, dir)[0]
 	setHostOther(t, first, 0.15) // under a tenth of 2 cores
-	if v, err := p.Evaluate(dir, how); err != nil || v.Outcome != record.Reproduced || v.Disturbed != "" {
+	if v, err := p.Evaluate(dir, how); err != nil || v.Outcome != Reproduced || v.Disturbed != "" {
 		t.Fatalf("0.15 cores of other work: %v %s", err, Line(v))
 	}
 	setHostOther(t, first, 0.9)
@@ -268,7 +267,7 @@ func TestDisturbedRunsMakeVerdictsInconclusive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Outcome != record.Inconclusive || v.Reproduced || !strings.Contains(v.Disturbed, "0.90 of its 2 cores during 1 of") || !strings.Contains(Line(v), "Disturbed: ") {
+	if v.Outcome != Inconclusive || v.Reproduced || !strings.Contains(v.Disturbed, "0.90 of its 2 cores during 1 of") || !strings.Contains(Line(v), "Disturbed: ") {
 		t.Errorf("0.9 cores of other work: %s", Line(v))
 	}
 }
@@ -288,7 +287,7 @@ func TestSelfChecksIgnoreOtherWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Outcome != record.Reproduced || v.Disturbed != "" {
+	if v.Outcome != Reproduced || v.Disturbed != "" {
 		t.Errorf("a self-check beside other work: %s", Line(v))
 	}
 }

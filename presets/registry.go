@@ -97,8 +97,8 @@ func quickQoS() func(e *experiment.Experiment, cores int) (string, error) {
 	}
 }
 
-func p99Worse(base, with string, factor float64) func(r *Results) ([]record.Condition, string, error) {
-	return func(r *Results) ([]record.Condition, string, error) {
+func p99Worse(base, with string, factor float64) func(r *Results) ([]Condition, string, error) {
+	return func(r *Results) ([]Condition, string, error) {
 		v, err := p99s(r, base, with)
 		if err != nil {
 			return nil, "", err
@@ -107,7 +107,7 @@ func p99Worse(base, with string, factor float64) func(r *Results) ([]record.Cond
 		if err != nil {
 			return nil, "", err
 		}
-		return []record.Condition{c}, fmt.Sprintf("p99 %.1f ms alone, %.1f ms with the neighbour: %.2fx (needs >= %g)", v[0], v[1], v[1]/v[0], factor), nil
+		return []Condition{c}, fmt.Sprintf("p99 %.1f ms alone, %.1f ms with the neighbour: %.2fx (needs >= %g)", v[0], v[1], v[1]/v[0], factor), nil
 	}
 }
 

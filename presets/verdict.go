@@ -1,71 +1,370 @@
 package presets
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/stats"
 )
 
-// Evaluate computes the preset's check from the results in dir and writes
-// verdict.json there. scaled says how a quick run was scaled ("" for none).
-func (p *Preset) Evaluate(dir, scaled string) (*record.Verdict, error) {
-	return p.evaluate(dir, scaled, nil)
+// Reproduction is a verdict's or a condition's result: the 95% interval clears
+// the check (Reproduced), clears its opposite (NotReproduced), or straddles
+// the threshold (Inconclusive).
+type Reproduction string
+
+// The three outcomes.
+const (
+	Reproduced    Reproduction = "reproduced"
+	NotReproduced Reproduction = "not reproduced"
+	Inconclusive  Reproduction = "inconclusive"
+)
+
+// Condition is one part of a preset's check: a figure, its 95% interval,
+// and the threshold it must clear. Op is ">=" (at least Threshold), "<="
+// (at most Threshold) or "between" (Threshold to High). A figure without an
+// interval (a count, or a shape that has no sampling noise to speak of) is
+// judged by its point.
+type Condition struct {
+	Name      string          `json:"name"`
+	Value     float64         `json:"value"`
+	CI95      *stats.Interval `json:"ci95,omitempty"`
+	Op        string          `json:"op"`
+	Threshold float64         `json:"threshold"`
+	High      float64         `json:"high,omitempty"`
+	// Margin says why the threshold is clear of noise: what a result must
+	// beat, beyond "differs".
+	Margin  string       `json:"margin"`
+	Outcome Reproduction `json:"outcome"`
+	// RepeatsNeeded, for an inconclusive condition, estimates how many
+	// repeats would likely settle it (0: no estimate).
+	RepeatsNeeded int `json:"repeats_needed,omitempty"`
 }
 
-// evaluate is Evaluate with dir's summary already read (nil: read it).
-func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*record.Verdict, error) {
-	r, err := readResults(dir, s)
-	if err != nil {
-		return nil, err
-	}
-	// A spec changed by hand may lack a config the check reads: the check
-	// says so as an error.
-	conds, numbers, err := p.verdict(r)
-	if err != nil {
-		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
-	}
-	reps := r.repeats()
-	out, need, err := record.Combine(conds, reps)
-	if err != nil {
-		return nil, fmt.Errorf("preset %s: checking %s: %w", p.Name, dir, err)
-	}
-	v := &record.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check, SelfCheck: p.SelfCheck,
-		Outcome: out, Reproduced: out == record.Reproduced, Conditions: conds, Numbers: numbers,
-		Repeats: reps, RepeatsNeeded: need, CIMethod: r.Summary.CIMethod, Scaled: scaled, Backend: r.Env.Backend}
-	// A self-check's figures come from throttlelab's own seeded choices,
-	// not from timing: other work cannot disturb them.
-	if d := r.disturbed(); d != "" && !p.SelfCheck {
-		v.Disturbed = d
-		if out != record.Inconclusive {
-			v.Outcome, v.Reproduced, v.RepeatsNeeded = record.Inconclusive, false, 0
-		}
-	}
-	if v.Outcome != record.Reproduced && p.why != nil {
-		v.Why = p.why(r)
-	}
-	return v, record.WriteJSON(filepath.Join(dir, "verdict.json"), v)
+// Verdict is a preset's check, computed from what a run measured. It is
+// verdict.json in the results directory, and the report's header shows it.
+type Verdict struct {
+	Preset  string `json:"preset"`
+	Finding string `json:"finding"`
+	Source  string `json:"source"`
+	Claim   string `json:"claim"`
+	Check   string `json:"check"`
+	// SelfCheck marks a check of throttlelab's own machinery (its
+	// balancers) rather than of something the kernel decides.
+	SelfCheck bool `json:"self_check,omitempty"`
+	// Outcome is the check's result; Reproduced is Outcome == Reproduced,
+	// kept for readers of older verdicts.
+	Outcome    Reproduction `json:"outcome"`
+	Reproduced bool         `json:"reproduced"`
+	// Conditions are the check's parts with their intervals; Numbers gives
+	// the measured figures behind them in words.
+	Conditions []Condition `json:"conditions,omitempty"`
+	Numbers    string      `json:"numbers"`
+	// Repeats is how many repeats the figures come from; RepeatsNeeded
+	// estimates how many would likely settle an inconclusive verdict.
+	Repeats       int `json:"repeats,omitempty"`
+	RepeatsNeeded int `json:"repeats_needed,omitempty"`
+	// CIMethod says how the intervals were computed.
+	CIMethod string `json:"ci_method,omitempty"`
+	// Why explains a check that did not pass, where the results can tell.
+	Why string `json:"why,omitempty"`
+	// Disturbed names the runs during which other work on the host used
+	// more than DisturbedShare of its CPUs; such a verdict is inconclusive
+	// whatever its intervals say, since they measured that work too.
+	Disturbed string `json:"disturbed,omitempty"`
+	// Scaled says how a --quick run was scaled down ("" at original scale).
+	Scaled  string `json:"scaled,omitempty"`
+	Backend string `json:"backend"`
 }
 
-// Line is the verdict in one line, as run and sim print it.
-func Line(v *record.Verdict) string { return v.Line() }
+// MaxRepeatsEstimate caps RepeatsNeeded ("this many or more"): beyond it
+// the estimate says little.
+const MaxRepeatsEstimate = 100
 
-// disturbed describes the runs during which other work used more than
-// record.DisturbedShare of the host's CPUs ("" when none did, or the backend
-// could not tell).
-func (r *Results) disturbed() string {
-	var ids []string
-	worst := 0.0
-	for _, run := range r.Runs {
-		if run.Disturbed(r.Env.Cores) {
-			ids = append(ids, run.ID)
-			worst = max(worst, *run.HostOtherCores)
+// ErrBadCondition marks a condition that cannot be judged: an operator
+// other than ">=", "<=" and "between", or a figure, interval or threshold
+// that is NaN or infinite. It is an error in the check that made it, not an
+// inconclusive result.
+var ErrBadCondition = errors.New("bad condition")
+
+// check returns an error wrapping ErrBadCondition when c cannot be judged.
+func (c *Condition) check() error {
+	switch c.Op {
+	case ">=", "<=", "between":
+	default:
+		return fmt.Errorf("%w %q: operator %q (want >=, <= or between)", ErrBadCondition, c.Name, c.Op)
+	}
+	nums := []float64{c.Value, c.Threshold}
+	if c.Op == "between" {
+		nums = append(nums, c.High)
+	}
+	if c.CI95 != nil {
+		nums = append(nums, c.CI95[0], c.CI95[1])
+	}
+	for _, v := range nums {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w %q: %s (a figure the results could not give: check what it was computed from)", ErrBadCondition, c.Name, c)
 		}
 	}
-	if len(ids) == 0 {
-		return ""
+	if c.Op == "between" && c.High < c.Threshold {
+		return fmt.Errorf("%w %q: between %v and %v, an empty range", ErrBadCondition, c.Name, c.Threshold, c.High)
 	}
-	return fmt.Sprintf("other work on the host used up to %.2f of its %d cores during %d of %d runs (%s; more than %.0f%% of the machine), so the figures measured that work's interference too: run again on a quiet host",
-		worst, r.Env.Cores, len(ids), len(r.Runs), strings.Join(ids, ", "), 100*record.DisturbedShare)
+	return nil
+}
+
+// Judge sets the condition's Outcome (and RepeatsNeeded when inconclusive)
+// from its interval, or its point when it has none. repeats is how many
+// repeats the interval comes from. An interval's half-width shrinks about
+// as 1/sqrt(repeats), so the repeats that would likely settle it are
+// repeats x (half-width / distance of the point from the threshold)^2.
+// A condition that cannot be judged (ErrBadCondition) is an error and keeps
+// no outcome.
+func (c *Condition) Judge(repeats int) error {
+	if err := c.check(); err != nil {
+		c.Outcome, c.RepeatsNeeded = "", 0
+		return err
+	}
+	lo, hi := c.Value, c.Value
+	if c.CI95 != nil {
+		lo, hi = c.CI95[0], c.CI95[1]
+	}
+	pass, fail := false, false
+	var dist, half float64
+	switch c.Op {
+	case ">=":
+		pass, fail = lo >= c.Threshold, hi < c.Threshold
+		dist = math.Abs(c.Value - c.Threshold)
+		half = c.Value - lo
+		if c.Value < c.Threshold {
+			half = hi - c.Value
+		}
+	case "<=":
+		pass, fail = hi <= c.Threshold, lo > c.Threshold
+		dist = math.Abs(c.Value - c.Threshold)
+		half = hi - c.Value
+		if c.Value > c.Threshold {
+			half = c.Value - lo
+		}
+	case "between":
+		pass, fail = lo >= c.Threshold && hi <= c.High, hi < c.Threshold || lo > c.High
+		dl, dh := math.Abs(c.Value-c.Threshold), math.Abs(c.Value-c.High)
+		dist, half = dl, c.Value-lo
+		if c.Value < c.Threshold || (c.Value <= c.High && dh < dl) {
+			dist, half = dh, hi-c.Value
+		}
+		if c.Value < c.Threshold {
+			half = hi - c.Value
+		}
+	}
+	switch {
+	case pass:
+		c.Outcome = Reproduced
+	case fail:
+		c.Outcome = NotReproduced
+	default:
+		c.Outcome = Inconclusive
+		c.RepeatsNeeded = MaxRepeatsEstimate
+		if dist > 0 {
+			n := float64(max(repeats, 1)) * (half / dist) * (half / dist)
+			c.RepeatsNeeded = min(int(math.Ceil(n)), MaxRepeatsEstimate)
+		}
+		c.RepeatsNeeded = max(c.RepeatsNeeded, repeats+1)
+	}
+	return nil
+}
+
+// Combine judges every condition and sums them up: not reproduced if any
+// condition's interval clears its opposite, reproduced if every one clears
+// its check, inconclusive otherwise (with the largest repeats estimate).
+// A condition that cannot be judged makes it an error (ErrBadCondition).
+func Combine(conds []Condition, repeats int) (Reproduction, int, error) {
+	out, need := Reproduced, 0
+	for i := range conds {
+		c := &conds[i]
+		if err := c.Judge(repeats); err != nil {
+			return "", 0, err
+		}
+		switch c.Outcome {
+		case NotReproduced:
+			out = NotReproduced
+		case Inconclusive:
+			if out != NotReproduced {
+				out = Inconclusive
+			}
+			need = max(need, c.RepeatsNeeded)
+		}
+	}
+	if out != Inconclusive {
+		need = 0
+	}
+	return out, need, nil
+}
+
+// Word is the verdict's outcome as run and sim print it.
+func (v *Verdict) Word() string {
+	switch v.outcome() {
+	case Reproduced:
+		return "REPRODUCED"
+	case Inconclusive:
+		return "INCONCLUSIVE"
+	}
+	return "NOT REPRODUCED"
+}
+
+// outcome is Outcome, or what Reproduced says for verdicts from before
+// there were three.
+func (v *Verdict) outcome() Reproduction {
+	if v.Outcome != "" {
+		return v.Outcome
+	}
+	if v.Reproduced {
+		return Reproduced
+	}
+	return NotReproduced
+}
+
+// Short is the verdict in one short line, the first line run and sim print
+// for a preset: the finding, the outcome, the preset, and how many of the
+// check's conditions came out which way ("F9 REPRODUCED (f09-burn-flow): 4
+// of 4 conditions hold").
+func (v *Verdict) Short() string {
+	kind := ""
+	if v.SelfCheck {
+		kind = " (self-check)"
+	}
+	line := fmt.Sprintf("%s %s%s (%s)", v.Finding, v.Word(), kind, v.Preset)
+	n := len(v.Conditions)
+	if n == 0 {
+		return line
+	}
+	count := map[Reproduction]int{}
+	for _, c := range v.Conditions {
+		count[c.Outcome]++
+	}
+	var parts []string
+	if k := count[Reproduced]; k > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d conditions hold", k, n))
+	}
+	if k := count[Inconclusive]; k > 0 {
+		parts = append(parts, fmt.Sprintf("%d inconclusive", k))
+	}
+	if k := count[NotReproduced]; k > 0 {
+		parts = append(parts, fmt.Sprintf("%d fail", k))
+	}
+	if v.Disturbed != "" {
+		parts = append(parts, "disturbed by other work")
+	}
+	return line + ": " + strings.Join(parts, ", ")
+}
+
+// Details are the verdict's check, figures, intervals and explanation, one
+// item a line, printed after the table: what Short sums up.
+func (v *Verdict) Details() []string {
+	out := []string{
+		fmt.Sprintf("%s check: %s", v.Finding, v.Check),
+		fmt.Sprintf("%s figures: %s", v.Finding, v.Numbers),
+	}
+	for _, c := range v.Conditions {
+		out = append(out, fmt.Sprintf("%s 95%% interval: %s", v.Finding, c))
+	}
+	if v.outcome() == Inconclusive && v.RepeatsNeeded > 0 {
+		out = append(out, fmt.Sprintf("%s: the intervals straddle the check: %s would likely settle it (this run had %d)", v.Finding, v.RepeatsWords(), max(v.Repeats, 1)))
+	}
+	if v.Disturbed != "" {
+		out = append(out, fmt.Sprintf("%s disturbed: %s", v.Finding, v.Disturbed))
+	}
+	if v.Why != "" {
+		out = append(out, fmt.Sprintf("%s why: %s", v.Finding, v.Why))
+	}
+	return out
+}
+
+// Line is the verdict in one line, for tables (the reproduction table's
+// cells carry the same parts).
+func (v *Verdict) Line() string {
+	kind := ""
+	if v.SelfCheck {
+		kind = " (self-check of throttlelab's balancer)"
+	}
+	line := fmt.Sprintf("%s %s%s (%s): %s. %s", v.Finding, v.Word(), kind, v.Preset, v.Check, v.Numbers)
+	if s := v.Intervals(); s != "" {
+		line += ". 95% intervals: " + s
+	}
+	if v.outcome() == Inconclusive && v.RepeatsNeeded > 0 {
+		line += fmt.Sprintf(". The intervals straddle the check: %s would likely settle it (this run had %d)", v.RepeatsWords(), max(v.Repeats, 1))
+	}
+	if v.Disturbed != "" {
+		line += ". Disturbed: " + v.Disturbed
+	}
+	if v.Why != "" {
+		line += ". Why: " + v.Why
+	}
+	return line
+}
+
+// Intervals lists the conditions with intervals in words ("p99 limited /
+// unlimited 5.78 [4.10, 7.30] >= 2: reproduced; ...").
+func (v *Verdict) Intervals() string {
+	var parts []string
+	for _, c := range v.Conditions {
+		parts = append(parts, c.String())
+	}
+	return strings.Join(parts, "; ")
+}
+
+// String is the condition in words.
+func (c Condition) String() string {
+	s := fmt.Sprintf("%s %s", c.Name, num(c.Value))
+	if c.CI95 != nil {
+		s += fmt.Sprintf(" [%s, %s]", num(c.CI95[0]), num(c.CI95[1]))
+	}
+	if c.Op == "between" {
+		s += fmt.Sprintf(" in %s-%s", num(c.Threshold), num(c.High))
+	} else {
+		s += fmt.Sprintf(" %s %s", c.Op, num(c.Threshold))
+	}
+	if c.Outcome != "" {
+		s += ": " + string(c.Outcome)
+	}
+	return s
+}
+
+func num(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case a == 0:
+		return "0"
+	case a < 10:
+		return fmt.Sprintf("%.3g", v)
+	case a < 1000:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+// RepeatsWords is RepeatsNeeded in words ("about 6 repeats", "100 repeats
+// or more").
+func (v *Verdict) RepeatsWords() string {
+	if v.RepeatsNeeded >= MaxRepeatsEstimate {
+		return fmt.Sprintf("%d repeats or more", MaxRepeatsEstimate)
+	}
+	return fmt.Sprintf("about %d repeats", v.RepeatsNeeded)
+}
+
+// ReadVerdict reads verdict.json, which a preset's run writes next to its
+// results; nil when there is none or it cannot be read.
+func ReadVerdict(dir string) *Verdict {
+	b, err := os.ReadFile(filepath.Join(dir, "verdict.json"))
+	if err != nil {
+		return nil
+	}
+	var v Verdict
+	if json.Unmarshal(b, &v) != nil {
+		return nil
+	}
+	return &v
 }

@@ -1,12 +1,13 @@
 // Package record is the recorded run and the results directory every
 // backend writes and the report reads: a run's summary (Run), where the runs
-// were made (Env), a preset's check (Verdict), reading and writing them, the
+// were made (Env), reading and writing them, the
 // one aggregation of runs into per-config figures (Summarize, with the
 // intervals of package stats) and their rows (ExperimentSummary.Rows, which
 // report.WriteRows prints).
 //
 // A results directory holds spec.yaml (the resolved spec), env.json,
-// preset.json and verdict.json (presets), summary.json and one directory per
+// preset.json and verdict.json (package presets writes and reads them),
+// summary.json and one directory per
 // run, runs/CONFIG/LOAD/rN, with that run's summary.json, requests.csv,
 // usage.csv, throttled.csv and latency.hdr.
 //

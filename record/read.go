@@ -71,20 +71,6 @@ func ReadResults(dir string) (*experiment.Experiment, Env, []*Run, error) {
 	return e, env, runs, nil
 }
 
-// ReadVerdict reads verdict.json, which a preset's run writes next to its
-// results; nil when there is none or it cannot be read.
-func ReadVerdict(dir string) *Verdict {
-	b, err := os.ReadFile(filepath.Join(dir, "verdict.json"))
-	if err != nil {
-		return nil
-	}
-	var v Verdict
-	if json.Unmarshal(b, &v) != nil {
-		return nil
-	}
-	return &v
-}
-
 // ReadBurstCycles reads a burst neighbour's burst-NAME.jsonl in a run's
 // directory: one line per finished cycle.
 func ReadBurstCycles(runDir, name string) ([]workload.BurstCycle, error) {

@@ -44,7 +44,16 @@ type Finisher interface {
 // the directory's summary with its intervals, already read: the judge need
 // not read the requests again.
 type Judge interface {
-	Judge(dir string, s *record.ExperimentSummary) (*record.Verdict, error)
+	Judge(dir string, s *record.ExperimentSummary) (Verdict, error)
+}
+
+// Verdict is what the runner does with a preset's verdict (presets.Verdict):
+// print its short line before the table and its details after it, and write
+// it into summary.json as it marshals. The runner runs any experiment, so it
+// knows presets only through this.
+type Verdict interface {
+	Short() string
+	Details() []string
 }
 
 // Report is results directories read for a report (report.Set): the runner
@@ -275,6 +284,7 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 		}
 	}
 	out.Summary = s
+	var verdict Verdict
 	if complete && opt.Judge != nil {
 		// The check reads the runs, not summary.json, so the summary can
 		// carry the verdict.
@@ -285,14 +295,14 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 		if v != nil {
 			// The answer first: one short line, the details after the table.
 			fmt.Fprintln(w, v.Short())
+			s.Verdict, verdict = v, v
 		}
-		s.Verdict = v
 	}
 	if err := record.WriteFileAtomic(filepath.Join(opt.Dir, "summary.json"), func(f *os.File) error { return writeJSONTo(f, s) }); err != nil {
 		return err
 	}
 	if opt.Report == nil {
-		writeDetails(w, s.Verdict)
+		writeDetails(w, verdict)
 		return nil
 	}
 	err := errors.New("the results could not be read")
@@ -307,12 +317,12 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 			fmt.Fprintf(opt.Log, "throttlelab: no report: %v (the results are kept; try throttlelab report %s)\n", err, opt.Dir)
 		}
 	}
-	writeDetails(w, s.Verdict)
+	writeDetails(w, verdict)
 	return nil
 }
 
 // writeDetails writes a verdict's details, one a line (nothing for nil).
-func writeDetails(w io.Writer, v *record.Verdict) {
+func writeDetails(w io.Writer, v Verdict) {
 	if v == nil {
 		return
 	}

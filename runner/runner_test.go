@@ -180,10 +180,18 @@ func (r *fakeReport) Write(w io.Writer, path string) error {
 // judgeOf records the summary it was given.
 type judgeOf struct{ got *record.ExperimentSummary }
 
-func (j *judgeOf) Judge(dir string, s *record.ExperimentSummary) (*record.Verdict, error) {
+func (j *judgeOf) Judge(dir string, s *record.ExperimentSummary) (Verdict, error) {
 	j.got = s
-	return &record.Verdict{Preset: "fake", Outcome: record.Reproduced}, nil
+	return fakeVerdict{Preset: "fake"}, nil
 }
+
+// fakeVerdict is a verdict as a preset's marshals: a JSON object.
+type fakeVerdict struct {
+	Preset string `json:"preset"`
+}
+
+func (v fakeVerdict) Short() string     { return v.Preset + " REPRODUCED" }
+func (v fakeVerdict) Details() []string { return []string{v.Preset + " check: none"} }
 
 // TestReportReadOnce: when the runs end the report reads the directories
 // once, and its summary is the one summary.json holds and the judge judges.

@@ -41,7 +41,7 @@ func FuzzHandler(f *testing.F) {
 		if err != nil {
 			return // not a request a client could send
 		}
-		// Keep it fast: tiles inside the set take 0.5 s; the cap covers burns.
+		// Keep it fast: tiles inside the set are the costliest; the cap covers burns.
 		if strings.HasPrefix(req.URL.Path, "/tile") && req.URL.Query().Get("y") != "0" {
 			return
 		}

@@ -20,9 +20,9 @@ var knownMisses = map[string]string{
 	"burst-none/api / load0/p99 ms":         "p99 of 100 requests to an idle server is its single slowest: host jitter the model does not have",
 	"limits/unlimited / load0/p99 ms":       "the same: an unlimited instance's tail under Poisson arrivals is 30-35% longer than the model's M/D/2-like queue",
 	"burst-1/api / load0/p99 ms":            "a weight-2 (BestEffort) server beside the burst worker: the fluid model gives it 0.2% of a shared core, the kernel's wake-up placement lets it run sooner",
-	// Costs.Network (0.12 ms each way) was measured with the load generator
-	// of before 2026-11; today's answers /api sequentially in 0.04 ms and at
-	// 1000/s in 0.10 ms p50, so sub-millisecond medians come out high.
+	// Costs.Network was measured with the load generator of before 2026-11
+	// (docs/simulator.md); today's answers sooner, so sub-millisecond
+	// medians come out high.
 	"f05-service/pods / load0/p50 ms":     "0.24 ms of simulated loopback against about 0.05 ms with today's load generator (Costs.Network is the old one's)",
 	"f01-logjam/unlimited / load0/p50 ms": "a median small tile at 18 requests/s: the model's fixed delays (0.24 ms loopback, 0.2 ms idle wake-up, 0.3 ms wake-up CPU) were measured with the old load generator",
 	"f01-logjam/limited / load0/p50 ms":   "the same as the unlimited median",

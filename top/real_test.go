@@ -76,7 +76,7 @@ func TestRealLimitedAndIdleGroups(t *testing.T) {
 	}
 	// The peak within a period is near the limit and not far above it: a
 	// period can hold the quota plus a runtime slice per CPU left from the
-	// last one (5 ms each: measured up to 0.29 cores under 0.2 on 2 CPUs),
+	// last one (the bandwidth slice, 5 ms by default, per CPU),
 	// the kernel lets a group overrun by up to a tick (4 ms at HZ=250), and
 	// where a boundary cannot be placed exactly the estimate errs by part of
 	// one 10 ms sample's usage. It is at least the mean (an interval may hold

@@ -47,9 +47,9 @@ func CalibrateKernel(pixels, rounds int) (KernelCalibration, error) {
 // Class is a cost class of tiles, so experiments can pick subsets by cost.
 type Class string
 
-// Cost classes, by iteration count (machine-independent). On the reference
-// machine (2.8 ns per iteration) small tiles take under about 10 ms and large ones
-// over about 250 ms.
+// Cost classes, by iteration count (machine-independent); what a class
+// takes in time is its iterations at the machine's cost per iteration
+// (docs/simulator.md gives the reference machine's).
 const (
 	ClassSmall  Class = "small"
 	ClassMedium Class = "medium"

@@ -75,8 +75,8 @@ spec:
 		args []string
 		want string
 	}{
-		{[]string{"../../examples/limits.yaml", "--limit", "1:100m:3", "--rate", "20:200:3"}, "FROM is above TO"},
-		{[]string{"../../examples/limits.yaml", "--limit", "100m:1:3", "--rate", "20:200"}, "want FROM:TO:STEPS"},
+		{[]string{"../../examples/limits.yaml", "--limit", "1:100m:3", "--rate", "20:200:3"}, `--limit: limit range "1:100m:3": FROM is above TO`},
+		{[]string{"../../examples/limits.yaml", "--limit", "100m:1:3", "--rate", "20:200"}, `--rate: rate range "20:200": want FROM:TO:STEPS`},
 		{[]string{"../../examples/limits.yaml", "--limit", "100m:1:3"}, "give one second axis"},
 		{[]string{"../../examples/limits.yaml", "--rate", "20:200:3"}, "--limit FROM:TO:STEPS is needed"},
 		{[]string{"../../examples/limits.yaml", "--limit", "100m:1:3", "--workers", "1:4:4"}, "open loop"},

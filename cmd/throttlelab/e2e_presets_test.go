@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/presets"
 )
 
 func TestPresetsList(t *testing.T) {
@@ -64,14 +64,14 @@ func TestPresetSimulated(t *testing.T) {
 
 func assertVerdict(t *testing.T, dir, preset string) {
 	t.Helper()
-	if s := readExpSummary(t, dir); s.Verdict == nil || s.Verdict.Preset != preset {
-		t.Errorf("summary.json has no verdict for %s: %+v", preset, s.Verdict)
+	if v, _ := readExpSummary(t, dir).Verdict.(map[string]any); v == nil || v["preset"] != preset {
+		t.Errorf("summary.json has no verdict for %s: %+v", preset, v)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "verdict.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v record.Verdict
+	var v presets.Verdict
 	if err := json.Unmarshal(b, &v); err != nil || v.Preset != preset || v.Numbers == "" {
 		t.Fatalf("verdict %+v, %v", v, err)
 	}

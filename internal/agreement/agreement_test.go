@@ -105,6 +105,24 @@ func TestPathsAgree(t *testing.T) {
 			r.LimitMilli, r.ThrottledRatio, r.Met, r.LowerBound, want.LimitMilli, want.ThrottledRatio, want.Met, want.LowerBound)
 	}
 
+	// The agent itself, sampling a node whose containers use the same
+	// demand: its /advice, over HTTP.
+	doc := agentOverHTTP(t, at, usage, target, agent.SummaryConfig{Window: time.Hour, Block: 2 * time.Minute, Chunk: time.Minute})
+	advised := 0
+	for _, v := range doc.Containers {
+		if v.Advice == nil {
+			continue
+		}
+		advised++
+		if r := v.Advice.Recommendation; r.LimitMilli != want.LimitMilli || r.ThrottledRatio != want.ThrottledRatio || r.Met != want.Met || r.LowerBound != want.LowerBound {
+			t.Errorf("/advice for %s recommends %dm (throttled %.4f, met %v, lower bound %v); advise --csv %dm (%.4f, %v, %v)",
+				v.Container, r.LimitMilli, r.ThrottledRatio, r.Met, r.LowerBound, want.LimitMilli, want.ThrottledRatio, want.Met, want.LowerBound)
+		}
+	}
+	if advised == 0 {
+		t.Errorf("/advice advises no container: %+v", doc)
+	}
+
 	// check, over the same demand recorded for a workload, at the advised
 	// limit (passes) and at 250m (throttled in every period).
 	ms := []fleet.ManifestContainer{

@@ -1,7 +1,8 @@
 // Package agreement holds the test that every path to advice gives the same
 // answer on the same demand: advise --csv (demand and advise), the
-// node agent's summary (what /advice serves), check (fleet, over recorded
-// demand) and the reports' Advice section. They share one model (cfs) and
+// node agent's summary and a real agent's /advice over HTTP (agent.New on a
+// fake cgroup node whose container uses that demand), check (fleet, over
+// recorded demand) and the reports' Advice section. They share one model (cfs) and
 // one entry point (advise.Decide); the test catches a path that drifts from
 // them in how it feeds them.
 package agreement

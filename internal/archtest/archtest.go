@@ -2,8 +2,10 @@
 // its design (docs: DESIGN.md, "One quota model, one advice core"): the
 // leaves import nothing of throttlelab but units, the advice model does not
 // import the simulator, the report, top, the results directory or the load
-// generator, the node agent does not carry the simulator or the report, and
-// no package imports another in a cycle.
+// generator, the node agent does not carry the simulator or the report, no
+// package imports another in a cycle, and none imports upwards: every
+// package stands on a floor of the design (Floors) and imports only from
+// its own floor or below.
 package archtest
 
 import (
@@ -43,6 +45,67 @@ var Rules = []Rule{
 	{From: "stats", Only: true, Allow: []string{"units"}, Transitive: true, Why: "statistics are a leaf"},
 	{From: "advise", Forbid: []string{"sim", "report", "top", "record", "loadgen"}, Transitive: true, Why: "advise is the model: demand in, advice out; sources and rendering live elsewhere"},
 	{From: "agent", Forbid: []string{"sim", "report"}, Transitive: true, Why: "a DaemonSet must not carry the simulator or the HTML charts"},
+}
+
+// Floor is one level of the design's picture (DESIGN.md, "One quota model,
+// one advice core"): its packages, relative to the module; a package covers
+// its subpackages unless a longer one is placed elsewhere.
+type Floor struct {
+	Name     string
+	Packages []string
+}
+
+// Floors are the design's levels, ground first. A package imports only
+// packages of its own floor or a lower one; a package on no floor is an
+// error, so that a new package is placed when it is made.
+var Floors = []Floor{
+	{"ground", []string{"units", "stats", "cfs", "servertiming", "testenv", "deploy", "internal/golden", "internal/progress"}},
+	{"kernel files and the model", []string{"cgroup", "workload", "advise", "internal/ociimage", "internal/doccheck", "internal/archtest", "internal/browsertest", "internal/vmtest"}},
+	{"instruments, specs and records", []string{"server", "loadgen", "experiment", "record", "top", "demand", "k8s/manifest", "k8s/resize", "k8s/k8stest"}},
+	{"callers", []string{"agent", "sim", "runner", "local", "report", "presets", "fleet", "limitmap", "k8s", "k8s/agentmanifest", "top/tui", "internal/agreement"}},
+	{"the command line", []string{"internal/cli"}},
+	{"programs", []string{"cmd", "hack", "bench"}},
+}
+
+// floorOf returns the index in floors of the floor that holds pkg (the
+// longest placed path that covers it), or -1.
+func floorOf(floors []Floor, pkg string) int {
+	best, at := -1, ""
+	for i, f := range floors {
+		for _, p := range f.Packages {
+			if under(pkg, p) && len(p) > len(at) {
+				best, at = i, p
+			}
+		}
+	}
+	return best
+}
+
+// Upward returns one line per package of the module on no floor, and one
+// per direct import of a package from a higher floor than its own.
+func Upward(pkgs []Package, floors []Floor) []string {
+	var out []string
+	for _, p := range pkgs {
+		r, ok := rel(p.ImportPath)
+		if !ok {
+			continue
+		}
+		f := floorOf(floors, r)
+		if f < 0 {
+			out = append(out, fmt.Sprintf("%s: on no floor of archtest.Floors: place it (a package imports only from its floor or below)", r))
+			continue
+		}
+		for _, d := range p.Imports {
+			dr, ok := rel(d)
+			if !ok {
+				continue
+			}
+			if g := floorOf(floors, dr); g > f {
+				out = append(out, fmt.Sprintf("%s (%s) imports %s (%s): an import upwards", r, floors[f].Name, dr, floors[g].Name))
+			}
+		}
+	}
+	return out
 }
 
 // List runs go list over the module's packages in dir (any directory of

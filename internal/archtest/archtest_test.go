@@ -27,6 +27,37 @@ func TestImportGraph(t *testing.T) {
 	for _, line := range Check(pkgs, Rules) {
 		t.Error(line)
 	}
+	for _, line := range Upward(pkgs, Floors) {
+		t.Error(line)
+	}
+}
+
+// TestUpwardSeesViolations: an import from a higher floor, and a package on
+// no floor, are refused; a subpackage placed apart from its parent is
+// judged on its own floor.
+func TestUpwardSeesViolations(t *testing.T) {
+	floors := []Floor{{"ground", []string{"units"}}, {"model", []string{"advise", "k8s/manifest"}}, {"callers", []string{"report", "k8s"}}}
+	pkgs := []Package{
+		{ImportPath: Module + "/units", Imports: []string{"fmt"}},
+		{ImportPath: Module + "/advise", Imports: []string{Module + "/units", Module + "/report"}},
+		{ImportPath: Module + "/report", Imports: []string{Module + "/advise", Module + "/k8s/manifest"}},
+		{ImportPath: Module + "/k8s/manifest", Imports: []string{Module + "/k8s"}},
+		{ImportPath: Module + "/k8s/x", Imports: []string{Module + "/k8s/manifest"}},
+		{ImportPath: Module + "/newpkg"},
+	}
+	got := strings.Join(Upward(pkgs, floors), "\n")
+	for _, want := range []string{
+		"advise (model) imports report (callers): an import upwards",
+		"k8s/manifest (model) imports k8s (callers): an import upwards",
+		"newpkg: on no floor",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Upward did not say %q; it said:\n%s", want, got)
+		}
+	}
+	if n := strings.Count(got, "\n") + 1; n != 3 {
+		t.Errorf("Upward said %d things, want the 3 above:\n%s", n, got)
+	}
 }
 
 // TestCheckSeesViolations feeds Check a graph that breaks every rule, and

@@ -175,7 +175,7 @@ func adviseUsage(err error) error {
 
 func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	if f.fleet.set() {
-		return runAdviseFleet(cmd, args, f.fleet)
+		return runAdviseFleet(cmd, args, f)
 	}
 	req, err := adviseRequest(f)
 	if err != nil {

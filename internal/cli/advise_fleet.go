@@ -56,7 +56,10 @@ Every workload of a cluster, from the throttlelab agents (docs/fleet-advice.md):
   --agent URL                one node's agent
 one row per workload container (replicas merged on the one that needs most), now
 against advised against krr's and the VPA's rules; -o table|json|csv|patch, or
---apply to resize the running pods in place (a server-side dry run unless --yes).`
+--apply to resize the running pods in place (a server-side dry run unless --yes).
+The agents advise for the targets they were given: --max-throttled and
+--max-delay, when given, read the target of those values (as the agent names
+its first target from the same flags), --target-label one by its label.`
 	cmd.Example += `
   throttlelab advise --prometheus http://prometheus:9090 -n shop
   throttlelab advise --agent http://10.0.0.5:9101 -o csv
@@ -65,8 +68,13 @@ against advised against krr's and the VPA's rules; -o table|json|csv|patch, or
 }
 
 // runAdviseFleet is advise --prometheus or --agent.
-func runAdviseFleet(cmd *cobra.Command, args []string, f fleetFlags) error {
+func runAdviseFleet(cmd *cobra.Command, args []string, af adviseFlags) error {
+	f := af.fleet
 	if err := f.check(args); err != nil {
+		return err
+	}
+	var err error
+	if f.target, err = fleetTarget(cmd, af); err != nil {
 		return err
 	}
 	ctx, cancel := contextWithTimeout(cmd.Context(), f.timeout)
@@ -83,6 +91,24 @@ func runAdviseFleet(cmd *cobra.Command, args []string, f fleetFlags) error {
 		return applyResizes(cmd, f, fleet.PlanResizes(ms))
 	}
 	return fleet.Write(cmd.OutOrStdout(), f.output, ms)
+}
+
+// fleetTarget is the agents' target advise --prometheus reads: the one
+// --max-throttled and --max-delay name, as the agent names its first target
+// from the same flags (agent --max-throttled 1% advises for
+// "throttled=0.01"), or --target-label; with none of them, the agents' only
+// target.
+func fleetTarget(cmd *cobra.Command, f adviseFlags) (string, error) {
+	fl := cmd.Flags()
+	switch {
+	case !fl.Changed("max-throttled") && !fl.Changed("max-delay"):
+		return f.fleet.target, nil
+	case f.fleet.target != "":
+		return "", usagef("give --max-throttled/--max-delay or --target-label, not both: each names the agents' target")
+	case f.fleet.agent != "":
+		return "", usagef("--max-throttled and --max-delay go with --prometheus (an agent's /advice is for its first target)")
+	}
+	return targetName(f.maxThrottled, f.maxDelay)
 }
 
 // check refuses flags that do not go together.

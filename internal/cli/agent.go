@@ -17,7 +17,8 @@ import (
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/agent"
 	"github.com/throttlelab/throttlelab/cgroup"
-	"github.com/throttlelab/throttlelab/k8s"
+	"github.com/throttlelab/throttlelab/k8s/agentmanifest"
+	"github.com/throttlelab/throttlelab/k8s/manifest"
 )
 
 type agentFlags struct {
@@ -149,16 +150,27 @@ func agentTargets(cmd *cobra.Command, f agentFlags) ([]string, error) {
 	if len(f.objectives) > 0 && !fl.Changed("max-throttled") && !fl.Changed("max-delay") {
 		return f.objectives, nil
 	}
-	maxThr, err := parseRatio(f.maxThrottled)
+	name, err := targetName(f.maxThrottled, f.maxDelay)
 	if err != nil {
-		return nil, usagef("--max-throttled %v", err)
-	}
-	t := advise.Target{MaxThrottled: maxThr, MaxDelay: f.maxDelay}
-	name := agent.TargetName(t)
-	if name == "" {
-		return nil, usagef("--max-throttled %s: give a share under 100%%, or a --max-delay", f.maxThrottled)
+		return nil, err
 	}
 	return append([]string{name}, f.objectives...), nil
+}
+
+// targetName is the target --max-throttled and --max-delay give, named as
+// the agent's metrics label it ("throttled=0.05", "throttled=0.05,delay=10ms"):
+// the agent's first target, and the one advise --prometheus reads when they
+// are given.
+func targetName(maxThrottled string, maxDelay time.Duration) (string, error) {
+	maxThr, err := parseRatio(maxThrottled)
+	if err != nil {
+		return "", usagef("--max-throttled %v", err)
+	}
+	name := agent.TargetName(advise.Target{MaxThrottled: maxThr, MaxDelay: maxDelay})
+	if name == "" {
+		return "", usagef("--max-throttled %s: give a share under 100%%, or a --max-delay", maxThrottled)
+	}
+	return name, nil
 }
 
 // runK8sRenderAgent prints the agent's manifests.
@@ -171,8 +183,8 @@ func runK8sRenderAgent(cmd *cobra.Command, f k8sRenderFlags) error {
 	if err := probe.ParseFlags(f.agentArgs); err != nil {
 		return usagef("--agent-arg: %v", err)
 	}
-	m, err := k8s.RenderAgent(k8s.AgentOptions{Namespace: f.namespace, Image: f.image, Owners: f.owners, PodMonitor: f.podMonitor, Args: f.agentArgs})
-	var oe *k8s.OptionError
+	m, err := agentmanifest.Render(agentmanifest.Options{Namespace: f.namespace, Image: f.image, Owners: f.owners, PodMonitor: f.podMonitor, Args: f.agentArgs})
+	var oe *manifest.OptionError
 	switch {
 	case errors.As(err, &oe):
 		return usagef("--%s: %s", oe.Option, oe.Msg)

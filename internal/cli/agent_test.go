@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/throttlelab/throttlelab/k8s"
+	"github.com/throttlelab/throttlelab/k8s/agentmanifest"
 )
 
 // TestAgentRenderedArgsParse parses the rendered DaemonSet's arguments with
 // the agent command's own flags: the manifests start an agent that runs.
 func TestAgentRenderedArgsParse(t *testing.T) {
-	m, err := k8s.RenderAgent(k8s.AgentOptions{Image: "throttlelab:test", Owners: true, Args: []string{"--window", "24h", "--target", "delay=10ms"}})
+	m, err := agentmanifest.Render(agentmanifest.Options{Image: "throttlelab:test", Owners: true, Args: []string{"--window", "24h", "--target", "delay=10ms"}})
 	if err != nil {
 		t.Fatal(err)
 	}

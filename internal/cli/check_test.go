@@ -136,11 +136,16 @@ func TestAdviseFleetCommand(t *testing.T) {
 			t.Errorf("advise --prometheus -o %s: exit %d %s\n%s\nwant fleet/testdata/golden/%s", c.flag, code, errs, out, c.golden)
 		}
 	}
-	code, out, _ := run("advise", "--prometheus", prom.URL, "-n", "shop")
+	// The agents' target named as advise, check and the agent name it.
+	code, out, errs := run("advise", "--prometheus", prom.URL, "--max-throttled", "1%")
+	if want, _ := os.ReadFile(filepath.Join("..", "..", "fleet", "testdata", "golden", "advise.txt")); code != 0 || out != string(want) {
+		t.Errorf("advise --prometheus --max-throttled 1%%: exit %d %s\n%s\nwant fleet/testdata/golden/advise.txt", code, errs, out)
+	}
+	code, out, _ = run("advise", "--prometheus", prom.URL, "-n", "shop")
 	if code != 0 || strings.Contains(out, "batch") || !strings.Contains(out, "deployment/checkout") {
 		t.Errorf("-n shop: exit %d\n%s", code, out)
 	}
-	code, out, errs := run("advise", "--agent", agent.URL)
+	code, out, errs = run("advise", "--agent", agent.URL)
 	if code != 0 || !strings.Contains(out, "deployment/web") {
 		t.Errorf("--agent: exit %d %s\n%s", code, errs, out)
 	}
@@ -154,6 +159,9 @@ func TestAdviseFleetCommand(t *testing.T) {
 		{[]string{"advise", "--prometheus", prom.URL, "--yes"}, 2, "--yes goes with --apply"},
 		{[]string{"advise", "--apply"}, 2, "go with --prometheus or --agent"},
 		{[]string{"advise", "--prometheus", prom.URL, "--target-label", "delay=1ms"}, 2, `target "delay=1ms": no such target: the agents advise for throttled=0.01`},
+		{[]string{"advise", "--prometheus", prom.URL, "--max-throttled", "2%"}, 2, `target "throttled=0.02": no such target: the agents advise for throttled=0.01`},
+		{[]string{"advise", "--prometheus", prom.URL, "--max-throttled", "1%", "--target-label", "throttled=0.01"}, 2, "not both"},
+		{[]string{"advise", "--agent", agent.URL, "--max-delay", "10ms"}, 2, "go with --prometheus"},
 		{[]string{"advise", "--prometheus", prom.URL, "-n", "nope"}, 1, "no throttlelab_container_info series"},
 		{[]string{"advise", "--prometheus", "http://127.0.0.1:1"}, 1, "is unreachable"},
 		{[]string{"advise", "--prometheus", prom.URL, "--apply", "--kubeconfig", filepath.Join(t.TempDir(), "none")}, 2, "--apply: loading the kubeconfig"},

@@ -144,7 +144,10 @@ func TestDocGenerated(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	t.Chdir("../..") // the commands name paths from the repository's root
-	for i, b := range blocks {
+	// Last first: rewriting a block moves the lines of those after it in
+	// its file, not of those before.
+	for i := len(blocks) - 1; i >= 0; i-- {
+		b := blocks[i]
 		args := append([]string{}, b.Args...)
 		// A command that writes results writes them to a scratch
 		// directory, not into the tree.

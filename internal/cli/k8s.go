@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/k8s"
+	"github.com/throttlelab/throttlelab/k8s/manifest"
 )
 
 type k8sRenderFlags struct {
@@ -134,7 +135,7 @@ func renderK8s(cmd *cobra.Command, f k8sRenderFlags, arg string) error {
 	}
 	m, err := k8s.Render(e, k8s.Options{Namespace: f.namespace, Image: f.image})
 	var se *k8s.SpecError
-	var oe *k8s.OptionError
+	var oe *manifest.OptionError
 	switch {
 	case errors.As(err, &se):
 		return usagef("%s: %v", arg, se)

@@ -82,7 +82,7 @@ func runMap(cmd *cobra.Command, f mapFlags, arg string) error {
 		return usagef("--limit FROM:TO:STEPS is needed, such as 100m:1:10")
 	}
 	if err := r.Apply(&opt); err != nil {
-		return usageError{err}
+		return rangeUsage(err)
 	}
 	if f.repeats < 1 || f.measure < 0 || f.measureRepeats < 1 || f.parallel < 0 {
 		return usagef("--repeats and --measure-repeats want 1 or more, --measure and --parallel 0 or more")
@@ -186,6 +186,19 @@ func binaryOr(bin string) (string, error) {
 		return bin, nil
 	}
 	return os.Executable()
+}
+
+// rangeUsage names the flag that carried a range limitmap could not read:
+// the library names the range, the command line its flag.
+func rangeUsage(err error) error {
+	var re *limitmap.RangeError
+	switch {
+	case !errors.As(err, &re):
+		return usageError{err}
+	case re.Range == "": // the second axis missing, or given twice
+		return usagef("give one second axis: --rate (open loop), --workers (closed loop) or --burst")
+	}
+	return usagef("--%s: %v", re.Range, re)
 }
 
 // usageOrRun marks the errors of a map that cannot be drawn for this spec

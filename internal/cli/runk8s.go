@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/k8s"
+	"github.com/throttlelab/throttlelab/k8s/manifest"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/runner"
 )
@@ -58,7 +59,7 @@ func (f runK8sFlags) resolve(cmd *cobra.Command, resumeDir string) (string, erro
 
 // k8sBackend is the kubernetes backend the flags describe.
 func (f runK8sFlags) k8sBackend(cmd *cobra.Command) (runner.Backend, error) {
-	if err := k8s.CheckImage(f.image); err != nil {
+	if err := manifest.CheckImage(f.image); err != nil {
 		return nil, usagef("--image: %v", err)
 	}
 	if f.readyTimeout <= 0 {

@@ -206,6 +206,15 @@ func TestBlocks(t *testing.T) {
 	if got := b.Select("a\nb\nX\nd\n"); got != "b\nX\n" {
 		t.Errorf("select %q", got)
 	}
+	// A --help output's flags, by name, wherever the help puts them.
+	fs, err := Blocks("x.md", "<!-- generated: throttlelab advise --help (flags max-throttled output) -->\n```\n```\n<!-- end generated -->\n")
+	if err != nil || len(fs) != 1 || !slices.Equal(fs[0].Flags, []string{"max-throttled", "output"}) {
+		t.Fatalf("flags block: %v %+v", err, fs)
+	}
+	help := "Usage:\n  throttlelab advise [flags]\n--max-throttled in the long help\n\nFlags:\n      --max-delay duration   d\n      --max-throttled string   t (see --max-throttled-x)\n      --max-throttled-x int   x\n  -o, --output string   o\n"
+	if got := fs[0].Select(help); got != "      --max-throttled string   t (see --max-throttled-x)\n  -o, --output string   o\n" {
+		t.Errorf("select flags %q", got)
+	}
 	out, err := Rewrite(src, b.Line, "b\nX\n")
 	if err != nil || !strings.Contains(out, "```\nb\nX\n```\n<!-- end generated -->") {
 		t.Errorf("rewrite: %v\n%s", err, out)

@@ -12,7 +12,7 @@ import (
 // Block is a figure of the docs that a command generates: its output (or
 // some of its lines), between the markers
 //
-//	<!-- generated: throttlelab ARGS... [(lines FROM-TO)] -->
+//	<!-- generated: throttlelab ARGS... [(lines FROM-TO) | (flags NAME...)] -->
 //	```
 //	the output
 //	```
@@ -28,6 +28,10 @@ type Block struct {
 	// From and To select the output's lines, 1-based and inclusive (0, 0:
 	// all of it).
 	From, To int
+	// Flags select, instead, the lines of a --help output's Flags section
+	// that describe these flags (names without dashes), in the output's
+	// order: they stay selected when the help around them changes.
+	Flags []string
 	// Body is the block's text as the doc has it, without the fences.
 	Body string
 }
@@ -42,11 +46,41 @@ func (b Block) Select(out string) string {
 		from, to := min(b.From, len(lines)+1), min(b.To, len(lines))
 		lines = lines[from-1 : max(to, from-1)]
 	}
+	if len(b.Flags) > 0 {
+		var kept []string
+		inFlags := false // in the help's "Flags:" section
+		for _, l := range lines {
+			switch {
+			case l == "Flags:":
+				inFlags = true
+			case strings.TrimSpace(l) == "":
+				inFlags = false
+			case inFlags && b.describes(l):
+				kept = append(kept, l)
+			}
+		}
+		lines = kept
+	}
 	return strings.Join(lines, "\n") + "\n"
 }
 
+// describes reports whether a line of a --help output's Flags section
+// describes one of b.Flags ("      --max-delay duration   ...", "  -o, --output string ...").
+func (b Block) describes(line string) bool {
+	t := strings.TrimSpace(line)
+	if len(t) > 4 && t[0] == '-' && t[1] != '-' && t[2] == ',' {
+		t = strings.TrimSpace(t[3:]) // the shorthand
+	}
+	for _, f := range b.Flags {
+		if rest, ok := strings.CutPrefix(t, "--"+f); ok && (rest == "" || rest[0] == ' ') {
+			return true
+		}
+	}
+	return false
+}
+
 var (
-	startRE = regexp.MustCompile(`^<!-- generated: (.*?)(?: \(lines (\d+)-(\d+)\))? -->$`)
+	startRE = regexp.MustCompile(`^<!-- generated: (.*?)(?: \((?:lines (\d+)-(\d+)|flags ([a-z0-9 -]+))\))? -->$`)
 	endMark = "<!-- end generated -->"
 )
 
@@ -70,6 +104,7 @@ func Blocks(file, src string) ([]Block, error) {
 			b.From, _ = strconv.Atoi(m[2])
 			b.To, _ = strconv.Atoi(m[3])
 		}
+		b.Flags = strings.Fields(m[4])
 		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "```") {
 			return nil, fmt.Errorf("%s:%d: a generated block's output must follow in a ``` block", file, i+1)
 		}

@@ -23,7 +23,7 @@ import (
 )
 
 type outcome struct {
-	verdict *record.Verdict
+	verdict *presets.Verdict
 	env     record.Env
 	summary *record.ExperimentSummary
 	cmd     string
@@ -259,7 +259,7 @@ func load(dir string) outcome {
 
 func read(dir string, o outcome) outcome {
 	if b, err := os.ReadFile(filepath.Join(dir, "verdict.json")); err == nil {
-		var v record.Verdict
+		var v presets.Verdict
 		if json.Unmarshal(b, &v) == nil {
 			o.verdict = &v
 		}

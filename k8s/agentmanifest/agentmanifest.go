@@ -1,7 +1,6 @@
-package k8s
+package agentmanifest
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -17,10 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/throttlelab/throttlelab/agent"
+	"github.com/throttlelab/throttlelab/k8s/manifest"
 )
 
-// AgentOptions control how the agent's manifests are rendered.
-type AgentOptions struct {
+// Options control how the agent's manifests are rendered.
+type Options struct {
 	// Namespace holds the agent (default throttlelab-agent).
 	Namespace string
 	// Image is the throttlelab image (required).
@@ -36,8 +36,8 @@ type AgentOptions struct {
 	PodMonitor bool
 }
 
-// AgentManifests are the objects that run the agent on every node.
-type AgentManifests struct {
+// Manifests are the objects that run the agent on every node.
+type Manifests struct {
 	Namespace      *corev1.Namespace
 	ServiceAccount *corev1.ServiceAccount
 	// ClusterRole and its binding: list pods (Owners only).
@@ -49,29 +49,29 @@ type AgentManifests struct {
 	PodMonitor *unstructured.Unstructured
 }
 
-// AgentName names every object of the agent.
-const AgentName = "throttlelab-agent"
+// Name names every object of the agent.
+const Name = "throttlelab-agent"
 
-// RenderAgent builds the agent's manifests. The pod meets the restricted
+// Render builds the agent's manifests. The pod meets the restricted
 // Pod Security profile in everything but its hostPath volumes (read-only:
 // the cgroup filesystem and the kubelet's log directories), which even the
 // baseline profile forbids: its namespace enforces the privileged profile
 // and warns at baseline, which is why it gets a namespace of its own.
-func RenderAgent(opt AgentOptions) (*AgentManifests, error) {
+func Render(opt Options) (*Manifests, error) {
 	if opt.Namespace == "" {
-		opt.Namespace = AgentName
+		opt.Namespace = Name
 	}
 	if opt.Port == 0 {
 		opt.Port = agent.DefaultPort
 	}
 	if errs := validation.IsDNS1123Label(opt.Namespace); len(errs) > 0 {
-		return nil, &OptionError{Option: "namespace", Msg: fmt.Sprintf("%q: %s", opt.Namespace, errs[0])}
+		return nil, &manifest.OptionError{Option: "namespace", Msg: fmt.Sprintf("%q: %s", opt.Namespace, errs[0])}
 	}
-	if err := CheckImage(opt.Image); err != nil {
+	if err := manifest.CheckImage(opt.Image); err != nil {
 		return nil, err
 	}
 	if opt.Port < 1 || opt.Port > 65535 {
-		return nil, &OptionError{Option: "port", Msg: fmt.Sprintf("%d: give 1 to 65535", opt.Port)}
+		return nil, &manifest.OptionError{Option: "port", Msg: fmt.Sprintf("%d: give 1 to 65535", opt.Port)}
 	}
 	labels := map[string]string{
 		"app.kubernetes.io/name":       "throttlelab",
@@ -81,7 +81,7 @@ func RenderAgent(opt AgentOptions) (*AgentManifests, error) {
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: opt.Namespace, Labels: labels}
 	}
-	m := &AgentManifests{}
+	m := &Manifests{}
 	nsLabels := map[string]string{
 		// hostPath volumes need the privileged profile; warn and audit at
 		// baseline say which field needs it.
@@ -94,7 +94,7 @@ func RenderAgent(opt AgentOptions) (*AgentManifests, error) {
 	}
 	m.Namespace = &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
 		ObjectMeta: metav1.ObjectMeta{Name: opt.Namespace, Labels: nsLabels}}
-	m.ServiceAccount = &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(AgentName)}
+	m.ServiceAccount = &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(Name)}
 
 	// The summaries are checkpointed to an emptyDir: they survive the
 	// container's restarts (a crash, an OOM kill, an update of the node's
@@ -102,18 +102,18 @@ func RenderAgent(opt AgentOptions) (*AgentManifests, error) {
 	args := []string{"agent", "--listen", ":" + strconv.Itoa(opt.Port), "--root", "/host", "--state-dir", "/var/lib/throttlelab"}
 	if opt.Owners {
 		args = append(args, "--owners")
-		crMeta := metav1.ObjectMeta{Name: AgentName, Labels: labels}
+		crMeta := metav1.ObjectMeta{Name: Name, Labels: labels}
 		m.ClusterRole = &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"}, ObjectMeta: crMeta,
 			// The agent lists the pods of its own node (a field selector on
 			// spec.nodeName); RBAC cannot narrow a list to one node.
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}}}}
 		m.ClusterRoleBinding = &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"}, ObjectMeta: crMeta,
-			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: AgentName},
-			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: AgentName, Namespace: opt.Namespace}}}
+			RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: Name},
+			Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: Name, Namespace: opt.Namespace}}}
 	}
 	args = append(args, opt.Args...)
 
-	c := container("agent", opt.Image, corev1.ResourceRequirements{
+	c := manifest.Container("agent", opt.Image, corev1.ResourceRequirements{
 		// No CPU limit: a throttled agent would miss its own 10 ms samples.
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("20m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
 		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("256Mi")},
@@ -147,10 +147,10 @@ func RenderAgent(opt AgentOptions) (*AgentManifests, error) {
 	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "state", MountPath: "/var/lib/throttlelab"})
 	vols = append(vols, corev1.Volume{Name: "state", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}})
 	t, f := true, false
-	uid := int64(UID)
+	uid := int64(manifest.UID)
 	grace := int64(30) // time for the last checkpoint
 	podLabels := map[string]string{"app.kubernetes.io/name": "throttlelab", "app.kubernetes.io/component": "agent"}
-	m.DaemonSet = &appsv1.DaemonSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"}, ObjectMeta: meta(AgentName),
+	m.DaemonSet = &appsv1.DaemonSet{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"}, ObjectMeta: meta(Name),
 		Spec: appsv1.DaemonSetSpec{
 			Selector: &metav1.LabelSelector{MatchLabels: podLabels},
 			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType,
@@ -158,7 +158,7 @@ func RenderAgent(opt AgentOptions) (*AgentManifests, error) {
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
 				Spec: corev1.PodSpec{
-					ServiceAccountName:            AgentName,
+					ServiceAccountName:            Name,
 					AutomountServiceAccountToken:  &opt.Owners,
 					EnableServiceLinks:            &f,
 					TerminationGracePeriodSeconds: &grace,
@@ -174,7 +174,7 @@ func RenderAgent(opt AgentOptions) (*AgentManifests, error) {
 				},
 			},
 		}}
-	m.Service = &corev1.Service{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}, ObjectMeta: meta(AgentName),
+	m.Service = &corev1.Service{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}, ObjectMeta: meta(Name),
 		Spec: corev1.ServiceSpec{
 			// Headless: Prometheus scrapes every agent, not one at random.
 			ClusterIP: corev1.ClusterIPNone,
@@ -185,7 +185,7 @@ func RenderAgent(opt AgentOptions) (*AgentManifests, error) {
 		m.PodMonitor = &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "monitoring.coreos.com/v1",
 			"kind":       "PodMonitor",
-			"metadata":   map[string]any{"name": AgentName, "namespace": opt.Namespace, "labels": toAny(labels)},
+			"metadata":   map[string]any{"name": Name, "namespace": opt.Namespace, "labels": toAny(labels)},
 			"spec": map[string]any{
 				"selector":            map[string]any{"matchLabels": toAny(podLabels)},
 				"podMetricsEndpoints": []any{map[string]any{"port": "metrics", "interval": "15s", "path": "/metrics"}},
@@ -206,7 +206,7 @@ func toAny(m map[string]string) map[string]any {
 func ptrTo[T any](v T) *T { return &v }
 
 // Objects returns the objects in the order to apply them.
-func (m *AgentManifests) Objects() []runtime.Object {
+func (m *Manifests) Objects() []runtime.Object {
 	out := []runtime.Object{m.Namespace, m.ServiceAccount}
 	if m.ClusterRole != nil {
 		out = append(out, m.ClusterRole, m.ClusterRoleBinding)
@@ -220,10 +220,9 @@ func (m *AgentManifests) Objects() []runtime.Object {
 
 // WriteYAML writes the objects as one multi-document YAML stream, keys
 // sorted: the same options give the same bytes.
-func (m *AgentManifests) WriteYAML(w io.Writer) error {
-	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "# throttlelab k8s render agent: the agent on every node, in namespace %s.\n", m.Namespace.Name)
-	fmt.Fprintf(&buf, "# The namespace enforces the privileged Pod Security profile only because of the\n")
-	fmt.Fprintf(&buf, "# read-only hostPath volumes; the pod is otherwise restricted (docs/fleet.md).\n")
-	return writeDocuments(w, &buf, m.Objects())
+func (m *Manifests) WriteYAML(w io.Writer) error {
+	header := fmt.Sprintf("# throttlelab k8s render agent: the agent on every node, in namespace %s.\n", m.Namespace.Name) +
+		"# The namespace enforces the privileged Pod Security profile only because of the\n" +
+		"# read-only hostPath volumes; the pod is otherwise restricted (docs/fleet.md).\n"
+	return manifest.WriteDocuments(w, header, m.Objects())
 }

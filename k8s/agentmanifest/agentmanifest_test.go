@@ -1,4 +1,4 @@
-package k8s
+package agentmanifest
 
 import (
 	"bytes"
@@ -17,14 +17,14 @@ import (
 
 // agentGolden are the rendered agent's cases: the default, and with the
 // owner lookup, extra flags and a PodMonitor.
-var agentGolden = map[string]AgentOptions{
+var agentGolden = map[string]Options{
 	"agent":      {Image: "throttlelab:test"},
 	"agent-full": {Image: "registry.example/throttlelab:v1", Namespace: "monitoring-agents", Owners: true, PodMonitor: true, Args: []string{"--window", "24h", "--target", "throttled=0.01", "--target", "delay=10ms"}},
 }
 
-func renderAgentYAML(t *testing.T, opt AgentOptions) []byte {
+func renderAgentYAML(t *testing.T, opt Options) []byte {
 	t.Helper()
-	m, err := RenderAgent(opt)
+	m, err := Render(opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,8 +35,8 @@ func renderAgentYAML(t *testing.T, opt AgentOptions) []byte {
 	return b.Bytes()
 }
 
-// TestAgentGolden compares the agent's manifests with testdata/agent (go
-// test ./k8s -run AgentGolden -update rewrites them).
+// TestAgentGolden compares the agent's manifests with testdata (go test
+// ./k8s/agentmanifest -run AgentGolden -update rewrites them).
 func TestAgentGolden(t *testing.T) {
 	for name, opt := range agentGolden {
 		t.Run(name, func(t *testing.T) {
@@ -44,21 +44,21 @@ func TestAgentGolden(t *testing.T) {
 			if again := renderAgentYAML(t, opt); !bytes.Equal(got, again) {
 				t.Fatal("two renders differ")
 			}
-			golden.Compare(t, filepath.Join("testdata", "agent", name+".yaml"), got)
+			golden.Compare(t, filepath.Join("testdata", name+".yaml"), got)
 		})
 	}
 }
 
 func TestAgentBadOptions(t *testing.T) {
 	for _, tt := range []struct {
-		opt AgentOptions
+		opt Options
 		msg string
 	}{
-		{AgentOptions{}, "image"},
-		{AgentOptions{Image: "throttlelab:test", Namespace: "Bad_NS"}, "namespace"},
-		{AgentOptions{Image: "throttlelab:test", Port: 70000}, "port"},
+		{Options{}, "image"},
+		{Options{Image: "throttlelab:test", Namespace: "Bad_NS"}, "namespace"},
+		{Options{Image: "throttlelab:test", Port: 70000}, "port"},
 	} {
-		if _, err := RenderAgent(tt.opt); err == nil || !strings.Contains(err.Error(), tt.msg) {
+		if _, err := Render(tt.opt); err == nil || !strings.Contains(err.Error(), tt.msg) {
 			t.Errorf("%+v: %v, want an error naming %s", tt.opt, err, tt.msg)
 		}
 	}
@@ -75,7 +75,7 @@ func TestAgentOnAPIServer(t *testing.T) {
 	w := &k8stest.Warnings{}
 	a := k8stest.NewApplier(t, cp, w)
 	ctx := context.Background()
-	path := filepath.Join("testdata", "agent", "agent-full.yaml")
+	path := filepath.Join("testdata", "agent-full.yaml")
 	docs := k8stest.ReadDocuments(t, path)
 	if docs[0].GetKind() != "Namespace" {
 		t.Fatalf("first document: %s", docs[0].GetKind())

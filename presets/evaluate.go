@@ -1,0 +1,71 @@
+package presets
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/throttlelab/throttlelab/record"
+)
+
+// Evaluate computes the preset's check from the results in dir and writes
+// verdict.json there. scaled says how a quick run was scaled ("" for none).
+func (p *Preset) Evaluate(dir, scaled string) (*Verdict, error) {
+	return p.evaluate(dir, scaled, nil)
+}
+
+// evaluate is Evaluate with dir's summary already read (nil: read it).
+func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*Verdict, error) {
+	r, err := readResults(dir, s)
+	if err != nil {
+		return nil, err
+	}
+	// A spec changed by hand may lack a config the check reads: the check
+	// says so as an error.
+	conds, numbers, err := p.verdict(r)
+	if err != nil {
+		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
+	}
+	reps := r.repeats()
+	out, need, err := Combine(conds, reps)
+	if err != nil {
+		return nil, fmt.Errorf("preset %s: checking %s: %w", p.Name, dir, err)
+	}
+	v := &Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check, SelfCheck: p.SelfCheck,
+		Outcome: out, Reproduced: out == Reproduced, Conditions: conds, Numbers: numbers,
+		Repeats: reps, RepeatsNeeded: need, CIMethod: r.Summary.CIMethod, Scaled: scaled, Backend: r.Env.Backend}
+	// A self-check's figures come from throttlelab's own seeded choices,
+	// not from timing: other work cannot disturb them.
+	if d := r.disturbed(); d != "" && !p.SelfCheck {
+		v.Disturbed = d
+		if out != Inconclusive {
+			v.Outcome, v.Reproduced, v.RepeatsNeeded = Inconclusive, false, 0
+		}
+	}
+	if v.Outcome != Reproduced && p.why != nil {
+		v.Why = p.why(r)
+	}
+	return v, record.WriteJSON(filepath.Join(dir, "verdict.json"), v)
+}
+
+// Line is the verdict in one line, as run and sim print it.
+func Line(v *Verdict) string { return v.Line() }
+
+// disturbed describes the runs during which other work used more than
+// record.DisturbedShare of the host's CPUs ("" when none did, or the backend
+// could not tell).
+func (r *Results) disturbed() string {
+	var ids []string
+	worst := 0.0
+	for _, run := range r.Runs {
+		if run.Disturbed(r.Env.Cores) {
+			ids = append(ids, run.ID)
+			worst = max(worst, *run.HostOtherCores)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("other work on the host used up to %.2f of its %d cores during %d of %d runs (%s; more than %.0f%% of the machine), so the figures measured that work's interference too: run again on a quiet host",
+		worst, r.Env.Cores, len(ids), len(r.Runs), strings.Join(ids, ", "), 100*record.DisturbedShare)
+}
