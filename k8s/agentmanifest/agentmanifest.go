@@ -27,7 +27,7 @@ type Options struct {
 	Image string
 	// Port the agent serves on (default agent.DefaultPort, 9101).
 	Port int
-	// Args are extra agent flags (--window 24h, --target throttled=0.01).
+	// Args are extra agent flags (--window 24h, --max-throttled 0.01).
 	Args []string
 	// Owners grants the agent list on pods and passes --owners, so that
 	// its metrics name each pod's Deployment, StatefulSet, ...

@@ -19,7 +19,7 @@ import (
 // owner lookup, extra flags and a PodMonitor.
 var agentGolden = map[string]Options{
 	"agent":      {Image: "throttlelab:test"},
-	"agent-full": {Image: "registry.example/throttlelab:v1", Namespace: "monitoring-agents", Owners: true, PodMonitor: true, Args: []string{"--window", "24h", "--target", "throttled=0.01", "--target", "delay=10ms"}},
+	"agent-full": {Image: "registry.example/throttlelab:v1", Namespace: "monitoring-agents", Owners: true, PodMonitor: true, Args: []string{"--window", "24h", "--max-throttled", "0.01", "--max-delay", "10ms"}},
 }
 
 func renderAgentYAML(t *testing.T, opt Options) []byte {
