@@ -13,6 +13,9 @@ import (
 // queue until the period's refill) work waits, A > U; once the refill came
 // and the group ran less than one CPU's worth of an interval, nothing waits
 // any more (waiting work keeps a thread running), A = U.
+// On a loaded host the counters come less regularly than that (see Push),
+// so a streak ends only when no throttle follows within the next period or
+// the group is seen running below a CPU for half a period.
 // Between those facts the truth is unknown. Observed use is the least bursty
 // demand that fits them; the most bursty one has all the work that ran from
 // the start of the busy run (one CPU's worth of each interval or more) that
@@ -50,6 +53,9 @@ type Backlog struct {
 	buf      []reading // held: the last period (and its busy run), or a streak
 	streak   bool
 	sinceThr time.Duration // time since the last throttled sample in the streak
+	end      int           // 1 + the index in buf of the streak's end, once seen (0: none)
+	ran      time.Duration // time since the streak's last interval with no use or a CPU's worth
+	calm2    bool          // ran reached half a period since the last throttle
 	inRun    bool          // the last reading was busy
 	runStart time.Duration // start of the last busy run
 	runEnd   time.Duration // end of the last busy run
@@ -130,47 +136,76 @@ func (b *Backlog) Push(at, usage time.Duration, throttled uint64, emit func(at, 
 			b.streak, b.sinceThr = true, 0
 			return
 		}
-		if busy {
-			if !b.inRun {
-				b.inRun, b.runStart = true, at-dt
-			}
-			b.runEnd = at
-		} else {
-			b.inRun = false
-			b.calm[b.calmN%len(b.calm)] = float64(du) / float64(dt)
-			b.calmN++
-		}
-		// Keep the last period and a tick (where a throttle counted later
-		// began), and the busy run that led into it, up to Hold.
-		cut := at - b.Period - dt
-		if b.runEnd > cut && b.runStart < cut && at-b.runStart <= b.hold() {
-			cut = b.runStart
-		}
-		k := 0
-		for k < len(b.buf) && b.buf[k].At <= cut {
-			emit(b.buf[k].At, b.buf[k].Usage)
-			k++
-		}
-		if k > 0 {
-			b.buf = append(b.buf[:0], b.buf[k:]...)
-		}
+		b.calmStep(r, emit)
 		return
 	}
 	if thr {
-		b.sinceThr = 0
+		b.sinceThr, b.end, b.calm2 = 0, 0, false
 	} else {
 		b.sinceThr += dt
 	}
-	switch {
-	case !thr && b.sinceThr > b.Period && !busy:
+	if !thr && du > 0 && !busy {
+		b.ran += dt
+		b.calm2 = b.calm2 || b.ran >= b.Period/2
+	} else {
+		b.ran = 0
+	}
+	if !thr && b.end == 0 && b.sinceThr > b.Period && !busy {
 		// A period without a throttle, and less than a CPU busy: the
-		// streak ended before this sample, whose own use arrived in it.
-		b.buf = b.buf[:len(b.buf)-1]
+		// streak ended before this sample, whose own use arrived after it,
+		// if no throttle comes in the next period.
+		b.end = len(b.buf)
+	}
+	switch {
+	case b.end > 0 && (b.sinceThr > 2*b.Period || b.calm2):
+		// On a loaded host a group throttled in every period it gets its
+		// CPU now and then is not (another task held the CPU), and a sample
+		// read late shows a refill under an earlier stamp: a throttle
+		// count that comes within two periods of the last one goes on with
+		// the streak, unless since the last one the group ran, less than a
+		// CPU, in every interval for half a period (neither throttled nor
+		// waiting: a server's background work after its burst drained). The readings
+		// after the streak's end go on as they came.
+		rest := append([]reading(nil), b.buf[b.end-1:]...)
+		b.buf = b.buf[:b.end-1]
 		b.move(emit)
-		emit(at, usage)
+		for _, r := range rest {
+			b.buf = append(b.buf, r)
+			b.calmStep(r, emit)
+		}
 	case b.span() > b.hold():
 		b.Capped += b.span()
 		b.pass(emit)
+	}
+}
+
+// calmStep takes reading r, held last in buf, outside a streak: it notes the
+// busy run or the calm use, and emits what is older than the last period
+// and a tick (where a throttle counted later began) and the busy run that
+// led into it, up to Hold.
+func (b *Backlog) calmStep(r reading, emit func(at, usage time.Duration)) {
+	at, dt := r.At, r.dt
+	if float64(r.du) >= 0.9*float64(dt) {
+		if !b.inRun {
+			b.inRun, b.runStart = true, at-dt
+		}
+		b.runEnd = at
+	} else {
+		b.inRun = false
+		b.calm[b.calmN%len(b.calm)] = float64(r.du) / float64(dt)
+		b.calmN++
+	}
+	cut := at - b.Period - dt
+	if b.runEnd > cut && b.runStart < cut && at-b.runStart <= b.hold() {
+		cut = b.runStart
+	}
+	k := 0
+	for k < len(b.buf) && b.buf[k].At <= cut {
+		emit(b.buf[k].At, b.buf[k].Usage)
+		k++
+	}
+	if k > 0 {
+		b.buf = append(b.buf[:0], b.buf[k:]...)
 	}
 }
 
@@ -216,7 +251,7 @@ func (b *Backlog) move(emit func(at, usage time.Duration)) {
 func (b *Backlog) Moving() bool { return b.moving }
 
 func (b *Backlog) reset() {
-	b.buf, b.streak, b.sinceThr, b.inRun = b.buf[:0], false, 0, false
+	b.buf, b.streak, b.sinceThr, b.inRun, b.end, b.ran, b.calm2 = b.buf[:0], false, 0, false, 0, 0, false
 }
 
 // Flush emits what is held as observed (the samples ended mid-streak: its

@@ -153,3 +153,54 @@ func TestReconstructKeepsBackgroundUse(t *testing.T) {
 		}
 	}
 }
+
+// TestReconstructSpinnerOnALoadedHost: a thread that never stops, under
+// 200m, is throttled in every period it gets its CPU; on a loaded host a
+// throttle count now and then comes more than a period after the last one
+// (another task held the CPU for most of a period, so the quota was not used
+// up; or a sample read late shows a refill under an earlier stamp). Ending
+// the streak there split the group's throttling into streaks short enough
+// to move: nothing was capped, and the advice read from the rebuilt demand
+// was not marked a lower bound (the agent's TestRealAgent failed now and
+// then). A streak now ends only when more than two periods pass without a
+// throttle; what is capped is nearly the whole span.
+func TestReconstructSpinnerOnALoadedHost(t *testing.T) {
+	const span = 10 * time.Second
+	hosts := map[string]cfstest.Host{
+		// Before every third refill, the sample stamped 20 ms before it is
+		// read 1 ms after it, as are the two after it (a sweep held up 21
+		// ms): the first two show the refill under earlier stamps.
+		"read late": {Late: func(n int) time.Duration {
+			if k := (n + 2) % 10; (n+2)/10%3 == 0 && k < 3 {
+				return time.Duration(21-10*k) * time.Millisecond
+			}
+			return 0
+		}},
+		// Every fourth period another task holds the CPU for its first 85
+		// ms: the spinner runs 15 ms and is not throttled.
+		"held": {Held: func(t time.Duration) bool {
+			return t/(100*time.Millisecond)%4 == 1 && t%(100*time.Millisecond) < 85*time.Millisecond
+		}},
+	}
+	for name, h := range hosts {
+		s := cfstest.UnderQuotaOn(h, time.Millisecond, span, 2*span, 2*span, 0, 20*time.Millisecond, 0)
+		used := &Demand{At: s.At, Usage: s.Used, Cores: 1}
+		gaps := 0 // throttle counts more than a period after the one before
+		last := -1
+		for i := 1; i < len(s.At); i++ {
+			if s.Throttled[i] > s.Throttled[i-1] {
+				if last >= 0 && s.At[i-1]-s.At[last] > 100*time.Millisecond {
+					gaps++
+				}
+				last = i
+			}
+		}
+		if gaps < 10 {
+			t.Fatalf("%s: %d throttle counts came more than a period after the last: the test's host is wrong", name, gaps)
+		}
+		_, b := Reconstruct(used, s.Throttled, 100*time.Millisecond)
+		if b.Capped < span*8/10 || b.Moved > 0 {
+			t.Errorf("%s: capped %s, moved %s of a spinner throttled for %s", name, b.Capped, b.Moved, span)
+		}
+	}
+}

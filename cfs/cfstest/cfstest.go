@@ -17,7 +17,30 @@ type Sampled struct {
 // work every every, first at offset, and background work of bg every 10 ms
 // besides (a server's timers and probes), under quota per 100 ms period.
 func UnderQuota(step, span, burst, every, offset, quota, bg time.Duration) Sampled {
+	return UnderQuotaOn(Host{}, step, span, burst, every, offset, quota, bg)
+}
+
+// Host is what the rest of a loaded host does to the sampled group. The
+// zero value is a quiet host.
+type Host struct {
+	// Late, if set, delays the read of the sample stamped n x 10 ms by
+	// Late(n) (a multiple of the step): a sampler stamps its sweep's instant
+	// and reads the group's files when it gets there, so a refill that came
+	// in between shows in a sample stamped before it.
+	Late func(n int) time.Duration
+	// Held, if set, says whether another task holds the group's CPU at t:
+	// the thread waits, throttled or not.
+	Held func(t time.Duration) bool
+}
+
+// UnderQuotaOn is UnderQuota on host h.
+func UnderQuotaOn(h Host, step, span, burst, every, offset, quota, bg time.Duration) Sampled {
 	var s Sampled
+	type count struct {
+		u time.Duration
+		n uint64
+	}
+	var trace []count // the group's counters at every step, for late reads
 	var a, u, backlog, runtime time.Duration
 	var n uint64
 	throttledNow := false
@@ -42,11 +65,29 @@ func UnderQuota(step, span, burst, every, offset, quota, bg time.Duration) Sampl
 			s.At, s.Arrived, s.Used = append(s.At, t), append(s.Arrived, a), append(s.Used, u)
 			s.Throttled = append(s.Throttled, n)
 		}
+		if h.Late != nil {
+			trace = append(trace, count{u, n})
+		}
 		run := min(step, backlog, runtime)
+		if h.Held != nil && h.Held(t) {
+			run = 0
+		}
 		u, backlog, runtime = u+run, backlog-run, runtime-run
 		if backlog > 0 && runtime == 0 {
 			throttledNow = true
 		}
+	}
+	if h.Late != nil {
+		k := len(s.At)
+		for i, at := range s.At {
+			j := int((at + h.Late(i)) / step)
+			if j >= len(trace) {
+				k = i
+				break
+			}
+			s.Used[i], s.Throttled[i] = trace[j].u, trace[j].n
+		}
+		s.At, s.Arrived, s.Used, s.Throttled = s.At[:k], s.Arrived[:k], s.Used[:k], s.Throttled[:k]
 	}
 	return s
 }
