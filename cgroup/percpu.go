@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 )
 
@@ -18,10 +18,11 @@ import (
 // per possible CPU, one pread per reading. Cgroup v2 has no per-CPU usage
 // file; there the reader sums the group's threads (cgroup.threads): each
 // thread's run time (/proc/TID/schedstat, ns) since the last reading is put
-// on the CPU it last ran on (/proc/TID/stat, field 39). That costs two reads
-// per thread and a listing per reading (docs/advise.md measures it), and
-// misplaces a thread that moved CPUs within one interval; threads that exit
-// between readings lose their last interval.
+// on the CPU it last ran on (/proc/TID/stat, field 39). That costs a pread
+// of the listing, one of each thread's schedstat and one of the stat of
+// each thread that ran, per reading (docs/advise.md measures it); it
+// misplaces a thread that moved CPUs within one interval, and threads that
+// exit between readings lose their last interval.
 type PerCPUReader struct {
 	// Path names the file or directory read, for errors.
 	Path string
@@ -29,13 +30,10 @@ type PerCPUReader struct {
 	// v2: cgroup.threads and /proc of root.
 	threads CounterFile
 	proc    string
-	last    map[int]threadCPU
-	seen    map[int]bool
+	listing []byte  // cgroup.threads as last parsed
+	tasks   []*task // its threads, in its order
 	sums    []uint64
 }
-
-// threadCPU is a thread's run time at the last reading.
-type threadCPU struct{ runNs uint64 }
 
 // OpenPerCPU opens the per-CPU reader of a group: on "v1", acctDir is its
 // directory in the cpuacct hierarchy; on "v2", its directory in the unified
@@ -55,7 +53,7 @@ func OpenPerCPU(version, acctDir, procRoot string) (*PerCPUReader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("opening %s: %w", p, err)
 		}
-		return &PerCPUReader{Path: p, threads: f, proc: filepath.Join(procRoot, "proc"), last: map[int]threadCPU{}, seen: map[int]bool{}}, nil
+		return &PerCPUReader{Path: p, threads: f, proc: filepath.Join(procRoot, "proc")}, nil
 	}
 	return nil, fmt.Errorf("cgroup version %q: want v1 or v2", version)
 }
@@ -104,13 +102,54 @@ func ParsePerCPU(b []byte, dst []uint64) ([]uint64, error) {
 }
 
 // readThreads is Read on v2: the threads' run time since the last reading
-// added to the CPU each last ran on.
+// added to the CPU each last ran on. The listing is read every time (one
+// pread) but parsed, and the threads' files opened, only when it changed;
+// each thread's files stay open and are read with pread, and a thread's
+// stat (for its CPU) only when it ran since the last reading.
 func (r *PerCPUReader) readThreads(dst []uint64) ([]uint64, error) {
 	b, err := r.threads.Read()
 	if err != nil {
 		return dst[:0], fmt.Errorf("reading %s: %w", r.Path, err)
 	}
-	clear(r.seen)
+	if !bytes.Equal(b, r.listing) {
+		if err := r.relist(b); err != nil {
+			return dst[:0], err
+		}
+	}
+	for i := 0; i < len(r.tasks); i++ {
+		t := r.tasks[i]
+		run, cpu, err := t.read()
+		if err != nil {
+			// Exited since the listing: drop it, and list again next time
+			// (its number may come back as another thread).
+			t.close()
+			r.tasks = slices.Delete(r.tasks, i, i+1)
+			i--
+			r.listing = r.listing[:0]
+			continue
+		}
+		if t.seen && run > t.runNs {
+			for len(r.sums) <= cpu {
+				r.sums = append(r.sums, 0)
+			}
+			r.sums[cpu] += run - t.runNs
+		}
+		t.runNs, t.seen = run, true
+	}
+	return append(dst[:0], r.sums...), nil
+}
+
+// relist takes a new listing of the group's threads: threads kept keep
+// their files and last reading, new ones are opened (a thread that exited
+// before it could be opened is left out), gone ones closed.
+func (r *PerCPUReader) relist(b []byte) error {
+	r.listing = append(r.listing[:0], b...)
+	old := r.tasks
+	r.tasks = nil
+	byTID := make(map[int]*task, len(old))
+	for _, t := range old {
+		byTID[t.tid] = t
+	}
 	for len(b) > 0 {
 		nl := bytes.IndexByte(b, '\n')
 		if nl < 0 {
@@ -123,47 +162,84 @@ func (r *PerCPUReader) readThreads(dst []uint64) ([]uint64, error) {
 		}
 		tid, err := strconv.Atoi(string(line))
 		if err != nil {
-			return dst[:0], fmt.Errorf("%s: thread %q: %w", r.Path, line, err)
+			for _, t := range byTID {
+				t.close()
+			}
+			closeTasks(r.tasks)
+			r.tasks, r.listing = nil, r.listing[:0]
+			return fmt.Errorf("%s: thread %q: %w", r.Path, line, err)
 		}
-		run, cpu, err := r.thread(tid)
+		if t, ok := byTID[tid]; ok {
+			delete(byTID, tid)
+			r.tasks = append(r.tasks, t)
+			continue
+		}
+		t, err := openTask(r.proc, tid)
 		if err != nil {
 			continue // exited since the listing
 		}
-		r.seen[tid] = true
-		prev, ok := r.last[tid]
-		r.last[tid] = threadCPU{runNs: run}
-		if !ok || run < prev.runNs {
-			continue
-		}
-		for len(r.sums) <= cpu {
-			r.sums = append(r.sums, 0)
-		}
-		r.sums[cpu] += run - prev.runNs
+		r.tasks = append(r.tasks, t)
 	}
-	for tid := range r.last {
-		if !r.seen[tid] {
-			delete(r.last, tid)
-		}
+	for _, t := range byTID {
+		t.close()
 	}
-	return append(dst[:0], r.sums...), nil
+	return nil
 }
 
-// thread reads one thread's run time (ns) and the CPU it last ran on.
-func (r *PerCPUReader) thread(tid int) (runNs uint64, cpu int, err error) {
-	dir := filepath.Join(r.proc, strconv.Itoa(tid))
-	ss, err := os.ReadFile(filepath.Join(dir, "schedstat"))
+// task is one thread's files, kept open, and its run time at the last
+// reading.
+type task struct {
+	tid             int
+	schedstat, stat *PreadFile
+	runNs           uint64
+	seen            bool // runNs holds a reading
+}
+
+func openTask(proc string, tid int) (*task, error) {
+	dir := filepath.Join(proc, strconv.Itoa(tid))
+	ss, err := OpenPreadFile(filepath.Join(dir, "schedstat"), 128)
+	if err != nil {
+		return nil, err
+	}
+	st, err := OpenPreadFile(filepath.Join(dir, "stat"), 1024)
+	if err != nil {
+		ss.Close()
+		return nil, err
+	}
+	return &task{tid: tid, schedstat: ss, stat: st}, nil
+}
+
+// read reads the thread's run time (ns) and, when it ran since the last
+// reading, the CPU it last ran on (else cpu is -1). A thread that exited
+// fails (ESRCH).
+func (t *task) read() (runNs uint64, cpu int, err error) {
+	ss, err := t.schedstat.Read()
 	if err != nil {
 		return 0, 0, err
 	}
 	if runNs, err = ParseUintPrefix(ss); err != nil {
 		return 0, 0, err
 	}
-	st, err := os.ReadFile(filepath.Join(dir, "stat"))
+	if t.seen && runNs <= t.runNs {
+		return runNs, -1, nil
+	}
+	st, err := t.stat.Read()
 	if err != nil {
 		return 0, 0, err
 	}
 	cpu, err = StatProcessor(st)
 	return runNs, cpu, err
+}
+
+func (t *task) close() {
+	t.schedstat.Close()
+	t.stat.Close()
+}
+
+func closeTasks(ts []*task) {
+	for _, t := range ts {
+		t.close()
+	}
 }
 
 // StatProcessor returns the CPU a task last ran on from /proc/PID/stat
@@ -193,5 +269,7 @@ func (r *PerCPUReader) Close() error {
 		errs = append(errs, r.threads.Close())
 		r.threads = nil
 	}
+	closeTasks(r.tasks)
+	r.tasks = nil
 	return errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package cgroup
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestParsePerCPU(t *testing.T) {
@@ -114,10 +116,39 @@ func TestPerCPUReaderV2Threads(t *testing.T) {
 	}
 }
 
+// TestPerCPUReaderThreadExits: a real process (sleep), listed, read, then
+// ended and reaped while the listing stays the same: its kept-open files
+// fail (the kernel answers ESRCH for a task that is gone) and it is dropped,
+// not counted again.
+func TestPerCPUReaderThreadExits(t *testing.T) {
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Skip(err)
+	}
+	g := t.TempDir()
+	os.WriteFile(filepath.Join(g, "cgroup.threads"), []byte(fmt.Sprintf("%d\n", cmd.Process.Pid)), 0o644)
+	r, err := OpenPerCPU("v2", g, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Read(nil); err != nil || len(r.tasks) != 1 {
+		t.Fatalf("first Read: %v, %d threads held", err, len(r.tasks))
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if _, err := r.Read(nil); err != nil || len(r.tasks) != 0 {
+		t.Fatalf("after the thread exited: %v, %d threads held", err, len(r.tasks))
+	}
+}
+
 // BenchmarkPerCPUThreads measures the v2 per-thread reader on this
-// process's own threads (busy goroutines locked to threads), against one
-// pread of the process's own cgroup's cpu.stat in the same run: the ratio
-// is what the per-CPU split costs over the plain usage read.
+// process's own threads, against one pread of the process's own cgroup's
+// cpu.stat in the same run: the ratio is what the per-CPU split costs over
+// the plain usage read. The threads are asleep (idle=1: they did not run
+// since the last reading, as most of a server's threads within 10 ms), or
+// wake every millisecond, and each reading comes 2 ms after the last
+// (idle=0: each thread ran, so each one's stat is read).
 func BenchmarkPerCPUThreads(b *testing.B) {
 	unified := "/sys/fs/cgroup/unified"
 	if _, err := os.Stat(filepath.Join(unified, "cgroup.procs")); err != nil {
@@ -140,47 +171,68 @@ func BenchmarkPerCPUThreads(b *testing.B) {
 	}
 	defer statFile.Close()
 	for _, n := range []int{8, 64} {
-		// A group of n threads: this process's, listed in a fake
-		// cgroup.threads over the real /proc.
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		tids := make(chan int, n)
-		for range n {
-			wg.Go(func() {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				tids <- syscall.Gettid()
-				<-stop
+		for _, idle := range []bool{true, false} {
+			// A group of n threads: this process's, listed in a fake
+			// cgroup.threads over the real /proc.
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			tids := make(chan int, n)
+			for range n {
+				wg.Go(func() {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+					tids <- syscall.Gettid()
+					if idle {
+						<-stop
+						return
+					}
+					tick := time.NewTicker(time.Millisecond)
+					defer tick.Stop()
+					for {
+						select {
+						case <-stop:
+							return
+						case <-tick.C:
+						}
+					}
+				})
+			}
+			var list strings.Builder
+			for range n {
+				fmt.Fprintln(&list, <-tids)
+			}
+			g := b.TempDir()
+			os.WriteFile(filepath.Join(g, "cgroup.threads"), []byte(list.String()), 0o644)
+			r, err := OpenPerCPU("v2", g, "/")
+			if err != nil {
+				b.Fatal(err)
+			}
+			var dst []uint64
+			name := fmt.Sprintf("threads=%d/idle=%d", n, map[bool]int{false: 0, true: 1}[idle])
+			b.Run(name+"/usage", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := statFile.Read(); err != nil {
+						b.Fatal(err)
+					}
+				}
 			})
-		}
-		var list strings.Builder
-		for range n {
-			fmt.Fprintln(&list, <-tids)
-		}
-		g := b.TempDir()
-		os.WriteFile(filepath.Join(g, "cgroup.threads"), []byte(list.String()), 0o644)
-		r, err := OpenPerCPU("v2", g, "/")
-		if err != nil {
-			b.Fatal(err)
-		}
-		var dst []uint64
-		b.Run(fmt.Sprintf("threads=%d/usage", n), func(b *testing.B) {
-			for b.Loop() {
-				if _, err := statFile.Read(); err != nil {
-					b.Fatal(err)
+			b.Run(name+"/percpu", func(b *testing.B) {
+				for b.Loop() {
+					if !idle {
+						// Every thread wakes (and runs) before the reading.
+						b.StopTimer()
+						time.Sleep(2 * time.Millisecond)
+						b.StartTimer()
+					}
+					if dst, err = r.Read(dst); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
-		b.Run(fmt.Sprintf("threads=%d/percpu", n), func(b *testing.B) {
-			for b.Loop() {
-				if dst, err = r.Read(dst); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
-		r.Close()
-		close(stop)
-		wg.Wait()
+			})
+			r.Close()
+			close(stop)
+			wg.Wait()
+		}
 	}
 	b.Run("v1/percpu", func(b *testing.B) {
 		r, err := OpenPerCPU("v1", "/sys/fs/cgroup/cpuacct", "/")
