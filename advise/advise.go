@@ -199,6 +199,7 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 		req.Periods = []time.Duration{100 * time.Millisecond}
 	}
 	d = d.Pinned()
+	d, startup := afterStartup(d)
 	limits := append(Grid(d, req.GridSize), req.Limits...)
 	baselines := baselinesOf(d)
 	for _, b := range baselines {
@@ -277,6 +278,9 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 	}
 	ev := &Evaluated{Audit: audit, Evaluations: evs, Blocks: w.be, BlockDemands: blockDemands(w.blocks), Higher: w.higher, Baselines: baselines,
 		Period: req.Periods[0], Sampled: sampled, Rebuilt: d.Moved > 0, Moved: d.Moved, Capped: d.Capped, Widened: widen, Warnings: append(slices.Clone(d.Warnings), movesWarnings(movesOf(d), d.Duration())...)}
+	if startup != "" {
+		ev.Warnings = append(ev.Warnings, startup)
+	}
 	a := Decide(ev, req.Target)
 	// The band: replay in full, in every window, the points the advice
 	// shows or decides on with their delays, and decide again, until it

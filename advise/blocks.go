@@ -165,11 +165,11 @@ func newWindows(d *Demand, points []Point, o Options, widen string) (*windows, e
 	// on more than one CPU, and is only needed where the samples carry no
 	// per-CPU split: with one, Evaluate replays the slices themselves.
 	w.bounded = d.Bound() > 1 && d.Split() == nil
-	// The level: the whole window replayed with its use LevelSpread lower
-	// and higher (the blocks show the level's changes within the window),
-	// or by half its swing where the level moved (movesOf).
-	spread := movesOf(d).Spread
-	w.lowerD, w.higherD = scaled(d, 1-spread), scaled(d, 1+spread)
+	// The level: the whole window replayed with its use lower and higher,
+	// as far as the next window's level may lie by the data (movesOf; the
+	// blocks show the level's changes within the window).
+	lv := movesOf(d)
+	w.lowerD, w.higherD = scaled(d, lv.Low), scaled(d, lv.High)
 	n := len(points)
 	w.evs, w.lower, w.higher = make([]Evaluation, n), make([]Evaluation, n), make([]Evaluation, n)
 	if w.bounded {

@@ -3,6 +3,7 @@ package advise
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -11,9 +12,13 @@ import (
 // as a change across blocks: four swings of it.
 const MinSettledWindow = 60 * time.Second
 
-// maxLevelSpread caps how far the level replay moves the use for demand
-// whose level moved within the window.
-const maxLevelSpread = 0.2
+// maxLevelSpread caps how far the level replay moves the use.
+const maxLevelSpread = 0.5
+
+// levelZ is how many standard deviations of the next window's level the
+// level replay covers on each side (about 95% each, so that with the
+// blocks' spread at least 8 in 9 measured shares fall inside).
+const levelZ = 2.0
 
 // Moves is how the demand's level moved within the window: the lowest and
 // highest mean use over consecutive 5 s windows, and the linear trend of
@@ -26,15 +31,27 @@ type Moves struct {
 	// of the mean.
 	TrendPerMinute float64
 	Moved          bool
-	// Spread is the share by which the level replay moves the use for
-	// this window: LevelSpread, or half the swing when it moved (up to
-	// maxLevelSpread).
+	// Low and High are the factors the level replay scales the use by:
+	// where the mean use of a next window half as long as this one may
+	// lie, from the data (see movesOf), at least LevelSpread either way.
+	Low, High float64
+	// Spread is the larger of 1-Low and High-1.
 	Spread float64
 }
 
-// movesOf measures how d's level moved.
+// movesOf measures how d's level moved, and where the level of the next
+// window lies. That is estimated from the data, not set flat: the 1 s means
+// are fitted with a linear trend; their residuals, averaged over 5 s (the
+// scale at which a program's level wanders), give the standard deviation
+// of a 5 s level, s5, and the window's mean level is known within levelZ x
+// s5 / sqrt(n5) over its n5 stretches (the next window's own wander is what
+// the blocks' spread shows). Where the trend is beyond that noise (its t
+// statistic over 2, its error inflated by how the seconds wander
+// together), the level is taken from the window's mean to where the trend
+// leads by the middle of a next window half as long, with the trend's
+// error carried that far.
 func movesOf(d *Demand) Moves {
-	m := Moves{Spread: LevelSpread}
+	m := Moves{Spread: LevelSpread, Low: 1 - LevelSpread, High: 1 + LevelSpread}
 	xs := secondMeans(d)
 	if len(xs) < 10 {
 		return m
@@ -78,9 +95,42 @@ func movesOf(d *Demand) Moves {
 	se := math.Sqrt(res / (n - 2) / sxx)
 	trended := se > 0 && math.Abs(b/se) > 4 && math.Abs(b*60/mean) > LevelSpread
 	m.TrendPerMinute = b * 60 / mean
-	if swung || trended {
-		m.Moved = true
-		m.Spread = min(max(LevelSpread, swing/mean/2), maxLevelSpread)
+	m.Moved = swung || trended
+	// The residuals' 5 s means.
+	var r5 []float64
+	for i := 0; i+5 <= len(xs); i += 5 {
+		s := 0.0
+		for k, x := range xs[i : i+5] {
+			s += x - mean - b*(float64(i+k)-(n-1)/2)
+		}
+		r5 = append(r5, s/5)
+	}
+	if n5 := float64(len(r5)); n5 >= 3 {
+		ss := 0.0
+		for _, r := range r5 {
+			ss += r * r
+		}
+		s5 := math.Sqrt(ss / (n5 - 1))
+		// The 1 s means wander together over seconds: their trend's error
+		// is inflated by how much more the 5 s means spread than
+		// independent 1 s means would.
+		s1 := math.Sqrt(res / (n - 2))
+		infl := 1.0
+		if s1 > 0 {
+			infl = max(1, s5*math.Sqrt(5)/s1)
+		}
+		half := levelZ * s5 / math.Sqrt(n5) / mean
+		lo, hi := 1.0, 1.0
+		if bse := se * infl; bse > 0 && math.Abs(b/bse) > 2 && math.Abs(b*60/mean) > LevelSpread {
+			// Where the trend leads by the middle of a next window half
+			// as long as this one: 3/4 of a window past this one's middle.
+			end := 1 + b*0.75*n/mean
+			lo, hi = min(lo, end), max(hi, end)
+			half = levelZ * math.Hypot(s5/math.Sqrt(n5), 0.75*n*bse) / mean
+		}
+		m.Low = max(min(lo-half, 1-LevelSpread), 1-maxLevelSpread)
+		m.High = min(max(hi+half, 1+LevelSpread), 1+maxLevelSpread)
+		m.Spread = max(1-m.Low, m.High-1)
 	}
 	return m
 }
@@ -90,8 +140,8 @@ func movesOf(d *Demand) Moves {
 func movesWarnings(m Moves, span time.Duration) []string {
 	var out []string
 	if m.Moved {
-		out = append(out, fmt.Sprintf("the demand's level moved within the window: 5 s means from %.3f to %.3f cores, a trend of %+.0f%% a minute: the intervals and the recommendation take the use %.0f%% lower and higher (not %.0f%%); sample at least %s to see whether it settles",
-			m.LowCores, m.HighCores, 100*m.TrendPerMinute, 100*m.Spread, 100*LevelSpread, max(MinSettledWindow, 4*span).Round(time.Second)))
+		out = append(out, fmt.Sprintf("the demand's level moved within the window: 5 s means from %.3f to %.3f cores, a trend of %+.0f%% a minute: the intervals and the recommendation take the use from %.0f%% lower to %.0f%% higher (the trend and the spread of the 5 s means); sample at least %s to see whether it settles",
+			m.LowCores, m.HighCores, 100*m.TrendPerMinute, 100*(1-m.Low), 100*(m.High-1), max(MinSettledWindow, 4*span).Round(time.Second)))
 	} else if span < MinSettledWindow {
 		out = append(out, fmt.Sprintf("the window (%s) is too short to see demand that moves over 15 s or more (a checkpoint, a warming cache, a client that changes pace): sample %s or more",
 			span.Round(time.Second), MinSettledWindow))
@@ -132,4 +182,87 @@ func ClosedLoopWarning(d *Demand, thr []uint64) string {
 	}
 	return fmt.Sprintf("the group's use fell while it was throttled (%.3f cores in the seconds with throttling, %.3f without): its load waits for its own answers (a closed-loop client) and asked for less under the limit, so the advice is a lower bound on what an open-loop load at the same rate would need",
 		mt, mn)
+}
+
+// startupOf finds a start-up transient at the beginning of d: the most
+// leading 5 s stretches (at most a third of the window) whose mean uses all
+// lie more than 4 standard deviations of the later stretches' means from
+// their mean (and more than LevelSpread), all on the same side (a runtime's JIT and class loading, a cache that
+// warms). It returns where the settled demand begins (0: no transient) and
+// a warning that says what was left out.
+func startupOf(d *Demand) (cut time.Duration, note string) {
+	const stretch = 5 * time.Second
+	var means []float64
+	var ends []int
+	j := 0
+	for k := 1; k < len(d.At); k++ {
+		if d.At[k]-d.At[j] >= stretch {
+			means = append(means, float64(d.Usage[k]-d.Usage[j])/float64(d.At[k]-d.At[j]))
+			ends = append(ends, k)
+			j = k
+		}
+	}
+	if len(means) < 6 {
+		return 0, ""
+	}
+	k := len(means) / 3
+	for ; k > 0; k-- {
+		rest := means[k:]
+		m, v := 0.0, 0.0
+		for _, x := range rest {
+			m += x
+		}
+		m /= float64(len(rest))
+		for _, x := range rest {
+			v += (x - m) * (x - m)
+		}
+		band := max(4*math.Sqrt(v/float64(len(rest)-1)), LevelSpread*m)
+		out := true
+		for _, x := range means[:k] {
+			if (x-m)*(means[0]-m) <= 0 || math.Abs(x-m) <= band {
+				out = false
+				break
+			}
+		}
+		if out {
+			break
+		}
+	}
+	if k == 0 {
+		return 0, ""
+	}
+	cut = d.At[ends[k-1]]
+	lo, hi := slices.Min(means[:k]), slices.Max(means[:k])
+	after := 0.0
+	for _, x := range means[k:] {
+		after += x
+	}
+	after /= float64(len(means) - k)
+	return cut - d.At[0], fmt.Sprintf("the first %s were a start-up (5 s means %.3f-%.3f cores, against %.3f after): left out of the advice, which rests on the %s after it",
+		(cut - d.At[0]).Round(time.Second), lo, hi, after, (d.At[len(d.At)-1] - cut).Round(time.Second))
+}
+
+// afterStartup is d from its start-up's end on (startupOf), and the
+// warning that says so; d itself and "" where it had none.
+func afterStartup(d *Demand) (*Demand, string) {
+	cut, note := startupOf(d)
+	if cut == 0 {
+		return d, ""
+	}
+	i := 0
+	for i < len(d.At) && d.At[i]-d.At[0] < cut {
+		i++
+	}
+	c := *d
+	c.At, c.Usage = make([]time.Duration, 0, len(d.At)-i), d.Usage[i:]
+	for _, at := range d.At[i:] {
+		c.At = append(c.At, at-d.At[i]) // blocks are cut from time 0
+	}
+	if d.PerCPU != nil {
+		c.PerCPU = make([][]time.Duration, len(d.PerCPU))
+		for k, u := range d.PerCPU {
+			c.PerCPU[k] = u[i:]
+		}
+	}
+	return &c, note
 }

@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func levels(seed uint64, per time.Duration, lv ...float64) (*Demand, []uint64) {
 // sample; a steady 18 s window is told it is too short.
 func TestMoves(t *testing.T) {
 	steady, _ := levels(1, 61*time.Second, 0.3)
-	if m := movesOf(steady); m.Moved || m.Spread != LevelSpread || len(movesWarnings(m, steady.Duration())) != 0 {
+	if m := movesOf(steady); m.Moved || math.Abs(m.Spread-LevelSpread) > 1e-9 || len(movesWarnings(m, steady.Duration())) != 0 {
 		t.Errorf("steady demand: %+v, warnings %q", m, movesWarnings(m, steady.Duration()))
 	}
 	step, _ := levels(2, 15*time.Second, 0.27, 0.27, 0.34, 0.34)
