@@ -139,7 +139,7 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 	if a.Window.Stationary && a.Window.Seconds < 600 {
 		fmt.Fprintf(&b, "note: the advice rests on %s of samples; changes slower than that (GC cycles, checkpoints, daily load) are not in it: sample 10m or more (hours for daily cycles) for a service\n", fmtSeconds(a.Window.Seconds))
 	}
-	fmt.Fprintf(&b, "\nPredicted (means over %d phases of the period; [low-high] over the %d blocks and %.0f%% less or more use; WORST is the worst phase):\n", s.Phases, len(a.Window.Blocks), LevelSpread*100)
+	fmt.Fprintf(&b, "\nPredicted (means over %d phases of the period; [low-high] over the %d blocks and at least %.0f%% less or more use; WORST is the worst phase):\n", s.Phases, len(a.Window.Blocks), LevelSpread*100)
 	if s.WallClock {
 		b.WriteString("wall-clock demand: work that finds the quota spent is lost (LOST s), not delayed\n")
 	}

@@ -117,7 +117,7 @@ func AdviceSection(sources []*Source) template.HTML {
 	}
 	return template.HTML(`<section class="load" id="advise">
 <h2>Advice</h2>
-<p class="note">throttlelab advise on each config's first run: the instance's 10 ms CPU use replayed through the quota model for a grid of limits (means over 10 phases of the period), and the smallest limit that keeps throttled periods at or under ` + fmt.Sprintf("%g%%", advise.DefaultMaxThrottled*100) + ` in every block of the run (up to ` + strconv.Itoa(advise.MaxBlocks) + ` blocks of at least ` + advise.MinBlock.String() + `; the intervals are the spread over the blocks and over ` + fmt.Sprintf("%.0f%%", advise.LevelSpread*100) + ` less or more use). A run its limit throttled has its demand rebuilt from its throttling counters, as advise does. The same as <code>throttlelab advise</code> on the results directory, for each config and instance.</p>
+<p class="note">throttlelab advise on each config's first run: the instance's 10 ms CPU use replayed through the quota model for a grid of limits (means over 10 phases of the period), and the smallest limit that keeps throttled periods at or under ` + fmt.Sprintf("%g%%", advise.DefaultMaxThrottled*100) + ` in every block of the run (up to ` + strconv.Itoa(advise.MaxBlocks) + ` blocks of at least ` + advise.MinBlock.String() + `; the intervals are the spread over the blocks and over at least ` + fmt.Sprintf("%.0f%%", advise.LevelSpread*100) + ` less or more use). A run its limit throttled has its demand rebuilt from its throttling counters, as advise does. The same as <code>throttlelab advise</code> on the results directory, for each config and instance.</p>
 ` + b.String() + "</section>\n")
 }
 
