@@ -60,7 +60,7 @@ http {
 			return []string{"fortio", "load", "-quiet", "-qps", "360", "-c", "8", "-uniform", "-jitter", "-t", secs(d) + "s", "-H", "Accept-Encoding: gzip", "http://127.0.0.1:18080/big.txt"}
 		},
 	},
-	{Name: "postgresql", What: "PostgreSQL 15 (its own background work: autovacuum, checkpoints); pgbench TPC-B-like at a fixed 600 transactions/s (-R), 8 clients on 2 threads, scale 5 (the issue 39 case)",
+	{Name: "postgresql", What: "PostgreSQL 15 (its own background work: autovacuum, checkpoints); pgbench TPC-B-like at a fixed 600 transactions/s (-R), 8 clients on 2 threads, scale 5",
 		Addr: "127.0.0.1:54329",
 		Setup: func(ctx context.Context, dir string) error {
 			pg := filepath.Join(dir, "pg")

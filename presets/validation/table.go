@@ -156,7 +156,7 @@ kernel's nr_throttled / nr_periods over the window, and the group's mean use). C
 how many CPUs the group ran on by the per-CPU counters. INTERVAL is advise's interval
 (the spread over the window's blocks, and the level replayed lower and higher by the
 error of the window's mean and where its trend leads, at least %.0f%%; a start-up at the
-window's beginning left out). Targets (issue 39): at the knee, each measured share inside the interval
+window's beginning left out). Targets: at the knee, each measured share inside the interval
 widened by max(0.07, 30%%), and every interval narrower than %.1f; the recommended limit
 measured at most 5%% + 0.05.
 
