@@ -7,6 +7,11 @@
 //	go run ./hack/vmtest -layouts v2                      # pure v2 on every kernel (make test)
 //	go run ./hack/vmtest -kernels 6.12 -layouts v1-joined -pkgs top   # one cell, one package
 //
+// With -accel auto (the default) it boots under KVM where the host has a
+// standard one (a /dev/kvm that is not PVM's, and a probe boot under it comes
+// up), and under software emulation (tcg) elsewhere; the table names each
+// cell's accelerator.
+//
 // It exits 1 when a test fails or a cell does not finish, printing the
 // failing packages' output. When qemu, a static busybox or a kernel package
 // is missing it prints one "vmtest: not run: <why>" line and exits 0, except
@@ -38,7 +43,7 @@ func run() int {
 		pkgs    = flag.String("pkgs", "all", "packages whose real tests run, comma-separated, or all")
 		cache   = flag.String("cache", vmtest.DefaultCacheDir, "directory the kernels are downloaded and unpacked into")
 		busybox = flag.String("busybox", "/bin/busybox", "a statically linked busybox (Debian: busybox-static)")
-		accel   = flag.String("accel", "tcg", "qemu accelerator: tcg (software emulation) or kvm (a standard KVM host)")
+		accel   = flag.String("accel", "auto", "qemu accelerator: tcg (software emulation), kvm (a standard KVM host), or auto (kvm where a probe boot under a standard KVM comes up, else tcg)")
 		cpus    = flag.Int("cpus", 2, "the guest's vCPUs")
 		mem     = flag.Int("mem", 1024, "the guest's memory in MiB")
 		verbose = flag.Bool("v", false, "print every package's output, not only the failing ones")
@@ -59,8 +64,8 @@ func run() int {
 			return usage(fmt.Errorf("-pkgs: %w", err))
 		}
 	}
-	if *accel != "tcg" && *accel != "kvm" {
-		return usage(fmt.Errorf("-accel %q: want tcg or kvm", *accel))
+	if *accel != "tcg" && *accel != "kvm" && *accel != "auto" {
+		return usage(fmt.Errorf("-accel %q: want tcg, kvm or auto", *accel))
 	}
 	if why := vmtest.Available(*busybox); why != "" {
 		return notRun(why)
@@ -91,6 +96,17 @@ func run() int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "vmtest:", err)
 		return 1
+	}
+	if m.Accel == "auto" {
+		vmlinuz, err := vmtest.Fetch(ctx, m.CacheDir, m.Kernels[0])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "vmtest:", err)
+			return 1
+		}
+		b := vmtest.Boot{Kernel: vmlinuz, Initrd: initrd, CPUs: m.CPUs, MemoryMB: m.MemoryMB, Accel: "kvm", Timeout: vmtest.ProbeTimeout}
+		var why string
+		m.Accel, why = vmtest.DefaultKVMHost.PickAccel(ctx, func(ctx context.Context) error { return vmtest.Probe(ctx, b) })
+		fmt.Fprintf(os.Stderr, "vmtest: accelerator %s: %s\n", m.Accel, why)
 	}
 	cells, err := m.Run(ctx, initrd)
 	vmtest.WriteFailures(os.Stdout, cells, *verbose)

@@ -51,6 +51,8 @@ type SuiteResult struct {
 type Cell struct {
 	Kernel Kernel
 	Layout Layout
+	// Accel is the qemu accelerator the cell ran under: "tcg" or "kvm".
+	Accel string
 	// Release is the guest's uname -r.
 	Release string
 	Suites  []SuiteResult
@@ -225,6 +227,7 @@ func (m *Matrix) runCell(ctx context.Context, k Kernel, l Layout, vmlinuz, initr
 	err := b.RunWith(ctx, cmdline, p.line)
 	c := p.cell()
 	c.Took = time.Since(start)
+	c.Accel = m.Accel
 	if err == nil && !p.done {
 		err = errors.New("the guest stopped before its tests ended")
 	}

@@ -6,21 +6,22 @@ import (
 	"text/tabwriter"
 )
 
-// WriteTable writes one row per kernel x layout x package: its outcome, its
+// WriteTable writes one row per kernel x layout x package: the accelerator
+// the cell ran under, its outcome, its
 // tests' counts and its wall time, then a line per cell that did not finish.
 func WriteTable(w io.Writer, cells []Cell) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "kernel\tlayout\tpackage\tresult\tpass\tskip\tfail\ttime")
+	fmt.Fprintln(tw, "kernel\tlayout\taccel\tpackage\tresult\tpass\tskip\tfail\ttime")
 	for _, c := range cells {
 		kernel := c.Kernel.Series
 		if c.Release != "" {
 			kernel = c.Release
 		}
 		for _, s := range c.Suites {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%.0f s\n", kernel, c.Layout.Name, s.Pkg, result(s), s.Pass, s.Skip, s.Fail, s.Took.Seconds())
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\t%.0f s\n", kernel, c.Layout.Name, c.Accel, s.Pkg, result(s), s.Pass, s.Skip, s.Fail, s.Took.Seconds())
 		}
 		if c.Err != nil {
-			fmt.Fprintf(tw, "%s\t%s\t(cell)\tFAIL: %v\t\t\t\t%.0f s\n", kernel, c.Layout.Name, c.Err, c.Took.Seconds())
+			fmt.Fprintf(tw, "%s\t%s\t%s\t(cell)\tFAIL: %v\t\t\t\t%.0f s\n", kernel, c.Layout.Name, c.Accel, c.Err, c.Took.Seconds())
 		}
 	}
 	return tw.Flush()

@@ -97,6 +97,7 @@ func TestInitScript(t *testing.T) {
 		"cd '/work/x/cmd/throttlelab' && echo \"@@vmtest begin cmd/throttlelab\"",
 		"K=v THROTTLELAB_BINARY=/bin/throttlelab /tests/throttlelab.test -test.v -test.count=1 -test.timeout=1m0s -test.run '^TestA$|it'\\''s' 2>&1",
 		"echo \"@@vmtest end cmd/throttlelab rc=$?\"", "poweroff -f",
+		"if grep -qw vmtest.probe=1 /proc/cmdline; then echo \"@@vmtest probe ok\"; poweroff -f; fi",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("init script lacks %q:\n%s", want, s)
@@ -150,10 +151,12 @@ func TestConsoleParser(t *testing.T) {
 		t.Error("done not seen")
 	}
 	var b strings.Builder
-	if err := WriteTable(&b, []Cell{p.cell()}); err != nil {
+	c = p.cell()
+	c.Accel = "tcg"
+	if err := WriteTable(&b, []Cell{c}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "6.1.0-50-cloud-amd64  v2      top      FAIL    0     0     1     1 s") {
+	if !strings.Contains(b.String(), "6.1.0-50-cloud-amd64  v2      tcg    top      FAIL    0     0     1     1 s") {
 		t.Errorf("table:\n%s", b.String())
 	}
 }
