@@ -13,7 +13,8 @@
 // cell's accelerator.
 //
 // It exits 1 when a test fails or a cell does not finish, printing the
-// failing packages' output. When qemu, a static busybox or a kernel package
+// failing packages' output, and when the host's mounts (/proc/self/mountinfo)
+// are not the same after the matrix as before. When qemu, a static busybox or a kernel package
 // is missing it prints one "vmtest: not run: <why>" line and exits 0, except
 // in CI (CI=true), where that is a failure. SIGINT, SIGTERM and SIGHUP kill
 // the running qemu and end it with exit 130.
@@ -30,6 +31,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/throttlelab/throttlelab/internal/hostmounts"
 	"github.com/throttlelab/throttlelab/internal/vmtest"
 	"github.com/throttlelab/throttlelab/testenv"
 )
@@ -91,6 +93,13 @@ func run() int {
 			return 1
 		}
 	}
+	// The guests never touch the host: its mounts are the same after the
+	// matrix as before, or the run fails.
+	mounts, err := hostmounts.Read()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "vmtest:", err)
+		return 1
+	}
 	start := time.Now()
 	initrd, err := m.Prepare(ctx, dir)
 	if err != nil {
@@ -120,14 +129,26 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "vmtest:", err)
 		return 1
 	}
+	after, err := hostmounts.Read()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "vmtest:", err)
+		return 1
+	}
+	hostSays := "the host's mounts unchanged"
+	changed := hostmounts.Diff(mounts, after)
+	if len(changed) > 0 {
+		fmt.Fprintf(os.Stderr, "vmtest: the host's mounts (%s) changed during the matrix; gone (-) and added (+):\n%s\n", hostmounts.Path, strings.Join(changed, "\n"))
+		hostSays = "the host's mounts CHANGED"
+	}
 	failed := 0
 	for _, c := range cells {
 		if !c.Passed() {
 			failed++
 		}
 	}
-	fmt.Printf("vmtest: %d of %d cells passed in %.0f s (kernels %s; layouts %s)\n", len(cells)-failed, len(cells), time.Since(start).Seconds(), *kernels, *layouts)
-	if failed > 0 {
+	fmt.Printf("vmtest: %d of %d cells passed in %.0f s (kernels %s; layouts %s; accelerator %s); %s\n",
+		len(cells)-failed, len(cells), time.Since(start).Seconds(), *kernels, *layouts, m.Accel, hostSays)
+	if failed > 0 || len(changed) > 0 {
 		return 1
 	}
 	return 0
