@@ -3,13 +3,9 @@ package top_test
 import (
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
 	"github.com/throttlelab/throttlelab/testenv"
@@ -17,61 +13,21 @@ import (
 	"github.com/throttlelab/throttlelab/top/toptest"
 )
 
-// spinOn starts a busy loop in group dir, held to one CPU.
-func spinOn(t *testing.T, dir string, cpu int) {
-	t.Helper()
-	toptest.Start(t, []string{dir}, true)
-	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.Fields(string(b))[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var set unix.CPUSet
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(pid, &set); err != nil {
-		t.Fatalf("holding pid %d to CPU %d: %v", pid, cpu, err)
-	}
-}
-
 // TestStallSplitReal checks the shape of the stall's split on the kernel:
 // a group throttled alone on its CPU stalls mostly for its quota, a group
 // without a quota crowded by a neighbour on its CPU only for contention.
 // It needs the cpu controller on cgroup v2 (PSI beside the quota); make
-// test runs it in its v2 VMs.
+// test runs it in its v2 VMs (vmtest.Suites).
 func TestStallSplitReal(t *testing.T) {
-	l := cgrouptest.Require(t)
-	if l.CPUVersion() != "v2" {
-		testenv.ElsewhereUnavailable(t, "the stall's split is checked with the cpu controller on cgroup v2; here it is on %s", l.CPUVersion())
-	}
-	if runtime.NumCPU() < 2 {
-		testenv.Unavailable(t, "the stall's split needs 2 CPUs (one throttled group, one crowded), here %d", runtime.NumCPU())
-	}
-	throttled := cgrouptest.LimitedGroup(t, 20000, 100000)
-	if _, err := os.Stat(filepath.Join(throttled.Dir, "cpu.pressure")); err != nil {
-		testenv.Unavailable(t, "no cpu.pressure (a kernel without PSI, or booted with psi=0): %v", err)
-	}
-	crowded := cgrouptest.LimitedGroup(t, 20000, 100000)
-	neighbour := cgrouptest.LimitedGroup(t, 20000, 100000)
-	for _, g := range []*cgrouptest.Group{crowded, neighbour} {
-		if err := os.WriteFile(filepath.Join(g.Dir, "cpu.max"), []byte("max 100000"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	spinOn(t, throttled.Dir, 1)
-	spinOn(t, crowded.Dir, 0)
-	spinOn(t, neighbour.Dir, 0)
-
+	throttledDir, crowdedDir := toptest.StallGroups(t)
 	w, err := top.New(top.Options{Root: "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	stats := oneReport(t, w, 2*time.Second)
-	thr := find(stats, toptest.CgroupPath(t, throttled.Dir))
-	cr := find(stats, toptest.CgroupPath(t, crowded.Dir))
+	thr := find(stats, toptest.CgroupPath(t, throttledDir))
+	cr := find(stats, toptest.CgroupPath(t, crowdedDir))
 	if thr == nil || cr == nil {
 		t.Fatalf("the test groups are not among the %d groups reported", len(stats))
 	}

@@ -270,3 +270,45 @@ func BenchmarkTopOnce(b *testing.B) {
 	b.ReportMetric(float64(cpu)/float64(wall)*100, "cpu-%")
 	b.ReportMetric(float64(cpu.Milliseconds())/float64(b.N), "cpu-ms/run")
 }
+
+// TestTopOnceStallSplit drives top --once -o json over a group throttled
+// alone on its CPU and a group without a quota crowded by a neighbour on its
+// CPU, on cgroup v2 (make test runs it in its v2 VMs), and checks the
+// stall's split each gets in the JSON: the throttled group's stall mostly
+// quota, the crowded group's contention only.
+func TestTopOnceStallSplit(t *testing.T) {
+	throttled, crowded := toptest.StallGroups(t)
+	r := run(t, "top", "--once", "-o", "json", "--interval", "2s")
+	if r.code != 0 {
+		t.Fatalf("top --once -o json: exit %d: %s", r.code, r.stderr)
+	}
+	var raw []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
+		t.Fatalf("top --once -o json printed no JSON array: %v\n%s", err, r.stdout)
+	}
+	split := func(dir string) (quota, contention, throttledPerSec float64) {
+		t.Helper()
+		path := toptest.CgroupPath(t, dir)
+		for _, g := range raw {
+			if g["path"] != path {
+				continue
+			}
+			q, qok := g["stall_quota_ratio"].(float64)
+			c, cok := g["stall_contention_ratio"].(float64)
+			th, _ := g["throttled_seconds_per_second"].(float64)
+			if g["stall_split"] != top.StallSplitPSI || !qok || !cok {
+				t.Fatalf("%s: stall_split %v, stall_quota_ratio %v, stall_contention_ratio %v: want the split known on v2", path, g["stall_split"], g["stall_quota_ratio"], g["stall_contention_ratio"])
+			}
+			t.Logf("%s: some %v, quota %.3f, contention %.3f, throttled %.3f s/s", path, g["pressure_some_ratio"], q, c, th)
+			return q, c, th
+		}
+		t.Fatalf("%s is not among the %d groups printed", path, len(raw))
+		return 0, 0, 0
+	}
+	if q, c, th := split(throttled); q <= c || th <= 0 {
+		t.Errorf("the group throttled alone: quota %.3f, contention %.3f, throttled %.3f s/s: want the quota to be most of its stall", q, c, th)
+	}
+	if q, c, _ := split(crowded); q != 0 || c <= 0 {
+		t.Errorf("the crowded group without a quota: quota %.3f, contention %.3f: want contention only", q, c)
+	}
+}

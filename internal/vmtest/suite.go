@@ -36,19 +36,21 @@ type Suite struct {
 const BinaryEnv = "THROTTLELAB_BINARY"
 
 // Suites are the packages that talk to a real cgroup, with their real tests:
-// cgroup's settings, counters, burst and sampler; top and its --listen
-// metrics; the agent on a small node of real groups; advise --cgroup; the
-// server's own group; and short local runs of examples/limits.yaml. Tests
+// cgroup's settings, counters, burst and sampler; top, the stall's split
+// (top --once -o json) and its --listen metrics; the agent on a small node
+// of real groups; advise --cgroup; the server's own group; and short local
+// runs of examples/limits.yaml. Tests
 // that need chromium or tmux are not here (the guest has neither).
 var Suites = []Suite{
 	{Pkg: "cgroup", Run: "Real", Timeout: 4 * time.Minute},
-	{Pkg: "top", Run: "^TestReal", Timeout: 3 * time.Minute},
+	// TestReal* and the stall's split on the kernel (TestStallSplit*Real).
+	{Pkg: "top", Run: "Real", Timeout: 3 * time.Minute},
 	{Pkg: "agent", Run: "^TestReal", Timeout: 3 * time.Minute},
 	// TestSampleRealBurstsUnderLimit is left out: its load is a python3
 	// script, and the guest has no python.
 	{Pkg: "demand", Run: "^TestSampleReal$", Timeout: 3 * time.Minute},
 	{Pkg: "server", Run: "Real", Timeout: 2 * time.Minute},
-	{Pkg: "cmd/throttlelab", Run: "^(TestRunExample|TestTopOnceFindsLimitedGroup|TestTopMetricsEndpoint|TestServeThrottledInRealCgroup)$",
+	{Pkg: "cmd/throttlelab", Run: "^(TestRunExample|TestTopOnceFindsLimitedGroup|TestTopOnceStallSplit|TestTopMetricsEndpoint|TestServeThrottledInRealCgroup)$",
 		Timeout: 5 * time.Minute, Data: []string{"examples", "top/testdata"}, Binary: true},
 }
 

@@ -14,8 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+	"github.com/throttlelab/throttlelab/testenv"
 	"github.com/throttlelab/throttlelab/testenv/testfs"
 )
 
@@ -178,4 +181,51 @@ func startShell(t testing.TB, dirs []string, body string) int {
 			t.Fatal("the process never joined its group")
 		}
 	}
+}
+
+// SpinOn starts a busy loop in group dir, held to CPU cpu, and waits until
+// it is in; it is killed when the test ends.
+func SpinOn(t testing.TB, dir string, cpu int) {
+	t.Helper()
+	pid := startShell(t, []string{dir}, "while :; do :; done")
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(pid, &set); err != nil {
+		t.Fatalf("holding pid %d to CPU %d: %v", pid, cpu, err)
+	}
+}
+
+// StallGroups makes the two groups whose stall's split top's tests check,
+// on cgroup v2 with 2 CPUs: throttled, a busy loop under a quota of 0.2 CPU
+// alone on CPU 1 (its stall is its quota), and crowded, a busy loop without
+// a quota that shares CPU 0 with an unlimited neighbour's (its stall is
+// contention). It returns their directories. With the cpu controller on v1
+// it skips the test; without PSI or 2 CPUs it is Unavailable (a failure in
+// CI).
+func StallGroups(t testing.TB) (throttled, crowded string) {
+	t.Helper()
+	l := cgrouptest.Require(t)
+	if l.CPUVersion() != "v2" {
+		// Not Unavailable: on a v1 host, and in the matrix's v1 cells, this
+		// is by design; the v2 and hybrid cells run it.
+		t.Skipf("the stall's split is checked with the cpu controller on cgroup v2 (make test runs it in its v2 VMs); here it is on %s", l.CPUVersion())
+	}
+	if runtime.NumCPU() < 2 {
+		testenv.Unavailable(t, "the stall's split needs 2 CPUs (one throttled group, one crowded), here %d", runtime.NumCPU())
+	}
+	thr := cgrouptest.LimitedGroup(t, 20000, 100000)
+	if _, err := os.Stat(filepath.Join(thr.Dir, "cpu.pressure")); err != nil {
+		testenv.Unavailable(t, "no cpu.pressure (a kernel without PSI, or booted with psi=0): %v", err)
+	}
+	cr := cgrouptest.LimitedGroup(t, 20000, 100000)
+	nb := cgrouptest.LimitedGroup(t, 20000, 100000)
+	for _, g := range []*cgrouptest.Group{cr, nb} {
+		if err := os.WriteFile(filepath.Join(g.Dir, "cpu.max"), []byte("max 100000"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	SpinOn(t, thr.Dir, 1)
+	SpinOn(t, cr.Dir, 0)
+	SpinOn(t, nb.Dir, 0)
+	return thr.Dir, cr.Dir
 }
