@@ -71,8 +71,17 @@ func TestRealLimitedAndIdleGroups(t *testing.T) {
 	if b.ThrottledPeriods == 0 || b.Periods < 5 || b.ThrottledSecondsPerSecond <= 0 {
 		t.Errorf("busy group: %d of %d periods throttled, %.3f s/s: want throttling", b.ThrottledPeriods, b.Periods, b.ThrottledSecondsPerSecond)
 	}
-	if u := *b.UsageCores; u <= 0.02 || u > 0.2*1.15 {
-		t.Errorf("busy group used %.3f cores under a 0.2 limit", u)
+	most := 0.2 * 1.15
+	if testenv.Emulated() {
+		// Under software emulation a vCPU the host deschedules is charged
+		// the time it did not run, and the tick that enforces the quota
+		// comes late: the group overruns, and the debt is repaid in later
+		// periods, some after the interval (docs/testing.md). An unlimited
+		// spinner would use a whole core.
+		most = 0.2 * 1.5
+	}
+	if u := *b.UsageCores; u <= 0.02 || u > most {
+		t.Errorf("busy group used %.3f cores under a 0.2 limit (at most %.3f)", u, most)
 	}
 	// The peak within a period is near the limit and not far above it: a
 	// period can hold the quota plus a runtime slice per CPU left from the
