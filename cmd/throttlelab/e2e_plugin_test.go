@@ -55,6 +55,15 @@ func TestVersionAndPlugin(t *testing.T) {
 	if help, _ := runBin(plugin, nil, "--help"); !strings.Contains(help, "\n  kubectl throttlelab [command]\n") {
 		t.Errorf("kubectl-throttlelab --help does not say kubectl throttlelab:\n%s", help)
 	}
+	if help, _ := runBin(plugin, nil, "--help"); !strings.Contains(help, "Concepts: kubectl throttlelab help quota") {
+		t.Errorf("kubectl-throttlelab --help points at the concepts as another command:\n%s", help)
+	}
+	var stderr strings.Builder
+	bad := exec.Command(plugin, "advise", "--no-such-flag")
+	bad.Stderr = &stderr
+	if err := bad.Run(); err == nil || !strings.HasPrefix(stderr.String(), "kubectl throttlelab: ") {
+		t.Errorf("kubectl-throttlelab with a bad flag: %v, stderr %q (want it to begin kubectl throttlelab: )", err, stderr.String())
+	}
 	if help, _ := runBin(plugin, nil, "check", "--help"); !strings.Contains(help, "\n  kubectl throttlelab check MANIFESTS...") {
 		t.Errorf("kubectl-throttlelab check --help does not say kubectl throttlelab check:\n%s", help)
 	}

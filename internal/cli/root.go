@@ -59,6 +59,7 @@ func runAs(name string, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	if name != "throttlelab" {
 		root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: name}
+		root.Long = strings.ReplaceAll(root.Long, "throttlelab help ", name+" help ")
 	}
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -67,7 +68,7 @@ func runAs(name string, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(stderr, "throttlelab: %v\n", err)
+	fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	return exitCode(err)
 }
 
