@@ -48,6 +48,9 @@ func (t Target) Meets(e Evaluation) bool {
 	if e.ThrottledRatio > t.MaxThrottled {
 		return false
 	}
+	if t.MaxDelay > 0 && e.Saturated {
+		return false // work waits without end
+	}
 	return t.MaxDelay <= 0 || e.DelayP99Ms <= float64(t.MaxDelay)/1e6
 }
 

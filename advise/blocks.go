@@ -197,11 +197,20 @@ func (w *windows) evaluate(ix []int, full bool) error {
 		pts[k] = w.points[i]
 	}
 	o := w.o
-	o.Full = nil
-	if !full {
-		o.Full = func(int, Evaluation) bool { return false }
-	}
 	run := func(d *Demand, o Options, into []Evaluation, what string) error {
+		// A point saturated in this window is counted, never replayed: its
+		// replay walks every sample with a queue that only grows.
+		// Only counted, or all replayed as before where none is saturated.
+		o.Full = func(int, Evaluation) bool { return false }
+		if full {
+			o.Full = nil
+			for _, p := range pts {
+				if saturated(d, p, o) {
+					o.Full = func(k int, _ Evaluation) bool { return !saturated(d, pts[k], o) }
+					break
+				}
+			}
+		}
 		evs, err := Evaluate(d, pts, o)
 		if err != nil {
 			if what != "" {
@@ -210,7 +219,9 @@ func (w *windows) evaluate(ix []int, full bool) error {
 			return err
 		}
 		for k, i := range ix {
-			into[i] = evs[k]
+			e := evs[k]
+			e.Saturated = e.CountsOnly && saturated(d, pts[k], o)
+			into[i] = e
 		}
 		return nil
 	}
@@ -276,10 +287,27 @@ func (w *windows) ranges() {
 			del = Range{del[0] * 0.7, del[1] * 1.3}
 		}
 		e.ThrottledRatioRange, e.DelayP99MsRange = &thr, &del
-		if !w.full[i] {
+		e.DelayUnbounded = w.full[i] && !e.Saturated && w.saturatedSomewhere(i)
+		if !w.full[i] || e.Saturated || e.DelayUnbounded {
 			e.DelayP99MsRange = nil
 		}
 	}
+}
+
+// saturatedSomewhere reports whether point i is saturated in a window its
+// interval spans.
+func (w *windows) saturatedSomewhere(i int) bool {
+	if w.lower[i].Saturated || w.higher[i].Saturated || (w.bound != nil && w.bound[i].Saturated) {
+		return true
+	}
+	if len(w.blocks) > 1 {
+		for b := range w.be {
+			if w.be[b][i].Saturated {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // all is every point's index.

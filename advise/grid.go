@@ -125,6 +125,26 @@ type Evaluation struct {
 	// counted (Options.Full) but not replayed: throttled time, bursts and
 	// delays are not given.
 	CountsOnly bool `json:"counts_only,omitempty"`
+	// Saturated marks a point whose limit is below the window's mean use:
+	// work waits without end, its delays grow with the window's length and
+	// mean nothing as quantiles, so it is counted (CountsOnly), not
+	// replayed, and meets no delay budget.
+	Saturated bool `json:"saturated,omitempty"`
+	// DelayUnbounded marks a delay interval with no upper end: in a window
+	// the interval spans (a block, the use LevelSpread higher, the slice
+	// bound) the limit is below that window's mean use. DelayP99MsRange is
+	// then nil.
+	DelayUnbounded bool `json:"added_delay_p99_ms_unbounded,omitempty"`
+}
+
+// saturated reports whether p's quota (as o replays it) is below d's mean
+// use: the work waiting grows without end. Demand bound to wall-clock time
+// is lost rather than queued, so it never saturates.
+func saturated(d *Demand, p Point, o Options) bool {
+	if o.WallClock {
+		return false
+	}
+	return float64(o.quota(p, d.Bound()))/float64(p.Period) < d.MeanCores()
 }
 
 // Point returns the point evaluated.

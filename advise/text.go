@@ -3,6 +3,7 @@ package advise
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 )
@@ -37,7 +38,7 @@ func Answer(a *Advice) string {
 		where = "over the window"
 	}
 	return fmt.Sprintf("Set the CPU limit to%s %s: over %s, with %.3f cores used on average, it is predicted to throttle %s of periods with %s p99 added delay, within the target (%s) %s.",
-		lb, formatMilli(r.LimitMilli), win, a.Sampled.MeanCores, ShareRange(r.ThrottledRatio, r.ThrottledRatioRange), msRange(r.DelayP99Ms, r.DelayP99MsRange), targetText(r.Target), where)
+		lb, formatMilli(r.LimitMilli), win, a.Sampled.MeanCores, ShareRange(r.ThrottledRatio, r.ThrottledRatioRange), delayText(r.Evaluation), targetText(r.Target), where)
 }
 
 // ShareRange writes a share and its interval: 1.1% [0.0-3.4%].
@@ -49,6 +50,21 @@ func ShareRange(x float64, r *Range) string {
 }
 
 // msRange writes a delay and its interval: 2.0 ms [0.0-4.1].
+// delayText is e's p99 delay with its interval, or what stands for it
+// where work waits without end.
+func delayText(e Evaluation) string {
+	switch {
+	case e.Saturated:
+		return "none (" + saturatedText + ")"
+	case e.DelayUnbounded:
+		return fmt.Sprintf("%.1f ms [no upper end: %s in a block or with more use]", e.DelayP99Ms, saturatedText)
+	}
+	return msRange(e.DelayP99Ms, e.DelayP99MsRange)
+}
+
+// saturatedText says why a point has no delays.
+const saturatedText = "queue grows without end: limit below the mean use"
+
 func msRange(x float64, r *Range) string {
 	if r == nil {
 		return fmt.Sprintf("%.1f ms", x)
@@ -98,6 +114,9 @@ func kneeRows(a *Advice) []bool {
 			if e.DelayP99MsRange != nil {
 				dhi = e.DelayP99MsRange[1]
 			}
+			if e.Saturated || e.DelayUnbounded {
+				dhi = math.Inf(1)
+			}
 			if hi <= t.MaxThrottled && (t.MaxDelay <= 0 || dhi <= float64(t.MaxDelay)/1e6) {
 				knee = j
 				break
@@ -119,7 +138,7 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 	}
 	if wb := a.Recommendation.WithBurst; wb != nil {
 		fmt.Fprintf(&b, "\nWith CPU burst: limit %s with a burst of %s (%d us) meets it too: %s throttled, p99 added delay %s.\n",
-			formatMilli(wb.LimitMilli), formatMilli(wb.BurstMilli), wb.BurstUsec, ShareRange(wb.ThrottledRatio, wb.ThrottledRatioRange), msRange(wb.DelayP99Ms, wb.DelayP99MsRange))
+			formatMilli(wb.LimitMilli), formatMilli(wb.BurstMilli), wb.BurstUsec, ShareRange(wb.ThrottledRatio, wb.ThrottledRatioRange), delayText(*wb))
 		b.WriteString(BurstHowTo(*wb) + "\n")
 	}
 	b.WriteString("\n")
@@ -150,7 +169,7 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 		lostHead = "LOST s\t"
 	}
 	fmt.Fprintln(tw, "LIMIT\tBURST\tPERIOD\tTHROTTLED\t[low-high]\tWORST\tTHR s\tBURSTS\t"+lostHead+"DELAY p50\tp99\t[low-high]\tmax\t\t")
-	shown, counted := 0, 0
+	shown, counted, sat, unbounded := 0, 0, 0, 0
 	for i, e := range a.Evaluations {
 		if !all && !show[i] {
 			continue
@@ -178,6 +197,20 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 		if r := e.DelayP99MsRange; r != nil {
 			del = fmt.Sprintf("[%.1f-%.1f]", r[0], r[1])
 		}
+		if e.DelayUnbounded {
+			del = "[no end]*"
+			unbounded++
+		}
+		if e.Saturated {
+			// Work waits without end: counted, and no delays to give.
+			if s.WallClock {
+				lost = "-\t"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%dms\t%.1f%%\t%s\t%.1f%%\t-\t-\t%ssaturated\t*\t\t*\t%s\t\n",
+				formatMilli(e.LimitMilli), burst, e.PeriodUsec/1000, 100*e.ThrottledRatio, thr, 100*e.ThrottledRatioWorst, lost, mark)
+			sat++
+			continue
+		}
 		if e.CountsOnly {
 			// Counted, not replayed: no throttled time, bursts or delays.
 			if s.WallClock {
@@ -198,6 +231,9 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 	}
 	if counted > 0 {
 		fmt.Fprintf(&b, "(- : %d rows counted in one pass over the period sums, not replayed: exact throttled counts; throttled time, bursts and delays not given)\n", counted)
+	}
+	if sat > 0 || unbounded > 0 {
+		fmt.Fprintf(&b, "(* : %s, over the window (saturated, no delays: counted, not replayed) or in a block or with %.0f%% more use (no upper end))\n", saturatedText, LevelSpread*100)
 	}
 
 	r := a.Recommendation
@@ -224,7 +260,10 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 			how += fmt.Sprintf(" (over %d windows stepping 1 s)", bl.Windows)
 		}
 		delay := fmt.Sprintf("%.1fms", bl.DelayP99Ms)
-		if bl.CountsOnly {
+		switch {
+		case bl.Saturated:
+			delay = "saturated"
+		case bl.CountsOnly:
 			delay = "-"
 			countedBl = true
 		}
