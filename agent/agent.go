@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -167,6 +168,10 @@ type Agent struct {
 	// failed.
 	watching                 atomic.Bool
 	lookupsOK, lookupsFailed atomic.Int64
+	// evaluations counts the views computed (viewOf's advice and
+	// evaluations): once per container and fold for the metrics and
+	// once more for /advice, however often they are asked for.
+	evaluations atomic.Int64
 
 	// Sampling by need (Config.Hot): whether it is on, the chunks' start
 	// (mod Chunk, agent time: the node's grid), the targets' lowest picks
@@ -190,6 +195,11 @@ type container struct {
 	sum  *ContainerSummary
 	last top.Stats
 	view *View
+	// advice is the container's entry in /advice (its View with the full
+	// advice, as JSON) for names adviceNames, computed once per fold (as
+	// view) and served until the summary or the settings change.
+	advice      []byte
+	adviceNames Names
 	// since is the agent's count of reports when the container was added:
 	// one added by observe since the last report is not dropped for missing
 	// from the report that ends its first interval.
@@ -339,7 +349,7 @@ func (a *Agent) replay(j replayJob) {
 		return
 	}
 	j.c.sum.Fold(r)
-	j.c.view = nil // advice is out of date
+	j.c.view, j.c.advice = nil, nil // advice is out of date
 	if a.byNeed {
 		j.c.need.floor.Store(j.c.sum.lowestPick(a.targets))
 	}
@@ -366,7 +376,7 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 		a.mu.Unlock()
 		c.mu.Lock()
 		if c.view != nil && (!sameCores(c.last.LimitCores, st.LimitCores) || !sameCores(c.last.RequestCores, st.RequestCores) || c.last.BurstCores != st.BurstCores || c.id != st.Identity) {
-			c.view = nil // settings or names changed: the predictions at "current" too
+			c.view, c.advice = nil, nil // settings or names changed: the predictions at "current" too
 		}
 		c.id, c.last = st.Identity, st
 		c.sum.NoteThrottled(at, st.ThrottledPeriods)
@@ -617,6 +627,7 @@ func (a *Agent) viewOf(c *container, owners map[top.PodName]Owner, full bool) *V
 		c.view.Names = namesOf(c.path, c.id, owners)
 		return c.view
 	}
+	a.evaluations.Add(1)
 	v := &View{Names: namesOf(c.path, c.id, owners), at: map[string]*advise.Evaluation{}}
 	v.LimitMilli, v.hasLimit = milliOfCores(c.last.LimitCores)
 	v.RequestMilli, v.hasRequest = milliOfCores(c.last.RequestCores)
@@ -692,6 +703,32 @@ func (a *Agent) views() []*View {
 // is called, so that /advice holds one container's full advice at a time,
 // not a node's.
 func (a *Agent) eachView(full bool, fn func(*View) error) error {
+	return a.eachContainer(func(c *container, owners map[top.PodName]Owner, _ Names) error {
+		return fn(a.viewOf(c, owners, full))
+	})
+}
+
+// eachAdvice calls fn with every container's entry in /advice (its full
+// view as JSON, indented for the document), in Views' order, until fn
+// fails. An entry is computed once per fold (and when the container's
+// settings or names change) and kept: requests between folds are served
+// what the last one computed. fn must not keep the bytes.
+func (a *Agent) eachAdvice(fn func([]byte) error) error {
+	return a.eachContainer(func(c *container, owners map[top.PodName]Owner, n Names) error {
+		if c.advice == nil || c.adviceNames != n {
+			b, err := json.MarshalIndent(a.viewOf(c, owners, true), "    ", "  ")
+			if err != nil {
+				return err
+			}
+			c.advice, c.adviceNames = b, n
+		}
+		return fn(c.advice)
+	})
+}
+
+// eachContainer calls fn with every container, its mutex held, in Views'
+// order (by namespace, pod, container and cgroup path), until fn fails.
+func (a *Agent) eachContainer(fn func(c *container, owners map[top.PodName]Owner, n Names) error) error {
 	a.mu.Lock()
 	type entry struct {
 		c *container
@@ -718,9 +755,9 @@ func (a *Agent) eachView(full bool, fn func(*View) error) error {
 	})
 	for _, e := range es {
 		e.c.mu.Lock()
-		v := a.viewOf(e.c, owners, full)
+		err := fn(e.c, owners, e.n)
 		e.c.mu.Unlock()
-		if err := fn(v); err != nil {
+		if err != nil {
 			return err
 		}
 	}

@@ -657,3 +657,40 @@ func TestAgentOwnMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentAdviceOncePerFold: /advice and /metrics between two folds are
+// served what the last fold computed (no view is evaluated again), and the
+// next fold changes the answer.
+func TestAgentAdviceOncePerFold(t *testing.T) {
+	n := newFakeNode(t, "v2-kubepods-systemd", nil)
+	n.run(4 * time.Second)
+	h := n.a.Handler()
+	_, first := get(t, h, "/advice")
+	computed := n.a.evaluations.Load()
+	if computed == 0 {
+		t.Fatal("no view was computed for /advice")
+	}
+	_, second := get(t, h, "/advice")
+	if code, _ := get(t, h, "/metrics"); code != 200 {
+		t.Fatalf("/metrics: %d", code)
+	}
+	if got := n.a.evaluations.Load(); got != computed {
+		t.Errorf("%d views computed by a second /advice and a /metrics between folds, want none", got-computed)
+	}
+	if first != second {
+		t.Errorf("/advice changed between folds:\n%s\n%s", first, second)
+	}
+	n.run(time.Second) // one more chunk replayed and folded
+	before := n.a.evaluations.Load()
+	doc := adviceOf(t, h)
+	if got := n.a.evaluations.Load() - before; got != int64(len(doc.Containers)) {
+		t.Errorf("%d views computed after a fold for %d containers, want one each", got, len(doc.Containers))
+	}
+	var old AdviceDoc
+	if err := json.Unmarshal([]byte(first), &old); err != nil {
+		t.Fatal(err)
+	}
+	if len(old.Containers) != 1 || len(doc.Containers) != 1 || doc.Containers[0].WindowSeconds <= old.Containers[0].WindowSeconds {
+		t.Errorf("the fold did not move /advice's window: %d containers then %d", len(old.Containers), len(doc.Containers))
+	}
+}

@@ -221,6 +221,7 @@ func BenchmarkAgentDay200(b *testing.B) {
 		b.ReportMetric(gcCPU[0].Value.Float64()/(25*60)*100, "gc-core%")
 		b.ReportMetric(float64(blocks)/200, "blocks/container")
 		b.ReportMetric(float64(points)/float64(max(blocks, 1)), "points/block")
+		b.ReportMetric(float64(out.n)/200/1024, "advice-KiB/container") // kept until the next fold
 		a.Close()
 		b.Logf("%.1f MiB resident (%.1f anonymous, the rest the binary's pages), heap %.1f MiB live (%.1f MiB obtained from the OS), %.1f blocks and %.1f points a block per container",
 			rss, anon, float64(ms.HeapAlloc)/(1<<20), float64(ms.Sys)/(1<<20), float64(blocks)/200, float64(points)/float64(max(blocks, 1)))

@@ -252,19 +252,15 @@ func (a *Agent) serveEvaluate(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveAdvice writes an AdviceDoc one container at a time, each one's
-// full advice computed as it is written (Agent.eachView).
+// entry as the last fold left it (Agent.eachAdvice).
 func (a *Agent) serveAdvice(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	node, _ := json.Marshal(a.cfg.Node)
 	fmt.Fprintf(w, "{\n  \"node\": %s,\n  \"containers\": [", node)
 	sep := "\n    "
-	err := a.eachView(true, func(v *View) error {
-		b, err := json.MarshalIndent(v, "    ", "  ")
-		if err != nil {
-			return err
-		}
+	err := a.eachAdvice(func(b []byte) error {
 		io.WriteString(w, sep)
-		_, err = w.Write(b)
+		_, err := w.Write(b)
 		sep = ",\n    "
 		return err
 	})

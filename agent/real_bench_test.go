@@ -337,3 +337,33 @@ func copyHierarchies(root string) error {
 	}
 	return nil
 }
+
+// BenchmarkAgentRealRunOnly is the by-need half of BenchmarkAgentRealRun
+// alone (no 10 ms design, no ticker), for a CPU profile (-cpuprofile) of
+// the idle agent: run-core% over the whole run, steady-core% over its last
+// 60 s.
+func BenchmarkAgentRealRunOnly(b *testing.B) {
+	selected, _ := realNode200(b)
+	wall, steady := 150*time.Second, 60*time.Second
+	var run, runSteady time.Duration
+	for range b.N {
+		c0 := testenv.ProcessCPU(b)
+		a, err := New(Config{Root: "/", Node: "bench", MaxMilli: 2000, Select: selected})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wall)
+		var c1 time.Duration
+		mark := time.AfterFunc(wall-steady, func() { c1 = testenv.ProcessCPU(b) })
+		err = a.Run(ctx)
+		cancel()
+		mark.Stop()
+		if err != nil {
+			b.Fatal(err)
+		}
+		c2 := testenv.ProcessCPU(b)
+		run, runSteady = run+c2-c0, runSteady+c2-c1
+	}
+	b.ReportMetric(float64(run)/float64(time.Duration(b.N)*wall)*100, "run-core%")
+	b.ReportMetric(float64(runSteady)/float64(time.Duration(b.N)*steady)*100, "steady-core%")
+}
