@@ -71,6 +71,9 @@ type Config struct {
 	// Hot is sampling by need: which containers are read every SampleEvery,
 	// the others every period on the node's grid.
 	Hot HotConfig
+	// NoPerCPU leaves out the per-CPU split of hot containers (percpu.go):
+	// their chunks replay without the kernel's per-CPU slices.
+	NoPerCPU bool
 }
 
 func (c *Config) defaults() {
@@ -205,6 +208,8 @@ type container struct {
 	// from the report that ends its first interval.
 	since int
 	need  need // sampling by need
+	// cpu is its per-CPU reader (the sampling goroutine's alone).
+	cpu perCPU
 }
 
 // New finds the node's cgroup hierarchy and its groups.
@@ -273,6 +278,9 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 	}
 	t := a.base + at
 	a.mu.Unlock()
+	if a.byNeed && !a.cfg.NoPerCPU {
+		a.readPerCPU(c, t)
+	}
 	c.mu.Lock()
 	chunks := append([]*Chunk(nil), c.sum.AddCounts(t, time.Duration(usageNs), throttled)...) // nil, no allocation, mostly
 	starting := t < c.sum.startupUntil
@@ -281,6 +289,7 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 	if a.byNeed {
 		want, heat := c.need.wants(&a.cfg.Hot, a.cfg.Summary.Period, t, usageNs, throttled, a.cfg.Summary.OnGrid(t, a.off), starting)
 		hot = a.hot.decide(c, want, heat, a.cfg.Hot.Max)
+		c.cpu.hot = hot
 	}
 	for _, chunk := range chunks {
 		select {
@@ -387,6 +396,7 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 		if !seen[p] && c.since < a.reports {
 			delete(a.containers, p) // gone: its summary goes with it
 			a.hot.drop(c)
+			c.cpu.close() // Update runs on the sampling goroutine
 		}
 	}
 	for p, since := range a.sandboxes {
@@ -405,6 +415,7 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 // chunk.
 func (a *Agent) Run(ctx context.Context) error {
 	defer a.w.Close()
+	defer a.closePerCPU()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -554,6 +565,10 @@ type View struct {
 	KrrMilli      int64   `json:"krr_milli"`
 	VPAMilli      int64   `json:"vpa_milli"`
 	WindowSeconds float64 `json:"window_seconds"`
+	// CPUsUsed is the most CPUs the container ran on over a chunk (each
+	// with 2% or more of its CPU time), from the per-CPU counters read
+	// while it was hot; 0 where none were read (ContainerSummary.CPUs).
+	CPUsUsed int `json:"cpus_used,omitempty"`
 	// Advice is for the first target, as advise --json prints it.
 	Advice *advise.Advice `json:"advice"`
 	// Why is set when there is no advice yet.
@@ -634,6 +649,7 @@ func (a *Agent) viewOf(c *container, owners map[top.PodName]Owner, full bool) *V
 	v.BurstMilli = int64(c.last.BurstCores*1000 + 0.5)
 	span, _ := c.sum.Span()
 	v.WindowSeconds = span.Seconds()
+	v.CPUsUsed = c.sum.CPUs()
 	rec := c.sum.Recommenders()
 	v.KrrMilli, v.VPAMilli = rec.KrrMilli, rec.VPAMilli
 	targets := make([]advise.Target, len(a.cfg.Targets))
@@ -823,4 +839,16 @@ func (a *Agent) Drain() {
 }
 
 // Close closes the counter files (Run closes them when it returns).
-func (a *Agent) Close() error { return a.w.Close() }
+func (a *Agent) Close() error {
+	a.closePerCPU()
+	return a.w.Close()
+}
+
+// closePerCPU closes the containers' per-CPU readers.
+func (a *Agent) closePerCPU() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, c := range a.containers {
+		c.cpu.close()
+	}
+}

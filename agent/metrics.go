@@ -35,6 +35,7 @@ var (
 	descPredP99  = kdesc("throttlelab_predicted_delay_p99_seconds", "p99 of the delay the quota model predicts the limit adds to the work over the window (at=current|advised|krr|vpa).", "at")
 	descKrr      = kdesc("throttlelab_krr_cpu_cores", "krr's simple strategy from the same data: p95 of the use over 1.25-minute windows (krr sets it as the request and no limit).")
 	descVPA      = kdesc("throttlelab_vpa_cpu_target_cores", "The VPA recommender's target from the same data: p90 of 1-minute use + 15%.")
+	descCPUs     = kdesc("throttlelab_container_cpus_used", "The most CPUs the container ran on within one minute of its window (each with 2% of its CPU time or more), from the kernel's per-CPU counters read while it was sampled every 10 ms; absent where they were not.")
 	descWindow   = kdesc("throttlelab_demand_window_seconds", "How much demand the container's summary holds, in seconds (up to the window).")
 	descStartup  = kdesc("throttlelab_startup_throttled_ratio", "For a container the agent saw start: the throttled share of periods its start-up (kept apart from the advice) would have at a limit (at=current|advised); absent otherwise.", "at")
 	descStall    = kdesc("throttlelab_container_cpu_stall_seconds_total", "Time some of the container's runnable tasks stalled (cpu.pressure \"some\"), by cause: cause=\"quota\" its limit held them back (throttled), cause=\"contention\" they waited for a CPU while not throttled; since the agent began watching it, absent where the split is unknown (no cpu.pressure).", "cause")
@@ -93,7 +94,7 @@ var atOrder = []string{"current", "advised", "krr", "vpa"}
 type collector struct{ a *Agent }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descSpecLimit, descSpecRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow, descStat, descStartup, descStall, descPredErr} {
+	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descSpecLimit, descSpecRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow, descCPUs, descStat, descStartup, descStall, descPredErr} {
 		ch <- d
 	}
 }
@@ -142,6 +143,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			}
 		}
 		g(descWindow, v.WindowSeconds)
+		if v.CPUsUsed > 0 {
+			g(descCPUs, float64(v.CPUsUsed))
+		}
 		if s, ok := stall[v.Cgroup]; ok {
 			ch <- prometheus.MustNewConstMetric(descStall, prometheus.CounterValue, s[0], append(append([]string{}, lv...), "quota")...)
 			ch <- prometheus.MustNewConstMetric(descStall, prometheus.CounterValue, s[1], append(append([]string{}, lv...), "contention")...)

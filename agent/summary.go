@@ -89,6 +89,12 @@ type Block struct {
 	Periods float64
 	// MaxCores is the highest use over one sample interval.
 	MaxCores float64
+	// CPUs is the most CPUs the container ran on over one chunk, and
+	// CPUsAtOnce within one sample interval, from the per-CPU counters
+	// (ContainerSummary.NotePerCPU); SplitChunks is how many of the
+	// block's chunks carried the split (each replayed with the kernel's
+	// per-CPU slices where it spans two CPUs or more). 0 without them.
+	CPUs, CPUsAtOnce, SplitChunks int
 	// Throttled is the container's own nr_throttled over the block (the
 	// demand above its limit was not seen: the advice is a lower bound).
 	Throttled uint64
@@ -179,6 +185,17 @@ type ContainerSummary struct {
 
 	closed map[int32]*aggPoint // the closed blocks' aggregate; nil: recompute
 
+	// The per-CPU split of the open chunk (NotePerCPU): readings waiting
+	// for their sample (the backlog may hand samples on later), the
+	// reading at the last sample (nil: none), and, while every sample of
+	// the chunk had one (split), each interval's per-CPU use (us, one
+	// uvarint per CPU).
+	pending          []perCPUReading
+	spare            [][]uint64 // the slices of readings taken, for reuse
+	lastCPU, prevCPU []uint64
+	split            bool
+	cpuDeltas        []byte
+
 	// AddCounts: the reconstruction before Add, the raw use for the
 	// parallelism bound (moved work would inflate it), the chunks done.
 	backlog          cfs.Backlog
@@ -226,6 +243,51 @@ func (s *ContainerSummary) SetOffset(off time.Duration) {
 	s.offset = off % s.cfg.Chunk
 }
 
+// perCPUReading is a container's cumulative CPU time on each CPU (ns) at
+// agent time at.
+type perCPUReading struct {
+	at  time.Duration
+	cum []uint64
+}
+
+// maxPending bounds the per-CPU readings kept for samples not added yet.
+const maxPending = 256
+
+// NotePerCPU records the container's cumulative CPU time on each CPU
+// (cgroup.PerCPUReader) at agent time at, the time of a sample given to
+// AddCounts or Add (before or after it). A chunk all of whose samples have
+// one is replayed with the kernel's per-CPU runtime slices over that split
+// (cfs.Demand.PerCPU); a chunk with any sample without one, as before.
+func (s *ContainerSummary) NotePerCPU(at time.Duration, cum []uint64) {
+	if len(s.pending) >= maxPending {
+		s.spare = append(s.spare, s.pending[0].cum)
+		s.pending = append(s.pending[:0], s.pending[1:]...)
+	}
+	var buf []uint64
+	if n := len(s.spare); n > 0 {
+		buf, s.spare = s.spare[n-1][:0], s.spare[:n-1]
+	}
+	s.pending = append(s.pending, perCPUReading{at: at, cum: append(buf, cum...)})
+}
+
+// takePerCPU copies the per-CPU reading of the sample at agent time at
+// into lastCPU (empty if there is none), dropping older readings.
+func (s *ContainerSummary) takePerCPU(at time.Duration) {
+	s.lastCPU = s.lastCPU[:0]
+	i := 0
+	for ; i < len(s.pending) && s.pending[i].at <= at; i++ {
+		if s.pending[i].at == at {
+			s.lastCPU = append(s.lastCPU, s.pending[i].cum...)
+		}
+		s.spare = append(s.spare, s.pending[i].cum)
+	}
+	if i > 0 {
+		n := copy(s.pending, s.pending[i:])
+		clear(s.pending[n:])
+		s.pending = s.pending[:n]
+	}
+}
+
 // Chunk is the raw demand of one chunk, handed from the sampler to the
 // replay: it holds no reference to the summary.
 type Chunk struct {
@@ -236,6 +298,10 @@ type Chunk struct {
 	arrivals bool   // work was moved into it (AddCounts): advise.Demand.Arrivals
 	startup  bool   // it began in the start-up (SetStartup)
 	deltas   []byte // as ContainerSummary's
+	// ncpu and cpuDeltas are the per-CPU split of every interval (as
+	// ContainerSummary's); 0 and nil: none.
+	ncpu      int
+	cpuDeltas []byte
 }
 
 // Add takes one sample: the container's cumulative usage at agent time at.
@@ -245,6 +311,7 @@ type Chunk struct {
 // (Fold), else nil.
 func (s *ContainerSummary) Add(at, usage time.Duration) *Chunk {
 	if !s.have {
+		s.takePerCPU(at)
 		s.start(at, usage)
 		return nil
 	}
@@ -257,10 +324,12 @@ func (s *ContainerSummary) Add(at, usage time.Duration) *Chunk {
 		// agent stalled, the node slept): the chunk so far ends here, as
 		// advise cuts gaps out.
 		c := s.Flush()
+		s.takePerCPU(at)
 		s.start(at, usage)
 		return c
 	}
 	s.bucket(at, dt, du)
+	s.addPerCPU(at)
 	s.deltas = binary.AppendUvarint(s.deltas, uint64(dt/time.Microsecond))
 	s.deltas = binary.AppendUvarint(s.deltas, uint64(min(du/time.Microsecond, math.MaxUint32)))
 	s.n++
@@ -274,6 +343,25 @@ func (s *ContainerSummary) Add(at, usage time.Duration) *Chunk {
 		return c
 	}
 	return nil
+}
+
+// addPerCPU appends the per-CPU use of the interval ending at agent time
+// at to the open chunk's split, or ends the split when at or the sample
+// before has no reading, or the CPUs changed.
+func (s *ContainerSummary) addPerCPU(at time.Duration) {
+	s.prevCPU = append(s.prevCPU[:0], s.lastCPU...)
+	s.takePerCPU(at)
+	if !s.split {
+		return
+	}
+	if len(s.lastCPU) == 0 || len(s.lastCPU) != len(s.prevCPU) {
+		s.split, s.cpuDeltas = false, s.cpuDeltas[:0]
+		return
+	}
+	for c, v := range s.lastCPU {
+		d := v - min(v, s.prevCPU[c]) // a counter that fell: nothing
+		s.cpuDeltas = binary.AppendUvarint(s.cpuDeltas, d/1000)
+	}
 }
 
 // noteCores raises the parallelism bound with a use of du over dt
@@ -333,6 +421,7 @@ func (s *ContainerSummary) start(at, usage time.Duration) {
 	s.chunkEnd = ((at-s.offset)/s.cfg.Chunk+1)*s.cfg.Chunk + s.offset
 	s.deltas, s.n = s.deltas[:0], 0
 	s.arrivals = false
+	s.split, s.cpuDeltas = len(s.lastCPU) > 0, s.cpuDeltas[:0]
 }
 
 // Flush returns the open chunk (nil if it holds no interval) and starts the
@@ -352,6 +441,9 @@ func (s *ContainerSummary) Flush() *Chunk {
 	// The chunk waits for the replay worker as compactly as it was kept.
 	c := &Chunk{start: s.firstAt, n: n, lead: lead, cores: max(s.cores, 1), arrivals: s.arrivals, startup: s.firstAt < s.startupUntil,
 		deltas: append([]byte(nil), s.deltas...)}
+	if s.split && len(s.cpuDeltas) > 0 {
+		c.ncpu, c.cpuDeltas = len(s.lastCPU), append([]byte(nil), s.cpuDeltas...)
+	}
 	s.start(s.lastAt, s.lastUsage)
 	return c
 }
@@ -413,6 +505,18 @@ func (c *Chunk) demand(cfg *SummaryConfig) (d *advise.Demand, maxCores float64) 
 	if c.lead > 0 {
 		at, usage = append(at, period+c.lead), append(usage, prefill)
 	}
+	// The per-CPU split, aligned with at: nothing on any CPU over the
+	// prefill and the lead (such an interval takes the chunk's split,
+	// cfs.Demand.Split) and over a front-loaded interval's fine steps but
+	// its last, which has the interval's whole split.
+	var perCPU [][]time.Duration
+	if c.ncpu > 0 {
+		perCPU = make([][]time.Duration, c.ncpu)
+		for k := range perCPU {
+			perCPU[k] = make([]time.Duration, len(at), n+len(at))
+		}
+	}
+	cb := c.cpuDeltas
 	var a, u time.Duration
 	for b := c.deltas; len(b) > 0; {
 		dt, k := binary.Uvarint(b)
@@ -430,11 +534,19 @@ func (c *Chunk) demand(cfg *SummaryConfig) (d *advise.Demand, maxCores float64) 
 				w := min(rest, step)
 				t, u0, rest = t+fine, u0+w, rest-w
 				at, usage = append(at, t), append(usage, u0)
+				for k, p := range perCPU {
+					perCPU[k] = append(p, p[len(p)-1])
+				}
 			}
 		}
 		at, usage = append(at, t1), append(usage, prefill+u)
+		for k, p := range perCPU {
+			v, l := binary.Uvarint(cb)
+			cb = cb[l:]
+			perCPU[k] = append(p, p[len(p)-1]+time.Duration(v)*time.Microsecond)
+		}
 	}
-	return &advise.Demand{At: at, Usage: usage, Cores: c.cores, Arrivals: c.arrivals}, maxCores
+	return &advise.Demand{At: at, Usage: usage, Cores: c.cores, Arrivals: c.arrivals, PerCPU: perCPU}, maxCores
 }
 
 // frontCores is the rate at which a coarse interval's work is front-loaded
@@ -456,9 +568,13 @@ type Replayed struct {
 	n        int
 	periods  float64
 	maxCores float64
-	keys     []int32
-	evs      []advise.Evaluation
-	knots    []delayKnots
+	// cpus and atOnce are the CPUs the chunk ran on and the most within
+	// one interval; split, whether it carried a per-CPU split.
+	cpus, atOnce int
+	split        bool
+	keys         []int32
+	evs          []advise.Evaluation
+	knots        []delayKnots
 }
 
 // Replay runs a chunk through the quota model at every ladder limit up to
@@ -497,6 +613,9 @@ func (cfg *SummaryConfig) Replay(c *Chunk) (*Replayed, error) {
 		return nil, err
 	}
 	r := &Replayed{start: c.start, startup: c.startup, span: d.Duration() - lead, work: float64(d.Work() - prefill), n: c.n, maxCores: maxCores}
+	if d.PerCPU != nil {
+		r.cpus, r.atOnce, r.split = d.CPUsUsed(), d.CPUsAtOnce(), true
+	}
 	if len(evs) > 0 {
 		// The periods the group was active in on its own: the least
 		// throttled point's (the last), without the prefill's period.
@@ -536,6 +655,10 @@ func (s *ContainerSummary) Fold(r *Replayed) {
 	b.Work += r.work
 	b.Samples += r.n
 	b.MaxCores = max(b.MaxCores, r.maxCores)
+	if r.split {
+		b.CPUs, b.CPUsAtOnce = max(b.CPUs, r.cpus), max(b.CPUsAtOnce, r.atOnce)
+		b.SplitChunks++
+	}
 }
 
 // AddNow is Add, Replay and Fold in one step (tests, single-threaded use).

@@ -267,6 +267,16 @@ func (s *ContainerSummary) Advice(in AdviceInput) (*advise.Advice, error) {
 	return all[0], nil
 }
 
+// CPUs is the most CPUs the container ran on over one chunk of the window
+// (Block.CPUs); 0 where no chunk carried a per-CPU split.
+func (s *ContainerSummary) CPUs() int {
+	n := 0
+	for _, b := range s.blocks {
+		n = max(n, b.CPUs)
+	}
+	return n
+}
+
 // AdviceFor is Advice for several targets at once: the evaluations are
 // made once and shared.
 func (s *ContainerSummary) AdviceFor(in AdviceInput, targets []advise.Target) ([]*advise.Advice, error) {
@@ -277,10 +287,12 @@ func (s *ContainerSummary) AdviceFor(in AdviceInput, targets []advise.Target) ([
 	var evs []advise.Evaluation
 	maxCores, samples := 0.0, 0
 	var throttled uint64
+	cpus, atOnce, split := 0, 0, 0
 	for _, b := range s.blocks {
 		maxCores = max(maxCores, b.MaxCores)
 		samples += b.Samples
 		throttled += b.Throttled
+		cpus, atOnce, split = max(cpus, b.CPUs), max(atOnce, b.CPUsAtOnce), split+b.SplitChunks
 	}
 	moved, capped := s.Backlog()
 	lo := work / float64(span) * 1000 // no grid point below the mean: all throttled
@@ -328,7 +340,10 @@ func (s *ContainerSummary) AdviceFor(in AdviceInput, targets []advise.Target) ([
 		Baselines: baselines, Period: s.cfg.Period,
 		Sampled: advise.Sampled{Source: in.Source, DurationSeconds: span.Seconds(), Samples: samples, MeanCores: work / float64(span),
 			MaxCores10ms: maxCores, Cores: max(s.cores, 1), Phases: s.cfg.Phases, LimitMilli: in.LimitMilli,
-			CPUStat: cgroup.CPUStat{ThrottledPeriods: throttled}},
+			CPUStat: cgroup.CPUStat{ThrottledPeriods: throttled},
+			// From the chunks that carried a per-CPU split (hot ones): those
+			// over two CPUs or more were replayed with per-CPU slices.
+			CPUs: cpus, CPUsAtOnce: atOnce, SliceModel: split > 0 && cpus > 1},
 		// The rebuild ran when the sampler gave throttling counters (AddCounts).
 		Rebuilt: s.counted, Moved: moved, Capped: capped}
 	var out []*advise.Advice
