@@ -17,7 +17,8 @@ import (
 
 // BenchmarkCounterFiles is what one read of each counter file a sampler
 // reads costs on this host's kernel, for a new group limited to 1 CPU:
-// cpu.stat and, on a v1 host, cpuacct.usage; and where a v2 hierarchy is
+// cpu.stat and, on a v1 host, cpuacct.usage and cpuacct.usage_percpu (the
+// agent's per-CPU split of a hot container); and where a v2 hierarchy is
 // mounted, a v2 group's cpu.stat (whose read flushes the hierarchy's
 // per-CPU statistics first). Each is read with one pread (PreadFile),
 // alternating, in the same run, with a regular file of the same content:
@@ -38,6 +39,7 @@ func BenchmarkCounterFiles(b *testing.B) {
 				b.Cleanup(func() { os.Remove(dir) })
 			}
 			files["cpuacct.usage"] = filepath.Join(dir, "cpuacct.usage")
+			files["cpuacct.usage_percpu"] = filepath.Join(dir, "cpuacct.usage_percpu")
 		}
 		if l.Unified != nil {
 			dir := filepath.Join(l.Unified.MountPoint, filepath.Base(g.Dir))
