@@ -192,6 +192,7 @@ func runAgentAgainstTicker(b *testing.B, selected func(top.Identity) bool) {
 	wall, steady, tickerWall := 150*time.Second, 60*time.Second, 15*time.Second
 	var run, runSteady, all, allSteady, ticker time.Duration
 	var missed, hot int64
+	split := 0 // containers whose view has a per-CPU split (by need only)
 	once := func(always bool) (total, last time.Duration, missed, hot int64) {
 		c0 := testenv.ProcessCPU(b)
 		a, err := New(Config{Root: "/", Node: "bench", MaxMilli: 2000, Select: selected, Hot: HotConfig{Always: always}})
@@ -208,8 +209,14 @@ func runAgentAgainstTicker(b *testing.B, selected func(top.Identity) bool) {
 			b.Fatal(err)
 		}
 		c2 := testenv.ProcessCPU(b)
-		if n := len(a.Views()); n != 200 {
+		views := a.Views()
+		if n := len(views); n != 200 {
 			b.Fatalf("%d containers summarised, want 200", n)
+		}
+		for _, v := range views {
+			if v.CPUsUsed > 0 {
+				split++
+			}
 		}
 		_, m := a.w.SampleCounts()
 		return c2 - c0, c2 - c1, m, max(hot, a.hot.count.Load())
@@ -236,6 +243,7 @@ func runAgentAgainstTicker(b *testing.B, selected func(top.Identity) bool) {
 	b.ReportMetric(float64(allSteady)/float64(runSteady), "all10ms/steady")
 	b.ReportMetric(share(ticker, tickerWall), "ticker-core%")
 	b.ReportMetric(float64(hot)/float64(b.N), "hot")
+	b.ReportMetric(float64(split)/float64(b.N), "split")
 	b.ReportMetric(float64(missed)/float64(b.N)/(float64(wall)/float64(10*time.Millisecond))*100, "missed%")
 }
 
@@ -366,4 +374,71 @@ func BenchmarkAgentRealRunOnly(b *testing.B) {
 	}
 	b.ReportMetric(float64(run)/float64(time.Duration(b.N)*wall)*100, "run-core%")
 	b.ReportMetric(float64(runSteady)/float64(time.Duration(b.N)*steady)*100, "steady-core%")
+}
+
+// BenchmarkAgentFilesRunOnly is BenchmarkAgentRealRunOnly on a copy of
+// this host's hierarchies in plain files (copyHierarchies, 200 pods made
+// there, no real cgroups): the agent's own code under a CPU profile
+// without the kernel's cgroup reads, on any host.
+func BenchmarkAgentFilesRunOnly(b *testing.B) {
+	root := b.TempDir()
+	if err := copyHierarchies(root); err != nil {
+		b.Fatal(err)
+	}
+	l, err := cgroup.ReadLayout("/")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var mounts []string
+	for _, c := range []string{"cpu", "cpuacct"} {
+		if m, ok := l.V1[c]; ok {
+			mounts = append(mounts, filepath.Join(root, m.MountPoint))
+		}
+	}
+	if len(mounts) == 0 && l.Unified != nil {
+		mounts = append(mounts, filepath.Join(root, l.Unified.MountPoint))
+	}
+	for i := range 200 {
+		pod := fmt.Sprintf("kubepods/burstable/pod%08x-2345-4678-9abc-def012345678", i)
+		ctr := pod + "/" + strings.Repeat(fmt.Sprintf("c%07x", i), 8)
+		for _, m := range mounts {
+			if err := os.MkdirAll(filepath.Join(m, ctr), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			for name, v := range map[string]string{"cpuacct.usage": "1000\n", "cpuacct.usage_percpu": "500 500 \n", "cpu.cfs_quota_us": "100000\n", "cpu.cfs_period_us": "100000\n",
+				"cpu.shares": "1024\n", "cpu.stat": "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n", "cgroup.procs": ""} {
+				if err := os.WriteFile(filepath.Join(m, ctr, name), []byte(v), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	wall := 90 * time.Second
+	if v := os.Getenv("AGENT_BENCH_WALL"); v != "" {
+		if wall, err = time.ParseDuration(v); err != nil {
+			b.Fatal(err)
+		}
+	}
+	selected := func(id top.Identity) bool {
+		return id.Kind == top.KindContainer && strings.HasPrefix(id.ContainerID, "c")
+	}
+	var run time.Duration
+	for range b.N {
+		c0 := testenv.ProcessCPU(b)
+		a, err := New(Config{Root: root, Node: "bench", MaxMilli: 2000, Select: selected})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wall)
+		err = a.Run(ctx)
+		cancel()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(a.Views()); n != 200 {
+			b.Fatalf("%d containers summarised, want 200", n)
+		}
+		run += testenv.ProcessCPU(b) - c0
+	}
+	b.ReportMetric(float64(run)/float64(time.Duration(b.N)*wall)*100, "run-core%")
 }
