@@ -15,8 +15,9 @@ import (
 // threads' run time by the CPU each last ran on), so that its chunks are
 // replayed with the kernel's per-CPU runtime slices (cfs.Demand.PerCPU),
 // as advise --cgroup replays them, and its view says how many CPUs it ran
-// on. Cold containers (the coarse grid) have none: their chunks replay as
-// before, without the split.
+// on. A chunk's samples taken while it was cold (the coarse grid) have no
+// reading and take the chunk's split; a chunk with no reading at all
+// replays as before, without one.
 
 // perCPU is one container's per-CPU reader, opened while it is hot.
 type perCPU struct {

@@ -9,9 +9,10 @@ import (
 
 // TestSummaryPerCPUSplit: a container whose every sample has a per-CPU
 // reading (NotePerCPU) replays its chunks with the split, its blocks and
-// its advice say it ran on both CPUs and that the slices were modelled; a
-// chunk with one sample without a reading, and a container with none,
-// replay without it. (What the slices change is cfs's to validate.)
+// its advice say it ran on both CPUs and that the slices were modelled,
+// also with a reading missing or readings from the middle of a chunk on (the
+// intervals without one take the chunk's split); a container with none
+// replays without it. (What the slices change is cfs's to validate.)
 func TestSummaryPerCPUSplit(t *testing.T) {
 	run := func(readings func(k int) bool) *ContainerSummary {
 		s := NewSummary(testConfig())
@@ -53,8 +54,12 @@ func TestSummaryPerCPUSplit(t *testing.T) {
 	if cpus, chunks := count(none); cpus != 0 || chunks != 0 {
 		t.Errorf("without readings: %d CPUs over %d split chunks, want none", cpus, chunks)
 	}
-	if _, chunks := count(holed); chunks != 1 {
-		t.Errorf("with a reading missing in the first chunk: %d split chunks, want 1", chunks)
+	if cpus, chunks := count(holed); cpus != 2 || chunks != 2 {
+		t.Errorf("with a reading missing in the first chunk: %d CPUs over %d split chunks, want 2 over 2", cpus, chunks)
+	}
+	late := run(func(k int) bool { return k > 3000 }) // readings from the middle of the first chunk on
+	if cpus, chunks := count(late); cpus != 2 || chunks != 2 {
+		t.Errorf("with readings from the middle of the first chunk on: %d CPUs over %d split chunks, want 2 over 2", cpus, chunks)
 	}
 	targets := []advise.Target{{MaxThrottled: 0.01}}
 	advs, err := split.AdviceFor(AdviceInput{}, targets)

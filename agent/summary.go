@@ -190,11 +190,11 @@ type ContainerSummary struct {
 	// reading at the last sample (nil: none), and, while every sample of
 	// the chunk had one (split), each interval's per-CPU use (us, one
 	// uvarint per CPU).
-	pending          []perCPUReading
-	spare            [][]uint64 // the slices of readings taken, for reuse
-	lastCPU, prevCPU []uint64
-	split            bool
-	cpuDeltas        []byte
+	pending      []perCPUReading
+	spare        [][]uint64 // the slices of readings taken, for reuse
+	lastCPU, cur []uint64   // the last reading; this sample's
+	cpuRows      int        // rows in cpuDeltas (0: no reading in the chunk yet)
+	cpuDeltas    []byte
 
 	// AddCounts: the reconstruction before Add, the raw use for the
 	// parallelism bound (moved work would inflate it), the chunks done.
@@ -255,9 +255,9 @@ const maxPending = 256
 
 // NotePerCPU records the container's cumulative CPU time on each CPU
 // (cgroup.PerCPUReader) at agent time at, the time of a sample given to
-// AddCounts or Add (before or after it). A chunk all of whose samples have
-// one is replayed with the kernel's per-CPU runtime slices over that split
-// (cfs.Demand.PerCPU); a chunk with any sample without one, as before.
+// AddCounts or Add (before it is added). A chunk with readings is replayed
+// with the kernel's per-CPU runtime slices over their split
+// (cfs.Demand.PerCPU); its intervals without one take the chunk's split.
 func (s *ContainerSummary) NotePerCPU(at time.Duration, cum []uint64) {
 	if len(s.pending) >= maxPending {
 		s.spare = append(s.spare, s.pending[0].cum)
@@ -271,13 +271,13 @@ func (s *ContainerSummary) NotePerCPU(at time.Duration, cum []uint64) {
 }
 
 // takePerCPU copies the per-CPU reading of the sample at agent time at
-// into lastCPU (empty if there is none), dropping older readings.
+// into cur (empty if there is none), dropping older readings.
 func (s *ContainerSummary) takePerCPU(at time.Duration) {
-	s.lastCPU = s.lastCPU[:0]
+	s.cur = s.cur[:0]
 	i := 0
 	for ; i < len(s.pending) && s.pending[i].at <= at; i++ {
 		if s.pending[i].at == at {
-			s.lastCPU = append(s.lastCPU, s.pending[i].cum...)
+			s.cur = append(s.cur, s.pending[i].cum...)
 		}
 		s.spare = append(s.spare, s.pending[i].cum)
 	}
@@ -311,7 +311,7 @@ type Chunk struct {
 // (Fold), else nil.
 func (s *ContainerSummary) Add(at, usage time.Duration) *Chunk {
 	if !s.have {
-		s.takePerCPU(at)
+		s.firstPerCPU(at)
 		s.start(at, usage)
 		return nil
 	}
@@ -324,7 +324,7 @@ func (s *ContainerSummary) Add(at, usage time.Duration) *Chunk {
 		// agent stalled, the node slept): the chunk so far ends here, as
 		// advise cuts gaps out.
 		c := s.Flush()
-		s.takePerCPU(at)
+		s.firstPerCPU(at)
 		s.start(at, usage)
 		return c
 	}
@@ -346,22 +346,50 @@ func (s *ContainerSummary) Add(at, usage time.Duration) *Chunk {
 }
 
 // addPerCPU appends the per-CPU use of the interval ending at agent time
-// at to the open chunk's split, or ends the split when at or the sample
-// before has no reading, or the CPUs changed.
+// at to the open chunk's split: a row of one uvarint (us) per CPU, the use
+// on each CPU since the last reading (maybe samples before: a row holds
+// only a split, cfs.Demand.Split takes its shares), or zeros where at has
+// no reading (such an interval takes the chunk's split). Rows start at the
+// chunk's first reading, with zero rows for the samples before it.
 func (s *ContainerSummary) addPerCPU(at time.Duration) {
-	s.prevCPU = append(s.prevCPU[:0], s.lastCPU...)
 	s.takePerCPU(at)
-	if !s.split {
+	if len(s.cur) == 0 {
+		if s.cpuRows > 0 {
+			s.cpuDeltas = appendZeros(s.cpuDeltas, len(s.lastCPU))
+			s.cpuRows++
+		}
 		return
 	}
-	if len(s.lastCPU) == 0 || len(s.lastCPU) != len(s.prevCPU) {
-		s.split, s.cpuDeltas = false, s.cpuDeltas[:0]
-		return
+	if len(s.cur) != len(s.lastCPU) { // the first reading, or the CPUs changed
+		s.lastCPU = append(s.lastCPU[:0], s.cur...)
+		s.cpuDeltas, s.cpuRows = s.cpuDeltas[:0], 0
 	}
-	for c, v := range s.lastCPU {
-		d := v - min(v, s.prevCPU[c]) // a counter that fell: nothing
+	for s.cpuRows < s.n { // the samples before: no split
+		s.cpuDeltas = appendZeros(s.cpuDeltas, len(s.cur))
+		s.cpuRows++
+	}
+	for c, v := range s.cur {
+		d := v - min(v, s.lastCPU[c]) // a counter that fell: nothing
 		s.cpuDeltas = binary.AppendUvarint(s.cpuDeltas, d/1000)
 	}
+	s.cpuRows++
+	s.lastCPU = append(s.lastCPU[:0], s.cur...)
+}
+
+// firstPerCPU takes the reading of a chunk's first sample (at), which
+// starts the next interval's deltas.
+func (s *ContainerSummary) firstPerCPU(at time.Duration) {
+	s.takePerCPU(at)
+	if len(s.cur) > 0 {
+		s.lastCPU = append(s.lastCPU[:0], s.cur...)
+	}
+}
+
+func appendZeros(b []byte, n int) []byte {
+	for range n {
+		b = append(b, 0)
+	}
+	return b
 }
 
 // noteCores raises the parallelism bound with a use of du over dt
@@ -421,7 +449,7 @@ func (s *ContainerSummary) start(at, usage time.Duration) {
 	s.chunkEnd = ((at-s.offset)/s.cfg.Chunk+1)*s.cfg.Chunk + s.offset
 	s.deltas, s.n = s.deltas[:0], 0
 	s.arrivals = false
-	s.split, s.cpuDeltas = len(s.lastCPU) > 0, s.cpuDeltas[:0]
+	s.cpuDeltas, s.cpuRows = s.cpuDeltas[:0], 0
 }
 
 // Flush returns the open chunk (nil if it holds no interval) and starts the
@@ -441,7 +469,7 @@ func (s *ContainerSummary) Flush() *Chunk {
 	// The chunk waits for the replay worker as compactly as it was kept.
 	c := &Chunk{start: s.firstAt, n: n, lead: lead, cores: max(s.cores, 1), arrivals: s.arrivals, startup: s.firstAt < s.startupUntil,
 		deltas: append([]byte(nil), s.deltas...)}
-	if s.split && len(s.cpuDeltas) > 0 {
+	if s.cpuRows == n && n > 0 {
 		c.ncpu, c.cpuDeltas = len(s.lastCPU), append([]byte(nil), s.cpuDeltas...)
 	}
 	s.start(s.lastAt, s.lastUsage)
