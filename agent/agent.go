@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/json"
 	"errors"
@@ -199,8 +201,8 @@ type container struct {
 	last top.Stats
 	view *View
 	// advice is the container's entry in /advice (its View with the full
-	// advice, as JSON) for names adviceNames, computed once per fold (as
-	// view) and served until the summary or the settings change.
+	// advice, as JSON, deflated) for names adviceNames, computed once per
+	// fold (as view) and served until the summary or the settings change.
 	advice      []byte
 	adviceNames Names
 	// since is the agent's count of reports when the container was added:
@@ -727,18 +729,30 @@ func (a *Agent) eachView(full bool, fn func(*View) error) error {
 // eachAdvice calls fn with every container's entry in /advice (its full
 // view as JSON, indented for the document), in Views' order, until fn
 // fails. An entry is computed once per fold (and when the container's
-// settings or names change) and kept: requests between folds are served
-// what the last one computed. fn must not keep the bytes.
+// settings or names change) and kept, compressed (the JSON of a day's
+// advice is tens of KiB a container: BenchmarkAgentDay200), until then:
+// requests between folds are served what the last one computed. fn must
+// not keep the bytes.
 func (a *Agent) eachAdvice(fn func([]byte) error) error {
+	var buf bytes.Buffer
 	return a.eachContainer(func(c *container, owners map[top.PodName]Owner, n Names) error {
+		buf.Reset()
 		if c.advice == nil || c.adviceNames != n {
 			b, err := json.MarshalIndent(a.viewOf(c, owners, true), "    ", "  ")
 			if err != nil {
 				return err
 			}
-			c.advice, c.adviceNames = b, n
+			var z bytes.Buffer
+			w, _ := flate.NewWriter(&z, flate.BestSpeed)
+			w.Write(b)
+			w.Close()
+			c.advice, c.adviceNames = bytes.Clone(z.Bytes()), n
+			return fn(b)
 		}
-		return fn(c.advice)
+		if _, err := buf.ReadFrom(flate.NewReader(bytes.NewReader(c.advice))); err != nil {
+			return err
+		}
+		return fn(buf.Bytes())
 	})
 }
 
