@@ -4,5 +4,6 @@
 // fake cgroup node whose container uses that demand), check (fleet, over
 // recorded demand) and the reports' Advice section. They share one model (cfs) and
 // one entry point (advise.Decide); the test catches a path that drifts from
-// them in how it feeds them.
+// them in how it feeds them. TestCommandsAgree runs advise --csv and check as
+// commands (internal/cli.Run, their flags, defaults and JSON) on that demand.
 package agreement
