@@ -46,20 +46,7 @@ func TestPathsAgree(t *testing.T) {
 	target := advise.Target{MaxThrottled: 0.05}
 
 	// advise --csv: the CSV the CLI reads, loaded and advised as it does.
-	dir := t.TempDir()
-	csvDir := filepath.Join(dir, "shop", "web")
-	if err := os.MkdirAll(csvDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	csv := filepath.Join(csvDir, "app.csv")
-	fh, err := os.Create(csv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := demand.WriteCSV(fh, cfs.FromSamples(at, usage)); err != nil {
-		t.Fatal(err)
-	}
-	fh.Close()
+	dir, csv := recordDemand(t, at, usage)
 	d, sampled, err := demand.Load(context.Background(), demand.Input{CSV: csv}, 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
@@ -167,4 +154,25 @@ func TestPathsAgree(t *testing.T) {
 	if ans := advise.Answer(viaCSV); !strings.Contains(section, ans) || !strings.Contains(ans, "Set the CPU limit to 300m") {
 		t.Errorf("the report's section does not say advise's answer %q:\n%s", ans, section)
 	}
+}
+
+// recordDemand writes the samples as recorded demand for the container app
+// of the workload shop/web, DIR/shop/web/app.csv (advise's CSV, which check
+// --demand DIR reads), and returns DIR and the file.
+func recordDemand(t *testing.T, at, usage []time.Duration) (dir, csv string) {
+	t.Helper()
+	dir = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "shop", "web"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	csv = filepath.Join(dir, "shop", "web", "app.csv")
+	fh, err := os.Create(csv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	if err := demand.WriteCSV(fh, cfs.FromSamples(at, usage)); err != nil {
+		t.Fatal(err)
+	}
+	return dir, csv
 }

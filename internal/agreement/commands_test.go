@@ -11,7 +11,6 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cfs"
-	"github.com/throttlelab/throttlelab/demand"
 	"github.com/throttlelab/throttlelab/internal/cli"
 )
 
@@ -24,21 +23,8 @@ import (
 // commands, or a flag that changes what is computed, fails it.
 func TestCommandsAgree(t *testing.T) {
 	at, usage := burstDemand(10*time.Minute, 27500*time.Microsecond, 20*time.Millisecond)
-	dir := t.TempDir()
-	csvDir := filepath.Join(dir, "shop", "web")
-	if err := os.MkdirAll(csvDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	csv := filepath.Join(csvDir, "app.csv")
-	fh, err := os.Create(csv)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, csv := recordDemand(t, at, usage)
 	d := cfs.FromSamples(at, usage)
-	if err := demand.WriteCSV(fh, d); err != nil {
-		t.Fatal(err)
-	}
-	fh.Close()
 
 	run := func(wantCode int, args ...string) []byte {
 		t.Helper()
