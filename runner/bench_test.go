@@ -101,22 +101,7 @@ func rereadPath(e *experiment.Experiment, p *presets.Preset, dir string, opt sim
 // before (AllDelays: every point replayed). It reports the seconds of each
 // and their ratio, and checks that they advise alike.
 func BenchmarkLogJamAdvice(b *testing.B) {
-	p, ok := presets.Lookup("f01-logjam")
-	if !ok {
-		b.Fatal("no preset f01-logjam")
-	}
-	e, err := p.Spec()
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := filepath.Join(b.TempDir(), "run")
-	if _, err := runner.Run(context.Background(), e, sim.NewBackend(sim.Options{Cores: p.Cores}), runner.Options{Dir: dir, Out: io.Discard}); err != nil {
-		b.Fatal(err)
-	}
-	s, err := report.ReadSet([]string{dir})
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := simulatedLogJam(b)
 	type input struct {
 		d       *advise.Demand
 		sampled advise.Sampled

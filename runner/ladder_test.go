@@ -1,18 +1,12 @@
 package runner_test
 
 import (
-	"context"
-	"io"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cfs"
-	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/report"
-	"github.com/throttlelab/throttlelab/runner"
-	"github.com/throttlelab/throttlelab/sim"
 )
 
 // TestCountLadderSimulated checks the one pass (cfs.CountLadder) against the
@@ -27,22 +21,7 @@ func TestCountLadderSimulated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("simulates f01-logjam")
 	}
-	p, ok := presets.Lookup("f01-logjam")
-	if !ok {
-		t.Fatal("no preset f01-logjam")
-	}
-	e, err := p.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "run")
-	if _, err := runner.Run(context.Background(), e, sim.NewBackend(sim.Options{Cores: p.Cores}), runner.Options{Dir: dir, Out: io.Discard}); err != nil {
-		t.Fatal(err)
-	}
-	s, err := report.ReadSet([]string{dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := simulatedLogJam(t)
 	n := 0
 	for _, src := range s.Sources {
 		seen := map[string]bool{}
