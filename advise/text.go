@@ -201,24 +201,21 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 			del = "[no end]*"
 			unbounded++
 		}
-		if e.Saturated {
-			// Work waits without end: counted, and no delays to give.
+		if e.Saturated || e.CountsOnly {
+			// Counted, not replayed: no throttled time, bursts or delays;
+			// saturated, work waits without end and there are no delays to give.
+			delays := "-\t-\t\t-"
+			if e.Saturated {
+				delays = "saturated\t*\t\t*"
+				sat++
+			} else {
+				counted++
+			}
 			if s.WallClock {
 				lost = "-\t"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%dms\t%.1f%%\t%s\t%.1f%%\t-\t-\t%ssaturated\t*\t\t*\t%s\t\n",
-				formatMilli(e.LimitMilli), burst, e.PeriodUsec/1000, 100*e.ThrottledRatio, thr, 100*e.ThrottledRatioWorst, lost, mark)
-			sat++
-			continue
-		}
-		if e.CountsOnly {
-			// Counted, not replayed: no throttled time, bursts or delays.
-			if s.WallClock {
-				lost = "-\t"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%dms\t%.1f%%\t%s\t%.1f%%\t-\t-\t%s-\t-\t\t-\t%s\t\n",
-				formatMilli(e.LimitMilli), burst, e.PeriodUsec/1000, 100*e.ThrottledRatio, thr, 100*e.ThrottledRatioWorst, lost, mark)
-			counted++
+			fmt.Fprintf(tw, "%s\t%s\t%dms\t%.1f%%\t%s\t%.1f%%\t-\t-\t%s%s\t%s\t\n",
+				formatMilli(e.LimitMilli), burst, e.PeriodUsec/1000, 100*e.ThrottledRatio, thr, 100*e.ThrottledRatioWorst, lost, delays, mark)
 			continue
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%dms\t%.1f%%\t%s\t%.1f%%\t%.2f\t%.0f\t%s%.1fms\t%.1fms\t%s\t%.1fms\t%s\t\n",
