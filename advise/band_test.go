@@ -42,19 +42,7 @@ func randomDemand(seed uint64, span time.Duration, cores int) *advise.Demand {
 // the same counts and shares and is marked CountsOnly, and without burst
 // the throttled share never rises with the limit.
 func TestEvaluateBand(t *testing.T) {
-	fh, err := os.Open("testdata/two-regime.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := demand.ReadCSV(fh)
-	fh.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	demands := map[string]*advise.Demand{"recorded two-regime": rec}
-	for seed := range uint64(4) {
-		demands["random "+strconv.FormatUint(seed, 10)] = randomDemand(seed, 90*time.Second, 1+int(seed%2))
-	}
+	demands := bandDemands(t)
 	for name, d := range demands {
 		t.Run(name, func(t *testing.T) {
 			d = d.Pinned()
@@ -117,19 +105,7 @@ func TestEvaluateBand(t *testing.T) {
 // counts, shares and throttled-share interval; the rows the text shows
 // are replayed.
 func TestAdviseBand(t *testing.T) {
-	fh, err := os.Open("testdata/two-regime.csv")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := demand.ReadCSV(fh)
-	fh.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	demands := map[string]*advise.Demand{"recorded two-regime": rec}
-	for seed := range uint64(4) {
-		demands["random "+strconv.FormatUint(seed, 10)] = randomDemand(seed, 90*time.Second, 1+int(seed%2))
-	}
+	demands := bandDemands(t)
 	targets := []advise.Target{{}, {MaxThrottled: 0.01}, {MaxDelay: 2 * time.Millisecond}, {MaxThrottled: 0.2, MaxDelay: 20 * time.Millisecond}}
 	for name, d := range demands {
 		for _, tg := range targets {
@@ -197,4 +173,24 @@ func TestAdviseBand(t *testing.T) {
 func baselinesCut(text string) string {
 	head, _, _ := strings.Cut(text, "What coarse recommenders would set")
 	return head
+}
+
+// bandDemands is the demand the band tests run on: the recorded two-regime
+// fixture and four seeded random demands on one and two CPUs.
+func bandDemands(t *testing.T) map[string]*advise.Demand {
+	t.Helper()
+	fh, err := os.Open("testdata/two-regime.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := demand.ReadCSV(fh)
+	fh.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	demands := map[string]*advise.Demand{"recorded two-regime": rec}
+	for seed := range uint64(4) {
+		demands["random "+strconv.FormatUint(seed, 10)] = randomDemand(seed, 90*time.Second, 1+int(seed%2))
+	}
+	return demands
 }
