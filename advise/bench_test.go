@@ -1,26 +1,16 @@
 package advise
 
 import (
-	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/cfs/cfstest"
 )
 
 // day24h is a day of 10 ms samples (8.64 M): Poisson 5 ms bursts at 0.3
 // cores with timestamps jittered by up to 1 ms, as a live sampler records.
 func day24h(n int) *Demand {
-	rng := rand.New(rand.NewPCG(1, 2))
-	at, usage := make([]time.Duration, n), make([]time.Duration, n)
-	var u time.Duration
-	for i := 1; i < n; i++ {
-		at[i] = time.Duration(i)*10*time.Millisecond + time.Duration(rng.IntN(1000))*time.Microsecond
-		// a 5 ms burn starts in this sample with probability 0.6
-		if rng.Float64() < 0.6 {
-			u += 5 * time.Millisecond
-		}
-		u += time.Duration(rng.IntN(100)) * time.Microsecond
-		usage[i] = u
-	}
+	at, usage := cfstest.Day(n)
 	return &Demand{At: at, Usage: usage}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cfs"
+	"github.com/throttlelab/throttlelab/cfs/cfstest"
 )
 
 // readCSVSplit is ReadCSV as it was before it parsed lines in place (a
@@ -125,18 +126,7 @@ func TestReadCSVSame(t *testing.T) {
 // probability 0.6 per sample over a trickle, timestamps jittered by up to
 // 1 ms, as advise's BenchmarkEvaluate24h) to a file in dir.
 func day24hCSV(tb testing.TB, dir string) string {
-	n := 8_640_000
-	rng := rand.New(rand.NewPCG(1, 2))
-	at, usage := make([]time.Duration, n), make([]time.Duration, n)
-	var u time.Duration
-	for i := 1; i < n; i++ {
-		at[i] = time.Duration(i)*10*time.Millisecond + time.Duration(rng.IntN(1000))*time.Microsecond
-		if rng.Float64() < 0.6 {
-			u += 5 * time.Millisecond
-		}
-		u += time.Duration(rng.IntN(100)) * time.Microsecond
-		usage[i] = u
-	}
+	at, usage := cfstest.Day(8_640_000)
 	path := filepath.Join(dir, "day.csv")
 	fh, err := os.Create(path)
 	if err != nil {

@@ -3,7 +3,10 @@
 // kernel's bandwidth control would, and read every 10 ms.
 package cfstest
 
-import "time"
+import (
+	"math/rand/v2"
+	"time"
+)
 
 // Sampled is what UnderQuota read every 10 ms: the times, the cumulative
 // work that arrived (the true demand), the cumulative use the group ran, and
@@ -90,4 +93,23 @@ func UnderQuotaOn(h Host, step, span, burst, every, offset, quota, bg time.Durat
 		s.At, s.Arrived, s.Used, s.Throttled = s.At[:k], s.Arrived[:k], s.Used[:k], s.Throttled[:k]
 	}
 	return s
+}
+
+// Day is n samples 10 ms apart (8.64 M make a day): a 5 ms burst starts in
+// a sample with probability 0.6 over a trickle (about 0.3 cores), with
+// timestamps jittered by up to 1 ms, as a live sampler records; the same
+// for every call (a fixed seed). The benchmarks of a day's advice use it.
+func Day(n int) (at, usage []time.Duration) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	at, usage = make([]time.Duration, n), make([]time.Duration, n)
+	var u time.Duration
+	for i := 1; i < n; i++ {
+		at[i] = time.Duration(i)*10*time.Millisecond + time.Duration(rng.IntN(1000))*time.Microsecond
+		if rng.Float64() < 0.6 {
+			u += 5 * time.Millisecond
+		}
+		u += time.Duration(rng.IntN(100)) * time.Microsecond
+		usage[i] = u
+	}
+	return at, usage
 }
