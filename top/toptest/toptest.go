@@ -183,11 +183,12 @@ func startShell(t testing.TB, dirs []string, body string) int {
 	}
 }
 
-// SpinOn starts a busy loop in group dir, held to CPU cpu, and waits until
-// it is in; it is killed when the test ends.
-func SpinOn(t testing.TB, dir string, cpu int) {
+// SpinOn starts a busy loop in the groups dirs (a group and, on split v1
+// hierarchies, its twins: WithUsage), held to CPU cpu, and waits until it
+// is in; it is killed when the test ends.
+func SpinOn(t testing.TB, dirs []string, cpu int) {
 	t.Helper()
-	pid := startShell(t, []string{dir}, "while :; do :; done")
+	pid := startShell(t, dirs, "while :; do :; done")
 	var set unix.CPUSet
 	set.Set(cpu)
 	if err := unix.SchedSetaffinity(pid, &set); err != nil {
@@ -224,8 +225,8 @@ func StallGroups(t testing.TB) (throttled, crowded string) {
 			t.Fatal(err)
 		}
 	}
-	SpinOn(t, thr.Dir, 1)
-	SpinOn(t, cr.Dir, 0)
-	SpinOn(t, nb.Dir, 0)
+	SpinOn(t, []string{thr.Dir}, 1)
+	SpinOn(t, []string{cr.Dir}, 0)
+	SpinOn(t, []string{nb.Dir}, 0)
 	return thr.Dir, cr.Dir
 }
