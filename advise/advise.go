@@ -280,7 +280,7 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 		}
 	}
 	ev := &Evaluated{Audit: audit, Evaluations: evs, Blocks: w.be, BlockDemands: blockDemands(w.blocks), Higher: w.higher, Baselines: baselines,
-		Period: req.Periods[0], Sampled: sampled, Rebuilt: d.Moved > 0, Moved: d.Moved, Capped: d.Capped, Widened: widen, Warnings: append(slices.Clone(d.Warnings), movesWarnings(movesOf(d), d.Duration())...)}
+		Period: req.Periods[0], Sampled: sampled, Rebuilt: d.Moved > 0, Moved: d.Moved, Capped: d.Capped, Widened: widen, Level: &w.level, Warnings: slices.Clone(d.Warnings)}
 	if startup != "" {
 		ev.Warnings = append(ev.Warnings, startup)
 	}
@@ -358,9 +358,13 @@ type Evaluated struct {
 	Blocks [][]Evaluation
 	// BlockDemands describes the window's blocks, oldest first.
 	BlockDemands []BlockDemand
-	// Higher[i] is Evaluations[i] with the use LevelSpread higher (nil: not
-	// checked).
+	// Higher[i] is Evaluations[i] with the use higher by Level.High
+	// (LevelSpread where Level is nil; nil: not checked).
 	Higher []Evaluation
+	// Level is how the demand's level moved within the window and where
+	// the next window's lies (LevelOf): Decide says how it moved and what
+	// the recommendation assumed. nil: not measured (no warning).
+	Level *Moves
 	// Baselines are the coarse recommenders' limits (BaselineRules).
 	Baselines []BaselineLimit
 	// Period is the period the recommendation is made at.
@@ -376,13 +380,15 @@ type Evaluated struct {
 	Moved, Capped time.Duration
 	// Widened says why the intervals were widened ("": they were not).
 	Widened string
-	// Warnings about the samples come first in the advice's.
+	// Warnings about the samples come first in the advice's, then the
+	// level's (Level).
 	Warnings []string
 }
 
 // Decide is the advice from evaluated demand, for target t (with
 // Target.WithDefaults): the smallest limit that meets t over the window,
-// in every block and with the use LevelSpread higher, without and with
+// in every block and with the use higher by the level (Level, at least
+// LevelSpread), without and with
 // burst (the recommendation), the window's judgement, the baselines and the
 // warnings. Every path to advice ends here: advise, the agent's summaries
 // (and so check and advise --prometheus/--agent, which read the agent's),
@@ -391,8 +397,13 @@ func Decide(ev *Evaluated, t Target) *Advice {
 	t = t.WithDefaults()
 	evs := ev.Evaluations
 	a := &Advice{Evaluations: evs, Sampled: ev.Sampled, Warnings: slices.Clone(ev.Warnings), Audit: ev.Audit}
+	higherBy := LevelSpread
+	if ev.Level != nil {
+		higherBy = ev.Level.High - 1
+		a.Warnings = append(a.Warnings, ev.Level.Warnings(time.Duration(ev.Sampled.DurationSeconds*float64(time.Second)))...)
+	}
 	var whole int
-	a.Recommendation, whole = recommend(evs, blockEvals(ev.Blocks), ev.Higher, t, ev.Period)
+	a.Recommendation, whole = recommend(evs, blockEvals(ev.Blocks), ev.Higher, higherBy, t, ev.Period)
 	// Throttled while sampled: the demand above the limit is unseen unless
 	// the rebuild (Reconstruct) recovered it (then the advice errs high, not
 	// low) from streaks short enough to move.
@@ -428,17 +439,17 @@ func contains(s []int64, v int64) bool {
 }
 
 // recommend picks the smallest limit meeting t over the whole window, in
-// every block and with the use LevelSpread higher (higher; nil: not
+// every block and with the use higherBy higher (higher; nil: not
 // checked), the upper end of its interval but for the slice bound, without
 // and with burst, at the first period. It also returns the index of the smallest limit that
 // meets t over the whole window pooled (-1: none).
-func recommend(evs []Evaluation, be blockEvals, higher []Evaluation, t Target, period time.Duration) (Recommendation, int) {
+func recommend(evs []Evaluation, be blockEvals, higher []Evaluation, higherBy float64, t Target, period time.Duration) (Recommendation, int) {
 	r := Recommendation{Target: t, Basis: "meets the target in every block"}
 	if len(be) < 2 {
 		r.Basis = "meets the target over the window (one block)"
 	}
 	if higher != nil {
-		r.Basis += fmt.Sprintf(" and with %.0f%% more use", LevelSpread*100)
+		r.Basis += fmt.Sprintf(" and with %.0f%% more use", higherBy*100)
 	}
 	var largest *Evaluation
 	whole := -1

@@ -139,6 +139,7 @@ type windows struct {
 	blocks                    []*Demand
 	lowerD, higherD           *Demand
 	bounded                   bool // the slice bound is evaluated
+	level                     Moves
 	evs, bound, lower, higher []Evaluation
 	be                        blockEvals
 	// full[i] says point i was replayed in full in every window.
@@ -168,8 +169,8 @@ func newWindows(d *Demand, points []Point, o Options, widen string) (*windows, e
 	// The level: the whole window replayed with its use lower and higher,
 	// as far as the next window's level may lie by the data (movesOf; the
 	// blocks show the level's changes within the window).
-	lv := movesOf(d)
-	w.lowerD, w.higherD = scaled(d, lv.Low), scaled(d, lv.High)
+	w.level = movesOf(d)
+	w.lowerD, w.higherD = scaled(d, w.level.Low), scaled(d, w.level.High)
 	n := len(points)
 	w.evs, w.lower, w.higher = make([]Evaluation, n), make([]Evaluation, n), make([]Evaluation, n)
 	if w.bounded {
@@ -352,7 +353,8 @@ func EvaluateIntervals(d *Demand, points []Point, o Options) ([]Evaluation, erro
 }
 
 // meetsAll reports whether point i meets t over the whole window, in
-// every block and, when higher is given, with the use LevelSpread higher.
+// every block and, when higher is given, with the use higher by the level
+// (LevelOf).
 func meetsAll(t Target, evs []Evaluation, be blockEvals, higher []Evaluation, i int) bool {
 	if !t.Meets(evs[i]) || (higher != nil && !t.Meets(higher[i])) {
 		return false

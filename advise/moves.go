@@ -21,41 +21,61 @@ const maxLevelSpread = 0.5
 const levelZ = 2.0
 
 // Moves is how the demand's level moved within the window: the lowest and
-// highest mean use over consecutive 5 s windows, and the linear trend of
-// its 1 s means. Moved says whether either goes beyond the noise of the
-// 1 s means (a swing over 4.5 standard errors of a 5 s mean and over twice
-// LevelSpread; a trend whose t statistic is over 4).
+// highest mean use over consecutive stretches of Stretch (5 s, or one
+// mean where the means are coarser), and the linear trend of the means.
+// Moved says whether either goes beyond the noise of the means (a swing
+// over 4.5 standard errors of a stretch's mean and over twice LevelSpread;
+// a trend whose t statistic is over 4 and over LevelSpread a minute).
 type Moves struct {
 	LowCores, HighCores float64
+	// Stretch is the span the swing is measured over.
+	Stretch time.Duration
 	// TrendPerMinute is the trend's change of use per minute, as a share
 	// of the mean.
 	TrendPerMinute float64
 	Moved          bool
 	// Low and High are the factors the level replay scales the use by:
 	// where the mean use of a next window half as long as this one may
-	// lie, from the data (see movesOf), at least LevelSpread either way.
+	// lie, from the data (see LevelOf), at least LevelSpread either way.
 	Low, High float64
 	// Spread is the larger of 1-Low and High-1.
 	Spread float64
 }
 
-// movesOf measures how d's level moved, and where the level of the next
-// window lies. That is estimated from the data, not set flat: the 1 s means
-// are fitted with a linear trend; their residuals, averaged over 5 s (the
-// scale at which a program's level wanders), give the standard deviation
-// of a 5 s level, s5, and the window's mean level is known within levelZ x
-// s5 / sqrt(n5) over its n5 stretches (the next window's own wander is what
-// the blocks' spread shows). Where the trend is beyond that noise (its t
-// statistic over 2, its error inflated by how the seconds wander
-// together), the level is taken from the window's mean to where the trend
-// leads by the middle of a next window half as long, with the trend's
-// error carried that far.
-func movesOf(d *Demand) Moves {
-	m := Moves{Spread: LevelSpread, Low: 1 - LevelSpread, High: 1 + LevelSpread}
-	xs := secondMeans(d)
-	if len(xs) < 10 {
+// levelStretch is the scale at which a program's level wanders: the swing
+// and the residuals' spread are taken over stretches of it.
+const levelStretch = 5 * time.Second
+
+// movesOf is LevelOf over d's 1 s means.
+func movesOf(d *Demand) Moves { return LevelOf(secondMeans(d), time.Second) }
+
+// LevelOf is the one rule for how the demand's level moved and where the
+// next window's level lies, from means: the mean use (cores) over
+// consecutive windows of step each, oldest first (advise passes its 1 s
+// means, the node agent its usage buckets, 15 s). Every path to advice
+// calls it, so advise and the agent judge the same demand alike; with
+// fewer than 10 means it gives the floor, LevelSpread either way, and says
+// nothing moved.
+//
+// The level is estimated from the data, not set flat: the means are
+// fitted with a linear trend; their residuals, averaged over stretches of
+// 5 s (the scale at which a program's level wanders; one mean where they
+// are coarser), give the standard deviation of a stretch's level, s5, and
+// the window's mean level is known within levelZ x s5 / sqrt(n5) over its
+// n5 stretches (the next window's own wander is what the blocks' spread
+// shows). Where the trend is beyond that noise (its t statistic over 2,
+// its error inflated by how the means wander together), the level is taken
+// from the window's mean to where the trend leads by the middle of a next
+// window half as long, with the trend's error carried that far.
+func LevelOf(means []float64, step time.Duration) Moves {
+	m := Moves{Spread: LevelSpread, Low: 1 - LevelSpread, High: 1 + LevelSpread, Stretch: max(step, levelStretch)}
+	xs := means
+	if len(xs) < 10 || step <= 0 {
 		return m
 	}
+	g := max(1, int(levelStretch/step)) // means per stretch
+	m.Stretch = time.Duration(g) * step
+	perMinute := float64(time.Minute) / float64(step)
 	n := float64(len(xs))
 	mean, v := 0.0, 0.0
 	for _, x := range xs {
@@ -70,16 +90,16 @@ func movesOf(d *Demand) Moves {
 		return m
 	}
 	m.LowCores, m.HighCores = math.Inf(1), math.Inf(-1)
-	for i := 0; i+5 <= len(xs); i += 5 {
+	for i := 0; i+g <= len(xs); i += g {
 		s := 0.0
-		for _, x := range xs[i : i+5] {
+		for _, x := range xs[i : i+g] {
 			s += x
 		}
-		m.LowCores, m.HighCores = min(m.LowCores, s/5), max(m.HighCores, s/5)
+		m.LowCores, m.HighCores = min(m.LowCores, s/float64(g)), max(m.HighCores, s/float64(g))
 	}
 	swing := m.HighCores - m.LowCores
-	swung := len(xs) >= 10 && swing > 4.5*sd/math.Sqrt(5) && swing/mean > 2*LevelSpread
-	// Trend: least squares of the 1 s means on their second.
+	swung := swing > 4.5*sd/math.Sqrt(float64(g)) && swing/mean > 2*LevelSpread
+	// Trend: least squares of the means on their step.
 	var sxx, sxy float64
 	for i, x := range xs {
 		t := float64(i) - (n-1)/2
@@ -93,17 +113,17 @@ func movesOf(d *Demand) Moves {
 		res += e * e
 	}
 	se := math.Sqrt(res / (n - 2) / sxx)
-	trended := se > 0 && math.Abs(b/se) > 4 && math.Abs(b*60/mean) > LevelSpread
-	m.TrendPerMinute = b * 60 / mean
+	m.TrendPerMinute = b * perMinute / mean
+	trended := se > 0 && math.Abs(b/se) > 4 && math.Abs(m.TrendPerMinute) > LevelSpread
 	m.Moved = swung || trended
-	// The residuals' 5 s means.
+	// The residuals' stretch means.
 	var r5 []float64
-	for i := 0; i+5 <= len(xs); i += 5 {
+	for i := 0; i+g <= len(xs); i += g {
 		s := 0.0
-		for k, x := range xs[i : i+5] {
+		for k, x := range xs[i : i+g] {
 			s += x - mean - b*(float64(i+k)-(n-1)/2)
 		}
-		r5 = append(r5, s/5)
+		r5 = append(r5, s/float64(g))
 	}
 	if n5 := float64(len(r5)); n5 >= 3 {
 		ss := 0.0
@@ -111,17 +131,17 @@ func movesOf(d *Demand) Moves {
 			ss += r * r
 		}
 		s5 := math.Sqrt(ss / (n5 - 1))
-		// The 1 s means wander together over seconds: their trend's error
-		// is inflated by how much more the 5 s means spread than
-		// independent 1 s means would.
+		// The means wander together over seconds: their trend's error is
+		// inflated by how much more the stretch means spread than
+		// independent means would.
 		s1 := math.Sqrt(res / (n - 2))
 		infl := 1.0
 		if s1 > 0 {
-			infl = max(1, s5*math.Sqrt(5)/s1)
+			infl = max(1, s5*math.Sqrt(float64(g))/s1)
 		}
 		half := levelZ * s5 / math.Sqrt(n5) / mean
 		lo, hi := 1.0, 1.0
-		if bse := se * infl; bse > 0 && math.Abs(b/bse) > 2 && math.Abs(b*60/mean) > LevelSpread {
+		if bse := se * infl; bse > 0 && math.Abs(b/bse) > 2 && math.Abs(m.TrendPerMinute) > LevelSpread {
 			// Where the trend leads by the middle of a next window half
 			// as long as this one: 3/4 of a window past this one's middle.
 			end := 1 + b*0.75*n/mean
@@ -135,13 +155,13 @@ func movesOf(d *Demand) Moves {
 	return m
 }
 
-// movesWarnings says how the level moved and how long to sample, for a
-// window of span.
-func movesWarnings(m Moves, span time.Duration) []string {
+// Warnings says how the level moved and how long to sample, for a window
+// of span.
+func (m Moves) Warnings(span time.Duration) []string {
 	var out []string
 	if m.Moved {
-		out = append(out, fmt.Sprintf("the demand's level moved within the window: 5 s means from %.3f to %.3f cores, a trend of %+.0f%% a minute: the intervals and the recommendation take the use from %.0f%% lower to %.0f%% higher (the trend and the spread of the 5 s means); sample at least %s to see whether it settles",
-			m.LowCores, m.HighCores, 100*m.TrendPerMinute, 100*(1-m.Low), 100*(m.High-1), max(MinSettledWindow, 4*span).Round(time.Second)))
+		out = append(out, fmt.Sprintf("the demand's level moved within the window: %g s means from %.3f to %.3f cores, a trend of %+.0f%% a minute: the intervals and the recommendation take the use from %.0f%% lower to %.0f%% higher (the trend and the spread of the %g s means); sample at least %s to see whether it settles",
+			m.Stretch.Seconds(), m.LowCores, m.HighCores, 100*m.TrendPerMinute, 100*(1-m.Low), 100*(m.High-1), m.Stretch.Seconds(), max(MinSettledWindow, 4*span).Round(time.Second)))
 	} else if span < MinSettledWindow {
 		out = append(out, fmt.Sprintf("the window (%s) is too short to see demand that moves over 15 s or more (a checkpoint, a warming cache, a client that changes pace): sample %s or more",
 			span.Round(time.Second), MinSettledWindow))

@@ -32,8 +32,8 @@ func levels(seed uint64, per time.Duration, lv ...float64) (*Demand, []uint64) {
 // sample; a steady 18 s window is told it is too short.
 func TestMoves(t *testing.T) {
 	steady, _ := levels(1, 61*time.Second, 0.3)
-	if m := movesOf(steady); m.Moved || math.Abs(m.Spread-LevelSpread) > 1e-9 || len(movesWarnings(m, steady.Duration())) != 0 {
-		t.Errorf("steady demand: %+v, warnings %q", m, movesWarnings(m, steady.Duration()))
+	if m := movesOf(steady); m.Moved || math.Abs(m.Spread-LevelSpread) > 1e-9 || len(m.Warnings(steady.Duration())) != 0 {
+		t.Errorf("steady demand: %+v, warnings %q", m, m.Warnings(steady.Duration()))
 	}
 	step, _ := levels(2, 15*time.Second, 0.27, 0.27, 0.34, 0.34)
 	m := movesOf(step)
@@ -41,11 +41,11 @@ func TestMoves(t *testing.T) {
 	if !m.Moved || m.Spread < 0.08 || m.Spread > maxLevelSpread {
 		t.Errorf("a step from 0.27 to 0.34 cores: %+v, want moved with a spread of about half the swing", m)
 	}
-	if w := movesWarnings(m, step.Duration()); len(w) != 1 || !strings.Contains(w[0], "sample at least 4m0s") {
+	if w := m.Warnings(step.Duration()); len(w) != 1 || !strings.Contains(w[0], "sample at least 4m0s") {
 		t.Errorf("warnings %q: want one saying to sample 4 minutes", w)
 	}
 	short, _ := levels(3, 18*time.Second, 0.3)
-	if w := movesWarnings(movesOf(short), short.Duration()); len(w) != 1 || !strings.Contains(w[0], "too short") {
+	if w := movesOf(short).Warnings(short.Duration()); len(w) != 1 || !strings.Contains(w[0], "too short") {
 		t.Errorf("an 18 s window: warnings %q", w)
 	}
 }

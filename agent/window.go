@@ -336,7 +336,9 @@ func (s *ContainerSummary) AdviceFor(in AdviceInput, targets []advise.Target) ([
 	if audit != nil {
 		audit.Widen(evs)
 	}
-	ev := &advise.Evaluated{Audit: audit, Evaluations: evs, Blocks: s.blockTable(evs, targets), BlockDemands: s.blockDemands(), Higher: s.levelHigher(evs),
+	bds := s.blockDemands()
+	level := s.level(bds)
+	ev := &advise.Evaluated{Audit: audit, Evaluations: evs, Blocks: s.blockTable(evs, targets), BlockDemands: bds, Level: &level, Higher: s.levelHigher(evs, level.High),
 		Baselines: baselines, Period: s.cfg.Period,
 		Sampled: advise.Sampled{Source: in.Source, DurationSeconds: span.Seconds(), Samples: samples, MeanCores: work / float64(span),
 			MaxCores10ms: maxCores, Cores: max(s.cores, 1), Phases: s.cfg.Phases, LimitMilli: in.LimitMilli,
@@ -484,13 +486,23 @@ func (s *ContainerSummary) blockTable(evs []advise.Evaluation, targets []advise.
 	return table
 }
 
-// levelHigher is evs with the use advise.LevelSpread higher, as advise's
-// recommendation checks it: the same demand under a limit (and burst) that
-// much lower, interpolated on the ladder (Evaluate).
-func (s *ContainerSummary) levelHigher(evs []advise.Evaluation) []advise.Evaluation {
+// level is advise's rule for how the level moved and where the next
+// window's lies (advise.LevelOf), over the usage buckets of the blocks
+// that hold replayed demand (blockDemands), oldest first.
+func (s *ContainerSummary) level(bds []advise.BlockDemand) advise.Moves {
+	var means []float64
+	for _, d := range bds {
+		means = append(means, d.Means...)
+	}
+	return advise.LevelOf(means, s.cfg.Bucket)
+}
+
+// levelHigher is evs with the use higher by f (the level's High), as
+// advise's recommendation checks it: the same demand under a limit (and
+// burst) that much lower, interpolated on the ladder (Evaluate).
+func (s *ContainerSummary) levelHigher(evs []advise.Evaluation, f float64) []advise.Evaluation {
 	out := make([]advise.Evaluation, len(evs))
 	for i, e := range evs {
-		f := 1 + advise.LevelSpread
 		h, err := s.Evaluate(int64(math.Floor(float64(e.LimitMilli)/f)), int64(math.Floor(float64(e.BurstMilli)/f)))
 		if err != nil {
 			h = e // a quota under 1 ms: the limit's own figures
