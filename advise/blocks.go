@@ -40,6 +40,9 @@ type Block struct {
 	// window would have recommended (only set when the window is judged
 	// non-stationary).
 	Differs bool `json:"differs,omitempty"`
+	// Spike marks a block judged without the window's single spike
+	// (Advice.Spike).
+	Spike bool `json:"single_spike,omitempty"`
 }
 
 // Window is what the advice rests on: the sampled span cut into blocks, and
@@ -132,14 +135,20 @@ func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evalu
 // evaluated in every one of them alike: counted in one pass (CountsOnly),
 // or replayed in full.
 type windows struct {
-	points                    []Point
-	o                         Options
-	widen                     string
-	d                         *Demand
-	blocks                    []*Demand
-	lowerD, higherD           *Demand
-	bounded                   bool // the slice bound is evaluated
-	level                     Moves
+	points          []Point
+	o               Options
+	widen           string
+	d               *Demand
+	blocks          []*Demand
+	lowerD, higherD *Demand
+	bounded         bool // the slice bound is evaluated
+	level           Moves
+	// spike is a single spike in the window (spikeOf; nil: none), the
+	// blocks it falls in (spikeIx) without it, and their evaluations.
+	spike                     *Spike
+	spikeIx                   []int
+	spikeD                    []*Demand
+	sbe                       [][]Evaluation
 	evs, bound, lower, higher []Evaluation
 	be                        blockEvals
 	// full[i] says point i was replayed in full in every window.
@@ -161,6 +170,14 @@ func newWindows(d *Demand, points []Point, o Options, widen string) (*windows, e
 			}
 		}
 	}
+	// A single spike: its blocks are also evaluated without it, for the
+	// recommendation to judge them by (Decide).
+	if len(w.blocks) > 1 {
+		if sp, ok := spikeOf(d, minPeriod); ok {
+			w.spike = &sp
+			w.spikeIx, w.spikeD = spikeBlocks(d, sp, len(w.blocks))
+		}
+	}
 	// The slice bound: the same points with the runtime other CPUs' slices
 	// can hold taken out of the quota. It only differs on a group that runs
 	// on more than one CPU, and is only needed where the samples carry no
@@ -175,6 +192,10 @@ func newWindows(d *Demand, points []Point, o Options, widen string) (*windows, e
 	w.evs, w.lower, w.higher = make([]Evaluation, n), make([]Evaluation, n), make([]Evaluation, n)
 	if w.bounded {
 		w.bound = make([]Evaluation, n)
+	}
+	w.sbe = make([][]Evaluation, len(w.spikeD))
+	for k := range w.sbe {
+		w.sbe[k] = make([]Evaluation, n)
 	}
 	w.be = make(blockEvals, len(w.blocks))
 	if len(w.blocks) > 1 {
@@ -247,6 +268,11 @@ func (w *windows) evaluate(ix []int, full bool) error {
 			if err := run(sub, o, w.be[b], fmt.Sprintf("block %d", b+1)); err != nil {
 				return err
 			}
+		}
+	}
+	for k, sub := range w.spikeD {
+		if err := run(sub, o, w.sbe[k], fmt.Sprintf("block %d without its spike", w.spikeIx[k]+1)); err != nil {
+			return err
 		}
 	}
 	for _, i := range ix {
