@@ -204,12 +204,22 @@ func ClosedLoopWarning(d *Demand, thr []uint64) string {
 		mt, mn)
 }
 
-// startupOf finds a start-up transient at the beginning of d: the most
-// leading 5 s stretches (at most a third of the window) whose mean uses all
-// lie more than 4 standard deviations of the later stretches' means from
-// their mean (and more than LevelSpread), all on the same side (a runtime's JIT and class loading, a cache that
-// warms). It returns where the settled demand begins (0: no transient) and
-// a warning that says what was left out.
+// startupOf finds a start-up at the beginning of d (a runtime's JIT and
+// class loading, a cache that warms): the most leading 5 s stretches, at
+// most a third of the window, that each lie above the later stretches'
+// median by more than the noise of a stretch's mean, and whose mean lies
+// above that median by more than 2 x LevelSpread, by more than twice what
+// the later stretches drift down (their Theil-Sen trend over their span: a
+// demand that falls all along is a trend, which the level's rule covers,
+// not a start-up), and by more than 3 standard errors of the difference where
+// the leading stretches do not rise (a start-up falls; 4 for a single
+// stretch, which cannot show it). The noise of a stretch's mean is the
+// larger of the later stretches' robust spread (1.4826 median absolute
+// deviations, which a late burst does not inflate) and what their 1 s
+// means' spread gives a 5 s mean. It returns where the settled demand
+// begins (0: no start-up) and a warning that says what was left out,
+// whether the use still fell after it, and how long after a start to
+// sample.
 func startupOf(d *Demand) (cut time.Duration, note string) {
 	const stretch = 5 * time.Second
 	var means []float64
@@ -225,26 +235,35 @@ func startupOf(d *Demand) (cut time.Duration, note string) {
 	if len(means) < 6 {
 		return 0, ""
 	}
+	seconds := secondMeans(d)
 	k := len(means) / 3
+	var med, drift float64
 	for ; k > 0; k-- {
 		rest := means[k:]
-		m, v := 0.0, 0.0
-		for _, x := range rest {
-			m += x
+		med = median(rest)
+		dev := make([]float64, len(rest))
+		for i, x := range rest {
+			dev[i] = math.Abs(x - med)
 		}
-		m /= float64(len(rest))
-		for _, x := range rest {
-			v += (x - m) * (x - m)
+		sigma := max(1.4826*median(dev), 1e-3*med)
+		if s1 := seconds[min(k*5, len(seconds)):]; len(s1) > 2 {
+			sigma = max(sigma, sd(s1)/math.Sqrt(5))
 		}
-		band := max(4*math.Sqrt(v/float64(len(rest)-1)), LevelSpread*m)
+		lead := 0.0
 		out := true
 		for _, x := range means[:k] {
-			if (x-m)*(means[0]-m) <= 0 || math.Abs(x-m) <= band {
-				out = false
-				break
-			}
+			lead += x
+			out = out && x > med+sigma
 		}
-		if out {
+		lead /= float64(k)
+		jump := lead - med
+		drift = theilSen(rest) * float64(len(rest)-1)
+		z := 4.0
+		if k > 1 && theilSen(means[:k]) <= 0 {
+			z = 3
+		}
+		se := sigma * math.Sqrt(1/float64(k)+1/float64(len(rest)))
+		if out && jump > 2*LevelSpread*med && jump > z*se && jump > -2*drift {
 			break
 		}
 	}
@@ -253,13 +272,53 @@ func startupOf(d *Demand) (cut time.Duration, note string) {
 	}
 	cut = d.At[ends[k-1]]
 	lo, hi := slices.Min(means[:k]), slices.Max(means[:k])
-	after := 0.0
-	for _, x := range means[k:] {
-		after += x
+	still := ""
+	if med > 0 && drift < -LevelSpread*med {
+		still = fmt.Sprintf(", and the use still fell %.0f%% over the rest of the window (not settled yet)", -100*drift/med)
 	}
-	after /= float64(len(means) - k)
-	return cut - d.At[0], fmt.Sprintf("the first %s were a start-up (5 s means %.3f-%.3f cores, against %.3f after): left out of the advice, which rests on the %s after it",
-		(cut - d.At[0]).Round(time.Second), lo, hi, after, (d.At[len(d.At)-1] - cut).Round(time.Second))
+	rest := d.At[len(d.At)-1] - cut
+	return cut - d.At[0], fmt.Sprintf("the first %s were a start-up (5 s means %.3f-%.3f cores, against a median of %.3f after)%s: left out of the advice, which rests on the %s after it; for a program just started, begin sampling at least %s after its start and sample %s or more",
+		(cut - d.At[0]).Round(time.Second), lo, hi, med, still, rest.Round(time.Second), max(2*(cut-d.At[0]), MinSettledWindow).Round(time.Second), MinSettledWindow)
+}
+
+// sd is the sample standard deviation of xs.
+func sd(xs []float64) float64 {
+	m := 0.0
+	for _, x := range xs {
+		m += x
+	}
+	m /= float64(len(xs))
+	v := 0.0
+	for _, x := range xs {
+		v += (x - m) * (x - m)
+	}
+	return math.Sqrt(v / float64(len(xs)-1))
+}
+
+// median is the middle of xs (the mean of the two middle ones when even).
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// theilSen is the median of the slopes between every two of xs (per
+// step): a trend one outlier does not move.
+func theilSen(xs []float64) float64 {
+	var sl []float64
+	for i := range xs {
+		for j := i + 1; j < len(xs); j++ {
+			sl = append(sl, (xs[j]-xs[i])/float64(j-i))
+		}
+	}
+	return median(sl)
 }
 
 // afterStartup is d from its start-up's end on (startupOf), and the

@@ -367,7 +367,8 @@ func (s *ContainerSummary) AdviceFor(in AdviceInput, targets []advise.Target) ([
 // blockDemands describes the blocks that hold replayed demand, oldest
 // first (those blockTable evaluates), for advise's judgement of the window:
 // their means over the usage ring's buckets (15 s) stand for advise's 1 s
-// means.
+// means. A bucket of the start-up (SetStartup) is left out, as its
+// chunks are.
 func (s *ContainerSummary) blockDemands() []advise.BlockDemand {
 	var out []advise.BlockDemand
 	n := int64(len(s.bucketWork))
@@ -379,6 +380,9 @@ func (s *ContainerSummary) blockDemands() []advise.BlockDemand {
 		for m := int64(b.Start / s.cfg.Bucket); m < int64((b.Start+s.cfg.Block)/s.cfg.Bucket); m++ {
 			if m > s.lastBucket || m <= s.lastBucket-n || s.bucketTime[m%n] <= 0 {
 				continue // not kept (left the ring) or no sample in it
+			}
+			if time.Duration(m)*s.cfg.Bucket < s.startupUntil {
+				continue // the start-up's, kept apart from the advice (SetStartup)
 			}
 			d.Means = append(d.Means, float64(s.bucketWork[m%n])/float64(s.bucketTime[m%n]))
 		}
