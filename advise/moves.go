@@ -204,38 +204,41 @@ func ClosedLoopWarning(d *Demand, thr []uint64) string {
 		mt, mn)
 }
 
-// startupOf finds a start-up at the beginning of d (a runtime's JIT and
-// class loading, a cache that warms): the most leading 5 s stretches, at
-// most a third of the window, that each lie above the later stretches'
-// median by more than the noise of a stretch's mean, and whose mean lies
-// above that median by more than 2 x LevelSpread, by more than twice what
-// the later stretches drift down (their Theil-Sen trend over their span: a
-// demand that falls all along is a trend, which the level's rule covers,
-// not a start-up), and by more than 3 standard errors of the difference where
-// the leading stretches do not rise (a start-up falls; 4 for a single
-// stretch, which cannot show it). The noise of a stretch's mean is the
-// larger of the later stretches' robust spread (1.4826 median absolute
-// deviations, which a late burst does not inflate) and what their 1 s
-// means' spread gives a 5 s mean. It returns where the settled demand
-// begins (0: no start-up) and a warning that says what was left out,
-// whether the use still fell after it, and how long after a start to
-// sample.
-func startupOf(d *Demand) (cut time.Duration, note string) {
-	const stretch = 5 * time.Second
-	var means []float64
-	var ends []int
-	j := 0
-	for k := 1; k < len(d.At); k++ {
-		if d.At[k]-d.At[j] >= stretch {
-			means = append(means, float64(d.Usage[k]-d.Usage[j])/float64(d.At[k]-d.At[j]))
-			ends = append(ends, k)
-			j = k
-		}
-	}
+// Startup is a start-up found at the beginning of a demand (StartupOf):
+// its leading stretches of use, what they used, and what came after.
+type Startup struct {
+	// Stretches is how many leading means were the start-up.
+	Stretches int
+	// Low and High are the start-up's lowest and highest mean (cores),
+	// Median the median of the means after it.
+	Low, High, Median float64
+	// StillFell is how far the use fell over the rest, as a share of
+	// Median, where it fell more than LevelSpread (the start-up was not
+	// over yet); 0 otherwise.
+	StillFell float64
+}
+
+// StartupOf is the one rule for a start-up at the beginning of a demand (a
+// runtime's JIT and class loading, a cache that warms), over means: the
+// mean use (cores) over consecutive stretches, oldest first (advise passes
+// 5 s means, the node agent its 15 s usage buckets). floor, if not nil,
+// gives the least noise of one stretch's mean after the first k (advise:
+// what its 1 s means give a 5 s mean). The start-up is the most leading
+// stretches, at most a third of them, that each lie above the later
+// stretches' median by more than the noise of a stretch's mean, and whose
+// mean lies above that median by more than 2 x LevelSpread, by more than
+// twice what the later stretches drift down (their Theil-Sen trend over
+// their span: a demand that falls all along is a trend, which the level's
+// rule covers, not a start-up), and by more than 3 standard errors of the
+// difference where the leading stretches do not rise (a start-up falls; 4
+// for a single stretch, which cannot show it). The noise of a stretch's
+// mean is the larger of floor and the later stretches' robust spread
+// (1.4826 median absolute deviations, which a late burst does not
+// inflate). ok is false with fewer than 6 means or no start-up.
+func StartupOf(means []float64, floor func(k int) float64) (s Startup, ok bool) {
 	if len(means) < 6 {
-		return 0, ""
+		return Startup{}, false
 	}
-	seconds := secondMeans(d)
 	k := len(means) / 3
 	var med, drift float64
 	for ; k > 0; k-- {
@@ -246,8 +249,8 @@ func startupOf(d *Demand) (cut time.Duration, note string) {
 			dev[i] = math.Abs(x - med)
 		}
 		sigma := max(1.4826*median(dev), 1e-3*med)
-		if s1 := seconds[min(k*5, len(seconds)):]; len(s1) > 2 {
-			sigma = max(sigma, sd(s1)/math.Sqrt(5))
+		if floor != nil {
+			sigma = max(sigma, floor(k))
 		}
 		lead := 0.0
 		out := true
@@ -268,18 +271,62 @@ func startupOf(d *Demand) (cut time.Duration, note string) {
 		}
 	}
 	if k == 0 {
+		return Startup{}, false
+	}
+	s = Startup{Stretches: k, Low: slices.Min(means[:k]), High: slices.Max(means[:k]), Median: med}
+	if med > 0 && drift < -LevelSpread*med {
+		s.StillFell = -drift / med
+	}
+	return s, true
+}
+
+// Describe says what the start-up used against the rest: "5 s means
+// 0.104-0.116 cores, against a median of 0.089 after), and the use still
+// fell ...", for stretches of step.
+func (s Startup) Describe(step time.Duration) string {
+	still := ""
+	if s.StillFell > 0 {
+		still = fmt.Sprintf(", and the use still fell %.0f%% over the rest of the window (not settled yet)", 100*s.StillFell)
+	}
+	return fmt.Sprintf("%g s means %.3f-%.3f cores, against a median of %.3f after)%s", step.Seconds(), s.Low, s.High, s.Median, still)
+}
+
+// startupOf finds a start-up at the beginning of d by StartupOf over its
+// 5 s means, the noise of a 5 s mean at least what the 1 s means after
+// the first k stretches give. It returns where the settled demand begins
+// (0: no start-up) and a warning that says what was left out, whether the
+// use still fell after it, and how long after a start to sample.
+func startupOf(d *Demand) (cut time.Duration, note string) {
+	const stretch = 5 * time.Second
+	var means []float64
+	var ends []int
+	j := 0
+	for k := 1; k < len(d.At); k++ {
+		if d.At[k]-d.At[j] >= stretch {
+			means = append(means, float64(d.Usage[k]-d.Usage[j])/float64(d.At[k]-d.At[j]))
+			ends = append(ends, k)
+			j = k
+		}
+	}
+	seconds := secondMeans(d)
+	s, ok := StartupOf(means, func(k int) float64 {
+		if s1 := seconds[min(k*5, len(seconds)):]; len(s1) > 2 {
+			return sd(s1) / math.Sqrt(5)
+		}
+		return 0
+	})
+	if !ok {
 		return 0, ""
 	}
-	cut = d.At[ends[k-1]]
-	lo, hi := slices.Min(means[:k]), slices.Max(means[:k])
-	still := ""
-	if med > 0 && drift < -LevelSpread*med {
-		still = fmt.Sprintf(", and the use still fell %.0f%% over the rest of the window (not settled yet)", -100*drift/med)
-	}
-	rest := d.At[len(d.At)-1] - cut
-	return cut - d.At[0], fmt.Sprintf("the first %s were a start-up (5 s means %.3f-%.3f cores, against a median of %.3f after)%s: left out of the advice, which rests on the %s after it; for a program just started, begin sampling at least %s after its start and sample %s or more",
-		(cut - d.At[0]).Round(time.Second), lo, hi, med, still, rest.Round(time.Second), max(2*(cut-d.At[0]), MinSettledWindow).Round(time.Second), MinSettledWindow)
+	cut = d.At[ends[s.Stretches-1]] - d.At[0]
+	rest := d.At[len(d.At)-1] - d.At[0] - cut
+	return cut, fmt.Sprintf("the first %s were a start-up (%s: left out of the advice, which rests on the %s after it; for a program just started, begin sampling at least %s after its start and sample %s or more",
+		cut.Round(time.Second), s.Describe(stretch), rest.Round(time.Second), StartupWait(cut).Round(time.Second), MinSettledWindow)
 }
+
+// StartupWait is how long after a start to begin sampling, for a start-up
+// seen to last d: twice as long, at least MinSettledWindow.
+func StartupWait(d time.Duration) time.Duration { return max(2*d, MinSettledWindow) }
 
 // sd is the sample standard deviation of xs.
 func sd(xs []float64) float64 {

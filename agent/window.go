@@ -338,6 +338,7 @@ func (s *ContainerSummary) AdviceFor(in AdviceInput, targets []advise.Target) ([
 	}
 	bds := s.blockDemands()
 	level := s.level(bds)
+	longer := s.startupLonger(bds)
 	ev := &advise.Evaluated{Audit: audit, Evaluations: evs, Blocks: s.blockTable(evs, targets), BlockDemands: bds, Level: &level, Higher: s.levelHigher(evs, level.High),
 		Baselines: baselines, Period: s.cfg.Period,
 		Sampled: advise.Sampled{Source: in.Source, DurationSeconds: span.Seconds(), Samples: samples, MeanCores: work / float64(span),
@@ -356,6 +357,9 @@ func (s *ContainerSummary) AdviceFor(in AdviceInput, targets []advise.Target) ([
 		}
 		if note := s.startupNote(a.Recommendation); note != "" {
 			a.Warnings = append(a.Warnings, note)
+		}
+		if longer != "" {
+			a.Warnings = append(a.Warnings, longer)
 		}
 		a.Warnings = append(a.Warnings, fmt.Sprintf("from the agent's summary: %d block(s) of %s replayed in chunks of %s; limits between the ladder's are interpolated",
 			len(s.blocks), s.cfg.Block, s.cfg.Chunk))
@@ -418,6 +422,29 @@ func (s *ContainerSummary) StartupEvaluation(limitMilli, burstMilli int64) *advi
 		return nil
 	}
 	return &e
+}
+
+// startupLonger says, by advise's rule (advise.StartupOf over the window's
+// 15 s means, bds), when the container's start-up outlasted the part kept
+// apart from the advice (SetStartup): advise on the same demand would
+// leave it out, the window holds it. "" when the agent did not see the
+// container start, or the window shows no start-up.
+func (s *ContainerSummary) startupLonger(bds []advise.BlockDemand) string {
+	if s.startup == nil {
+		return ""
+	}
+	var means []float64
+	for _, d := range bds {
+		means = append(means, d.Means...)
+	}
+	st, ok := advise.StartupOf(means, nil)
+	if !ok {
+		return ""
+	}
+	in := time.Duration(st.Stretches) * s.cfg.Bucket
+	keep := (s.startup.Span + in + s.cfg.Chunk - 1) / s.cfg.Chunk * s.cfg.Chunk
+	return fmt.Sprintf("the start-up outlasted the %.0f s kept apart: the window's first %s still look like it (%s and are in the advice; keep at least %s of a new container apart",
+		s.startup.Span.Seconds(), in, st.Describe(s.cfg.Bucket), keep)
 }
 
 // startupNote says what the start-up kept apart from the advice would get
