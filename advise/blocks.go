@@ -172,7 +172,7 @@ func newWindows(d *Demand, points []Point, o Options, widen string) (*windows, e
 	}
 	// A single spike: its blocks are also evaluated without it, for the
 	// recommendation to judge them by (Decide).
-	if len(w.blocks) > 1 {
+	if len(w.blocks) > 1 && d.Duration() <= maxSpikeWindow {
 		if sp, ok := spikeOf(d, minPeriod); ok {
 			w.spike = &sp
 			w.spikeIx, w.spikeD = spikeBlocks(d, sp, len(w.blocks))

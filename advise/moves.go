@@ -212,46 +212,95 @@ type Startup struct {
 	// Low and High are the start-up's lowest and highest mean (cores),
 	// Median the median of the means after it.
 	Low, High, Median float64
-	// StillFell is how far the use fell over the rest, as a share of
-	// Median, where it fell more than LevelSpread (the start-up was not
-	// over yet); 0 otherwise.
+	// StillFell is how far the use fell over the reference after it, as
+	// a share of Median, where it fell more than LevelSpread (it may not
+	// have settled); 0 otherwise.
 	StillFell float64
+	// NotOver is set when the leading stretches lie above the rest as a
+	// start-up does, but the rest still falls: the use falls from the
+	// start on (a start-up not over, or a load that fell), and no part of
+	// it can be told apart as the start-up.
+	NotOver bool
 }
+
+// MaxStartup is the longest start-up StartupOf looks for: a runtime's
+// JIT and class loading, a cache that warms, settle within minutes, and a
+// longer change at a window's start is the level's (LevelOf) or the
+// blocks' to judge.
+const MaxStartup = 10 * time.Minute
 
 // StartupOf is the one rule for a start-up at the beginning of a demand (a
 // runtime's JIT and class loading, a cache that warms), over means: the
-// mean use (cores) over consecutive stretches, oldest first (advise passes
-// 5 s means, the node agent its 15 s usage buckets). floor, if not nil,
-// gives the least noise of one stretch's mean after the first k (advise:
-// what its 1 s means give a 5 s mean). The start-up is the most leading
-// stretches, at most a third of them, that each lie above the later
-// stretches' median by more than the noise of a stretch's mean, and whose
-// mean lies above that median by more than 2 x LevelSpread, by more than
-// twice what the later stretches drift down (their Theil-Sen trend over
-// their span: a demand that falls all along is a trend, which the level's
-// rule covers, not a start-up), and by more than 3 standard errors of the
-// difference where the leading stretches do not rise (a start-up falls; 4
-// for a single stretch, which cannot show it). The noise of a stretch's
-// mean is the larger of floor and the later stretches' robust spread
+// mean use (cores) over consecutive stretches of step, oldest first
+// (advise passes 5 s means, the node agent its 15 s usage buckets). floor,
+// if not nil, gives the least noise of one stretch's mean over the
+// stretches [from, to) (advise: what its 1 s means give a 5 s mean).
+//
+// The start-up is at most kmax leading stretches (a third of them, at most
+// MaxStartup), judged against the reference: the 2 x kmax stretches after
+// those (what the program settled to, not a daily cycle hours later). It is
+// the most leading stretches that each lie above the reference's median by
+// more than the noise of a stretch's mean, and whose mean lies above that
+// median by more than 2 x LevelSpread and by more than 3 standard errors
+// of the difference where the leading stretches do not rise (a start-up
+// falls; 4 for a single stretch, which cannot show it). The noise of a
+// stretch's mean is the larger of floor and the reference's robust spread
 // (1.4826 median absolute deviations, which a late burst does not
-// inflate). ok is false with fewer than 6 means or no start-up.
-func StartupOf(means []float64, floor func(k int) float64) (s Startup, ok bool) {
-	if len(means) < 6 {
+// inflate). A start-up is over unless the reference still falls (its
+// Theil-Sen trend over its span more than LevelSpread of its median and
+// more than 3 standard errors); where it does, the use falls from the
+// start on (a start-up not over, or a load that fell: NotOver), and no
+// part can be told apart to leave out.
+// ok is false with fewer than 6 means or no start-up.
+func StartupOf(means []float64, step time.Duration, floor func(from, to int) float64) (s Startup, ok bool) {
+	n := len(means)
+	if n < 6 || step <= 0 {
 		return Startup{}, false
 	}
-	k := len(means) / 3
-	var med, drift float64
+	kmax := min(n/3, int(MaxStartup/step))
+	if kmax < 1 {
+		return Startup{}, false
+	}
+	ref := means[kmax:min(n, 3*kmax)]
+	med := median(ref)
+	dev := make([]float64, len(ref))
+	for i, x := range ref {
+		dev[i] = math.Abs(x - med)
+	}
+	sigma := max(1.4826*median(dev), 1e-3*med)
+	if floor != nil {
+		sigma = max(sigma, floor(kmax, min(n, 3*kmax)))
+	}
+	// The reference's change over its span: its Theil-Sen trend (the
+	// median of the slopes between every two stretches; ref holds at most
+	// 2 x MaxStartup of them, so the pairs stay few).
+	var slopes []float64
+	for i := range ref {
+		for j := i + 1; j < len(ref); j++ {
+			slopes = append(slopes, (ref[j]-ref[i])/float64(j-i))
+		}
+	}
+	slope := median(slopes)
+	drift := slope * float64(len(ref)-1)
+	// The drift's standard error, as a least-squares slope's, from the
+	// robust spread of the reference about its trend (at least floor).
+	res := make([]float64, len(ref))
+	for i, x := range ref {
+		res[i] = x - slope*float64(i)
+	}
+	mr := median(res)
+	for i := range res {
+		res[i] = math.Abs(res[i] - mr)
+	}
+	m := float64(len(ref))
+	resSigma := max(1.4826*median(res), 1e-3*med)
+	if floor != nil {
+		resSigma = max(resSigma, floor(kmax, min(n, 3*kmax)))
+	}
+	driftSE := resSigma * math.Sqrt(12/(m*m*m-m)) * (m - 1)
+	falls := drift < -LevelSpread*med && drift < -3*driftSE
+	k, falling := kmax, 0
 	for ; k > 0; k-- {
-		rest := means[k:]
-		med = median(rest)
-		dev := make([]float64, len(rest))
-		for i, x := range rest {
-			dev[i] = math.Abs(x - med)
-		}
-		sigma := max(1.4826*median(dev), 1e-3*med)
-		if floor != nil {
-			sigma = max(sigma, floor(k))
-		}
 		lead := 0.0
 		out := true
 		for _, x := range means[:k] {
@@ -260,20 +309,26 @@ func StartupOf(means []float64, floor func(k int) float64) (s Startup, ok bool) 
 		}
 		lead /= float64(k)
 		jump := lead - med
-		drift = theilSen(rest) * float64(len(rest)-1)
 		z := 4.0
-		if k > 1 && theilSen(means[:k]) <= 0 {
+		if k > 1 && means[k-1] <= means[0] {
 			z = 3
 		}
-		se := sigma * math.Sqrt(1/float64(k)+1/float64(len(rest)))
-		if out && jump > 2*LevelSpread*med && jump > z*se && jump > -2*drift {
-			break
+		se := sigma * math.Sqrt(1/float64(k)+1/float64(len(ref)))
+		if out && jump > 2*LevelSpread*med && jump > z*se {
+			if !falls {
+				break
+			}
+			falling = max(falling, k)
 		}
 	}
-	if k == 0 {
+	if k == 0 && falling == 0 {
 		return Startup{}, false
 	}
-	s = Startup{Stretches: k, Low: slices.Min(means[:k]), High: slices.Max(means[:k]), Median: med}
+	if k == 0 {
+		k = falling
+		s.NotOver = true
+	}
+	s.Stretches, s.Low, s.High, s.Median = k, slices.Min(means[:k]), slices.Max(means[:k]), med
 	if med > 0 && drift < -LevelSpread*med {
 		s.StillFell = -drift / med
 	}
@@ -286,14 +341,14 @@ func StartupOf(means []float64, floor func(k int) float64) (s Startup, ok bool) 
 func (s Startup) Describe(step time.Duration) string {
 	still := ""
 	if s.StillFell > 0 {
-		still = fmt.Sprintf(", and the use still fell %.0f%% over the rest of the window (not settled yet)", 100*s.StillFell)
+		still = fmt.Sprintf(", and the use still fell %.0f%% after it (it may not have settled)", 100*s.StillFell)
 	}
 	return fmt.Sprintf("%g s means %.3f-%.3f cores, against a median of %.3f after)%s", step.Seconds(), s.Low, s.High, s.Median, still)
 }
 
 // startupOf finds a start-up at the beginning of d by StartupOf over its
-// 5 s means, the noise of a 5 s mean at least what the 1 s means after
-// the first k stretches give. It returns where the settled demand begins
+// 5 s means, the noise of a 5 s mean at least what the reference's 1 s
+// means give. It returns where the settled demand begins
 // (0: no start-up) and a warning that says what was left out, whether the
 // use still fell after it, and how long after a start to sample.
 func startupOf(d *Demand) (cut time.Duration, note string) {
@@ -309,8 +364,8 @@ func startupOf(d *Demand) (cut time.Duration, note string) {
 		}
 	}
 	seconds := secondMeans(d)
-	s, ok := StartupOf(means, func(k int) float64 {
-		if s1 := seconds[min(k*5, len(seconds)):]; len(s1) > 2 {
+	s, ok := StartupOf(means, stretch, func(from, to int) float64 {
+		if s1 := seconds[min(from*5, len(seconds)):min(to*5, len(seconds))]; len(s1) > 2 {
 			return sd(s1) / math.Sqrt(5)
 		}
 		return 0
@@ -318,10 +373,22 @@ func startupOf(d *Demand) (cut time.Duration, note string) {
 	if !ok {
 		return 0, ""
 	}
+	if s.NotOver {
+		return 0, fmt.Sprintf("the use fell from the window's start on: %s a start-up not over (a JIT, class loading, a cache that warms) or a load that fell; the advice rests on all of it and errs high; for a program just started, begin sampling at least %s after its start, until this warning is gone",
+			s.Falling(stretch), StartupWait(d.Duration()).Round(time.Second))
+	}
 	cut = d.At[ends[s.Stretches-1]] - d.At[0]
 	rest := d.At[len(d.At)-1] - d.At[0] - cut
 	return cut, fmt.Sprintf("the first %s were a start-up (%s: left out of the advice, which rests on the %s after it; for a program just started, begin sampling at least %s after its start and sample %s or more",
 		cut.Round(time.Second), s.Describe(stretch), rest.Round(time.Second), StartupWait(cut).Round(time.Second), MinSettledWindow)
+}
+
+// Falling says how the use fell, for a start-up NotOver with stretches of
+// step: "5 s means 0.104-0.116 cores over the first 15s, a median of 0.089
+// after, falling 16% more:".
+func (s Startup) Falling(step time.Duration) string {
+	return fmt.Sprintf("%g s means %.3f-%.3f cores over the first %s, a median of %.3f after, falling %.0f%% more:",
+		step.Seconds(), s.Low, s.High, time.Duration(s.Stretches)*step, s.Median, 100*s.StillFell)
 }
 
 // StartupWait is how long after a start to begin sampling, for a start-up
@@ -356,24 +423,13 @@ func median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// theilSen is the median of the slopes between every two of xs (per
-// step): a trend one outlier does not move.
-func theilSen(xs []float64) float64 {
-	var sl []float64
-	for i := range xs {
-		for j := i + 1; j < len(xs); j++ {
-			sl = append(sl, (xs[j]-xs[i])/float64(j-i))
-		}
-	}
-	return median(sl)
-}
-
 // afterStartup is d from its start-up's end on (startupOf), and the
-// warning that says so; d itself and "" where it had none.
+// warning that says so; d itself where nothing was left out, with the
+// warning of a start-up not over, or "".
 func afterStartup(d *Demand) (*Demand, string) {
 	cut, note := startupOf(d)
 	if cut == 0 {
-		return d, ""
+		return d, note // none, or one not over: nothing left out
 	}
 	i := 0
 	for i < len(d.At) && d.At[i]-d.At[0] < cut {

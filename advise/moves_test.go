@@ -78,3 +78,23 @@ func TestClosedLoopWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestStartupOf: 15 s well above a level that then stays flat is a
+// start-up over (three stretches, nothing still falling); the same start
+// followed by a fall that goes on (a warm-up not over, or a load that
+// fell) is NotOver, with how far the use still fell; flat means have none.
+func TestStartupOf(t *testing.T) {
+	over := []float64{0.40, 0.38, 0.36, 0.25, 0.251, 0.249, 0.25, 0.252, 0.248, 0.25, 0.251, 0.249}
+	s, ok := StartupOf(over, 5*time.Second, nil)
+	if !ok || s.NotOver || s.Stretches != 3 || s.StillFell != 0 {
+		t.Errorf("a start-up over: %+v, %v", s, ok)
+	}
+	going := []float64{0.40, 0.38, 0.36, 0.30, 0.29, 0.28, 0.27, 0.26, 0.25, 0.24, 0.23, 0.22}
+	s, ok = StartupOf(going, 5*time.Second, nil)
+	if !ok || !s.NotOver || s.StillFell < 0.2 {
+		t.Errorf("a fall that goes on: %+v, %v", s, ok)
+	}
+	if s, ok := StartupOf([]float64{0.25, 0.251, 0.249, 0.25, 0.252, 0.248, 0.25, 0.251, 0.249}, 5*time.Second, nil); ok {
+		t.Errorf("flat means: %+v", s)
+	}
+}

@@ -17,6 +17,11 @@ import (
 // it, and the advice says so, what its block alone would need, and how
 // long to sample to see it recur.
 
+// maxSpikeWindow is the longest window the single-spike rule looks at:
+// its blocks are then 25 s or shorter, where one burst can decide a
+// block; longer blocks hold too many periods for one burst to.
+const maxSpikeWindow = 10 * time.Minute
+
 // spikeSigmas is how many robust standard deviations of the sample
 // intervals' use above the window's median a spike's intervals lie (and
 // at least twice the median).

@@ -437,11 +437,15 @@ func (s *ContainerSummary) startupLonger(bds []advise.BlockDemand) string {
 	for _, d := range bds {
 		means = append(means, d.Means...)
 	}
-	st, ok := advise.StartupOf(means, nil)
+	st, ok := advise.StartupOf(means, s.cfg.Bucket, nil)
 	if !ok {
 		return ""
 	}
 	in := time.Duration(st.Stretches) * s.cfg.Bucket
+	if st.NotOver {
+		return fmt.Sprintf("the start-up outlasted the %.0f s kept apart: the use fell from the window's start on (%s it is in the advice, which errs high)",
+			s.startup.Span.Seconds(), st.Falling(s.cfg.Bucket))
+	}
 	keep := (s.startup.Span + in + s.cfg.Chunk - 1) / s.cfg.Chunk * s.cfg.Chunk
 	return fmt.Sprintf("the start-up outlasted the %.0f s kept apart: the window's first %s still look like it (%s and are in the advice; keep at least %s of a new container apart",
 		s.startup.Span.Seconds(), in, st.Describe(s.cfg.Bucket), keep)
