@@ -379,8 +379,12 @@ func startupOf(d *Demand) (cut time.Duration, note string) {
 	}
 	cut = d.At[ends[s.Stretches-1]] - d.At[0]
 	rest := d.At[len(d.At)-1] - d.At[0] - cut
+	wait := StartupWait(cut)
+	if s.StillFell > 0 {
+		wait = StartupWait(d.Duration()) // it may not have settled within the window
+	}
 	return cut, fmt.Sprintf("the first %s were a start-up (%s: left out of the advice, which rests on the %s after it; for a program just started, begin sampling at least %s after its start and sample %s or more",
-		cut.Round(time.Second), s.Describe(stretch), rest.Round(time.Second), StartupWait(cut).Round(time.Second), MinSettledWindow)
+		cut.Round(time.Second), s.Describe(stretch), rest.Round(time.Second), wait.Round(time.Second), MinSettledWindow)
 }
 
 // Falling says how the use fell, for a start-up NotOver with stretches of
@@ -392,7 +396,8 @@ func (s Startup) Falling(step time.Duration) string {
 }
 
 // StartupWait is how long after a start to begin sampling, for a start-up
-// seen to last d: twice as long, at least MinSettledWindow.
+// seen to last d (the whole window where the use still fell after the
+// start-up): twice as long, at least MinSettledWindow.
 func StartupWait(d time.Duration) time.Duration { return max(2*d, MinSettledWindow) }
 
 // sd is the sample standard deviation of xs.

@@ -84,8 +84,8 @@ func TestStartupRecorded(t *testing.T) {
 		}
 	}
 	t.Logf("recommended %dm over %.0f s (mean %.3f cores): %s", a.Recommendation.LimitMilli, a.Sampled.DurationSeconds, a.Sampled.MeanCores, note)
-	if !strings.Contains(note, "start-up") || !(strings.Contains(note, "still fell") || strings.Contains(note, "not over")) || !strings.Contains(note, "begin sampling at least") {
-		t.Errorf("start-up warning %q: want the start-up named, the use still falling after it, and when to begin sampling", note)
+	if !strings.Contains(note, "start-up") || !(strings.Contains(note, "still fell") || strings.Contains(note, "not over")) || !strings.Contains(note, "begin sampling at least 1m50s after its start") {
+		t.Errorf("start-up warning %q: want the start-up named, the use still falling after it, and to begin sampling twice the window (1m50s) after a start", note)
 	}
 	if s := a.Sampled.DurationSeconds; s > 55 || s < 36 {
 		t.Errorf("advice over %.1f s of 55: want at most a third left out", s)
