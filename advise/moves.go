@@ -155,13 +155,15 @@ func LevelOf(means []float64, step time.Duration) Moves {
 	return m
 }
 
-// Warnings says how the level moved and how long to sample, for a window
-// of span.
+// Warnings says how the level moved and how long to sample (four times
+// the window, at least MinSettledWindow, at most a day), for a window of
+// span. A window of a day or more holds the daily cycle, whose moves its
+// blocks judge: it gets no warning.
 func (m Moves) Warnings(span time.Duration) []string {
 	var out []string
-	if m.Moved {
+	if m.Moved && span < 24*time.Hour {
 		out = append(out, fmt.Sprintf("the demand's level moved within the window: %g s means from %.3f to %.3f cores, a trend of %+.0f%% a minute: the intervals and the recommendation take the use from %.0f%% lower to %.0f%% higher (the trend and the spread of the %g s means); sample at least %s to see whether it settles",
-			m.Stretch.Seconds(), m.LowCores, m.HighCores, 100*m.TrendPerMinute, 100*(1-m.Low), 100*(m.High-1), m.Stretch.Seconds(), max(MinSettledWindow, 4*span).Round(time.Second)))
+			m.Stretch.Seconds(), m.LowCores, m.HighCores, 100*m.TrendPerMinute, 100*(1-m.Low), 100*(m.High-1), m.Stretch.Seconds(), min(max(MinSettledWindow, 4*span), 24*time.Hour).Round(time.Second)))
 	} else if span < MinSettledWindow {
 		out = append(out, fmt.Sprintf("the window (%s) is too short to see demand that moves over 15 s or more (a checkpoint, a warming cache, a client that changes pace): sample %s or more",
 			span.Round(time.Second), MinSettledWindow))

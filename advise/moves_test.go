@@ -44,6 +44,12 @@ func TestMoves(t *testing.T) {
 	if w := m.Warnings(step.Duration()); len(w) != 1 || !strings.Contains(w[0], "sample at least 4m0s") {
 		t.Errorf("warnings %q: want one saying to sample 4 minutes", w)
 	}
+	if w := m.Warnings(7 * time.Hour); len(w) != 1 || !strings.Contains(w[0], "sample at least 24h0m0s") {
+		t.Errorf("moved over 7 hours: warnings %q: want one saying to sample a day", w)
+	}
+	if w := m.Warnings(24 * time.Hour); len(w) != 0 {
+		t.Errorf("moved over a day: warnings %q: want none (the blocks judge a daily cycle)", w)
+	}
 	short, _ := levels(3, 18*time.Second, 0.3)
 	if w := movesOf(short).Warnings(short.Duration()); len(w) != 1 || !strings.Contains(w[0], "too short") {
 		t.Errorf("an 18 s window: warnings %q", w)
