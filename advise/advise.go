@@ -157,7 +157,11 @@ type Advice struct {
 	Window Window `json:"window"`
 	// Audit is the replay at the group's own limit against the kernel's
 	// count over the same samples, where it had a limit (nil otherwise).
-	Audit    *Audit   `json:"audit,omitempty"`
+	Audit *Audit `json:"audit,omitempty"`
+	// Spike is the window's single spike where its block alone would have
+	// changed the advice: counted once over the window, its block judged
+	// without it (a warning says so; nil otherwise).
+	Spike    *Spike   `json:"spike,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -280,7 +284,10 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 		}
 	}
 	ev := &Evaluated{Audit: audit, Evaluations: evs, Blocks: w.be, BlockDemands: blockDemands(w.blocks), Higher: w.higher, Baselines: baselines,
-		Period: req.Periods[0], Sampled: sampled, Rebuilt: d.Moved > 0, Moved: d.Moved, Capped: d.Capped, Widened: widen, Warnings: append(slices.Clone(d.Warnings), movesWarnings(movesOf(d), d.Duration())...)}
+		Period: req.Periods[0], Sampled: sampled, Rebuilt: d.Moved > 0, Moved: d.Moved, Capped: d.Capped, Widened: widen, Level: &w.level, Warnings: slices.Clone(d.Warnings)}
+	if w.spike != nil {
+		ev.Spike = &SpikeFree{Spike: *w.spike, Blocks: w.spikeIx, Evaluations: w.sbe, Demands: blockDemands(w.spikeD)}
+	}
 	if startup != "" {
 		ev.Warnings = append(ev.Warnings, startup)
 	}
@@ -358,9 +365,17 @@ type Evaluated struct {
 	Blocks [][]Evaluation
 	// BlockDemands describes the window's blocks, oldest first.
 	BlockDemands []BlockDemand
-	// Higher[i] is Evaluations[i] with the use LevelSpread higher (nil: not
-	// checked).
+	// Higher[i] is Evaluations[i] with the use higher by Level.High
+	// (LevelSpread where Level is nil; nil: not checked).
 	Higher []Evaluation
+	// Spike is the window's single spike, where it has one (spikeOf): its
+	// blocks without it, which the recommendation and the window's
+	// judgement take for them when that changes the advice (nil: none).
+	Spike *SpikeFree
+	// Level is how the demand's level moved within the window and where
+	// the next window's lies (LevelOf): Decide says how it moved and what
+	// the recommendation assumed. nil: not measured (no warning).
+	Level *Moves
 	// Baselines are the coarse recommenders' limits (BaselineRules).
 	Baselines []BaselineLimit
 	// Period is the period the recommendation is made at.
@@ -376,13 +391,15 @@ type Evaluated struct {
 	Moved, Capped time.Duration
 	// Widened says why the intervals were widened ("": they were not).
 	Widened string
-	// Warnings about the samples come first in the advice's.
+	// Warnings about the samples come first in the advice's, then the
+	// level's (Level).
 	Warnings []string
 }
 
 // Decide is the advice from evaluated demand, for target t (with
 // Target.WithDefaults): the smallest limit that meets t over the window,
-// in every block and with the use LevelSpread higher, without and with
+// in every block and with the use higher by the level (Level, at least
+// LevelSpread), without and with
 // burst (the recommendation), the window's judgement, the baselines and the
 // warnings. Every path to advice ends here: advise, the agent's summaries
 // (and so check and advise --prometheus/--agent, which read the agent's),
@@ -391,14 +408,39 @@ func Decide(ev *Evaluated, t Target) *Advice {
 	t = t.WithDefaults()
 	evs := ev.Evaluations
 	a := &Advice{Evaluations: evs, Sampled: ev.Sampled, Warnings: slices.Clone(ev.Warnings), Audit: ev.Audit}
+	higherBy := LevelSpread
+	if ev.Level != nil {
+		higherBy = ev.Level.High - 1
+		a.Warnings = append(a.Warnings, ev.Level.Warnings(time.Duration(ev.Sampled.DurationSeconds*float64(time.Second)))...)
+	}
+	be := blockEvals(ev.Blocks)
 	var whole int
-	a.Recommendation, whole = recommend(evs, blockEvals(ev.Blocks), ev.Higher, t, ev.Period)
+	a.Recommendation, whole = recommend(evs, be, ev.Higher, higherBy, t, ev.Period)
+	a.Window = window(ev.Sampled.DurationSeconds, ev.BlockDemands, be, ev.BlockDemands, be, evs, t, whole, a.Recommendation, ev.Widened)
+	// A single spike: its blocks judged without it, where that changes the
+	// recommendation or the window's judgement.
+	if jbe, jbd := judgeSpike(be, ev.BlockDemands, ev.Spike); ev.Spike != nil && len(be) > 1 {
+		r, _ := recommend(evs, jbe, ev.Higher, higherBy, t, ev.Period)
+		w := window(ev.Sampled.DurationSeconds, ev.BlockDemands, be, jbd, jbe, evs, t, whole, r, ev.Widened)
+		if r.LimitMilli != a.Recommendation.LimitMilli || r.Met != a.Recommendation.Met || w.Stationary != a.Window.Stationary {
+			s := ev.Spike.Spike
+			if a.Recommendation.Met {
+				s.BlockLimitMilli = a.Recommendation.LimitMilli
+			}
+			for _, b := range ev.Spike.Blocks {
+				w.Blocks[b].Spike = true
+				s.BlockThrottledRatio = max(s.BlockThrottledRatio, w.Blocks[b].ThrottledRatio)
+			}
+			r.Basis += "; one spike counted once over the window, not in its block"
+			a.Recommendation, a.Window, a.Spike = r, w, &s
+			a.Warnings = append(a.Warnings, spikeWarning(s, w, r))
+		}
+	}
 	// Throttled while sampled: the demand above the limit is unseen unless
 	// the rebuild (Reconstruct) recovered it (then the advice errs high, not
 	// low) from streaks short enough to move.
 	a.Recommendation.LowerBound = ev.Sampled.CPUStat.ThrottledPeriods > 0 && (!ev.Rebuilt || ev.Capped > 0)
 	a.Recommendation.Reconstructed = ev.Moved > 0
-	a.Window = window(ev.Sampled.DurationSeconds, ev.BlockDemands, blockEvals(ev.Blocks), evs, t, whole, a.Recommendation, ev.Widened)
 	if !a.Window.Stationary {
 		a.Warnings = append(a.Warnings, a.Window.Nonstationary)
 	}
@@ -428,17 +470,17 @@ func contains(s []int64, v int64) bool {
 }
 
 // recommend picks the smallest limit meeting t over the whole window, in
-// every block and with the use LevelSpread higher (higher; nil: not
+// every block and with the use higherBy higher (higher; nil: not
 // checked), the upper end of its interval but for the slice bound, without
 // and with burst, at the first period. It also returns the index of the smallest limit that
 // meets t over the whole window pooled (-1: none).
-func recommend(evs []Evaluation, be blockEvals, higher []Evaluation, t Target, period time.Duration) (Recommendation, int) {
+func recommend(evs []Evaluation, be blockEvals, higher []Evaluation, higherBy float64, t Target, period time.Duration) (Recommendation, int) {
 	r := Recommendation{Target: t, Basis: "meets the target in every block"}
 	if len(be) < 2 {
 		r.Basis = "meets the target over the window (one block)"
 	}
 	if higher != nil {
-		r.Basis += fmt.Sprintf(" and with %.0f%% more use", LevelSpread*100)
+		r.Basis += fmt.Sprintf(" and with %.0f%% more use", higherBy*100)
 	}
 	var largest *Evaluation
 	whole := -1
@@ -471,9 +513,12 @@ func recommend(evs []Evaluation, be blockEvals, higher []Evaluation, t Target, p
 	return r, whole
 }
 
-// window describes the blocks, judges stationarity at the limit the whole
-// window would recommend, and says how long to sample.
-func window(seconds float64, blocks []BlockDemand, be blockEvals, evs []Evaluation, t Target, whole int, r Recommendation, widen string) Window {
+// window describes the blocks (shown, their evaluations shownBE), judges
+// stationarity at the limit the whole window would recommend over the
+// blocks as judged (judged, judgedBE: a spike's blocks without it), and
+// says how long to sample.
+func window(seconds float64, shown []BlockDemand, shownBE blockEvals, judged []BlockDemand, be blockEvals, evs []Evaluation, t Target, whole int, r Recommendation, widen string) Window {
+	blocks := shown
 	w := Window{Seconds: seconds, Stationary: true, Widened: widen}
 	w.BlockSeconds = w.Seconds / float64(len(blocks))
 	rec := -1
@@ -488,8 +533,8 @@ func window(seconds float64, blocks []BlockDemand, be blockEvals, evs []Evaluati
 		blk := Block{StartSeconds: start, EndSeconds: start + sub.Seconds, MeanCores: sub.MeanCores, MaxCores10ms: sub.MaxCores10ms}
 		start = blk.EndSeconds
 		if rec >= 0 {
-			if len(be) > 1 {
-				blk.ThrottledRatio = be[b][rec].ThrottledRatio
+			if len(shownBE) > 1 {
+				blk.ThrottledRatio = shownBE[b][rec].ThrottledRatio
 			} else {
 				blk.ThrottledRatio = evs[rec].ThrottledRatio
 			}
@@ -500,7 +545,7 @@ func window(seconds float64, blocks []BlockDemand, be blockEvals, evs []Evaluati
 		return w
 	}
 	w.WholeWindowLimitMilli = evs[whole].LimitMilli
-	diff, ok := stationarity(t, blocks, be, whole)
+	diff, ok := stationarity(t, judged, be, whole)
 	if ok {
 		return w
 	}

@@ -40,6 +40,9 @@ type Block struct {
 	// window would have recommended (only set when the window is judged
 	// non-stationary).
 	Differs bool `json:"differs,omitempty"`
+	// Spike marks a block judged without the window's single spike
+	// (Advice.Spike).
+	Spike bool `json:"single_spike,omitempty"`
 }
 
 // Window is what the advice rests on: the sampled span cut into blocks, and
@@ -132,13 +135,20 @@ func evaluateBlocks(d *Demand, points []Point, o Options, widen string) ([]Evalu
 // evaluated in every one of them alike: counted in one pass (CountsOnly),
 // or replayed in full.
 type windows struct {
-	points                    []Point
-	o                         Options
-	widen                     string
-	d                         *Demand
-	blocks                    []*Demand
-	lowerD, higherD           *Demand
-	bounded                   bool // the slice bound is evaluated
+	points          []Point
+	o               Options
+	widen           string
+	d               *Demand
+	blocks          []*Demand
+	lowerD, higherD *Demand
+	bounded         bool // the slice bound is evaluated
+	level           Moves
+	// spike is a single spike in the window (spikeOf; nil: none), the
+	// blocks it falls in (spikeIx) without it, and their evaluations.
+	spike                     *Spike
+	spikeIx                   []int
+	spikeD                    []*Demand
+	sbe                       [][]Evaluation
 	evs, bound, lower, higher []Evaluation
 	be                        blockEvals
 	// full[i] says point i was replayed in full in every window.
@@ -160,6 +170,14 @@ func newWindows(d *Demand, points []Point, o Options, widen string) (*windows, e
 			}
 		}
 	}
+	// A single spike: its blocks are also evaluated without it, for the
+	// recommendation to judge them by (Decide).
+	if len(w.blocks) > 1 && d.Duration() <= maxSpikeWindow {
+		if sp, ok := spikeOf(d, minPeriod); ok {
+			w.spike = &sp
+			w.spikeIx, w.spikeD = spikeBlocks(d, sp, len(w.blocks))
+		}
+	}
 	// The slice bound: the same points with the runtime other CPUs' slices
 	// can hold taken out of the quota. It only differs on a group that runs
 	// on more than one CPU, and is only needed where the samples carry no
@@ -168,12 +186,16 @@ func newWindows(d *Demand, points []Point, o Options, widen string) (*windows, e
 	// The level: the whole window replayed with its use lower and higher,
 	// as far as the next window's level may lie by the data (movesOf; the
 	// blocks show the level's changes within the window).
-	lv := movesOf(d)
-	w.lowerD, w.higherD = scaled(d, lv.Low), scaled(d, lv.High)
+	w.level = movesOf(d)
+	w.lowerD, w.higherD = scaled(d, w.level.Low), scaled(d, w.level.High)
 	n := len(points)
 	w.evs, w.lower, w.higher = make([]Evaluation, n), make([]Evaluation, n), make([]Evaluation, n)
 	if w.bounded {
 		w.bound = make([]Evaluation, n)
+	}
+	w.sbe = make([][]Evaluation, len(w.spikeD))
+	for k := range w.sbe {
+		w.sbe[k] = make([]Evaluation, n)
 	}
 	w.be = make(blockEvals, len(w.blocks))
 	if len(w.blocks) > 1 {
@@ -246,6 +268,11 @@ func (w *windows) evaluate(ix []int, full bool) error {
 			if err := run(sub, o, w.be[b], fmt.Sprintf("block %d", b+1)); err != nil {
 				return err
 			}
+		}
+	}
+	for k, sub := range w.spikeD {
+		if err := run(sub, o, w.sbe[k], fmt.Sprintf("block %d without its spike", w.spikeIx[k]+1)); err != nil {
+			return err
 		}
 	}
 	for _, i := range ix {
@@ -352,7 +379,8 @@ func EvaluateIntervals(d *Demand, points []Point, o Options) ([]Evaluation, erro
 }
 
 // meetsAll reports whether point i meets t over the whole window, in
-// every block and, when higher is given, with the use LevelSpread higher.
+// every block and, when higher is given, with the use higher by the level
+// (LevelOf).
 func meetsAll(t Target, evs []Evaluation, be blockEvals, higher []Evaluation, i int) bool {
 	if !t.Meets(evs[i]) || (higher != nil && !t.Meets(higher[i])) {
 		return false

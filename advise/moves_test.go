@@ -32,8 +32,8 @@ func levels(seed uint64, per time.Duration, lv ...float64) (*Demand, []uint64) {
 // sample; a steady 18 s window is told it is too short.
 func TestMoves(t *testing.T) {
 	steady, _ := levels(1, 61*time.Second, 0.3)
-	if m := movesOf(steady); m.Moved || math.Abs(m.Spread-LevelSpread) > 1e-9 || len(movesWarnings(m, steady.Duration())) != 0 {
-		t.Errorf("steady demand: %+v, warnings %q", m, movesWarnings(m, steady.Duration()))
+	if m := movesOf(steady); m.Moved || math.Abs(m.Spread-LevelSpread) > 1e-9 || len(m.Warnings(steady.Duration())) != 0 {
+		t.Errorf("steady demand: %+v, warnings %q", m, m.Warnings(steady.Duration()))
 	}
 	step, _ := levels(2, 15*time.Second, 0.27, 0.27, 0.34, 0.34)
 	m := movesOf(step)
@@ -41,11 +41,17 @@ func TestMoves(t *testing.T) {
 	if !m.Moved || m.Spread < 0.08 || m.Spread > maxLevelSpread {
 		t.Errorf("a step from 0.27 to 0.34 cores: %+v, want moved with a spread of about half the swing", m)
 	}
-	if w := movesWarnings(m, step.Duration()); len(w) != 1 || !strings.Contains(w[0], "sample at least 4m0s") {
+	if w := m.Warnings(step.Duration()); len(w) != 1 || !strings.Contains(w[0], "sample at least 4m0s") {
 		t.Errorf("warnings %q: want one saying to sample 4 minutes", w)
 	}
+	if w := m.Warnings(7 * time.Hour); len(w) != 1 || !strings.Contains(w[0], "sample at least 24h0m0s") {
+		t.Errorf("moved over 7 hours: warnings %q: want one saying to sample a day", w)
+	}
+	if w := m.Warnings(24 * time.Hour); len(w) != 0 {
+		t.Errorf("moved over a day: warnings %q: want none (the blocks judge a daily cycle)", w)
+	}
 	short, _ := levels(3, 18*time.Second, 0.3)
-	if w := movesWarnings(movesOf(short), short.Duration()); len(w) != 1 || !strings.Contains(w[0], "too short") {
+	if w := movesOf(short).Warnings(short.Duration()); len(w) != 1 || !strings.Contains(w[0], "too short") {
 		t.Errorf("an 18 s window: warnings %q", w)
 	}
 }
@@ -76,5 +82,25 @@ func TestClosedLoopWarning(t *testing.T) {
 		if (w != "") != tc.closed || (tc.closed && !strings.Contains(w, "lower bound")) {
 			t.Errorf("%s: warning %q", tc.name, w)
 		}
+	}
+}
+
+// TestStartupOf: 15 s well above a level that then stays flat is a
+// start-up over (three stretches, nothing still falling); the same start
+// followed by a fall that goes on (a warm-up not over, or a load that
+// fell) is NotOver, with how far the use still fell; flat means have none.
+func TestStartupOf(t *testing.T) {
+	over := []float64{0.40, 0.38, 0.36, 0.25, 0.251, 0.249, 0.25, 0.252, 0.248, 0.25, 0.251, 0.249}
+	s, ok := StartupOf(over, 5*time.Second, nil)
+	if !ok || s.NotOver || s.Stretches != 3 || s.StillFell != 0 {
+		t.Errorf("a start-up over: %+v, %v", s, ok)
+	}
+	going := []float64{0.40, 0.38, 0.36, 0.30, 0.29, 0.28, 0.27, 0.26, 0.25, 0.24, 0.23, 0.22}
+	s, ok = StartupOf(going, 5*time.Second, nil)
+	if !ok || !s.NotOver || s.StillFell < 0.2 {
+		t.Errorf("a fall that goes on: %+v, %v", s, ok)
+	}
+	if s, ok := StartupOf([]float64{0.25, 0.251, 0.249, 0.25, 0.252, 0.248, 0.25, 0.251, 0.249}, 5*time.Second, nil); ok {
+		t.Errorf("flat means: %+v", s)
 	}
 }

@@ -36,6 +36,8 @@ func Answer(a *Advice) string {
 	where := "in every block"
 	if len(a.Window.Blocks) < 2 {
 		where = "over the window"
+	} else if a.Spike != nil {
+		where = "in every block, its one spike counted once over the window (see the warning)"
 	}
 	return fmt.Sprintf("Set the CPU limit to%s %s: over %s, with %.3f cores used on average, it is predicted to throttle %s of periods with %s p99 added delay, within the target (%s) %s.",
 		lb, formatMilli(r.LimitMilli), win, a.Sampled.MeanCores, ShareRange(r.ThrottledRatio, r.ThrottledRatioRange), delayText(r.Evaluation), targetText(r.Target), where)

@@ -189,7 +189,7 @@ func (s *hotSet) drop(c *container) {
 // lowestPick returns the lowest ladder limit (millicores) that meets one of
 // the targets over the window, without or with a burst: no advice can pick
 // a lower one (the recommendation must also meet its target in every block,
-// and with the use LevelSpread higher). 0 when the summary holds no
+// and with the use higher by the level, advise.LevelOf). 0 when the summary holds no
 // demand yet.
 func (s *ContainerSummary) lowestPick(targets []advise.Target) int64 {
 	span, work := s.Span()

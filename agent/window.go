@@ -336,7 +336,10 @@ func (s *ContainerSummary) AdviceFor(in AdviceInput, targets []advise.Target) ([
 	if audit != nil {
 		audit.Widen(evs)
 	}
-	ev := &advise.Evaluated{Audit: audit, Evaluations: evs, Blocks: s.blockTable(evs, targets), BlockDemands: s.blockDemands(), Higher: s.levelHigher(evs),
+	bds := s.blockDemands()
+	level := s.level(bds)
+	longer := s.startupLonger(bds)
+	ev := &advise.Evaluated{Audit: audit, Evaluations: evs, Blocks: s.blockTable(evs, targets), BlockDemands: bds, Level: &level, Higher: s.levelHigher(evs, level.High),
 		Baselines: baselines, Period: s.cfg.Period,
 		Sampled: advise.Sampled{Source: in.Source, DurationSeconds: span.Seconds(), Samples: samples, MeanCores: work / float64(span),
 			MaxCores10ms: maxCores, Cores: max(s.cores, 1), Phases: s.cfg.Phases, LimitMilli: in.LimitMilli,
@@ -355,6 +358,9 @@ func (s *ContainerSummary) AdviceFor(in AdviceInput, targets []advise.Target) ([
 		if note := s.startupNote(a.Recommendation); note != "" {
 			a.Warnings = append(a.Warnings, note)
 		}
+		if longer != "" {
+			a.Warnings = append(a.Warnings, longer)
+		}
 		a.Warnings = append(a.Warnings, fmt.Sprintf("from the agent's summary: %d block(s) of %s replayed in chunks of %s; limits between the ladder's are interpolated",
 			len(s.blocks), s.cfg.Block, s.cfg.Chunk))
 		out = append(out, a)
@@ -365,7 +371,8 @@ func (s *ContainerSummary) AdviceFor(in AdviceInput, targets []advise.Target) ([
 // blockDemands describes the blocks that hold replayed demand, oldest
 // first (those blockTable evaluates), for advise's judgement of the window:
 // their means over the usage ring's buckets (15 s) stand for advise's 1 s
-// means.
+// means. A bucket of the start-up (SetStartup) is left out, as its
+// chunks are.
 func (s *ContainerSummary) blockDemands() []advise.BlockDemand {
 	var out []advise.BlockDemand
 	n := int64(len(s.bucketWork))
@@ -377,6 +384,9 @@ func (s *ContainerSummary) blockDemands() []advise.BlockDemand {
 		for m := int64(b.Start / s.cfg.Bucket); m < int64((b.Start+s.cfg.Block)/s.cfg.Bucket); m++ {
 			if m > s.lastBucket || m <= s.lastBucket-n || s.bucketTime[m%n] <= 0 {
 				continue // not kept (left the ring) or no sample in it
+			}
+			if time.Duration(m)*s.cfg.Bucket < s.startupUntil {
+				continue // the start-up's, kept apart from the advice (SetStartup)
 			}
 			d.Means = append(d.Means, float64(s.bucketWork[m%n])/float64(s.bucketTime[m%n]))
 		}
@@ -412,6 +422,33 @@ func (s *ContainerSummary) StartupEvaluation(limitMilli, burstMilli int64) *advi
 		return nil
 	}
 	return &e
+}
+
+// startupLonger says, by advise's rule (advise.StartupOf over the window's
+// 15 s means, bds), when the container's start-up outlasted the part kept
+// apart from the advice (SetStartup): advise on the same demand would
+// leave it out, the window holds it. "" when the agent did not see the
+// container start, or the window shows no start-up.
+func (s *ContainerSummary) startupLonger(bds []advise.BlockDemand) string {
+	if s.startup == nil {
+		return ""
+	}
+	var means []float64
+	for _, d := range bds {
+		means = append(means, d.Means...)
+	}
+	st, ok := advise.StartupOf(means, s.cfg.Bucket, nil)
+	if !ok {
+		return ""
+	}
+	in := time.Duration(st.Stretches) * s.cfg.Bucket
+	if st.NotOver {
+		return fmt.Sprintf("the start-up outlasted the %.0f s kept apart: the use fell from the window's start on (%s it is in the advice, which errs high)",
+			s.startup.Span.Seconds(), st.Falling(s.cfg.Bucket))
+	}
+	keep := (s.startup.Span + in + s.cfg.Chunk - 1) / s.cfg.Chunk * s.cfg.Chunk
+	return fmt.Sprintf("the start-up outlasted the %.0f s kept apart: the window's first %s still look like it (%s and are in the advice; keep at least %s of a new container apart",
+		s.startup.Span.Seconds(), in, st.Describe(s.cfg.Bucket), keep)
 }
 
 // startupNote says what the start-up kept apart from the advice would get
@@ -484,13 +521,23 @@ func (s *ContainerSummary) blockTable(evs []advise.Evaluation, targets []advise.
 	return table
 }
 
-// levelHigher is evs with the use advise.LevelSpread higher, as advise's
-// recommendation checks it: the same demand under a limit (and burst) that
-// much lower, interpolated on the ladder (Evaluate).
-func (s *ContainerSummary) levelHigher(evs []advise.Evaluation) []advise.Evaluation {
+// level is advise's rule for how the level moved and where the next
+// window's lies (advise.LevelOf), over the usage buckets of the blocks
+// that hold replayed demand (blockDemands), oldest first.
+func (s *ContainerSummary) level(bds []advise.BlockDemand) advise.Moves {
+	var means []float64
+	for _, d := range bds {
+		means = append(means, d.Means...)
+	}
+	return advise.LevelOf(means, s.cfg.Bucket)
+}
+
+// levelHigher is evs with the use higher by f (the level's High), as
+// advise's recommendation checks it: the same demand under a limit (and
+// burst) that much lower, interpolated on the ladder (Evaluate).
+func (s *ContainerSummary) levelHigher(evs []advise.Evaluation, f float64) []advise.Evaluation {
 	out := make([]advise.Evaluation, len(evs))
 	for i, e := range evs {
-		f := 1 + advise.LevelSpread
 		h, err := s.Evaluate(int64(math.Floor(float64(e.LimitMilli)/f)), int64(math.Floor(float64(e.BurstMilli)/f)))
 		if err != nil {
 			h = e // a quota under 1 ms: the limit's own figures

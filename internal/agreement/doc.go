@@ -6,4 +6,7 @@
 // one entry point (advise.Decide); the test catches a path that drifts from
 // them in how it feeds them. TestCommandsAgree runs advise --csv and check as
 // commands (internal/cli.Run, their flags, defaults and JSON) on that demand.
+// TestLevelAgrees feeds a demand whose level rises and requires every path
+// to judge the level by the same rule (advise.LevelOf): the same warning,
+// band and basis.
 package agreement
