@@ -63,9 +63,16 @@ type Options struct {
 	// each of its samples, for Observe. On v1 the split is
 	// cpuacct.usage_percpu, whose sum is cpuacct.usage: it is read in the
 	// usage's place, one pread for both. A group whose reader cannot be
-	// opened or read goes without (not tried again).
+	// opened or read goes without (not tried again), and so does a group
+	// of more than SplitMaxThreads threads on v2.
 	PerCPU bool
 }
+
+// SplitMaxThreads is the most threads a cgroup v2 group may have for its
+// per-CPU split to be read (Options.PerCPU): v2 has no per-CPU usage file,
+// and cgroup.PerCPUReader reads one or two files a thread (as advise, which
+// takes the same bound).
+const SplitMaxThreads = 32
 
 func (o *Options) defaults() {
 	if o.Root == "" {
@@ -521,7 +528,7 @@ func (w *Watcher) readSplit(g *group) []uint64 {
 		g.perCPU = r
 	}
 	var err error
-	if g.split, err = g.perCPU.Read(g.split); err != nil {
+	if g.split, err = g.perCPU.Read(g.split); err != nil || g.perCPU.Threads() > SplitMaxThreads {
 		g.perCPUFailed = true
 		g.closeSplit()
 		return nil

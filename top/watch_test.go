@@ -743,3 +743,50 @@ func TestPerCPUReadsV1SplitForUsage(t *testing.T) {
 		t.Errorf("cold again: cpuacct.usage read %d times (want 3), reader open: %v", cu.n, g.perCPU != nil)
 	}
 }
+
+// TestPerCPUV2ThreadBound: on v2 a hot group's split (its threads' run
+// time) reaches Observe while it has up to SplitMaxThreads threads; one of
+// more goes without, and its reader is closed.
+func TestPerCPUV2ThreadBound(t *testing.T) {
+	root := expand(t, "v2-kubepods-systemd")
+	const ctr = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
+	threads := func(n int, runNs int) {
+		var b strings.Builder
+		for tid := 100; tid < 100+n; tid++ {
+			fmt.Fprintf(&b, "%d\n", tid)
+			d := filepath.Join(root, "proc", fmt.Sprint(tid))
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, d, "schedstat", fmt.Sprintf("%d 0 1\n", runNs))
+			writeFile(t, d, "stat", fmt.Sprintf("%d (w) %s\n", tid, strings.Repeat("0 ", 50)))
+		}
+		writeFile(t, root, "sys/fs/cgroup"+ctr+"/cgroup.threads", b.String())
+	}
+	threads(SplitMaxThreads, 1000)
+	var splits [][]uint64
+	w, err := New(Options{Root: root, PerCPU: true,
+		Observe: func(p string, _ Identity, _ time.Duration, _, _ uint64, split []uint64) bool {
+			if p == ctr {
+				splits = append(splits, slices.Clone(split))
+			}
+			return true
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Sample(0)
+	w.Sample(10 * time.Millisecond) // hot: the reader's first reading (nothing ran since it opened)
+	threads(SplitMaxThreads, 2000)
+	w.Sample(20 * time.Millisecond) // each thread ran 1 us on CPU 0
+	threads(SplitMaxThreads+1, 3000)
+	w.Sample(30 * time.Millisecond)
+	w.Sample(40 * time.Millisecond)
+	if len(splits) != 5 || splits[0] != nil || !slices.Equal(splits[2], []uint64{SplitMaxThreads * 1000}) || splits[3] != nil || splits[4] != nil {
+		t.Errorf("splits observed %v; want none, none or zeros, [%d] (%d threads), none, none (%d threads)", splits, SplitMaxThreads*1000, SplitMaxThreads, SplitMaxThreads+1)
+	}
+	if g := w.groups[ctr]; g.perCPU != nil || !g.perCPUFailed {
+		t.Errorf("reader open %v, given up %v; want closed and given up", g.perCPU != nil, g.perCPUFailed)
+	}
+}
