@@ -121,10 +121,19 @@ type Watcher struct {
 	unlocked bool
 	// cpus bounds the CPUs a group's stall is spread over (SplitStall).
 	cpus int
-	// gate counts the usage of the lowest group that holds every group
-	// Every picks (nil: none, or no Coarse); see Sample.
-	gate    *cgroup.UsageCounter
-	gateDir string
+	// gates count the usage of the lowest group that holds every group
+	// Every picks under each top-level group (kubepods, throttlelab: a
+	// gate above both would be the root, which always moves); none without
+	// Coarse. See Sample.
+	gates []*gate
+}
+
+// gate is the usage of one group above groups Every picks (Sample).
+type gate struct {
+	dir     string
+	counter *cgroup.UsageCounter
+	usage   uint64 // at the current grid instant
+	ok      bool   // read at it
 }
 
 // group is one watched cgroup.
@@ -161,8 +170,9 @@ type group struct {
 	settings   *cgroup.CPULimits
 	procs      int
 	settingsAt time.Duration
-	// gateUsage is the gate's usage read just before the group's last read
-	// (gated: there was one at that instant).
+	// gate is the group's (nil: none); gateUsage its usage read just
+	// before the group's last read (gated: there was one at that instant).
+	gate      *gate
 	gateUsage uint64
 	gated     bool
 	// perCPU reads the split while the group is hot (Options.PerCPU);
@@ -255,53 +265,74 @@ func (w *Watcher) Discover() error {
 			w.sorted = append(w.sorted, g)
 		}
 	}
-	w.openGate()
+	w.openGates()
 	return nil
 }
 
-// openGate opens the gate (Sample): the usage counter of the lowest
-// directory that holds every group Every picks, in the hierarchy that
-// counts usage; none without Coarse, or where no such group is.
-func (w *Watcher) openGate() {
-	dir := ""
+// openGates opens the gates (Sample): for each top-level group, the usage
+// counter of the lowest directory that holds every group Every picks under
+// it, in the hierarchy that counts usage; none without Coarse. Gates kept
+// keep their file.
+func (w *Watcher) openGates() {
+	dirs := map[string]string{} // by top-level group
+	var tops []string
 	if w.opts.Coarse != nil {
-		first := true
 		for _, g := range w.sorted {
 			d := g.ref.AcctDir
 			if !g.every || g.err != nil || d == "" {
 				continue
 			}
-			if first {
-				dir, first = d, false
+			top, _, _ := strings.Cut(strings.TrimPrefix(g.ref.Path, "/"), "/")
+			dir, ok := dirs[top]
+			if !ok {
+				dirs[top] = d
+				tops = append(tops, top)
 				continue
 			}
 			for dir != d && !strings.HasPrefix(d, dir+string(filepath.Separator)) && filepath.Dir(dir) != dir {
 				dir = filepath.Dir(dir)
 			}
+			dirs[top] = dir
 		}
 	}
-	if dir == w.gateDir && (w.gate != nil) == (dir != "") {
-		return
+	old := map[string]*gate{}
+	for _, gt := range w.gates {
+		old[gt.dir] = gt
 	}
-	if w.gate != nil {
-		w.gate.Close()
-		w.gate = nil
+	w.gates = w.gates[:0]
+	byTop := map[string]*gate{}
+	for _, top := range tops {
+		dir := dirs[top]
+		gt := old[dir]
+		if gt != nil {
+			delete(old, dir)
+		} else {
+			u, err := cgroup.OpenCounters(w.src.Version, "", dir, w.open)
+			if err != nil || !u.CountsUsage() {
+				if u != nil {
+					u.Close()
+				}
+				continue // no gate: these groups are read at each grid instant
+			}
+			gt = &gate{dir: dir, counter: u}
+		}
+		w.gates = append(w.gates, gt)
+		byTop[top] = gt
 	}
-	w.gateDir = dir
+	for _, gt := range old {
+		gt.counter.Close()
+	}
 	for _, g := range w.sorted {
-		g.gated = false // readings of another gate
-	}
-	if dir == "" {
-		return
-	}
-	u, err := cgroup.OpenCounters(w.src.Version, "", dir, w.open)
-	if err != nil || !u.CountsUsage() {
-		if u != nil {
-			u.Close()
+		top, _, _ := strings.Cut(strings.TrimPrefix(g.ref.Path, "/"), "/")
+		gt := byTop[top]
+		if !g.every || gt != g.gate {
+			g.gated = false // readings of another gate
 		}
-		return // no gate: every cold group is read at each grid instant
+		g.gate = gt
+		if !g.every {
+			g.gate = nil
+		}
 	}
-	w.gate = u
 }
 
 // SampleCounts returns how many sampling instants were kept (samples taken,
@@ -443,8 +474,9 @@ func vanished(err error, dir string) bool {
 // at the coarse grid's instants, and hot ones at every instant; see
 // Options.Coarse); at is the time since the watcher started, in order.
 //
-// With Coarse, at a grid instant the gate (the usage of the lowest group
-// that holds every group Every picks) is read first: a cold group whose
+// With Coarse, at a grid instant the gates (the usage of the lowest group
+// that holds every group Every picks under each top-level group) are read
+// first: a cold group whose
 // gate reading at its last read is the same as now used no CPU since
 // (usage is charged to every ancestor at once, and never goes down), so
 // its reading is carried to this instant instead of read again, where the
@@ -456,22 +488,27 @@ func (w *Watcher) Sample(at time.Duration) {
 	w.lastAt = at
 	w.taken.Add(1)
 	grid := w.opts.Coarse == nil || w.opts.Coarse(at)
-	var gate uint64
-	gateOK := false
-	if grid && w.gate != nil {
-		if r, err := w.gate.Read(false); err == nil && r.HasUsageNs {
-			gate, gateOK = r.UsageNs, true
+	for _, gt := range w.gates {
+		gt.ok = false
+		if grid {
+			if r, err := gt.counter.Read(false); err == nil && r.HasUsageNs {
+				gt.usage, gt.ok = r.UsageNs, true
+			}
 		}
 	}
 	hot := false
 	for _, g := range w.sorted {
 		if g.samples == 0 || (g.every && (grid || g.hot)) {
-			if gateOK && g.gated && g.gateUsage == gate && w.carries(g, at) {
+			gt := g.gate
+			if gt != nil && gt.ok && g.gated && g.gateUsage == gt.usage && w.carries(g, at) {
 				w.take(g, sample{at: at, UsageReading: g.last.UsageReading}, nil)
 			} else {
 				w.sampleGroup(g, at)
 			}
-			g.gateUsage, g.gated = gate, gateOK
+			g.gated = gt != nil && gt.ok
+			if g.gated {
+				g.gateUsage = gt.usage
+			}
 		}
 		hot = hot || (g.every && g.hot && !g.gone)
 	}
@@ -918,10 +955,10 @@ func (w *Watcher) Close() error {
 		g.close()
 	}
 	w.groups, w.sorted = map[string]*group{}, nil
-	if w.gate != nil {
-		w.gate.Close()
-		w.gate, w.gateDir = nil, ""
+	for _, gt := range w.gates {
+		gt.counter.Close()
 	}
+	w.gates = nil
 	w.events.close()
 	w.events = nil
 	return nil

@@ -650,8 +650,8 @@ func TestGateCarriesIdleGroups(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if want := filepath.Join(root, "sys/fs/cgroup", pod); w.gateDir != want || w.gate == nil {
-		t.Fatalf("the gate is %q (open: %v), want the pod's group %q", w.gateDir, w.gate != nil, want)
+	if want := filepath.Join(root, "sys/fs/cgroup", pod); len(w.gates) != 1 || w.gates[0].dir != want {
+		t.Fatalf("gates %v, want one: the pod's group %q", gateDirs(w), want)
 	}
 	c1f, c2f := &countingFile{CounterFile: w.groups[c1].counters.Stat}, &countingFile{CounterFile: w.groups[c2].counters.Stat}
 	w.groups[c1].counters.Stat, w.groups[c2].counters.Stat = c1f, c2f
@@ -788,5 +788,35 @@ func TestPerCPUV2ThreadBound(t *testing.T) {
 	}
 	if g := w.groups[ctr]; g.perCPU != nil || !g.perCPUFailed {
 		t.Errorf("reader open %v, given up %v; want closed and given up", g.perCPU != nil, g.perCPUFailed)
+	}
+}
+
+func gateDirs(w *Watcher) []string {
+	var dirs []string
+	for _, gt := range w.gates {
+		dirs = append(dirs, gt.dir)
+	}
+	return dirs
+}
+
+// TestGatesPerTopLevelGroup: groups Every picks under two top-level groups
+// have a gate each (the lowest group holding them under each), not one at
+// the hierarchy's root, whose usage moves with everything on the host.
+func TestGatesPerTopLevelGroup(t *testing.T) {
+	root := expand(t, "v2-kubepods-systemd")
+	const ctr = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
+	const svc = "/system.slice/docker-e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5.scope"
+	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer },
+		Coarse: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	want := []string{filepath.Join(root, "sys/fs/cgroup", ctr), filepath.Join(root, "sys/fs/cgroup", svc)}
+	if got := gateDirs(w); !slices.Equal(got, want) {
+		t.Errorf("gates %v, want %v", got, want)
+	}
+	if w.groups[ctr].gate == nil || w.groups[svc].gate == nil || w.groups[ctr].gate == w.groups[svc].gate {
+		t.Error("the two groups do not have a gate each")
 	}
 }
