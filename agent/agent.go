@@ -210,8 +210,6 @@ type container struct {
 	// from the report that ends its first interval.
 	since int
 	need  need // sampling by need
-	// cpu is its per-CPU reader (the sampling goroutine's alone).
-	cpu perCPU
 }
 
 // New finds the node's cgroup hierarchy and its groups.
@@ -234,6 +232,7 @@ func New(cfg Config) (*Agent, error) {
 	if a.byNeed {
 		opts.Coarse = a.onGrid
 		opts.SettingsEvery = SettingsEvery
+		opts.PerCPU = !cfg.NoPerCPU // percpu.go
 	}
 	w, err := top.New(opts)
 	if err != nil {
@@ -256,8 +255,9 @@ func (a *Agent) onGrid(at time.Duration) bool {
 // observe gets every group's usage at every sample (top.Options.Observe). A
 // selected group the agent does not know yet is added here, at its first
 // sample after top found it, not at the next report. It says whether the
-// container is hot (sampling by need).
-func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs, throttled uint64) bool {
+// container is hot (sampling by need); perCPU is its per-CPU split, read
+// while it is hot (percpu.go).
+func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs, throttled uint64, perCPU []uint64) bool {
 	a.mu.Lock()
 	if !a.sampled {
 		a.firstSample, a.sampled = a.base+at, true
@@ -280,10 +280,10 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 	}
 	t := a.base + at
 	a.mu.Unlock()
-	if a.byNeed && !a.cfg.NoPerCPU {
-		a.readPerCPU(c, t)
-	}
 	c.mu.Lock()
+	if perCPU != nil {
+		c.sum.NotePerCPU(t, perCPU) // before the sample it goes with
+	}
 	chunks := append([]*Chunk(nil), c.sum.AddCounts(t, time.Duration(usageNs), throttled)...) // nil, no allocation, mostly
 	starting := t < c.sum.startupUntil
 	c.mu.Unlock()
@@ -291,7 +291,6 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 	if a.byNeed {
 		want, heat := c.need.wants(&a.cfg.Hot, a.cfg.Summary.Period, t, usageNs, throttled, a.cfg.Summary.OnGrid(t, a.off), starting)
 		hot = a.hot.decide(c, want, heat, a.cfg.Hot.Max)
-		c.cpu.hot = hot
 	}
 	for _, chunk := range chunks {
 		select {
@@ -398,7 +397,6 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 		if !seen[p] && c.since < a.reports {
 			delete(a.containers, p) // gone: its summary goes with it
 			a.hot.drop(c)
-			c.cpu.close() // Update runs on the sampling goroutine
 		}
 	}
 	for p, since := range a.sandboxes {
@@ -417,7 +415,6 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 // chunk.
 func (a *Agent) Run(ctx context.Context) error {
 	defer a.w.Close()
-	defer a.closePerCPU()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -853,16 +850,4 @@ func (a *Agent) Drain() {
 }
 
 // Close closes the counter files (Run closes them when it returns).
-func (a *Agent) Close() error {
-	a.closePerCPU()
-	return a.w.Close()
-}
-
-// closePerCPU closes the containers' per-CPU readers.
-func (a *Agent) closePerCPU() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	for _, c := range a.containers {
-		c.cpu.close()
-	}
-}
+func (a *Agent) Close() error { return a.w.Close() }

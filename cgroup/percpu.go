@@ -77,6 +77,10 @@ func (r *PerCPUReader) Read(dst []uint64) ([]uint64, error) {
 	return r.readThreads(dst)
 }
 
+// Threads is how many threads the last Read summed on v2 (each costs a
+// pread or two per reading); 0 on v1, where the kernel counts per CPU.
+func (r *PerCPUReader) Threads() int { return len(r.tasks) }
+
 // ParsePerCPU parses cpuacct.usage_percpu ("123 456 \n") into dst.
 func ParsePerCPU(b []byte, dst []uint64) ([]uint64, error) {
 	for len(b) > 0 {

@@ -33,7 +33,9 @@ func newDirEvents() (*dirEvents, error) {
 	return &dirEvents{fd: fd, wds: map[int32]bool{}, addWatch: syscall.InotifyAddWatch}, nil
 }
 
-// watch watches dir for directories made in it, and reports whether the
+// watch watches dir for directories made in it or removed from it (a
+// group removed while the gate carries its readings is not read, so no
+// read finds it gone: Sample), and reports whether the
 // watch is new: a directory made before it was added was not seen, and the
 // caller looks again. Watching a directory again is cheap (the kernel
 // returns the watch it has; a directory made anew under the same path is
@@ -42,7 +44,7 @@ func (d *dirEvents) watch(dir string) bool {
 	if d == nil || dir == "" {
 		return false
 	}
-	wd, err := d.addWatch(d.fd, dir, syscall.IN_CREATE|syscall.IN_MOVED_TO|syscall.IN_ONLYDIR)
+	wd, err := d.addWatch(d.fd, dir, syscall.IN_CREATE|syscall.IN_MOVED_TO|syscall.IN_DELETE|syscall.IN_ONLYDIR)
 	if err == syscall.ENOSPC {
 		d.failed++ // no watch left: what is made in it is found at the report
 		d.err = fmt.Errorf("no inotify watch left (%w): raise fs.inotify.max_user_watches", err)
@@ -54,9 +56,9 @@ func (d *dirEvents) watch(dir string) bool {
 	return true
 }
 
-// changed reports whether a directory was made in a watched one since the
-// last call (or events were lost), and forgets the watches the kernel
-// dropped with their directories.
+// changed reports whether a directory was made in or removed from a
+// watched one since the last call (or events were lost), and forgets the
+// watches the kernel dropped with their directories.
 func (d *dirEvents) changed() bool {
 	if d == nil {
 		return false

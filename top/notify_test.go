@@ -89,3 +89,35 @@ func TestUnwatchedSaysWhy(t *testing.T) {
 		t.Errorf("watches can be had again, but Unwatched says %v", err)
 	}
 }
+
+// TestRemovedGroupFoundAtOnce: a group's directory removed is an event
+// (changed), so that Run walks the tree again within Rediscover and drops
+// it, also when no read would find it gone (the gate carries an idle
+// group's readings).
+func TestRemovedGroupFoundAtOnce(t *testing.T) {
+	root := expand(t, "v2-kubepods-systemd")
+	const ctr = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
+	w, err := New(Options{Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if w.events == nil {
+		t.Skipf("no inotify here: %v", w.eventsErr)
+	}
+	if w.events.changed() {
+		t.Fatal("an event before anything changed")
+	}
+	if err := os.RemoveAll(filepath.Join(root, "sys/fs/cgroup", ctr)); err != nil {
+		t.Fatal(err)
+	}
+	if !w.events.changed() {
+		t.Fatal("no event for a group's directory removed")
+	}
+	if err := w.Discover(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.groups[ctr]; ok {
+		t.Error("the removed group is still watched after the walk")
+	}
+}

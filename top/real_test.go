@@ -202,7 +202,7 @@ func TestRealGroupFoundBetweenReports(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	made, found := false, false
-	observe := func(path string, _ top.Identity, at time.Duration, _, _ uint64) bool {
+	observe := func(path string, _ top.Identity, at time.Duration, _, _ uint64, _ []uint64) bool {
 		switch {
 		// after the look again that follows the first watches: only the
 		// kernel's event can find it
@@ -249,7 +249,7 @@ func TestRealV1StatSkipMissesNothing(t *testing.T) {
 	toptest.StartShell(t, dirs, "while :; do dd if=/dev/zero of=/dev/null bs=1M count=3000 2>/dev/null; sleep 0.4; done")
 	path := toptest.CgroupPath(t, g.Dir)
 	var seen uint64
-	w, err := top.New(top.Options{Root: "/", Observe: func(p string, _ top.Identity, _ time.Duration, _, throttled uint64) bool {
+	w, err := top.New(top.Options{Root: "/", Observe: func(p string, _ top.Identity, _ time.Duration, _, throttled uint64, _ []uint64) bool {
 		if p == path {
 			seen = throttled
 		}

@@ -33,8 +33,10 @@ type Options struct {
 	// Observe, if set, is called by Sample with every group's identity and
 	// cumulative usage (ns) at each sample (the agent keeps its demand from
 	// them). What it returns says whether the group is hot (Coarse): read
-	// at every instant until a later call says otherwise.
-	Observe func(path string, id Identity, at time.Duration, usageNs, throttled uint64) (hot bool)
+	// at every instant until a later call says otherwise. perCPU is the
+	// group's per-CPU split at the sample (Options.PerCPU; nil where none
+	// was read), valid until the call returns.
+	Observe func(path string, id Identity, at time.Duration, usageNs, throttled uint64, perCPU []uint64) (hot bool)
 	// Coarse, if set, thins the sampling of the groups Every picks: at an
 	// instant (a multiple of SampleEvery since the start) such a group is
 	// read only when Coarse says the instant is on the coarse grid, or the
@@ -57,7 +59,20 @@ type Options struct {
 	// does; the agent, with sampling by need, reads cold containers' once
 	// a minute: most of its idle cost was opening those files).
 	SettingsEvery time.Duration
+	// PerCPU reads a hot group's per-CPU split (cgroup.PerCPUReader) at
+	// each of its samples, for Observe. On v1 the split is
+	// cpuacct.usage_percpu, whose sum is cpuacct.usage: it is read in the
+	// usage's place, one pread for both. A group whose reader cannot be
+	// opened or read goes without (not tried again), and so does a group
+	// of more than SplitMaxThreads threads on v2.
+	PerCPU bool
 }
+
+// SplitMaxThreads is the most threads a cgroup v2 group may have for its
+// per-CPU split to be read (Options.PerCPU): v2 has no per-CPU usage file,
+// and cgroup.PerCPUReader reads one or two files a thread (as advise, which
+// takes the same bound).
+const SplitMaxThreads = 32
 
 func (o *Options) defaults() {
 	if o.Root == "" {
@@ -106,6 +121,19 @@ type Watcher struct {
 	unlocked bool
 	// cpus bounds the CPUs a group's stall is spread over (SplitStall).
 	cpus int
+	// gates count the usage of the lowest group that holds every group
+	// Every picks under each top-level group (kubepods, throttlelab: a
+	// gate above both would be the root, which always moves); none without
+	// Coarse. See Sample.
+	gates []*gate
+}
+
+// gate is the usage of one group above groups Every picks (Sample).
+type gate struct {
+	dir     string
+	counter *cgroup.UsageCounter
+	usage   uint64 // at the current grid instant
+	ok      bool   // read at it
 }
 
 // group is one watched cgroup.
@@ -142,6 +170,16 @@ type group struct {
 	settings   *cgroup.CPULimits
 	procs      int
 	settingsAt time.Duration
+	// gate is the group's (nil: none); gateUsage its usage read just
+	// before the group's last read (gated: there was one at that instant).
+	gate      *gate
+	gateUsage uint64
+	gated     bool
+	// perCPU reads the split while the group is hot (Options.PerCPU);
+	// perCPUFailed: it could not be, not tried again.
+	perCPU       *cgroup.PerCPUReader
+	perCPUFailed bool
+	split        []uint64
 }
 
 // fresh says whether g's settings and process count are to be read at a
@@ -227,7 +265,74 @@ func (w *Watcher) Discover() error {
 			w.sorted = append(w.sorted, g)
 		}
 	}
+	w.openGates()
 	return nil
+}
+
+// openGates opens the gates (Sample): for each top-level group, the usage
+// counter of the lowest directory that holds every group Every picks under
+// it, in the hierarchy that counts usage; none without Coarse. Gates kept
+// keep their file.
+func (w *Watcher) openGates() {
+	dirs := map[string]string{} // by top-level group
+	var tops []string
+	if w.opts.Coarse != nil {
+		for _, g := range w.sorted {
+			d := g.ref.AcctDir
+			if !g.every || g.err != nil || d == "" {
+				continue
+			}
+			top, _, _ := strings.Cut(strings.TrimPrefix(g.ref.Path, "/"), "/")
+			dir, ok := dirs[top]
+			if !ok {
+				dirs[top] = d
+				tops = append(tops, top)
+				continue
+			}
+			for dir != d && !strings.HasPrefix(d, dir+string(filepath.Separator)) && filepath.Dir(dir) != dir {
+				dir = filepath.Dir(dir)
+			}
+			dirs[top] = dir
+		}
+	}
+	old := map[string]*gate{}
+	for _, gt := range w.gates {
+		old[gt.dir] = gt
+	}
+	w.gates = w.gates[:0]
+	byTop := map[string]*gate{}
+	for _, top := range tops {
+		dir := dirs[top]
+		gt := old[dir]
+		if gt != nil {
+			delete(old, dir)
+		} else {
+			u, err := cgroup.OpenCounters(w.src.Version, "", dir, w.open)
+			if err != nil || !u.CountsUsage() {
+				if u != nil {
+					u.Close()
+				}
+				continue // no gate: these groups are read at each grid instant
+			}
+			gt = &gate{dir: dir, counter: u}
+		}
+		w.gates = append(w.gates, gt)
+		byTop[top] = gt
+	}
+	for _, gt := range old {
+		gt.counter.Close()
+	}
+	for _, g := range w.sorted {
+		top, _, _ := strings.Cut(strings.TrimPrefix(g.ref.Path, "/"), "/")
+		gt := byTop[top]
+		if !g.every || gt != g.gate {
+			g.gated = false // readings of another gate
+		}
+		g.gate = gt
+		if !g.every {
+			g.gate = nil
+		}
+	}
 }
 
 // SampleCounts returns how many sampling instants were kept (samples taken,
@@ -352,6 +457,7 @@ func (w *Watcher) peakWindow(period time.Duration) time.Duration {
 }
 
 func (g *group) close() {
+	g.closeSplit()
 	if g.counters != nil {
 		g.counters.Close()
 		g.counters = nil
@@ -367,18 +473,57 @@ func vanished(err error, dir string) bool {
 // Sample reads every group's usage and cpu.stat once (those Every picks:
 // at the coarse grid's instants, and hot ones at every instant; see
 // Options.Coarse); at is the time since the watcher started, in order.
+//
+// With Coarse, at a grid instant the gates (the usage of the lowest group
+// that holds every group Every picks under each top-level group) are read
+// first: a cold group whose
+// gate reading at its last read is the same as now used no CPU since
+// (usage is charged to every ancestor at once, and never goes down), so
+// its reading is carried to this instant instead of read again, where the
+// reading would have been its usage alone (its cpu.stat is not due:
+// group.read). A node whose containers are all idle is read once per grid
+// instant; where one of them ran, every group is read as without the gate
+// (one read more per grid instant).
 func (w *Watcher) Sample(at time.Duration) {
 	w.lastAt = at
 	w.taken.Add(1)
 	grid := w.opts.Coarse == nil || w.opts.Coarse(at)
+	for _, gt := range w.gates {
+		gt.ok = false
+		if grid {
+			if r, err := gt.counter.Read(false); err == nil && r.HasUsageNs {
+				gt.usage, gt.ok = r.UsageNs, true
+			}
+		}
+	}
 	hot := false
 	for _, g := range w.sorted {
 		if g.samples == 0 || (g.every && (grid || g.hot)) {
-			w.sampleGroup(g, at)
+			gt := g.gate
+			if gt != nil && gt.ok && g.gated && g.gateUsage == gt.usage && w.carries(g, at) {
+				w.take(g, sample{at: at, UsageReading: g.last.UsageReading}, nil)
+			} else {
+				w.sampleGroup(g, at)
+			}
+			g.gated = gt != nil && gt.ok
+			if g.gated {
+				g.gateUsage = gt.usage
+			}
 		}
 		hot = hot || (g.every && g.hot && !g.gone)
 	}
 	w.hot = hot
+}
+
+// carries says whether g's reading at at may be carried from its last one
+// when its gate did not move: it is a cold group Every picks whose read
+// would be its usage alone (on v1 its cpu.stat is not due; on v2, where one
+// read gives both, its counters cannot move: no quota, or its period timer
+// stopped), and the gate's usage counts its own.
+func (w *Watcher) carries(g *group, at time.Duration) bool {
+	return g.every && !g.hot && !g.gone && g.err == nil && g.samples > 0 &&
+		(g.statRead || g.counters.Usage == nil) && g.last.HasUsageNs &&
+		!(g.limited && at-g.active <= statIdle(g.period, w.opts.SampleEvery))
 }
 
 // sampleGroup reads one group's usage and cpu.stat at time at.
@@ -386,7 +531,8 @@ func (w *Watcher) sampleGroup(g *group, at time.Duration) {
 	if g.gone || g.err != nil {
 		return
 	}
-	s, err := g.read(at, w.opts.SampleEvery)
+	split := w.readSplit(g)
+	s, err := g.read(at, w.opts.SampleEvery, split)
 	if err != nil {
 		if vanished(err, g.dir()) {
 			g.gone = true
@@ -396,6 +542,47 @@ func (w *Watcher) sampleGroup(g *group, at time.Duration) {
 		}
 		return
 	}
+	w.take(g, s, split)
+}
+
+// readSplit reads a hot group's per-CPU split (Options.PerCPU), nil where
+// none is to be read or it cannot be.
+func (w *Watcher) readSplit(g *group) []uint64 {
+	if !w.opts.PerCPU || !g.hot || g.perCPUFailed || !g.every {
+		g.closeSplit()
+		return nil
+	}
+	if g.perCPU == nil {
+		dir := g.ref.AcctDir
+		if dir == "" {
+			dir = g.ref.CPUDir
+		}
+		r, err := cgroup.OpenPerCPU(w.src.Version, dir, w.opts.Root)
+		if err != nil {
+			g.perCPUFailed = true
+			return nil
+		}
+		g.perCPU = r
+	}
+	var err error
+	if g.split, err = g.perCPU.Read(g.split); err != nil || g.perCPU.Threads() > SplitMaxThreads {
+		g.perCPUFailed = true
+		g.closeSplit()
+		return nil
+	}
+	return g.split
+}
+
+func (g *group) closeSplit() {
+	if g.perCPU != nil {
+		g.perCPU.Close()
+		g.perCPU = nil
+	}
+}
+
+// take takes one reading of g at time at (split: its per-CPU split, or
+// nil).
+func (w *Watcher) take(g *group, s sample, split []uint64) {
 	if g.samples > 0 && (s.UsageNs < g.last.UsageNs || s.Periods < g.last.Periods) {
 		g.samples = 0 // made again under the same path: start over
 		g.stall = nil
@@ -406,10 +593,10 @@ func (w *Watcher) sampleGroup(g *group, at time.Duration) {
 	g.last = s
 	g.samples++
 	if s.HasUsageNs && w.opts.Observe != nil {
-		g.hot = w.opts.Observe(g.ref.Path, g.id, at, s.UsageNs, s.ThrottledPeriods)
+		g.hot = w.opts.Observe(g.ref.Path, g.id, s.at, s.UsageNs, s.ThrottledPeriods, split)
 	}
 	if s.HasUsageNs && g.every {
-		g.tracker.Add(cgroup.PeakPoint{At: at, UsageNs: s.UsageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods})
+		g.tracker.Add(cgroup.PeakPoint{At: s.at, UsageNs: s.UsageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods})
 	}
 }
 
@@ -430,14 +617,26 @@ func (g *group) dir() string {
 // quota has cpu.stat read at every sample while its usage or its cpu.stat
 // moved within the last two periods and two samples (statIdle), and at the
 // sample at which its usage moves again; an idle one, only its usage.
-func (g *group) read(at time.Duration, every time.Duration) (sample, error) {
+func (g *group) read(at time.Duration, every time.Duration, split []uint64) (sample, error) {
 	if g.counters.Usage == nil { // v2: cpu.stat holds the usage
 		r, err := g.counters.Read(true)
+		if err == nil && (g.samples == 0 || r.UsageNs != g.last.UsageNs || r.CPUCounters != g.last.CPUCounters) {
+			g.active = at // for the gate (carries)
+		}
 		return sample{at: at, UsageReading: r}, err
 	}
-	r, err := g.counters.Read(false)
-	if err != nil {
-		return sample{at: at, UsageReading: r}, err
+	var r cgroup.UsageReading
+	if split != nil && g.ref.AcctDir != "" {
+		// v1's cpuacct.usage_percpu, read already: its sum is cpuacct.usage
+		for _, v := range split {
+			r.UsageNs += v
+		}
+		r.HasUsageNs = true
+	} else {
+		var err error
+		if r, err = g.counters.Read(false); err != nil {
+			return sample{at: at, UsageReading: r}, err
+		}
 	}
 	moved := g.samples == 0 || r.UsageNs != g.last.UsageNs
 	if moved {
@@ -756,6 +955,10 @@ func (w *Watcher) Close() error {
 		g.close()
 	}
 	w.groups, w.sorted = map[string]*group{}, nil
+	for _, gt := range w.gates {
+		gt.counter.Close()
+	}
+	w.gates = nil
 	w.events.close()
 	w.events = nil
 	return nil

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -306,7 +307,7 @@ func TestGroupsFoundBetweenReports(t *testing.T) {
 	defer cancel()
 	var made [2]time.Duration // when each was made (0: not yet)
 	var found [2]time.Duration
-	observe := func(path string, _ Identity, at time.Duration, _, _ uint64) bool {
+	observe := func(path string, _ Identity, at time.Duration, _, _ uint64, _ []uint64) bool {
 		switch {
 		case path == "/" && made[0] == 0 && at >= 2*Rediscover:
 			made[0] = at
@@ -408,7 +409,10 @@ func TestEveryReadsOthersAtReports(t *testing.T) {
 	const ctr = pod + "/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
 	observed := map[string]int{}
 	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
-		Observe: func(path string, _ Identity, _ time.Duration, _, _ uint64) bool { observed[path]++; return false }})
+		Observe: func(path string, _ Identity, _ time.Duration, _, _ uint64, _ []uint64) bool {
+			observed[path]++
+			return false
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -511,7 +515,7 @@ func TestCoarseReadsHotGroupsOnly(t *testing.T) {
 	var reads []time.Duration
 	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
 		Coarse: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
-		Observe: func(path string, _ Identity, at time.Duration, _, _ uint64) bool {
+		Observe: func(path string, _ Identity, at time.Duration, _, _ uint64, _ []uint64) bool {
 			if path != ctr {
 				return false
 			}
@@ -542,7 +546,7 @@ func TestCoarseGroupsReportedOffTheGrid(t *testing.T) {
 	const ctr = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
 	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
 		Coarse:  func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
-		Observe: func(string, Identity, time.Duration, uint64, uint64) bool { return false }})
+		Observe: func(string, Identity, time.Duration, uint64, uint64, []uint64) bool { return false }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,7 +570,7 @@ func TestSettingsEveryCarriesColdGroupsSettings(t *testing.T) {
 	const dir = "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope/"
 	hot := false
 	w, err := New(Options{Root: root, SettingsEvery: time.Minute,
-		Observe: func(string, Identity, time.Duration, uint64, uint64) bool { return hot }})
+		Observe: func(string, Identity, time.Duration, uint64, uint64, []uint64) bool { return hot }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -605,5 +609,214 @@ func TestSettingsEveryCarriesColdGroupsSettings(t *testing.T) {
 		if got := limit(s.at); got < s.want-1e-9 || got > s.want+1e-9 {
 			t.Errorf("at %s (hot %v): limit %g, want %g", s.at, s.hot, got, s.want)
 		}
+	}
+}
+
+// TestGateCarriesIdleGroups: with Options.Coarse, a cold group Every picks
+// is not read at a grid instant where the gate (the lowest group holding
+// every such group: here their pod) has not moved since its last read (it
+// cannot have used CPU), and is read again as soon as the gate moves; its
+// carried readings reach Observe as read ones do. A group whose cpu.stat
+// is still due (within statIdle of its counters moving) is read all the
+// same.
+func TestGateCarriesIdleGroups(t *testing.T) {
+	root := expand(t, "v2-kubepods-systemd")
+	const pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice"
+	const c1 = pod + "/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
+	const c2 = pod + "/cri-containerd-e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5.scope"
+	src := filepath.Join(root, "sys/fs/cgroup", c1)
+	if err := os.Mkdir(filepath.Join(root, "sys/fs/cgroup", c2), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, root, filepath.Join("sys/fs/cgroup", c2, e.Name()), string(b))
+	}
+	observed := map[string][]uint64{}
+	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer && id.PodUID != "" },
+		Coarse: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
+		Observe: func(path string, _ Identity, _ time.Duration, usage, _ uint64, _ []uint64) bool {
+			observed[path] = append(observed[path], usage)
+			return false
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if want := filepath.Join(root, "sys/fs/cgroup", pod); len(w.gates) != 1 || w.gates[0].dir != want {
+		t.Fatalf("gates %v, want one: the pod's group %q", gateDirs(w), want)
+	}
+	c1f, c2f := &countingFile{CounterFile: w.groups[c1].counters.Stat}, &countingFile{CounterFile: w.groups[c2].counters.Stat}
+	w.groups[c1].counters.Stat, w.groups[c2].counters.Stat = c1f, c2f
+	stat := func(dir string, usec int) {
+		writeFile(t, root, filepath.Join("sys/fs/cgroup", dir, "cpu.stat"), fmt.Sprintf("usage_usec %d\nuser_usec 0\nsystem_usec 0\nnr_periods 400\nnr_throttled 300\nthrottled_usec 20000000\n", usec))
+	}
+	sample := func(from, to int) {
+		for i := from; i < to; i++ {
+			w.Sample(time.Duration(i) * 10 * time.Millisecond)
+		}
+	}
+	// Their first reads (0 ms), then within statIdle of them (220 ms: two
+	// periods of 100 ms and two samples) at 100 and 200 ms; from 300 ms on
+	// nothing moved: carried.
+	sample(0, 100)
+	if c1f.n != 3 || c2f.n != 3 {
+		t.Fatalf("idle for a second: the containers' cpu.stat read %d and %d times, want 3 (0, 100 and 200 ms)", c1f.n, c2f.n)
+	}
+	if len(observed[c1]) != 10 || len(observed[c2]) != 10 {
+		t.Fatalf("observed %d and %d readings, want one per grid instant (10)", len(observed[c1]), len(observed[c2]))
+	}
+	// c2 runs: the pod's usage moves with it; both are read at the next
+	// grid instant, c2's new usage seen.
+	stat(c2, 900000)
+	stat(pod, 900000)
+	sample(100, 101)
+	if c1f.n != 4 || c2f.n != 4 {
+		t.Errorf("after the pod's usage moved: read %d and %d times, want 4 each", c1f.n, c2f.n)
+	}
+	if got := observed[c2][len(observed[c2])-1]; got != 900000*1000 {
+		t.Errorf("c2's usage after it ran: %d ns, want %d", got, 900000*1000)
+	}
+	// c2 is read at every grid instant while its cpu.stat is due (its
+	// counters moved at 1 s); c1 did not move: carried again.
+	sample(101, 200)
+	if c1f.n != 4 || c2f.n != 4+2 {
+		t.Errorf("a second later: read %d and %d times, want 4 (carried) and 6 (1.1 and 1.2 s, within statIdle)", c1f.n, c2f.n)
+	}
+	if len(observed[c1]) != 20 || len(observed[c2]) != 20 {
+		t.Errorf("observed %d and %d readings, want 20", len(observed[c1]), len(observed[c2]))
+	}
+}
+
+// TestPerCPUReadsV1SplitForUsage: with Options.PerCPU a hot group's split
+// reaches Observe, and on v1 cpuacct.usage_percpu stands for
+// cpuacct.usage (its sum), which is not read while the group is hot; a
+// cold group has no split and its usage is read as before.
+func TestPerCPUReadsV1SplitForUsage(t *testing.T) {
+	root := expand(t, "v1-split")
+	const path = "/throttlelab/limits-4242/limited-0"
+	acct := "sys/fs/cgroup/cpuacct" + path
+	writeFile(t, root, acct+"/cpuacct.usage", "1000\n")
+	writeFile(t, root, acct+"/cpuacct.usage_percpu", "300 700 \n")
+	hot := false
+	var got [][]uint64
+	var usage []uint64
+	w, err := New(Options{Root: root, PerCPU: true,
+		Observe: func(p string, _ Identity, _ time.Duration, u, _ uint64, split []uint64) bool {
+			if p == path {
+				got, usage = append(got, slices.Clone(split)), append(usage, u)
+			}
+			return hot
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	g := w.groups[path]
+	cu := &countingFile{CounterFile: g.counters.Usage}
+	g.counters.Usage = cu
+	w.Sample(0) // cold: its usage read, no split
+	hot = true
+	w.Sample(10 * time.Millisecond) // told hot at this one: from the next on
+	writeFile(t, root, acct+"/cpuacct.usage_percpu", "400 900 \n")
+	w.Sample(20 * time.Millisecond)
+	if cu.n != 2 {
+		t.Errorf("cpuacct.usage read %d times, want 2 (while cold)", cu.n)
+	}
+	if len(got) != 3 || got[0] != nil || got[1] != nil || !slices.Equal(got[2], []uint64{400, 900}) {
+		t.Errorf("splits observed %v, want none, none, [400 900]", got)
+	}
+	if len(usage) != 3 || usage[2] != 1300 {
+		t.Errorf("usage observed %v, want the split's sum (1300) at the hot sample", usage)
+	}
+	hot = false
+	w.Sample(30 * time.Millisecond) // still hot at this one (read with the split), cold after
+	w.Sample(40 * time.Millisecond)
+	if cu.n != 3 || g.perCPU != nil {
+		t.Errorf("cold again: cpuacct.usage read %d times (want 3), reader open: %v", cu.n, g.perCPU != nil)
+	}
+}
+
+// TestPerCPUV2ThreadBound: on v2 a hot group's split (its threads' run
+// time) reaches Observe while it has up to SplitMaxThreads threads; one of
+// more goes without, and its reader is closed.
+func TestPerCPUV2ThreadBound(t *testing.T) {
+	root := expand(t, "v2-kubepods-systemd")
+	const ctr = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
+	threads := func(n int, runNs int) {
+		var b strings.Builder
+		for tid := 100; tid < 100+n; tid++ {
+			fmt.Fprintf(&b, "%d\n", tid)
+			d := filepath.Join(root, "proc", fmt.Sprint(tid))
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, d, "schedstat", fmt.Sprintf("%d 0 1\n", runNs))
+			writeFile(t, d, "stat", fmt.Sprintf("%d (w) %s\n", tid, strings.Repeat("0 ", 50)))
+		}
+		writeFile(t, root, "sys/fs/cgroup"+ctr+"/cgroup.threads", b.String())
+	}
+	threads(SplitMaxThreads, 1000)
+	var splits [][]uint64
+	w, err := New(Options{Root: root, PerCPU: true,
+		Observe: func(p string, _ Identity, _ time.Duration, _, _ uint64, split []uint64) bool {
+			if p == ctr {
+				splits = append(splits, slices.Clone(split))
+			}
+			return true
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Sample(0)
+	w.Sample(10 * time.Millisecond) // hot: the reader's first reading (nothing ran since it opened)
+	threads(SplitMaxThreads, 2000)
+	w.Sample(20 * time.Millisecond) // each thread ran 1 us on CPU 0
+	threads(SplitMaxThreads+1, 3000)
+	w.Sample(30 * time.Millisecond)
+	w.Sample(40 * time.Millisecond)
+	if len(splits) != 5 || splits[0] != nil || !slices.Equal(splits[2], []uint64{SplitMaxThreads * 1000}) || splits[3] != nil || splits[4] != nil {
+		t.Errorf("splits observed %v; want none, none or zeros, [%d] (%d threads), none, none (%d threads)", splits, SplitMaxThreads*1000, SplitMaxThreads, SplitMaxThreads+1)
+	}
+	if g := w.groups[ctr]; g.perCPU != nil || !g.perCPUFailed {
+		t.Errorf("reader open %v, given up %v; want closed and given up", g.perCPU != nil, g.perCPUFailed)
+	}
+}
+
+func gateDirs(w *Watcher) []string {
+	var dirs []string
+	for _, gt := range w.gates {
+		dirs = append(dirs, gt.dir)
+	}
+	return dirs
+}
+
+// TestGatesPerTopLevelGroup: groups Every picks under two top-level groups
+// have a gate each (the lowest group holding them under each), not one at
+// the hierarchy's root, whose usage moves with everything on the host.
+func TestGatesPerTopLevelGroup(t *testing.T) {
+	root := expand(t, "v2-kubepods-systemd")
+	const ctr = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
+	const svc = "/system.slice/docker-e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5.scope"
+	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer },
+		Coarse: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	want := []string{filepath.Join(root, "sys/fs/cgroup", ctr), filepath.Join(root, "sys/fs/cgroup", svc)}
+	if got := gateDirs(w); !slices.Equal(got, want) {
+		t.Errorf("gates %v, want %v", got, want)
+	}
+	if w.groups[ctr].gate == nil || w.groups[svc].gate == nil || w.groups[ctr].gate == w.groups[svc].gate {
+		t.Error("the two groups do not have a gate each")
 	}
 }
