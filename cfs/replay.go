@@ -118,6 +118,11 @@ type Scratch struct{ queue []chunk }
 // A variable so that a test can compare against a queue never compacted.
 var compactAfter = 1024
 
+// runs lets Replay step over runs of periods served on arrival with a full
+// pool (see Replay); a variable so that a test can compare against the
+// period by period walk.
+var runs = true
+
 // chunk is work that arrived over one sample (or the part of it in one
 // period) and is not served yet: mid is the middle of its arrival, a the
 // cumulative arrival up to its end, w its size. Its delay is its middle's.
@@ -175,7 +180,38 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 			queue, qh = queue[:0], 0
 		}
 	}
+	// A period of work at least 1 ns under the quota, with nothing waiting
+	// and the pool full, is served on arrival and leaves the pool full: the
+	// refill gives back more than it took, the cap cuts it to exactly the
+	// cap, and no burst is used. A run of such periods only counts them and
+	// adds up their work, in the order the loop below would.
+	full, settled := float64(s.Quota+s.Burst), float64(s.Quota)-1
 	for k := 0; k < lastTick; k++ {
+		if runs && backlog <= Eps && bw.Pool == full && bw.snap == full {
+			k0 := k
+			for ; k < lastTick && ps.Work[k] <= settled; k++ {
+				w := ps.Work[k]
+				if w > 0 {
+					bw.active, bw.idle = true, false // Start, Take
+				}
+				arrived += w
+				served0 += w
+				if bw.active { // Refill(false)
+					bw.Stat.Periods++
+					if bw.idle {
+						bw.active = false
+					} else {
+						bw.idle = true
+					}
+				}
+			}
+			if k > k0 {
+				served = arrived
+			}
+			if k == lastTick {
+				break
+			}
+		}
 		tick0 := ps.Start + time.Duration(k)*ps.Period
 		tick1 := tick0 + ps.Period
 		w := ps.Work[k]

@@ -11,15 +11,18 @@ import (
 // (work waits for minutes) and far above it, with and without burst, with
 // and without wall-clock demand: the counts-only replay (nil histogram)
 // counts as the full one does, and the full one with its queue compacted
-// is the full one with a queue never compacted, every figure and the
-// delay histogram alike.
+// and its runs of periods served on arrival stepped over is the full one
+// walked period by period with a queue never compacted, every figure and
+// the delay histogram alike.
 func TestReplayCountsOnlyAndQueue(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 7))
 	var at, usage []time.Duration
 	var u time.Duration
 	for i := range 60_000 { // 10 minutes
 		ts := time.Duration(i)*10*time.Millisecond + time.Duration(rng.IntN(1000))*time.Microsecond
-		if i > 0 && rng.Float64() < 0.6 {
+		// Bursts at 0.3 cores, but for one second in three: idle periods
+		// stop the period timer.
+		if i > 0 && (i/100)%3 != 2 && rng.Float64() < 0.9 {
 			u += 5 * time.Millisecond
 		}
 		at, usage = append(at, ts), append(usage, u)
@@ -47,10 +50,10 @@ func TestReplayCountsOnlyAndQueue(t *testing.T) {
 						}
 					}
 					prev := compactAfter
-					compactAfter = 1 << 30
+					compactAfter, runs = 1<<30, false
 					var rh DelayHist
 					ref := ps.Replay(s, &rh, nil)
-					compactAfter = prev
+					compactAfter, runs = prev, true
 					if got.Stat != ref.Stat || got.ThrottledNs != ref.ThrottledNs || got.LostNs != ref.LostNs || !reflect.DeepEqual(h, rh) {
 						t.Errorf("quota %s burst %s wall %v phase %s: compacted %+v, never compacted %+v", q, burst, wall, phase, got, ref)
 					}
