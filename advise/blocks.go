@@ -3,7 +3,9 @@ package advise
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"sort"
+	"sync"
 	"time"
 )
 
@@ -247,27 +249,55 @@ func (w *windows) evaluate(ix []int, full bool) error {
 		}
 		return nil
 	}
-	if err := run(w.d, o, w.evs, ""); err != nil {
-		return err
+	type task struct {
+		d    *Demand
+		o    Options
+		into []Evaluation
+		what string
 	}
+	tasks := []task{{w.d, o, w.evs, ""}}
 	if w.bounded {
 		so := o
 		so.stranded = true
-		if err := run(w.d, so, w.bound, ""); err != nil {
-			return err
-		}
+		tasks = append(tasks, task{w.d, so, w.bound, ""})
 	}
-	if err := run(w.lowerD, o, w.lower, ""); err != nil {
-		return err
-	}
-	if err := run(w.higherD, o, w.higher, ""); err != nil {
-		return err
-	}
+	tasks = append(tasks, task{w.lowerD, o, w.lower, ""}, task{w.higherD, o, w.higher, ""})
 	if len(w.blocks) > 1 {
 		for b, sub := range w.blocks {
-			if err := run(sub, o, w.be[b], fmt.Sprintf("block %d", b+1)); err != nil {
-				return err
-			}
+			tasks = append(tasks, task{sub, o, w.be[b], fmt.Sprintf("block %d", b+1)})
+		}
+	}
+	// The windows run at once, as many as there are CPUs to run them (each
+	// spreads its phases too): one window's longest phase no longer holds
+	// the others back. Each writes only its own evaluations, so the result
+	// does not depend on the order they finish in; the first error in
+	// window order is returned. A caller that takes the delay histograms
+	// (Options.Delays) gets them one window at a time, as before.
+	errs := make([]error, len(tasks))
+	par := o.Workers
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	if o.before || o.Delays != nil {
+		par = 1
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, par)
+	for k, tk := range tasks {
+		if par == 1 {
+			errs[k] = run(tk.d, tk.o, tk.into, tk.what)
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[k] = run(tk.d, tk.o, tk.into, tk.what)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	for k, sub := range w.spikeD {

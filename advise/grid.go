@@ -186,6 +186,10 @@ type Options struct {
 	// stranded replays the quota less the runtime other CPUs can hold in
 	// their slices (see SliceSlack): the slice bound.
 	stranded bool
+	// before takes the path as it was before the windows ran at once and
+	// the counts' replays kept no delays: the benchmarks' reference, in the
+	// same run (export_test.go).
+	before bool
 }
 
 // quota is the quota p is replayed with.
@@ -444,8 +448,11 @@ func fixCounts(d *Demand, points []Point, jobs []job, counts [][]cfs.Count, o Op
 		wg.Go(func() {
 			scratch := scratchPool.Get().(*cfs.Scratch)
 			defer scratchPool.Put(scratch)
-			h := newHist()
-			defer histPool.Put(h)
+			var h *cfs.DelayHist // nil: the replay counts only
+			if o.before {
+				h = newHist()
+				defer histPool.Put(h)
+			}
 			for j := range next {
 				jb := jobs[j]
 				ps := cfs.Cut(d, jb.period, jb.period*time.Duration(jb.phase)/time.Duration(o.Phases))
@@ -453,7 +460,9 @@ func fixCounts(d *Demand, points []Point, jobs []job, counts [][]cfs.Count, o Op
 					if p.Period != jb.period || counts[j][i].Exact {
 						continue
 					}
-					*h = cfs.DelayHist{}
+					if h != nil {
+						*h = cfs.DelayHist{}
+					}
 					r := ps.Replay(cfs.Setting{Quota: o.quota(p, cores), Burst: p.Burst(), Cores: cores, WallClock: o.WallClock}, h, scratch)
 					counts[j][i] = cfs.Count{Periods: r.Stat.Periods, ThrottledPeriods: r.Stat.ThrottledPeriods, Exact: true}
 				}

@@ -113,6 +113,16 @@ type Setting struct {
 // replay to replay); its zero value is ready.
 type Scratch struct{ queue []chunk }
 
+// compactAfter is how many chunks served must lie at the queue's head
+// before Replay moves the rest to the front (and at least half the queue).
+// A variable so that a test can compare against a queue never compacted.
+var compactAfter = 1024
+
+// runs lets Replay step over runs of periods served on arrival with a full
+// pool (see Replay); a variable so that a test can compare against the
+// period by period walk.
+var runs = true
+
 // chunk is work that arrived over one sample (or the part of it in one
 // period) and is not served yet: mid is the middle of its arrival, a the
 // cumulative arrival up to its end, w its size. Its delay is its middle's.
@@ -122,7 +132,9 @@ type chunk struct {
 }
 
 // Replay runs the demand ps was cut from through one quota at ps's phase,
-// adding the delay of every ns of work to hist (which must not be nil).
+// adding the delay of every ns of work to hist. With hist nil it counts
+// only: the Result's Stat, ThrottledNs and LostNs are the same, and the
+// queue of work waiting, which only serves the delays, is not kept.
 // scratch, if not nil, lends the queue's storage and gets it back grown.
 func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 	d, cores, wallClock := ps.d, s.Cores, s.WallClock
@@ -152,6 +164,9 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 	// serveQueue records the delay of chunks the service passed: service ran
 	// at rate s from cumulative s0 at time t0.
 	serveQueue := func(t0, s0, s float64) {
+		if hist == nil {
+			return
+		}
 		for qh < len(queue) && queue[qh].a <= served+Eps {
 			c := queue[qh]
 			dep := c.mid // caught up: served as it arrived
@@ -165,7 +180,38 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 			queue, qh = queue[:0], 0
 		}
 	}
+	// A period of work at least 1 ns under the quota, with nothing waiting
+	// and the pool full, is served on arrival and leaves the pool full: the
+	// refill gives back more than it took, the cap cuts it to exactly the
+	// cap, and no burst is used. A run of such periods only counts them and
+	// adds up their work, in the order the loop below would.
+	full, settled := float64(s.Quota+s.Burst), float64(s.Quota)-1
 	for k := 0; k < lastTick; k++ {
+		if runs && backlog <= Eps && bw.Pool == full && bw.snap == full {
+			k0 := k
+			for ; k < lastTick && ps.Work[k] <= settled; k++ {
+				w := ps.Work[k]
+				if w > 0 {
+					bw.active, bw.idle = true, false // Start, Take
+				}
+				arrived += w
+				served0 += w
+				if bw.active { // Refill(false)
+					bw.Stat.Periods++
+					if bw.idle {
+						bw.active = false
+					} else {
+						bw.idle = true
+					}
+				}
+			}
+			if k > k0 {
+				served = arrived
+			}
+			if k == lastTick {
+				break
+			}
+		}
 		tick0 := ps.Start + time.Duration(k)*ps.Period
 		tick1 := tick0 + ps.Period
 		w := ps.Work[k]
@@ -243,9 +289,20 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 					}
 					t += dt
 				}
+				if hist == nil {
+					continue
+				}
 				if wallClock { // nothing waits: what ran, ran on arrival
 					hist.Add(0, r*float64(b-a)-(res.LostNs-lost0))
 					continue
+				}
+				if qh > compactAfter && qh >= len(queue)/2 {
+					// Move the chunks still waiting to the front: the
+					// queue holds what waits, not every sample since it
+					// last emptied (a limit near the mean use leaves work
+					// waiting for hours).
+					queue = queue[:copy(queue, queue[qh:])]
+					qh = 0
 				}
 				queue = append(queue, chunk{mid: float64(a+b) / 2, a: arrived, w: r * float64(b-a)})
 				serveQueue(base+tb, served, 0)
@@ -255,6 +312,10 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 			bw.Refill(bw.Pool <= Eps && (backlog > Eps || denied))
 		}
 		denied = false
+	}
+	res.Stat = bw.Stat
+	if hist == nil {
+		return res
 	}
 	// Work still waiting at the end waited at least until then.
 	end := float64(d.At[len(d.At)-1])

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/cfs/cfstest"
 )
@@ -124,7 +123,7 @@ func TestReadCSVSame(t *testing.T) {
 
 // day24hCSV writes a day of 10 ms samples (8.64 M lines: 5 ms bursts with
 // probability 0.6 per sample over a trickle, timestamps jittered by up to
-// 1 ms, as advise's BenchmarkEvaluate24h) to a file in dir.
+// 1 ms, cfstest.Day) to a file in dir.
 func day24hCSV(tb testing.TB, dir string) string {
 	at, usage := cfstest.Day(8_640_000)
 	path := filepath.Join(dir, "day.csv")
@@ -169,45 +168,5 @@ func BenchmarkReadCSV24h(b *testing.B) {
 	b.ReportMetric(now.Seconds()/n, "s/read")
 	b.ReportMetric(before.Seconds()/n, "s/read-before")
 	b.ReportMetric(floor.Seconds()/n, "s/bytes-only")
-	b.ReportMetric(float64(before)/float64(now), "before/now")
-}
-
-// BenchmarkAdviseCSV24h is advise --csv on a day of 10 ms samples (made in
-// the benchmark, not committed) two ways in the same run: today's path
-// (ReadCSV, Advise with the band) and the one before (the reader before
-// it, Advise replaying every point: AllDelays). It reports each one's
-// seconds and their ratio, and checks they advise alike.
-func BenchmarkAdviseCSV24h(b *testing.B) {
-	path := day24hCSV(b, b.TempDir())
-	run := func(read func(io.Reader) (*cfs.Demand, error), all bool) (*advise.Advice, time.Duration) {
-		start := time.Now()
-		fh, err := os.Open(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		d, err := read(fh)
-		fh.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
-		a, err := advise.Advise(d, advise.Request{AllDelays: all}, advise.Sampled{Source: path})
-		if err != nil {
-			b.Fatal(err)
-		}
-		return a, time.Since(start)
-	}
-	var now, before time.Duration
-	for range b.N {
-		a, t := run(ReadCSV, false)
-		now += t
-		ref, t := run(readCSVSplit, true)
-		before += t
-		if !reflect.DeepEqual(a.Recommendation, ref.Recommendation) {
-			b.Fatalf("recommendation %+v, before %+v", a.Recommendation, ref.Recommendation)
-		}
-	}
-	n := float64(b.N)
-	b.ReportMetric(now.Seconds()/n, "s/advise")
-	b.ReportMetric(before.Seconds()/n, "s/advise-before")
 	b.ReportMetric(float64(before)/float64(now), "before/now")
 }
