@@ -455,6 +455,12 @@ func Decide(ev *Evaluated, t Target) *Advice {
 				break
 			}
 		}
+		if bl.Evaluation == nil && bl.Missing == "" && b.Milli > 0 {
+			// krr's 1m for an idle container: no quota can be set there.
+			if err := (Point{LimitMilli: b.Milli, Period: ev.Period}).Check(); err != nil {
+				bl.Missing = err.Error()
+			}
+		}
 		a.Baselines = append(a.Baselines, bl)
 	}
 	return a

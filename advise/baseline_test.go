@@ -41,3 +41,18 @@ func TestBaselinesSayWhatTheyUsed(t *testing.T) {
 		}
 	}
 }
+
+// TestBaselineUnderTheMinimumQuota: an idle program's baselines come out at
+// 1m, a quota of 100 us at a 100 ms period that the kubelet would not set:
+// the advice says so in Missing rather than leaving the baseline blank.
+func TestBaselineUnderTheMinimumQuota(t *testing.T) {
+	a, err := Advise(demandOf(90*time.Second, constant(0.0005)), Request{}, Sampled{Source: "idle"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range a.Baselines {
+		if b.Evaluation == nil && !strings.Contains(b.Missing, "quota under 1 ms") {
+			t.Errorf("%s: no evaluation and no reason (%q)", b.Name, b.Missing)
+		}
+	}
+}

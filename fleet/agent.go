@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/agent"
@@ -109,6 +110,16 @@ func FromAgent(ctx context.Context, hc *http.Client, base string) ([]*Container,
 				}
 				if e := find(a.Evaluations, p.milli, p.burst); e != nil {
 					*p.into = predictionOf(*e)
+					continue
+				}
+				// A limit no quota can be set at (krr's 1m for an idle
+				// container: under the kubelet's 1 ms) has no prediction,
+				// as the agent exports none for it.
+				pt := advise.Point{LimitMilli: p.milli, BurstMilli: p.burst, Period: time.Duration(r.PeriodUsec) * time.Microsecond}
+				if pt.Period <= 0 {
+					pt.Period = 100 * time.Millisecond
+				}
+				if pt.Check() != nil {
 					continue
 				}
 				e, err := AgentEvaluate(ctx, hc, base, c.Namespace, c.Pod, c.Container, p.milli, p.burst)

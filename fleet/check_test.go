@@ -161,11 +161,22 @@ func TestFromAgent(t *testing.T) {
 		{Namespace: "shop", Pod: "checkout-7d9f8c6b5d-abcde", Container: "app", OwnerKind: "ReplicaSet", OwnerName: "checkout-7d9f8c6b5d", LimitMilli: 500, RequestMilli: 250,
 			Demand: fleettest.Bursty(90, 0.1, 1.2, 100*time.Millisecond, 2)},
 		{Namespace: "default", Pod: "debug", Container: "shell", LimitMilli: 100},
+		// Idle: krr's and the VPA's baselines come out at 1m, a quota the
+		// kubelet would not set at a 100 ms period: their predictions are
+		// unknown, and the rest of the node's answer still comes.
+		{Namespace: "default", Pod: "idle", Container: "sleeper", LimitMilli: 500,
+			Demand: fleettest.Bursty(90, 0.0005, 0.0005, 0, 3), KrrMilli: 1},
 	})
 	cs, err := FromAgent(ctx, http.DefaultClient, a.URL)
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, c := range cs {
+		if c.Pod == "idle" && (c.KrrMilli >= 10 || c.Krr.Known || !c.Current.Known) {
+			t.Errorf("the idle container: krr %dm (known %v), current known %v: want krr under 10m, not predicted, and its current limit predicted", c.KrrMilli, c.Krr.Known, c.Current.Known)
+		}
+	}
+	cs = cs[:2]
 	ms := Group(cs)
 	if len(ms) != 2 || ms[1].Workload.Kind != "Deployment" {
 		t.Fatalf("%+v", ms)

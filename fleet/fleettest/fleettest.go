@@ -50,6 +50,10 @@ type Container struct {
 	OwnerKind, OwnerName      string
 	LimitMilli, RequestMilli  int64
 	Demand                    *advise.Demand
+	// KrrMilli, if set, is the krr baseline exported in place of advise's:
+	// the agent exports krr's limit even where no quota can be set at it
+	// (1m for an idle container), where advise leaves its evaluation out.
+	KrrMilli int64
 }
 
 // Agent serves the agent's /advice and /evaluate for cs on node, from
@@ -90,6 +94,9 @@ func Agent(t testing.TB, node string, cs []Container) *httptest.Server {
 			case "VPA target":
 				ac.VPAMilli = b.LimitMilli
 			}
+		}
+		if c.KrrMilli > 0 {
+			ac.KrrMilli = c.KrrMilli
 		}
 		doc.Containers = append(doc.Containers, ac)
 	}
