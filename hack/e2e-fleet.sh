@@ -71,7 +71,7 @@ K="kubectl --kubeconfig $KC"
 # no capabilities) could not list; it names pods from its owner lookup's pod
 # list instead, and the rendered DaemonSet mounts no log directory: the
 # directory is left as the kubelet made it.
-AGENT=$(freeport) PROM=$(freeport) WPORT=$(freeport)
+AGENT=$(freeport) PROM=$(freeport) WPORT=$(freeport) IPORT=$(freeport)
 
 # --- the agent ---------------------------------------------------------------
 # helm keeps its cache and config under the rig's directory, not in $HOME.
@@ -146,11 +146,36 @@ spec:
           limits: {cpu: 200m, memory: 256Mi}
         resizePolicy:
         - {resourceName: cpu, restartPolicy: NotRequired}
+---
+# An idle server far below its limit: sampling by need reads it on the
+# coarse 100 ms grid once it is advised (the check requires that some
+# container was read so).
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: idler, namespace: $NS}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: idler}}
+  template:
+    metadata: {labels: {app: idler}}
+    spec:
+      hostNetwork: true
+      enableServiceLinks: false
+      tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists}]
+      containers:
+      - name: idle
+        image: throttlelab:$VERSION
+        imagePullPolicy: Never
+        args: [serve, --listen, "127.0.0.1:$IPORT", --gomaxprocs, "1"]
+        resources:
+          requests: {cpu: 100m, memory: 64Mi}
+          limits: {cpu: 500m, memory: 128Mi}
 YAML
-say "deploying the workload (200m limit)"
+say "deploying the workload (200m limit) and an idle server (500m)"
 $K apply -f "$work/burner.yaml" >/dev/null
 waitfor agent 180 $K -n throttlelab-agent rollout status ds/throttlelab-agent --timeout 5s
 waitfor burner 180 $K -n $NS rollout status deploy/burner --timeout 5s
+waitfor idler 180 $K -n $NS rollout status deploy/idler --timeout 5s
 waitfor burner 60 curl -fs "http://127.0.0.1:$WPORT/healthz"
 waitfor agent 60 curl -fs "http://127.0.0.1:$AGENT/healthz"
 POD=$($K -n $NS get pod -l app=burner -o jsonpath='{.items[0].metadata.name}')

@@ -29,7 +29,7 @@ func agentOnRig(prom, dashboard string) error {
 		}
 		return ss[0].Value, nil
 	}
-	var vals [7]float64
+	var vals [8]float64
 	for i, q := range []string{
 		`rate(process_cpu_seconds_total{job="throttlelab-agent"}[5m])`,
 		`max_over_time(process_resident_memory_bytes{job="throttlelab-agent"}[5m])`,
@@ -38,6 +38,7 @@ func agentOnRig(prom, dashboard string) error {
 		`throttlelab_agent_new_containers_watched`,
 		`max_over_time(throttlelab_agent_hot_containers[5m])`,
 		`min_over_time(throttlelab_agent_hot_containers[5m])`,
+		`count(count by (namespace, pod, container) (throttlelab_advised_cpu_limit_cores))`,
 	} {
 		v, err := one(q)
 		if err != nil {
@@ -47,6 +48,14 @@ func agentOnRig(prom, dashboard string) error {
 	}
 	fmt.Printf("the agent over the last 5 min: %.4f cores (%.2f%% of one), %.0f MiB resident at most, %.2f%% of its samples missed, %.0f containers, new ones watched: %v, hot (read every 10 ms) %.0f to %.0f\n",
 		vals[0], 100*vals[0], vals[1]/(1<<20), 100*vals[2], vals[3], vals[4] == 1, vals[6], vals[5])
+	// Every container gets advice with sampling by need, the idle server
+	// (krr's 1m, under the kubelet's minimum quota) among them. They are
+	// all hot on the rig: an idle container's lowest pick (10-20m) lies
+	// within the margin of its own 100 ms sums (docs/fleet.md).
+	if vals[7] < vals[3] {
+		return fmt.Errorf("%.0f of the %.0f containers advised: with sampling by need every container must get advice", vals[7], vals[3])
+	}
+	fmt.Printf("sampling by need: %.0f of %.0f containers advised, %.0f to %.0f hot\n", vals[7], vals[3], vals[6], vals[5])
 	b, err := os.ReadFile(dashboard)
 	if err != nil {
 		return err
