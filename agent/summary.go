@@ -330,8 +330,13 @@ func (s *ContainerSummary) Add(at, usage time.Duration) *Chunk {
 	}
 	s.bucket(at, dt, du)
 	s.addPerCPU(at)
-	s.deltas = binary.AppendUvarint(s.deltas, uint64(dt/time.Microsecond))
-	s.deltas = binary.AppendUvarint(s.deltas, uint64(min(du/time.Microsecond, math.MaxUint32)))
+	// Each interval in whole microseconds of the cumulative counters (not
+	// of the interval itself), so that the rounding telescopes: the sum
+	// over any run of intervals is the counters' own difference, whichever
+	// samples lie between (a 100 ms interval of sampling by need and the
+	// ten 10 ms ones it stands for give a period the same sum).
+	s.deltas = binary.AppendUvarint(s.deltas, uint64(at/time.Microsecond-s.lastAt/time.Microsecond))
+	s.deltas = binary.AppendUvarint(s.deltas, uint64(min(usage/time.Microsecond-s.lastUsage/time.Microsecond, math.MaxUint32)))
 	s.n++
 	if !s.counted {
 		s.noteCores(dt, du)
