@@ -163,6 +163,16 @@ func spikes(n int) []time.Duration {
 	return out
 }
 
+// delaySlackMs is how far below the 10 ms design's a by-need delay may
+// fall, in ms: the 10 ms replay serves a sample above the group's CPU
+// bound (here the spikes' two threads on a trickle, 2.02 CPUs against a
+// bound of 2) on arrival, where a coarse period's work front-loaded at the
+// bound cannot start earlier, so where such a sample leads, the coarse
+// figure can fall short by the time its excess takes at the bound
+// (docs/fleet.md measures it). The slack is twice the 0.1 ms the text
+// shows delays to.
+const delaySlackMs = 0.2
+
 // agreesByNeed compares the summaries of one demand read every 10 ms and
 // by need (TestByNeedAgreesWithTenMillisecondSampling).
 func agreesByNeed(t *testing.T, h *HotConfig, usage []time.Duration, thr []uint64) {
@@ -188,7 +198,7 @@ func agreesByNeed(t *testing.T, h *HotConfig, usage []time.Duration, thr []uint6
 			if math.Abs(ce.ThrottledPeriods-fe.ThrottledPeriods) > 1 {
 				t.Errorf("chunk %d, %dm burst %dm: %.0f periods throttled by need, %.0f at 10 ms", k, fe.LimitMilli, fe.BurstMilli, ce.ThrottledPeriods, fe.ThrottledPeriods)
 			}
-			if ce.DelayP50Ms < fe.DelayP50Ms-1e-9 || ce.DelayP99Ms < fe.DelayP99Ms-1e-9 || ce.DelayMaxMs < fe.DelayMaxMs-1e-9 {
+			if ce.DelayP50Ms < fe.DelayP50Ms-delaySlackMs || ce.DelayP99Ms < fe.DelayP99Ms-delaySlackMs || ce.DelayMaxMs < fe.DelayMaxMs-delaySlackMs {
 				t.Errorf("chunk %d, %dm burst %dm: delays p50/p99/max %.3f/%.3f/%.3f ms by need, below 10 ms's %.3f/%.3f/%.3f",
 					k, fe.LimitMilli, fe.BurstMilli, ce.DelayP50Ms, ce.DelayP99Ms, ce.DelayMaxMs, fe.DelayP50Ms, fe.DelayP99Ms, fe.DelayMaxMs)
 			}

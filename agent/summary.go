@@ -330,8 +330,13 @@ func (s *ContainerSummary) Add(at, usage time.Duration) *Chunk {
 	}
 	s.bucket(at, dt, du)
 	s.addPerCPU(at)
-	s.deltas = binary.AppendUvarint(s.deltas, uint64(dt/time.Microsecond))
-	s.deltas = binary.AppendUvarint(s.deltas, uint64(min(du/time.Microsecond, math.MaxUint32)))
+	// Each interval in whole microseconds of the cumulative counters (not
+	// of the interval itself), so that the rounding telescopes: the sum
+	// over any run of intervals is the counters' own difference, whichever
+	// samples lie between (a 100 ms interval of sampling by need and the
+	// ten 10 ms ones it stands for give a period the same sum).
+	s.deltas = binary.AppendUvarint(s.deltas, uint64(at/time.Microsecond-s.lastAt/time.Microsecond))
+	s.deltas = binary.AppendUvarint(s.deltas, uint64(min(usage/time.Microsecond-s.lastUsage/time.Microsecond, math.MaxUint32)))
 	s.n++
 	if !s.counted {
 		s.noteCores(dt, du)
@@ -516,17 +521,44 @@ const prefill = time.Microsecond
 // lead, then the samples. An interval longer than one and a half fine
 // steps (Period/Phases: a coarse sample of sampling by need, or a late
 // one) that lies within one of the replay's periods has its work
-// front-loaded: in fine steps from its start, each at most the node's CPUs
-// (SummaryConfig.frontCores), the rest of the interval idle. The period's
-// sum, which decides whether it throttles, is unchanged, and its work
-// waits at least as long as it would spread in any way over the interval:
-// the delays are an upper bound of what fine samples would give. maxCores
-// is the highest use over one interval as sampled (advise.Demand.MaxCores'
-// rule), before the expansion.
+// front-loaded: in fine steps from its start, each at most the chunk's
+// parallelism bound (cores: the CPUs the replay lets waiting work catch up
+// on), the rest of the interval idle; work beyond the bound over the whole
+// interval goes into its last step. maxCores is the highest use over one
+// interval as sampled (advise.Demand.MaxCores' rule), before the expansion.
+//
+// Why the delays are an upper bound of those of fine samples that keep
+// within the bound. The replay serves work in arrival order, on at most
+// cores CPUs while work waits and as it arrives otherwise, and not at all
+// while the pool is dry. Take any spread of the interval's work over its
+// fine steps, none above cores CPUs.
+//   - The period's sum is the same (Add keeps the counters' own
+//     microseconds), and work arriving no faster than the service runs
+//     leaves the service of a period the same whichever its spread: how
+//     much is served, whether the pool runs dry (the period throttles) and
+//     what carries over (backlog, burst pool) depend only on the sum and
+//     what came in. Every period replays alike, this one and those after.
+//   - So the pool runs dry at the same unit of work, and a unit x is
+//     served at max over the units y up to it of arrival(y) + (x-y)/cores,
+//     plus the wait for the refill where the pool ran dry between them.
+//     Its delay, that minus arrival(x), is largest when arrival(x) -
+//     arrival(y) is smallest: (x-y)/cores for y in the interval, which only
+//     front-loading at cores reaches, and arrival(x) earliest for y
+//     before it. Each unit waits at least as long as under any spread, so
+//     every quantile of the delays is at least as high.
+//
+// Front-loading faster than cores (the node's CPUs, as before) would let
+// the replay serve that work faster than the group can run, which shortens
+// the waits of the work behind it and changes what carries over. What the
+// replay of fine samples can still give above the bound: it records one
+// delay per sample (its middle unit's), so a sample that straddles the
+// moment the pool runs dry counts wholly on the side of its middle; and a
+// sample above the bound (a late reading) arrives faster than the
+// front-loading. docs/fleet.md measures both.
 func (c *Chunk) demand(cfg *SummaryConfig) (d *advise.Demand, maxCores float64) {
 	period := cfg.Period
 	fine := period / time.Duration(cfg.Phases)
-	step := time.Duration(cfg.frontCores() * float64(fine))
+	step := time.Duration(c.cores) * fine
 	n := c.n
 	at, usage := make([]time.Duration, 0, n+3), make([]time.Duration, 0, n+3)
 	at, usage = append(at, 0, period), append(usage, 0, prefill)
@@ -575,16 +607,6 @@ func (c *Chunk) demand(cfg *SummaryConfig) (d *advise.Demand, maxCores float64) 
 		}
 	}
 	return &advise.Demand{At: at, Usage: usage, Cores: c.cores, Arrivals: c.arrivals, PerCPU: perCPU}, maxCores
-}
-
-// frontCores is the rate at which a coarse interval's work is front-loaded
-// (Chunk.demand): the node's CPUs (the ladder's top), which no group's use
-// can exceed over any part of the interval.
-func (c *SummaryConfig) frontCores() float64 {
-	if len(c.Ladder) == 0 {
-		return 1
-	}
-	return max(math.Ceil(float64(c.Ladder[len(c.Ladder)-1])/1000), 1)
 }
 
 // Replayed is a chunk's evaluations, ready to fold into its summary.

@@ -124,11 +124,14 @@ var compactAfter = 1024
 var runs = true
 
 // chunk is work that arrived over one sample (or the part of it in one
-// period) and is not served yet: mid is the middle of its arrival, a the
-// cumulative arrival up to its end, w its size. Its delay is its middle's.
+// period, before or after the pool ran dry) and is not served yet: mid is
+// the middle of its arrival, dur its length, a the cumulative arrival up to
+// its end, w its size. Its delay is its middle's. A chunk is split where
+// the pool runs dry, on arrival and while it is served, so that no chunk's
+// delay stands for work on both sides of a wait for the refill.
 type chunk struct {
-	mid  float64
-	a, w float64
+	mid, dur float64
+	a, w     float64
 }
 
 // Replay runs the demand ps was cut from through one quota at ps's phase,
@@ -180,6 +183,19 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 			queue, qh = queue[:0], 0
 		}
 	}
+	// splitHead records the part of the queue's head that the service (at
+	// rate s from cumulative s0 at time t0) passed, and leaves the rest.
+	splitHead := func(t0, s0, s float64) {
+		if hist == nil || qh >= len(queue) || s <= 0 || queue[qh].a-queue[qh].w >= served-Eps {
+			return
+		}
+		c := &queue[qh]
+		x := served - (c.a - c.w)
+		start := c.mid - c.dur/2
+		hist.Add(max(t0+(c.a-c.w+x/2-s0)/s-(start+c.dur*x/c.w/2), 0), x)
+		c.mid, c.dur, c.w = start+c.dur*x/c.w+c.dur*(c.w-x)/c.w/2, c.dur*(c.w-x)/c.w, c.w-x
+	}
+	var lt0, ls0, ls float64 // the last catch-up: from time lt0 and cumulative ls0 at rate ls
 	// A period of work at least 1 ns under the quota, with nothing waiting
 	// and the pool full, is served on arrival and leaves the pool full: the
 	// refill gives back more than it took, the cap cuts it to exactly the
@@ -235,8 +251,16 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 				r := float64(d.Usage[i]-d.Usage[i-1]) / float64(d.At[i]-d.At[i-1]) // cores
 				t, tb := float64(a-tick0), float64(b-tick0)
 				lost0 := res.LostNs
+				seg, segArr := t, arrived // the part of the sample not queued yet
 				for t < tb {
 					var dt float64
+					if hist != nil && bw.Pool <= Eps && !wallClock && t > seg && arrived > segArr {
+						// The pool ran dry within the sample: what came
+						// before is a chunk of its own.
+						queue = append(queue, chunk{mid: base + (seg+t)/2, dur: t - seg, a: arrived, w: arrived - segArr})
+						serveQueue(base+t, served, 0)
+						seg, segArr = t, arrived
+					}
 					switch {
 					case bw.Pool <= Eps && wallClock:
 						// Dry: arrivals are lost; the group stays
@@ -276,6 +300,10 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 							backlog, served = 0, arrived
 						}
 						serveQueue(base+t, s0, s)
+						lt0, ls0, ls = base+t, s0, s
+						if bw.Pool <= Eps {
+							splitHead(lt0, ls0, ls)
+						}
 					case r <= 0:
 						dt = tb - t
 					default:
@@ -304,7 +332,9 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 					queue = queue[:copy(queue, queue[qh:])]
 					qh = 0
 				}
-				queue = append(queue, chunk{mid: float64(a+b) / 2, a: arrived, w: r * float64(b-a)})
+				if arrived > segArr {
+					queue = append(queue, chunk{mid: base + (seg+tb)/2, dur: tb - seg, a: arrived, w: arrived - segArr})
+				}
 				serveQueue(base+tb, served, 0)
 			}
 		}
@@ -319,6 +349,7 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 	}
 	// Work still waiting at the end waited at least until then.
 	end := float64(d.At[len(d.At)-1])
+	splitHead(lt0, ls0, ls)
 	for ; qh < len(queue); qh++ {
 		hist.Add(max(end-queue[qh].mid, 0), queue[qh].w)
 	}
