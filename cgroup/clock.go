@@ -13,13 +13,16 @@ import (
 // n*Every, so that samples do not drift however long each one takes; a
 // wake-up that comes more than half an interval late counts the instants
 // it skipped as missed and goes on from the last one passed (no burst of
-// catch-up samples). It sleeps in clock_nanosleep on the calling thread:
-// call it from a goroutine locked to its OS thread (Loop does), so that no
-// other thread has to wake it (a Go timer would, for a locked goroutine)
-// and the counter files' reads find their caches warm more often than on
-// whichever thread the scheduler picks. It is the one sampling loop of
-// top, the agent, advise's live sampling and the server's self-sampling.
-// Wait and Skip are for one goroutine; Counts is safe from any.
+// catch-up samples). It sleeps in clock_nanosleep on the calling thread,
+// so that no other thread has to wake it (a Go timer would), and passes
+// through the scheduler once after each sleep (runtime.Gosched): since Go
+// 1.26 a goroutine in a system call keeps its P, and a loop that never
+// reschedules keeps one scheduling tick, so the runtime's sysmon sees the
+// same goroutine run for over 10 ms, takes its P back from the sleep and
+// starts polling every 20 us again, each time (docs/fleet.md measures what
+// that cost). It is the one sampling loop of top, the agent, advise's live
+// sampling and the server's self-sampling. Wait and Skip are for one
+// goroutine; Counts is safe from any.
 type Clock struct {
 	// Every is the interval between instants.
 	Every time.Duration
@@ -77,6 +80,7 @@ func (c *Clock) WaitFor(ctx context.Context, n int64) (at time.Duration, ok bool
 	t := unix.NsecToTimespec(c.base + n*every)
 	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &t, nil) == unix.EINTR {
 	}
+	runtime.Gosched() // a new scheduling tick: see Clock
 	if ctx.Err() != nil {
 		return 0, false
 	}
@@ -96,13 +100,11 @@ func (c *Clock) Instant() int64 { return c.n }
 func (c *Clock) Counts() (taken, missed int64) { return c.taken.Load(), c.missed.Load() }
 
 // Loop calls fn at instant 0 and at every instant after it (see Clock), from
-// this goroutine locked to its OS thread, until ctx ends or fn returns
+// this goroutine (not locked to its thread: see Clock), until ctx ends or fn returns
 // false. at is the instant's time since the loop started (the time of the
 // wake-up where it came late), missed the instants skipped so far. It
 // returns the clock's counts.
 func Loop(ctx context.Context, every time.Duration, fn func(at time.Duration, missed int64) bool) (taken, missed int64) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	c := NewClock(time.Now(), every)
 	c.taken.Add(1)
 	if !fn(0, 0) {

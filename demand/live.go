@@ -218,8 +218,8 @@ func (s *Sampler) ReadCounts() (time.Duration, uint64, error) {
 func (s *Sampler) Close() error { return s.c.Close() }
 
 // Sample samples g every 10 ms for duration (or until ctx ends, keeping
-// what it has), from cgroup's one sampling loop (cgroup.Loop: a locked
-// thread, absolute instants; instants it came too late for are counted and
+// what it has), from cgroup's one sampling loop (cgroup.Loop: clock_nanosleep
+// to absolute instants; instants it came too late for are counted and
 // noted in the demand's warnings), and cpu.stat before and after.
 // progress, if not nil, is called about every 100 ms.
 func Sample(ctx context.Context, g *Group, duration time.Duration, progress func(done time.Duration)) (*cfs.Demand, cgroup.CPUStat, error) {

@@ -20,8 +20,8 @@ import (
 // BenchmarkRunLockedThread runs the watcher as top and the agent run it
 // (Run: every 10 ms, a report every 10 s) on 200 idle real groups limited to
 // 1 CPU (with their cpuacct twins where cpuacct is a hierarchy of its own),
-// read at every sample, for 30 s from one locked OS thread sleeping in
-// clock_nanosleep (as Run samples) and, in the same run, for 30 s woken by
+// read at every sample, for 30 s sleeping in clock_nanosleep (as Run
+// samples) and, in the same run, for 30 s woken by
 // a Go ticker on whichever thread the scheduler picks (as it did before),
 // and reports the CPU the process used in each
 // (getrusage) as a share of one core, and their ratio.

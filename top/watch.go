@@ -117,7 +117,8 @@ type Watcher struct {
 	clock  atomic.Pointer[cgroup.Clock]
 	lastAt time.Duration
 	hot    bool
-	// unlocked lets Run sample from any thread (a benchmark's reference).
+	// unlocked makes Run wake on a Go ticker instead of the clock (a
+	// benchmark's reference: what it did before).
 	unlocked bool
 	// cpus bounds the CPUs a group's stall is spread over (SplitStall).
 	cpus int
@@ -831,8 +832,8 @@ const Rediscover = 100 * time.Millisecond
 // Run samples every SampleEvery and calls emit with a report every interval,
 // from this goroutine, until ctx ends or emit returns false. Groups that
 // appear are picked up within Rediscover of their directory being made
-// (inotify; at each report where inotify cannot be had). It samples from
-// one OS thread (cgroup.Clock: absolute instants, no drift); instants the
+// (inotify; at each report where inotify cannot be had). It sleeps in
+// clock_nanosleep (cgroup.Clock: absolute instants, no drift); instants the
 // watcher could not keep up with are skipped and counted (SampleCounts),
 // not queued. With Options.Coarse it sleeps through the instants at which
 // no group is to be read.
@@ -846,10 +847,6 @@ func (w *Watcher) Run(ctx context.Context, interval time.Duration, emit func([]S
 func (w *Watcher) RunFrom(ctx context.Context, start time.Time, interval time.Duration, emit func([]Stats) bool) error {
 	if interval < w.opts.SampleEvery {
 		return fmt.Errorf("interval %s is shorter than the sampling interval %s: give a longer one", interval, w.opts.SampleEvery)
-	}
-	if !w.unlocked {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
 	}
 	clock := cgroup.NewClock(start, w.opts.SampleEvery)
 	w.clock.Store(clock)
