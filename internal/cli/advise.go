@@ -30,6 +30,7 @@ type adviseFlags struct {
 	maxThrottled         string
 	limits, periods      []string
 	grid, phases, cores  int
+	phasesGiven          bool // --phases given: exactly that many, else by need
 	wallClock, all       bool
 	html, saveCSV        string
 	fleet                fleetFlags // --prometheus, --agent: advise_fleet.go
@@ -71,7 +72,10 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
   throttlelab advise results/f09-burn-flow/20261121-105420 --config unlimited
   throttlelab advise --csv usage.csv --limit 300m --limit 500m -o json`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runAdvise(cmd, args, f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.phasesGiven = cmd.Flags().Changed("phases")
+			return runAdvise(cmd, args, f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&f.pid, "pid", 0, "sample the cgroup of this process")
@@ -123,7 +127,10 @@ func adviseRequest(f adviseFlags) (advise.Request, error) {
 	if err != nil {
 		return advise.Request{}, usagef("--max-throttled %v", err)
 	}
-	if f.grid < 2 || f.phases < 0 || f.cores < 0 {
+	if !f.phasesGiven {
+		f.phases = 0 // by need (advise.Evaluate)
+	}
+	if f.grid < 2 || (f.phasesGiven && f.phases < 1) || f.cores < 0 {
 		return advise.Request{}, usagef("--grid needs at least 2, --phases at least 1, --cores 0 or more")
 	}
 	req := advise.Request{GridSize: f.grid, Target: advise.Target{MaxThrottled: maxThr, MaxDelay: f.maxDelay}, AllDelays: f.all,
@@ -177,11 +184,6 @@ func adviseUsage(err error) error {
 func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	if f.fleet.set() {
 		return runAdviseFleet(cmd, args, f)
-	}
-	if !cmd.Flags().Changed("phases") {
-		f.phases = 0 // by need (advise.Evaluate)
-	} else if f.phases < 1 {
-		return usagef("--phases %d: give at least 1", f.phases)
 	}
 	req, err := adviseRequest(f)
 	if err != nil {
