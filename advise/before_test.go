@@ -2,6 +2,7 @@ package advise_test
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -48,9 +49,13 @@ func TestAdviseBefore(t *testing.T) {
 
 // BenchmarkAdviseCSV24h is advise --csv on a day of 10 ms samples (8.64 M,
 // cfstest.Day, written to a file in the benchmark, not committed), read with
-// demand.ReadCSV and advised two ways in the same run: Advise, and the path
-// before it (AdviseBefore). It reports each one's seconds, reading
-// included, and their ratio, and checks they advise alike (every figure).
+// demand.ReadCSV and advised two ways in the same run: Advise, with phases
+// by need, and the path before it (AdviseBefore: every phase, the windows
+// one at a time, the counts' replays with delays). It reports each one's
+// seconds, reading included, their ratio, and how many of the evaluations
+// shown are means over two phases; it checks they recommend alike and that
+// every throttled share lies within advise.PhaseShareBound of the path
+// before's.
 func BenchmarkAdviseCSV24h(b *testing.B) {
 	at, usage := cfstest.Day(8_640_000)
 	path := filepath.Join(b.TempDir(), "day.csv")
@@ -84,17 +89,43 @@ func BenchmarkAdviseCSV24h(b *testing.B) {
 		return a, time.Since(start)
 	}
 	var now, before time.Duration
+	two := 0
 	for range b.N {
 		a, t := run(advise.Advise)
 		now += t
 		ref, t := run(advise.AdviseBefore)
 		before += t
-		if !reflect.DeepEqual(a, ref) {
-			b.Fatalf("the advice differs from the path before's: recommendation %+v, before %+v", a.Recommendation, ref.Recommendation)
+		sameAdvice(b, a, ref)
+		two = 0
+		for _, e := range a.Evaluations {
+			if e.Phases > 0 {
+				two++
+			}
 		}
 	}
 	n := float64(b.N)
 	b.ReportMetric(now.Seconds()/n, "s/advise")
 	b.ReportMetric(before.Seconds()/n, "s/advise-before")
 	b.ReportMetric(float64(before)/float64(now), "before/now")
+	b.ReportMetric(float64(two), "evaluations-at-2-phases")
+}
+
+// sameAdvice fails unless a recommends what ref does (the limit, whether it
+// is met, the burst) and every evaluation's throttled share lies within
+// advise.PhaseShareBound of ref's: phases by need against every phase.
+func sameAdvice(tb testing.TB, a, ref *advise.Advice) {
+	tb.Helper()
+	r, rr := a.Recommendation, ref.Recommendation
+	if r.LimitMilli != rr.LimitMilli || r.Met != rr.Met || (r.WithBurst == nil) != (rr.WithBurst == nil) ||
+		(r.WithBurst != nil && r.WithBurst.LimitMilli != rr.WithBurst.LimitMilli) {
+		tb.Fatalf("the recommendation differs from the path before's: %+v, before %+v", r, rr)
+	}
+	if len(a.Evaluations) != len(ref.Evaluations) {
+		tb.Fatalf("%d evaluations, the path before %d", len(a.Evaluations), len(ref.Evaluations))
+	}
+	for i, e := range a.Evaluations {
+		if d := math.Abs(e.ThrottledRatio - ref.Evaluations[i].ThrottledRatio); d >= advise.PhaseShareBound {
+			tb.Fatalf("%s: throttled %.5f, the path before %.5f", e.Point(), e.ThrottledRatio, ref.Evaluations[i].ThrottledRatio)
+		}
+	}
 }

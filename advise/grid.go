@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -135,6 +136,12 @@ type Evaluation struct {
 	// bound) the limit is below that window's mean use. DelayP99MsRange is
 	// then nil.
 	DelayUnbounded bool `json:"added_delay_p99_ms_unbounded,omitempty"`
+	// Phases is set where the means are over fewer phases than asked, by
+	// need (see Evaluate): the two phases replayed, which agreed within
+	// PhaseShareBound and PhaseDelayBound at every point of the window.
+	// The worst and best phase are then of those two. 0: over every phase
+	// (Sampled.Phases).
+	Phases int `json:"phases,omitempty"`
 }
 
 // saturated reports whether p's quota (as o replays it) is below d's mean
@@ -154,7 +161,9 @@ func (e Evaluation) Point() Point {
 
 // Options tune Evaluate.
 type Options struct {
-	// Phases is how many phases of each period are replayed (default 10).
+	// Phases is how many phases of each period are replayed: exactly
+	// these when given; 0 is DefaultPhases, or phases by need on a long
+	// window (see Evaluate).
 	Phases int
 	// Workers is how many phases run at once (default GOMAXPROCS).
 	Workers int
@@ -200,19 +209,100 @@ func (o Options) quota(p Point, cores float64) time.Duration {
 	return p.Quota() - cfs.SliceSlack(p.Quota(), cores)
 }
 
+// Phases by need: a long window is replayed first at two phases of ten, 0
+// and 5 (the period's start and half a period later). Where a period
+// boundary falls changes which periods throttle, but over thousands of
+// periods the phases' shares differ only by noise; where the two agree at
+// every point (PhaseShareBound, PhaseDelayBound) the evaluation is their
+// mean (Evaluation.Phases 2), else all ten are replayed as always.
+const (
+	// DefaultPhases is how many phases of the period are replayed when
+	// Options.Phases is not given and phases by need do not apply.
+	DefaultPhases = 10
+	// ByNeedMinPeriods is the fewest periods (of the longest period
+	// evaluated) a window needs before two phases may stand for ten. In a
+	// shorter one a period moves a phase's share by more than 1/3000, so
+	// two phases rarely agree within PhaseShareBound, and replaying ten
+	// costs little (5 minutes of samples at 100 ms).
+	ByNeedMinPeriods = 3000
+	// PhaseShareBound is how far apart the two phases' throttled shares
+	// may lie, at every point, for their mean to stand for ten phases: a
+	// fourteenth of the smallest Tolerance, and under what the ten phases
+	// themselves spread over an hour of 10 ms samples of busy demand
+	// (cfstest.Day: 0.007).
+	PhaseShareBound = 0.005
+	// PhaseDelayBound is how far apart, relative to the larger, the two
+	// phases' delay p99s may lie at every point replayed in full (about
+	// three buckets of cfs.DelayHist).
+	PhaseDelayBound = 0.10
+)
+
+// byNeedPhases are the phases, of DefaultPhases, replayed first.
+var byNeedPhases = []int{0, DefaultPhases / 2}
+
 // Evaluate replays d through every point at every phase. Points must pass
 // Check. The result is in the order of points and does not depend on
 // Workers.
+//
+// With Options.Phases 0 (and no Delays callback), a window of
+// ByNeedMinPeriods periods or more takes phases by need: two phases
+// first, and all DefaultPhases only where the two differ at some point by
+// PhaseShareBound or more in throttled share, or by PhaseDelayBound or
+// more in delay p99; Full is then called again for the ten. Options.Phases
+// N replays exactly N phases.
 func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
-	if o.Phases <= 0 {
-		o.Phases = 10
+	if o.Phases > 0 || o.before || o.Delays != nil || !byNeed(d, points) {
+		o.Phases = max(o.Phases, 0)
+		if o.Phases == 0 {
+			o.Phases = DefaultPhases
+		}
+		evs, _, err := evaluatePhases(d, points, o, everyPhase(o.Phases), o.Phases, false)
+		return evs, err
 	}
+	evs, agree, err := evaluatePhases(d, points, o, byNeedPhases, DefaultPhases, true)
+	if err != nil {
+		return nil, err
+	}
+	if agree {
+		for i := range evs {
+			evs[i].Phases = len(byNeedPhases)
+		}
+		return evs, nil
+	}
+	evs, _, err = evaluatePhases(d, points, o, everyPhase(DefaultPhases), DefaultPhases, false)
+	return evs, err
+}
+
+// byNeed reports whether d is long enough for phases by need: at least
+// ByNeedMinPeriods of the longest period among points.
+func byNeed(d *Demand, points []Point) bool {
+	longest := time.Duration(0)
+	for _, p := range points {
+		longest = max(longest, p.Period)
+	}
+	return longest > 0 && d.Duration() >= longest*ByNeedMinPeriods
+}
+
+// everyPhase is 0..n-1.
+func everyPhase(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// evaluatePhases evaluates points at the given phases, of of: phase ph
+// starts the periods ph/of of a period after the first sample. With check
+// set it also reports whether the phases agree at every point
+// (phasesAgree).
+func evaluatePhases(d *Demand, points []Point, o Options, phases []int, of int, check bool) ([]Evaluation, bool, error) {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	for _, p := range points {
 		if err := p.Check(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	periods := map[time.Duration]bool{}
@@ -222,7 +312,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 		minPeriod = min(minPeriod, p.Period)
 	}
 	if err := d.Check(minPeriod); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	cores := d.Bound()
 	// Demand with a per-CPU split over several CPUs is replayed with the
@@ -243,8 +333,8 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 	}
 	sort.Slice(plist, func(i, j int) bool { return plist[i] < plist[j] })
 	for _, p := range plist {
-		for ph := 0; ph < o.Phases; ph++ {
-			jobs = append(jobs, job{p, ph})
+		for _, ph := range phases {
+			jobs = append(jobs, job{p, ph, of})
 		}
 	}
 	// replay[i]: point i gets the full replay.
@@ -276,7 +366,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 			defer scratchPool.Put(scratch)
 			for j := range next {
 				jb := jobs[j]
-				ps := cfs.Cut(d, jb.period, jb.period*time.Duration(jb.phase)/time.Duration(o.Phases))
+				ps := cfs.Cut(d, jb.period, jb.offset())
 				out := make([]*cfs.Result, len(points))
 				// A quota that covers the busiest period of this phase never
 				// throttles: every period takes replay's fast path, and the
@@ -369,6 +459,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 		}
 		evals[i] = e
 	}
+	agree := check && phasesAgree(points, jobs, replay, counts, results)
 	// The phases' histograms go back to the pool (a point that shared
 	// another's replay shares its histogram: put it back once).
 	for j := range results {
@@ -379,7 +470,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 			}
 		}
 	}
-	return evals, nil
+	return evals, agree, nil
 }
 
 // pointEval is an Evaluation of p with nothing evaluated yet.
@@ -388,10 +479,55 @@ func pointEval(p Point) Evaluation {
 		QuotaUsec: int64(p.Quota() / time.Microsecond), BurstUsec: int64(p.Burst() / time.Microsecond)}
 }
 
-// job is one period grid Evaluate replays at: a period and a phase.
+// job is one period grid Evaluate replays at: a period and a phase, of
+// of phases.
 type job struct {
-	period time.Duration
-	phase  int
+	period    time.Duration
+	phase, of int
+}
+
+// offset is where the job's first period starts after the first sample.
+func (jb job) offset() time.Duration {
+	return jb.period * time.Duration(jb.phase) / time.Duration(jb.of)
+}
+
+// phasesAgree reports whether, at every point, every pair of its jobs
+// (phases at its period) has throttled shares within PhaseShareBound and,
+// where the point was replayed in full, delay p99s within PhaseDelayBound
+// of the larger.
+func phasesAgree(points []Point, jobs []job, replay []bool, counts [][]cfs.Count, results [][]*cfs.Result) bool {
+	for i, p := range points {
+		var shares, p99s []float64
+		for j, jb := range jobs {
+			if jb.period != p.Period {
+				continue
+			}
+			var periods, throttled uint64
+			if replay[i] {
+				r := results[j][i]
+				if r == nil {
+					return false
+				}
+				periods, throttled = r.Stat.Periods, r.Stat.ThrottledPeriods
+				if r.Hist != nil {
+					p99s = append(p99s, r.Hist.Quantile(0.99))
+				}
+			} else {
+				periods, throttled = counts[j][i].Periods, counts[j][i].ThrottledPeriods
+			}
+			if periods == 0 {
+				return false
+			}
+			shares = append(shares, float64(throttled)/float64(periods))
+		}
+		if len(shares) > 0 && slices.Max(shares)-slices.Min(shares) >= PhaseShareBound {
+			return false
+		}
+		if len(p99s) > 0 && slices.Max(p99s)-slices.Min(p99s) > PhaseDelayBound*slices.Max(p99s) {
+			return false
+		}
+	}
+	return true
 }
 
 // countLadder counts every point's periods and throttled periods at every
@@ -404,7 +540,7 @@ func countLadder(d *Demand, points []Point, jobs []job, o Options, cores float64
 		wg.Go(func() {
 			for j := range next {
 				jb := jobs[j]
-				ps := cfs.Cut(d, jb.period, jb.period*time.Duration(jb.phase)/time.Duration(o.Phases))
+				ps := cfs.Cut(d, jb.period, jb.offset())
 				var settings []cfs.Setting
 				var ix []int
 				for i, p := range points {
@@ -455,7 +591,7 @@ func fixCounts(d *Demand, points []Point, jobs []job, counts [][]cfs.Count, o Op
 			}
 			for j := range next {
 				jb := jobs[j]
-				ps := cfs.Cut(d, jb.period, jb.period*time.Duration(jb.phase)/time.Duration(o.Phases))
+				ps := cfs.Cut(d, jb.period, jb.offset())
 				for i, p := range points {
 					if p.Period != jb.period || counts[j][i].Exact {
 						continue

@@ -20,6 +20,7 @@ type countedJSON struct {
 	ThrottledRatioSliceBound *float64 `json:"throttled_periods_ratio_slice_bound,omitempty"`
 	CountsOnly               bool     `json:"counts_only"`
 	Saturated                bool     `json:"saturated,omitempty"`
+	Phases                   int      `json:"phases,omitempty"`
 }
 
 // evalJSON is e as the JSON writes it: without the fields a replay gives
@@ -31,7 +32,7 @@ func evalJSON(e Evaluation) any {
 	return countedJSON{LimitMilli: e.LimitMilli, BurstMilli: e.BurstMilli, PeriodUsec: e.PeriodUsec, QuotaUsec: e.QuotaUsec, BurstUsec: e.BurstUsec,
 		ThrottledRatio: e.ThrottledRatio, ThrottledRatioWorst: e.ThrottledRatioWorst, ThrottledRatioBest: e.ThrottledRatioBest,
 		Periods: e.Periods, ThrottledPeriods: e.ThrottledPeriods, ThrottledRatioRange: e.ThrottledRatioRange,
-		ThrottledRatioSliceBound: e.ThrottledRatioSliceBound, CountsOnly: true, Saturated: e.Saturated}
+		ThrottledRatioSliceBound: e.ThrottledRatioSliceBound, CountsOnly: true, Saturated: e.Saturated, Phases: e.Phases}
 }
 
 // baselineJSON is a Baseline as the JSON writes it (its evaluation through

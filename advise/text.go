@@ -160,7 +160,7 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 	if a.Window.Stationary && a.Window.Seconds < 600 {
 		fmt.Fprintf(&b, "note: the advice rests on %s of samples; changes slower than that (GC cycles, checkpoints, daily load) are not in it: sample 10m or more (hours for daily cycles) for a service\n", fmtSeconds(a.Window.Seconds))
 	}
-	fmt.Fprintf(&b, "\nPredicted (means over %d phases of the period; [low-high] over the %d blocks and at least %.0f%% less or more use; WORST is the worst phase):\n", s.Phases, len(a.Window.Blocks), LevelSpread*100)
+	fmt.Fprintf(&b, "\nPredicted (means over %s of the period; [low-high] over the %d blocks and at least %.0f%% less or more use; WORST is the worst phase):\n", phasesText(a), len(a.Window.Blocks), LevelSpread*100)
 	if s.WallClock {
 		b.WriteString("wall-clock demand: work that finds the quota spent is lost (LOST s), not delayed\n")
 	}
@@ -295,4 +295,25 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// phasesText says how many phases the evaluations are means over: all of
+// Sampled.Phases, or by need two where they agreed (Evaluation.Phases).
+func phasesText(a *Advice) string {
+	few, all := 0, 0
+	for _, e := range a.Evaluations {
+		if e.Phases > 0 {
+			few = e.Phases
+		} else {
+			all++
+		}
+	}
+	if few == 0 {
+		return fmt.Sprintf("%d phases", a.Sampled.Phases)
+	}
+	agreed := fmt.Sprintf("%d phases (0 and half a period: they agreed within %.1f%% throttled and %.0f%% delay p99 at every point)", few, PhaseShareBound*100, PhaseDelayBound*100)
+	if all == 0 {
+		return agreed
+	}
+	return fmt.Sprintf("%s, or %d phases where they did not", agreed, a.Sampled.Phases)
 }

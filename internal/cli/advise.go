@@ -30,6 +30,7 @@ type adviseFlags struct {
 	maxThrottled         string
 	limits, periods      []string
 	grid, phases, cores  int
+	phasesGiven          bool // --phases given: exactly that many, else by need
 	wallClock, all       bool
 	html, saveCSV        string
 	fleet                fleetFlags // --prometheus, --agent: advise_fleet.go
@@ -42,7 +43,8 @@ func newAdviseCmd() *cobra.Command {
 		Short: "Recommend the smallest CPU limit (and burst) that keeps throttling under a target",
 		Long: `Replay one group's CPU use, sampled every 10 ms, through the simulator's model of the
 kernel's CFS bandwidth control, for a grid of limits (each without burst and with a
-burst equal to the limit) at 10 phases of the period, and recommend the smallest
+burst equal to the limit) at 10 phases of the period (on 5 minutes or more, 2 where they
+agree: docs/advise.md), and recommend the smallest
 limit that meets the target: --max-throttled (share of periods, default ` + pct(advise.DefaultMaxThrottled) + `) and/or
 --max-delay (p99 of the delay the limit adds to the work).
 
@@ -70,7 +72,10 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
   throttlelab advise results/f09-burn-flow/20261121-105420 --config unlimited
   throttlelab advise --csv usage.csv --limit 300m --limit 500m -o json`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runAdvise(cmd, args, f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.phasesGiven = cmd.Flags().Changed("phases")
+			return runAdvise(cmd, args, f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&f.pid, "pid", 0, "sample the cgroup of this process")
@@ -90,7 +95,7 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.StringSliceVar(&f.limits, "limit", nil, "add this limit (Kubernetes quantity, 300m) to the grid; repeatable")
 	fl.StringSliceVar(&f.periods, "period", nil, "evaluate this CFS period too (default 100ms); repeatable")
 	fl.IntVar(&f.grid, "grid", 25, "limits on the default grid")
-	fl.IntVar(&f.phases, "phases", 10, "phases of the period to replay")
+	fl.IntVar(&f.phases, "phases", 10, "phases of the period to replay (not given: 10, or on 5m or more of samples 2 where they agree within 0.2% throttled)")
 	fl.IntVar(&f.cores, "cores", 0, "CPUs the group's held-back work can catch up on (default: the most it used in 10 ms, rounded up)")
 	fl.BoolVar(&f.wallClock, "wall-clock", false, "the demand is bound to wall-clock time (spins until a deadline, polls): work that finds the quota spent is lost, not delayed")
 	fl.BoolVar(&f.all, "all", false, "replay and print every row of the grid (default: the rows around the knee; the other rows, and in JSON the other points, are counted in one pass: exact throttled shares, no delays)")
@@ -122,7 +127,10 @@ func adviseRequest(f adviseFlags) (advise.Request, error) {
 	if err != nil {
 		return advise.Request{}, usagef("--max-throttled %v", err)
 	}
-	if f.grid < 2 || f.phases < 1 || f.cores < 0 {
+	if !f.phasesGiven {
+		f.phases = 0 // by need (advise.Evaluate)
+	}
+	if f.grid < 2 || (f.phasesGiven && f.phases < 1) || f.cores < 0 {
 		return advise.Request{}, usagef("--grid needs at least 2, --phases at least 1, --cores 0 or more")
 	}
 	req := advise.Request{GridSize: f.grid, Target: advise.Target{MaxThrottled: maxThr, MaxDelay: f.maxDelay}, AllDelays: f.all,
