@@ -63,26 +63,7 @@ func TestPathsAgree(t *testing.T) {
 
 	// The agent's summary, fed the samples as its sampler would: what
 	// /advice serves.
-	cfg := &agent.SummaryConfig{Window: time.Hour, Block: 2 * time.Minute, Chunk: time.Minute, Period: 100 * time.Millisecond,
-		Phases: 10, Bucket: 15 * time.Second, Ladder: agent.Ladder(2000)}
-	if err := cfg.Check(); err != nil {
-		t.Fatal(err)
-	}
-	sum := agent.NewSummary(cfg)
-	fold := func(c *agent.Chunk) {
-		if c == nil {
-			return
-		}
-		r, err := cfg.Replay(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum.Fold(r)
-	}
-	for i := range at {
-		fold(sum.Add(at[i], usage[i]))
-	}
-	fold(sum.Flush())
+	sum := agentSummary(t, at, usage, 0)
 	viaAgent, err := sum.Advice(agent.AdviceInput{Source: "agent", Target: target})
 	if err != nil {
 		t.Fatal(err)

@@ -121,27 +121,7 @@ func TestLevelAgrees(t *testing.T) {
 	same("the advise command", &cmd)
 
 	// The agent's summary, fed the samples as its sampler would.
-	cfg := &agent.SummaryConfig{Window: time.Hour, Block: 2 * time.Minute, Chunk: time.Minute, Period: 100 * time.Millisecond,
-		Phases: 10, Bucket: 15 * time.Second, Ladder: agent.Ladder(2000)}
-	sum := agent.NewSummary(cfg)
-	fold := func(c *agent.Chunk) {
-		if c == nil {
-			return
-		}
-		r, err := cfg.Replay(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		sum.Fold(r)
-	}
-	for i := range at {
-		fold(sum.Add(at[i], usage[i]))
-	}
-	fold(sum.Flush())
-	viaAgent, err := sum.Advice(agent.AdviceInput{Source: "agent", Target: target})
-	if err != nil {
-		t.Fatal(err)
-	}
+	viaAgent := agentAdvice(t, at, usage, target, 0)
 	same("the agent's summary", viaAgent)
 
 	// A real agent on a node whose containers use the demand: /advice.

@@ -33,12 +33,16 @@ func warmDemand(span, warmFor, warm, settled, offset time.Duration) (at, usage [
 	return at, usage
 }
 
-// agentAdvice is the agent's summary's advice on the samples of a
-// container it saw start, keeping its first startup apart.
-func agentAdvice(t *testing.T, at, usage []time.Duration, target advise.Target, startup time.Duration) *advise.Advice {
+// agentSummary is the agent's summary of a container's samples, fed as its
+// sampler would (what /advice serves), with its first startup kept apart
+// (0: the agent did not see it start).
+func agentSummary(t *testing.T, at, usage []time.Duration, startup time.Duration) *agent.ContainerSummary {
 	t.Helper()
 	cfg := &agent.SummaryConfig{Window: time.Hour, Block: 2 * time.Minute, Chunk: time.Minute, Period: 100 * time.Millisecond,
 		Phases: 10, Bucket: 15 * time.Second, Ladder: agent.Ladder(2000)}
+	if err := cfg.Check(); err != nil {
+		t.Fatal(err)
+	}
 	sum := agent.NewSummary(cfg)
 	sum.SetStartup(startup)
 	fold := func(c *agent.Chunk) {
@@ -55,7 +59,13 @@ func agentAdvice(t *testing.T, at, usage []time.Duration, target advise.Target, 
 		fold(sum.Add(at[i], usage[i]))
 	}
 	fold(sum.Flush())
-	a, err := sum.Advice(agent.AdviceInput{Source: "agent", Target: target})
+	return sum
+}
+
+// agentAdvice is the advice of agentSummary's summary.
+func agentAdvice(t *testing.T, at, usage []time.Duration, target advise.Target, startup time.Duration) *advise.Advice {
+	t.Helper()
+	a, err := agentSummary(t, at, usage, startup).Advice(agent.AdviceInput{Source: "agent", Target: target})
 	if err != nil {
 		t.Fatal(err)
 	}
