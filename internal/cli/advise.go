@@ -95,7 +95,7 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.StringSliceVar(&f.limits, "limit", nil, "add this limit (Kubernetes quantity, 300m) to the grid; repeatable")
 	fl.StringSliceVar(&f.periods, "period", nil, "evaluate this CFS period too (default 100ms); repeatable")
 	fl.IntVar(&f.grid, "grid", 25, "limits on the default grid")
-	fl.IntVar(&f.phases, "phases", 10, "phases of the period to replay (not given: 10, or on 5m or more of samples 2 where they agree within 0.2% throttled)")
+	fl.IntVar(&f.phases, "phases", 0, "phases of the period to replay, exactly (not given: 10, or on 5m or more of samples 2, 0 and half a period, where their throttled shares agree within 0.5 points)")
 	fl.IntVar(&f.cores, "cores", 0, "CPUs the group's held-back work can catch up on (default: the most it used in 10 ms, rounded up)")
 	fl.BoolVar(&f.wallClock, "wall-clock", false, "the demand is bound to wall-clock time (spins until a deadline, polls): work that finds the quota spent is lost, not delayed")
 	fl.BoolVar(&f.all, "all", false, "replay and print every row of the grid (default: the rows around the knee; the other rows, and in JSON the other points, are counted in one pass: exact throttled shares, no delays)")
