@@ -24,14 +24,21 @@ import (
 // none: where each path puts its grid and its phases cannot move the
 // answer, only a rule can.
 func burstDemand(span, burst, offset time.Duration) (at, usage []time.Duration) {
+	return periodicDemand(span, offset, func(time.Duration) time.Duration { return burst })
+}
+
+// periodicDemand is one thread that runs burst(k) at the start of the k-th
+// 100 ms period (after an offset), sampled every 10 ms for span.
+func periodicDemand(span, offset time.Duration, burst func(k time.Duration) time.Duration) (at, usage []time.Duration) {
 	const period, step = 100 * time.Millisecond, 10 * time.Millisecond
-	used := func(t time.Duration) time.Duration { // cumulative work at t
-		k := t / period
-		in := min(max(t-k*period-offset, 0), burst)
-		return k*burst + in
-	}
+	var done time.Duration // work of the periods before k
+	k := time.Duration(0)
 	for t := time.Duration(0); t <= span; t += step {
-		at, usage = append(at, t), append(usage, used(t))
+		for (k+1)*period <= t {
+			done += burst(k)
+			k++
+		}
+		at, usage = append(at, t), append(usage, done+min(max(t-k*period-offset, 0), burst(k)))
 	}
 	return at, usage
 }

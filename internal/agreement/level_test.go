@@ -2,7 +2,6 @@ package agreement
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"regexp"
 	"strconv"
@@ -11,26 +10,14 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/agent"
-	"github.com/throttlelab/throttlelab/demand"
 	"github.com/throttlelab/throttlelab/internal/cli"
 )
 
 // rampDemand is burstDemand whose burst grows linearly, from low in the
 // first period to high in the last.
 func rampDemand(span, low, high, offset time.Duration) (at, usage []time.Duration) {
-	const period, step = 100 * time.Millisecond, 10 * time.Millisecond
-	n := span / period
-	burst := func(k time.Duration) time.Duration { return low + (high-low)*k/max(n-1, 1) }
-	var done time.Duration // work of the periods before k
-	k := time.Duration(0)
-	for t := time.Duration(0); t <= span; t += step {
-		for (k+1)*period <= t {
-			done += burst(k)
-			k++
-		}
-		at, usage = append(at, t), append(usage, done+min(max(t-k*period-offset, 0), burst(k)))
-	}
-	return at, usage
+	n := span / (100 * time.Millisecond)
+	return periodicDemand(span, offset, func(k time.Duration) time.Duration { return low + (high-low)*k/max(n-1, 1) })
 }
 
 // levelWords is the level warning's measure of how far the next window's
@@ -71,15 +58,7 @@ func levelOf(a *advise.Advice) (trend, low, high, basis string) {
 func TestLevelAgrees(t *testing.T) {
 	at, usage := rampDemand(4*time.Minute, 24*time.Millisecond, 32*time.Millisecond, 20*time.Millisecond)
 	target := advise.Target{MaxThrottled: 0.05}
-	_, csv := recordDemand(t, at, usage)
-	d, sampled, err := demand.Load(context.Background(), demand.Input{CSV: csv}, 100*time.Millisecond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	viaCSV, err := advise.Advise(d, advise.Request{Target: target}, sampled)
-	if err != nil {
-		t.Fatal(err)
-	}
+	viaCSV, csv := csvAdvice(t, at, usage, target)
 	trend, low, high, basis := levelOf(viaCSV)
 	t.Logf("advise --csv: %dm, %q, stationary %v, trend %s%%/min, level -%s%%..+%s%%", viaCSV.Recommendation.LimitMilli, viaCSV.Recommendation.Basis, viaCSV.Window.Stationary, trend, low, high)
 	if trend == "" || high == "" || basis != high {

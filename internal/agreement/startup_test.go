@@ -14,23 +14,12 @@ import (
 // warmDemand is burstDemand whose burst is warm for the first warmFor of
 // span (a start-up: a JIT, class loading) and settled after.
 func warmDemand(span, warmFor, warm, settled, offset time.Duration) (at, usage []time.Duration) {
-	const period, step = 100 * time.Millisecond, 10 * time.Millisecond
-	burst := func(k time.Duration) time.Duration {
-		if k*period < warmFor {
+	return periodicDemand(span, offset, func(k time.Duration) time.Duration {
+		if k*100*time.Millisecond < warmFor {
 			return warm
 		}
 		return settled
-	}
-	var done time.Duration
-	k := time.Duration(0)
-	for t := time.Duration(0); t <= span; t += step {
-		for (k+1)*period <= t {
-			done += burst(k)
-			k++
-		}
-		at, usage = append(at, t), append(usage, done+min(max(t-k*period-offset, 0), burst(k)))
-	}
-	return at, usage
+	})
 }
 
 // agentSummary is the agent's summary of a container's samples, fed as its
@@ -72,19 +61,20 @@ func agentAdvice(t *testing.T, at, usage []time.Duration, target advise.Target, 
 	return a
 }
 
-// csvAdvice is advise --csv's advice on the samples.
-func csvAdvice(t *testing.T, at, usage []time.Duration, target advise.Target) *advise.Advice {
+// csvAdvice is advise --csv's advice on the samples, recorded as the CSV
+// at csv: loaded and advised as the CLI does.
+func csvAdvice(t *testing.T, at, usage []time.Duration, target advise.Target) (a *advise.Advice, csv string) {
 	t.Helper()
-	_, csv := recordDemand(t, at, usage)
+	_, csv = recordDemand(t, at, usage)
 	d, sampled, err := demand.Load(context.Background(), demand.Input{CSV: csv}, 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := advise.Advise(d, advise.Request{Target: target}, sampled)
+	a, err = advise.Advise(d, advise.Request{Target: target}, sampled)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a
+	return a, csv
 }
 
 // warned returns the first of a's warnings that contains what ("": none).
@@ -112,7 +102,8 @@ func warned(a *advise.Advice, what string) string {
 func TestStartupAgrees(t *testing.T) {
 	target := advise.Target{MaxThrottled: 0.05}
 	at, usage := warmDemand(5*time.Minute, 20*time.Second, 60*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond)
-	viaCSV, viaAgent := csvAdvice(t, at, usage, target), agentAdvice(t, at, usage, target, time.Minute)
+	viaCSV, _ := csvAdvice(t, at, usage, target)
+	viaAgent := agentAdvice(t, at, usage, target, time.Minute)
 	for who, a := range map[string]*advise.Advice{"advise --csv": viaCSV, "the agent": viaAgent} {
 		r := a.Recommendation
 		t.Logf("%s: %dm over %.0f s (%s), %q", who, r.LimitMilli, a.Sampled.DurationSeconds, r.Basis, a.Warnings)
@@ -125,7 +116,8 @@ func TestStartupAgrees(t *testing.T) {
 	}
 
 	at, usage = warmDemand(10*time.Minute, 90*time.Second, 60*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond)
-	viaCSV, viaAgent = csvAdvice(t, at, usage, target), agentAdvice(t, at, usage, target, time.Minute)
+	viaCSV, _ = csvAdvice(t, at, usage, target)
+	viaAgent = agentAdvice(t, at, usage, target, time.Minute)
 	t.Logf("a 90 s start-up: advise --csv %dm, the agent %dm: %q", viaCSV.Recommendation.LimitMilli, viaAgent.Recommendation.LimitMilli, warned(viaAgent, "outlasted"))
 	if w := warned(viaCSV, "start-up"); !strings.Contains(w, "the first 1m30s were a start-up") {
 		t.Errorf("advise --csv on a 90 s start-up: %q", w)
