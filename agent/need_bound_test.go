@@ -57,26 +57,15 @@ func TestByNeedThrottlesExactlyAsTenMillisecond(t *testing.T) {
 				// holds the readings of a busy run until a period has passed
 				// without one, and at the end of the samples it still holds
 				// them, differently for each way of reading.
-				for k, f := range fine[:len(fine)-1] {
-					c := coarse[k]
-					if f == nil || c == nil {
-						continue
-					}
-					at := map[int32]advise.Evaluation{}
-					for i, key := range c.keys {
-						at[key] = c.evs[i]
-					}
-					for i, key := range f.keys {
-						points++
-						fe, ce := f.evs[i], at[key]
-						if ce.ThrottledPeriods != fe.ThrottledPeriods {
-							bad++
-							if bad <= 5 {
-								t.Errorf("chunk %d, %dm burst %dm: %.0f periods throttled by need, %.0f at 10 ms", k, fe.LimitMilli, fe.BurstMilli, ce.ThrottledPeriods, fe.ThrottledPeriods)
-							}
+				eachPointPair(fine[:len(fine)-1], coarse, func(k int, fe, ce advise.Evaluation) {
+					points++
+					if ce.ThrottledPeriods != fe.ThrottledPeriods {
+						bad++
+						if bad <= 5 {
+							t.Errorf("chunk %d, %dm burst %dm: %.0f periods throttled by need, %.0f at 10 ms", k, fe.LimitMilli, fe.BurstMilli, ce.ThrottledPeriods, fe.ThrottledPeriods)
 						}
 					}
-				}
+				})
 				if bad > 5 {
 					t.Errorf("... %d points of %d differ in all", bad, points)
 				}

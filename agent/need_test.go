@@ -173,6 +173,25 @@ func spikes(n int) []time.Duration {
 // shows delays to.
 const delaySlackMs = 0.2
 
+// eachPointPair calls fn with each point's evaluation in each chunk at
+// 10 ms (fine) and by need (coarse), paired by point; a point missing by
+// need (neither throttled nor delayed there) pairs with a zero evaluation.
+func eachPointPair(fine, coarse []*Replayed, fn func(k int, fe, ce advise.Evaluation)) {
+	for k, f := range fine {
+		c := coarse[k]
+		if f == nil || c == nil {
+			continue
+		}
+		at := map[int32]advise.Evaluation{}
+		for i, key := range c.keys {
+			at[key] = c.evs[i]
+		}
+		for i, key := range f.keys {
+			fn(k, f.evs[i], at[key])
+		}
+	}
+}
+
 // agreesByNeed compares the summaries of one demand read every 10 ms and
 // by need (TestByNeedAgreesWithTenMillisecondSampling).
 func agreesByNeed(t *testing.T, h *HotConfig, usage []time.Duration, thr []uint64) {
@@ -184,26 +203,15 @@ func agreesByNeed(t *testing.T, h *HotConfig, usage []time.Duration, thr []uint6
 	if len(fineChunks) != len(coarseChunks) {
 		t.Fatalf("%d chunks by need, %d at 10 ms", len(coarseChunks), len(fineChunks))
 	}
-	for k, f := range fineChunks {
-		c := coarseChunks[k]
-		if f == nil || c == nil {
-			continue
+	eachPointPair(fineChunks, coarseChunks, func(k int, fe, ce advise.Evaluation) {
+		if math.Abs(ce.ThrottledPeriods-fe.ThrottledPeriods) > 1 {
+			t.Errorf("chunk %d, %dm burst %dm: %.0f periods throttled by need, %.0f at 10 ms", k, fe.LimitMilli, fe.BurstMilli, ce.ThrottledPeriods, fe.ThrottledPeriods)
 		}
-		at := map[int32]advise.Evaluation{}
-		for i, key := range c.keys {
-			at[key] = c.evs[i]
+		if ce.DelayP50Ms < fe.DelayP50Ms-delaySlackMs || ce.DelayP99Ms < fe.DelayP99Ms-delaySlackMs || ce.DelayMaxMs < fe.DelayMaxMs-delaySlackMs {
+			t.Errorf("chunk %d, %dm burst %dm: delays p50/p99/max %.3f/%.3f/%.3f ms by need, below 10 ms's %.3f/%.3f/%.3f",
+				k, fe.LimitMilli, fe.BurstMilli, ce.DelayP50Ms, ce.DelayP99Ms, ce.DelayMaxMs, fe.DelayP50Ms, fe.DelayP99Ms, fe.DelayMaxMs)
 		}
-		for i, key := range f.keys {
-			fe, ce := f.evs[i], at[key] // a point missing by need was neither throttled nor delayed
-			if math.Abs(ce.ThrottledPeriods-fe.ThrottledPeriods) > 1 {
-				t.Errorf("chunk %d, %dm burst %dm: %.0f periods throttled by need, %.0f at 10 ms", k, fe.LimitMilli, fe.BurstMilli, ce.ThrottledPeriods, fe.ThrottledPeriods)
-			}
-			if ce.DelayP50Ms < fe.DelayP50Ms-delaySlackMs || ce.DelayP99Ms < fe.DelayP99Ms-delaySlackMs || ce.DelayMaxMs < fe.DelayMaxMs-delaySlackMs {
-				t.Errorf("chunk %d, %dm burst %dm: delays p50/p99/max %.3f/%.3f/%.3f ms by need, below 10 ms's %.3f/%.3f/%.3f",
-					k, fe.LimitMilli, fe.BurstMilli, ce.DelayP50Ms, ce.DelayP99Ms, ce.DelayMaxMs, fe.DelayP50Ms, fe.DelayP99Ms, fe.DelayMaxMs)
-			}
-		}
-	}
+	})
 	var worstThr, worstP99 float64
 	throttled := 0
 	for i, l := range cfg.Ladder {
