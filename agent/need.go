@@ -76,6 +76,10 @@ type need struct {
 	hotUntil  time.Duration // agent time: hot until then (Hold after a trigger)
 	heat      float64       // the last trigger's
 	want, hot bool          // it asks to be hot; it is (within the cap)
+	// gone: the container was dropped (hotSet.drop); a sample taken before
+	// that and decided after must not bring it back into the set, where
+	// nothing would ever take it out again.
+	gone bool
 }
 
 // wants updates n with one sample at agent time at (on the coarse grid or
@@ -125,6 +129,9 @@ func (s *hotSet) decide(c *container, want bool, heat float64, max int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := &c.need
+	if n.gone {
+		return false
+	}
 	if !want {
 		s.leave(c)
 		if n.want {
@@ -184,6 +191,7 @@ func (s *hotSet) drop(c *container) {
 		c.need.want = false
 		s.capped.Add(-1)
 	}
+	c.need.gone = true
 }
 
 // lowestPick returns the lowest ladder limit (millicores) that meets one of
