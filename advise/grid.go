@@ -197,6 +197,9 @@ type Options struct {
 	// the counts' replays kept no delays: the benchmarks' reference, in the
 	// same run (export_test.go).
 	before bool
+	// memo is what the evaluations of Advise's windows share from call to
+	// call (nil: each call its own).
+	memo *memo
 }
 
 // quota is the quota p is replayed with.

@@ -43,12 +43,14 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 		if n <= 0 {
 			n = DefaultPhases
 		}
-		all := r.stage(everyPhase(n), n)
+		// A long window's every phase is not kept: a day's ten cuts are
+		// about 100 MB a window.
+		all := r.stage(everyPhase(n), n, !byNeed(d, points))
 		all.run(every, nil)
 		defer all.release()
 		return all.evals(every), nil
 	}
-	two := r.stage(byNeedPhases, DefaultPhases)
+	two := r.stage(byNeedPhases, DefaultPhases, true)
 	two.run(every, nil)
 	defer two.release()
 	evs := two.evals(every)
@@ -71,7 +73,7 @@ func Evaluate(d *Demand, points []Point, o Options) ([]Evaluation, error) {
 	if !fall {
 		return evs, nil
 	}
-	all := r.stage(everyPhase(DefaultPhases), DefaultPhases)
+	all := r.stage(everyPhase(DefaultPhases), DefaultPhases, false)
 	all.run(back, two)
 	defer all.release()
 	for i, e := range all.evals(back) {
@@ -113,6 +115,9 @@ type phaseRun struct {
 	// beside the pool.
 	sp   *cfs.Split
 	held float64
+	// memo keeps the first stage's cuts and counts for later calls over
+	// the same windows (Options.memo; nil: within this call).
+	memo *memo
 }
 
 // newPhaseRun checks the points and d for them.
@@ -130,7 +135,10 @@ func newPhaseRun(d *Demand, points []Point, o Options) (*phaseRun, error) {
 	if err := d.Check(minPeriod); err != nil {
 		return nil, err
 	}
-	r := &phaseRun{d: d, points: points, o: o, cores: d.Bound()}
+	r := &phaseRun{d: d, points: points, o: o, cores: d.Bound(), memo: o.memo}
+	if r.memo == nil {
+		r.memo = newMemo()
+	}
 	// Demand with a per-CPU split over several CPUs is replayed with the
 	// kernel's per-CPU slices too (cfs.Periods.ReplaySlices): its throttling counts
 	// are the slice replay's, its delays the fluid replay's.
@@ -146,7 +154,7 @@ func newPhaseRun(d *Demand, points []Point, o Options) (*phaseRun, error) {
 // stage is the evaluation at the given phases, of of, of every period
 // among the points: one job per period and phase, periods in ascending
 // order, then phases.
-func (r *phaseRun) stage(phases []int, of int) *stage {
+func (r *phaseRun) stage(phases []int, of int, keep bool) *stage {
 	periods := map[time.Duration]bool{}
 	for _, p := range r.points {
 		periods[p.Period] = true
@@ -156,7 +164,7 @@ func (r *phaseRun) stage(phases []int, of int) *stage {
 		plist = append(plist, p)
 	}
 	sort.Slice(plist, func(i, j int) bool { return plist[i] < plist[j] })
-	s := &stage{phaseRun: r}
+	s := &stage{phaseRun: r, keep: keep}
 	for _, p := range plist {
 		for _, ph := range phases {
 			s.jobs = append(s.jobs, job{p, ph, of})
@@ -178,6 +186,10 @@ type stage struct {
 	// point is only counted or was not run; results[j] nil: nothing
 	// replayed at job j).
 	results [][]*cfs.Result
+	// keep puts the stage's cuts and counts in the memo; cuts[j] is job
+	// j's while the stage runs.
+	keep bool
+	cuts []*memoCut
 }
 
 // job is one period grid Evaluate replays at: a period and a phase, of
@@ -198,6 +210,8 @@ func (jb job) offset() time.Duration {
 func (s *stage) run(which []bool, prev *stage) {
 	n := len(s.points)
 	o := s.o
+	s.cuts = make([]*memoCut, len(s.jobs))
+	defer func() { s.cuts = nil }()
 	s.replay = make([]bool, n)
 	s.results = make([][]*cfs.Result, len(s.jobs))
 	from := make([]int, len(s.jobs)) // from[j]: prev's job j's is, or -1
@@ -261,34 +275,29 @@ func (s *stage) run(which []bool, prev *stage) {
 	}
 	out := make([][]*cfs.Result, len(s.jobs))
 	s.each(todo, func(j int, scratch *cfs.Scratch) {
-		jb := s.jobs[j]
-		ps := cfs.Cut(s.d, jb.period, jb.offset())
+		c := s.cut(j)
 		row := make([]*cfs.Result, n)
 		// A quota that covers the busiest period of this phase never
 		// throttles: every period takes replay's fast path, and the
 		// counts and delays are the same for every such point (periods
 		// depend only on when work arrives, bursts need a period above
 		// its quota). Replay the first such point once.
-		maxW := 0.0
-		for _, w := range ps.Work {
-			maxW = max(maxW, w)
-		}
 		var free *cfs.Result
 		for i, p := range s.points {
-			if p.Period != jb.period || !s.replay[i] || (s.results[j] != nil && s.results[j][i] != nil) {
+			if !s.toReplay(j, i) {
 				continue
 			}
-			q := o.quota(p, s.cores)
-			if float64(q) >= maxW+s.held+cfs.Eps && free != nil {
+			if free != nil && s.freeAt(c, i) {
 				row[i] = free
 				continue
 			}
-			r := ps.Replay(cfs.Setting{Quota: q, Burst: p.Burst(), Cores: s.cores, WallClock: o.WallClock}, newHist(), scratch)
+			q := o.quota(p, s.cores)
+			r := c.ps.Replay(cfs.Setting{Quota: q, Burst: p.Burst(), Cores: s.cores, WallClock: o.WallClock}, newHist(), scratch)
 			if s.sp != nil {
-				r.Stat, r.ThrottledNs = ps.ReplaySlices(q, p.Burst(), s.sp)
+				r.Stat, r.ThrottledNs = c.ps.ReplaySlices(q, p.Burst(), s.sp)
 			}
 			row[i] = &r
-			if float64(q) >= maxW+s.held+cfs.Eps {
+			if s.freeAt(c, i) {
 				free = &r
 			}
 		}
@@ -305,6 +314,19 @@ func (s *stage) run(which []bool, prev *stage) {
 			}
 		}
 	}
+}
+
+// toReplay reports whether point i is to be replayed in full at job j and
+// is not yet.
+func (s *stage) toReplay(j, i int) bool {
+	return s.replay[i] && s.points[i].Period == s.jobs[j].period && (s.results[j] == nil || s.results[j][i] == nil)
+}
+
+// freeAt reports whether point i's quota covers the busiest period of cut
+// c (and the runtime the CPUs hold beside the pool): it never throttles
+// there.
+func (s *stage) freeAt(c *memoCut, i int) bool {
+	return float64(s.o.quota(s.points[i], s.cores)) >= c.maxW+s.held+cfs.Eps
 }
 
 // each calls f for every job in todo, on up to Workers goroutines, each
@@ -441,25 +463,132 @@ func (s *stage) agree(i int) (shares, delays bool) {
 
 // countLadder counts the periods and throttled periods of every point in
 // which at the jobs todo, in one pass over each job's period sums
-// (cfs.CountLadder).
+// (cfs.CountLadder), but for the counts the memo has.
 func (s *stage) countLadder(todo []int, which []bool) {
 	s.each(todo, func(j int, _ *cfs.Scratch) {
 		jb := s.jobs[j]
-		ps := cfs.Cut(s.d, jb.period, jb.offset())
+		c := s.cut(j)
+		row := make([]cfs.Count, len(s.points))
 		var settings []cfs.Setting
 		var ix []int
 		for i, p := range s.points {
-			if p.Period == jb.period && which[i] {
-				settings = append(settings, cfs.Setting{Quota: s.o.quota(p, s.cores), Burst: p.Burst(), Cores: s.cores, WallClock: s.o.WallClock})
-				ix = append(ix, i)
+			if p.Period != jb.period || !which[i] {
+				continue
 			}
+			st := s.setting(p)
+			if n, ok := s.memo.count(c, st); ok {
+				row[i] = n
+				continue
+			}
+			settings = append(settings, st)
+			ix = append(ix, i)
 		}
-		row := make([]cfs.Count, len(s.points))
-		for k, c := range ps.CountLadder(settings) {
-			row[ix[k]] = c
+		if len(settings) > 0 {
+			for k, n := range c.ps.CountLadder(settings) {
+				row[ix[k]] = n
+				if n.Exact {
+					s.memo.keepCount(c, settings[k], n)
+				}
+			}
 		}
 		s.counts[j] = row
 	})
+}
+
+// setting is what p is replayed with.
+func (s *stage) setting(p Point) cfs.Setting {
+	return cfs.Setting{Quota: s.o.quota(p, s.cores), Burst: p.Burst(), Cores: s.cores, WallClock: s.o.WallClock}
+}
+
+// cut is job j's cut (and the counts taken on it): the memo's where the
+// stage keeps its cuts, else the stage's own. The path before
+// (Options.before) cuts anew at every use.
+func (s *stage) cut(j int) *memoCut {
+	jb := s.jobs[j]
+	if s.o.before {
+		return newCut(s.d, jb)
+	}
+	if s.cuts[j] == nil {
+		if s.keep {
+			s.cuts[j] = s.memo.at(memoKey{s.d, jb.period, jb.offset(), s.o.stranded})
+		} else {
+			s.cuts[j] = &memoCut{}
+		}
+	}
+	c := s.cuts[j]
+	if c.ps == nil {
+		nc := newCut(s.d, jb)
+		c.ps, c.maxW = nc.ps, nc.maxW
+	}
+	return c
+}
+
+// newCut cuts d at jb's grid.
+func newCut(d *Demand, jb job) *memoCut {
+	c := &memoCut{ps: cfs.Cut(d, jb.period, jb.offset())}
+	for _, w := range c.ps.Work {
+		c.maxW = max(c.maxW, w)
+	}
+	return c
+}
+
+// memo keeps what Evaluate's calls over the same windows share: Advise's
+// count pass and then its band evaluate the same windows at the same
+// phases. It keeps each window's cut at each period grid of the first
+// stage (the two phases by need, or every phase), and the exact counts
+// taken there: cutting a day of samples at one grid, or counting a setting
+// the one pass leaves to Replay, costs about what a replay does. A key is
+// used by one goroutine at a time (one job of one window).
+type memo struct {
+	mu sync.Mutex
+	m  map[memoKey]*memoCut
+}
+
+// memoKey is a window (a Demand), a grid and whether the quota is the slice
+// bound's (Options.stranded).
+type memoKey struct {
+	d              *Demand
+	period, offset time.Duration
+	stranded       bool
+}
+
+// memoCut is a window's cut at one grid and the exact counts taken on it.
+type memoCut struct {
+	ps     *cfs.Periods
+	maxW   float64 // the work of ps's busiest period
+	counts map[cfs.Setting]cfs.Count
+}
+
+func newMemo() *memo { return &memo{m: map[memoKey]*memoCut{}} }
+
+// at is k's entry (empty the first time).
+func (m *memo) at(k memoKey) *memoCut {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.m[k]
+	if c == nil {
+		c = &memoCut{}
+		m.m[k] = c
+	}
+	return c
+}
+
+// count is the exact count c has for st.
+func (m *memo) count(c *memoCut, st cfs.Setting) (cfs.Count, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n, ok := c.counts[st]
+	return n, ok
+}
+
+// keepCount puts st's exact count in c.
+func (m *memo) keepCount(c *memoCut, st cfs.Setting, n cfs.Count) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c.counts == nil {
+		c.counts = map[cfs.Setting]cfs.Count{}
+	}
+	c.counts[st] = n
 }
 
 // fixCounts replays each point in which at each job of todo where the one
@@ -483,7 +612,7 @@ func (s *stage) fixCounts(todo []int, which []bool) {
 			defer histPool.Put(h)
 		}
 		jb := s.jobs[j]
-		ps := cfs.Cut(s.d, jb.period, jb.offset())
+		c := s.cut(j)
 		for i, p := range s.points {
 			if !which[i] || p.Period != jb.period || s.counts[j][i].Exact {
 				continue
@@ -491,8 +620,10 @@ func (s *stage) fixCounts(todo []int, which []bool) {
 			if h != nil {
 				*h = cfs.DelayHist{}
 			}
-			r := ps.Replay(cfs.Setting{Quota: s.o.quota(p, s.cores), Burst: p.Burst(), Cores: s.cores, WallClock: s.o.WallClock}, h, scratch)
+			st := s.setting(p)
+			r := c.ps.Replay(st, h, scratch)
 			s.counts[j][i] = cfs.Count{Periods: r.Stat.Periods, ThrottledPeriods: r.Stat.ThrottledPeriods, Exact: true}
+			s.memo.keepCount(c, st, s.counts[j][i])
 		}
 	})
 }
