@@ -160,6 +160,9 @@ type windows struct {
 // newWindows cuts d into its windows; nothing is evaluated yet.
 func newWindows(d *Demand, points []Point, o Options, widen string) (*windows, error) {
 	d = d.Pinned()
+	if !o.before {
+		o.memo = newMemo() // the count pass's cuts and counts serve the band
+	}
 	w := &windows{points: points, o: o, widen: widen, d: d, blocks: splitBlocks(d, blockCount(d.Duration())), full: make([]bool, len(points))}
 	minPeriod := time.Duration(math.MaxInt64)
 	for _, p := range points {

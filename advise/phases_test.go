@@ -111,3 +111,97 @@ func TestPhasesByNeedFallsBack(t *testing.T) {
 		t.Fatal("the advice differs from the ten phases'")
 	}
 }
+
+// TestPhasesByNeedPerPoint checks phases by need point by point, in
+// Evaluate, against Options.Phases 2 (phases 0 and half a period, the two
+// by need replays first) and Phases 10, at Workers 1 and 2, with every
+// point replayed in full and with only those with burst replayed (the
+// others counted in one pass):
+//   - hour 11 of the day generator, where at 330m+330m burst alone the
+//     two phases' delay p99s differ by more than PhaseDelayBound while
+//     every throttled share agrees: such a point's evaluation is exactly
+//     the ten phases', every other point's exactly the two phases' mean;
+//   - a burst locked to the period (as in TestPhasesByNeedFallsBack),
+//     where shares differ at some points: then every point is exactly the
+//     ten phases' (where the boundary falls decides which periods
+//     throttle, a point whose two phases happen to agree may still differ
+//     at the other eight).
+func TestPhasesByNeedPerPoint(t *testing.T) {
+	at, usage := cfstest.Day(12*360_000 + 1)
+	at, usage = append([]time.Duration(nil), at[11*360_000:]...), usage[11*360_000:]
+	for k := range at {
+		at[k] -= at[0]
+	}
+	var lat, lusage []time.Duration
+	var u time.Duration
+	for t := time.Duration(0); t <= 10*time.Minute; t += 10 * time.Millisecond {
+		if t > 0 && (t-10*time.Millisecond)%(200*time.Millisecond) < 60*time.Millisecond {
+			u += 5 * time.Millisecond
+		}
+		lat, lusage = append(lat, t), append(lusage, u)
+	}
+	cases := []struct {
+		name   string
+		d      *advise.Demand
+		limits []int64
+		locked bool
+	}{
+		{"day hour 11", &advise.Demand{At: at, Usage: usage}, []int64{300, 310, 320, 330, 340, 350, 360, 380, 400}, false},
+		{"locked to the period", &advise.Demand{At: lat, Usage: lusage}, []int64{150, 200, 250, 260, 270, 280, 290, 300, 400}, true},
+	}
+	for _, c := range cases {
+		var points []advise.Point
+		for _, l := range c.limits {
+			points = append(points, advise.Point{LimitMilli: l, Period: 100 * time.Millisecond}, advise.Point{LimitMilli: l, BurstMilli: l, Period: 100 * time.Millisecond})
+		}
+		fulls := map[string]func(int, advise.Evaluation) bool{
+			"every point replayed": nil,
+			"burst replayed":       func(i int, _ advise.Evaluation) bool { return points[i].BurstMilli > 0 },
+		}
+		for fname, full := range fulls {
+			t.Run(c.name+", "+fname, func(t *testing.T) {
+				two, err := advise.Evaluate(c.d, points, advise.Options{Phases: 2, Full: full})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ten, err := advise.Evaluate(c.d, points, advise.Options{Phases: 10, Full: full})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, workers := range []int{1, 2} {
+					got, err := advise.Evaluate(c.d, points, advise.Options{Workers: workers, Full: full})
+					if err != nil {
+						t.Fatal(err)
+					}
+					held, back := 0, 0
+					for i, e := range got {
+						switch e.Phases {
+						case 0:
+							back++
+							if !reflect.DeepEqual(e, ten[i]) {
+								t.Errorf("workers %d, %s at every phase: %+v, the ten phases' %+v", workers, e.Point(), e, ten[i])
+							}
+						case 2:
+							held++
+							e.Phases = 0
+							if !reflect.DeepEqual(e, two[i]) {
+								t.Errorf("workers %d, %s at two phases: %+v, phases 0 and 5's %+v", workers, e.Point(), e, two[i])
+							}
+							if spread := two[i].ThrottledRatioWorst - two[i].ThrottledRatioBest; spread >= advise.PhaseShareBound {
+								t.Errorf("workers %d, %s at two phases whose shares differ by %.4f", workers, e.Point(), spread)
+							}
+						default:
+							t.Errorf("%s: phases %d", e.Point(), e.Phases)
+						}
+					}
+					if c.locked && held > 0 {
+						t.Errorf("workers %d: %d points at two phases where shares differ at some point", workers, held)
+					}
+					if !c.locked && (held == 0 || back == 0) {
+						t.Fatalf("workers %d: %d points at two phases, %d at ten: the demand does not make some points alone differ", workers, held, back)
+					}
+				}
+			})
+		}
+	}
+}

@@ -311,7 +311,7 @@ func phasesText(a *Advice) string {
 	if few == 0 {
 		return fmt.Sprintf("%d phases", a.Sampled.Phases)
 	}
-	agreed := fmt.Sprintf("%d phases (0 and half a period: they agreed within %.1f%% throttled and %.0f%% delay p99 at every point)", few, PhaseShareBound*100, PhaseDelayBound*100)
+	agreed := fmt.Sprintf("%d phases (0 and half a period, where they agreed within %.1f%% throttled and %.0f%% delay p99)", few, PhaseShareBound*100, PhaseDelayBound*100)
 	if all == 0 {
 		return agreed
 	}

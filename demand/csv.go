@@ -7,8 +7,10 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/throttlelab/throttlelab/cfs"
@@ -22,39 +24,180 @@ import (
 // the line); usage that falls (a restarted counter) and gaps over cfs.MaxGap
 // are cut out with a warning.
 func ReadCSV(r io.Reader) (*cfs.Demand, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 256<<10), 1<<20) // reads of 256 KiB, not 4 KiB
-	var at, usage []time.Duration
-	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
-		// A file's size bounds its lines: room for them at once rather than
-		// growing (and copying) 8.64 M samples by doubling. Lines of
-		// time_ns,usage_ns are 20 bytes or more.
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-			n := min(fi.Size()/20+1, 1<<28)
-			at, usage = make([]time.Duration, 0, n), make([]time.Duration, 0, n)
-		}
-	}
-	var perCPU [][]time.Duration
-	ncpu := 0
-	line := 0
+	ra, size, rerr := readerAt(r)
+	// The header, and whatever precedes the first sample, in order: until
+	// a sample is read, a line that does not start with a digit is a
+	// header.
+	sc := bufio.NewScanner(io.NewSectionReader(ra, 0, size))
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	var used, last int64 // bytes the lines so far took, the last one's
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		n, tok, err := bufio.ScanLines(data, atEOF)
+		used, last = used+int64(n), int64(n)
+		return n, tok, err
+	})
+	ncpu, line, start := 0, 0, size
 	for sc.Scan() {
 		line++
 		b := bytes.TrimSpace(sc.Bytes())
 		if len(b) == 0 || b[0] == '#' {
 			continue
 		}
-		if line == 1 || (len(at) == 0 && (b[0] < '0' || b[0] > '9')) {
-			n, err := csvHeader(string(b))
-			if err != nil {
-				return nil, fmt.Errorf("line %d: %w", line, err)
+		if line > 1 && b[0] >= '0' && b[0] <= '9' {
+			line-- // the first sample: read below with the rest
+			start = used - last
+			break
+		}
+		n, err := csvHeader(string(b))
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		ncpu = n
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	// The samples in pieces of whole lines, parsed on every CPU: a day of
+	// 10 ms samples is 8.64 M lines, and parsing them was a serial half
+	// second before any replay could start.
+	pieces, err := cutPieces(ra, start, size, max(runtime.GOMAXPROCS(0), 1))
+	if err != nil {
+		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	var wg sync.WaitGroup
+	for _, pc := range pieces {
+		wg.Go(func() { pc.parse(ra, ncpu) })
+	}
+	wg.Wait()
+	total := 0
+	for _, pc := range pieces {
+		total += len(pc.at)
+	}
+	at, usage := make([]time.Duration, 0, total), make([]time.Duration, 0, total)
+	perCPU := make([][]time.Duration, ncpu)
+	for k := range perCPU {
+		perCPU[k] = make([]time.Duration, 0, total)
+	}
+	for _, pc := range pieces {
+		// The first error in line order: the piece's own, or its first
+		// time against the pieces' before it.
+		if len(pc.at) > 0 && len(at) > 0 && pc.at[0] <= at[len(at)-1] && (pc.err == nil || pc.firstLine < pc.errLine) {
+			return nil, fmt.Errorf("line %d: time %d ns is not after the line before (%d ns): sort the samples by time", line+pc.firstLine, pc.at[0], at[len(at)-1])
+		}
+		if pc.err != nil {
+			return nil, fmt.Errorf("line %d: %w", line+pc.errLine, pc.err)
+		}
+		at, usage = append(at, pc.at...), append(usage, pc.usage...)
+		for k := range perCPU {
+			perCPU[k] = append(perCPU[k], pc.perCPU[k]...)
+		}
+		line += pc.lines
+		*pc = csvPiece{} // its samples are copied: let them go
+	}
+	if rerr != nil {
+		return nil, fmt.Errorf("line %d: %w", line+1, rerr)
+	}
+	if len(at) < 2 {
+		return nil, fmt.Errorf("%w: %d sample(s): want at least two lines of time_ns,usage_ns", cfs.ErrTooShort, len(at))
+	}
+	d := cfs.FromSamples(at, usage)
+	if ncpu > 0 {
+		d.PerCPU = perCPU
+	}
+	return d, nil
+}
+
+// maxLine is the longest line read, newline included.
+const maxLine = 1 << 20
+
+// readerAt returns r to read at any offset, and its size: a regular file or
+// a reader in memory as it is, anything else read to its end first (then
+// the error that ended the reading is returned beside what it read).
+func readerAt(r io.Reader) (io.ReaderAt, int64, error) {
+	switch x := r.(type) {
+	case *os.File:
+		if fi, err := x.Stat(); err == nil && fi.Mode().IsRegular() {
+			return x, fi.Size(), nil
+		}
+	case interface {
+		io.ReaderAt
+		Size() int64
+	}:
+		return x, x.Size(), nil
+	}
+	b, err := io.ReadAll(r)
+	return bytes.NewReader(b), int64(len(b)), err
+}
+
+// csvPiece is a run of whole lines of the samples, parsed on its own: its
+// samples, how many lines it holds, the line (counted from its start) of
+// its first sample, and the first error in it and its line.
+type csvPiece struct {
+	off, end         int64
+	at, usage        []time.Duration
+	perCPU           [][]time.Duration
+	lines, firstLine int
+	err              error
+	errLine          int
+}
+
+// cutPieces cuts the bytes from start to size of ra into up to n pieces of
+// about equal size, each starting at a line's start.
+func cutPieces(ra io.ReaderAt, start, size int64, n int) ([]*csvPiece, error) {
+	var out []*csvPiece
+	off := start
+	for k := 1; k <= n && off < size; k++ {
+		end := size
+		if k < n {
+			var err error
+			if end, err = lineStart(ra, max(start+(size-start)*int64(k)/int64(n), off+1), size); err != nil {
+				return nil, err
 			}
-			ncpu, perCPU = n, make([][]time.Duration, n)
+		}
+		out = append(out, &csvPiece{off: off, end: end})
+		off = end
+	}
+	return out, nil
+}
+
+// lineStart returns the start of the first line that starts at pos or
+// after it (size if none).
+func lineStart(ra io.ReaderAt, pos, size int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for p := pos - 1; p < size; p += int64(len(buf)) {
+		n, err := ra.ReadAt(buf, p)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return p + int64(i) + 1, nil
+		}
+		if err != nil && err != io.EOF {
+			return 0, err
+		}
+	}
+	return size, nil
+}
+
+// parse reads the piece's lines, every one a sample (or blank, or a
+// comment), with ncpu per-CPU columns.
+func (pc *csvPiece) parse(ra io.ReaderAt, ncpu int) {
+	sc := bufio.NewScanner(io.NewSectionReader(ra, pc.off, pc.end-pc.off))
+	sc.Buffer(make([]byte, 256<<10), maxLine) // reads of 256 KiB, not 4 KiB
+	// Lines of time_ns,usage_ns are 20 bytes or more: room for them at
+	// once rather than growing (and copying) millions of samples.
+	n := (pc.end-pc.off)/20 + 1
+	pc.at, pc.usage = make([]time.Duration, 0, n), make([]time.Duration, 0, n)
+	pc.perCPU = make([][]time.Duration, ncpu)
+	fail := func(err error) { pc.err, pc.errLine = err, pc.lines }
+	for sc.Scan() {
+		pc.lines++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 || b[0] == '#' {
 			continue
 		}
-		// The values, in place: a day of 10 ms samples is 8.64 M lines,
-		// and a slice and two strings a line were most of reading them.
+		// The values, in place: a slice and two strings a line were most
+		// of reading them.
 		if bytes.Count(b, []byte(",")) != 1+ncpu {
-			return nil, fmt.Errorf("line %d: %q: want %d values (time_ns,usage_ns and %d per-CPU)", line, b, 2+ncpu, ncpu)
+			fail(fmt.Errorf("%q: want %d values (time_ns,usage_ns and %d per-CPU)", b, 2+ncpu, ncpu))
+			return
 		}
 		var v [2]int64
 		rest := b
@@ -65,33 +208,28 @@ func ReadCSV(r io.Reader) (*cfs.Demand, error) {
 			}
 			x, ok := parseNs(f)
 			if !ok {
-				return nil, fmt.Errorf("line %d: %q: want non-negative integers (ns)", line, b)
+				fail(fmt.Errorf("%q: want non-negative integers (ns)", b))
+				return
 			}
 			if k < 2 {
 				v[k] = x
 			} else {
-				perCPU[k-2] = append(perCPU[k-2], time.Duration(x))
+				pc.perCPU[k-2] = append(pc.perCPU[k-2], time.Duration(x))
 			}
 		}
-		t, u := v[0], v[1]
-		if n := len(at); n > 0 {
-			if time.Duration(t) <= at[n-1] {
-				return nil, fmt.Errorf("line %d: time %d ns is not after the line before (%d ns): sort the samples by time", line, t, at[n-1])
-			}
+		t, u := time.Duration(v[0]), time.Duration(v[1])
+		if k := len(pc.at); k > 0 && t <= pc.at[k-1] {
+			fail(fmt.Errorf("time %d ns is not after the line before (%d ns): sort the samples by time", t, pc.at[k-1]))
+			return
 		}
-		at, usage = append(at, time.Duration(t)), append(usage, time.Duration(u))
+		if len(pc.at) == 0 {
+			pc.firstLine = pc.lines
+		}
+		pc.at, pc.usage = append(pc.at, t), append(pc.usage, u)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", line+1, err)
+		pc.err, pc.errLine = err, pc.lines+1
 	}
-	if len(at) < 2 {
-		return nil, fmt.Errorf("%w: %d sample(s): want at least two lines of time_ns,usage_ns", cfs.ErrTooShort, len(at))
-	}
-	d := cfs.FromSamples(at, usage)
-	if ncpu > 0 {
-		d.PerCPU = perCPU
-	}
-	return d, nil
 }
 
 // parseNs parses a non-negative decimal integer, spaces around it allowed

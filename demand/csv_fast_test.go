@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -108,15 +109,64 @@ func TestReadCSVSame(t *testing.T) {
 		fmt.Fprintf(&rnd, "%d,%d,%d\n", int64(i)*10_000_000+rng.Int64N(1_000_000), u, c0)
 	}
 	inputs = append(inputs, rnd.String())
-	for i, in := range inputs {
-		got, err := ReadCSV(strings.NewReader(in))
-		want, werr := readCSVSplit(strings.NewReader(in))
-		if fmt.Sprint(err) != fmt.Sprint(werr) {
-			t.Errorf("input %d: error %v, reference %v", i, err, werr)
-			continue
+	// The same lines broken where ReadCSV's pieces meet (it parses them on
+	// every CPU): a time out of order, a bad value, both (the first in line
+	// order wins), comments and blank lines, no newline at the end, a line
+	// over the 1 MiB a line may hold, the header after comments.
+	lines := strings.SplitAfter(rnd.String(), "\n")
+	edit := func(f func(ls []string)) string {
+		ls := append([]string(nil), lines...)
+		f(ls)
+		return strings.Join(ls, "")
+	}
+	inputs = append(inputs,
+		edit(func(ls []string) { ls[2500] = "1,1,1\n" }),
+		edit(func(ls []string) { ls[2501] = ls[2500] }),
+		edit(func(ls []string) { ls[4000] = "x,1,1\n" }),
+		edit(func(ls []string) { ls[4000] = "x,1,1\n"; ls[1000] = "1,1,1\n" }),
+		edit(func(ls []string) { ls[4000] = "x,1,1\n"; ls[4500] = "1,1,1\n" }),
+		edit(func(ls []string) {
+			for k := 1; k < len(ls); k += 7 {
+				ls[k] = "# a comment\n\n" + strings.ReplaceAll(ls[k], "\n", "\r\n")
+			}
+		}),
+		strings.TrimSuffix(rnd.String(), "\n"),
+		edit(func(ls []string) { ls[3000] = strings.Repeat("1", 2<<20) + "\n" }),
+		"# made by hand\n\ntime_ns,usage_ns\n0,0\n10000000,5000000\n",
+	)
+	// A short input broken at every line, so that some break is the first
+	// line of a piece whatever the pieces.
+	short := lines[:61]
+	for k := 1; k < len(short)-1; k++ {
+		for _, f := range []func(ls []string){
+			func(ls []string) { ls[k] = "1,1,1\n" },
+			func(ls []string) { ls[k] = "x,1,1\n" },
+			func(ls []string) { ls[k], ls[k+1] = "x,1,1\n", "1,1,1\n" },
+			func(ls []string) { ls[k], ls[k+1] = "1,1,1\n", "x,1,1\n" },
+			func(ls []string) { ls[k] = "\n" + ls[k] },
+		} {
+			ls := append([]string(nil), short...)
+			f(ls)
+			inputs = append(inputs, strings.Join(ls, ""))
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("input %d: demand differs from the reference's", i)
+	}
+	for i, in := range inputs {
+		want, werr := readCSVSplit(strings.NewReader(in))
+		for _, procs := range []int{1, 2, 3, 5, 8} {
+			prev := runtime.GOMAXPROCS(procs)
+			var r io.Reader = strings.NewReader(in)
+			if procs == 3 {
+				r = struct{ io.Reader }{r} // a pipe: read to its end first
+			}
+			got, err := ReadCSV(r)
+			runtime.GOMAXPROCS(prev)
+			if fmt.Sprint(err) != fmt.Sprint(werr) {
+				t.Errorf("input %d, %d pieces: error %v, reference %v", i, procs, err, werr)
+				continue
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("input %d, %d pieces: demand differs from the reference's", i, procs)
+			}
 		}
 	}
 }
