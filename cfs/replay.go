@@ -127,8 +127,10 @@ var runs = true
 // period, before or after the pool ran dry) and is not served yet: mid is
 // the middle of its arrival, dur its length, a the cumulative arrival up to
 // its end, w its size. Its delay is its middle's. A chunk is split where
-// the pool runs dry, on arrival and while it is served, so that no chunk's
-// delay stands for work on both sides of a wait for the refill.
+// the pool runs dry, on arrival and while it is served (also where the
+// pool runs dry while held-back work catching up had already served part
+// of the sample), so that no chunk's delay stands for work on both sides
+// of a wait for the refill.
 type chunk struct {
 	mid, dur float64
 	a, w     float64
@@ -259,6 +261,7 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 						// before is a chunk of its own.
 						queue = append(queue, chunk{mid: base + (seg+t)/2, dur: t - seg, a: arrived, w: arrived - segArr})
 						serveQueue(base+t, served, 0)
+						splitHead(lt0, ls0, ls) // what the catch-up served of it before
 						seg, segArr = t, arrived
 					}
 					switch {
@@ -336,6 +339,12 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 					queue = append(queue, chunk{mid: base + (seg+tb)/2, dur: tb - seg, a: arrived, w: arrived - segArr})
 				}
 				serveQueue(base+tb, served, 0)
+				if bw.Pool <= Eps {
+					// The pool ran dry at the sample's end: the part of it
+					// the catch-up served before is recorded now, not at
+					// the refill's rate after the wait.
+					splitHead(lt0, ls0, ls)
+				}
 			}
 		}
 		if bw.Running() {

@@ -155,3 +155,44 @@ func TestDelayHistQuantile(t *testing.T) {
 		t.Errorf("merged q0.90: %.0f ns, want about 2e6", got)
 	}
 }
+
+// TestReplaySplitsWorkServedBeforeTheWait: work that arrives while held-back
+// work catches up, and is partly served before the pool runs dry at the
+// sample's end, waits for the refill only for the part not served. One
+// CPU, a 40 ms quota: 50 ms of work from 1.15 s runs out the pool at 1.19 s
+// (10 ms held back); 0.8 cores from 1.20 s to 1.24 s then catch up behind
+// it at one CPU, and the pool runs dry again exactly at 1.24 s, when 6 of
+// the last sample's 8 ms have run (waited 2.5-4 ms) and 2 ms wait for the
+// refill at 1.30 s (62-62.5 ms). Recorded whole at its middle, the last
+// sample's 8 ms would all count about 63 ms: a twentieth of the work, where
+// 2 ms (2.4%) waited that long.
+func TestReplaySplitsWorkServedBeforeTheWait(t *testing.T) {
+	ms := time.Millisecond
+	d := demandOf(3*time.Second, func(t time.Duration) float64 {
+		switch {
+		case t < 10*ms:
+			return 0.1
+		case t >= 1150*ms && t < 1200*ms:
+			return 1
+		case t >= 1200*ms && t < 1240*ms:
+			return 0.8
+		}
+		return 0
+	})
+	if d.Bound() != 1 {
+		t.Fatalf("bound %v, want 1", d.Bound())
+	}
+	var h DelayHist
+	Cut(d, 100*ms, 0).Replay(Setting{Quota: 40 * ms, Cores: 1}, &h, nil)
+	// 83 ms of work: 2 ms (2.4%) waited about 62 ms, the next 34 ms (41%)
+	// 2.5 to 10 ms, the rest none.
+	if got := h.Max() / 1e6; math.Abs(got-62.25) > 0.1 {
+		t.Errorf("longest delay %.2f ms, want 62.25 ms (the waiting part's middle)", got)
+	}
+	if got := h.Quantile(0.99) / 1e6; math.Abs(got-62) > 2 {
+		t.Errorf("p99 delay %.2f ms, want about 62 ms", got)
+	}
+	if got := h.Quantile(0.96) / 1e6; got > 10.5 {
+		t.Errorf("p96 delay %.2f ms, want 10 ms or less: work served before the pool ran dry counted as waiting for the refill", got)
+	}
+}
