@@ -17,10 +17,11 @@ import (
 // still holds runtime (the replay shares the pool perfectly, so it errs
 // towards less throttling there); and work that waits may change what the
 // group asks for next (a closed loop asks for less; the replay keeps the
-// recorded demand). With wallClock set the demand is bound to wall-clock
-// time instead (a worker that spins until a deadline, a poll loop): work that
-// finds the pool dry is lost, not delayed, and the group stays throttled
-// until the refill.
+// recorded demand). A sample above Cores is a late reading: its excess
+// arrives after it, within its period (lateReading). With wallClock set the
+// demand is bound to wall-clock time instead (a worker that spins until a
+// deadline, a poll loop): work that finds the pool dry is lost, not delayed,
+// and the group stays throttled until the refill.
 
 // Eps is the runtime or backlog (ns) below which the replay counts none: a
 // quota at least Eps above a period's work never throttles in it.
@@ -244,6 +245,7 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 			// Walk the samples inside this period, in time from its start
 			// (small numbers keep float steps exact).
 			base := float64(tick0)
+			late := 0.0 // work of late readings still to arrive in this period (ns)
 			for i := int(ps.firstIx[k]); i <= int(ps.firstIx[k+1]) && i < len(d.At); i++ {
 				a := max(d.At[i-1], tick0, 0)
 				b := min(d.At[i], tick1)
@@ -251,6 +253,9 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 					continue
 				}
 				r := float64(d.Usage[i]-d.Usage[i-1]) / float64(d.At[i]-d.At[i-1]) // cores
+				if !d.Arrivals && cores > 0 {
+					r, late = lateReading(r, late, float64(b-a), cores, b == tick1 || i == len(d.At)-1)
+				}
 				t, tb := float64(a-tick0), float64(b-tick0)
 				lost0 := res.LostNs
 				seg, segArr := t, arrived // the part of the sample not queued yet
@@ -365,6 +370,31 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 	hist.Add(0, served0)
 	res.Stat = bw.Stat
 	return res
+}
+
+// lateReading returns the rate (cores) at which the work of a piece of a
+// sample, l ns long and read at r cores, arrives in the replay, and the work
+// (ns) still to arrive after it, given late, the work of earlier late
+// readings in the same period not arrived yet. Use above the group's
+// parallelism bound (cores) is a late reading: the sampler reads after its
+// instant, never before, so a sample that holds more than the group can run
+// in its interval holds work done after the instant it is stamped with.
+// That work arrives after the piece, at most at the bound, and by the end
+// of the period: the period's sum stays the counters' own (each period
+// replays with the work its readings give it, so whether it throttles is
+// unchanged), and the last piece of a period takes what is left. Served as
+// read, faster than the group can run, a late reading would be served
+// before work the group did earlier and make delays that no spread of the
+// period's work within the bound has (docs/fleet.md).
+func lateReading(r, late, l, cores float64, last bool) (float64, float64) {
+	if late <= 0 && (r <= cores || last) {
+		return r, 0
+	}
+	have := r*l + late
+	if last || have <= cores*l {
+		return have / l, 0
+	}
+	return cores, have - cores*l
 }
 
 // DelayHist is a histogram of delays weighted by work: 64 linear buckets of
