@@ -259,6 +259,7 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 				t, tb := float64(a-tick0), float64(b-tick0)
 				lost0 := res.LostNs
 				seg, segArr := t, arrived // the part of the sample not queued yet
+				dried := false            // the catch-up ran the pool dry in this sample
 				for t < tb {
 					var dt float64
 					if hist != nil && bw.Pool <= Eps && !wallClock && t > seg && arrived > segArr {
@@ -266,7 +267,9 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 						// before is a chunk of its own.
 						queue = append(queue, chunk{mid: base + (seg+t)/2, dur: t - seg, a: arrived, w: arrived - segArr})
 						serveQueue(base+t, served, 0)
-						splitHead(lt0, ls0, ls) // what the catch-up served of it before
+						if dried {
+							splitHead(lt0, ls0, ls) // what the catch-up served of it before
+						}
 						seg, segArr = t, arrived
 					}
 					switch {
@@ -311,6 +314,7 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 						lt0, ls0, ls = base+t, s0, s
 						if bw.Pool <= Eps {
 							splitHead(lt0, ls0, ls)
+							dried = true
 						}
 					case r <= 0:
 						dt = tb - t
@@ -344,7 +348,7 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 					queue = append(queue, chunk{mid: base + (seg+tb)/2, dur: tb - seg, a: arrived, w: arrived - segArr})
 				}
 				serveQueue(base+tb, served, 0)
-				if bw.Pool <= Eps {
+				if dried {
 					// The pool ran dry at the sample's end: the part of it
 					// the catch-up served before is recorded now, not at
 					// the refill's rate after the wait.
