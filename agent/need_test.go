@@ -22,11 +22,20 @@ var byNeedTargets = []advise.Target{{MaxThrottled: 0.01}, {MaxThrottled: 0.05}, 
 // every instant while need.wants it; it returns the share of instants read
 // and each chunk's replay.
 func summarise(cfg *SummaryConfig, h *HotConfig, usage []time.Duration, thr []uint64) (*ContainerSummary, float64, []*Replayed) {
+	return summariseEach(cfg, h, usage, thr, nil)
+}
+
+// summariseEach is summarise calling each, if not nil, with every chunk
+// before it is replayed.
+func summariseEach(cfg *SummaryConfig, h *HotConfig, usage []time.Duration, thr []uint64, each func(*Chunk)) (*ContainerSummary, float64, []*Replayed) {
 	s := NewSummary(cfg)
 	var n need
 	hot, read := true, 0
 	var replayed []*Replayed
 	replay := func(c *Chunk) {
+		if each != nil {
+			each(c)
+		}
 		r, err := cfg.Replay(c)
 		if err != nil {
 			panic(err)
@@ -52,6 +61,15 @@ func summarise(cfg *SummaryConfig, h *HotConfig, usage []time.Duration, thr []ui
 		if h != nil {
 			hot, _ = n.wants(h, cfg.Period, at, uint64(usage[i]), th, grid, false)
 		}
+	}
+	// The samples ended: what the backlog reconstruction still holds (about
+	// the last period, read at 10 ms or on the grid) goes in as used, so that
+	// both ways of reading end their last chunk at the same sample.
+	clear(s.done)
+	s.done = s.done[:0]
+	s.backlog.Flush(s.emit)
+	for _, c := range s.done {
+		replay(c)
 	}
 	if c := s.Flush(); c != nil {
 		replay(c)
@@ -163,16 +181,6 @@ func spikes(n int) []time.Duration {
 	return out
 }
 
-// delaySlackMs is how far below the 10 ms design's a by-need delay may
-// fall, in ms: the 10 ms replay serves a sample above the group's CPU
-// bound (here the spikes' two threads on a trickle, 2.02 CPUs against a
-// bound of 2) on arrival, where a coarse period's work front-loaded at the
-// bound cannot start earlier, so where such a sample leads, the coarse
-// figure can fall short by the time its excess takes at the bound
-// (docs/fleet.md measures it). The slack is twice the 0.1 ms the text
-// shows delays to.
-const delaySlackMs = 0.2
-
 // eachPointPair calls fn with each point's evaluation in each chunk at
 // 10 ms (fine) and by need (coarse), paired by point; a point missing by
 // need (neither throttled nor delayed there) pairs with a zero evaluation.
@@ -207,7 +215,7 @@ func agreesByNeed(t *testing.T, h *HotConfig, usage []time.Duration, thr []uint6
 		if math.Abs(ce.ThrottledPeriods-fe.ThrottledPeriods) > 1 {
 			t.Errorf("chunk %d, %dm burst %dm: %.0f periods throttled by need, %.0f at 10 ms", k, fe.LimitMilli, fe.BurstMilli, ce.ThrottledPeriods, fe.ThrottledPeriods)
 		}
-		if ce.DelayP50Ms < fe.DelayP50Ms-delaySlackMs || ce.DelayP99Ms < fe.DelayP99Ms-delaySlackMs || ce.DelayMaxMs < fe.DelayMaxMs-delaySlackMs {
+		if ce.DelayP50Ms < fe.DelayP50Ms || ce.DelayP99Ms < fe.DelayP99Ms || ce.DelayMaxMs < fe.DelayMaxMs {
 			t.Errorf("chunk %d, %dm burst %dm: delays p50/p99/max %.3f/%.3f/%.3f ms by need, below 10 ms's %.3f/%.3f/%.3f",
 				k, fe.LimitMilli, fe.BurstMilli, ce.DelayP50Ms, ce.DelayP99Ms, ce.DelayMaxMs, fe.DelayP50Ms, fe.DelayP99Ms, fe.DelayMaxMs)
 		}
@@ -243,6 +251,7 @@ func agreesByNeed(t *testing.T, h *HotConfig, usage []time.Duration, thr []uint6
 			}
 		}
 	}
+	var worst *ContainerSummary // the 10 ms design on the demand as read by need (asByNeed)
 	for _, target := range byNeedTargets {
 		fa, err := fine.Advice(AdviceInput{Source: "10ms", Target: target})
 		if err != nil {
@@ -255,10 +264,77 @@ func agreesByNeed(t *testing.T, h *HotConfig, usage []time.Duration, thr []uint6
 		fl, cl := fa.Recommendation.LimitMilli, ca.Recommendation.LimitMilli
 		lo, _ := bracket(cfg.Ladder, fl)
 		_, hi := bracket(cfg.Ladder, cl)
-		if cl < fl || hi-lo > 1 {
-			t.Errorf("target %+v: %dm by need, %dm at 10 ms: want the same or one ladder step higher", target, cl, fl)
+		if cl < fl {
+			t.Errorf("target %+v: %dm by need, below 10 ms's %dm", target, cl, fl)
+		} else if hi-lo > 1 {
+			// More than one step higher: only where by need read the
+			// periods that decide on the grid, and the 10 ms design
+			// itself advises as high for the demand it cannot tell
+			// from the recording (asByNeed).
+			wl := int64(-1)
+			if thr == nil {
+				if worst == nil {
+					worst, _, _ = summarise(cfg, nil, asByNeed(t, cfg, h, usage), nil)
+				}
+				wa, err := worst.Advice(AdviceInput{Source: "10ms, as read by need", Target: target})
+				if err != nil {
+					t.Fatal(err)
+				}
+				wl = wa.Recommendation.LimitMilli
+			}
+			wlo, _ := bracket(cfg.Ladder, wl)
+			if wl < 0 || cl < wl || hi-wlo > 1 {
+				t.Errorf("target %+v: %dm by need, %dm at 10 ms (%dm on the demand as read by need): want the same or one ladder step higher", target, cl, fl, wl)
+			}
+			t.Logf("target %+v: %dm by need, %dm at 10 ms, %dm at 10 ms on the demand as read by need", target, cl, fl, wl)
+			continue
 		}
 		t.Logf("target %+v: %dm by need, %dm at 10 ms", target, cl, fl)
 	}
 	t.Logf("read %.1f%% of the instants; %d points throttled; largest differences: throttled share %.4f, p99 delay +%.2f ms", share*100, throttled, worstThr, worstP99)
+}
+
+// asByNeed is the demand as sampling by need with h replays it: every
+// 10 ms instant of usage, each interval it read on the grid front-loaded at
+// the chunk's parallelism bound (Chunk.demand), the rest as recorded. It
+// has the recording's sums over every interval by need read, keeps within
+// the bound, and by need reads it exactly as the recording: a demand the
+// group could have asked for that by need cannot tell apart from it, and
+// the worst such for delays. Where the periods that decide an advice were
+// read on the grid, the 10 ms design's advice on it is what by need's must
+// be held to: no figure from those readings can be lower and hold for both.
+func asByNeed(t *testing.T, cfg *SummaryConfig, h *HotConfig, usage []time.Duration) []time.Duration {
+	t.Helper()
+	const step = 10 * time.Millisecond
+	out := make([]time.Duration, len(usage))
+	have := make([]bool, len(usage))
+	have[0] = true
+	var base time.Duration // usage at the chunk's first sample
+	summariseEach(cfg, h, usage, nil, func(c *Chunk) {
+		d, _ := c.demand(cfg)
+		first := 1 // the prefill's end: the chunk's first sample
+		if c.lead > 0 {
+			first = 2
+		}
+		off := d.At[first] - c.start
+		for i := first; i < len(d.At); i++ {
+			at := d.At[i] - off
+			if k := int(at / step); at%step == 0 && k < len(out) {
+				out[k], have[k] = base+d.Usage[i]-d.Usage[first], true
+			}
+		}
+		base += d.Usage[len(d.Usage)-1] - d.Usage[first]
+	})
+	// Instants inside a front-loaded interval after its work: idle.
+	for k := 1; k < len(out); k++ {
+		if !have[k] {
+			out[k] = out[k-1]
+		}
+		// The grid's instants, which by need always reads: the
+		// recording's use (to the counters' microsecond, as kept).
+		if d := out[k] - (usage[k] - usage[0]); cfg.OnGrid(time.Duration(k)*step, 0) && (d > time.Microsecond || d < -time.Microsecond) {
+			t.Fatalf("the demand as read by need is %s off the recording at %s", d, time.Duration(k)*step)
+		}
+	}
+	return out
 }

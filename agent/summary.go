@@ -549,12 +549,13 @@ const prefill = time.Microsecond
 //
 // Front-loading faster than cores (the node's CPUs, as before) would let
 // the replay serve that work faster than the group can run, which shortens
-// the waits of the work behind it and changes what carries over. What the
-// replay of fine samples can still give above the bound: it records one
-// delay per sample (its middle unit's), so a sample that straddles the
-// moment the pool runs dry counts wholly on the side of its middle; and a
-// sample above the bound (a late reading) arrives faster than the
-// front-loading. docs/fleet.md measures both.
+// the waits of the work behind it and changes what carries over. Fine
+// samples above the bound (late readings) keep within it in the replay too:
+// their excess arrives after them, within their period (cfs's lateReading),
+// but at a period's last sample, whose reading the grid's shares. And the
+// replay splits a sample where the pool runs dry, so that no delay stands
+// for work on both sides of a wait for the refill. docs/fleet.md measures
+// what is left.
 func (c *Chunk) demand(cfg *SummaryConfig) (d *advise.Demand, maxCores float64) {
 	period := cfg.Period
 	fine := period / time.Duration(cfg.Phases)

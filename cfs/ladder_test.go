@@ -58,6 +58,36 @@ func quantized(seed uint64, span time.Duration, cores int) *Demand {
 	return d
 }
 
+// lateRead is span of samples stamped exactly 10 ms apart of bursty work
+// on up to cores CPUs, each read up to 3 ms late (the sampler wakes after
+// its instant): an interval read late holds work of the next one, and many
+// show more than cores CPUs (the replay's late readings).
+func lateRead(seed uint64, span time.Duration, cores int) *Demand {
+	rng := rand.New(rand.NewPCG(seed, 17))
+	var at, usage []time.Duration
+	var run time.Duration                                 // the group's use up to the last instant
+	rate := make([]float64, span/(10*time.Millisecond)+2) // cores busy in each 10 ms
+	for i := range rate {
+		if rng.Float64() < 0.3 {
+			rate[i] = float64(1 + rng.IntN(cores))
+		} else {
+			rate[i] = 0.02
+		}
+	}
+	for i := 0; time.Duration(i)*10*time.Millisecond <= span; i++ {
+		late := time.Duration(rng.IntN(3000)) * time.Microsecond
+		if i == 0 {
+			late = 0
+		}
+		at = append(at, time.Duration(i)*10*time.Millisecond)
+		usage = append(usage, run+time.Duration(rate[i]*float64(late)))
+		run += time.Duration(rate[i] * float64(10*time.Millisecond))
+	}
+	d := FromSamples(at, usage)
+	d.Cores = cores
+	return d
+}
+
 // recorded reads the recorded demand of advise's testdata (a program that
 // changes regime halfway, sampled live at 10 ms).
 func recorded(t testing.TB) *Demand {
@@ -110,6 +140,12 @@ func TestCountLadderMatchesReplay(t *testing.T) {
 		// without a margin.
 		q := quantized(seed, ladderSpan, 1+int(seed%2))
 		cases = append(cases, tc{"quantized " + strconv.FormatUint(seed, 10), q, 100 * time.Millisecond})
+	}
+	for seed := range uint64(4) {
+		// Late readings: samples above the bound, whose excess the replay
+		// lets arrive after them within their period; the counts stay the
+		// period sums' (CountLadder knows only those).
+		cases = append(cases, tc{"late readings " + strconv.FormatUint(seed, 10), lateRead(seed, ladderSpan, 1+int(seed%2)), 100 * time.Millisecond})
 	}
 	for seed := range uint64(ladderSeeds) {
 		cores := 1 + int(seed%3)

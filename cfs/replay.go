@@ -17,10 +17,11 @@ import (
 // still holds runtime (the replay shares the pool perfectly, so it errs
 // towards less throttling there); and work that waits may change what the
 // group asks for next (a closed loop asks for less; the replay keeps the
-// recorded demand). With wallClock set the demand is bound to wall-clock
-// time instead (a worker that spins until a deadline, a poll loop): work that
-// finds the pool dry is lost, not delayed, and the group stays throttled
-// until the refill.
+// recorded demand). A sample above Cores is a late reading: its excess
+// arrives after it, within its period (lateReading). With wallClock set the
+// demand is bound to wall-clock time instead (a worker that spins until a
+// deadline, a poll loop): work that finds the pool dry is lost, not delayed,
+// and the group stays throttled until the refill.
 
 // Eps is the runtime or backlog (ns) below which the replay counts none: a
 // quota at least Eps above a period's work never throttles in it.
@@ -127,8 +128,10 @@ var runs = true
 // period, before or after the pool ran dry) and is not served yet: mid is
 // the middle of its arrival, dur its length, a the cumulative arrival up to
 // its end, w its size. Its delay is its middle's. A chunk is split where
-// the pool runs dry, on arrival and while it is served, so that no chunk's
-// delay stands for work on both sides of a wait for the refill.
+// the pool runs dry, on arrival and while it is served (also where the
+// pool runs dry while held-back work catching up had already served part
+// of the sample), so that no chunk's delay stands for work on both sides
+// of a wait for the refill.
 type chunk struct {
 	mid, dur float64
 	a, w     float64
@@ -242,6 +245,7 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 			// Walk the samples inside this period, in time from its start
 			// (small numbers keep float steps exact).
 			base := float64(tick0)
+			late := 0.0 // work of late readings still to arrive in this period (ns)
 			for i := int(ps.firstIx[k]); i <= int(ps.firstIx[k+1]) && i < len(d.At); i++ {
 				a := max(d.At[i-1], tick0, 0)
 				b := min(d.At[i], tick1)
@@ -249,9 +253,13 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 					continue
 				}
 				r := float64(d.Usage[i]-d.Usage[i-1]) / float64(d.At[i]-d.At[i-1]) // cores
+				if !d.Arrivals && cores > 0 {
+					r, late = lateReading(r, late, float64(b-a), cores, b == tick1 || i == len(d.At)-1)
+				}
 				t, tb := float64(a-tick0), float64(b-tick0)
 				lost0 := res.LostNs
 				seg, segArr := t, arrived // the part of the sample not queued yet
+				dried := false            // the catch-up ran the pool dry in this sample
 				for t < tb {
 					var dt float64
 					if hist != nil && bw.Pool <= Eps && !wallClock && t > seg && arrived > segArr {
@@ -259,6 +267,9 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 						// before is a chunk of its own.
 						queue = append(queue, chunk{mid: base + (seg+t)/2, dur: t - seg, a: arrived, w: arrived - segArr})
 						serveQueue(base+t, served, 0)
+						if dried {
+							splitHead(lt0, ls0, ls) // what the catch-up served of it before
+						}
 						seg, segArr = t, arrived
 					}
 					switch {
@@ -303,6 +314,7 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 						lt0, ls0, ls = base+t, s0, s
 						if bw.Pool <= Eps {
 							splitHead(lt0, ls0, ls)
+							dried = true
 						}
 					case r <= 0:
 						dt = tb - t
@@ -336,6 +348,12 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 					queue = append(queue, chunk{mid: base + (seg+tb)/2, dur: tb - seg, a: arrived, w: arrived - segArr})
 				}
 				serveQueue(base+tb, served, 0)
+				if dried {
+					// The pool ran dry at the sample's end: the part of it
+					// the catch-up served before is recorded now, not at
+					// the refill's rate after the wait.
+					splitHead(lt0, ls0, ls)
+				}
 			}
 		}
 		if bw.Running() {
@@ -356,6 +374,31 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 	hist.Add(0, served0)
 	res.Stat = bw.Stat
 	return res
+}
+
+// lateReading returns the rate (cores) at which the work of a piece of a
+// sample, l ns long and read at r cores, arrives in the replay, and the work
+// (ns) still to arrive after it, given late, the work of earlier late
+// readings in the same period not arrived yet. Use above the group's
+// parallelism bound (cores) is a late reading: the sampler reads after its
+// instant, never before, so a sample that holds more than the group can run
+// in its interval holds work done after the instant it is stamped with.
+// That work arrives after the piece, at most at the bound, and by the end
+// of the period: the period's sum stays the counters' own (each period
+// replays with the work its readings give it, so whether it throttles is
+// unchanged), and the last piece of a period takes what is left. Served as
+// read, faster than the group can run, a late reading would be served
+// before work the group did earlier and make delays that no spread of the
+// period's work within the bound has (docs/fleet.md).
+func lateReading(r, late, l, cores float64, last bool) (float64, float64) {
+	if late <= 0 && (r <= cores || last) {
+		return r, 0
+	}
+	have := r*l + late
+	if last || have <= cores*l {
+		return have / l, 0
+	}
+	return cores, have - cores*l
 }
 
 // DelayHist is a histogram of delays weighted by work: 64 linear buckets of

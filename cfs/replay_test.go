@@ -155,3 +155,103 @@ func TestDelayHistQuantile(t *testing.T) {
 		t.Errorf("merged q0.90: %.0f ns, want about 2e6", got)
 	}
 }
+
+// TestReplaySplitsWorkServedBeforeTheWait: work that arrives while held-back
+// work catches up, and is partly served before the pool runs dry at the
+// sample's end, waits for the refill only for the part not served. One
+// CPU, a 40 ms quota: 50 ms of work from 1.15 s runs out the pool at 1.19 s
+// (10 ms held back); 0.8 cores from 1.20 s to 1.24 s then catch up behind
+// it at one CPU, and the pool runs dry again exactly at 1.24 s, when 6 of
+// the last sample's 8 ms have run (waited 2.5-4 ms) and 2 ms wait for the
+// refill at 1.30 s (62-62.5 ms). Recorded whole at its middle, the last
+// sample's 8 ms would all count about 63 ms: a twentieth of the work, where
+// 2 ms (2.4%) waited that long.
+func TestReplaySplitsWorkServedBeforeTheWait(t *testing.T) {
+	ms := time.Millisecond
+	d := demandOf(3*time.Second, func(t time.Duration) float64 {
+		switch {
+		case t < 10*ms:
+			return 0.1
+		case t >= 1150*ms && t < 1200*ms:
+			return 1
+		case t >= 1200*ms && t < 1240*ms:
+			return 0.8
+		}
+		return 0
+	})
+	if d.Bound() != 1 {
+		t.Fatalf("bound %v, want 1", d.Bound())
+	}
+	var h DelayHist
+	Cut(d, 100*ms, 0).Replay(Setting{Quota: 40 * ms, Cores: 1}, &h, nil)
+	// 83 ms of work: 2 ms (2.4%) waited about 62 ms, the next 34 ms (41%)
+	// 2.5 to 10 ms, the rest none.
+	if got := h.Max() / 1e6; math.Abs(got-62.25) > 0.1 {
+		t.Errorf("longest delay %.2f ms, want 62.25 ms (the waiting part's middle)", got)
+	}
+	if got := h.Quantile(0.99) / 1e6; math.Abs(got-62) > 2 {
+		t.Errorf("p99 delay %.2f ms, want about 62 ms", got)
+	}
+	if got := h.Quantile(0.96) / 1e6; got > 10.5 {
+		t.Errorf("p96 delay %.2f ms, want 10 ms or less: work served before the pool ran dry counted as waiting for the refill", got)
+	}
+}
+
+// TestReplayLateReading: a sample above the group's parallelism bound (a
+// reading taken late) holds work the group did after its instant, which
+// arrives after it in the replay, within its period. Two CPUs, a 40 ms
+// quota: the group runs both from 1.13 s; its readings give 2, 2, 2.6 and
+// 1.4 cores (the one at 1.16 s 3 ms late). The pool runs dry at 1.15 s, and
+// the 40 ms after it wait for the refill at 1.20 s and run on two CPUs: each
+// unit 50 ms, as the group ran them at two CPUs. Served as read, the late
+// reading's work would arrive faster than the group can run and count 51.5
+// ms (its middle's wait). The period's sum, and so its throttling, is the
+// readings'.
+func TestReplayLateReading(t *testing.T) {
+	ms := time.Millisecond
+	d := demandOf(3*time.Second, func(t time.Duration) float64 {
+		switch {
+		case t < 10*ms:
+			return 0.1
+		case t >= 1130*ms && t < 1150*ms:
+			return 2
+		case t >= 1150*ms && t < 1160*ms:
+			return 2.6
+		case t >= 1160*ms && t < 1170*ms:
+			return 1.4
+		}
+		return 0
+	})
+	if d.Bound() != 2 {
+		t.Fatalf("bound %v, want 2", d.Bound())
+	}
+	e := replayOnce(t, d, Setting{Quota: 40 * ms, Cores: 2})
+	if e.ThrottledPeriods != 1 {
+		t.Errorf("%.0f periods throttled, want 1 (1.20 s)", e.ThrottledPeriods)
+	}
+	if math.Abs(e.DelayMaxMs-50) > 0.1 || math.Abs(e.DelayP99Ms-50) > 1.5 {
+		t.Errorf("delays p99/max %.2f/%.2f ms, want 50/50 ms", e.DelayP99Ms, e.DelayMaxMs)
+	}
+	// A reading above the bound at the period's end stays in its period
+	// (the next reading is the next period's): 10 ms at 2.6 cores from
+	// 1.19 s, served on arrival under an unlimited quota.
+	d = demandOf(3*time.Second, func(t time.Duration) float64 {
+		switch {
+		case t < 10*ms:
+			return 0.1
+		case t >= 1170*ms && t < 1190*ms:
+			return 2
+		case t >= 1190*ms && t < 1200*ms:
+			return 2.6
+		}
+		return 0
+	})
+	ps := Cut(d, 100*ms, 0)
+	if got := ps.Work[11] / 1e6; math.Abs(got-66) > 0.01 {
+		t.Errorf("period 1.1-1.2 s holds %.3f ms of work, want 66", got)
+	}
+	e = replayOnce(t, d, Setting{Quota: 40 * ms, Cores: 2})
+	if e.ThrottledPeriods != 1 {
+		t.Errorf("%.0f periods throttled, want 1", e.ThrottledPeriods)
+	}
+}
