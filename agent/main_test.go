@@ -2,7 +2,9 @@ package agent
 
 import (
 	"bufio"
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 	"strconv"
@@ -12,10 +14,14 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/throttlelab/throttlelab/server"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 // TestMain runs the tests, or, with THROTTLELAB_TEST_LOAD set, the load
-// helper of BenchmarkAgentRealRunBusy.
+// helper of BenchmarkAgentRealRunBusy, or, with serveEnv set, the workload
+// server of TestRealAgentPredictsAHigherLimit.
 func TestMain(m *testing.M) {
 	if list := os.Getenv("THROTTLELAB_TEST_LOAD"); list != "" {
 		if err := runLoad(list); err != nil {
@@ -24,7 +30,37 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if os.Getenv(serveEnv) != "" {
+		if err := runServer(); err != nil {
+			fmt.Fprintln(os.Stderr, "server helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(m.Run())
+}
+
+// serveEnv makes the test binary the workload server (runServer).
+const serveEnv = "THROTTLELAB_TEST_SERVE"
+
+// runServer runs the workload server as throttlelab serve --gomaxprocs 2
+// --listen 127.0.0.1:0 runs it (its burn calibrated at start-up), printing
+// its address on its first line, until its standard input closes (or
+// after 10 minutes).
+func runServer() error {
+	policy, err := units.FixedGOMAXPROCS(2)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	go func() {
+		bufio.NewReader(os.Stdin).ReadString('\n') // EOF when the test closes it
+		cancel()
+	}()
+	p := server.Process{Name: "burner", Listen: "127.0.0.1:0", GOMAXPROCS: policy, MaxInflight: server.DefaultMaxInflight,
+		MaxCPU: server.DefaultMaxCPU, Grace: time.Second}
+	return p.Run(ctx, os.Stdout, slog.New(slog.NewTextHandler(os.Stderr, nil)))
 }
 
 // runLoad puts one thread in each line's groups (a busy time, then

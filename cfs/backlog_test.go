@@ -204,3 +204,60 @@ func TestReconstructSpinnerOnALoadedHost(t *testing.T) {
 		}
 	}
 }
+
+// TestReconstructRecoversBurstsPerCPU is TestReconstructRecoversBursts with
+// a per-CPU split, as the agent and advise --cgroup read it: the burst's
+// thread runs on CPU 0 for one burst and CPU 1 for the next (a Go server's
+// request goroutines move between its threads), so the split spans two
+// CPUs and the throttling counts come from the per-CPU slice replay. That
+// replay served a CPU's moved work as fast as it arrived: each rebuilt
+// burst ran within the streak's first 10 ms interval, and at 400m every
+// burst throttled a period (0.331 of the periods, against 0.226 for the
+// same bursts sampled unthrottled; make e2e-fleet's probe predicted 0.330
+// where the kernel counted 0.225). Moved work now waits on its CPU and runs
+// at one CPU's rate, as the thread that ran it did.
+func TestReconstructRecoversBurstsPerCPU(t *testing.T) {
+	const every, offset = 400 * time.Millisecond, 37 * time.Millisecond
+	_, used, thr := underQuota(60*time.Second, 50*time.Millisecond, every, offset, 20*time.Millisecond)
+	// The true demand as the thread runs it without a limit (a quota of a
+	// whole CPU): what advise --csv replays from samples taken unthrottled.
+	_, free, _ := underQuota(60*time.Second, 50*time.Millisecond, every, offset, 100*time.Millisecond)
+	// The burst k's thread runs on CPU k mod 2; a burst under 200m ends
+	// within 300 ms, before the next one.
+	split := func(d *Demand) [][]time.Duration {
+		per := [][]time.Duration{make([]time.Duration, len(d.At)), make([]time.Duration, len(d.At))}
+		for i := 1; i < len(d.At); i++ {
+			c := int((max(d.At[i-1]-offset, 0) / every) % 2)
+			per[0][i], per[1][i] = per[0][i-1], per[1][i-1]
+			per[c][i] += d.Usage[i] - d.Usage[i-1]
+		}
+		return per
+	}
+	free.PerCPU, used.PerCPU = split(free), split(used)
+	rec, b := Reconstruct(used, thr, 100*time.Millisecond)
+	if b.Moved == 0 || rec.PerCPU == nil || !rec.Arrivals {
+		t.Fatalf("moved %s, split %v, arrivals %v: the rebuilt demand must hold moved work and the split", b.Moved, rec.PerCPU != nil, rec.Arrivals)
+	}
+	sliced := func(d *Demand, quota time.Duration) float64 {
+		sp := d.Split()
+		if sp == nil || sp.N != 2 {
+			t.Fatalf("no split over 2 CPUs")
+		}
+		var periods, throttled uint64
+		for ph := range 10 {
+			st, _ := Cut(d, 100*time.Millisecond, 10*time.Millisecond*time.Duration(ph)).ReplaySlices(quota, 0, sp)
+			periods, throttled = periods+st.Periods, throttled+st.ThrottledPeriods
+		}
+		return float64(throttled) / float64(periods)
+	}
+	for _, quota := range []time.Duration{40 * time.Millisecond, 42500 * time.Microsecond} {
+		truth, got := sliced(free, quota), sliced(rec, quota)
+		t.Logf("at %s per period: true demand %.3f, reconstructed %.3f", quota, truth, got)
+		if truth < 0.1 {
+			t.Fatalf("the true demand is throttled %.3f: the test's premise is wrong", truth)
+		}
+		if got < truth-0.05 || got > truth+0.07 {
+			t.Errorf("at %s per period: reconstructed %.3f against the true %.3f", quota, got, truth)
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package cfs
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // The slice replay is the quota model with the kernel's per-CPU runtime
 // (struct cfs_rq's runtime_remaining): each CPU the group runs on takes
@@ -44,6 +47,18 @@ func (ps *Periods) ReplaySlices(quota, burst time.Duration, sp *Split) (Stat, fl
 	n := sp.N
 	st := sliceState{rt: make([]float64, n), back: make([]float64, n), r: make([]float64, n), thr: make([]bool, n)}
 	slice := float64(Slice)
+	// serve is the rate a CPU with work waiting runs it at: one CPU, or
+	// faster where use as sampled came faster (a late reading: such use
+	// ran, it never waited). Arrivals (Demand.Arrivals: work Reconstruct
+	// moved to a streak's start) arrive faster than the CPU can run them:
+	// above ceil they wait on that CPU and catch up at one CPU's rate, as
+	// the thread that ran them did.
+	ceil := math.Inf(1)
+	serve := func(r float64) float64 { return max(1, r) }
+	if d.Arrivals {
+		ceil = 1
+		serve = func(float64) float64 { return 1 }
+	}
 	var thrNs float64
 	unthrottle := func() {
 		for c := range st.thr {
@@ -84,8 +99,8 @@ func (ps *Periods) ReplaySlices(quota, burst time.Duration, sp *Split) (Stat, fl
 				for c := range n {
 					switch {
 					case st.thr[c]:
-					case st.back[c] > Eps:
-						s := max(1, st.r[c])
+					case st.back[c] > Eps || st.r[c] > ceil:
+						s := serve(st.r[c])
 						dt = min(dt, st.rt[c]/s)
 						if s > st.r[c] {
 							dt = min(dt, st.back[c]/(s-st.r[c]))
@@ -104,10 +119,10 @@ func (ps *Periods) ReplaySlices(quota, burst time.Duration, sp *Split) (Stat, fl
 						if st.back[c] > Eps {
 							thrNs += dt
 						}
-					case st.back[c] > Eps:
-						s := max(1, st.r[c])
+					case st.back[c] > Eps || st.r[c] > ceil:
+						s := serve(st.r[c])
 						st.rt[c] -= s * dt
-						st.back[c] -= (s - st.r[c]) * dt
+						st.back[c] = max(0, st.back[c]-(s-st.r[c])*dt)
 						bw.Used()
 					case st.r[c] > 0:
 						st.rt[c] -= st.r[c] * dt
