@@ -233,6 +233,9 @@ func New(cfg Config) (*Agent, error) {
 		opts.Coarse = a.onGrid
 		opts.SettingsEvery = SettingsEvery
 		opts.PerCPU = !cfg.NoPerCPU // percpu.go
+		// v1 cpu.stat only where nr_throttled can have moved: what the
+		// summaries and the hot triggers take from it is the same
+		opts.StatByNeed = true
 	}
 	w, err := top.New(opts)
 	if err != nil {
