@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -129,6 +130,11 @@ type Watcher struct {
 	clock  atomic.Pointer[cgroup.Clock]
 	lastAt time.Duration
 	hot    bool
+	// hotList holds the groups hot after the last Sample, in path order
+	// (hotListOK: since the last Discover), the only ones read off the
+	// coarse grid.
+	hotList   []*group
+	hotListOK bool
 	// unlocked makes Run wake on a Go ticker instead of the clock (a
 	// benchmark's reference: what it did before).
 	unlocked bool
@@ -311,6 +317,7 @@ func (w *Watcher) Discover() error {
 		}
 	}
 	w.openGates()
+	w.hotList, w.hotListOK = w.hotList[:0], false
 	return nil
 }
 
@@ -546,7 +553,13 @@ func (w *Watcher) Sample(at time.Duration) {
 		}
 	}
 	hot := false
-	for _, g := range w.sorted {
+	// Off the grid only hot groups are read: their list, once one full
+	// pass since the last Discover has read every new group.
+	list, full := w.hotList, grid || !w.hotListOK
+	if full {
+		list, w.hotList = w.sorted, w.hotList[:0]
+	}
+	for _, g := range list {
 		if g.samples == 0 || (g.every && (grid || g.hot)) {
 			gt := g.gate
 			if gt != nil && gt.ok && g.gated && g.gateUsage == gt.usage && w.carries(g, at) {
@@ -559,9 +572,16 @@ func (w *Watcher) Sample(at time.Duration) {
 				g.gateUsage = gt.usage
 			}
 		}
-		hot = hot || (g.every && g.hot && !g.gone)
+		isHot := g.every && g.hot && !g.gone
+		hot = hot || isHot
+		if full && isHot {
+			w.hotList = append(w.hotList, g)
+		}
 	}
-	w.hot = hot
+	if !full {
+		w.hotList = slices.DeleteFunc(w.hotList, func(g *group) bool { return !g.every || !g.hot || g.gone })
+	}
+	w.hot, w.hotListOK = hot, true
 }
 
 // carries says whether g's reading at at may be carried from its last one
@@ -1122,7 +1142,7 @@ func (w *Watcher) Close() error {
 	for _, g := range w.groups {
 		g.close()
 	}
-	w.groups, w.sorted = map[string]*group{}, nil
+	w.groups, w.sorted, w.hotList, w.hotListOK = map[string]*group{}, nil, nil, false
 	for _, gt := range w.gates {
 		gt.counter.Close()
 	}
