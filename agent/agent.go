@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cgroup"
@@ -143,10 +144,15 @@ type Agent struct {
 
 	mu         sync.Mutex
 	containers map[string]*container // by cgroup path
-	owners     map[top.PodName]Owner
-	saved      map[string]summaryState // from LoadState, until their containers are seen
-	savedAt    time.Time               // when that checkpoint was written (zero: none, or not known)
-	reports    int                     // Updates so far
+	// byPath finds a container by the address of the path string top's
+	// watcher passes to observe, the same for a group at every sample:
+	// hashing the pointer, not the path's hundred-odd bytes, at thousands
+	// of samples a second (observe). Cleared whenever a container goes.
+	byPath  map[*byte]*container
+	owners  map[top.PodName]Owner
+	saved   map[string]summaryState // from LoadState, until their containers are seen
+	savedAt time.Time               // when that checkpoint was written (zero: none, or not known)
+	reports int                     // Updates so far
 	// firstSample is the agent time of the first sample (sampled: there
 	// was one): a container added after it is starting.
 	firstSample time.Duration
@@ -218,7 +224,7 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.Summary.Check(); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, containers: map[string]*container{}, collector: top.NewCollector(cfg.Mapping).WithoutStall(),
+	a := &Agent{cfg: cfg, containers: map[string]*container{}, byPath: map[*byte]*container{}, collector: top.NewCollector(cfg.Mapping).WithoutStall(),
 		replays: make(chan replayJob, 1024), lookup: make(chan struct{}, 1), sandboxes: map[string]int{},
 		settle: OwnersSettle, gap: OwnersGap, byNeed: cfg.byNeed()}
 	for _, t := range cfg.Targets {
@@ -233,6 +239,9 @@ func New(cfg Config) (*Agent, error) {
 		opts.Coarse = a.onGrid
 		opts.SettingsEvery = SettingsEvery
 		opts.PerCPU = !cfg.NoPerCPU // percpu.go
+		// v1 cpu.stat only where nr_throttled can have moved: what the
+		// summaries and the hot triggers take from it is the same
+		opts.StatByNeed = true
 	}
 	w, err := top.New(opts)
 	if err != nil {
@@ -262,7 +271,13 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 	if !a.sampled {
 		a.firstSample, a.sampled = a.base+at, true
 	}
-	c := a.containers[path]
+	key := unsafe.StringData(path)
+	c := a.byPath[key]
+	if c == nil {
+		if c = a.containers[path]; c != nil {
+			a.byPath[key] = c
+		}
+	}
 	if c == nil {
 		if !a.cfg.Select(id) {
 			if id.Sandbox {
@@ -396,6 +411,7 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 	for p, c := range a.containers {
 		if !seen[p] && c.since < a.reports {
 			delete(a.containers, p) // gone: its summary goes with it
+			clear(a.byPath)
 			a.hot.drop(c)
 		}
 	}

@@ -20,8 +20,15 @@ import (
 // reschedules keeps one scheduling tick, so the runtime's sysmon sees the
 // same goroutine run for over 10 ms, takes its P back from the sleep and
 // starts polling every 20 us again, each time (docs/fleet.md measures what
-// that cost). It is the one sampling loop of top, the agent, advise's live
-// sampling and the server's self-sampling. Wait and Skip are for one
+// that cost). A wait longer than LongWait (the agent's coarse grid, 100 ms
+// apart while no container is hot) first parks on a Go timer until
+// LongWaitTail before the instant, then sleeps the rest in clock_nanosleep:
+// a goroutine that sleeps in a system call keeps its P, sysmon takes a P
+// back from a system call older than 10 ms whenever another P is idle, and
+// each time it does it polls every 20 us again, dozens of wake-ups per
+// take (docs/fleet.md measures what that cost the idle agent); a parked
+// goroutine holds no P. It is the one sampling loop of top, the agent,
+// advise's live sampling and the server's self-sampling. Wait and Skip are for one
 // goroutine; Counts is safe from any.
 type Clock struct {
 	// Every is the interval between instants.
@@ -77,6 +84,9 @@ func (c *Clock) WaitFor(ctx context.Context, n int64) (at time.Duration, ok bool
 		c.n = n
 		return time.Duration(n * every), true
 	}
+	if d := c.base + n*every - now.Nano(); d > int64(LongWait) {
+		time.Sleep(time.Duration(d) - LongWaitTail) // see Clock
+	}
 	t := unix.NsecToTimespec(c.base + n*every)
 	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &t, nil) == unix.EINTR {
 	}
@@ -88,6 +98,15 @@ func (c *Clock) WaitFor(ctx context.Context, n int64) (at time.Duration, ok bool
 	c.taken.Add(1)
 	return time.Duration(n * every), true
 }
+
+// LongWait is the longest wait Clock sleeps in clock_nanosleep alone;
+// a longer one parks on a Go timer until LongWaitTail before its instant
+// (a Go timer may come a few milliseconds late; the tail in
+// clock_nanosleep, well under sysmon's 10 ms, keeps the instant exact).
+const (
+	LongWait     = 20 * time.Millisecond
+	LongWaitTail = 5 * time.Millisecond
+)
 
 // Planned is how many instants WaitFor skipped by plan.
 func (c *Clock) Planned() int64 { return c.planned.Load() }

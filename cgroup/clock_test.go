@@ -107,3 +107,25 @@ func TestClockCountsPlannedSkips(t *testing.T) {
 		t.Errorf("Planned() = %d after WaitFor(5) from instant 0, want 4", p)
 	}
 }
+
+// TestClockLongWaitNeverEarly: a wait longer than LongWait (parked on a Go
+// timer, then the tail in clock_nanosleep) returns at or after its
+// instant, with the instant's time, as a short one does.
+func TestClockLongWaitNeverEarly(t *testing.T) {
+	const every = 10 * time.Millisecond
+	start := time.Now()
+	c := NewClock(start, every)
+	for i := range 3 {
+		n := c.Instant() + int64(LongWait/every) + 2 // 40 ms ahead
+		at, ok := c.WaitFor(context.Background(), n)
+		if !ok {
+			t.Fatal("wait ended before its context")
+		}
+		if since := time.Since(start); since < time.Duration(n)*every {
+			t.Errorf("long wait %d returned after %s, before its instant %s", i, since, time.Duration(n)*every)
+		}
+		if c.Instant() < n || (at != time.Duration(n)*every && at < time.Duration(n)*every+every/2) {
+			t.Errorf("long wait %d for instant %d: at %s, instant %d", i, n, at, c.Instant())
+		}
+	}
+}

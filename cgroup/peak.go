@@ -9,6 +9,11 @@ type PeakPoint struct {
 	// UsageNs is the cumulative CPU usage, Periods and Throttled the
 	// cumulative nr_periods and nr_throttled of cpu.stat.
 	UsageNs, Periods, Throttled uint64
+	// Stale says Periods and Throttled were not read at this sample but
+	// carried from an earlier one (a reader that reads cpu.stat only when
+	// nr_throttled can have moved): no period boundary is placed next to
+	// it, and the interval's peak is over sliding windows.
+	Stale bool
 }
 
 // PeakTracker finds the highest CPU use within one of a group's own CFS
@@ -76,6 +81,7 @@ type PeakTracker struct {
 	periodsN   int     // period estimates made
 	windowPeak float64
 	windowsN   int
+	staleN     int // stale points taken
 }
 
 // NewPeakTracker returns a tracker for a group with the given CFS period (0
@@ -113,7 +119,11 @@ func (p *PeakTracker) Add(s PeakPoint) {
 	if p.havePrev && (s.UsageNs < p.prev.UsageNs || s.Periods < p.prev.Periods || s.At <= p.prev.At) {
 		p.Reset()
 	}
-	if p.havePrev && p.period > 0 && s.Periods > p.prev.Periods {
+	if s.Stale {
+		p.haveMark = false // the boundaries since the last read are not known
+		p.staleN++
+	}
+	if p.havePrev && p.period > 0 && !s.Stale && !p.prev.Stale && s.Periods > p.prev.Periods {
 		mid := (float64(p.prev.UsageNs) + float64(s.UsageNs)) / 2
 		exact := s.Throttled > p.prev.Throttled && p.idleSlot
 		if exact {
@@ -170,13 +180,15 @@ const (
 
 // Take returns the interval's peak and how it was found, and starts a new
 // interval; ok is false when there were too few samples for any estimate.
+// An interval with stale points (PeakPoint.Stale) has its peak over
+// sliding windows: its period estimates leave out the periods not read.
 func (p *PeakTracker) Take() (cores float64, basis string, window time.Duration, ok bool) {
 	switch {
-	case p.periodsN > 0:
+	case p.periodsN > 0 && (p.staleN == 0 || p.windowsN == 0):
 		cores, basis, window, ok = p.periodPeak, BasisPeriod, p.period, true
 	case p.windowsN > 0:
 		cores, basis, window, ok = p.windowPeak, BasisWindow, p.window, true
 	}
-	p.periodPeak, p.periodsN, p.windowPeak, p.windowsN = 0, 0, 0, 0
+	p.periodPeak, p.periodsN, p.windowPeak, p.windowsN, p.staleN = 0, 0, 0, 0, 0
 	return cores, basis, window, ok
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,18 @@ type Options struct {
 	// opened or read goes without (not tried again), and so does a group
 	// of more than SplitMaxThreads threads on v2.
 	PerCPU bool
+	// StatByNeed, on v1 (where cpu.stat is a file of its own beside
+	// cpuacct.usage), reads a limited group's cpu.stat at a sample only
+	// when nr_throttled can have moved since its last sample: when its use
+	// since a period before that sample could have reached its quota less
+	// cgroup.ThrottleSlack, or while it was throttled within the last
+	// period (statDue has the rule and why it misses no move). Its
+	// nr_throttled at every sample is what a read would give; nr_periods
+	// and the throttled time are carried between reads, and read at every
+	// report, so the report's counters stay exact; a group's peak within a
+	// period is then over sliding windows (BasisWindow) where a sample of
+	// its interval carried them. Off where the slack cannot be read.
+	StatByNeed bool
 }
 
 // SplitMaxThreads is the most threads a cgroup v2 group may have for its
@@ -117,11 +130,22 @@ type Watcher struct {
 	clock  atomic.Pointer[cgroup.Clock]
 	lastAt time.Duration
 	hot    bool
+	// hotList holds the groups hot after the last Sample, in path order
+	// (hotListOK: since the last Discover), the only ones read off the
+	// coarse grid.
+	hotList   []*group
+	hotListOK bool
 	// unlocked makes Run wake on a Go ticker instead of the clock (a
 	// benchmark's reference: what it did before).
 	unlocked bool
 	// cpus bounds the CPUs a group's stall is spread over (SplitStall).
 	cpus int
+	// slack is cgroup.ThrottleSlack on this host with Options.StatByNeed
+	// (0: off); missed counts the moves of nr_throttled a report found
+	// that statDue had said could not happen (then the group's cpu.stat
+	// is read at every sample).
+	slack  time.Duration
+	missed atomic.Int64
 	// gates count the usage of the lowest group that holds every group
 	// Every picks under each top-level group (kubepods, throttlelab: a
 	// gate above both would be the root, which always moves); none without
@@ -181,6 +205,26 @@ type group struct {
 	perCPU       *cgroup.PerCPUReader
 	perCPUFailed bool
 	split        []uint64
+	// With Options.StatByNeed (a v1 group with a quota): quota is the
+	// group's quota per period (0 without); hist the usage at its last
+	// samples (a ring, histN pushed), where statDue looks back a period;
+	// thrMovedAt the time of the last sample at which nr_throttled was
+	// found moved (thrMoved: there was one); statStale, that the last
+	// sample carried cpu.stat instead of reading it (Report reads it);
+	// statAlways, that a report found a move statDue had said could not
+	// happen: read at every sample from then on.
+	quota                 time.Duration
+	hist                  []usagePoint
+	histN                 int
+	thrMoved              bool
+	thrMovedAt            time.Duration
+	statStale, statAlways bool
+}
+
+// usagePoint is a group's cumulative usage at a sample.
+type usagePoint struct {
+	at    time.Duration
+	usage uint64
 }
 
 // fresh says whether g's settings and process count are to be read at a
@@ -189,10 +233,13 @@ func (w *Watcher) fresh(g *group, at time.Duration) bool {
 	return w.opts.SettingsEvery <= 0 || g.settings == nil || g.hot || at-g.settingsAt >= w.opts.SettingsEvery
 }
 
-// sample is a group's counters at one instant.
+// sample is a group's counters at one instant; stale: its cpu.stat
+// counters were carried from an earlier read and may have moved since
+// (Options.StatByNeed: nr_throttled cannot have, nr_periods can).
 type sample struct {
 	at time.Duration
 	cgroup.UsageReading
+	stale bool
 }
 
 // New finds the hierarchy to watch under opts.Root and the groups in it.
@@ -207,6 +254,9 @@ func New(opts Options) (*Watcher, error) {
 	}
 	w := &Watcher{opts: opts, src: src, groups: map[string]*group{}, open: cgroup.OpenCounterFile, cpus: runtime.NumCPU()}
 	w.events, w.eventsErr = newDirEvents()
+	if opts.StatByNeed && src.Version == "v1" {
+		w.slack, _ = cgroup.ReadThrottleSlack(opts.Root) // 0 where it cannot be read: cpu.stat at every sample
+	}
 	if err := w.Discover(); err != nil {
 		w.Close()
 		return nil, err
@@ -267,6 +317,7 @@ func (w *Watcher) Discover() error {
 		}
 	}
 	w.openGates()
+	w.hotList, w.hotListOK = w.hotList[:0], false
 	return nil
 }
 
@@ -412,13 +463,17 @@ func (w *Watcher) openGroup(r Ref) *group {
 		return g
 	}
 	period := time.Duration(0)
+	l0 := &cgroup.CPULimits{}
 	if r.CPUDir != "" {
 		if l, err := cgroup.ReadGroupCPU(r.CPUDir, w.src.Version); err == nil && l.QuotaUsec > 0 {
 			period = time.Duration(l.PeriodUsec) * time.Microsecond
-			g.limited = true
+			g.limited, l0 = true, l
 		}
 	}
 	g.period = period
+	if period > 0 {
+		g.quota = time.Duration(l0.QuotaUsec) * time.Microsecond
+	}
 	g.tracker = cgroup.NewPeakTracker(period, w.peakWindow(period))
 	g.psiDir = w.psiDir(g)
 	if g.psiDir != "" {
@@ -498,11 +553,17 @@ func (w *Watcher) Sample(at time.Duration) {
 		}
 	}
 	hot := false
-	for _, g := range w.sorted {
+	// Off the grid only hot groups are read: their list, once one full
+	// pass since the last Discover has read every new group.
+	list, full := w.hotList, grid || !w.hotListOK
+	if full {
+		list, w.hotList = w.sorted, w.hotList[:0]
+	}
+	for _, g := range list {
 		if g.samples == 0 || (g.every && (grid || g.hot)) {
 			gt := g.gate
 			if gt != nil && gt.ok && g.gated && g.gateUsage == gt.usage && w.carries(g, at) {
-				w.take(g, sample{at: at, UsageReading: g.last.UsageReading}, nil)
+				w.take(g, sample{at: at, UsageReading: g.last.UsageReading, stale: w.statByNeed(g) && g.limited}, nil)
 			} else {
 				w.sampleGroup(g, at)
 			}
@@ -511,9 +572,16 @@ func (w *Watcher) Sample(at time.Duration) {
 				g.gateUsage = gt.usage
 			}
 		}
-		hot = hot || (g.every && g.hot && !g.gone)
+		isHot := g.every && g.hot && !g.gone
+		hot = hot || isHot
+		if full && isHot {
+			w.hotList = append(w.hotList, g)
+		}
 	}
-	w.hot = hot
+	if !full {
+		w.hotList = slices.DeleteFunc(w.hotList, func(g *group) bool { return !g.every || !g.hot || g.gone })
+	}
+	w.hot, w.hotListOK = hot, true
 }
 
 // carries says whether g's reading at at may be carried from its last one
@@ -522,9 +590,14 @@ func (w *Watcher) Sample(at time.Duration) {
 // read gives both, its counters cannot move: no quota, or its period timer
 // stopped), and the gate's usage counts its own.
 func (w *Watcher) carries(g *group, at time.Duration) bool {
-	return g.every && !g.hot && !g.gone && g.err == nil && g.samples > 0 &&
-		(g.statRead || g.counters.Usage == nil) && g.last.HasUsageNs &&
-		!(g.limited && at-g.active <= statIdle(g.period, w.opts.SampleEvery))
+	if !(g.every && !g.hot && !g.gone && g.err == nil && g.samples > 0 &&
+		(g.statRead || g.counters.Usage == nil) && g.last.HasUsageNs) {
+		return false
+	}
+	if w.statByNeed(g) {
+		return !g.limited || !w.statDue(g, at, g.last.UsageNs)
+	}
+	return !(g.limited && at-g.active <= statIdle(g.period, w.opts.SampleEvery))
 }
 
 // sampleGroup reads one group's usage and cpu.stat at time at.
@@ -533,7 +606,7 @@ func (w *Watcher) sampleGroup(g *group, at time.Duration) {
 		return
 	}
 	split := w.readSplit(g)
-	s, err := g.read(at, w.opts.SampleEvery, split)
+	s, err := w.read(g, at, split)
 	if err != nil {
 		if vanished(err, g.dir()) {
 			g.gone = true
@@ -590,14 +663,19 @@ func (w *Watcher) take(g *group, s sample, split []uint64) {
 	}
 	if g.samples == 0 {
 		g.first = s
+		g.histN = 0
 	}
 	g.last = s
 	g.samples++
+	g.statStale = s.stale
+	if w.statByNeed(g) && g.limited {
+		w.push(g, s.at, s.UsageNs)
+	}
 	if s.HasUsageNs && w.opts.Observe != nil {
 		g.hot = w.opts.Observe(g.ref.Path, g.id, s.at, s.UsageNs, s.ThrottledPeriods, split)
 	}
 	if s.HasUsageNs && g.every {
-		g.tracker.Add(cgroup.PeakPoint{At: s.at, UsageNs: s.UsageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods})
+		g.tracker.Add(cgroup.PeakPoint{At: s.at, UsageNs: s.UsageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods, Stale: s.stale})
 	}
 }
 
@@ -617,8 +695,9 @@ func (g *group) dir() string {
 // timer stops; the group's next use starts it again. So a group with a
 // quota has cpu.stat read at every sample while its usage or its cpu.stat
 // moved within the last two periods and two samples (statIdle), and at the
-// sample at which its usage moves again; an idle one, only its usage.
-func (g *group) read(at time.Duration, every time.Duration, split []uint64) (sample, error) {
+// sample at which its usage moves again; an idle one, only its usage. With
+// Options.StatByNeed, only where nr_throttled can have moved (statDue).
+func (w *Watcher) read(g *group, at time.Duration, split []uint64) (sample, error) {
 	if g.counters.Usage == nil { // v2: cpu.stat holds the usage
 		r, err := g.counters.Read(true)
 		if err == nil && (g.samples == 0 || r.UsageNs != g.last.UsageNs || r.CPUCounters != g.last.CPUCounters) {
@@ -643,20 +722,123 @@ func (g *group) read(at time.Duration, every time.Duration, split []uint64) (sam
 	if moved {
 		g.active = at
 	}
-	if !g.statRead || (g.limited && (moved || at-g.active <= statIdle(g.period, every))) {
-		c, err := g.counters.ReadStat()
-		if err != nil {
-			return sample{at: at, UsageReading: r}, err
+	due := !g.statRead
+	if !due && g.limited {
+		if w.statByNeed(g) {
+			due = w.statDue(g, at, r.UsageNs)
+		} else {
+			due = moved || at-g.active <= statIdle(g.period, w.opts.SampleEvery)
 		}
-		if g.statRead && c != g.last.CPUCounters {
-			g.active = at
-		}
-		r.CPUCounters, g.statRead = c, true
-	} else {
-		r.CPUCounters = g.last.CPUCounters // not read: as they were
 	}
+	if !due {
+		r.CPUCounters = g.last.CPUCounters // not read: as they were
+		return sample{at: at, UsageReading: r, stale: w.statByNeed(g) && g.limited}, nil
+	}
+	c, err := g.counters.ReadStat()
+	if err != nil {
+		return sample{at: at, UsageReading: r}, err
+	}
+	if g.statRead && c != g.last.CPUCounters {
+		g.active = at
+	}
+	if g.statRead && c.ThrottledPeriods != g.last.ThrottledPeriods {
+		g.thrMoved, g.thrMovedAt = true, at
+	}
+	r.CPUCounters, g.statRead = c, true
 	return sample{at: at, UsageReading: r}, nil
 }
+
+// statByNeed says whether g's cpu.stat is read by need
+// (Options.StatByNeed): a v1 group, whose usage is in a file of its own,
+// on a host whose slack is known.
+func (w *Watcher) statByNeed(g *group) bool {
+	return w.slack > 0 && g.counters != nil && g.counters.Usage != nil
+}
+
+// statDue says whether nr_throttled can have moved since g's last sample,
+// at a sample at time at with usage usageNs (Options.StatByNeed), so that
+// its cpu.stat must be read. The kernel adds to nr_throttled at a tick of
+// the group's period timer, when a run queue of the group is throttled
+// then; it was throttled within the period that tick ends (or earlier,
+// and then the earlier ticks counted it too), and the group's usage
+// within that period is then at least its quota less the slack
+// (cgroup.ThrottleSlack). A tick after the last sample (at prev) ends a
+// period that began after prev less a period; the sample looked back to
+// is the last at or before that less one sample interval (a refill a
+// little late). So the read is due where the usage since that sample
+// reaches the quota less the slack, where the last move was seen within
+// that reach (throttled periods in a row, whose later ones may hold less
+// use than their quota: the refill first pays what the group ran over),
+// and where the history does not reach back so far. A moment's idle
+// ticks (nr_periods) are not read: Report reads them.
+func (w *Watcher) statDue(g *group, at time.Duration, usageNs uint64) bool {
+	floor := g.quota - w.slack
+	if g.statAlways || g.quota <= 0 || floor <= 0 || g.histN == 0 || len(g.hist) == 0 {
+		return true
+	}
+	n := len(g.hist)
+	prev := g.hist[(g.histN-1)%n].at
+	back := prev - g.period - w.opts.SampleEvery
+	if g.thrMoved && g.thrMovedAt > back {
+		return true
+	}
+	for i := g.histN - 1; i >= 0 && i > g.histN-1-n; i-- {
+		p := g.hist[i%n]
+		if p.at <= back {
+			return usageNs < p.usage || usageNs-p.usage >= uint64(floor)
+		}
+	}
+	return true // the history does not reach back a period
+}
+
+// push records g's usage at a sample for statDue; the ring holds a period
+// and a few samples more.
+func (w *Watcher) push(g *group, at time.Duration, usageNs uint64) {
+	n := 4
+	if g.period > 0 {
+		n += int(min(g.period/w.opts.SampleEvery, 256))
+	}
+	if len(g.hist) != n {
+		g.hist, g.histN = make([]usagePoint, n), 0
+	}
+	g.hist[g.histN%n] = usagePoint{at: at, usage: usageNs}
+	g.histN++
+}
+
+// refreshStat reads the cpu.stat that g's last sample carried
+// (Options.StatByNeed), so that a report's counters are exact. A move of
+// nr_throttled since the last read that statDue, asked now, says cannot
+// have happened means its rule failed for this group (its tasks are not
+// the same in both hierarchies, its quota changed unseen): counted, and
+// the group's cpu.stat is read at every sample from then on. (A tick
+// after the last sample is within statDue's reach now: no false alarm.)
+func (w *Watcher) refreshStat(g *group) error {
+	c, err := g.counters.ReadStat()
+	if err != nil {
+		return err
+	}
+	if c.ThrottledPeriods != g.last.ThrottledPeriods {
+		r, err := g.counters.Read(false)
+		if err != nil {
+			return err
+		}
+		if !w.statDue(g, g.last.at, r.UsageNs) {
+			g.statAlways = true
+			w.missed.Add(1)
+		}
+		g.thrMoved, g.thrMovedAt = true, g.last.at
+	}
+	if c != g.last.CPUCounters {
+		g.active = g.last.at
+	}
+	g.last.CPUCounters, g.statStale = c, false
+	return nil
+}
+
+// MissedThrottles counts the moves of nr_throttled that a report found
+// after Options.StatByNeed had left cpu.stat unread where its rule said
+// none could happen (0 where the rule holds). Safe to call while Run runs.
+func (w *Watcher) MissedThrottles() int64 { return w.missed.Load() }
 
 // statIdle is how long after its counters last moved a v1 group with a quota
 // of the given period has its cpu.stat read at every sample (sampling every
@@ -689,7 +871,14 @@ func (w *Watcher) Report() []Stats {
 		if g.samples < 2 {
 			continue
 		}
-		st, err := w.report(g)
+		var err error
+		if g.statStale {
+			err = w.refreshStat(g)
+		}
+		var st Stats
+		if err == nil {
+			st, err = w.report(g)
+		}
 		if err != nil {
 			if vanished(err, g.dir()) {
 				g.gone = true
@@ -761,7 +950,9 @@ func (w *Watcher) report(g *group) (Stats, error) {
 		st.PeriodUsec, st.Shares, st.Weight, t.QuotaUsec = l.PeriodUsec, l.Shares, l.Weight, l.QuotaUsec
 		period := time.Duration(0)
 		g.limited = l.QuotaUsec > 0
+		g.quota = 0
 		if l.QuotaUsec > 0 {
+			g.quota = time.Duration(l.QuotaUsec) * time.Microsecond
 			st.LimitCores = ptr(l.LimitCores)
 			st.BurstCores = float64(l.BurstUsec) / float64(l.PeriodUsec)
 			period = time.Duration(l.PeriodUsec) * time.Microsecond
@@ -951,7 +1142,7 @@ func (w *Watcher) Close() error {
 	for _, g := range w.groups {
 		g.close()
 	}
-	w.groups, w.sorted = map[string]*group{}, nil
+	w.groups, w.sorted, w.hotList, w.hotListOK = map[string]*group{}, nil, nil, false
 	for _, gt := range w.gates {
 		gt.counter.Close()
 	}

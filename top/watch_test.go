@@ -538,6 +538,49 @@ func TestCoarseReadsHotGroupsOnly(t *testing.T) {
 	}
 }
 
+// TestCoarseHotGroupTurnsCold: a group read at every instant while hot is
+// read on the grid only once Observe says it is cold again (off the grid
+// the watcher goes through the hot groups alone), and a group found by a
+// Discover is read at its first sample, off the grid too.
+func TestCoarseHotGroupTurnsCold(t *testing.T) {
+	root := expand(t, "v2-kubepods-systemd")
+	const pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice"
+	const ctr = pod + "/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
+	const newer = pod + "/cri-containerd-e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5.scope"
+	reads := map[string][]time.Duration{}
+	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
+		Coarse: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
+		Observe: func(path string, _ Identity, at time.Duration, _, _ uint64, _ []uint64) bool {
+			reads[path] = append(reads[path], at)
+			return path == ctr && at >= 100*time.Millisecond && at < 130*time.Millisecond
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ms := time.Millisecond
+	for i := range 25 {
+		if i == 15 {
+			os.MkdirAll(filepath.Join(root, "sys/fs/cgroup"+newer), 0o755)
+			writeFile(t, root, "sys/fs/cgroup"+newer+"/cpu.stat", "usage_usec 10\nuser_usec 0\nsystem_usec 0\n")
+			if err := w.Discover(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		w.Sample(time.Duration(i) * 10 * ms)
+	}
+	want := []time.Duration{0, 100 * ms, 110 * ms, 120 * ms, 130 * ms, 200 * ms} // hot from 100 ms, cold at 130 ms
+	if fmt.Sprint(reads[ctr]) != fmt.Sprint(want) {
+		t.Errorf("the container read at %v, want %v", reads[ctr], want)
+	}
+	// The kubelet's logs of the fake tree do not name it: taken for the
+	// pod's sandbox, it is read at its first sample (off the grid) and
+	// then at reports only.
+	if got := reads[newer]; len(got) != 1 || got[0] != 150*ms {
+		t.Errorf("the group found at 150 ms read at %v, want at 150 ms (its first sample) alone", got)
+	}
+}
+
 // TestCoarseGroupsReportedOffTheGrid: a report at an instant off the
 // coarse grid, right after a gap, still has a row for a group read on the
 // grid only (it is read at the report).

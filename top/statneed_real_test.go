@@ -1,0 +1,97 @@
+package top
+
+// A real-kernel test: it makes a cgroup on this host, so run it under the
+// host lock (flock /tmp/throttlelab-host.lock go test -run Real ./top).
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
+	"github.com/throttlelab/throttlelab/top/toptest"
+)
+
+// TestStatByNeedRealThrottled: a real v1 group under a quota of 0.5 CPU,
+// throttled in stretches (a spinner for 0.3 s), idle, and near its quota
+// (0.45 CPU in 45 ms bursts), watched with Options.StatByNeed on the 100 ms
+// grid and hot in turns for 6 s: at every sample the nr_throttled Observe
+// gets is at least what cpu.stat said just before the sample (a move the
+// rule let pass would leave it behind), the group was throttled, cpu.stat
+// was left unread at some samples, and no report found a missed move.
+func TestStatByNeedRealThrottled(t *testing.T) {
+	if cgrouptest.Require(t).CPUVersion() != "v1" {
+		t.Skip("cpu.stat is read by need only on v1, where it is a file apart from the usage")
+	}
+	grp := cgrouptest.LimitedGroup(t, 50000, 100000)
+	dirs := toptest.WithUsage(t, grp)
+	if len(dirs) < 2 {
+		t.Skip("cpu and cpuacct are mounted together: one file")
+	}
+	toptest.StartShell(t, dirs, `spin() { timeout "$1" sh -c 'while :; do :; done'; }
+while :; do spin 0.3; sleep 0.3; for i in 1 2 3 4 5 6; do spin 0.045; sleep 0.055; done; done`)
+	path := toptest.CgroupPath(t, grp.Dir)
+	ms := time.Millisecond
+	hot := false
+	observed := ^uint64(0)
+	self := Identify(path, nil)
+	w, err := New(Options{Root: "/", StatByNeed: true,
+		Every:  func(id Identity) bool { return id == self },
+		Coarse: func(at time.Duration) bool { return at%(100*ms) == 0 },
+		Observe: func(p string, _ Identity, _ time.Duration, _, throttled uint64, _ []uint64) bool {
+			if p == path {
+				observed = throttled
+				return hot
+			}
+			return false
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if w.slack == 0 {
+		t.Fatal("no slack: /proc/sys/kernel/sched_cfs_bandwidth_slice_us or the possible CPUs unreadable")
+	}
+	g := w.groups[path]
+	if g == nil || g.counters == nil || g.counters.Usage == nil {
+		t.Fatalf("the group %s is not watched with a usage file of its own", path)
+	}
+	cs := &countingFile{CounterFile: g.counters.Stat}
+	g.counters.Stat = cs
+	kernel := func() uint64 { return uint64(grp.Stat(t)["nr_throttled"]) }
+	var samples, behind int
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+	defer cancel()
+	cgroup.Loop(ctx, 10*ms, func(at time.Duration, _ int64) bool {
+		before := kernel()
+		observed = ^uint64(0)
+		w.Sample(at)
+		if observed != ^uint64(0) {
+			samples++
+			if observed < before {
+				behind++
+				t.Errorf("at %s: nr_throttled %d observed, %d in cpu.stat before the sample", at, observed, before)
+			}
+		}
+		if at%time.Second == 0 && at > 0 {
+			before := kernel()
+			if st := find(w.Report(), path); st != nil && st.Totals.ThrottledPeriods < before {
+				t.Errorf("the report at %s: nr_throttled %d, %d in cpu.stat before it", at, st.Totals.ThrottledPeriods, before)
+			}
+			hot = !hot
+		}
+		return behind < 5
+	})
+	thr := kernel()
+	t.Logf("%d samples, cpu.stat read at %d, nr_throttled %d, slack %s", samples, cs.n, thr, w.slack)
+	if thr == 0 {
+		t.Error("the group was never throttled: the test shows nothing")
+	}
+	if cs.n >= samples {
+		t.Errorf("cpu.stat read at %d of %d samples: never left unread", cs.n, samples)
+	}
+	if n := w.MissedThrottles(); n != 0 {
+		t.Errorf("the reports found %d moves of nr_throttled the rule said could not happen", n)
+	}
+}
