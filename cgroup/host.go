@@ -14,7 +14,13 @@ import (
 // root/sys/devices/system/cpu/online: all of them, whatever the calling process's
 // cpuset or affinity.
 func OnlineCPUs(root string) (int, error) {
-	p := filepath.Join(root, "sys/devices/system/cpu/online")
+	return countCPUs(root, "online")
+}
+
+// countCPUs counts the CPUs of root/sys/devices/system/cpu/list (online,
+// possible, present).
+func countCPUs(root, list string) (int, error) {
+	p := filepath.Join(root, "sys/devices/system/cpu", list)
 	b, err := os.ReadFile(p)
 	if err != nil {
 		return 0, fmt.Errorf("reading %s: %w", p, err)

@@ -41,17 +41,9 @@ func ReadThrottleSlack(root string) (time.Duration, error) {
 	if err != nil || us <= 0 {
 		return 0, fmt.Errorf("%s: %q is not a positive number of microseconds", sp, strings.TrimSpace(string(b)))
 	}
-	cp := filepath.Join(root, "sys/devices/system/cpu/possible")
-	b, err = os.ReadFile(cp)
+	cpus, err := countCPUs(root, "possible")
 	if err != nil {
-		return 0, fmt.Errorf("reading %s: %w", cp, err)
+		return 0, err
 	}
-	cpus, err := ParseCPUList(string(b))
-	if err != nil {
-		return 0, fmt.Errorf("%s: %w", cp, err)
-	}
-	if len(cpus) == 0 {
-		return 0, fmt.Errorf("%s lists no CPU", cp)
-	}
-	return ThrottleSlack(time.Duration(us)*time.Microsecond, len(cpus)), nil
+	return ThrottleSlack(time.Duration(us)*time.Microsecond, cpus), nil
 }
