@@ -147,8 +147,10 @@ type Agent struct {
 	// byPath finds a container by the address of the path string top's
 	// watcher passes to observe, the same for a group at every sample:
 	// hashing the pointer, not the path's hundred-odd bytes, at thousands
-	// of samples a second (observe). Cleared whenever a container goes.
-	byPath  map[*byte]*container
+	// of samples a second (observe). Keyed by address and length, since
+	// two paths cut from one buffer can start at the same byte. Cleared
+	// whenever a container goes.
+	byPath  map[pathKey]*container
 	owners  map[top.PodName]Owner
 	saved   map[string]summaryState // from LoadState, until their containers are seen
 	savedAt time.Time               // when that checkpoint was written (zero: none, or not known)
@@ -224,7 +226,7 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.Summary.Check(); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, containers: map[string]*container{}, byPath: map[*byte]*container{}, collector: top.NewCollector(cfg.Mapping).WithoutStall(),
+	a := &Agent{cfg: cfg, containers: map[string]*container{}, byPath: map[pathKey]*container{}, collector: top.NewCollector(cfg.Mapping).WithoutStall(),
 		replays: make(chan replayJob, 1024), lookup: make(chan struct{}, 1), sandboxes: map[string]int{},
 		settle: OwnersSettle, gap: OwnersGap, byNeed: cfg.byNeed()}
 	for _, t := range cfg.Targets {
@@ -271,7 +273,7 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 	if !a.sampled {
 		a.firstSample, a.sampled = a.base+at, true
 	}
-	key := unsafe.StringData(path)
+	key := pathKey{unsafe.StringData(path), len(path)}
 	c := a.byPath[key]
 	if c == nil {
 		if c = a.containers[path]; c != nil {
@@ -315,6 +317,13 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 		}
 	}
 	return hot
+}
+
+// pathKey is a path string's identity, its bytes' address and length
+// (Agent.byPath).
+type pathKey struct {
+	p *byte
+	n int
 }
 
 // addContainer starts the summary of a selected group seen at agent time
