@@ -65,8 +65,15 @@ lint:
 	@$(STATICCHECK) -version 2>/dev/null | grep -qF '$(STATICCHECK_VERSION)' || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 	$(STATICCHECK) ./...
 
+# NORACE_PKGS run again without -race: their tests of single-goroutine
+# arithmetic at scale skip under the race detector (testenv.Arithmetic),
+# which finds nothing in them and makes them about 8x slower; their concurrent
+# paths keep tests that run under -race (and run instrumented from the
+# packages that call them).
+NORACE_PKGS ?= ./advise
 test: fmt-check vet lint
 	$(GO) test -race -p 1 ./...
+	$(GO) test -p 1 $(NORACE_PKGS)
 	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 	$(MAKE) --no-print-directory test-vm
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/demand"
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // randomDemand is span of 10 ms samples, jittered, of bursts on up to cores
@@ -105,6 +106,7 @@ func TestEvaluateBand(t *testing.T) {
 // counts, shares and throttled-share interval; the rows the text shows
 // are replayed.
 func TestAdviseBand(t *testing.T) {
+	testenv.Arithmetic(t)
 	demands := bandDemands(t)
 	targets := []advise.Target{{}, {MaxThrottled: 0.01}, {MaxDelay: 2 * time.Millisecond}, {MaxThrottled: 0.2, MaxDelay: 20 * time.Millisecond}}
 	for name, d := range demands {

@@ -14,6 +14,7 @@ import (
 	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/cfs/cfstest"
 	"github.com/throttlelab/throttlelab/demand"
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // TestAdviseBefore checks Advise against the path before it
@@ -21,6 +22,7 @@ import (
 // with a throttling target and with a delay budget, and with one CPU to
 // run on and with two: the same advice, every figure alike.
 func TestAdviseBefore(t *testing.T) {
+	testenv.Arithmetic(t)
 	demands := bandDemands(t)
 	targets := []advise.Target{{}, {MaxDelay: 2 * time.Millisecond}}
 	for name, d := range demands {

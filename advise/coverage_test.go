@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // simulated is 10 ms samples of a server's use: requests of 5 ms of CPU
@@ -45,6 +47,7 @@ func simulated(seed uint64, span time.Duration, rate float64, level func(t time.
 // narrow they are is logged, not asserted: the width at the knee is what
 // the demand's own variation gives (docs/advise.md).
 func TestIntervalCoverage(t *testing.T) {
+	testenv.Arithmetic(t)
 	const window, next = 60 * time.Second, 30 * time.Second
 	cases := []struct {
 		name  string

@@ -9,6 +9,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cfs/cfstest"
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // TestPhasesByNeed checks phases by need (Options.Phases 0 on a window of
@@ -19,6 +20,7 @@ import (
 // the ten phases', and the recommendation (without and with burst) is the
 // same. The advice is the same at GOMAXPROCS 1 and 2.
 func TestPhasesByNeed(t *testing.T) {
+	testenv.Arithmetic(t)
 	at, usage := cfstest.Day(360_000) // an hour
 	demands := map[string]*advise.Demand{
 		"day":      {At: at, Usage: usage},

@@ -112,3 +112,15 @@ const EmulatedEnv = "THROTTLELAB_VM_EMULATED"
 // (EmulatedEnv): tests that bound how precisely the kernel holds a group to
 // its quota within one period log that bound there instead of failing on it.
 func Emulated() bool { return os.Getenv(EmulatedEnv) == "1" }
+
+// Arithmetic ends a test of single-goroutine arithmetic at scale when the
+// binary was built with the race detector, which makes such a test many
+// times slower and can find nothing in it: make test runs the package again
+// without -race, where it runs. The package's concurrent paths must keep a
+// test of their own that runs under -race.
+func Arithmetic(t testing.TB) {
+	t.Helper()
+	if Race {
+		t.Skip("arithmetic at scale, run by make test without -race (the race detector finds nothing in it and makes it many times slower)")
+	}
+}

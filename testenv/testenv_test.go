@@ -24,3 +24,16 @@ func TestVM(t *testing.T) {
 		t.Fatalf("VM() = %q", got)
 	}
 }
+
+// TestArithmetic checks that Arithmetic skips exactly when the binary has the
+// race detector, so make test's second, race-free pass is where those tests run.
+func TestArithmetic(t *testing.T) {
+	ran := false
+	t.Run("arithmetic", func(t *testing.T) {
+		Arithmetic(t)
+		ran = true
+	})
+	if ran == Race {
+		t.Errorf("Arithmetic with Race %v: the test body ran = %v", Race, ran)
+	}
+}
