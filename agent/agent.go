@@ -788,7 +788,10 @@ func (a *Agent) eachContainer(fn func(c *container, owners map[top.PodName]Owner
 	}
 	es := make([]entry, 0, len(a.containers))
 	for _, c := range a.containers {
-		es = append(es, entry{c, namesOf(c.path, c.id, a.owners)})
+		c.mu.Lock() // Update sets id under it
+		id := c.id
+		c.mu.Unlock()
+		es = append(es, entry{c, namesOf(c.path, id, a.owners)})
 	}
 	owners := a.owners
 	a.mu.Unlock()

@@ -694,3 +694,56 @@ func TestAgentAdviceOncePerFold(t *testing.T) {
 		t.Errorf("the fold did not move /advice's window: %d containers then %d", len(old.Containers), len(doc.Containers))
 	}
 }
+
+// TestAgentViewsWhileUpdating: a report renaming a container (Update) while
+// the metrics or /advice list the containers (eachContainer, under Views
+// and /advice): every listing names the
+// container by one of its two names, and under -race the two meet without
+// a data race (eachContainer read a container's identity without its lock,
+// which TestRealAgentPerCPU's race detector once caught).
+func TestAgentViewsWhileUpdating(t *testing.T) {
+	n := newFakeNode(t, "v2-kubepods-systemd", nil)
+	n.run(2 * time.Second)
+	n.a.mu.Lock()
+	var st top.Stats
+	for p, c := range n.a.containers {
+		c.mu.Lock()
+		st = top.Stats{Path: p, Identity: c.id, LimitCores: c.last.LimitCores, RequestCores: c.last.RequestCores}
+		c.mu.Unlock()
+	}
+	n.a.mu.Unlock()
+	if st.Path == "" {
+		t.Fatal("no container on the fake node")
+	}
+	names := [2]string{st.Identity.Container, st.Identity.Container + "-renamed"}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 2000 {
+			s := st
+			s.Identity.Container = names[i%2]
+			n.a.Update([]top.Stats{s}, n.at)
+		}
+	}()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		err := n.a.eachContainer(func(_ *container, _ map[top.PodName]Owner, v Names) error {
+			if v.Container != names[0] && v.Container != names[1] {
+				return fmt.Errorf("a view names container %q, want %q or %q", v.Container, names[0], names[1])
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range n.a.Views() {
+		if v.Container != names[1] {
+			t.Fatalf("after the last report the view names container %q, want %q", v.Container, names[1])
+		}
+	}
+}
