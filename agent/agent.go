@@ -77,6 +77,10 @@ type Config struct {
 	// NoPerCPU leaves out the per-CPU split of hot containers (percpu.go):
 	// their chunks replay without the kernel's per-CPU slices.
 	NoPerCPU bool
+
+	// open opens the watcher's counter files (nil: cgroup's; tests wrap
+	// it to fail reads).
+	open cgroup.OpenFunc
 }
 
 func (c *Config) defaults() {
@@ -185,6 +189,9 @@ type Agent struct {
 	// evaluations): once per container and fold for the metrics and
 	// once more for /advice, however often they are asked for.
 	evaluations atomic.Int64
+	// unreadable counts the containers whose last UnreadableAfter reports
+	// all had an error (Update).
+	unreadable atomic.Int64
 
 	// Sampling by need (Config.Hot): whether it is on, the chunks' start
 	// (mod Chunk, agent time: the node's grid), the targets' lowest picks
@@ -218,6 +225,9 @@ type container struct {
 	// from the report that ends its first interval.
 	since int
 	need  need // sampling by need
+	// errReports counts the reports in a row whose row for the container
+	// had an error (Update): its summary is kept meanwhile.
+	errReports int
 }
 
 // New finds the node's cgroup hierarchy and its groups.
@@ -236,7 +246,7 @@ func New(cfg Config) (*Agent, error) {
 	// those that are hot; the others on the grid); the pods' groups, their
 	// sandboxes, the QoS classes and the system's are read at their first
 	// sample (observe sees sandboxes appear) and at reports.
-	opts := top.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, Observe: a.observe, Every: cfg.Select}
+	opts := top.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, Observe: a.observe, Every: cfg.Select, Open: cfg.open}
 	if a.byNeed {
 		opts.Coarse = a.onGrid
 		opts.SettingsEvery = SettingsEvery
@@ -389,16 +399,45 @@ func (a *Agent) replay(j replayJob) {
 	}
 }
 
+// UnreadableAfter is how many reports in a row with an error in a
+// container's row make it unreadable: counted in
+// throttlelab_agent_unreadable_containers and logged once. Its summary is
+// kept all the same (and its advice served from it, its window no longer
+// growing) until top's watcher no longer lists the group: a read error
+// is no sign that the group went (the watcher finds a removed group gone
+// at its next read, or by its directory's removal), and dropping the
+// summary would lose the demand measured before it.
+const UnreadableAfter = 6
+
 // Update takes one report of top (every Interval): it adds the groups that
-// appeared, drops those that went, and records their settings.
+// appeared, drops those that went (top's report no longer lists them), and
+// records their settings. A row with an error (a read that failed while
+// the group was there) keeps the container's summary and last settings
+// (UnreadableAfter).
 func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 	seen := make(map[string]bool, len(stats))
 	all := make(map[string]bool, len(stats))
 	var keep []top.Stats
 	for _, st := range stats {
 		all[st.Path] = true
-		if st.Error != "" || !a.cfg.Select(st.Identity) {
+		if !a.cfg.Select(st.Identity) {
 			continue
+		}
+		if st.Error != "" {
+			a.mu.Lock()
+			c := a.containers[st.Path]
+			if c != nil {
+				seen[st.Path] = true // still there: nothing measured is lost
+			}
+			a.mu.Unlock()
+			if c != nil {
+				c.mu.Lock()
+				if c.errReports++; c.errReports == UnreadableAfter {
+					a.cfg.Logger.Warn("container unreadable: its summary is kept until its cgroup goes", "cgroup", st.Path, "reports", c.errReports, "err", st.Error)
+				}
+				c.mu.Unlock()
+			}
+			continue // a group never read is added when it is
 		}
 		keep = append(keep, st)
 		seen[st.Path] = true
@@ -409,6 +448,7 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 		}
 		a.mu.Unlock()
 		c.mu.Lock()
+		c.errReports = 0
 		if c.view != nil && (!sameCores(c.last.LimitCores, st.LimitCores) || !sameCores(c.last.RequestCores, st.RequestCores) || c.last.BurstCores != st.BurstCores || c.id != st.Identity) {
 			c.view, c.advice = nil, nil // settings or names changed: the predictions at "current" too
 		}
@@ -417,7 +457,13 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 		c.mu.Unlock()
 	}
 	a.mu.Lock()
+	unreadable := int64(0)
 	for p, c := range a.containers {
+		c.mu.Lock()
+		if c.errReports >= UnreadableAfter {
+			unreadable++
+		}
+		c.mu.Unlock()
 		if !seen[p] && c.since < a.reports {
 			delete(a.containers, p) // gone: its summary goes with it
 			clear(a.byPath)
@@ -431,6 +477,7 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 	}
 	a.reports++
 	a.mu.Unlock()
+	a.unreadable.Store(unreadable)
 	a.collector.Update(keep)
 	a.watching.Store(a.w.Unwatched() == nil)
 }

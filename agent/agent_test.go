@@ -645,6 +645,8 @@ func TestAgentOwnMetrics(t *testing.T) {
 		"throttlelab_agent_samples_missed_total 0",
 		"throttlelab_agent_hot_containers 1", // its bursts reach the lowest limit its advice can pick
 		"throttlelab_agent_hot_capped_containers 0",
+		"throttlelab_agent_read_errors_total 0",
+		"throttlelab_agent_unreadable_containers 0",
 		"throttlelab_agent_new_containers_watched 1",
 		`throttlelab_agent_owner_lookups_total{result="ok"} 2`,
 		`throttlelab_agent_owner_lookups_total{result="failed"} 1`,
@@ -745,5 +747,86 @@ func TestAgentViewsWhileUpdating(t *testing.T) {
 		if v.Container != names[1] {
 			t.Fatalf("after the last report the view names container %q, want %q", v.Container, names[1])
 		}
+	}
+}
+
+// TestAgentKeepsSummaryOverErrorRows: a report whose row for a container
+// has an error (a read that failed while the group was there) keeps its
+// summary, however many come in a row (UnreadableAfter of them count it as
+// unreadable), a row without an error starts the count over, and only a
+// report that no longer lists the group drops it.
+func TestAgentKeepsSummaryOverErrorRows(t *testing.T) {
+	n := newFakeNode(t, "v1-joined-kubepods-cgroupfs", nil)
+	n.run(3*time.Second + 500*time.Millisecond) // half an interval: Report has rows
+	rows := n.a.w.Report()
+	var path string
+	for _, st := range rows {
+		if st.Error == "" && n.a.cfg.Select(st.Identity) {
+			path = st.Path
+			break
+		}
+	}
+	n.a.mu.Lock()
+	c := n.a.containers[path]
+	count := len(n.a.containers)
+	n.a.mu.Unlock()
+	if c == nil {
+		t.Fatalf("no container at %q", path)
+	}
+	c.mu.Lock()
+	span, _ := c.sum.Span()
+	c.mu.Unlock()
+	if span <= 0 {
+		t.Fatal("the container's summary holds no demand: the test shows nothing")
+	}
+	with := func(err string) []top.Stats {
+		out := append([]top.Stats(nil), rows...)
+		for i := range out {
+			if out[i].Path == path {
+				out[i] = top.Stats{Path: path, Identity: out[i].Identity, Error: err}
+			}
+		}
+		return out
+	}
+	check := func(when string, errReports int, unreadable int64) {
+		t.Helper()
+		n.a.mu.Lock()
+		got, now := n.a.containers[path], len(n.a.containers)
+		n.a.mu.Unlock()
+		if got != c || now != count {
+			t.Fatalf("%s: the container is %p (was %p), %d containers (were %d): its summary was dropped", when, got, c, now, count)
+		}
+		c.mu.Lock()
+		s, _ := c.sum.Span()
+		e := c.errReports
+		c.mu.Unlock()
+		if s != span {
+			t.Errorf("%s: the summary holds %s, held %s", when, s, span)
+		}
+		if e != errReports || n.a.unreadable.Load() != unreadable {
+			t.Errorf("%s: %d error reports in a row, %d unreadable; want %d and %d", when, e, n.a.unreadable.Load(), errReports, unreadable)
+		}
+	}
+	busy := with("reading /sys/fs/cgroup/cpuacct.usage: device or resource busy")
+	n.a.Update(busy, n.at)
+	check("after one report with an error", 1, 0)
+	for i := 1; i < UnreadableAfter; i++ {
+		n.a.Update(busy, n.at)
+	}
+	check(fmt.Sprintf("after %d reports with an error", UnreadableAfter), UnreadableAfter, 1)
+	n.a.Update(rows, n.at)
+	check("after a report that read it", 0, 0)
+	var gone []top.Stats
+	for _, st := range rows {
+		if st.Path != path {
+			gone = append(gone, st)
+		}
+	}
+	n.a.Update(gone, n.at)
+	n.a.mu.Lock()
+	_, still := n.a.containers[path]
+	n.a.mu.Unlock()
+	if still {
+		t.Error("a report that no longer lists the group kept its container")
 	}
 }

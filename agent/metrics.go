@@ -56,13 +56,15 @@ var (
 	descSamples   = prometheus.NewDesc("throttlelab_agent_samples_total", "Samples the agent took (every 10 ms by default).", nil, nil)
 	descMissed    = prometheus.NewDesc("throttlelab_agent_samples_missed_total", "Sampling instants skipped because a sample came more than half an interval late (the agent was not scheduled in time or fell behind): the time between two samples is then replayed as one step, a burst in it as its mean.", nil, nil)
 	descWatching  = prometheus.NewDesc("throttlelab_agent_new_containers_watched", "1 when every cgroup directory is watched (inotify), so a new container is found as its cgroup is made; 0 when new ones wait for the next refresh and the agent's log says why.", nil, nil)
+	descReadErrs  = prometheus.NewDesc("throttlelab_agent_read_errors_total", "Reads of a cgroup's counters that failed while the group was still there (EBUSY, a short read, a read racing a move; or lasting: permission): the container's summary is kept, the interval read again at its next sample.", nil, nil)
+	descUnread    = prometheus.NewDesc("throttlelab_agent_unreadable_containers", fmt.Sprintf("Containers whose last %d reports all had a read error: their summaries are kept, no longer growing, until their cgroups go.", UnreadableAfter), nil, nil)
 	descLookups   = prometheus.NewDesc("throttlelab_agent_owner_lookups_total", "Look-ups of the node's pods (owners and names) that worked (result=ok) and failed (result=failed; the agent's log says why).", []string{"result"}, nil)
 )
 
 type selfCollector struct{ a *Agent }
 
 func (c selfCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descAgentInfo, descAgentN, descSamples, descMissed, descWatching, descLookups} {
+	for _, d := range []*prometheus.Desc{descAgentInfo, descAgentN, descSamples, descMissed, descReadErrs, descUnread, descWatching, descLookups} {
 		ch <- d
 	}
 }
@@ -81,6 +83,8 @@ func (c selfCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descAgentN, prometheus.GaugeValue, float64(n))
 	ch <- prometheus.MustNewConstMetric(descSamples, prometheus.CounterValue, float64(taken))
 	ch <- prometheus.MustNewConstMetric(descMissed, prometheus.CounterValue, float64(missed))
+	ch <- prometheus.MustNewConstMetric(descReadErrs, prometheus.CounterValue, float64(a.w.ReadErrors()))
+	ch <- prometheus.MustNewConstMetric(descUnread, prometheus.GaugeValue, float64(a.unreadable.Load()))
 	ch <- prometheus.MustNewConstMetric(descWatching, prometheus.GaugeValue, watching)
 	if a.cfg.Owners != nil {
 		ch <- prometheus.MustNewConstMetric(descLookups, prometheus.CounterValue, float64(a.lookupsOK.Load()), "ok")

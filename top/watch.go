@@ -79,6 +79,9 @@ type Options struct {
 	// period is then over sliding windows (BasisWindow) where a sample of
 	// its interval carried them. Off where the slack cannot be read.
 	StatByNeed bool
+	// Open opens the groups' counter files for repeated reading (nil:
+	// cgroup.OpenCounterFile); tests wrap it to fail reads.
+	Open cgroup.OpenFunc
 }
 
 // SplitMaxThreads is the most threads a cgroup v2 group may have for its
@@ -146,6 +149,9 @@ type Watcher struct {
 	// is read at every sample).
 	slack  time.Duration
 	missed atomic.Int64
+	// readErrors counts the reads of a group's counters that failed while
+	// the group was still there (ReadErrors).
+	readErrors atomic.Int64
 	// gates count the usage of the lowest group that holds every group
 	// Every picks under each top-level group (kubepods, throttlelab: a
 	// gate above both would be the root, which always moves); none without
@@ -165,9 +171,14 @@ type gate struct {
 type group struct {
 	ref      Ref
 	id       Identity
-	counters *cgroup.UsageCounter // nil when err
-	err      error                // why it cannot be read (shown in its row)
-	gone     bool                 // removed: dropped at the next Discover, never shown
+	counters *cgroup.UsageCounter // nil when it could not be opened (err says why)
+	// err is why the group cannot be read (shown in its row): its
+	// counters could not be opened (tried again at the next Discover), or
+	// its last read failed while its directory was still there (a
+	// transient error: EBUSY, a short read; read again at its next sample,
+	// and cleared by the first that works).
+	err  error
+	gone bool // removed: dropped at the next Discover, never shown
 
 	first, last sample // at the interval's start and now
 	samples     int    // since first
@@ -253,6 +264,9 @@ func New(opts Options) (*Watcher, error) {
 		return nil, err
 	}
 	w := &Watcher{opts: opts, src: src, groups: map[string]*group{}, open: cgroup.OpenCounterFile, cpus: runtime.NumCPU()}
+	if opts.Open != nil {
+		w.open = opts.Open
+	}
 	w.events, w.eventsErr = newDirEvents()
 	if opts.StatByNeed && src.Version == "v1" {
 		w.slack, _ = cgroup.ReadThrottleSlack(opts.Root) // 0 where it cannot be read: cpu.stat at every sample
@@ -293,8 +307,9 @@ func (w *Watcher) Discover() error {
 		g, ok := w.groups[r.Path]
 		// A v1 group can show up in one hierarchy before the other (a
 		// manager makes cpu, then cpuacct): reopen it when its directories
-		// change. One that could not be opened is tried again.
-		if ok && !g.gone && g.err == nil && g.ref.CPUDir == r.CPUDir && g.ref.AcctDir == r.AcctDir {
+		// change. One that could not be opened is tried again (one whose
+		// last read failed keeps its files: its next sample reads again).
+		if ok && !g.gone && g.counters != nil && g.ref.CPUDir == r.CPUDir && g.ref.AcctDir == r.AcctDir {
 			continue
 		}
 		if ok {
@@ -600,24 +615,42 @@ func (w *Watcher) carries(g *group, at time.Duration) bool {
 	return !(g.limited && at-g.active <= statIdle(g.period, w.opts.SampleEvery))
 }
 
-// sampleGroup reads one group's usage and cpu.stat at time at.
+// sampleGroup reads one group's usage and cpu.stat at time at. A read
+// that fails while the group's directory is still there is counted
+// (ReadErrors) and leaves the group as it was, its err set until a read
+// works again: the next sample reads it again, and the interval from the
+// last reading that worked is taken as one (as a missed instant is).
 func (w *Watcher) sampleGroup(g *group, at time.Duration) {
-	if g.gone || g.err != nil {
+	if g.gone || g.counters == nil {
 		return
 	}
 	split := w.readSplit(g)
 	s, err := w.read(g, at, split)
 	if err != nil {
-		if vanished(err, g.dir()) {
-			g.gone = true
-			g.close()
-		} else {
-			g.err = err
-		}
+		w.failed(g, err)
 		return
 	}
+	g.err = nil
 	w.take(g, s, split)
 }
+
+// failed takes a failed read of g: gone where the group was removed, else
+// counted and kept in g.err (its row shows it while no read works).
+func (w *Watcher) failed(g *group, err error) {
+	if vanished(err, g.dir()) {
+		g.gone = true
+		g.close()
+		return
+	}
+	g.err = err
+	w.readErrors.Add(1)
+}
+
+// ReadErrors counts the reads of a group's counters (at a sample or a
+// report) that failed while its directory was still there: transient
+// errors (EBUSY, a short read, a read racing a move of the group) and
+// lasting ones (permission) alike. Safe to call while Run runs.
+func (w *Watcher) ReadErrors() int64 { return w.readErrors.Load() }
 
 // readSplit reads a hot group's per-CPU split (Options.PerCPU), nil where
 // none is to be read or it cannot be.
@@ -885,6 +918,7 @@ func (w *Watcher) Report() []Stats {
 				g.close()
 				continue
 			}
+			w.readErrors.Add(1) // this row shows it; the samples go on
 			st = Stats{Path: g.ref.Path, Identity: g.id, Error: errorText(err)}
 		}
 		out = append(out, st)

@@ -270,6 +270,72 @@ func TestUnreadableGroupsAreShownAsSuch(t *testing.T) {
 	}
 }
 
+// flakyFile fails its reads while fail is set (EBUSY: a transient error
+// of a group that is still there).
+type flakyFile struct {
+	cgroup.CounterFile
+	fail *bool
+}
+
+func (f flakyFile) Read() ([]byte, error) {
+	if *f.fail {
+		return nil, syscall.EBUSY
+	}
+	return f.CounterFile.Read()
+}
+
+// TestTransientReadErrors: a read that fails while the group is there is
+// counted, the group's row shows the error only while its last read
+// failed, and the next sample reads it again (no Discover): the next row's
+// interval runs from the last row's, its usage all counted.
+func TestTransientReadErrors(t *testing.T) {
+	root := expand(t, "v1-split")
+	const sshd = "/system.slice/sshd.service"
+	fail := false
+	w, err := New(Options{Root: root, Open: func(p string, size int) (cgroup.CounterFile, error) {
+		f, err := cgroup.OpenCounterFile(p, size)
+		if err != nil || !strings.Contains(p, "sshd.service") {
+			return f, err
+		}
+		return flakyFile{f, &fail}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	usage := filepath.Join(root, "sys/fs/cgroup/cpuacct/system.slice/sshd.service/cpuacct.usage")
+	set := func(ns int) { writeFile(t, filepath.Dir(usage), "cpuacct.usage", fmt.Sprintf("%d\n", ns)) }
+	set(0)
+	w.Sample(0)
+	w.Sample(time.Second)
+	fail = true
+	set(500_000_000)
+	w.Sample(2 * time.Second)
+	st := find(w.Report(), sshd)
+	if st == nil || !strings.Contains(st.Error, "busy") {
+		t.Fatalf("the row of a group whose last read failed: %+v", st)
+	}
+	if w.ReadErrors() != 1 {
+		t.Errorf("%d read errors counted, want 1", w.ReadErrors())
+	}
+	w.Sample(3 * time.Second)
+	fail = false
+	set(1_000_000_000)
+	w.Sample(4 * time.Second)
+	st = find(w.Report(), sshd)
+	if st == nil || st.Error != "" || st.UsageCores == nil {
+		t.Fatalf("the row after a read that worked again: %+v", st)
+	}
+	// the row with the error closed no interval: this one runs from the
+	// start, 1 s of CPU over 4 s
+	if got := *st.UsageCores; math.Abs(got-0.25) > 1e-9 {
+		t.Errorf("usage %.4f cores over the interval, want 0.25", got)
+	}
+	if w.ReadErrors() != 2 {
+		t.Errorf("%d read errors counted, want 2", w.ReadErrors())
+	}
+}
+
 func TestNoCgroupFilesystem(t *testing.T) {
 	root := t.TempDir()
 	os.MkdirAll(filepath.Join(root, "proc/self"), 0o755)
