@@ -25,12 +25,12 @@ func BenchmarkDirEventsIdle(b *testing.B) {
 	}
 	defer d.close()
 	dir := b.TempDir()
-	d.watch(dir)
+	d.watch(dir, false)
 	p := filepath.Join(dir, "cpuacct.usage")
 	if err := os.WriteFile(p, []byte("123456789\n"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	d.changed() // the file's creation
+	d.changed(nil) // the file's creation
 	f, err := cgroup.OpenCounterFile(p, 64)
 	if err != nil {
 		b.Fatal(err)
@@ -39,7 +39,7 @@ func BenchmarkDirEventsIdle(b *testing.B) {
 	var look, pread time.Duration
 	for range b.N {
 		t0 := time.Now()
-		if d.changed() {
+		if d.changed(nil) {
 			b.Fatal("an event from nowhere")
 		}
 		t1 := time.Now()
@@ -105,13 +105,13 @@ func TestRemovedGroupFoundAtOnce(t *testing.T) {
 	if w.events == nil {
 		t.Skipf("no inotify here: %v", w.eventsErr)
 	}
-	if w.events.changed() {
+	if w.events.changed(nil) {
 		t.Fatal("an event before anything changed")
 	}
 	if err := os.RemoveAll(filepath.Join(root, "sys/fs/cgroup", ctr)); err != nil {
 		t.Fatal(err)
 	}
-	if !w.events.changed() {
+	if !w.events.changed(nil) {
 		t.Fatal("no event for a group's directory removed")
 	}
 	if err := w.Discover(); err != nil {

@@ -95,3 +95,81 @@ while :; do spin 0.3; sleep 0.3; for i in 1 2 3 4 5 6; do spin 0.045; sleep 0.05
 		t.Errorf("the reports found %d moves of nr_throttled the rule said could not happen", n)
 	}
 }
+
+// TestStatByNeedRealQuotaLowered: a real v1 group under a quota of 2
+// CPUs, idle, watched with Options.StatByNeed on the 100 ms grid; after
+// 1 s its quota is lowered to 0.2 CPU (as an in-place resize writes it),
+// a busy loop starts in it 0.2 s later, and no report comes for 2 s: at
+// every sample the nr_throttled Observe gets is at least what cpu.stat
+// said just before it (the rule, holding the old quota, would leave
+// cpu.stat unread: 20 ms a period is far under 2 CPUs less the slack, and
+// no throttle was seen before to keep it reading), the group was
+// throttled, and the report after finds no missed move.
+func TestStatByNeedRealQuotaLowered(t *testing.T) {
+	if cgrouptest.Require(t).CPUVersion() != "v1" {
+		t.Skip("cpu.stat is read by need only on v1, where it is a file apart from the usage")
+	}
+	grp := cgrouptest.LimitedGroup(t, 200000, 100000)
+	dirs := toptest.WithUsage(t, grp)
+	if len(dirs) < 2 {
+		t.Skip("cpu and cpuacct are mounted together: one file")
+	}
+	path := toptest.CgroupPath(t, grp.Dir)
+	ms := time.Millisecond
+	observed := ^uint64(0)
+	self := Identify(path, nil)
+	w, err := New(Options{Root: "/", StatByNeed: true,
+		Every:  func(id Identity) bool { return id == self },
+		Coarse: func(at time.Duration) bool { return at%(100*ms) == 0 },
+		Observe: func(p string, _ Identity, _ time.Duration, _, throttled uint64, _ []uint64) bool {
+			if p == path {
+				observed = throttled
+			}
+			return false
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if w.slack == 0 || w.events == nil {
+		t.Fatalf("no slack (%s) or no inotify (%v)", w.slack, w.eventsErr)
+	}
+	kernel := func() uint64 { return uint64(grp.Stat(t)["nr_throttled"]) }
+	var samples, behind int
+	var lowered uint64
+	started := false
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cgroup.Loop(ctx, 10*ms, func(at time.Duration, _ int64) bool {
+		if at >= time.Second && lowered == 0 {
+			lowered = kernel() + 1
+			grp.SetQuota(t, 20000)
+		}
+		if at >= 1200*ms && !started {
+			toptest.Start(t, dirs, true)
+			started = true
+		}
+		before := kernel()
+		observed = ^uint64(0)
+		w.Sample(at)
+		if observed != ^uint64(0) {
+			samples++
+			if observed < before {
+				behind++
+				t.Errorf("at %s: nr_throttled %d observed, %d in cpu.stat before the sample", at, observed, before)
+			}
+		}
+		return at < 3*time.Second && behind < 5
+	})
+	before := kernel()
+	if st := find(w.Report(), path); st == nil || st.Totals.ThrottledPeriods < before {
+		t.Errorf("the report: %+v, nr_throttled %d in cpu.stat before it", st, before)
+	}
+	t.Logf("%d samples, nr_throttled %d before the quota was lowered, %d after", samples, lowered-1, before)
+	if before < lowered {
+		t.Error("the group was never throttled after its quota was lowered: the test shows nothing")
+	}
+	if n := w.MissedThrottles(); n != 0 {
+		t.Errorf("the report found %d moves of nr_throttled the rule said could not happen", n)
+	}
+}

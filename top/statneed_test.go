@@ -62,7 +62,7 @@ func (m *throttleModel) advance(t time.Duration) {
 func TestStatByNeedMissesNoThrottle(t *testing.T) {
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
-			missed, reads, samples, _ := runThrottleModel(t, seed, 0)
+			missed, reads, samples, _ := runThrottleModel(t, seed, 0, 0)
 			if missed != 0 {
 				t.Fatalf("%d samples saw an nr_throttled other than the kernel's", missed)
 			}
@@ -74,7 +74,7 @@ func TestStatByNeedMissesNoThrottle(t *testing.T) {
 	}
 	t.Run("slack too small", func(t *testing.T) {
 		for seed := range uint64(6) {
-			if missed, _, _, _ := runThrottleModel(t, seed, time.Millisecond); missed > 0 {
+			if missed, _, _, _ := runThrottleModel(t, seed, time.Millisecond, 0); missed > 0 {
 				return
 			}
 		}
@@ -82,12 +82,32 @@ func TestStatByNeedMissesNoThrottle(t *testing.T) {
 	})
 }
 
+// TestStatByNeedQuotaLowered: the quota lowered between two reports (an
+// in-place resize: 150 ms to 40 ms a period, written to
+// cpu.cfs_quota_us), while the watcher's rule still holds the old one: at
+// every sample the nr_throttled Observe gets is the kernel's, and no report
+// finds a move the rule missed. The write is seen (inotify) at the next
+// sample, and cpu.stat is read at each of the group's samples until the
+// report reads its settings again.
+func TestStatByNeedQuotaLowered(t *testing.T) {
+	for seed := range uint64(4) {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			missed, _, _, reported := runThrottleModel(t, seed, 0, 5*time.Second+50*time.Millisecond)
+			if missed != 0 || reported != 0 {
+				t.Fatalf("%d samples saw an nr_throttled other than the kernel's, %d moves a report found missed", missed, reported)
+			}
+		})
+	}
+}
+
 // runThrottleModel runs the model of seed against a watcher for 30 s of
 // samples with reports every 10 s, and returns the samples whose
 // nr_throttled differed from the model's, the cpu.stat reads, the samples
 // and the moves the reports counted as missed. slack, if not 0, replaces
-// the watcher's.
-func runThrottleModel(t *testing.T, seed uint64, slack time.Duration) (missed, reads, samples int, reported int64) {
+// the watcher's; lowerAt, if not 0, is when the quota is lowered to 40 ms
+// (the model's and the group's cpu.cfs_quota_us), and the run must see a
+// throttled period after it.
+func runThrottleModel(t *testing.T, seed uint64, slack, lowerAt time.Duration) (missed, reads, samples int, reported int64) {
 	root := expand(t, "v1-split")
 	const grp = "/throttlelab/limits-4242/limited-0"
 	const dir = "sys/fs/cgroup/%s" + grp + "/%s"
@@ -125,7 +145,13 @@ func runThrottleModel(t *testing.T, seed uint64, slack time.Duration) (missed, r
 	g := w.groups[grp]
 	cs := &countingFile{CounterFile: g.counters.Stat}
 	g.counters.Stat = cs
+	thrAtLower := uint64(0)
 	for at := time.Duration(0); at < 30*time.Second; {
+		if lowerAt > 0 && at >= lowerAt && m.quota != 40*ms {
+			m.advance(lowerAt)
+			m.quota, thrAtLower = 40*ms, m.thr
+			writeFile(t, root, fmt.Sprintf(dir, "cpu", "cpu.cfs_quota_us"), "40000\n")
+		}
 		m.advance(at)
 		write()
 		seen = ^uint64(0)
@@ -151,7 +177,10 @@ func runThrottleModel(t *testing.T, seed uint64, slack time.Duration) (missed, r
 			at += time.Duration(1+rng.IntN(15)) * 10 * ms // a late wake-up
 		}
 	}
-	if slack == 0 && w.MissedThrottles() != 0 {
+	if lowerAt > 0 && m.thr == thrAtLower {
+		t.Errorf("no period throttled after the quota was lowered: the run shows nothing")
+	}
+	if slack == 0 && lowerAt == 0 && w.MissedThrottles() != 0 {
 		t.Errorf("the reports counted %d missed moves", w.MissedThrottles())
 	}
 	return missed, cs.n, samples, w.MissedThrottles()

@@ -157,6 +157,8 @@ type Watcher struct {
 	// gate above both would be the root, which always moves); none without
 	// Coarse. See Sample.
 	gates []*gate
+	// byCPUDir finds a group by its cpu directory (settingsWritten).
+	byCPUDir map[string]*group
 }
 
 // gate is the usage of one group above groups Every picks (Sample).
@@ -230,6 +232,15 @@ type group struct {
 	thrMoved              bool
 	thrMovedAt            time.Duration
 	statStale, statAlways bool
+	// written: the group's CPU settings were written since they were
+	// last read (inotify, on v1: dirEvents): the quota and limited the
+	// rules above hold may be out of date, so its cpu.stat is read at
+	// each of its samples, and its settings at the next report, which
+	// clears it. A lowered quota would otherwise leave a throttle unseen
+	// by statDue until that report, and a quota set on a group without
+	// one its cpu.stat unread until the settings were read again
+	// (SettingsEvery).
+	written bool
 }
 
 // usagePoint is a group's cumulative usage at a sample.
@@ -241,7 +252,7 @@ type usagePoint struct {
 // fresh says whether g's settings and process count are to be read at a
 // report whose last sample is at (Options.SettingsEvery).
 func (w *Watcher) fresh(g *group, at time.Duration) bool {
-	return w.opts.SettingsEvery <= 0 || g.settings == nil || g.hot || at-g.settingsAt >= w.opts.SettingsEvery
+	return w.opts.SettingsEvery <= 0 || g.settings == nil || g.hot || g.written || at-g.settingsAt >= w.opts.SettingsEvery
 }
 
 // sample is a group's counters at one instant; stale: its cpu.stat
@@ -298,10 +309,13 @@ func (w *Watcher) Discover() error {
 		seen[r.Path] = true
 		// A directory made before its parent's watch was added was not
 		// seen by the walk nor by a watch: look again.
-		if w.events.watch(r.CPUDir) {
+		// On v1 the writes to a group's CPU settings are watched too
+		// (settingsWritten); on v2 the group's directory holds files the
+		// kernel itself notifies of (memory.events, ...), often.
+		if w.events.watch(r.CPUDir, w.src.Version == "v1") {
 			w.rediscover = true
 		}
-		if r.AcctDir != r.CPUDir && w.events.watch(r.AcctDir) {
+		if r.AcctDir != r.CPUDir && w.events.watch(r.AcctDir, false) {
 			w.rediscover = true
 		}
 		g, ok := w.groups[r.Path]
@@ -333,7 +347,31 @@ func (w *Watcher) Discover() error {
 	}
 	w.openGates()
 	w.hotList, w.hotListOK = w.hotList[:0], false
+	clear(w.byCPUDir)
+	if w.byCPUDir == nil {
+		w.byCPUDir = map[string]*group{}
+	}
+	for _, g := range w.sorted {
+		if g.ref.CPUDir != "" {
+			w.byCPUDir[g.ref.CPUDir] = g
+		}
+	}
 	return nil
+}
+
+// settingsWritten marks the group of directory dir (every group for "")
+// as having had its CPU settings written since they were last read
+// (dirEvents.changed): its quota may not be the one the rules hold.
+func (w *Watcher) settingsWritten(dir string) {
+	if dir == "" {
+		for _, g := range w.sorted {
+			g.written = true
+		}
+		return
+	}
+	if g := w.byCPUDir[dir]; g != nil {
+		g.written = true
+	}
 }
 
 // openGates opens the gates (Sample): for each top-level group, the usage
@@ -558,6 +596,9 @@ func vanished(err error, dir string) bool {
 func (w *Watcher) Sample(at time.Duration) {
 	w.lastAt = at
 	w.taken.Add(1)
+	if w.events.changed(w.settingsWritten) { // before the reads: a write before this instant counts at it
+		w.rediscover = true
+	}
 	grid := w.opts.Coarse == nil || w.opts.Coarse(at)
 	for _, gt := range w.gates {
 		gt.ok = false
@@ -605,7 +646,7 @@ func (w *Watcher) Sample(at time.Duration) {
 // read gives both, its counters cannot move: no quota, or its period timer
 // stopped), and the gate's usage counts its own.
 func (w *Watcher) carries(g *group, at time.Duration) bool {
-	if !(g.every && !g.hot && !g.gone && g.err == nil && g.samples > 0 &&
+	if !(g.every && !g.hot && !g.gone && g.err == nil && !g.written && g.samples > 0 &&
 		(g.statRead || g.counters.Usage == nil) && g.last.HasUsageNs) {
 		return false
 	}
@@ -755,7 +796,7 @@ func (w *Watcher) read(g *group, at time.Duration, split []uint64) (sample, erro
 	if moved {
 		g.active = at
 	}
-	due := !g.statRead
+	due := !g.statRead || g.written
 	if !due && g.limited {
 		if w.statByNeed(g) {
 			due = w.statDue(g, at, r.UsageNs)
@@ -979,6 +1020,7 @@ func (w *Watcher) report(g *group) (Stats, error) {
 			if l, err = cgroup.ReadGroupCPU(g.ref.CPUDir, w.src.Version); err != nil {
 				return st, err
 			}
+			g.written = false // read again: the rules hold them from here
 		}
 		cur = l
 		st.PeriodUsec, st.Shares, st.Weight, t.QuotaUsec = l.PeriodUsec, l.Shares, l.Weight, l.QuotaUsec
@@ -1084,10 +1126,7 @@ func (w *Watcher) RunFrom(ctx context.Context, start time.Time, interval time.Du
 		if !ok {
 			return nil
 		}
-		w.Sample(at)
-		if w.events.changed() {
-			w.rediscover = true
-		}
+		w.Sample(at) // it reads the events
 		if at < next {
 			if w.rediscover && at-discovered >= Rediscover {
 				if err := w.Discover(); err != nil {
