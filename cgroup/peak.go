@@ -14,6 +14,14 @@ type PeakPoint struct {
 	// nr_throttled can have moved): no period boundary is placed next to
 	// it, and the interval's peak is over sliding windows.
 	Stale bool
+	// Coarse says the slot that ends at this sample is as long as a
+	// period, or about (a group read on a coarse grid: the agent's cold
+	// containers, every 100 ms): a boundary in it is known only to within
+	// a period, so none is placed there, and the interval's peak is over
+	// sliding windows, as with Stale. Without it, boundaries at the middle
+	// of such slots give estimates that are means of two slots: below
+	// both the period's true peak and the highest slot's mean.
+	Coarse bool
 }
 
 // PeakTracker finds the highest CPU use within one of a group's own CFS
@@ -81,7 +89,7 @@ type PeakTracker struct {
 	periodsN   int     // period estimates made
 	windowPeak float64
 	windowsN   int
-	staleN     int // stale points taken
+	staleN     int // stale or coarse points taken
 }
 
 // NewPeakTracker returns a tracker for a group with the given CFS period (0
@@ -119,11 +127,11 @@ func (p *PeakTracker) Add(s PeakPoint) {
 	if p.havePrev && (s.UsageNs < p.prev.UsageNs || s.Periods < p.prev.Periods || s.At <= p.prev.At) {
 		p.Reset()
 	}
-	if s.Stale {
-		p.haveMark = false // the boundaries since the last read are not known
+	if s.Stale || s.Coarse {
+		p.haveMark = false // the boundaries since the last read are not known (or only to a period)
 		p.staleN++
 	}
-	if p.havePrev && p.period > 0 && !s.Stale && !p.prev.Stale && s.Periods > p.prev.Periods {
+	if p.havePrev && p.period > 0 && !s.Stale && !s.Coarse && !p.prev.Stale && s.Periods > p.prev.Periods {
 		mid := (float64(p.prev.UsageNs) + float64(s.UsageNs)) / 2
 		exact := s.Throttled > p.prev.Throttled && p.idleSlot
 		if exact {
@@ -174,14 +182,17 @@ const (
 	// BasisPeriod: between the group's own period boundaries.
 	BasisPeriod = "period"
 	// BasisWindow: over sliding windows (100 ms for a group without a quota,
-	// its period for a limited group whose period timer did not run).
+	// its period for a limited group whose period timer did not run, or
+	// whose samples carried cpu.stat or came a period or so apart:
+	// PeakPoint.Stale, Coarse).
 	BasisWindow = "window"
 )
 
 // Take returns the interval's peak and how it was found, and starts a new
 // interval; ok is false when there were too few samples for any estimate.
-// An interval with stale points (PeakPoint.Stale) has its peak over
-// sliding windows: its period estimates leave out the periods not read.
+// An interval with stale or coarse points (PeakPoint.Stale, Coarse) has
+// its peak over sliding windows: its period estimates leave out the
+// periods not read, or read only a period or so apart.
 func (p *PeakTracker) Take() (cores float64, basis string, window time.Duration, ok bool) {
 	switch {
 	case p.periodsN > 0 && (p.staleN == 0 || p.windowsN == 0):

@@ -166,3 +166,42 @@ func TestPeakSurvivesCounterReset(t *testing.T) {
 		t.Errorf("after a reset: peak %.3f ok %v, want about 0.2", peak, ok)
 	}
 }
+
+// TestPeakStaleOrCoarse: an 80 ms burst over 1010-1090 ms of a group whose
+// period timer ticks at 30 ms + n x 100 ms (its true peak within a period
+// 0.6). Read every 10 ms: a peak between the boundaries. With cpu.stat
+// carried over the burst (Stale) or read 100 ms apart (Coarse): the
+// highest use over sliding windows of the period (basis window), which is
+// at least the period's; 100 ms samples not marked Coarse give an
+// estimate from boundaries placed at the slots' middles, below it: why
+// the watcher marks them.
+func TestPeakStaleOrCoarse(t *testing.T) {
+	g := synthetic{period: 100 * ms, phase: 30 * ms, busy: [][2]time.Duration{{1010 * ms, 1090 * ms}}}
+	for _, c := range []struct {
+		name          string
+		step          time.Duration
+		stale, coarse bool
+		want          float64
+		basis         string
+	}{
+		{"every 10 ms", 10 * ms, false, false, 0.65, BasisPeriod},
+		{"every 10 ms, cpu.stat carried over the burst", 10 * ms, true, false, 0.8, BasisWindow},
+		{"every 100 ms, coarse", 100 * ms, false, true, 0.8, BasisWindow},
+		{"every 100 ms, not marked coarse", 100 * ms, false, false, 0.4, BasisPeriod},
+	} {
+		p := NewPeakTracker(100*ms, 100*ms)
+		for at := time.Duration(0); at <= 2*time.Second; at += c.step {
+			pt := g.at(at)
+			pt.Stale = c.stale && at > 500*ms && at < 1500*ms
+			pt.Coarse = c.coarse && at > 0
+			p.Add(pt)
+		}
+		cores, basis, window, ok := p.Take()
+		if !ok || basis != c.basis || window != 100*ms || math.Abs(cores-c.want) > 0.01 {
+			t.Errorf("%s: %.3f %s over %s (%v), want %.3f %s", c.name, cores, basis, window, ok, c.want, c.basis)
+		}
+		if basis == BasisWindow && cores < 0.6 {
+			t.Errorf("%s: a window peak %.3f under the period's 0.6", c.name, cores)
+		}
+	}
+}

@@ -38,7 +38,7 @@ var (
 	descPressureStalled  = desc("container_pressure_cpu_stalled_seconds_total", "Total time duration no tasks in the container could make progress due to CPU congestion.")
 
 	descUsageCores = desc("throttlelab_cpu_usage_cores", "Mean CPU use over the last interval, in cores (throttlelab top's interval, 1 s by default).")
-	descPeakCores  = desc("throttlelab_cpu_peak_period_cores", "Highest CPU use within one CFS period of the group during the last interval, in cores: what a scrape every 15 s averages away. basis=\"window\": over sliding windows, for groups without a quota.", "basis")
+	descPeakCores  = desc("throttlelab_cpu_peak_period_cores", "Highest CPU use within one CFS period of the group during the last interval, in cores: what a scrape every 15 s averages away. basis=\"window\": over sliding windows (groups without a quota, limited ones whose period timer did not run, whose cpu.stat was carried or that were read every 100 ms: the agent's containers not near a limit).", "basis")
 	descLimitCores = desc("throttlelab_cpu_limit_cores", "CFS quota per period, in cores.")
 	descThrRatio   = desc("throttlelab_cpu_throttled_periods_ratio", "Throttled share of the periods of the last interval.")
 	descStall      = desc("throttlelab_cpu_stall_seconds_total", "Time some of the group's runnable tasks stalled (cpu.pressure \"some\"), by cause: cause=\"quota\" the quota held them back (throttled), cause=\"contention\" they waited for a CPU while not throttled; counted since throttlelab began watching the group, absent where the split is unknown (no cpu.pressure).", "cause")

@@ -7,6 +7,10 @@ const (
 	// BasisPeriod: between the group's own period boundaries.
 	BasisPeriod = cgroup.BasisPeriod
 	// BasisWindow: over sliding windows (Options.Window for a group without
-	// a quota, its period for a limited group whose period timer did not run).
+	// a quota; its period for a limited group whose period timer did not
+	// run, whose cpu.stat was carried at a sample of the interval
+	// (Options.StatByNeed), or that was read on the coarse grid
+	// (Options.Coarse) while not hot: the highest mean between two grid
+	// instants).
 	BasisWindow = cgroup.BasisWindow
 )

@@ -30,8 +30,9 @@ type Stats struct {
 	UsageCores *float64 `json:"usage_cores"`
 	// PeakPeriodCores is the highest use within one of the group's periods
 	// (PeakBasis "period"), or within a sliding window of PeakWindowUsec
-	// (PeakBasis "window": groups without a quota, or whose period timer did
-	// not run).
+	// (PeakBasis "window": groups without a quota, whose period timer did
+	// not run, whose cpu.stat was carried, or read on the coarse grid:
+	// BasisWindow).
 	PeakPeriodCores *float64 `json:"peak_period_cores"`
 	PeakBasis       string   `json:"peak_basis,omitempty"`
 	PeakWindowUsec  int64    `json:"peak_window_usec,omitempty"`

@@ -745,11 +745,15 @@ func (w *Watcher) take(g *group, s sample, split []uint64) {
 	if w.statByNeed(g) && g.limited {
 		w.push(g, s.at, s.UsageNs)
 	}
+	// A group not hot at its last sample was read on the coarse grid
+	// since (Options.Coarse): a slot as long as its period, in which no
+	// period boundary can be placed (cgroup.PeakPoint.Coarse).
+	coarse := w.opts.Coarse != nil && !g.hot && g.samples > 1
 	if s.HasUsageNs && w.opts.Observe != nil {
 		g.hot = w.opts.Observe(g.ref.Path, g.id, s.at, s.UsageNs, s.ThrottledPeriods, split)
 	}
 	if s.HasUsageNs && g.every {
-		g.tracker.Add(cgroup.PeakPoint{At: s.at, UsageNs: s.UsageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods, Stale: s.stale})
+		g.tracker.Add(cgroup.PeakPoint{At: s.at, UsageNs: s.UsageNs, Periods: s.Periods, Throttled: s.ThrottledPeriods, Stale: s.stale, Coarse: coarse})
 	}
 }
 

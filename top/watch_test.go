@@ -933,3 +933,63 @@ func TestGatesPerTopLevelGroup(t *testing.T) {
 		t.Error("the two groups do not have a gate each")
 	}
 }
+
+// TestPeakBasisOnTheCoarseGrid: a limited group (1 CPU, period timer at
+// phase 30 ms) with an 80 ms burst over 1010-1090 ms, read only on a
+// 100 ms grid while it is not hot (Options.Coarse), its cpu.stat read at
+// every sample: no period boundary can be placed in a 100 ms slot, so its
+// peak is the highest mean between two grid instants (0.8, basis window,
+// over its 100 ms period), not an estimate of the period's (placing
+// boundaries at the slots' middles gave 0.4 with basis period, below the
+// period's true peak of 0.6). Hot, read every 10 ms, the same burst gives
+// a peak between the period's boundaries (basis period, near 0.6).
+func TestPeakBasisOnTheCoarseGrid(t *testing.T) {
+	root := expand(t, "v1-split")
+	const grp = "/throttlelab/limits-4242/limited-0"
+	const dir = "sys/fs/cgroup/%s" + grp + "/%s"
+	writeFile(t, root, fmt.Sprintf(dir, "cpu", "cpu.cfs_quota_us"), "100000\n")
+	ms := time.Millisecond
+	const phase = 30 * time.Millisecond
+	var burst [2]time.Duration
+	write := func(at time.Duration) {
+		u := min(max(at-burst[0], 0), burst[1]-burst[0])
+		periods := 0
+		if at >= phase {
+			periods = int((at-phase)/(100*ms)) + 1
+		}
+		writeFile(t, root, fmt.Sprintf(dir, "cpuacct", "cpuacct.usage"), fmt.Sprintf("%d\n", u))
+		writeFile(t, root, fmt.Sprintf(dir, "cpu", "cpu.stat"), fmt.Sprintf("nr_periods %d\nnr_throttled 0\nthrottled_time 0\n", periods))
+	}
+	hot := false
+	w, err := New(Options{Root: root,
+		Every:   func(id Identity) bool { return strings.HasSuffix(id.Name, "limited-0") },
+		Coarse:  func(at time.Duration) bool { return at%(100*ms) == 0 },
+		Observe: func(string, Identity, time.Duration, uint64, uint64, []uint64) bool { return hot }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	run := func(from time.Duration) *Stats {
+		for at := from; at <= from+2*time.Second; at += 10 * ms {
+			write(at)
+			w.Sample(at)
+		}
+		return find(w.Report(), grp)
+	}
+	burst = [2]time.Duration{1010 * ms, 1090 * ms}
+	st := run(0)
+	if st == nil || st.PeakPeriodCores == nil {
+		t.Fatalf("no peak for the group read on the grid: %+v", st)
+	}
+	if st.PeakBasis != BasisWindow || st.PeakWindowUsec != 100000 || math.Abs(*st.PeakPeriodCores-0.8) > 1e-9 {
+		t.Errorf("read on the grid: peak %.3f, basis %q over %d us; want 0.800 over 100 ms windows", *st.PeakPeriodCores, st.PeakBasis, st.PeakWindowUsec)
+	}
+	hot = true
+	w.Sample(2*time.Second + 10*ms) // hot from here: read every 10 ms
+	w.Report()
+	burst = [2]time.Duration{3010 * ms, 3090 * ms}
+	st = run(2*time.Second + 20*ms)
+	if st == nil || st.PeakPeriodCores == nil || st.PeakBasis != BasisPeriod || *st.PeakPeriodCores < 0.55 || *st.PeakPeriodCores > 0.7 {
+		t.Errorf("read every 10 ms: %+v; want a peak near 0.6 between the period's boundaries", st)
+	}
+}
