@@ -63,11 +63,11 @@ func runServer() error {
 	return p.Run(ctx, os.Stdout, slog.New(slog.NewTextHandler(os.Stderr, nil)))
 }
 
-// runLoad puts one thread in each line's groups (a busy time, then
-// tab-separated v1 directories: the thread's ID is written to each one's
-// tasks file), which runs for that time every 100 ms, staggered, says
-// "ready" once every thread is in, and returns when its standard input
-// closes (or after 10 minutes).
+// runLoad puts one thread in each line's groups (a busy time, optionally
+// "/" and a cycle, 100 ms by default, then tab-separated v1 directories:
+// the thread's ID is written to each one's tasks file), which runs for
+// that time every cycle, staggered over it, says "ready" once every thread
+// is in, and returns when its standard input closes (or after 10 minutes).
 func runLoad(list string) error {
 	b, err := os.ReadFile(list)
 	if err != nil {
@@ -82,9 +82,16 @@ func runLoad(list string) error {
 			runtime.LockOSThread() // this thread stays in the groups; it ends with the process
 			tid := strconv.Itoa(unix.Gettid())
 			f := strings.Split(l, "\t")
-			busy, err := time.ParseDuration(f[0])
+			spec, cycleSpec, ok := strings.Cut(f[0], "/")
+			busy, err := time.ParseDuration(spec)
 			if err != nil {
 				errs <- err
+			}
+			cycle := 100 * time.Millisecond
+			if ok {
+				if cycle, err = time.ParseDuration(cycleSpec); err != nil {
+					errs <- err
+				}
 			}
 			for _, d := range f[1:] {
 				if err := os.WriteFile(d+"/tasks", []byte(tid), 0o644); err != nil {
@@ -92,12 +99,12 @@ func runLoad(list string) error {
 				}
 			}
 			joined.Done()
-			time.Sleep(time.Duration(i) * 100 * time.Millisecond / time.Duration(len(lines)))
+			time.Sleep(time.Duration(i) * cycle / time.Duration(len(lines)))
 			for {
 				t0 := time.Now()
 				for time.Since(t0) < busy {
 				}
-				time.Sleep(100*time.Millisecond - time.Since(t0))
+				time.Sleep(cycle - time.Since(t0))
 			}
 		}()
 	}

@@ -1,10 +1,12 @@
 package agent
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/throttlelab/throttlelab/advise"
 )
@@ -80,6 +82,36 @@ type need struct {
 	// that and decided after must not bring it back into the set, where
 	// nothing would ever take it out again.
 	gone bool
+	// why counts the triggers that made the container hot, with the
+	// values of the last of each (a debug account: the busy benchmark
+	// reports it for the containers hot at its end).
+	why hotWhy
+}
+
+// hotWhy is a container's account of its hot triggers (need.why).
+type hotWhy struct {
+	// sums: periods on the grid whose sum reached the threshold; the
+	// last one's end, length, sum (ns) and threshold (ns), and the floor
+	// (millicores) the threshold came from.
+	sums                 int
+	sumAt, sumGap        time.Duration
+	sum, threshold       float64
+	floor                int64
+	throttles            int // moves of nr_throttled
+	throttledAt          time.Duration
+	throttledFrom, thrTo uint64
+}
+
+func (w hotWhy) String() string {
+	s := fmt.Sprintf("%d sums over the threshold", w.sums)
+	if w.sums > 0 {
+		s += fmt.Sprintf(" (the last at %s: %s in %s, threshold %s of a floor of %dm)", w.sumAt, time.Duration(w.sum), w.sumGap, time.Duration(w.threshold), w.floor)
+	}
+	s += fmt.Sprintf(", %d moves of nr_throttled", w.throttles)
+	if w.throttles > 0 {
+		s += fmt.Sprintf(" (the last at %s: %d to %d)", w.throttledAt, w.throttledFrom, w.thrTo)
+	}
+	return s
 }
 
 // wants updates n with one sample at agent time at (on the coarse grid or
@@ -88,6 +120,8 @@ func (n *need) wants(h *HotConfig, period time.Duration, at time.Duration, usage
 	heat := 0.0
 	if n.thrHave && throttled != n.throttled {
 		n.hotUntil, heat = at+h.Hold, heatThrottled
+		n.why.throttles++
+		n.why.throttledAt, n.why.throttledFrom, n.why.thrTo = at, n.throttled, throttled
 	}
 	n.thrHave, n.throttled = true, throttled
 	floor := n.floor.Load()
@@ -97,6 +131,8 @@ func (n *need) wants(h *HotConfig, period time.Duration, at time.Duration, usage
 			threshold := (1 - h.Margin) * float64(floor) / 1000 * float64(period)
 			if r := sum / threshold; r >= 1 {
 				n.hotUntil, heat = at+h.Hold, max(heat, r)
+				n.why.sums++
+				n.why.sumAt, n.why.sumGap, n.why.sum, n.why.threshold, n.why.floor = at, at-n.gridAt, sum, threshold, floor
 			}
 		}
 		n.gridHave, n.gridAt, n.gridUsage = true, at, usageNs

@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -337,4 +338,74 @@ func asByNeed(t *testing.T, cfg *SummaryConfig, h *HotConfig, usage []time.Durat
 		}
 	}
 	return out
+}
+
+// TestLightDemandStaysCold is the hot rule on the demand of
+// BenchmarkAgentRealRunBusy's light containers: a thread that runs 0.2 ms
+// of CPU about every 100 ms (the light load until 2026-11-27; its wake-ups
+// late by 0-5 ms, and now and then by up to 40 ms on a loaded host, so
+// that two runs can fall within one period), or 50 us every second (the
+// light load now), its advice's lowest pick the ladder's lowest, 10m (a
+// threshold of 0.75 ms a period at the 25% margin), read on the node's
+// grid while it is cold, for 10 minutes: it never asks to be hot. The same thread at
+// 0.8 ms a run does (the rule can fail here), and at 0.2 ms with a run
+// charged 0.6 ms more once (what the kernel charges a thread for time it
+// did not run, such as an interrupt's, or a vCPU stolen while it spun)
+// does too: a single period over the threshold is what holds a light
+// container hot for HotConfig.Hold.
+func TestLightDemandStaysCold(t *testing.T) {
+	cfg := SummaryConfig{}
+	cfg.defaults(2000)
+	h := HotConfig{}
+	h.defaults()
+	ms := time.Millisecond
+	run := func(seed uint64, busy, cycle, extra time.Duration) (wanted int, why hotWhy) {
+		rng := rand.New(rand.NewPCG(seed, 4))
+		var n need
+		n.floor.Store(10)
+		var usage time.Duration
+		next := time.Duration(rng.Int64N(int64(cycle))) // the thread's first run
+		extraAt := 5 * time.Minute
+		hot := false
+		for at := time.Duration(0); at < 10*time.Minute; at += 10 * ms {
+			for next <= at {
+				usage += busy
+				if extra > 0 && next >= extraAt {
+					usage, extra = usage+extra, 0
+				}
+				late := time.Duration(rng.IntN(5000)) * time.Microsecond
+				if rng.IntN(50) == 0 {
+					late = time.Duration(rng.IntN(40)) * ms
+				}
+				next += cycle + late
+			}
+			onGrid := cfg.OnGrid(at, 0)
+			if !hot && !onGrid {
+				continue // cold: read on the grid only
+			}
+			want, _ := n.wants(&h, cfg.Period, at, uint64(usage), 0, onGrid, false)
+			if want {
+				wanted++
+			}
+			hot = want
+		}
+		return wanted, n.why
+	}
+	for seed := range uint64(4) {
+		if w, why := run(seed, 200*time.Microsecond, 100*ms, 0); w != 0 {
+			t.Errorf("seed %d: 0.2 ms a run asked to be hot at %d samples: %s", seed, w, why)
+		}
+		if w, why := run(seed, 50*time.Microsecond, time.Second, 0); w != 0 {
+			t.Errorf("seed %d: 50 us a second asked to be hot at %d samples: %s", seed, w, why)
+		}
+		if w, why := run(seed, 800*time.Microsecond, 100*ms, 0); w == 0 || why.sums == 0 {
+			t.Errorf("seed %d: 0.8 ms a run never asked to be hot: %s", seed, why)
+		}
+		w, why := run(seed, 200*time.Microsecond, 100*ms, 600*time.Microsecond)
+		if w == 0 || why.sums != 1 {
+			t.Errorf("seed %d: 0.2 ms a run with one charged 0.6 ms more: hot at %d samples, %s", seed, w, why)
+		} else {
+			t.Logf("seed %d: one run charged 0.6 ms more held the container hot for %d samples: %s", seed, w, why)
+		}
+	}
 }
