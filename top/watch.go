@@ -64,8 +64,10 @@ type Options struct {
 	// each of its samples, for Observe. On v1 the split is
 	// cpuacct.usage_percpu, whose sum is cpuacct.usage: it is read in the
 	// usage's place, one pread for both. A group whose reader cannot be
-	// opened or read goes without (not tried again), and so does a group
-	// of more than SplitMaxThreads threads on v2.
+	// opened goes without (not tried again), and so does a group of more
+	// than SplitMaxThreads threads on v2; a read that fails is tried again
+	// at the next hot sample (counted in ReadErrors), up to splitTries in a
+	// row.
 	PerCPU bool
 	// StatByNeed, on v1 (where cpu.stat is a file of its own beside
 	// cpuacct.usage), reads a limited group's cpu.stat at a sample only
@@ -214,9 +216,11 @@ type group struct {
 	gateUsage uint64
 	gated     bool
 	// perCPU reads the split while the group is hot (Options.PerCPU);
-	// perCPUFailed: it could not be, not tried again.
+	// perCPUFailed: it could not be, not tried again; splitErrs counts
+	// its reads that failed in a row (splitTries).
 	perCPU       *cgroup.PerCPUReader
 	perCPUFailed bool
+	splitErrs    int
 	split        []uint64
 	// With Options.StatByNeed (a v1 group with a quota): quota is the
 	// group's quota per period (0 without); hist the usage at its last
@@ -713,13 +717,34 @@ func (w *Watcher) readSplit(g *group) []uint64 {
 		g.perCPU = r
 	}
 	var err error
-	if g.split, err = g.perCPU.Read(g.split); err != nil || g.perCPU.Threads() > SplitMaxThreads {
+	g.split, err = g.perCPU.Read(g.split)
+	switch {
+	case err == nil && g.perCPU.Threads() > SplitMaxThreads:
 		g.perCPUFailed = true
 		g.closeSplit()
 		return nil
+	case err != nil:
+		// A transient error (a thread that exited between the listing
+		// and its read, on v2; a read racing a move) is read again,
+		// reopened, at the next hot sample; this one goes without a split
+		// (its usage read from the counters). splitTries in a row, and
+		// the group goes without for good.
+		g.closeSplit()
+		if !vanished(err, g.dir()) {
+			w.readErrors.Add(1)
+		}
+		if g.splitErrs++; g.splitErrs >= splitTries {
+			g.perCPUFailed = true
+		}
+		return nil
 	}
+	g.splitErrs = 0
 	return g.split
 }
+
+// splitTries is how many reads of a group's per-CPU split may fail in a
+// row before it goes without one for good (Options.PerCPU).
+const splitTries = 3
 
 func (g *group) closeSplit() {
 	if g.perCPU != nil {

@@ -993,3 +993,50 @@ func TestPeakBasisOnTheCoarseGrid(t *testing.T) {
 		t.Errorf("read every 10 ms: %+v; want a peak near 0.6 between the period's boundaries", st)
 	}
 }
+
+// TestPerCPUSplitAfterAReadError: a hot group's split that fails to read
+// once (a short read) is read again at the next sample, counted as a read
+// error, and that sample's usage comes from cpuacct.usage; splitTries
+// failures in a row and the group goes without a split for good.
+func TestPerCPUSplitAfterAReadError(t *testing.T) {
+	root := expand(t, "v1-split")
+	const path = "/throttlelab/limits-4242/limited-0"
+	acct := "sys/fs/cgroup/cpuacct" + path
+	writeFile(t, root, acct+"/cpuacct.usage", "1000\n")
+	writeFile(t, root, acct+"/cpuacct.usage_percpu", "300 700 \n")
+	var got [][]uint64
+	w, err := New(Options{Root: root, PerCPU: true,
+		Observe: func(p string, _ Identity, _ time.Duration, _, _ uint64, split []uint64) bool {
+			if p == path {
+				got = append(got, slices.Clone(split))
+			}
+			return true
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	at := time.Duration(0)
+	sample := func(percpu string) {
+		writeFile(t, root, acct+"/cpuacct.usage_percpu", percpu)
+		w.Sample(at)
+		at += 10 * time.Millisecond
+	}
+	sample("300 700 \n") // cold at its first: hot from the next
+	sample("300 700 \n")
+	sample("\n") // a short read
+	sample("400 900 \n")
+	if len(got) != 4 || got[2] != nil || !slices.Equal(got[3], []uint64{400, 900}) {
+		t.Fatalf("splits observed %v, want [300 700] at the second, none at the third, [400 900] at the fourth", got)
+	}
+	if w.ReadErrors() != 1 {
+		t.Errorf("%d read errors counted, want 1", w.ReadErrors())
+	}
+	for range splitTries {
+		sample("\n")
+	}
+	sample("500 1000 \n")
+	if g := w.groups[path]; !g.perCPUFailed || got[len(got)-1] != nil {
+		t.Errorf("after %d failed reads in a row the split is still read: %v", splitTries, got[len(got)-1])
+	}
+}
