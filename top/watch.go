@@ -365,15 +365,16 @@ func (w *Watcher) Discover() error {
 
 // settingsWritten marks the group of directory dir (every group for "")
 // as having had its CPU settings written since they were last read
-// (dirEvents.changed): its quota may not be the one the rules hold.
+// (dirEvents.changed): its quota may not be the one the rules hold. Only
+// groups Every picks (the others' settings are not read: Options.Every).
 func (w *Watcher) settingsWritten(dir string) {
 	if dir == "" {
 		for _, g := range w.sorted {
-			g.written = true
+			g.written = g.every
 		}
 		return
 	}
-	if g := w.byCPUDir[dir]; g != nil {
+	if g := w.byCPUDir[dir]; g != nil && g.every {
 		g.written = true
 	}
 }
