@@ -158,6 +158,10 @@ type Advice struct {
 	// Audit is the replay at the group's own limit against the kernel's
 	// count over the same samples, where it had a limit (nil otherwise).
 	Audit *Audit `json:"audit,omitempty"`
+	// Knee is where the throttled share crosses KneeShares and the
+	// target's share, each as a range of limits (kneeOf): from the
+	// optimistic end of the intervals to the pessimistic one.
+	Knee []KneeRange `json:"knee,omitempty"`
 	// Spike is the window's single spike where its block alone would have
 	// changed the advice: counted once over the window, its block judged
 	// without it (a warning says so; nil otherwise).
@@ -300,7 +304,7 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 	for {
 		need := missing(band(a), w.full)
 		if len(need) == 0 {
-			return a, nil
+			break
 		}
 		if err := w.evaluate(need, true); err != nil {
 			return nil, err
@@ -310,6 +314,50 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 		}
 		a = Decide(ev, req.Target)
 	}
+	// The knee, refined between the grid's limits (counted, in every
+	// window, with the same intervals): the recommendation is the grid's.
+	knee, err := w.refineKnee(req.Target.WithDefaults(), req.Periods[0], audit)
+	if err != nil {
+		return nil, err
+	}
+	if len(knee) == 0 {
+		return a, nil
+	}
+	ev.KneePoints = knee
+	return Decide(ev, req.Target), nil
+}
+
+// maxKneeRounds bounds the knee's refinement: each round halves every gap
+// it refines (a grid step of 8% to 1% in three rounds) or steps twice as
+// far below the lowest limit evaluated as the round before.
+const maxKneeRounds = 10
+
+// refineKnee evaluates limits between w's (at period, without burst) where
+// the knee's ends lie (kneeGaps), round after round, until each end's next
+// lower limit evaluated is within kneeStep of it. Each round's points are
+// counted in one pass in every window and their intervals set as the
+// grid's, widened by the audit's error. It returns the evaluations added.
+func (w *windows) refineKnee(t Target, period time.Duration, audit *Audit) ([]Evaluation, error) {
+	var added []Evaluation
+	for range maxKneeRounds {
+		gaps := kneeGaps(slices.Concat(w.evs, added), t, period)
+		if len(gaps) == 0 {
+			break
+		}
+		pts := make([]Point, len(gaps))
+		for i, m := range gaps {
+			pts[i] = Point{LimitMilli: m, Period: period}
+		}
+		v := w.over(pts)
+		if err := v.evaluate(v.all(), false); err != nil {
+			return nil, err
+		}
+		if audit != nil {
+			widenBy(v.evs, audit.Error)
+		}
+		added = append(added, v.evs...)
+	}
+	return added, nil
 }
 
 // band returns the indices of a's evaluations that its text and its
@@ -394,6 +442,11 @@ type Evaluated struct {
 	// Warnings about the samples come first in the advice's, then the
 	// level's (Level).
 	Warnings []string
+	// KneePoints are evaluations (without burst, at Period, with their
+	// intervals) of limits between Evaluations' that only the knee is read
+	// from (Advice.Knee), never the recommendation: advise refines the
+	// knee with them; nil: the knee is read from Evaluations alone.
+	KneePoints []Evaluation
 }
 
 // Decide is the advice from evaluated demand, for target t (with
@@ -416,6 +469,7 @@ func Decide(ev *Evaluated, t Target) *Advice {
 	be := blockEvals(ev.Blocks)
 	var whole int
 	a.Recommendation, whole = recommend(evs, be, ev.Higher, higherBy, t, ev.Period)
+	a.Knee = kneeOf(slices.Concat(evs, ev.KneePoints), t, ev.Period)
 	a.Window = window(ev.Sampled.DurationSeconds, ev.BlockDemands, be, ev.BlockDemands, be, evs, t, whole, a.Recommendation, ev.Widened)
 	// A single spike: its blocks judged without it, where that changes the
 	// recommendation or the window's judgement.

@@ -211,6 +211,26 @@ func newWindows(d *Demand, points []Point, o Options, widen string) (*windows, e
 	return w, nil
 }
 
+// over is w's windows over other points (the same demand, blocks, level
+// and slice bound; no spike: its evaluations only serve the
+// recommendation), nothing evaluated yet. The evaluations share w's cuts.
+func (w *windows) over(points []Point) *windows {
+	n := len(points)
+	v := &windows{points: points, o: w.o, widen: w.widen, d: w.d, blocks: w.blocks, lowerD: w.lowerD, higherD: w.higherD,
+		bounded: w.bounded, level: w.level, full: make([]bool, n)}
+	v.evs, v.lower, v.higher = make([]Evaluation, n), make([]Evaluation, n), make([]Evaluation, n)
+	if v.bounded {
+		v.bound = make([]Evaluation, n)
+	}
+	v.be = make(blockEvals, len(v.blocks))
+	if len(v.blocks) > 1 {
+		for b := range v.be {
+			v.be[b] = make([]Evaluation, n)
+		}
+	}
+	return v
+}
+
 // evaluate evaluates the points ix (in ascending order) in every window:
 // replayed in full when full is set, else counted in one pass
 // (cfs.CountLadder; a point whose count the pass cannot take exactly is

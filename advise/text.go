@@ -9,7 +9,7 @@ import (
 )
 
 // WriteText writes the advice as a terminal report sized for a screen: the
-// answer first (Answer), the recommendation's Kubernetes snippet and the
+// answer first (Answer) and the knee (KneeText), the recommendation's Kubernetes snippet and the
 // burst how-to, the warnings, the grid rows around the knee, and the coarse
 // recommenders beside it. WriteTextGrid writes every row.
 func WriteText(w io.Writer, a *Advice) error { return writeText(w, a, false) }
@@ -135,6 +135,9 @@ func writeText(w io.Writer, a *Advice, all bool) error {
 	var b strings.Builder
 	s := a.Sampled
 	b.WriteString(Answer(a) + "\n")
+	if k := KneeText(a); k != "" {
+		b.WriteString(k + "\n")
+	}
 	if a.Recommendation.Met {
 		b.WriteString("\n" + KubernetesSnippet(a.Recommendation.Evaluation))
 	}

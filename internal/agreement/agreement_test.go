@@ -5,6 +5,7 @@ import (
 	"html"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +99,20 @@ func TestPathsAgree(t *testing.T) {
 		t.Errorf("/advice advises no container: %+v", doc)
 	}
 
+	// The knee, as a range of limits at 50%, 20% and 5% (the target):
+	// every period throttles below 275m and none from it on, so each
+	// path's range must hold 275m (advise's from its intervals, the
+	// agent's from its ladder's estimates); the agent's summary and its
+	// /advice must give the same ranges.
+	for name, a := range map[string]*advise.Advice{"advise --csv": viaCSV, "the agent's summary": viaAgent} {
+		kneeHolds(t, name, a, 275)
+	}
+	for _, v := range doc.Containers {
+		if v.Advice != nil && !reflect.DeepEqual(v.Advice.Knee, viaAgent.Knee) {
+			t.Errorf("/advice for %s gives the knee %+v; the agent's summary %+v", v.Container, v.Advice.Knee, viaAgent.Knee)
+		}
+	}
+
 	// check, over the same demand recorded for a workload, at the advised
 	// limit (passes) and at 250m (throttled in every period).
 	ms := []fleet.ManifestContainer{
@@ -163,4 +178,19 @@ func recordDemand(t *testing.T, at, usage []time.Duration) (dir, csv string) {
 		t.Fatal(err)
 	}
 	return dir, csv
+}
+
+// kneeHolds fails unless a's knee is given at 50%, 20% and 5% (the
+// target), each range from at most crossMilli to at least it.
+func kneeHolds(t *testing.T, name string, a *advise.Advice, crossMilli int64) {
+	t.Helper()
+	if len(a.Knee) != 3 {
+		t.Fatalf("%s: knee %+v: want 50%%, 20%% and 5%%", name, a.Knee)
+	}
+	for i, share := range []float64{0.5, 0.2, 0.05} {
+		k := a.Knee[i]
+		if k.Share != share || k.Target != (share == 0.05) || k.NoUpperEnd || k.LowMilli > crossMilli || k.HighMilli < crossMilli {
+			t.Errorf("%s: knee %+v: want %.0f%% from at most %dm to at least %dm", name, k, 100*share, crossMilli, crossMilli)
+		}
+	}
 }

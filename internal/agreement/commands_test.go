@@ -36,6 +36,12 @@ func TestCommandsAgree(t *testing.T) {
 	}
 
 	var adv struct {
+		Knee []struct {
+			Share     float64 `json:"throttled_periods_ratio"`
+			Target    bool    `json:"target"`
+			LowMilli  int64   `json:"limit_low_millicores"`
+			HighMilli int64   `json:"limit_high_millicores"`
+		} `json:"knee"`
 		Recommendation struct {
 			LimitMilli     int64   `json:"limit_millicores"`
 			ThrottledRatio float64 `json:"throttled_periods_ratio"`
@@ -49,6 +55,17 @@ func TestCommandsAgree(t *testing.T) {
 	r := adv.Recommendation
 	if !r.Met || r.LimitMilli != 300 || r.ThrottledRatio != 0 || r.LowerBound {
 		t.Fatalf("advise --csv -o json recommends %+v; the library path (TestPathsAgree) 300m, unthrottled", r)
+	}
+
+	// The knee in the JSON, by its documented names: every period
+	// throttles below 275m, none from it on.
+	if len(adv.Knee) != 3 || !adv.Knee[2].Target {
+		t.Errorf("advise --csv -o json: knee %+v, want 50%%, 20%% and 5%% (the target)", adv.Knee)
+	}
+	for _, k := range adv.Knee {
+		if k.LowMilli > 275 || k.HighMilli < 275 {
+			t.Errorf("advise --csv -o json: knee at %.2f from %dm to %dm, want 275m inside", k.Share, k.LowMilli, k.HighMilli)
+		}
 	}
 
 	at250, err := advise.Evaluate(d, []advise.Point{{LimitMilli: 250, Period: 100 * time.Millisecond}}, advise.Options{})
