@@ -67,6 +67,31 @@ type ProgramRow struct {
 	// Others is the cores the rest of the machine used while measured (nil:
 	// unknown).
 	Others *float64 `json:",omitempty"`
+	// KneeRange is the advice's knee at Knee's share (advise.Advice.Knee:
+	// from the lowest limit whose interval's low end is at most the share
+	// to the lowest whose high end is); nil for the recommended limit or
+	// where the advice gives none.
+	KneeRange *advise.KneeRange `json:",omitempty"`
+}
+
+// KneeWidthPercent is the knee's limit range in percent of the limit
+// measured (NaN without a range or without its upper end).
+func (r ProgramRow) KneeWidthPercent() float64 {
+	k := r.KneeRange
+	if k == nil || k.NoUpperEnd || k.LowMilli <= 0 || r.LimitMilli <= 0 {
+		return math.NaN()
+	}
+	return 100 * float64(k.HighMilli-k.LowMilli) / float64(r.LimitMilli)
+}
+
+// kneeAt is a's knee at share (nil: none).
+func kneeAt(a *advise.Advice, share float64) *advise.KneeRange {
+	for _, k := range a.Knee {
+		if k.Share == share {
+			return &k
+		}
+	}
+	return nil
 }
 
 // MeasureProgram starts p in a group of its own (root, cgroup v1 or v2),
@@ -152,7 +177,7 @@ func MeasureProgram(ctx context.Context, p Program, dir string, window, measure 
 		if err != nil {
 			return rows, err
 		}
-		fmt.Fprintf(log, "%s round %d: %s (ran on %d CPUs)\n", p.Name, round, advise.Answer(a), a.Sampled.CPUs)
+		fmt.Fprintf(log, "%s round %d: %s (ran on %d CPUs)\n%s\n", p.Name, round, advise.Answer(a), a.Sampled.CPUs, advise.KneeText(a))
 		if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("sampled-%d.csv", round))); err == nil {
 			demand.WriteCSV(f, d)
 			f.Close()
@@ -192,6 +217,9 @@ func MeasureProgram(ctx context.Context, p Program, dir string, window, measure 
 				Stationary: a.Window.Stationary, Periods: st.Periods, MeasuredMean: (u1 - u0).Seconds() / span.Seconds()}
 			if e.ThrottledRatioSliceBound != nil {
 				r.SliceBound = *e.ThrottledRatioSliceBound
+			}
+			if k.Knee > 0 {
+				r.KneeRange = kneeAt(a, k.Knee)
 			}
 			if st.Periods > 0 {
 				r.Measured = float64(st.ThrottledPeriods) / float64(st.Periods)

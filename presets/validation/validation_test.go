@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/sim"
 )
 
@@ -78,5 +79,36 @@ func TestSplice(t *testing.T) {
 	doc := "# advise\n\nhand text\n" + BeginMarker + "old\n" + EndMarker + "after\n"
 	if got := Splice(doc, "new\n"); got != "# advise\n\nhand text\n"+BeginMarker+"new\n"+EndMarker+"after\n" {
 		t.Errorf("splice:\n%s", got)
+	}
+}
+
+// TestProgramTableKnee writes rows with knee ranges and checks the table's
+// summary: the old counts kept, the width judged at the 5% points apart,
+// the widest range in % of its limit (and where), and a range without an
+// upper end counted apart rather than as the widest.
+func TestProgramTableKnee(t *testing.T) {
+	k := func(share float64, lo, hi int64, open bool) *advise.KneeRange {
+		return &advise.KneeRange{Share: share, LowMilli: lo, HighMilli: hi, NoUpperEnd: open}
+	}
+	rows := []ProgramRow{
+		{Program: "a", Knee: 0.5, Limit: "330m", LimitMilli: 330, PredictedLow: 0.2, PredictedHigh: 0.9, InInterval: true, KneeRange: k(0.5, 320, 345, false)},
+		{Program: "a", Knee: 0.05, Limit: "370m", LimitMilli: 370, PredictedLow: 0.0, PredictedHigh: 0.1, InInterval: true, KneeRange: k(0.05, 360, 400, false)},
+		{Program: "b", Knee: 0.2, Limit: "200m", LimitMilli: 200, PredictedLow: 0.1, PredictedHigh: 0.35, InInterval: false, KneeRange: k(0.2, 190, 205, false)},
+		{Program: "b", Knee: 0.05, Limit: "250m", LimitMilli: 250, PredictedLow: 0.0, PredictedHigh: 0.4, InInterval: true, KneeRange: k(0.05, 230, 0, true)},
+		{Program: "b", Limit: "300m", LimitMilli: 300, Recommended: true, Measured: 0.01},
+	}
+	var b strings.Builder
+	if err := WriteProgramTable(&b, Env{}, rows); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"**3 of 4 knee points inside the widened interval; 2 of 4 intervals narrower than 0.3; 1 of 1 recommended limits within 5% + 0.05; at the 5% points 1 of 2 intervals narrower than 0.3; the widest knee limit range 10.8% of its limit (a at 5%), 1 without an upper end.**",
+		"| 320m-345m | 7.6% |",
+		"| 230m-none | - |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
 	}
 }
