@@ -84,6 +84,23 @@ func (r ProgramRow) KneeWidthPercent() float64 {
 	return 100 * float64(k.HighMilli-k.LowMilli) / float64(r.LimitMilli)
 }
 
+// RangeHolds reports whether the kernel's count at the limit lies on the
+// side of the knee's limit range it should: a share measured at or under
+// the knee's share puts the kernel's crossing at or below the limit, so
+// the limit must be at least the range's optimistic end; a share above it
+// puts the crossing above the limit, so the limit must lie under the
+// pessimistic end (or the range has none). ok is false without a range.
+func (r ProgramRow) RangeHolds() (holds, ok bool) {
+	k := r.KneeRange
+	if k == nil || r.Knee <= 0 {
+		return false, false
+	}
+	if r.Measured <= r.Knee {
+		return k.LowMilli > 0 && r.LimitMilli >= k.LowMilli, true
+	}
+	return k.NoUpperEnd || r.LimitMilli < k.HighMilli, true
+}
+
 // kneeAt is a's knee at share (nil: none).
 func kneeAt(a *advise.Advice, share float64) *advise.KneeRange {
 	for _, k := range a.Knee {

@@ -130,7 +130,14 @@ func WriteProgramTable(w io.Writer, env Env, rows []ProgramRow) error {
 	inside, knees, narrow, recOK, recs := 0, 0, 0, 0, 0
 	narrow5, knees5 := 0, 0
 	widest, widestAt, open := math.Inf(-1), "", 0
+	holds, ranges := 0, 0
 	for _, r := range rows {
+		if h, ok := r.RangeHolds(); ok {
+			ranges++
+			if h {
+				holds++
+			}
+		}
 		if r.Knee > 0 {
 			knees++
 			if r.InInterval {
@@ -179,14 +186,17 @@ that moves 1-3%% between windows allows: the width is judged at the 5%% points t
 recommended limit measured at most 5%% + 0.05. LIMIT RANGE is the knee as advise gives it
 (`+"`knee`"+` in -o json): from the lowest limit whose interval's low end is at most the knee's
 share to the lowest whose high end is ("none": no limit evaluated gets the high end
-there); WIDTH is that range in %% of the limit measured.
+there); WIDTH is that range in %% of the limit measured; SIDE says whether the kernel's
+count puts the crossing on the side of the limit the range does (measured at or under the
+share: the limit is at least the range's low end; above it: the limit is under its high
+end).
 
-**%d of %d knee points inside the widened interval; %d of %d intervals narrower than %.1f; %d of %d recommended limits within 5%% + 0.05; at the 5%% points %d of %d intervals narrower than %.1f; the widest knee limit range %s.**
+**%d of %d knee points inside the widened interval; %d of %d intervals narrower than %.1f; %d of %d recommended limits within 5%% + 0.05; at the 5%% points %d of %d intervals narrower than %.1f; the widest knee limit range %s; %d of %d measured shares on the side of the knee's limit range they should be.**
 
-| program | CPUs | sampled mean (cores) | knee | limit | predicted | interval | limit range | width | measured | periods | mean use under the limit | in interval |
-|---|---|---|---|---|---|---|---|---|---|---|---|---|
+| program | CPUs | sampled mean (cores) | knee | limit | predicted | interval | limit range | width | side | measured | periods | mean use under the limit | in interval |
+|---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 `, env.When, env.Host, env.Kernel, env.CPUs, env.Arch, env.RunFor, advise.LevelSpread*100, MaxWidth, inside, knees, narrow, knees, MaxWidth, recOK, recs,
-		narrow5, knees5, MaxWidth, widestText(widest, widestAt, open))
+		narrow5, knees5, MaxWidth, widestText(widest, widestAt, open), holds, ranges)
 	for _, r := range rows {
 		lim := r.Limit
 		if r.Recommended {
@@ -211,8 +221,12 @@ there); WIDTH is that range in %% of the limit measured.
 				width = fmt.Sprintf("%.1f%%", w)
 			}
 		}
-		fmt.Fprintf(w, "| %s | %s | %.3f%s | %s | %s | %.3f | %.3f..%.3f | %s | %s | %.3f | %d | %.3f | %s |\n", r.Program, cpus, r.SampledMean, st, knee, lim,
-			r.Predicted, r.PredictedLow, r.PredictedHigh, rng, width, r.Measured, r.Periods, r.MeasuredMean, yes(r.InInterval))
+		side := "-"
+		if h, ok := r.RangeHolds(); ok {
+			side = yes(h)
+		}
+		fmt.Fprintf(w, "| %s | %s | %.3f%s | %s | %s | %.3f | %.3f..%.3f | %s | %s | %s | %.3f | %d | %.3f | %s |\n", r.Program, cpus, r.SampledMean, st, knee, lim,
+			r.Predicted, r.PredictedLow, r.PredictedHigh, rng, width, side, r.Measured, r.Periods, r.MeasuredMean, yes(r.InInterval))
 	}
 	fmt.Fprintln(w, "\nPrograms:")
 	fmt.Fprintln(w)

@@ -91,9 +91,9 @@ func TestProgramTableKnee(t *testing.T) {
 		return &advise.KneeRange{Share: share, LowMilli: lo, HighMilli: hi, NoUpperEnd: open}
 	}
 	rows := []ProgramRow{
-		{Program: "a", Knee: 0.5, Limit: "330m", LimitMilli: 330, PredictedLow: 0.2, PredictedHigh: 0.9, InInterval: true, KneeRange: k(0.5, 320, 345, false)},
+		{Program: "a", Knee: 0.5, Limit: "330m", LimitMilli: 330, PredictedLow: 0.2, PredictedHigh: 0.9, InInterval: true, Measured: 0.6, KneeRange: k(0.5, 320, 345, false)},
 		{Program: "a", Knee: 0.05, Limit: "370m", LimitMilli: 370, PredictedLow: 0.0, PredictedHigh: 0.1, InInterval: true, KneeRange: k(0.05, 360, 400, false)},
-		{Program: "b", Knee: 0.2, Limit: "200m", LimitMilli: 200, PredictedLow: 0.1, PredictedHigh: 0.35, InInterval: false, KneeRange: k(0.2, 190, 205, false)},
+		{Program: "b", Knee: 0.2, Limit: "200m", LimitMilli: 200, PredictedLow: 0.1, PredictedHigh: 0.35, InInterval: false, Measured: 0.3, KneeRange: k(0.2, 190, 195, false)},
 		{Program: "b", Knee: 0.05, Limit: "250m", LimitMilli: 250, PredictedLow: 0.0, PredictedHigh: 0.4, InInterval: true, KneeRange: k(0.05, 230, 0, true)},
 		{Program: "b", Limit: "300m", LimitMilli: 300, Recommended: true, Measured: 0.01},
 	}
@@ -103,9 +103,10 @@ func TestProgramTableKnee(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"**3 of 4 knee points inside the widened interval; 2 of 4 intervals narrower than 0.3; 1 of 1 recommended limits within 5% + 0.05; at the 5% points 1 of 2 intervals narrower than 0.3; the widest knee limit range 10.8% of its limit (a at 5%), 1 without an upper end.**",
-		"| 320m-345m | 7.6% |",
-		"| 230m-none | - |",
+		"**3 of 4 knee points inside the widened interval; 2 of 4 intervals narrower than 0.3; 1 of 1 recommended limits within 5% + 0.05; at the 5% points 1 of 2 intervals narrower than 0.3; the widest knee limit range 10.8% of its limit (a at 5%), 1 without an upper end; 3 of 4 measured shares on the side of the knee's limit range they should be.**",
+		"| 320m-345m | 7.6% | yes |",
+		"| 190m-195m | 2.5% | **no** |",
+		"| 230m-none | - | yes |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
