@@ -180,7 +180,7 @@ how many CPUs the group ran on by the per-CPU counters. INTERVAL is advise's int
 (the spread over the window's blocks, and the level replayed lower and higher by the
 error of the window's mean and where its trend leads, at least %.0f%%; a start-up at the
 window's beginning left out). Targets: at the knee, each measured share inside the interval
-widened by max(0.07, 30%%), and every interval narrower than %.1f (issue 39's; near the 50%%
+widened by max(0.07, 30%%), and every interval narrower than %.1f (the acceptance's; near the 50%%
 point the share moves about 0.1 per 1%% of use, so that width is below what a demand
 that moves 1-3%% between windows allows: the width is judged at the 5%% points too); the
 recommended limit measured at most 5%% + 0.05. LIMIT RANGE is the knee as advise gives it
