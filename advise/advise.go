@@ -332,6 +332,10 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 // far below the lowest limit evaluated as the round before.
 const maxKneeRounds = 10
 
+// kneeRounds is how many rounds refineKnee takes (maxKneeRounds; 0 in
+// the benchmark's reference: the knee read off the grid alone).
+var kneeRounds = maxKneeRounds
+
 // refineKnee evaluates limits between w's (at period, without burst) where
 // the knee's ends lie (kneeGaps), round after round, until each end's next
 // lower limit evaluated is within kneeStep of it. Each round's points are
@@ -339,7 +343,7 @@ const maxKneeRounds = 10
 // grid's, widened by the audit's error. It returns the evaluations added.
 func (w *windows) refineKnee(t Target, period time.Duration, audit *Audit) ([]Evaluation, error) {
 	var added []Evaluation
-	for range maxKneeRounds {
+	for range kneeRounds {
 		gaps := kneeGaps(slices.Concat(w.evs, added), t, period)
 		if len(gaps) == 0 {
 			break

@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -45,4 +46,32 @@ func BenchmarkEvaluate1h(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkAdviseKnee24h is Advise on a day of samples (day24h) with the
+// knee refined between the grid's limits and, in the same run, with the
+// knee read off the grid alone (kneeRounds 0): each one's seconds and
+// their ratio, the knee's cost.
+func BenchmarkAdviseKnee24h(b *testing.B) {
+	d := day24h(8_640_000)
+	run := func(rounds int) time.Duration {
+		kneeRounds = rounds
+		defer func() { kneeRounds = maxKneeRounds }()
+		runtime.GC()
+		start := time.Now()
+		if _, err := Advise(d, Request{}, Sampled{}); err != nil {
+			b.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	var with, without time.Duration
+	b.ResetTimer()
+	for range b.N {
+		without += run(0)
+		with += run(maxKneeRounds)
+	}
+	n := float64(b.N)
+	b.ReportMetric(with.Seconds()/n, "s/advise")
+	b.ReportMetric(without.Seconds()/n, "s/advise-grid-knee")
+	b.ReportMetric(float64(with)/float64(without), "knee-cost-ratio")
 }
