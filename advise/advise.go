@@ -316,6 +316,11 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 	}
 	// The knee, refined between the grid's limits (counted, in every
 	// window, with the same intervals): the recommendation is the grid's.
+	// Over more than KneeRefineSpan of samples it is read off the grid
+	// (its ranges say how far apart the limits there are).
+	if d.Duration() > kneeRefineSpan {
+		return a, nil
+	}
 	knee, err := w.refineKnee(req.Target.WithDefaults(), req.Periods[0], audit)
 	if err != nil {
 		return nil, err
@@ -326,6 +331,16 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 	ev.KneePoints = knee
 	return Decide(ev, req.Target), nil
 }
+
+// KneeRefineSpan is the longest window whose knee advise refines between
+// the grid's limits. The refinement's limits lie near the mean use, where
+// the one counting pass meets near ties and replays whole windows: on a
+// day of samples it cost a third more than the rest of the advice, and a
+// day's knee moves with its hours more than a grid step anyway.
+const KneeRefineSpan = time.Hour
+
+// kneeRefineSpan is KneeRefineSpan (tests shorten it).
+var kneeRefineSpan = KneeRefineSpan
 
 // maxKneeRounds bounds the knee's refinement: each round halves every gap
 // it refines (a grid step of 8% to 1% in three rounds) or steps twice as

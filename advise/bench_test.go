@@ -48,12 +48,13 @@ func BenchmarkEvaluate1h(b *testing.B) {
 	}
 }
 
-// BenchmarkAdviseKnee24h is Advise on a day of samples (day24h) with the
+// BenchmarkAdviseKnee1h is Advise on an hour of samples (the day
+// generator's first, KneeRefineSpan: the longest window refined) with the
 // knee refined between the grid's limits and, in the same run, with the
 // knee read off the grid alone (kneeRounds 0): each one's seconds and
 // their ratio, the knee's cost.
-func BenchmarkAdviseKnee24h(b *testing.B) {
-	d := day24h(8_640_000)
+func BenchmarkAdviseKnee1h(b *testing.B) {
+	d := day24h(int(KneeRefineSpan / (10 * time.Millisecond)))
 	run := func(rounds int) time.Duration {
 		kneeRounds = rounds
 		defer func() { kneeRounds = maxKneeRounds }()

@@ -160,6 +160,49 @@ func TestKneeRefined(t *testing.T) {
 	}
 }
 
+// TestKneeOffTheGridBeyondTheSpan: a window longer than KneeRefineSpan
+// (shortened here to 10 s against the 30 s cliff of TestKneeRefined) has
+// its knee read off the grid: every end is a limit the advice evaluated,
+// and the step says how far apart they lie there.
+func TestKneeOffTheGridBeyondTheSpan(t *testing.T) {
+	defer func(s time.Duration) { kneeRefineSpan = s }(kneeRefineSpan)
+	kneeRefineSpan = 10 * time.Second
+	var at, usage []time.Duration
+	var used time.Duration
+	for k := 0; k <= 3000; k++ {
+		at = append(at, time.Duration(k)*10*time.Millisecond)
+		usage = append(usage, used)
+		if k%10 < 3 {
+			used += 10 * time.Millisecond
+		}
+	}
+	a, err := Advise(cfs.FromSamples(at, usage), Request{}, Sampled{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	evaluated := map[int64]bool{}
+	for _, e := range a.Evaluations {
+		if e.BurstMilli == 0 {
+			evaluated[e.LimitMilli] = true
+		}
+	}
+	if len(a.Knee) == 0 {
+		t.Fatal("no knee")
+	}
+	refined := false
+	for _, k := range a.Knee {
+		for _, m := range [2]int64{k.LowMilli, k.HighMilli} {
+			if m != 0 && !evaluated[m] {
+				t.Errorf("%.0f%%: end %dm is no limit of the grid", 100*k.Share, m)
+			}
+		}
+		refined = refined || (k.StepMilli > 0 && k.StepMilli <= kneeStep(k.HighMilli))
+	}
+	if refined {
+		t.Errorf("knee %+v: a step refined to 1%% beyond the span", a.Knee)
+	}
+}
+
 func TestKneeText(t *testing.T) {
 	a := &Advice{Knee: []KneeRange{
 		{Share: 0.5, LowMilli: 320, LowAtLowest: true, HighMilli: 345, UpToMilli: 2000, StepMilli: 5},
