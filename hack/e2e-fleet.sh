@@ -119,58 +119,45 @@ grep -q 'hostNetwork: true' "$work/agent-rig.yaml" && grep -q KUBERNETES_SERVICE
 $H list --namespace default | tee "$E2E_OUT/helm-list.txt"
 
 # --- the workload --------------------------------------------------------------
-cat >"$work/burner.yaml" <<YAML
-apiVersion: v1
-kind: Namespace
-metadata: {name: $NS}
+# deployment NAME CONTAINER PORT GOMAXPROCS CPU_LIMIT MEMORY_LIMIT [RESIZE]: one
+# throttlelab server on the host's network (so the check reaches it on
+# loopback), requesting 100m and 64Mi; RESIZE=1 lets its CPU be resized in place.
+deployment() {
+	cat <<YAML
 ---
 apiVersion: apps/v1
 kind: Deployment
-metadata: {name: burner, namespace: $NS}
+metadata: {name: $1, namespace: $NS}
 spec:
   replicas: 1
-  selector: {matchLabels: {app: burner}}
+  selector: {matchLabels: {app: $1}}
   template:
-    metadata: {labels: {app: burner}}
+    metadata: {labels: {app: $1}}
     spec:
       hostNetwork: true
       enableServiceLinks: false
       tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists}]
       containers:
-      - name: server
+      - name: $2
         image: throttlelab:$VERSION
         imagePullPolicy: Never
-        args: [serve, --listen, "127.0.0.1:$WPORT", --gomaxprocs, "2"]
+        args: [serve, --listen, "127.0.0.1:$3", --gomaxprocs, "$4"]
         resources:
           requests: {cpu: 100m, memory: 64Mi}
-          limits: {cpu: 200m, memory: 256Mi}
-        resizePolicy:
-        - {resourceName: cpu, restartPolicy: NotRequired}
----
-# An idle server far below its limit: sampling by need reads it on the
-# coarse 100 ms grid once it is advised (the check requires that some
-# container was read so).
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: idler, namespace: $NS}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: idler}}
-  template:
-    metadata: {labels: {app: idler}}
-    spec:
-      hostNetwork: true
-      enableServiceLinks: false
-      tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists}]
-      containers:
-      - name: idle
-        image: throttlelab:$VERSION
-        imagePullPolicy: Never
-        args: [serve, --listen, "127.0.0.1:$IPORT", --gomaxprocs, "1"]
-        resources:
-          requests: {cpu: 100m, memory: 64Mi}
-          limits: {cpu: 500m, memory: 128Mi}
+          limits: {cpu: $5, memory: $6}
 YAML
+	if [ "${7:-}" = 1 ]; then
+		printf '        resizePolicy:\n        - {resourceName: cpu, restartPolicy: NotRequired}\n'
+	fi
+}
+# The workload under test (200m, resized in place after the advice), and an
+# idle server far below its limit (500m): both must get advice from the agent
+# sampling by need (the check requires every container advised).
+{
+	printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n' "$NS"
+	deployment burner server "$WPORT" 2 200m 256Mi 1
+	deployment idler idle "$IPORT" 1 500m 128Mi
+} >"$work/burner.yaml"
 say "deploying the workload (200m limit) and an idle server (500m)"
 $K apply -f "$work/burner.yaml" >/dev/null
 waitfor agent 180 $K -n throttlelab-agent rollout status ds/throttlelab-agent --timeout 5s
