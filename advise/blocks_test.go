@@ -256,19 +256,7 @@ func TestAnswerFromData(t *testing.T) {
 // 375m, so its interval must reach the top, and the recommendation must
 // leave the 3%.
 func TestLevelSpreadNearACliff(t *testing.T) {
-	var at, usage []time.Duration
-	var used time.Duration
-	for k := 0; k <= 3000; k++ { // 30 s of 10 ms samples
-		at = append(at, time.Duration(k)*10*time.Millisecond)
-		usage = append(usage, used)
-		switch k % 10 {
-		case 0, 1, 2:
-			used += 10 * time.Millisecond
-		case 3:
-			used += 7 * time.Millisecond
-		}
-	}
-	d := cfs.FromSamples(at, usage)
+	d := cliff(7 * time.Millisecond)
 	a, err := Advise(d, Request{Limits: []int64{375}}, Sampled{})
 	if err != nil {
 		t.Fatal(err)

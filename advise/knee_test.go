@@ -99,19 +99,7 @@ func TestKneeStep(t *testing.T) {
 // within kneeStep, each end the first limit at or above its crossing, and
 // the grid (and so the recommendation) left as it was.
 func TestKneeRefined(t *testing.T) {
-	var at, usage []time.Duration
-	var used time.Duration
-	for k := 0; k <= 3000; k++ {
-		at = append(at, time.Duration(k)*10*time.Millisecond)
-		usage = append(usage, used)
-		switch k % 10 {
-		case 0, 1, 2:
-			used += 10 * time.Millisecond
-		case 3:
-			used += 7 * time.Millisecond
-		}
-	}
-	d := cfs.FromSamples(at, usage)
+	d := cliff(7 * time.Millisecond)
 	a, err := Advise(d, Request{}, Sampled{})
 	if err != nil {
 		t.Fatal(err)
@@ -160,6 +148,25 @@ func TestKneeRefined(t *testing.T) {
 	}
 }
 
+// cliff is 30 s of 10 ms samples of a burst every 100 ms: three samples
+// of 10 ms and one of tail, then nothing (a cliff: throttled in every
+// period below the burst's sum, never above it).
+func cliff(tail time.Duration) *Demand {
+	var at, usage []time.Duration
+	var used time.Duration
+	for k := 0; k <= 3000; k++ {
+		at = append(at, time.Duration(k)*10*time.Millisecond)
+		usage = append(usage, used)
+		switch k % 10 {
+		case 0, 1, 2:
+			used += 10 * time.Millisecond
+		case 3:
+			used += tail
+		}
+	}
+	return cfs.FromSamples(at, usage)
+}
+
 // TestKneeOffTheGridBeyondTheSpan: a window longer than KneeRefineSpan
 // (shortened here to 10 s against the 30 s cliff of TestKneeRefined) has
 // its knee read off the grid: every end is a limit the advice evaluated,
@@ -167,16 +174,7 @@ func TestKneeRefined(t *testing.T) {
 func TestKneeOffTheGridBeyondTheSpan(t *testing.T) {
 	defer func(s time.Duration) { kneeRefineSpan = s }(kneeRefineSpan)
 	kneeRefineSpan = 10 * time.Second
-	var at, usage []time.Duration
-	var used time.Duration
-	for k := 0; k <= 3000; k++ {
-		at = append(at, time.Duration(k)*10*time.Millisecond)
-		usage = append(usage, used)
-		if k%10 < 3 {
-			used += 10 * time.Millisecond
-		}
-	}
-	a, err := Advise(cfs.FromSamples(at, usage), Request{}, Sampled{})
+	a, err := Advise(cliff(0), Request{}, Sampled{})
 	if err != nil {
 		t.Fatal(err)
 	}
