@@ -70,7 +70,7 @@ lint:
 # which finds nothing in them and makes them about 8x slower; their concurrent
 # paths keep tests that run under -race (and run instrumented from the
 # packages that call them).
-NORACE_PKGS ?= ./advise
+NORACE_PKGS ?= ./advise ./cfs
 test: fmt-check vet lint
 	$(GO) test -race -p 1 ./...
 	$(GO) test -p 1 $(NORACE_PKGS)

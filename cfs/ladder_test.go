@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // bursty is span of 10 ms samples (jittered by up to 1 ms) of work that
@@ -127,6 +129,7 @@ func ladderOf(lo, hi float64, n int, period time.Duration, cores float64) []Sett
 // exact, it leaves only a few settings to Replay, and without burst the
 // throttled count never rises as the quota rises.
 func TestCountLadderMatchesReplay(t *testing.T) {
+	testenv.Arithmetic(t)
 	type tc struct {
 		name   string
 		d      *Demand
