@@ -186,12 +186,11 @@ type group struct {
 
 	first, last sample // at the interval's start and now
 	samples     int    // since first
-	// limited: the group had a quota at its last report (or when opened).
-	// On v1 its cpu.stat is a file of its own, read at a sample only then
-	// and while its counters move (read): without a quota the bandwidth
-	// counters do not move, and the last ones read are carried on
-	// (statRead is set once they were).
-	limited, statRead bool
+	// On v1 its cpu.stat is a file of its own, read at a sample only while
+	// it is limited and its counters move (read): without a quota the
+	// bandwidth counters do not move, and the last ones read are carried
+	// on (statRead is set once they were).
+	statRead bool
 	// period is the group's CFS period while it has a quota (0 without);
 	// active the time of the last sample at which its usage or its
 	// cpu.stat moved (see read).
@@ -222,8 +221,9 @@ type group struct {
 	perCPUFailed bool
 	splitErrs    int
 	split        []uint64
-	// With Options.StatByNeed (a v1 group with a quota): quota is the
-	// group's quota per period (0 without); hist the usage at its last
+	// quota is the group's quota per period at its last report (or when
+	// opened; 0 without: limited). With Options.StatByNeed (a v1 group
+	// with a quota): hist the usage at its last
 	// samples (a ring, histN pushed), where statDue looks back a period;
 	// thrMovedAt the time of the last sample at which nr_throttled was
 	// found moved (thrMoved: there was one); statStale, that the last
@@ -246,6 +246,9 @@ type group struct {
 	// (SettingsEvery).
 	written bool
 }
+
+// limited says whether g had a quota at its last report (or when opened).
+func (g *group) limited() bool { return g.quota > 0 }
 
 // usagePoint is a group's cumulative usage at a sample.
 type usagePoint struct {
@@ -521,17 +524,13 @@ func (w *Watcher) openGroup(r Ref) *group {
 		return g
 	}
 	period := time.Duration(0)
-	l0 := &cgroup.CPULimits{}
 	if r.CPUDir != "" {
 		if l, err := cgroup.ReadGroupCPU(r.CPUDir, w.src.Version); err == nil && l.QuotaUsec > 0 {
 			period = time.Duration(l.PeriodUsec) * time.Microsecond
-			g.limited, l0 = true, l
+			g.quota = time.Duration(l.QuotaUsec) * time.Microsecond
 		}
 	}
 	g.period = period
-	if period > 0 {
-		g.quota = time.Duration(l0.QuotaUsec) * time.Microsecond
-	}
 	g.tracker = cgroup.NewPeakTracker(period, w.peakWindow(period))
 	g.psiDir = w.psiDir(g)
 	if g.psiDir != "" {
@@ -624,7 +623,7 @@ func (w *Watcher) Sample(at time.Duration) {
 		if g.samples == 0 || (g.every && (grid || g.hot)) {
 			gt := g.gate
 			if gt != nil && gt.ok && g.gated && g.gateUsage == gt.usage && w.carries(g, at) {
-				w.take(g, sample{at: at, UsageReading: g.last.UsageReading, stale: w.statByNeed(g) && g.limited}, nil)
+				w.take(g, sample{at: at, UsageReading: g.last.UsageReading, stale: w.statByNeed(g)}, nil)
 			} else {
 				w.sampleGroup(g, at)
 			}
@@ -656,9 +655,9 @@ func (w *Watcher) carries(g *group, at time.Duration) bool {
 		return false
 	}
 	if w.statByNeed(g) {
-		return !g.limited || !w.statDue(g, at, g.last.UsageNs)
+		return !w.statDue(g, at, g.last.UsageNs)
 	}
-	return !(g.limited && at-g.active <= statIdle(g.period, w.opts.SampleEvery))
+	return !(g.limited() && at-g.active <= statIdle(g.period, w.opts.SampleEvery))
 }
 
 // sampleGroup reads one group's usage and cpu.stat at time at. A read
@@ -768,7 +767,7 @@ func (w *Watcher) take(g *group, s sample, split []uint64) {
 	g.last = s
 	g.samples++
 	g.statStale = s.stale
-	if w.statByNeed(g) && g.limited {
+	if w.statByNeed(g) {
 		w.push(g, s.at, s.UsageNs)
 	}
 	// A group not hot at its last sample was read on the coarse grid
@@ -827,7 +826,7 @@ func (w *Watcher) read(g *group, at time.Duration, split []uint64) (sample, erro
 		g.active = at
 	}
 	due := !g.statRead || g.written
-	if !due && g.limited {
+	if !due && g.limited() {
 		if w.statByNeed(g) {
 			due = w.statDue(g, at, r.UsageNs)
 		} else {
@@ -836,7 +835,7 @@ func (w *Watcher) read(g *group, at time.Duration, split []uint64) (sample, erro
 	}
 	if !due {
 		r.CPUCounters = g.last.CPUCounters // not read: as they were
-		return sample{at: at, UsageReading: r, stale: w.statByNeed(g) && g.limited}, nil
+		return sample{at: at, UsageReading: r, stale: w.statByNeed(g)}, nil
 	}
 	c, err := g.counters.ReadStat()
 	if err != nil {
@@ -853,10 +852,10 @@ func (w *Watcher) read(g *group, at time.Duration, split []uint64) (sample, erro
 }
 
 // statByNeed says whether g's cpu.stat is read by need
-// (Options.StatByNeed): a v1 group, whose usage is in a file of its own,
-// on a host whose slack is known.
+// (Options.StatByNeed): a limited v1 group, whose usage is in a file of
+// its own, on a host whose slack is known.
 func (w *Watcher) statByNeed(g *group) bool {
-	return w.slack > 0 && g.counters != nil && g.counters.Usage != nil
+	return w.slack > 0 && g.limited() && g.counters != nil && g.counters.Usage != nil
 }
 
 // statDue says whether nr_throttled can have moved since g's last sample,
@@ -1055,7 +1054,6 @@ func (w *Watcher) report(g *group) (Stats, error) {
 		cur = l
 		st.PeriodUsec, st.Shares, st.Weight, t.QuotaUsec = l.PeriodUsec, l.Shares, l.Weight, l.QuotaUsec
 		period := time.Duration(0)
-		g.limited = l.QuotaUsec > 0
 		g.quota = 0
 		if l.QuotaUsec > 0 {
 			g.quota = time.Duration(l.QuotaUsec) * time.Microsecond
