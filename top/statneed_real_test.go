@@ -34,22 +34,7 @@ while :; do spin 0.3; sleep 0.3; for i in 1 2 3 4 5 6; do spin 0.045; sleep 0.05
 	path := toptest.CgroupPath(t, grp.Dir)
 	ms := time.Millisecond
 	hot := false
-	observed := ^uint64(0)
-	self := Identify(path, nil)
-	w, err := New(Options{Root: "/", StatByNeed: true,
-		Every:  func(id Identity) bool { return id == self },
-		Coarse: func(at time.Duration) bool { return at%(100*ms) == 0 },
-		Observe: func(p string, _ Identity, _ time.Duration, _, throttled uint64, _ []uint64) bool {
-			if p == path {
-				observed = throttled
-				return hot
-			}
-			return false
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, observed := watchByNeed(t, path, &hot)
 	if w.slack == 0 {
 		t.Fatal("no slack: /proc/sys/kernel/sched_cfs_bandwidth_slice_us or the possible CPUs unreadable")
 	}
@@ -64,14 +49,10 @@ while :; do spin 0.3; sleep 0.3; for i in 1 2 3 4 5 6; do spin 0.045; sleep 0.05
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
 	defer cancel()
 	cgroup.Loop(ctx, 10*ms, func(at time.Duration, _ int64) bool {
-		before := kernel()
-		observed = ^uint64(0)
-		w.Sample(at)
-		if observed != ^uint64(0) {
+		if seen, ok := sampleBehind(t, w, at, observed, kernel); seen {
 			samples++
-			if observed < before {
+			if !ok {
 				behind++
-				t.Errorf("at %s: nr_throttled %d observed, %d in cpu.stat before the sample", at, observed, before)
 			}
 		}
 		if at%time.Second == 0 && at > 0 {
@@ -116,21 +97,7 @@ func TestStatByNeedRealQuotaLowered(t *testing.T) {
 	}
 	path := toptest.CgroupPath(t, grp.Dir)
 	ms := time.Millisecond
-	observed := ^uint64(0)
-	self := Identify(path, nil)
-	w, err := New(Options{Root: "/", StatByNeed: true,
-		Every:  func(id Identity) bool { return id == self },
-		Coarse: func(at time.Duration) bool { return at%(100*ms) == 0 },
-		Observe: func(p string, _ Identity, _ time.Duration, _, throttled uint64, _ []uint64) bool {
-			if p == path {
-				observed = throttled
-			}
-			return false
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
+	w, observed := watchByNeed(t, path, new(bool))
 	if w.slack == 0 || w.events == nil {
 		t.Fatalf("no slack (%s) or no inotify (%v)", w.slack, w.eventsErr)
 	}
@@ -149,14 +116,10 @@ func TestStatByNeedRealQuotaLowered(t *testing.T) {
 			toptest.Start(t, dirs, true)
 			started = true
 		}
-		before := kernel()
-		observed = ^uint64(0)
-		w.Sample(at)
-		if observed != ^uint64(0) {
+		if seen, ok := sampleBehind(t, w, at, observed, kernel); seen {
 			samples++
-			if observed < before {
+			if !ok {
 				behind++
-				t.Errorf("at %s: nr_throttled %d observed, %d in cpu.stat before the sample", at, observed, before)
 			}
 		}
 		return at < 3*time.Second && behind < 5
@@ -172,4 +135,47 @@ func TestStatByNeedRealQuotaLowered(t *testing.T) {
 	if n := w.MissedThrottles(); n != 0 {
 		t.Errorf("the report found %d moves of nr_throttled the rule said could not happen", n)
 	}
+}
+
+// watchByNeed watches the group at path alone with Options.StatByNeed on
+// the 100 ms grid, hot while *hot: *observed is the nr_throttled Observe
+// got for it at the last sample (^0: none). Closed with the test.
+func watchByNeed(t *testing.T, path string, hot *bool) (*Watcher, *uint64) {
+	t.Helper()
+	observed := new(uint64)
+	*observed = ^uint64(0)
+	self := Identify(path, nil)
+	w, err := New(Options{Root: "/", StatByNeed: true,
+		Every:  func(id Identity) bool { return id == self },
+		Coarse: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
+		Observe: func(p string, _ Identity, _ time.Duration, _, throttled uint64, _ []uint64) bool {
+			if p == path {
+				*observed = throttled
+				return *hot
+			}
+			return false
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w, observed
+}
+
+// sampleBehind samples w at at: seen, that Observe got the group's
+// nr_throttled; ok, that it was at least what cpu.stat (kernel) said just
+// before the sample (an error otherwise).
+func sampleBehind(t *testing.T, w *Watcher, at time.Duration, observed *uint64, kernel func() uint64) (seen, ok bool) {
+	t.Helper()
+	before := kernel()
+	*observed = ^uint64(0)
+	w.Sample(at)
+	if *observed == ^uint64(0) {
+		return false, true
+	}
+	if *observed < before {
+		t.Errorf("at %s: nr_throttled %d observed, %d in cpu.stat before the sample", at, *observed, before)
+		return true, false
+	}
+	return true, true
 }
