@@ -3,6 +3,7 @@ package advise
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -55,25 +56,14 @@ type KneeRange struct {
 // kneeShares are the shares the knee is given at for target t (with
 // defaults): KneeShares and the target's, highest first.
 func kneeShares(t Target) (shares []float64, target int) {
-	shares = append([]float64(nil), KneeShares...)
-	target = -1
-	if t.MaxThrottled < 1 {
-		for i, s := range shares {
-			if s == t.MaxThrottled {
-				target = i
-			}
-		}
-		if target < 0 {
-			shares = append(shares, t.MaxThrottled)
-		}
+	shares = slices.Clone(KneeShares)
+	if t.MaxThrottled < 1 && !slices.Contains(shares, t.MaxThrottled) {
+		shares = append(shares, t.MaxThrottled)
 	}
 	sort.Sort(sort.Reverse(sort.Float64Slice(shares)))
+	target = -1
 	if t.MaxThrottled < 1 {
-		for i, s := range shares {
-			if s == t.MaxThrottled {
-				target = i
-			}
-		}
+		target = slices.Index(shares, t.MaxThrottled)
 	}
 	return shares, target
 }

@@ -93,13 +93,13 @@ type hotWhy struct {
 	// sums: periods on the grid whose sum reached the threshold; the
 	// last one's end, length, sum (ns) and threshold (ns), and the floor
 	// (millicores) the threshold came from.
-	sums                 int
-	sumAt, sumGap        time.Duration
-	sum, threshold       float64
-	floor                int64
-	throttles            int // moves of nr_throttled
-	throttledAt          time.Duration
-	throttledFrom, thrTo uint64
+	sums                       int
+	sumAt, sumGap              time.Duration
+	sum, threshold             float64
+	floor                      int64
+	throttles                  int // moves of nr_throttled
+	throttledAt                time.Duration
+	throttledFrom, throttledTo uint64
 }
 
 func (w hotWhy) String() string {
@@ -109,7 +109,7 @@ func (w hotWhy) String() string {
 	}
 	s += fmt.Sprintf(", %d moves of nr_throttled", w.throttles)
 	if w.throttles > 0 {
-		s += fmt.Sprintf(" (the last at %s: %d to %d)", w.throttledAt, w.throttledFrom, w.thrTo)
+		s += fmt.Sprintf(" (the last at %s: %d to %d)", w.throttledAt, w.throttledFrom, w.throttledTo)
 	}
 	return s
 }
@@ -121,7 +121,7 @@ func (n *need) wants(h *HotConfig, period time.Duration, at time.Duration, usage
 	if n.thrHave && throttled != n.throttled {
 		n.hotUntil, heat = at+h.Hold, heatThrottled
 		n.why.throttles++
-		n.why.throttledAt, n.why.throttledFrom, n.why.thrTo = at, n.throttled, throttled
+		n.why.throttledAt, n.why.throttledFrom, n.why.throttledTo = at, n.throttled, throttled
 	}
 	n.thrHave, n.throttled = true, throttled
 	floor := n.floor.Load()
