@@ -222,18 +222,14 @@ func KneeText(a *Advice) string {
 		if k.Target {
 			share += " (the target)"
 		}
-		var at string
 		switch {
 		case k.LowMilli == 0:
-			at = fmt.Sprintf("above every limit evaluated (up to %s)", formatMilli(k.UpToMilli))
-			parts[i] = share + " " + at
-			continue
+			parts[i] = fmt.Sprintf("%s above every limit evaluated (up to %s)", share, formatMilli(k.UpToMilli))
 		case k.NoUpperEnd:
-			at = fmt.Sprintf("%s%s-none (the interval's high end stays above %s up to %s)", lowMark(k), formatMilli(k.LowMilli), fmtShare(k.Share), formatMilli(k.UpToMilli))
+			parts[i] = fmt.Sprintf("%s at %s (the interval's high end stays above %s up to %s)", share, k.Limits(), fmtShare(k.Share), formatMilli(k.UpToMilli))
 		default:
-			at = fmt.Sprintf("%s%s-%s", lowMark(k), formatMilli(k.LowMilli), formatMilli(k.HighMilli))
+			parts[i] = share + " at " + k.Limits()
 		}
-		parts[i] = share + " at " + at
 	}
 	step := int64(0)
 	for _, k := range a.Knee {
@@ -246,12 +242,21 @@ func KneeText(a *Advice) string {
 	return "the knee: " + strings.Join(parts, ", ") + " (each from the lowest limit whose interval's low end is at or under the share to the lowest whose high end is" + tail + ")"
 }
 
-// lowMark marks an optimistic end at the lowest limit evaluated.
-func lowMark(k KneeRange) string {
-	if k.LowAtLowest {
-		return "<="
+// Limits writes k's range of limits: 320m-345m, <=320m-345m (the
+// optimistic end at the lowest limit evaluated), 400m-none (no upper
+// end), or none (no limit evaluated gets there).
+func (k KneeRange) Limits() string {
+	if k.LowMilli <= 0 {
+		return "none"
 	}
-	return ""
+	lo := formatMilli(k.LowMilli)
+	if k.LowAtLowest {
+		lo = "<=" + lo
+	}
+	if k.NoUpperEnd {
+		return lo + "-none"
+	}
+	return lo + "-" + formatMilli(k.HighMilli)
 }
 
 // fmtShare writes a share as a percentage without needless decimals.

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/throttlelab/throttlelab/advise"
-	"github.com/throttlelab/throttlelab/units"
 )
 
 // Env is where the rows were measured, for the table's heading.
@@ -216,7 +215,7 @@ end).
 		}
 		rng, width := "-", "-"
 		if k := r.KneeRange; k != nil {
-			rng, width = kneeRangeText(*k), "-"
+			rng = k.Limits()
 			if w := r.KneeWidthPercent(); !math.IsNaN(w) {
 				width = fmt.Sprintf("%.1f%%", w)
 			}
@@ -248,22 +247,6 @@ const MaxWidth = 0.3
 // 50% point the share moves too fast with the use for any interval as
 // narrow as MaxWidth when the demand moves between windows.
 const WidthShare = 0.05
-
-// kneeRangeText writes a knee's limit range: 320m-345m, <=320m-345m
-// (the lowest limit evaluated), 400m-none (no upper end).
-func kneeRangeText(k advise.KneeRange) string {
-	if k.LowMilli <= 0 {
-		return "none"
-	}
-	lo := units.FormatMilliCPU(k.LowMilli)
-	if k.LowAtLowest {
-		lo = "<=" + lo
-	}
-	if k.NoUpperEnd {
-		return lo + "-none"
-	}
-	return lo + "-" + units.FormatMilliCPU(k.HighMilli)
-}
 
 // widestText says the widest knee range (in % of its limit) and where,
 // and how many had no upper end.
