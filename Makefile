@@ -155,5 +155,5 @@ validate-advise: build
 	# Programs nobody here wrote, with standard clients (Debian: nginx-light postgresql openjdk-17-jdk-headless; fortio from the module proxy),
 	# sampled 60 s unlimited, then measured 30 s at each knee limit (advise predicting 50%, 20%, 5% throttled) and the recommended one.
 	command -v fortio >/dev/null || GOFLAGS= $(GO) install fortio.org/fortio@v1.68.2
-	for p in nginx postgresql jvm; do flock /tmp/throttlelab-host.lock bin/validate-advise -program $$p -duration 60s -measure 30s -rounds 1 -out $(VALIDATE_OUT) || exit 1; done
+	for p in nginx postgresql jvm; do flock /tmp/throttlelab-host.lock bin/validate-advise -program $$p -warmup 60s -duration 60s -settle 5s -measure 30s -rounds 1 -out $(VALIDATE_OUT) || exit 1; done
 	bin/validate-advise -out $(VALIDATE_OUT) -doc docs/advise.md

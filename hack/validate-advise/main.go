@@ -35,12 +35,14 @@ func main() {
 	runFor := flag.Duration("duration", 30*time.Second, "how long each config runs")
 	noRun := flag.Bool("no-run", false, "compare the results already in -out again")
 	measure := flag.Duration("measure", 30*time.Second, "with -program: how long each limit is measured (-duration is how long it is sampled)")
+	warmup := flag.Duration("warmup", time.Minute, "with -program: how long the load runs before the sampling (one client runs through the whole round)")
+	settle := flag.Duration("settle", 5*time.Second, "with -program: how long under each limit before it is measured")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
 	if *program != "" {
-		err = runProgram(ctx, *program, *out, *runFor, *measure, *rounds)
+		err = runProgram(ctx, *program, *out, validation.ProgramRun{Window: *runFor, Measure: *measure, Warmup: *warmup, Settle: *settle, Rounds: *rounds})
 	} else {
 		err = run(ctx, *name, *out, *doc, *bin, *runFor, *noRun)
 	}
@@ -85,12 +87,12 @@ func run(ctx context.Context, name, out, doc, bin string, runFor time.Duration, 
 	return os.WriteFile(filepath.Join(out, w.Name+".json"), b, 0o644)
 }
 
-func runProgram(ctx context.Context, name, out string, window, measure time.Duration, rounds int) error {
+func runProgram(ctx context.Context, name, out string, run validation.ProgramRun) error {
 	p, err := validation.FindProgram(name)
 	if err != nil {
 		return fmt.Errorf("-program: %w", err)
 	}
-	rows, err := validation.MeasureProgram(ctx, p, filepath.Join(out, "program-"+p.Name), window, measure, rounds, os.Stdout)
+	rows, err := validation.MeasureProgram(ctx, p, filepath.Join(out, "program-"+p.Name), run, os.Stdout)
 	if err != nil {
 		return err
 	}

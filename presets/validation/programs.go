@@ -64,6 +64,13 @@ type ProgramRow struct {
 	Periods      uint64
 	MeasuredMean float64
 	InInterval   bool
+	// WarmupSeconds is how long the load ran before the sampling,
+	// SettleSeconds how long under each limit before it was measured (the
+	// load ran without a pause through the round; both 0 in rows from
+	// before 2026-11-27 10:00, which started a client for each window
+	// after 5 s of load).
+	WarmupSeconds float64 `json:",omitempty"`
+	SettleSeconds float64 `json:",omitempty"`
 	// Others is the cores the rest of the machine used while measured (nil:
 	// unknown).
 	Others *float64 `json:",omitempty"`
@@ -111,13 +118,27 @@ func kneeAt(a *advise.Advice, share float64) *advise.KneeRange {
 	return nil
 }
 
-// MeasureProgram starts p in a group of its own (root, cgroup v1 or v2),
-// drives it with its client, and for each of rounds: samples it without a
-// limit for window (saved as sampled-N.csv in dir, with its per-CPU
-// split), advises, and measures for measure each the limits where advise
-// predicts about 50%, 20% and 5% of periods throttled (KneeLimits) and the
-// recommended one. It stops everything it started.
-func MeasureProgram(ctx context.Context, p Program, dir string, window, measure time.Duration, rounds int, log io.Writer) (rows []ProgramRow, err error) {
+// ProgramRun is how a program is sampled and measured.
+type ProgramRun struct {
+	// Window is how long it is sampled without a limit, Measure how long
+	// each limit is measured.
+	Window, Measure time.Duration
+	// Warmup is how long the load runs before the sampling starts, Settle
+	// how long after each limit is set before it is measured.
+	Warmup, Settle time.Duration
+	Rounds         int
+}
+
+// MeasureProgram starts p in a group of its own (root, cgroup v1 or v2)
+// and for each round: starts its client once, for the whole round (the
+// load never pauses, as a service's traffic does not while its limit is
+// changed), lets it run for Warmup, samples the group without a limit for
+// Window (saved as sampled-N.csv in dir, with its per-CPU split), advises,
+// and measures for Measure each the limits where advise predicts about
+// 50%, 20% and 5% of periods throttled (KneeLimits) and the recommended
+// one, each after Settle under it. It stops everything it started.
+func MeasureProgram(ctx context.Context, p Program, dir string, run ProgramRun, log io.Writer) (rows []ProgramRow, err error) {
+	window, measure := run.Window, run.Measure
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -172,85 +193,104 @@ func MeasureProgram(ctx context.Context, p Program, dir string, window, measure 
 		}
 		return nil
 	}
-	for round := 1; round <= rounds; round++ {
+	for round := 1; round <= run.Rounds; round++ {
 		if err := setLimit(0); err != nil {
 			return rows, err
 		}
-		// Warm up, then sample without a limit under the client's load.
-		if err := runClient(ctx, p.Client(dir, 5*time.Second), io.Discard); err != nil {
-			return rows, fmt.Errorf("%s warm-up: %w", p.Name, err)
-		}
-		var d *advise.Demand
-		cerr := make(chan error, 1)
-		go func() { cerr <- runClient(ctx, p.Client(dir, window+time.Second), io.Discard) }()
-		d, _, err = demand.Sample(ctx, lg, window, nil)
-		if e := <-cerr; err == nil {
-			err = e
-		}
+		// One client for the round: the warm-up, the sampling and up to
+		// five limits, each settled and measured, with room to spare; it is
+		// stopped when the round ends.
+		l, err := startLoad(ctx, p.Client(dir, run.Warmup+window+5*(run.Settle+measure)+time.Minute))
 		if err != nil {
-			return rows, fmt.Errorf("%s round %d sampling: %w", p.Name, round, err)
+			return rows, fmt.Errorf("%s round %d: %w", p.Name, round, err)
 		}
-		a, err := advise.Advise(d, advise.Request{GridSize: 25}, advise.Sampled{Source: p.Name})
+		rs, err := measureRound(ctx, p, dir, run, round, l, lg, g, setLimit, log)
+		rows = append(rows, rs...)
+		l.stop()
 		if err != nil {
 			return rows, err
-		}
-		fmt.Fprintf(log, "%s round %d: %s (ran on %d CPUs)\n%s\n", p.Name, round, advise.Answer(a), a.Sampled.CPUs, advise.KneeText(a))
-		if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("sampled-%d.csv", round))); err == nil {
-			demand.WriteCSV(f, d)
-			f.Close()
-		}
-		knees, err := KneeLimits(d, a)
-		if err != nil {
-			return rows, err
-		}
-		for _, k := range knees {
-			e := k.Evaluation
-			if err := setLimit(e.LimitMilli); err != nil {
-				return rows, err
-			}
-			before, err := g.Stat()
-			if err != nil {
-				return rows, err
-			}
-			u0, _ := g.Usage()
-			mark0, ierr := cgroup.MarkHost("/")
-			mark0.Ours = u0
-			t0 := time.Now()
-			if err := runClient(ctx, p.Client(dir, measure), io.Discard); err != nil {
-				return rows, fmt.Errorf("%s at %dm: %w", p.Name, e.LimitMilli, err)
-			}
-			span := time.Since(t0)
-			u1, _ := g.Usage()
-			mark1, ierr2 := cgroup.MarkHost("/")
-			mark1.Ours = u1
-			after, err := g.Stat()
-			if err != nil {
-				return rows, err
-			}
-			st := after.Sub(before)
-			r := ProgramRow{Program: p.Name, What: p.What, Round: round, WindowSeconds: window.Seconds(), Limit: advise.Point{LimitMilli: e.LimitMilli, Period: Period}.String(), LimitMilli: e.LimitMilli,
-				Recommended: e.LimitMilli == a.Recommendation.LimitMilli && a.Recommendation.Met, Knee: k.Knee, CPUs: a.Sampled.CPUs,
-				SampledMean: d.MeanCores(), Predicted: e.ThrottledRatio, PredictedLow: e.ThrottledRatioRange[0], PredictedHigh: e.ThrottledRatioRange[1],
-				Stationary: a.Window.Stationary, Periods: st.Periods, MeasuredMean: (u1 - u0).Seconds() / span.Seconds()}
-			if e.ThrottledRatioSliceBound != nil {
-				r.SliceBound = *e.ThrottledRatioSliceBound
-			}
-			if k.Knee > 0 {
-				r.KneeRange = kneeAt(a, k.Knee)
-			}
-			if st.Periods > 0 {
-				r.Measured = float64(st.ThrottledPeriods) / float64(st.Periods)
-			}
-			r.InInterval = Within(r.Measured, r.PredictedLow, r.PredictedHigh)
-			if o, ok := cgroup.OtherCores(mark0, mark1); ok && ierr == nil && ierr2 == nil {
-				r.Others = &o
-			}
-			fmt.Fprintf(log, "  %s: predicted %.3f [%.3f, %.3f], measured %.3f (%d periods, %.3f cores; others %s)\n",
-				r.Limit, r.Predicted, r.PredictedLow, r.PredictedHigh, r.Measured, r.Periods, r.MeasuredMean, fmtOthers(r.Others))
-			rows = append(rows, r)
 		}
 	}
 	return rows, setLimit(0)
+}
+
+// measureRound is one round of MeasureProgram under the running load l.
+func measureRound(ctx context.Context, p Program, dir string, run ProgramRun, round int, l *load, lg *demand.Group, g *cgroup.Group, setLimit func(int64) error, log io.Writer) (rows []ProgramRow, err error) {
+	window, measure := run.Window, run.Measure
+	if err := l.wait(ctx, run.Warmup); err != nil {
+		return nil, fmt.Errorf("%s warm-up: %w", p.Name, err)
+	}
+	d, _, err := demand.Sample(ctx, lg, window, nil)
+	if err == nil {
+		err = l.running()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s round %d sampling: %w", p.Name, round, err)
+	}
+	a, err := advise.Advise(d, advise.Request{GridSize: 25}, advise.Sampled{Source: p.Name})
+	if err != nil {
+		return rows, err
+	}
+	fmt.Fprintf(log, "%s round %d: %s (ran on %d CPUs)\n%s\n", p.Name, round, advise.Answer(a), a.Sampled.CPUs, advise.KneeText(a))
+	if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("sampled-%d.csv", round))); err == nil {
+		demand.WriteCSV(f, d)
+		f.Close()
+	}
+	knees, err := KneeLimits(d, a)
+	if err != nil {
+		return rows, err
+	}
+	for _, k := range knees {
+		e := k.Evaluation
+		if err := setLimit(e.LimitMilli); err != nil {
+			return rows, err
+		}
+		if err := l.wait(ctx, run.Settle); err != nil {
+			return rows, fmt.Errorf("%s at %dm: %w", p.Name, e.LimitMilli, err)
+		}
+		before, err := g.Stat()
+		if err != nil {
+			return rows, err
+		}
+		u0, _ := g.Usage()
+		mark0, ierr := cgroup.MarkHost("/")
+		mark0.Ours = u0
+		t0 := time.Now()
+		if err := l.wait(ctx, measure); err != nil {
+			return rows, fmt.Errorf("%s at %dm: %w", p.Name, e.LimitMilli, err)
+		}
+		span := time.Since(t0)
+		u1, _ := g.Usage()
+		mark1, ierr2 := cgroup.MarkHost("/")
+		mark1.Ours = u1
+		after, err := g.Stat()
+		if err != nil {
+			return rows, err
+		}
+		st := after.Sub(before)
+		r := ProgramRow{Program: p.Name, What: p.What, Round: round, WindowSeconds: window.Seconds(), Limit: advise.Point{LimitMilli: e.LimitMilli, Period: Period}.String(), LimitMilli: e.LimitMilli,
+			Recommended: e.LimitMilli == a.Recommendation.LimitMilli && a.Recommendation.Met, Knee: k.Knee, CPUs: a.Sampled.CPUs,
+			SampledMean: d.MeanCores(), Predicted: e.ThrottledRatio, PredictedLow: e.ThrottledRatioRange[0], PredictedHigh: e.ThrottledRatioRange[1],
+			Stationary: a.Window.Stationary, Periods: st.Periods, MeasuredMean: (u1 - u0).Seconds() / span.Seconds(),
+			WarmupSeconds: run.Warmup.Seconds(), SettleSeconds: run.Settle.Seconds()}
+		if e.ThrottledRatioSliceBound != nil {
+			r.SliceBound = *e.ThrottledRatioSliceBound
+		}
+		if k.Knee > 0 {
+			r.KneeRange = kneeAt(a, k.Knee)
+		}
+		if st.Periods > 0 {
+			r.Measured = float64(st.ThrottledPeriods) / float64(st.Periods)
+		}
+		r.InInterval = Within(r.Measured, r.PredictedLow, r.PredictedHigh)
+		if o, ok := cgroup.OtherCores(mark0, mark1); ok && ierr == nil && ierr2 == nil {
+			r.Others = &o
+		}
+		fmt.Fprintf(log, "  %s: predicted %.3f [%.3f, %.3f], measured %.3f (%d periods, %.3f cores; others %s)\n",
+			r.Limit, r.Predicted, r.PredictedLow, r.PredictedHigh, r.Measured, r.Periods, r.MeasuredMean, fmtOthers(r.Others))
+		rows = append(rows, r)
+	}
+	return rows, nil
 }
 
 func fmtOthers(o *float64) string {
@@ -343,6 +383,62 @@ func startIn(g *cgroup.Group, argv []string, logPath string) (stop func(), err e
 	io.WriteString(in, "go\n")
 	in.Close()
 	return stop, nil
+}
+
+// load is a client running in the background until stopped.
+type load struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+	errb   strings.Builder
+}
+
+// startLoad starts argv (a load client) in the background.
+func startLoad(ctx context.Context, argv []string) (*load, error) {
+	lctx, cancel := context.WithCancel(ctx)
+	l := &load{cancel: cancel, done: make(chan struct{})}
+	cmd := exec.CommandContext(lctx, argv[0], argv[1:]...)
+	cmd.Stderr = &l.errb
+	if err := cmd.Start(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("%s: %w", argv[0], err)
+	}
+	go func() {
+		l.err = fmt.Errorf("%s ended before the round did (%v): %s", argv[0], cmd.Wait(), strings.TrimSpace(l.errb.String()))
+		close(l.done)
+	}()
+	return l, nil
+}
+
+// running is nil while the client runs, and why it ended once it has.
+func (l *load) running() error {
+	select {
+	case <-l.done:
+		return l.err
+	default:
+		return nil
+	}
+}
+
+// wait waits d under the load: an error if the client ends or ctx is done
+// meanwhile.
+func (l *load) wait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return l.running()
+	case <-l.done:
+		return l.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// stop ends the client and waits for it.
+func (l *load) stop() {
+	l.cancel()
+	<-l.done
 }
 
 // runClient runs a load client to its end.

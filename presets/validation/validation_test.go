@@ -107,9 +107,66 @@ func TestProgramTableKnee(t *testing.T) {
 		"| 320m-345m | 7.6% | yes |",
 		"| 190m-195m | 2.5% | **no** |",
 		"| 230m-none | - | yes |",
+		"(an open loop), a client started for each window after 5 s of load.",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestProgramTableLoad checks that the table says how the load ran, from
+// the rows: one client through the round, its warm-up and settling.
+func TestProgramTableLoad(t *testing.T) {
+	rows := []ProgramRow{{Program: "a", Knee: 0.5, Limit: "330m", LimitMilli: 330, WarmupSeconds: 60, SettleSeconds: 5}}
+	var b strings.Builder
+	if err := WriteProgramTable(&b, Env{RunFor: "1m0s"}, rows); err != nil {
+		t.Fatal(err)
+	}
+	want := "(an open loop), one client for the whole round, without a pause: 1m0s of it before the sampling, 5s under each limit before it was measured. It was sampled without a limit for 1m0s"
+	if out := strings.Join(strings.Fields(b.String()), " "); !strings.Contains(out, want) {
+		t.Errorf("table lacks %q:\n%s", want, b.String())
+	}
+}
+
+// TestLoadEndsEarly starts a real client that fails at once: waiting under
+// it says that it ended, with its own words, rather than measuring a
+// window without load.
+func TestLoadEndsEarly(t *testing.T) {
+	l, err := startLoad(context.Background(), []string{"sh", "-c", "echo no route to the server >&2; exit 3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.stop()
+	err = l.wait(context.Background(), time.Hour)
+	if err == nil || !strings.Contains(err.Error(), "ended before the round did") || !strings.Contains(err.Error(), "no route to the server") {
+		t.Fatalf("wait under a client that ended: %v", err)
+	}
+	if l.running() == nil {
+		t.Error("running() is nil after the client ended")
+	}
+}
+
+// TestLoadRunsUntilStopped starts a real long client: it runs through a
+// wait and a cancelled context's wait says why, and stop ends it.
+func TestLoadRunsUntilStopped(t *testing.T) {
+	l, err := startLoad(context.Background(), []string{"sleep", "600"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.wait(context.Background(), 10*time.Millisecond); err != nil {
+		t.Fatalf("wait under a running client: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := l.wait(ctx, time.Hour); err != context.Canceled {
+		t.Errorf("wait with a cancelled context: %v, want context.Canceled", err)
+	}
+	l.stop()
+	if l.running() == nil {
+		t.Error("running() is nil after stop")
+	}
+	if _, err := startLoad(context.Background(), []string{"/nonexistent/client"}); err == nil || !strings.Contains(err.Error(), "/nonexistent/client") {
+		t.Errorf("starting a missing client: %v", err)
 	}
 }
