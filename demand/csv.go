@@ -3,6 +3,7 @@ package demand
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/throttlelab/throttlelab/cfs"
 )
@@ -114,6 +116,30 @@ const maxLine = 1 << 20
 // a reader in memory as it is, anything else read to its end first (then
 // the error that ended the reading is returned beside what it read).
 func readerAt(r io.Reader) (io.ReaderAt, int64, error) {
+	ra, size, err := rawReaderAt(r)
+	var magic [2]byte
+	if err != nil || size < 2 {
+		return ra, size, err
+	}
+	if _, err := ra.ReadAt(magic[:], 0); err != nil || magic != [2]byte{0x1f, 0x8b} {
+		return ra, size, nil
+	}
+	// gzip-compressed (csv.gz), read whole: what decompressed before an
+	// error is kept, as from a reader that fails.
+	zr, err := gzip.NewReader(io.NewSectionReader(ra, 0, size))
+	if err != nil {
+		return bytes.NewReader(nil), 0, fmt.Errorf("gzip: %w", err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		err = fmt.Errorf("gzip: %w", err)
+	}
+	return bytes.NewReader(b), int64(len(b)), err
+}
+
+// rawReaderAt is r as an io.ReaderAt and its size: a regular file or a
+// reader that has both as they are, anything else read whole.
+func rawReaderAt(r io.Reader) (io.ReaderAt, int64, error) {
 	switch x := r.(type) {
 	case *os.File:
 		if fi, err := x.Stat(); err == nil && fi.Mode().IsRegular() {
@@ -259,6 +285,12 @@ func parseNs(b []byte) (int64, bool) {
 func csvHeader(h string) (int, error) {
 	cols := strings.Split(h, ",")
 	if len(cols) < 2 || cols[0] != "time_ns" || cols[1] != "usage_ns" {
+		if !utf8.ValidString(h) || strings.ContainsFunc(h, func(r rune) bool { return r < ' ' && r != '\t' }) {
+			return 0, fmt.Errorf("not text (binary data): want a CSV with the header time_ns,usage_ns (plain, or compressed with gzip)")
+		}
+		if len(h) > 80 {
+			h = h[:80] + "..."
+		}
 		return 0, fmt.Errorf("header %q: want time_ns,usage_ns (then optional cpu0_ns,cpu1_ns,...)", h)
 	}
 	for k, c := range cols[2:] {

@@ -1,6 +1,9 @@
 package demand
 
 import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +27,22 @@ func TestBadInput(t *testing.T) {
 		}, "line 4: time 5000000 ns is not after"},
 		{"CSV header", func() error { _, err := ReadCSV(strings.NewReader("t,u\n0,0\n")); return err }, "line 1: header"},
 		{"CSV garbage", func() error { _, err := ReadCSV(strings.NewReader("time_ns,usage_ns\n0,zero\n")); return err }, "line 2:"},
+		{"CSV of binary data", func() error { _, err := ReadCSV(strings.NewReader("\x00\x01PK\x03\x04\xff\xfe\n0,0\n")); return err }, "line 1: not text (binary data)"},
+		{"CSV header too long to print", func() error {
+			_, err := ReadCSV(strings.NewReader(strings.Repeat("when,", 100) + "\n0,0\n"))
+			if err != nil && len(err.Error()) > 200 {
+				return fmt.Errorf("%d characters: %w", len(err.Error()), err)
+			}
+			return err
+		}, `line 1: header "when,when,`},
+		{"CSV gzip cut short", func() error {
+			var b bytes.Buffer
+			zw := gzip.NewWriter(&b)
+			zw.Write([]byte("time_ns,usage_ns\n0,0\n10000000,5000000\n"))
+			zw.Close()
+			_, err := ReadCSV(bytes.NewReader(b.Bytes()[:b.Len()-6]))
+			return err
+		}, "gzip: unexpected EOF"},
 		{"pid that does not exist", func() error {
 			_, err := FindPid(toptest.FakeRoot(t, "v2-kubepods-systemd"), 999999)
 			return err
@@ -53,6 +72,36 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("error %q: want one line containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCSVGzip reads the same samples plain and gzip-compressed (a .csv.gz
+// as testdata and archives keep them): the same demand.
+func TestCSVGzip(t *testing.T) {
+	text := "time_ns,usage_ns,cpu0_ns,cpu1_ns\n0,0,0,0\n10000000,5000000,4000000,1000000\n20000000,12000000,8000000,4000000\n"
+	plain, err := ReadCSV(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(text))
+	zw.Close()
+	path := filepath.Join(t.TempDir(), "usage.csv.gz")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	zd, err := ReadCSV(fh)
+	if err != nil {
+		t.Fatalf("gzip-compressed: %v", err)
+	}
+	if zd.Duration() != plain.Duration() || zd.Work() != plain.Work() || len(zd.PerCPU) != 2 || zd.CPUsUsed() != plain.CPUsUsed() {
+		t.Errorf("gzip-compressed: %s of samples, %s of work, %d per-CPU columns; plain: %s, %s, %d", zd.Duration(), zd.Work(), len(zd.PerCPU), plain.Duration(), plain.Work(), len(plain.PerCPU))
 	}
 }
 
