@@ -59,6 +59,23 @@ func (ps *Periods) ReplaySlices(quota, burst time.Duration, sp *Split) (Stat, fl
 		ceil = 1
 		serve = func(float64) float64 { return 1 }
 	}
+	// held is what CPU c tops its runtime up to. A CPU busy through the
+	// interval (or catching up) holds a whole slice. One busy for a share
+	// r of it runs in short stretches: it takes a slice at each, and
+	// going idle after each hands back all but minCFSRuntime at once
+	// (return_cfs_rq_runtime on dequeue), so over the interval it holds
+	// minCFSRuntime, and a slice only while it runs: on average
+	// minCFSRuntime + r x (Slice - minCFSRuntime). Holding a whole slice
+	// through the interval, as a 10 ms sample cannot tell apart, locked
+	// runtime the kernel hands back within it: on real programs whose
+	// CPUs were each busy a small share of the time it counted about
+	// twice the kernel's throttled periods at the knee (docs/advise.md).
+	held := func(c int) float64 {
+		if st.back[c] > Eps || st.r[c] >= 1 {
+			return slice
+		}
+		return minCFSRuntime + st.r[c]*(slice-minCFSRuntime)
+	}
 	var thrNs float64
 	unthrottle := func() {
 		for c := range st.thr {
@@ -87,7 +104,7 @@ func (ps *Periods) ReplaySlices(quota, burst time.Duration, sp *Split) (Stat, fl
 						continue
 					}
 					if bw.Pool > Eps {
-						amt := min(slice-st.rt[c], bw.Pool)
+						amt := min(held(c)-st.rt[c], bw.Pool)
 						bw.Start()
 						bw.Take(amt)
 						st.rt[c] += amt
