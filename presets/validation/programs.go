@@ -67,7 +67,7 @@ type ProgramRow struct {
 	// WarmupSeconds is how long the load ran before the sampling,
 	// SettleSeconds how long under each limit before it was measured (the
 	// load ran without a pause through the round; both 0 in rows from
-	// before 2026-11-27 10:00, which started a client for each window
+	// before 2026-11-27 09:10, which started a client for each window
 	// after 5 s of load).
 	WarmupSeconds float64 `json:",omitempty"`
 	SettleSeconds float64 `json:",omitempty"`

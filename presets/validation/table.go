@@ -181,8 +181,9 @@ how many CPUs the group ran on by the per-CPU counters. INTERVAL is advise's int
 error of the window's mean and where its trend leads, at least %.0f%%; a start-up at the
 window's beginning left out). Targets: at the knee, each measured share inside the interval
 widened by max(0.07, 30%%), and every interval narrower than %.1f (the acceptance's; near the 50%%
-point the share moves about 0.1 per 1%% of use, so that width is below what a demand
-that moves 1-3%% between windows allows: the width is judged at the 5%% points too); the
+and 20%% points of a smooth demand the share moves 0.1-0.2 per 1%% of use, so that width
+is below what a demand that moves 3-4%% between windows allows: the width is judged at
+the 5%% points too); the
 recommended limit measured at most 5%% + 0.05. LIMIT RANGE is the knee as advise gives it
 (`+"`knee`"+` in -o json): from the lowest limit whose interval's low end is at most the knee's
 share to the lowest whose high end is ("none": no limit evaluated gets the high end
