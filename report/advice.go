@@ -45,7 +45,7 @@ func AdviceCharts(d *advise.Demand, a *advise.Advice, id string) []*Chart {
 		use.HLines = append(use.HLines, HLine{Y: float64(own) / 1000, Label: "its own limit " + units.FormatMilliCPU(own)})
 	}
 
-	curve := &Chart{ID: id + "-curve", Title: "Predicted throttled share of periods against the limit",
+	curve := &Chart{ID: id + "-curve", Title: "Predicted throttled share of periods against the limit (shaded: the interval)",
 		X: Axis{Label: "limit (cores)"}, Y: Axis{Label: "throttled periods (%)", Min: 0, Max: 100}, Height: 240}
 	for _, c := range []struct {
 		burst       bool
@@ -55,7 +55,15 @@ func AdviceCharts(d *advise.Demand, a *advise.Advice, id string) []*Chart {
 		s := Series{Name: c.name, Color: c.color, Width: 2, Dash: c.dash}
 		for _, e := range a.Evaluations {
 			if (e.BurstMilli > 0) == c.burst && e.PeriodUsec == r.PeriodUsec {
-				s.Points = append(s.Points, Point{X: float64(e.LimitMilli) / 1000, Y: 100 * e.ThrottledRatio})
+				x, y := float64(e.LimitMilli)/1000, 100*e.ThrottledRatio
+				s.Points = append(s.Points, Point{X: x, Y: y})
+				// The interval (the blocks' spread, the level replayed
+				// lower and higher), shaded behind the line.
+				lo, hi := y, y
+				if rg := e.ThrottledRatioRange; rg != nil {
+					lo, hi = 100*rg[0], 100*rg[1]
+				}
+				s.Lower, s.Upper = append(s.Lower, Point{X: x, Y: lo}), append(s.Upper, Point{X: x, Y: hi})
 			}
 		}
 		curve.Series = append(curve.Series, s)
@@ -129,6 +137,9 @@ func adviceSummary(a *advise.Advice) string {
 	fmt.Fprintf(&b, "<p><strong>%s</strong>", html.EscapeString(advise.Answer(a)))
 	if r := a.Recommendation; r.WithBurst != nil {
 		fmt.Fprintf(&b, " With a burst of %s, limit %s (%s).", units.FormatMilliCPU(r.WithBurst.BurstMilli), units.FormatMilliCPU(r.WithBurst.LimitMilli), advise.ShareRange(r.WithBurst.ThrottledRatio, r.WithBurst.ThrottledRatioRange))
+	}
+	if k := strings.TrimSpace(advise.KneeText(a)); k != "" {
+		fmt.Fprintf(&b, " %s.", html.EscapeString(strings.ToUpper(k[:1])+strings.TrimSuffix(k[1:], ".")))
 	}
 	if !a.Window.Stationary {
 		fmt.Fprintf(&b, " Not stationary: %s.", html.EscapeString(a.Window.Nonstationary))

@@ -39,3 +39,44 @@ func TestReportSectionAdvisesAsAdviseDoes(t *testing.T) {
 		t.Errorf("the section does not say the throttled run's demand was rebuilt:\n%s", section)
 	}
 }
+
+// TestAdviceShowsTheKnee: the advice's summary says where the knee is, as
+// advise's text does, and the throttled-share curve carries each limit's
+// interval as a band around it (low <= predicted <= high, some of it wide).
+func TestAdviceShowsTheKnee(t *testing.T) {
+	rec, err := record.ReadDemand(filepath.Join("testdata", "limits"), "unlimited", "unlimited-0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := advise.Advise(rec.Demand, advise.Request{}, advise.Sampled{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Knee) == 0 {
+		t.Fatal("no knee in the advice")
+	}
+	sum := html.UnescapeString(adviceSummary(a))
+	if !strings.Contains(sum, "The knee: 50% throttled at "+a.Knee[0].Limits()) {
+		t.Errorf("summary lacks the knee (%s at 50%%):\n%s", a.Knee[0].Limits(), sum)
+	}
+	curve := AdviceCharts(rec.Demand, a, "t")[1]
+	s := curve.Series[0]
+	if len(s.Lower) != len(s.Points) || len(s.Upper) != len(s.Points) {
+		t.Fatalf("no-burst curve: %d points, %d low, %d high", len(s.Points), len(s.Lower), len(s.Upper))
+	}
+	wide := 0
+	for i, p := range s.Points {
+		if s.Lower[i].Y > p.Y+1e-9 || s.Upper[i].Y < p.Y-1e-9 {
+			t.Errorf("at %.2f cores: %.1f%% outside its interval %.1f-%.1f%%", p.X, p.Y, s.Lower[i].Y, s.Upper[i].Y)
+		}
+		if s.Upper[i].Y-s.Lower[i].Y > 1 {
+			wide++
+		}
+	}
+	if wide == 0 {
+		t.Error("no limit's interval is wider than one point of share: the band draws nothing")
+	}
+	if svg := curve.SVG(); !strings.Contains(svg, `<path class="band" data-series="0"`) {
+		t.Error("the curve's SVG draws no band path")
+	}
+}
