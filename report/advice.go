@@ -5,6 +5,7 @@ import (
 	"html"
 	"html/template"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -45,8 +46,8 @@ func AdviceCharts(d *advise.Demand, a *advise.Advice, id string) []*Chart {
 		use.HLines = append(use.HLines, HLine{Y: float64(own) / 1000, Label: "its own limit " + units.FormatMilliCPU(own)})
 	}
 
-	curve := &Chart{ID: id + "-curve", Title: "Predicted throttled share of periods against the limit (shaded: the interval)",
-		X: Axis{Label: "limit (cores)"}, Y: Axis{Label: "throttled periods (%)", Min: 0, Max: 100}, Height: 240}
+	curve := &Chart{ID: id + "-curve", Title: "Predicted throttled share against the limit (shaded: interval)",
+		X: kneeAxis(a), Y: Axis{Label: "throttled periods (%)", Min: 0, Max: 100}, Height: 240}
 	for _, c := range []struct {
 		burst       bool
 		name, color string
@@ -72,6 +73,32 @@ func AdviceCharts(d *advise.Demand, a *advise.Advice, id string) []*Chart {
 		curve.HLines = []HLine{{Y: 100 * t, Label: fmt.Sprintf("target %s%%", strconv.FormatFloat(100*t, 'g', 3, 64))}}
 	}
 	return []*Chart{use, curve}
+}
+
+// kneeAxis is the limit axis of the throttled-share curve: from the lowest
+// limit evaluated to twice the recommended one (or past the knee's highest
+// end), where the curve moves; limits up to every CPU the group used would
+// squeeze the knee into a sliver at the left.
+func kneeAxis(a *advise.Advice) Axis {
+	ax := Axis{Label: "limit (cores)"}
+	lo, top := math.Inf(1), 0.0
+	for _, e := range a.Evaluations {
+		lo, top = min(lo, float64(e.LimitMilli)/1000), max(top, float64(e.LimitMilli)/1000)
+	}
+	r := a.Recommendation
+	if math.IsInf(lo, 1) || !r.Met || r.LimitMilli <= 0 {
+		return ax
+	}
+	hi := 2 * float64(r.LimitMilli) / 1000
+	for _, k := range a.Knee {
+		hi = max(hi, 1.2*float64(k.HighMilli)/1000)
+	}
+	const step = 0.05
+	ax.Min, ax.Max = math.Floor(lo/step)*step, math.Min(math.Ceil(hi/step)*step, top)
+	if ax.Max <= ax.Min {
+		return Axis{Label: ax.Label}
+	}
+	return ax
 }
 
 // AdviceSection is the report's advise section (a Section) over every source: one

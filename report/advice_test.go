@@ -76,6 +76,10 @@ func TestAdviceShowsTheKnee(t *testing.T) {
 	if wide == 0 {
 		t.Error("no limit's interval is wider than one point of share: the band draws nothing")
 	}
+	recd := float64(a.Recommendation.LimitMilli) / 1000
+	if x := curve.X; x.Max <= 0 || recd < x.Min || recd > x.Max || x.Max > 2*recd+0.05 && x.Max > 1.2*float64(a.Knee[len(a.Knee)-1].HighMilli)/1000+0.05 {
+		t.Errorf("limit axis %.2f-%.2f cores: want the recommended %.2f in it and no more than twice it (or past the knee)", x.Min, x.Max, recd)
+	}
 	if svg := curve.SVG(); !strings.Contains(svg, `<path class="band" data-series="0"`) {
 		t.Error("the curve's SVG draws no band path")
 	}
