@@ -51,8 +51,10 @@ var Suites = []Suite{
 	// the v2 per-CPU split it reads is TestRealAgentPerCPU's here.
 	{Pkg: "agent", Run: "^TestRealAgent(PerCPU|SeesANewGroupStart)?$", Timeout: 3 * time.Minute},
 	// TestSampleRealBurstsUnderLimit is left out: its load is a python3
-	// script, and the guest has no python.
-	{Pkg: "demand", Run: "^TestSampleReal$", Timeout: 3 * time.Minute},
+	// script, and the guest has no python. TestSliceModelKernel's load is
+	// the test binary itself: the slice replay against 6.1's and 6.12's
+	// throttling of the whole cfs_rq (the host's 6.18 throttles tasks).
+	{Pkg: "demand", Run: "^(TestSampleReal|TestSliceModelKernel)$", Timeout: 5 * time.Minute},
 	{Pkg: "server", Run: "Real", Timeout: 2 * time.Minute},
 	{Pkg: "cmd/throttlelab", Run: "^(TestRunExample|TestTopOnceFindsLimitedGroup|TestTopOnceStallSplit|TestTopMetricsEndpoint|TestServeThrottledInRealCgroup)$",
 		Timeout: 5 * time.Minute, Data: []string{"examples", "top/testdata"}, Binary: true},
