@@ -37,6 +37,17 @@ var sliceKernelLoads = []struct {
 // the validation harness picks them (advise's prediction nearest).
 var sliceKernelShares = []float64{0.5, 0.2, 0.05}
 
+// scaledDemand is d with its use scaled by f (its per-CPU split kept:
+// the replay takes only each interval's shares from it).
+func scaledDemand(d *advise.Demand, f float64) *advise.Demand {
+	o := *d
+	o.Usage = make([]time.Duration, len(d.Usage))
+	for i, u := range d.Usage {
+		o.Usage[i] = d.Usage[0] + time.Duration(float64(u-d.Usage[0])*f)
+	}
+	return &o
+}
+
 // dumpDemand logs d as a gzip-compressed CSV in base64 after what, on one
 // line (THROTTLELAB_SLICE_KERNEL_DUMP set): the guest of the VM matrix
 // keeps no file, and its samples replayed again on the host are how a
@@ -78,7 +89,8 @@ func sliceKernelTimes(t *testing.T) (sample, settle, window time.Duration) {
 // nr_throttled/nr_periods counted under each. The slice replay (advise's
 // prediction, from the per-CPU split: cpuacct on v1, the threads on v2)
 // and the fluid replay (the same demand without the split) are logged
-// beside the kernel's count, a line per limit (docs/advise.md has a
+// beside the kernel's count, a line per limit, and again at the use
+// measured under the limit (docs/advise.md has a
 // measured table on 6.1, 6.12 and 6.18). The assertions are shapes.
 func TestSliceModelKernel(t *testing.T) {
 	sample, settle, window := sliceKernelTimes(t)
@@ -149,9 +161,21 @@ func TestSliceModelKernel(t *testing.T) {
 						t.Fatalf("at %s the kernel counted no periods over %s", p, window)
 					}
 					kernel[i] = float64(thr) / float64(periods)
-					t.Logf("%s | %s | %d | %s | %.3f (%d of %d) | %.3f | %.3f | sampled %.3f cores, %.3f under the limit",
+					// The replays again at the use measured under the
+					// limit: where the load's use moved, they say what
+					// the model gives for the demand the kernel saw.
+					under := float64(u1-u0) / float64(span)
+					at, err := advise.Evaluate(scaledDemand(d, under/d.MeanCores()), pts[i:i+1], advise.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					atFluid, err := advise.Evaluate(scaledDemand(&flat, under/d.MeanCores()), pts[i:i+1], advise.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Logf("%s | %s | %d | %s | %.3f (%d of %d) | %.3f | %.3f | sampled %.3f cores, %.3f under the limit: %.3f | %.3f",
 						testenv.VM()+" "+g.Version, load.name, want, p, kernel[i], thr, periods, slices[i].ThrottledRatio, fluid[i].ThrottledRatio,
-						d.MeanCores(), float64(u1-u0)/float64(span))
+						d.MeanCores(), under, at[0].ThrottledRatio, atFluid[0].ThrottledRatio)
 				}
 				setQuota(t, g, -1)
 				if os.Getenv("THROTTLELAB_SLICE_KERNEL_DUMP") != "" {
