@@ -9,7 +9,7 @@ IMAGE_OUT ?= bin/throttlelab-oci.tar
 GOARCH ?= $(shell $(GO) env GOARCH)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: all build validate-advise image release k8s-binaries e2e-k8s e2e-fleet test test-vm test-kernels cgmode-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
+.PHONY: all build validate-advise validate-slices image release k8s-binaries e2e-k8s e2e-fleet test test-vm test-kernels cgmode-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
 
 all: build
 
@@ -157,3 +157,10 @@ validate-advise: build
 	command -v fortio >/dev/null || GOFLAGS= $(GO) install fortio.org/fortio@v1.68.2
 	for p in nginx postgresql jvm; do flock /tmp/throttlelab-host.lock bin/validate-advise -program $$p -warmup 60s -duration 60s -settle 5s -measure 30s -rounds 1 -out $(VALIDATE_OUT) || exit 1; done
 	bin/validate-advise -out $(VALIDATE_OUT) -doc docs/advise.md
+
+# The slice replay against the kernel (TestSliceModelKernel, a measurement of about two
+# minutes each): on this host, then on 6.1 and 6.12 with pure cgroup v2 in the VM matrix.
+# The lines it logs are docs/advise.md's table of the slice replay on 6.1, 6.12 and 6.18.
+validate-slices:
+	THROTTLELAB_SLICE_KERNEL=1 THROTTLELAB_SLICE_KERNEL_WINDOW=10s flock /tmp/throttlelab-host.lock $(GO) test -count=1 -v -run '^TestSliceModelKernel$$' ./demand
+	$(GO) run ./hack/vmtest -kernels 6.1,6.12 -layouts v2 -pkgs demand -v -env THROTTLELAB_SLICE_KERNEL=1 -env THROTTLELAB_SLICE_KERNEL_WINDOW=10s

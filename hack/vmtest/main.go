@@ -50,7 +50,9 @@ func run() int {
 		mem     = flag.Int("mem", 1024, "the guest's memory in MiB")
 		verbose = flag.Bool("v", false, "print every package's output, not only the failing ones")
 		work    = flag.String("work", "", "directory for the built binaries and initramfs (default: a temporary one, removed after)")
+		envs    envFlag
 	)
+	flag.Var(&envs, "env", "NAME=value for every test binary in the guest (repeatable): a knob such as THROTTLELAB_SLICE_KERNEL=1")
 	flag.Parse()
 	m := vmtest.Matrix{Root: ".", CacheDir: *cache, Busybox: *busybox, Accel: *accel, CPUs: *cpus, MemoryMB: *mem, Log: os.Stderr}
 	var err error
@@ -66,6 +68,7 @@ func run() int {
 			return usage(fmt.Errorf("-pkgs: %w", err))
 		}
 	}
+	m.Suites = vmtest.WithEnv(m.Suites, envs)
 	if *accel != "tcg" && *accel != "kvm" && *accel != "auto" {
 		return usage(fmt.Errorf("-accel %q: want tcg, kvm or auto", *accel))
 	}
@@ -197,4 +200,17 @@ func layoutList() string {
 		s = append(s, l.Name)
 	}
 	return strings.Join(s, ", ")
+}
+
+// envFlag is a repeatable -env NAME=value.
+type envFlag []string
+
+func (e *envFlag) String() string { return strings.Join(*e, " ") }
+
+func (e *envFlag) Set(v string) error {
+	if name, _, ok := strings.Cut(v, "="); !ok || name == "" {
+		return fmt.Errorf("%q: want NAME=value", v)
+	}
+	*e = append(*e, v)
+	return nil
 }

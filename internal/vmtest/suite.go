@@ -51,11 +51,29 @@ var Suites = []Suite{
 	// the v2 per-CPU split it reads is TestRealAgentPerCPU's here.
 	{Pkg: "agent", Run: "^TestRealAgent(PerCPU|SeesANewGroupStart)?$", Timeout: 3 * time.Minute},
 	// TestSampleRealBurstsUnderLimit is left out: its load is a python3
-	// script, and the guest has no python.
-	{Pkg: "demand", Run: "^TestSampleReal$", Timeout: 3 * time.Minute},
+	// script, and the guest has no python. TestSliceModelKernel's load is
+	// the test binary itself: the slice replay against 6.1's and 6.12's
+	// throttling of the whole cfs_rq (the host's 6.18 throttles tasks); it
+	// skips unless THROTTLELAB_SLICE_KERNEL=1 (make validate-slices passes
+	// it with -env).
+	{Pkg: "demand", Run: "^(TestSampleReal|TestSliceModelKernel)$", Timeout: 5 * time.Minute},
 	{Pkg: "server", Run: "Real", Timeout: 2 * time.Minute},
 	{Pkg: "cmd/throttlelab", Run: "^(TestRunExample|TestTopOnceFindsLimitedGroup|TestTopOnceStallSplit|TestTopMetricsEndpoint|TestServeThrottledInRealCgroup)$",
 		Timeout: 5 * time.Minute, Data: []string{"examples", "top/testdata"}, Binary: true},
+}
+
+// WithEnv returns ss with env (NAME=value) added to each suite's Env, for
+// every test binary in the guest; ss is not changed.
+func WithEnv(ss []Suite, env []string) []Suite {
+	if len(env) == 0 {
+		return ss
+	}
+	out := make([]Suite, len(ss))
+	for i, s := range ss {
+		s.Env = append(append([]string(nil), s.Env...), env...)
+		out[i] = s
+	}
+	return out
 }
 
 // FindSuites returns the suites of ss whose package is one of pkgs

@@ -111,6 +111,28 @@ func TestInitScript(t *testing.T) {
 	}
 }
 
+// TestWithEnv: -env reaches every test binary of the guest's script, after
+// the suite's own knobs, and the suites it was given keep theirs.
+func TestWithEnv(t *testing.T) {
+	ss := []Suite{{Pkg: "demand", Run: "^TestX$", Timeout: time.Minute, Env: []string{"A=1"}}, {Pkg: "top", Run: "Real", Timeout: time.Minute}}
+	got := WithEnv(ss, []string{"THROTTLELAB_SLICE_KERNEL=1"})
+	if len(ss[0].Env) != 1 || len(ss[1].Env) != 0 {
+		t.Errorf("the suites given changed: %v, %v", ss[0].Env, ss[1].Env)
+	}
+	s, err := InitScript(Layouts, got, "/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"A=1 THROTTLELAB_SLICE_KERNEL=1 /tests/demand.test", "THROTTLELAB_SLICE_KERNEL=1 /tests/top.test"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("init script lacks %q:\n%s", want, s)
+		}
+	}
+	if WithEnv(ss, nil)[0].Env[0] != "A=1" {
+		t.Error("WithEnv without env changed a suite")
+	}
+}
+
 func TestConsoleParser(t *testing.T) {
 	now := time.Unix(0, 0)
 	p := newConsoleParser(Kernels[0], V2)
