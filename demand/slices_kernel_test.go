@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,7 +111,7 @@ func TestSliceModelKernel(t *testing.T) {
 		for _, cpus := range []string{"0", "0,1"} {
 			t.Run(load.name+"/cpus="+cpus, func(t *testing.T) {
 				g := cgrouptest.LimitedGroup(t, 100000, 100000)
-				setQuota(t, g, -1)
+				g.SetQuota(t, -1)
 				dirs := toptest.WithUsage(t, g)
 				startWorker(t, exe, dirs, cpus, load.spec)
 				grp, err := FindPath("/", toptest.CgroupPath(t, g.Dir))
@@ -151,7 +150,7 @@ func TestSliceModelKernel(t *testing.T) {
 				defer use.Close()
 				kernel := make([]float64, len(pts))
 				for i, p := range pts {
-					setQuota(t, g, p.LimitMilli*int64(p.Period/time.Microsecond)/1000)
+					g.SetQuota(t, int(p.LimitMilli*int64(p.Period/time.Microsecond)/1000))
 					time.Sleep(settle) // the limit's first periods are not counted
 					before := g.Stat(t)
 					u0, err := use.Read()
@@ -187,7 +186,7 @@ func TestSliceModelKernel(t *testing.T) {
 						testenv.VM()+" "+g.Version, load.name, want, p, kernel[i], thr, periods, slices[i].ThrottledRatio, fluid[i].ThrottledRatio,
 						d.MeanCores(), under, at[0].ThrottledRatio, atFluid[0].ThrottledRatio)
 				}
-				setQuota(t, g, -1)
+				g.SetQuota(t, -1)
 				if os.Getenv("THROTTLELAB_SLICE_KERNEL_DUMP") != "" {
 					dumpDemand(t, d, fmt.Sprintf("%s %s cpus=%s %v %v", testenv.VM()+" "+g.Version, load.name, cpus, pts, kernel))
 				}
@@ -241,32 +240,6 @@ func kneePoints(t *testing.T, d *advise.Demand) []advise.Point {
 		}
 	}
 	return out
-}
-
-// setQuota sets g's quota in us per period (-1: no limit).
-func setQuota(t *testing.T, g *cgrouptest.Group, quotaUsec int64) {
-	t.Helper()
-	if g.Version == "v1" {
-		writeFile(t, filepath.Join(g.Dir, "cpu.cfs_quota_us"), strconv.FormatInt(quotaUsec, 10))
-		return
-	}
-	v := "max"
-	if quotaUsec >= 0 {
-		v = strconv.FormatInt(quotaUsec, 10)
-	}
-	b, err := os.ReadFile(filepath.Join(g.Dir, "cpu.max"))
-	f := strings.Fields(string(b))
-	if err != nil || len(f) != 2 {
-		t.Fatalf("reading %s/cpu.max: %q %v", g.Dir, b, err)
-	}
-	writeFile(t, filepath.Join(g.Dir, "cpu.max"), v+" "+f[1])
-}
-
-func writeFile(t *testing.T, p, v string) {
-	t.Helper()
-	if err := os.WriteFile(p, []byte(v), 0o644); err != nil {
-		t.Fatalf("writing %s: %v", p, err)
-	}
 }
 
 // startWorker starts the test binary exe as a worker running spec, in the

@@ -90,7 +90,8 @@ func LimitedGroup(t testing.TB, quotaUsec, periodUsec int) *Group {
 	return g
 }
 
-// SetQuota changes the group's quota (us per period), keeping its period.
+// SetQuota changes the group's quota (us per period; -1: no limit),
+// keeping its period.
 func (g *Group) SetQuota(t testing.TB, quotaUsec int) {
 	t.Helper()
 	if g.Version == "v1" {
@@ -102,7 +103,11 @@ func (g *Group) SetQuota(t testing.TB, quotaUsec int) {
 	if err != nil || len(f) != 2 {
 		t.Fatalf("reading %s/cpu.max: %q %v", g.Dir, b, err)
 	}
-	g.write(t, "cpu.max", fmt.Sprintf("%d %s", quotaUsec, f[1]))
+	q := "max"
+	if quotaUsec >= 0 {
+		q = strconv.Itoa(quotaUsec)
+	}
+	g.write(t, "cpu.max", q+" "+f[1])
 }
 
 func (g *Group) write(t testing.TB, file, v string) {
