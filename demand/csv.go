@@ -112,15 +112,15 @@ func ReadCSV(r io.Reader) (*cfs.Demand, error) {
 // maxLine is the longest line read, newline included.
 const maxLine = 1 << 20
 
-// readerAt returns r to read at any offset, and its size: a regular file or
-// a reader in memory as it is, anything else read to its end first (then
-// the error that ended the reading is returned beside what it read).
+// readerAt returns r to read at any offset, and its size (rawReaderAt);
+// gzip-compressed content (a .csv.gz) is decompressed into memory first.
+// Where the reading fails, the error is returned beside what was read.
 func readerAt(r io.Reader) (io.ReaderAt, int64, error) {
 	ra, size, err := rawReaderAt(r)
-	var magic [2]byte
 	if err != nil || size < 2 {
 		return ra, size, err
 	}
+	var magic [2]byte
 	if _, err := ra.ReadAt(magic[:], 0); err != nil || magic != [2]byte{0x1f, 0x8b} {
 		return ra, size, nil
 	}
@@ -138,7 +138,8 @@ func readerAt(r io.Reader) (io.ReaderAt, int64, error) {
 }
 
 // rawReaderAt is r as an io.ReaderAt and its size: a regular file or a
-// reader that has both as they are, anything else read whole.
+// reader in memory as it is, anything else read to its end first (then the
+// error that ended the reading is returned beside what it read).
 func rawReaderAt(r io.Reader) (io.ReaderAt, int64, error) {
 	switch x := r.(type) {
 	case *os.File:

@@ -250,8 +250,6 @@ const MaxWidth = 0.3
 // narrow as MaxWidth when the demand moves between windows.
 const WidthShare = 0.05
 
-// widestText says the widest knee range (in % of its limit) and where,
-// and how many had no upper end.
 // loadText says how the rows' load ran, from their first row.
 func loadText(rows []ProgramRow) string {
 	if len(rows) == 0 || rows[0].WarmupSeconds == 0 {
@@ -262,6 +260,8 @@ func loadText(rows []ProgramRow) string {
 		time.Duration(r.WarmupSeconds*float64(time.Second)), time.Duration(r.SettleSeconds*float64(time.Second)))
 }
 
+// widestText says the widest knee range (in % of its limit) and where,
+// and how many had no upper end.
 func widestText(widest float64, at string, open int) string {
 	s := "none measured"
 	if !math.IsInf(widest, -1) {
