@@ -138,7 +138,6 @@ type ProgramRun struct {
 // 50%, 20% and 5% of periods throttled (KneeLimits) and the recommended
 // one, each after Settle under it. It stops everything it started.
 func MeasureProgram(ctx context.Context, p Program, dir string, run ProgramRun, log io.Writer) (rows []ProgramRow, err error) {
-	window, measure := run.Window, run.Measure
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -197,14 +196,17 @@ func MeasureProgram(ctx context.Context, p Program, dir string, run ProgramRun, 
 		if err := setLimit(0); err != nil {
 			return rows, err
 		}
-		// One client for the round: the warm-up, the sampling and up to
-		// five limits, each settled and measured, with room to spare; it is
+		// One client for the round: the warm-up, the sampling and every
+		// limit KneeLimits gives (one per knee share and the recommended
+		// one), each settled and measured, with a minute to spare; it is
 		// stopped when the round ends.
-		l, err := startLoad(ctx, p.Client(dir, run.Warmup+window+5*(run.Settle+measure)+time.Minute))
+		limits := time.Duration(len(KneeShares) + 1)
+		l, err := startLoad(ctx, p.Client(dir, run.Warmup+run.Window+limits*(run.Settle+run.Measure)+time.Minute))
 		if err != nil {
 			return rows, fmt.Errorf("%s round %d: %w", p.Name, round, err)
 		}
-		rs, err := measureRound(ctx, p, dir, run, round, l, lg, g, setLimit, log)
+		rg := rig{p: p, dir: dir, run: run, lg: lg, g: g, setLimit: setLimit, log: log}
+		rs, err := rg.round(ctx, round, l)
 		rows = append(rows, rs...)
 		l.stop()
 		if err != nil {
@@ -214,13 +216,25 @@ func MeasureProgram(ctx context.Context, p Program, dir string, run ProgramRun, 
 	return rows, setLimit(0)
 }
 
-// measureRound is one round of MeasureProgram under the running load l.
-func measureRound(ctx context.Context, p Program, dir string, run ProgramRun, round int, l *load, lg *demand.Group, g *cgroup.Group, setLimit func(int64) error, log io.Writer) (rows []ProgramRow, err error) {
-	window, measure := run.Window, run.Measure
+// rig is what MeasureProgram's rounds share: the program, its group (as
+// sampled and as set), how it is run, and where the log goes.
+type rig struct {
+	p        Program
+	dir      string
+	run      ProgramRun
+	lg       *demand.Group
+	g        *cgroup.Group
+	setLimit func(milli int64) error
+	log      io.Writer
+}
+
+// round is one round of MeasureProgram under the running load l.
+func (rg rig) round(ctx context.Context, round int, l *load) (rows []ProgramRow, err error) {
+	p, run, g := rg.p, rg.run, rg.g
 	if err := l.wait(ctx, run.Warmup); err != nil {
 		return nil, fmt.Errorf("%s warm-up: %w", p.Name, err)
 	}
-	d, _, err := demand.Sample(ctx, lg, window, nil)
+	d, _, err := demand.Sample(ctx, rg.lg, run.Window, nil)
 	if err == nil {
 		err = l.running()
 	}
@@ -231,8 +245,8 @@ func measureRound(ctx context.Context, p Program, dir string, run ProgramRun, ro
 	if err != nil {
 		return rows, err
 	}
-	fmt.Fprintf(log, "%s round %d: %s (ran on %d CPUs)\n%s\n", p.Name, round, advise.Answer(a), a.Sampled.CPUs, advise.KneeText(a))
-	if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("sampled-%d.csv", round))); err == nil {
+	fmt.Fprintf(rg.log, "%s round %d: %s (ran on %d CPUs)\n%s\n", p.Name, round, advise.Answer(a), a.Sampled.CPUs, advise.KneeText(a))
+	if f, err := os.Create(filepath.Join(rg.dir, fmt.Sprintf("sampled-%d.csv", round))); err == nil {
 		demand.WriteCSV(f, d)
 		f.Close()
 	}
@@ -242,7 +256,7 @@ func measureRound(ctx context.Context, p Program, dir string, run ProgramRun, ro
 	}
 	for _, k := range knees {
 		e := k.Evaluation
-		if err := setLimit(e.LimitMilli); err != nil {
+		if err := rg.setLimit(e.LimitMilli); err != nil {
 			return rows, err
 		}
 		if err := l.wait(ctx, run.Settle); err != nil {
@@ -256,7 +270,7 @@ func measureRound(ctx context.Context, p Program, dir string, run ProgramRun, ro
 		mark0, ierr := cgroup.MarkHost("/")
 		mark0.Ours = u0
 		t0 := time.Now()
-		if err := l.wait(ctx, measure); err != nil {
+		if err := l.wait(ctx, run.Measure); err != nil {
 			return rows, fmt.Errorf("%s at %dm: %w", p.Name, e.LimitMilli, err)
 		}
 		span := time.Since(t0)
@@ -268,7 +282,7 @@ func measureRound(ctx context.Context, p Program, dir string, run ProgramRun, ro
 			return rows, err
 		}
 		st := after.Sub(before)
-		r := ProgramRow{Program: p.Name, What: p.What, Round: round, WindowSeconds: window.Seconds(), Limit: advise.Point{LimitMilli: e.LimitMilli, Period: Period}.String(), LimitMilli: e.LimitMilli,
+		r := ProgramRow{Program: p.Name, What: p.What, Round: round, WindowSeconds: run.Window.Seconds(), Limit: advise.Point{LimitMilli: e.LimitMilli, Period: Period}.String(), LimitMilli: e.LimitMilli,
 			Recommended: e.LimitMilli == a.Recommendation.LimitMilli && a.Recommendation.Met, Knee: k.Knee, CPUs: a.Sampled.CPUs,
 			SampledMean: d.MeanCores(), Predicted: e.ThrottledRatio, PredictedLow: e.ThrottledRatioRange[0], PredictedHigh: e.ThrottledRatioRange[1],
 			Stationary: a.Window.Stationary, Periods: st.Periods, MeasuredMean: (u1 - u0).Seconds() / span.Seconds(),
@@ -286,7 +300,7 @@ func measureRound(ctx context.Context, p Program, dir string, run ProgramRun, ro
 		if o, ok := cgroup.OtherCores(mark0, mark1); ok && ierr == nil && ierr2 == nil {
 			r.Others = &o
 		}
-		fmt.Fprintf(log, "  %s: predicted %.3f [%.3f, %.3f], measured %.3f (%d periods, %.3f cores; others %s)\n",
+		fmt.Fprintf(rg.log, "  %s: predicted %.3f [%.3f, %.3f], measured %.3f (%d periods, %.3f cores; others %s)\n",
 			r.Limit, r.Predicted, r.PredictedLow, r.PredictedHigh, r.Measured, r.Periods, r.MeasuredMean, fmtOthers(r.Others))
 		rows = append(rows, r)
 	}
