@@ -158,8 +158,8 @@ validate-advise: build
 	for p in nginx postgresql jvm; do flock /tmp/throttlelab-host.lock bin/validate-advise -program $$p -warmup 60s -duration 60s -settle 5s -measure 30s -rounds 1 -out $(VALIDATE_OUT) || exit 1; done
 	bin/validate-advise -out $(VALIDATE_OUT) -doc docs/advise.md
 
-# The slice replay against the kernel (TestSliceModelKernel, a measurement of about two
-# minutes each): on this host, then on 6.1 and 6.12 with pure cgroup v2 in the VM matrix.
+# The slice replay against the kernel (TestSliceModelKernel, a measurement of minutes
+# each): on this host, then on 6.1 and 6.12 with pure cgroup v2 in the VM matrix.
 # The lines it logs are docs/advise.md's table of the slice replay on 6.1, 6.12 and 6.18.
 validate-slices:
 	THROTTLELAB_SLICE_KERNEL=1 THROTTLELAB_SLICE_KERNEL_WINDOW=10s flock /tmp/throttlelab-host.lock $(GO) test -count=1 -v -run '^TestSliceModelKernel$$' ./demand

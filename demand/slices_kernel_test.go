@@ -95,12 +95,12 @@ func sliceKernelTimes(t *testing.T) (sample, settle, window time.Duration) {
 // measured under the limit (docs/advise.md has a
 // measured table on 6.1, 6.12 and 6.18). The assertions are shapes.
 //
-// It is a measurement, about two minutes on a host and in each VM cell,
+// It is a measurement of minutes on a host and in each VM cell,
 // so it runs only with THROTTLELAB_SLICE_KERNEL=1 (make validate-slices:
 // the host and the 6.1 and 6.12 cells); make test skips it.
 func TestSliceModelKernel(t *testing.T) {
 	if os.Getenv(sliceKernelEnv) != "1" {
-		t.Skipf("a measurement of about two minutes: %s=1 runs it (make validate-slices)", sliceKernelEnv)
+		t.Skipf("a measurement of minutes: %s=1 runs it (make validate-slices)", sliceKernelEnv)
 	}
 	sample, settle, window := sliceKernelTimes(t)
 	exe, err := os.Executable()
