@@ -37,12 +37,17 @@ func main() {
 	measure := flag.Duration("measure", 30*time.Second, "with -program: how long each limit is measured (-duration is how long it is sampled)")
 	warmup := flag.Duration("warmup", time.Minute, "with -program: how long the load runs before the sampling (one client runs through the whole round)")
 	settle := flag.Duration("settle", 5*time.Second, "with -program: how long under each limit before it is measured")
+	repeats := flag.Int("repeats", 1, "with -program: consecutive windows of -measure under each limit (how far the kernel's own count moves under one limit)")
 	flag.Parse()
+	if *repeats < 1 {
+		fmt.Fprintf(os.Stderr, "validate-advise: -repeats %d: give 1 or more windows per limit\n", *repeats)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	var err error
 	if *program != "" {
-		err = runProgram(ctx, *program, *out, validation.ProgramRun{Window: *runFor, Measure: *measure, Warmup: *warmup, Settle: *settle, Rounds: *rounds})
+		err = runProgram(ctx, *program, *out, validation.ProgramRun{Window: *runFor, Measure: *measure, Warmup: *warmup, Settle: *settle, Rounds: *rounds, Repeats: *repeats})
 	} else {
 		err = run(ctx, *name, *out, *doc, *bin, *runFor, *noRun)
 	}

@@ -71,6 +71,10 @@ type ProgramRow struct {
 	// after 5 s of load).
 	WarmupSeconds float64 `json:",omitempty"`
 	SettleSeconds float64 `json:",omitempty"`
+	// Repeat numbers the consecutive windows one limit was measured in
+	// (ProgramRun.Repeats), from 1; 0 in rows from before it existed (one
+	// window per limit).
+	Repeat int `json:",omitempty"`
 	// Others is the cores the rest of the machine used while measured (nil:
 	// unknown).
 	Others *float64 `json:",omitempty"`
@@ -127,7 +131,15 @@ type ProgramRun struct {
 	// how long after each limit is set before it is measured.
 	Warmup, Settle time.Duration
 	Rounds         int
+	// Repeats is how many consecutive windows of Measure each limit is
+	// measured in, without a pause (at least 1): how far the kernel's own
+	// count moves under one limit and a steady load, the floor under any
+	// interval's width.
+	Repeats int
 }
+
+// repeats is run.Repeats, at least 1.
+func (run ProgramRun) repeats() int { return max(run.Repeats, 1) }
 
 // MeasureProgram starts p in a group of its own (root, cgroup v1 or v2)
 // and for each round: starts its client once, for the whole round (the
@@ -136,7 +148,8 @@ type ProgramRun struct {
 // Window (saved as sampled-N.csv in dir, with its per-CPU split), advises,
 // and measures for Measure each the limits where advise predicts about
 // 50%, 20% and 5% of periods throttled (KneeLimits) and the recommended
-// one, each after Settle under it. It stops everything it started.
+// one, each after Settle under it, in Repeats consecutive windows. It stops
+// everything it started.
 func MeasureProgram(ctx context.Context, p Program, dir string, run ProgramRun, log io.Writer) (rows []ProgramRow, err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -198,10 +211,11 @@ func MeasureProgram(ctx context.Context, p Program, dir string, run ProgramRun, 
 		}
 		// One client for the round: the warm-up, the sampling and every
 		// limit KneeLimits gives (one per knee share and the recommended
-		// one), each settled and measured, with a minute to spare; it is
-		// stopped when the round ends.
+		// one), each settled and measured Repeats times, with a minute to
+		// spare; it is stopped when the round ends.
 		limits := time.Duration(len(KneeShares) + 1)
-		l, err := startLoad(ctx, p.Client(dir, run.Warmup+run.Window+limits*(run.Settle+run.Measure)+time.Minute))
+		each := run.Settle + time.Duration(run.repeats())*run.Measure
+		l, err := startLoad(ctx, p.Client(dir, run.Warmup+run.Window+limits*each+time.Minute))
 		if err != nil {
 			return rows, fmt.Errorf("%s round %d: %w", p.Name, round, err)
 		}
@@ -230,7 +244,7 @@ type rig struct {
 
 // round is one round of MeasureProgram under the running load l.
 func (rg rig) round(ctx context.Context, round int, l *load) (rows []ProgramRow, err error) {
-	p, run, g := rg.p, rg.run, rg.g
+	p, run := rg.p, rg.run
 	if err := l.wait(ctx, run.Warmup); err != nil {
 		return nil, fmt.Errorf("%s warm-up: %w", p.Name, err)
 	}
@@ -262,49 +276,65 @@ func (rg rig) round(ctx context.Context, round int, l *load) (rows []ProgramRow,
 		if err := l.wait(ctx, run.Settle); err != nil {
 			return rows, fmt.Errorf("%s at %dm: %w", p.Name, e.LimitMilli, err)
 		}
-		before, err := g.Stat()
-		if err != nil {
-			return rows, err
+		for rep := 1; rep <= run.repeats(); rep++ {
+			r, err := rg.measure(ctx, l, a, d, k, round, rep)
+			if err != nil {
+				return rows, err
+			}
+			rows = append(rows, r)
 		}
-		u0, _ := g.Usage()
-		mark0, ierr := cgroup.MarkHost("/")
-		mark0.Ours = u0
-		t0 := time.Now()
-		if err := l.wait(ctx, run.Measure); err != nil {
-			return rows, fmt.Errorf("%s at %dm: %w", p.Name, e.LimitMilli, err)
-		}
-		span := time.Since(t0)
-		u1, _ := g.Usage()
-		mark1, ierr2 := cgroup.MarkHost("/")
-		mark1.Ours = u1
-		after, err := g.Stat()
-		if err != nil {
-			return rows, err
-		}
-		st := after.Sub(before)
-		r := ProgramRow{Program: p.Name, What: p.What, Round: round, WindowSeconds: run.Window.Seconds(), Limit: advise.Point{LimitMilli: e.LimitMilli, Period: Period}.String(), LimitMilli: e.LimitMilli,
-			Recommended: e.LimitMilli == a.Recommendation.LimitMilli && a.Recommendation.Met, Knee: k.Knee, CPUs: a.Sampled.CPUs,
-			SampledMean: d.MeanCores(), Predicted: e.ThrottledRatio, PredictedLow: e.ThrottledRatioRange[0], PredictedHigh: e.ThrottledRatioRange[1],
-			Stationary: a.Window.Stationary, Periods: st.Periods, MeasuredMean: (u1 - u0).Seconds() / span.Seconds(),
-			WarmupSeconds: run.Warmup.Seconds(), SettleSeconds: run.Settle.Seconds()}
-		if e.ThrottledRatioSliceBound != nil {
-			r.SliceBound = *e.ThrottledRatioSliceBound
-		}
-		if k.Knee > 0 {
-			r.KneeRange = kneeAt(a, k.Knee)
-		}
-		if st.Periods > 0 {
-			r.Measured = float64(st.ThrottledPeriods) / float64(st.Periods)
-		}
-		r.InInterval = Within(r.Measured, r.PredictedLow, r.PredictedHigh)
-		if o, ok := cgroup.OtherCores(mark0, mark1); ok && ierr == nil && ierr2 == nil {
-			r.Others = &o
-		}
-		fmt.Fprintf(rg.log, "  %s: predicted %.3f [%.3f, %.3f], measured %.3f (%d periods, %.3f cores; others %s)\n",
-			r.Limit, r.Predicted, r.PredictedLow, r.PredictedHigh, r.Measured, r.Periods, r.MeasuredMean, fmtOthers(r.Others))
-		rows = append(rows, r)
 	}
 	return rows, nil
+}
+
+// measure measures the limit of knee k, already set and settled, for one
+// window of Measure (the rep-th in a row) under the running load l.
+func (rg rig) measure(ctx context.Context, l *load, a *advise.Advice, d *advise.Demand, k Knee, round, rep int) (ProgramRow, error) {
+	p, run, g, e := rg.p, rg.run, rg.g, k.Evaluation
+	before, err := g.Stat()
+	if err != nil {
+		return ProgramRow{}, err
+	}
+	u0, _ := g.Usage()
+	mark0, ierr := cgroup.MarkHost("/")
+	mark0.Ours = u0
+	t0 := time.Now()
+	if err := l.wait(ctx, run.Measure); err != nil {
+		return ProgramRow{}, fmt.Errorf("%s at %dm: %w", p.Name, e.LimitMilli, err)
+	}
+	span := time.Since(t0)
+	u1, _ := g.Usage()
+	mark1, ierr2 := cgroup.MarkHost("/")
+	mark1.Ours = u1
+	after, err := g.Stat()
+	if err != nil {
+		return ProgramRow{}, err
+	}
+	st := after.Sub(before)
+	r := ProgramRow{Program: p.Name, What: p.What, Round: round, WindowSeconds: run.Window.Seconds(), Limit: advise.Point{LimitMilli: e.LimitMilli, Period: Period}.String(), LimitMilli: e.LimitMilli,
+		Recommended: e.LimitMilli == a.Recommendation.LimitMilli && a.Recommendation.Met, Knee: k.Knee, CPUs: a.Sampled.CPUs,
+		SampledMean: d.MeanCores(), Predicted: e.ThrottledRatio, PredictedLow: e.ThrottledRatioRange[0], PredictedHigh: e.ThrottledRatioRange[1],
+		Stationary: a.Window.Stationary, Periods: st.Periods, MeasuredMean: (u1 - u0).Seconds() / span.Seconds(),
+		WarmupSeconds: run.Warmup.Seconds(), SettleSeconds: run.Settle.Seconds()}
+	if run.Repeats > 1 {
+		r.Repeat = rep
+	}
+	if e.ThrottledRatioSliceBound != nil {
+		r.SliceBound = *e.ThrottledRatioSliceBound
+	}
+	if k.Knee > 0 {
+		r.KneeRange = kneeAt(a, k.Knee)
+	}
+	if st.Periods > 0 {
+		r.Measured = float64(st.ThrottledPeriods) / float64(st.Periods)
+	}
+	r.InInterval = Within(r.Measured, r.PredictedLow, r.PredictedHigh)
+	if o, ok := cgroup.OtherCores(mark0, mark1); ok && ierr == nil && ierr2 == nil {
+		r.Others = &o
+	}
+	fmt.Fprintf(rg.log, "  %s%s: predicted %.3f [%.3f, %.3f], measured %.3f (%d periods, %.3f cores; others %s)\n",
+		r.Limit, r.repeatText(), r.Predicted, r.PredictedLow, r.PredictedHigh, r.Measured, r.Periods, r.MeasuredMean, fmtOthers(r.Others))
+	return r, nil
 }
 
 func fmtOthers(o *float64) string {

@@ -192,14 +192,14 @@ count puts the crossing on the side of the limit the range does (measured at or 
 share: the limit is at least the range's low end; above it: the limit is under its high
 end).
 
-**%d of %d knee points inside the widened interval; %d of %d intervals narrower than %.1f; %d of %d recommended limits within 5%% + 0.05; at the 5%% points %d of %d intervals narrower than %.1f; the widest knee limit range %s; %d of %d measured shares on the side of the knee's limit range they should be.**
+**%d of %d knee points inside the widened interval; %d of %d intervals narrower than %.1f; %d of %d recommended limits within 5%% + 0.05; at the 5%% points %d of %d intervals narrower than %.1f; the widest knee limit range %s; %d of %d measured shares on the side of the knee's limit range they should be.%s**
 
 | program | CPUs | sampled mean (cores) | knee | limit | predicted | interval | limit range | width | side | measured | periods | mean use under the limit | in interval |
 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|
 `, env.When, env.Host, env.Kernel, env.CPUs, env.Arch, loadText(rows), env.RunFor, advise.LevelSpread*100, MaxWidth, inside, knees, narrow, knees, MaxWidth, recOK, recs,
-		narrow5, knees5, MaxWidth, widestText(widest, widestAt, open), holds, ranges)
+		narrow5, knees5, MaxWidth, widestText(widest, widestAt, open), holds, ranges, repeatsText(rows))
 	for _, r := range rows {
-		lim := r.Limit
+		lim := r.Limit + r.repeatText()
 		if r.Recommended {
 			lim += " (recommended)"
 		}
@@ -258,6 +258,82 @@ func loadText(rows []ProgramRow) string {
 	r := rows[0]
 	return fmt.Sprintf(", one client for the whole round, without a pause: %s of it before the sampling, %s under each limit before it was measured",
 		time.Duration(r.WarmupSeconds*float64(time.Second)), time.Duration(r.SettleSeconds*float64(time.Second)))
+}
+
+// repeatText is how r's window is named after its limit: " #N" for the
+// second and later windows in a row under one limit, empty otherwise.
+func (r ProgramRow) repeatText() string {
+	if r.Repeat > 1 {
+		return fmt.Sprintf(" #%d", r.Repeat)
+	}
+	return ""
+}
+
+// Repeated is one limit measured in several consecutive windows: how far
+// the kernel's own count moved under it.
+type Repeated struct {
+	Program string
+	Round   int
+	Knee    float64
+	Limit   string
+	// Windows is how many windows; Low and High the lowest and highest
+	// share the kernel counted in them, UseLow and UseHigh the group's
+	// mean use.
+	Windows         int
+	Low, High       float64
+	UseLow, UseHigh float64
+}
+
+// Spread is how far the kernel's count moved between the windows.
+func (r Repeated) Spread() float64 { return r.High - r.Low }
+
+// Repeats groups rows measured in consecutive windows under one limit
+// (Repeat set), in the rows' order; limits measured once are left out.
+func Repeats(rows []ProgramRow) []Repeated {
+	var out []Repeated
+	for i := 0; i < len(rows); i++ {
+		r := rows[i]
+		if r.Repeat != 1 {
+			continue
+		}
+		g := Repeated{Program: r.Program, Round: r.Round, Knee: r.Knee, Limit: r.Limit, Low: r.Measured, High: r.Measured, UseLow: r.MeasuredMean, UseHigh: r.MeasuredMean}
+		for j := i; j < len(rows) && rows[j].Program == r.Program && rows[j].Round == r.Round && rows[j].LimitMilli == r.LimitMilli && rows[j].Repeat == j-i+1; j++ {
+			q := rows[j]
+			g.Windows++
+			g.Low, g.High = min(g.Low, q.Measured), max(g.High, q.Measured)
+			g.UseLow, g.UseHigh = min(g.UseLow, q.MeasuredMean), max(g.UseHigh, q.MeasuredMean)
+		}
+		if g.Windows > 1 {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// repeatsText says how far the kernel's own count moved under one limit
+// across consecutive windows, and at how many of the 50% and 20% points by
+// more than MaxWidth (where no interval narrower than MaxWidth can hold
+// every window's count); empty without repeated limits.
+func repeatsText(rows []ProgramRow) string {
+	gs := Repeats(rows)
+	if len(gs) == 0 {
+		return ""
+	}
+	var widest Repeated
+	steep, over := 0, 0
+	for _, g := range gs {
+		if g.Spread() > widest.Spread() || widest.Windows == 0 {
+			widest = g
+		}
+		if g.Knee > WidthShare {
+			steep++
+			if g.Spread() > MaxWidth {
+				over++
+			}
+		}
+	}
+	return fmt.Sprintf(" The kernel's own count under one limit, measured in %d consecutive windows, moved by up to %.3f (%s at %s, %.3f..%.3f, using %.3f..%.3f cores); at %d of %d limits at the 50%% and 20%% points by more than %.1f, which no interval narrower than %.1f can hold.",
+		widest.Windows, widest.Spread(), widest.Program, widest.Limit, widest.Low, widest.High, widest.UseLow, widest.UseHigh, over, steep, MaxWidth, MaxWidth)
 }
 
 // widestText says the widest knee range (in % of its limit) and where,

@@ -2,6 +2,7 @@ package validation
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -168,5 +169,55 @@ func TestLoadRunsUntilStopped(t *testing.T) {
 	}
 	if _, err := startLoad(context.Background(), []string{"/nonexistent/client"}); err == nil || !strings.Contains(err.Error(), "/nonexistent/client") {
 		t.Errorf("starting a missing client: %v", err)
+	}
+}
+
+// Consecutive windows under one limit are grouped and their spread is
+// said; a limit measured once, or another limit, is not folded in.
+func TestProgramTableRepeats(t *testing.T) {
+	row := func(limit int64, knee float64, rep int, measured, use float64) ProgramRow {
+		return ProgramRow{Program: "a", Round: 1, Knee: knee, Limit: fmt.Sprintf("%dm", limit), LimitMilli: limit, Repeat: rep, Measured: measured, MeasuredMean: use}
+	}
+	rows := []ProgramRow{
+		row(330, 0.5, 1, 0.488, 0.319), row(330, 0.5, 2, 0.893, 0.330), row(330, 0.5, 3, 0.610, 0.322),
+		row(340, 0.2, 1, 0.223, 0.319), row(340, 0.2, 2, 0.250, 0.320),
+		row(370, 0.05, 1, 0.050, 0.325), row(370, 0.05, 2, 0.900, 0.400),
+		row(400, 0, 0, 0.017, 0.325),
+	}
+	gs := Repeats(rows)
+	if len(gs) != 3 {
+		t.Fatalf("got %d groups, want 3 (330m, 340m, 370m): %+v", len(gs), gs)
+	}
+	if g := gs[0]; g.Windows != 3 || g.Low != 0.488 || g.High != 0.893 || g.UseLow != 0.319 || g.UseHigh != 0.330 {
+		t.Errorf("330m: %+v", g)
+	}
+	if g := gs[1]; g.Windows != 2 || g.Spread() > 0.028 || g.Spread() < 0.026 {
+		t.Errorf("340m: %+v", g)
+	}
+	var b strings.Builder
+	if err := WriteProgramTable(&b, Env{RunFor: "1m0s"}, rows); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	// The widest spread is the 5% point's, but only the 50% and 20% points
+	// count against the width.
+	for _, want := range []string{
+		"moved by up to 0.850 (a at 370m, 0.050..0.900, using 0.325..0.400 cores); at 1 of 2 limits at the 50% and 20% points by more than 0.3",
+		"| 330m #2 |", "| 330m |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "400m #") {
+		t.Errorf("a limit measured once got a window number:\n%s", out)
+	}
+	// Rows without repeats say nothing of them.
+	b.Reset()
+	if err := WriteProgramTable(&b, Env{}, rows[7:]); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "consecutive windows") {
+		t.Errorf("no repeats, but the table speaks of them:\n%s", b.String())
 	}
 }
