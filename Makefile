@@ -70,10 +70,16 @@ lint:
 # which finds nothing in them and makes them about 8x slower; their concurrent
 # paths keep tests that run under -race (and run instrumented from the
 # packages that call them).
+# NORACE_AGENT: the agent's tests of the same kind (its sampling by need
+# replayed against 10 ms sampling, one goroutine), run alone without -race:
+# the rest of the package (real cgroups, the agent's goroutines) runs under
+# -race only.
 NORACE_PKGS ?= ./advise ./cfs
+NORACE_AGENT ?= ^(TestByNeed|TestSummaryAgreesWithAdvise$$)
 test: fmt-check vet lint
 	$(GO) test -race -p 1 ./...
 	$(GO) test -p 1 $(NORACE_PKGS)
+	$(GO) test -p 1 -run '$(NORACE_AGENT)' ./agent
 	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
 	$(MAKE) --no-print-directory test-vm
 

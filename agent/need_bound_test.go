@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // TestByNeedThrottlesExactlyAsTenMillisecond: whether a period throttles
@@ -20,6 +21,7 @@ import (
 // eager ones and cold ones (hot only up to the next grid instant: most
 // periods read coarse).
 func TestByNeedThrottlesExactlyAsTenMillisecond(t *testing.T) {
+	testenv.Arithmetic(t)
 	const n = 10*60*100 + 1
 	type demand struct {
 		name  string

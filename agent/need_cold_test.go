@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // TestByNeedAgreesOnRecordedDemandReadCold is TestByNeedAgreesOnRecordedDemand
@@ -16,6 +18,7 @@ import (
 // to the 10 ms design's on the demand as read by need (asByNeed; poisson's
 // delay target, docs/fleet.md).
 func TestByNeedAgreesOnRecordedDemandReadCold(t *testing.T) {
+	testenv.Arithmetic(t)
 	const n = 10*60*100 + 1
 	files, err := filepath.Glob("testdata/demand/*.csv.gz")
 	if err != nil || len(files) == 0 {

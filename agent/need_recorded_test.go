@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // TestByNeedAgreesOnRecordedDemand holds sampling by need to the 10 ms
@@ -24,6 +26,7 @@ import (
 // the default hot settings and with eager ones that let a container turn
 // cold sooner (both read these demands at 10 ms 91-100% of the time).
 func TestByNeedAgreesOnRecordedDemand(t *testing.T) {
+	testenv.Arithmetic(t)
 	const n = 10*60*100 + 1 // as TestByNeedAgreesWithTenMillisecondSampling
 	files, err := filepath.Glob("testdata/demand/*.csv.gz")
 	if err != nil {

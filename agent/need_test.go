@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // byNeedTargets are the targets the accuracy test advises for.
@@ -123,6 +124,7 @@ func recorded(t *testing.T, path string) []time.Duration {
 // rebuilt from nr_throttled), and two recordings (report's fixture run of
 // the workload server, advise's e2e fixture), each tiled to 10 minutes.
 func TestByNeedAgreesWithTenMillisecondSampling(t *testing.T) {
+	testenv.Arithmetic(t)
 	const n = 10*60*100 + 1 // the last sample on a chunk boundary, read either way
 	type demand struct {
 		name  string

@@ -5,12 +5,15 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // TestByNeedAgreesOnThreadsOnOff holds sampling by need to the 10 ms
 // design (agreesByNeed) on seeded random on/off demand of several threads
 // (threadsOnOff), with the default hot settings and eager ones.
 func TestByNeedAgreesOnThreadsOnOff(t *testing.T) {
+	testenv.Arithmetic(t)
 	const n = 10*60*100 + 1
 	def := HotConfig{}
 	def.defaults()

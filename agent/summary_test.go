@@ -10,6 +10,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cfs"
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // bursty returns n samples 10 ms apart (jittered by up to 1 ms) of a group
@@ -56,6 +57,7 @@ func periodic(n int) (at, usage []time.Duration) {
 // TestSummaryAgreesWithAdvise feeds the same samples to the summary and to
 // advise's replay and compares every ladder point and the recommendation.
 func TestSummaryAgreesWithAdvise(t *testing.T) {
+	testenv.Arithmetic(t)
 	t.Run("bursty", func(t *testing.T) {
 		at, usage := bursty(1, 10*60*100, 0.35)
 		agreesWithAdvise(t, at, usage)
