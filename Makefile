@@ -155,13 +155,15 @@ clean:
 # workload, ~1.5 min each): three workloads unlimited and at three limits,
 # predicted from the unlimited run, tabulated into docs/advise.md.
 VALIDATE_OUT ?= /tmp/throttlelab-validate-advise
+VALIDATE_REPEATS ?= 3
 validate-advise: build
 	$(GO) build -o bin/validate-advise ./hack/validate-advise
 	for w in poisson burst onoff; do flock /tmp/throttlelab-host.lock bin/validate-advise -bin $(BIN) -workload $$w -out $(VALIDATE_OUT) || exit 1; done
 	# Programs nobody here wrote, with standard clients (Debian: nginx-light postgresql openjdk-17-jdk-headless; fortio from the module proxy),
-	# sampled 60 s unlimited, then measured 30 s at each knee limit (advise predicting 50%, 20%, 5% throttled) and the recommended one.
+	# sampled 60 s unlimited, then measured in VALIDATE_REPEATS consecutive 30 s windows at each knee limit (advise predicting
+	# 50%, 20%, 5% throttled) and the recommended one (about 9 minutes a program with 3 windows, 4 with 1).
 	command -v fortio >/dev/null || GOFLAGS= $(GO) install fortio.org/fortio@v1.68.2
-	for p in nginx postgresql jvm; do flock /tmp/throttlelab-host.lock bin/validate-advise -program $$p -warmup 60s -duration 60s -settle 5s -measure 30s -rounds 1 -out $(VALIDATE_OUT) || exit 1; done
+	for p in nginx postgresql jvm; do flock /tmp/throttlelab-host.lock bin/validate-advise -program $$p -warmup 60s -duration 60s -settle 5s -measure 30s -repeats $(VALIDATE_REPEATS) -rounds 1 -out $(VALIDATE_OUT) || exit 1; done
 	bin/validate-advise -out $(VALIDATE_OUT) -doc docs/advise.md
 
 # The slice replay against the kernel (TestSliceModelKernel, a measurement of minutes

@@ -127,7 +127,7 @@ func SpliceBetween(doc, begin, end, section string) string {
 // about 50%, 20% and 5% throttled) and the recommended one, each
 // prediction and interval against the kernel's count.
 func WriteProgramTable(w io.Writer, env Env, rows []ProgramRow) error {
-	inside, knees, narrow, recOK, recs := 0, 0, 0, 0, 0
+	inside, knees, intervals, narrow, recOK, recs := 0, 0, 0, 0, 0, 0
 	narrow5, knees5 := 0, 0
 	widest, widestAt, open := math.Inf(-1), "", 0
 	holds, ranges := 0, 0
@@ -143,6 +143,11 @@ func WriteProgramTable(w io.Writer, env Env, rows []ProgramRow) error {
 			if r.InInterval {
 				inside++
 			}
+		}
+		// An interval, and the knee's range, once per limit however many
+		// windows measured it.
+		if r.Knee > 0 && r.Repeat <= 1 {
+			intervals++
 			if r.PredictedHigh-r.PredictedLow < MaxWidth {
 				narrow++
 			}
@@ -165,6 +170,10 @@ func WriteProgramTable(w io.Writer, env Env, rows []ProgramRow) error {
 				recOK++
 			}
 		}
+	}
+	pointsNoun, recNoun := "points", "recommended limits"
+	if len(Repeats(rows)) > 0 {
+		pointsNoun, recNoun = "windows", "windows at the recommended limits"
 	}
 	fmt.Fprintf(w, `## Predicted against measured: programs nobody here wrote, at the knee
 
@@ -192,11 +201,11 @@ count puts the crossing on the side of the limit the range does (measured at or 
 share: the limit is at least the range's low end; above it: the limit is under its high
 end).
 
-**%d of %d knee points inside the widened interval; %d of %d intervals narrower than %.1f; %d of %d recommended limits within 5%% + 0.05; at the 5%% points %d of %d intervals narrower than %.1f; the widest knee limit range %s; %d of %d measured shares on the side of the knee's limit range they should be.%s**
+**%d of %d knee %s inside the widened interval; %d of %d intervals narrower than %.1f; %d of %d %s within 5%% + 0.05; at the 5%% points %d of %d intervals narrower than %.1f; the widest knee limit range %s; %d of %d measured shares on the side of the knee's limit range they should be.%s**
 
 | program | CPUs | sampled mean (cores) | knee | limit | predicted | interval | limit range | width | side | measured | periods | mean use under the limit | in interval |
 |---|---|---|---|---|---|---|---|---|---|---|---|---|---|
-`, env.When, env.Host, env.Kernel, env.CPUs, env.Arch, loadText(rows), env.RunFor, advise.LevelSpread*100, MaxWidth, inside, knees, narrow, knees, MaxWidth, recOK, recs,
+`, env.When, env.Host, env.Kernel, env.CPUs, env.Arch, loadText(rows), env.RunFor, advise.LevelSpread*100, MaxWidth, inside, knees, pointsNoun, narrow, intervals, MaxWidth, recOK, recs, recNoun,
 		narrow5, knees5, MaxWidth, widestText(widest, widestAt, open), holds, ranges, repeatsText(rows))
 	for _, r := range rows {
 		lim := r.Limit + r.repeatText()

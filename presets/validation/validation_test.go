@@ -176,7 +176,12 @@ func TestLoadRunsUntilStopped(t *testing.T) {
 // said; a limit measured once, or another limit, is not folded in.
 func TestProgramTableRepeats(t *testing.T) {
 	row := func(limit int64, knee float64, rep int, measured, use float64) ProgramRow {
-		return ProgramRow{Program: "a", Round: 1, Knee: knee, Limit: fmt.Sprintf("%dm", limit), LimitMilli: limit, Repeat: rep, Measured: measured, MeasuredMean: use}
+		high := 0.9 // an interval too wide at the steep points, narrow at 5%
+		if knee <= WidthShare {
+			high = 0.1
+		}
+		return ProgramRow{Program: "a", Round: 1, Knee: knee, Limit: fmt.Sprintf("%dm", limit), LimitMilli: limit, Repeat: rep, Measured: measured, MeasuredMean: use,
+			PredictedHigh: high, InInterval: Within(measured, 0, high)}
 	}
 	rows := []ProgramRow{
 		row(330, 0.5, 1, 0.488, 0.319), row(330, 0.5, 2, 0.893, 0.330), row(330, 0.5, 3, 0.610, 0.322),
@@ -204,6 +209,8 @@ func TestProgramTableRepeats(t *testing.T) {
 	for _, want := range []string{
 		"moved by up to 0.850 (a at 370m, 0.050..0.900, using 0.325..0.400 cores); at 1 of 2 limits at the 50% and 20% points by more than 0.3",
 		"| 330m #2 |", "| 330m |",
+		// Each window counts for inside; each limit's interval once.
+		"6 of 7 knee windows inside the widened interval; 1 of 3 intervals narrower than 0.3",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
