@@ -20,8 +20,9 @@ import (
 // hot, and read at every instant (SampleEvery), where the 10 ms detail
 // matters (the delays within throttled periods, the 10 ms peak): when a
 // period's sum comes within Margin of the lowest ladder limit its advice can
-// pick, when its nr_throttled moves (for Hold after the last of these),
-// while it starts (Config.Startup) and while it has no advice.
+// pick and to MinCores at least, when its nr_throttled moves (for Hold
+// after the last of these, but for those within its start-up), while it
+// starts (Config.Startup) and while it has no advice.
 type HotConfig struct {
 	// Always reads every container at every instant (the 10 ms design, at
 	// its cost); it is also what the agent does where the grid does not fall
@@ -31,6 +32,19 @@ type HotConfig struct {
 	// Margin: a period's use of (1 - Margin) x the lowest limit the advice
 	// can pick, or more, makes the container hot (default 0.25).
 	Margin float64
+	// MinCores: a period's use under this share of one core (default 0.05,
+	// 5 ms of a 100 ms period) never makes a container hot by its sum, near
+	// as it may be to the lowest pick. An idle container's lowest pick is
+	// set by its rare bursts (a runtime's garbage collection, a health
+	// check): the kernel counts only the periods a group runs in, so one
+	// burst in a quiet minute is a large throttled share under a limit it
+	// exceeds, and the pick is the limit that covers the burst, within the
+	// margin of it by construction. With such bursts closer together than
+	// Hold (Go forces a collection every 2 minutes) it would be hot for
+	// good, read at 10 ms for detail that concerns limits no one gives a
+	// service (the advice's throttled counts come from the grid exactly).
+	// A container throttled by a limit it has turns hot all the same.
+	MinCores float64
 	// Hold is how long a container stays hot after its last trigger
 	// (default 5 min).
 	Hold time.Duration
@@ -44,6 +58,9 @@ type HotConfig struct {
 func (h *HotConfig) defaults() {
 	if h.Margin <= 0 {
 		h.Margin = 0.25
+	}
+	if h.MinCores <= 0 {
+		h.MinCores = 0.05
 	}
 	if h.Hold <= 0 {
 		h.Hold = 5 * time.Minute
@@ -92,7 +109,8 @@ type need struct {
 type hotWhy struct {
 	// sums: periods on the grid whose sum reached the threshold; the
 	// last one's end, length, sum (ns) and threshold (ns), and the floor
-	// (millicores) the threshold came from.
+	// (millicores) the threshold came from (unless HotConfig.MinCores
+	// set it).
 	sums                       int
 	sumAt, sumGap              time.Duration
 	sum, threshold             float64
@@ -118,8 +136,16 @@ func (w hotWhy) String() string {
 // not) and says whether the container asks to be hot, and how hot.
 func (n *need) wants(h *HotConfig, period time.Duration, at time.Duration, usageNs, throttled uint64, onGrid, starting bool) (bool, float64) {
 	heat := 0.0
+	// A start-up is hot while it lasts and kept apart from the advice with
+	// its throttling: its triggers hold nothing past it (a runtime's
+	// start-up throttled under its limit would hold an idle container hot
+	// for Hold after it).
+	hold := h.Hold
+	if starting {
+		hold = 0
+	}
 	if n.thrHave && throttled != n.throttled {
-		n.hotUntil, heat = at+h.Hold, heatThrottled
+		n.hotUntil, heat = max(n.hotUntil, at+hold), heatThrottled
 		n.why.throttles++
 		n.why.throttledAt, n.why.throttledFrom, n.why.throttledTo = at, n.throttled, throttled
 	}
@@ -128,9 +154,9 @@ func (n *need) wants(h *HotConfig, period time.Duration, at time.Duration, usage
 	if onGrid {
 		if n.gridHave && usageNs >= n.gridUsage && at-n.gridAt <= period && floor > 0 {
 			sum := float64(usageNs - n.gridUsage)
-			threshold := (1 - h.Margin) * float64(floor) / 1000 * float64(period)
+			threshold := max((1-h.Margin)*float64(floor)/1000, h.MinCores) * float64(period)
 			if r := sum / threshold; r >= 1 {
-				n.hotUntil, heat = at+h.Hold, max(heat, r)
+				n.hotUntil, heat = max(n.hotUntil, at+hold), max(heat, r)
 				n.why.sums++
 				n.why.sumAt, n.why.sumGap, n.why.sum, n.why.threshold, n.why.floor = at, at-n.gridAt, sum, threshold, floor
 			}

@@ -349,19 +349,24 @@ func asByNeed(t *testing.T, cfg *SummaryConfig, h *HotConfig, usage []time.Durat
 // that two runs can fall within one period), or 50 us every second (the
 // light load now), its advice's lowest pick the ladder's lowest, 10m (a
 // threshold of 0.75 ms a period at the 25% margin), read on the node's
-// grid while it is cold, for 10 minutes: it never asks to be hot. The same thread at
-// 0.8 ms a run does (the rule can fail here), and at 0.2 ms with a run
-// charged 0.6 ms more once (what the kernel charges a thread for time it
-// did not run, such as an interrupt's, or a vCPU stolen while it spun)
-// does too: a single period over the threshold is what holds a light
-// container hot for HotConfig.Hold.
+// grid while it is cold, for 10 minutes: it never asks to be hot. Nor
+// does it at 0.8 ms a run, or at 0.2 ms with a run charged 0.6 ms more
+// once (what the kernel charges a thread for time it did not run, such as
+// an interrupt's, or a vCPU stolen while it spun): those periods come
+// within the margin of the 10m pick but stay under HotConfig.MinCores (5
+// ms). Without MinCores (the margin alone, the rule before 2026-11-27)
+// both do (the margin can fire here: a single period over the threshold is
+// what held a light container hot for HotConfig.Hold), and with MinCores
+// a thread at 6 ms a run does.
 func TestLightDemandStaysCold(t *testing.T) {
 	cfg := SummaryConfig{}
 	cfg.defaults(2000)
-	h := HotConfig{}
-	h.defaults()
+	def := HotConfig{}
+	def.defaults()
+	marginOnly := HotConfig{MinCores: 1e-9}
+	marginOnly.defaults()
 	ms := time.Millisecond
-	run := func(seed uint64, busy, cycle, extra time.Duration) (wanted int, why hotWhy) {
+	run := func(h HotConfig, seed uint64, busy, cycle, extra time.Duration) (wanted int, why hotWhy) {
 		rng := rand.New(rand.NewPCG(seed, 4))
 		var n need
 		n.floor.Store(10)
@@ -394,20 +399,31 @@ func TestLightDemandStaysCold(t *testing.T) {
 		return wanted, n.why
 	}
 	for seed := range uint64(4) {
-		if w, why := run(seed, 200*time.Microsecond, 100*ms, 0); w != 0 {
-			t.Errorf("seed %d: 0.2 ms a run asked to be hot at %d samples: %s", seed, w, why)
+		for _, h := range []HotConfig{def, marginOnly} {
+			if w, why := run(h, seed, 200*time.Microsecond, 100*ms, 0); w != 0 {
+				t.Errorf("seed %d, MinCores %g: 0.2 ms a run asked to be hot at %d samples: %s", seed, h.MinCores, w, why)
+			}
+			if w, why := run(h, seed, 50*time.Microsecond, time.Second, 0); w != 0 {
+				t.Errorf("seed %d, MinCores %g: 50 us a second asked to be hot at %d samples: %s", seed, h.MinCores, w, why)
+			}
 		}
-		if w, why := run(seed, 50*time.Microsecond, time.Second, 0); w != 0 {
-			t.Errorf("seed %d: 50 us a second asked to be hot at %d samples: %s", seed, w, why)
+		if w, why := run(def, seed, 800*time.Microsecond, 100*ms, 0); w != 0 {
+			t.Errorf("seed %d: 0.8 ms a run asked to be hot at %d samples under MinCores: %s", seed, w, why)
 		}
-		if w, why := run(seed, 800*time.Microsecond, 100*ms, 0); w == 0 || why.sums == 0 {
-			t.Errorf("seed %d: 0.8 ms a run never asked to be hot: %s", seed, why)
+		if w, why := run(def, seed, 200*time.Microsecond, 100*ms, 600*time.Microsecond); w != 0 {
+			t.Errorf("seed %d: 0.2 ms a run with one charged 0.6 ms more asked to be hot at %d samples under MinCores: %s", seed, w, why)
 		}
-		w, why := run(seed, 200*time.Microsecond, 100*ms, 600*time.Microsecond)
+		if w, why := run(def, seed, 6*ms, 100*ms, 0); w == 0 || why.sums == 0 {
+			t.Errorf("seed %d: 6 ms a run never asked to be hot: %s", seed, why)
+		}
+		if w, why := run(marginOnly, seed, 800*time.Microsecond, 100*ms, 0); w == 0 || why.sums == 0 {
+			t.Errorf("seed %d: 0.8 ms a run never asked to be hot by the margin alone: %s", seed, why)
+		}
+		w, why := run(marginOnly, seed, 200*time.Microsecond, 100*ms, 600*time.Microsecond)
 		if w == 0 || why.sums != 1 {
-			t.Errorf("seed %d: 0.2 ms a run with one charged 0.6 ms more: hot at %d samples, %s", seed, w, why)
+			t.Errorf("seed %d: 0.2 ms a run with one charged 0.6 ms more, by the margin alone: hot at %d samples, %s", seed, w, why)
 		} else {
-			t.Logf("seed %d: one run charged 0.6 ms more held the container hot for %d samples: %s", seed, w, why)
+			t.Logf("seed %d: one run charged 0.6 ms more held the container hot for %d samples by the margin alone: %s", seed, w, why)
 		}
 	}
 }

@@ -119,10 +119,13 @@ func BenchmarkAgentRealRun(b *testing.B) {
 // containers busy and the others lightly so: a helper process (this test
 // binary, THROTTLELAB_TEST_LOAD) puts one thread in each container's groups
 // (v1 moves threads; a v2 host would need threaded groups, so it skips
-// there), which runs for 5 ms every 100 ms in 20 of them (their periods
-// reach their lowest pick: hot) and for 50 us every second in the others
-// (cold: their lowest pick is the ladder's lowest, 10m, a threshold of
-// 0.75 ms a period). Only the agent's process is timed; the helper's
+// there), which runs for 10 ms every 200 ms in 20 of them (their periods
+// reach their lowest pick, and HotConfig.MinCores' 5 ms: hot; until
+// 2026-11-27 5 ms every 100 ms, the same load, whose periods fall at or
+// under MinCores, cold now) and for 50 us every second in the others
+// (cold: their periods stay under MinCores, and under the margin of their
+// lowest pick, the ladder's lowest, 10m, a threshold of 0.75 ms a
+// period). Only the agent's process is timed; the helper's
 // 200 threads load the machine as well (load-core%: the helper's CPU over
 // the run, from /proc). hot counts the containers hot at the end (20 is
 // what the benchmark means to measure), light-hot those of them that are
@@ -144,7 +147,7 @@ func BenchmarkAgentRealRunBusy(b *testing.B) {
 	for i, c := range containers {
 		busy := "50us/1s"
 		if i%10 == 0 {
-			busy = "5ms"
+			busy = "10ms/200ms"
 		}
 		lines = append(lines, busy+"\t"+strings.Join(c, "\t"))
 	}

@@ -171,6 +171,24 @@ CID=$($K -n $NS get pod "$POD" -o jsonpath='{.status.containerStatuses[0].contai
 CG=$(find /sys/fs/cgroup -path "*pod$UID_/$CID" -type d 2>/dev/null | while read -r d; do [ -e "$d/cpu.stat" ] && grep -q nr_periods "$d/cpu.stat" && echo "$d"; done | head -1)
 [ -n "$CG" ] || { say "no cgroup with cpu.stat for pod $POD container $CID" >&2; exit 1; }
 say "pod $POD, cgroup $CG"
+# cgroupof NAMESPACE SELECTOR: the host cgroup (with cpu.stat) of the first
+# container of the first pod the selector picks.
+cgroupof() {
+	set -- $($K -n "$1" get pod -l "$2" -o jsonpath='{.items[0].metadata.uid} {.items[0].status.containerStatuses[0].containerID}')
+	find /sys/fs/cgroup -path "*pod$1/${2#*://}" -type d 2>/dev/null | while read -r d; do [ -e "$d/cpu.stat" ] && grep -q nr_periods "$d/cpu.stat" && echo "$d"; done | head -1
+}
+# The idle server's and the agent's own demand, recorded at 10 ms from their
+# cgroups on the host for the rest of the run: what the agent's hot rule saw
+# in them (throttlelab_agent_hot_containers, below), replayed offline
+# (agent/testdata/idle).
+for rec in "idler $NS app=idler" "agent throttlelab-agent app.kubernetes.io/component=agent"; do
+	set -- $rec
+	dir=$(cgroupof "$2" "$3")
+	[ -n "$dir" ] || { say "no cgroup with cpu.stat for the $1" >&2; exit 1; }
+	bin/throttlelab advise --cgroup "$dir" --duration "$((DEMAND + 2 * MEASURE + 20))s" --save-csv "$E2E_OUT/$1-usage.csv" -o json >/dev/null 2>"$E2E_OUT/$1-advise.log" &
+	pids="$! $pids"
+	recpids="$! ${recpids:-}"
+done
 quota() { # the limit in millicores, from cpu.max or cfs_quota_us/cfs_period_us
 	if [ -e "$CG/cpu.max" ]; then set -- $(cat "$CG/cpu.max"); else set -- "$(cat "$CG/cpu.cfs_quota_us")" "$(cat "$CG/cpu.cfs_period_us")"; fi
 	echo $(($1 * 1000 / $2))
@@ -277,6 +295,7 @@ sleep "$MEASURE"
 cp "$CG/cpu.stat" "$E2E_OUT/stat-probe-end"
 cat /proc/loadavg >"$E2E_OUT/loadavg-probe-end"
 kill "$loadpid" 2>/dev/null || true
+for p in $recpids; do wait "$p" || say "recording an idle demand failed (not judged)"; done
 curl -fs "http://127.0.0.1:$PROM/api/v1/query?query=throttlelab_predicted_throttled_ratio" >"$E2E_OUT/prom-predicted.json" || true
 go run ./hack/e2e-fleet/check -advice "$E2E_OUT/advice.json" -namespace $NS -container server \
 	-before-start "$E2E_OUT/stat-before-start" -before-end "$E2E_OUT/stat-before-end" \

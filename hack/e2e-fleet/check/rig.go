@@ -49,11 +49,16 @@ func agentOnRig(prom, dashboard string) error {
 	fmt.Printf("the agent over the last 5 min: %.4f cores (%.2f%% of one), %.0f MiB resident at most, %.2f%% of its samples missed, %.0f containers, new ones watched: %v, hot (read every 10 ms) %.0f to %.0f\n",
 		vals[0], 100*vals[0], vals[1]/(1<<20), 100*vals[2], vals[3], vals[4] == 1, vals[6], vals[5])
 	// Every container gets advice with sampling by need, the idle server
-	// (krr's 1m, under the kubelet's minimum quota) among them. They are
-	// all hot on the rig: an idle container's lowest pick (10-20m) lies
-	// within the margin of its own 100 ms sums (docs/fleet.md).
+	// (krr's 1m, under the kubelet's minimum quota) among them. The idle
+	// server goes cold after its start-up and first chunk: its periods
+	// (Go's collections) stay under HotConfig.MinCores, and its start-up's
+	// throttling holds nothing past it (docs/fleet.md, Which containers
+	// stay cold); the burner and the agent itself stay hot.
 	if vals[7] < vals[3] {
 		return fmt.Errorf("%.0f of the %.0f containers advised: with sampling by need every container must get advice", vals[7], vals[3])
+	}
+	if vals[6] >= vals[3] {
+		return fmt.Errorf("all %.0f containers hot throughout the last 5 min: the idle server must go cold (docs/fleet.md, Which containers stay cold)", vals[3])
 	}
 	fmt.Printf("sampling by need: %.0f of %.0f containers advised, %.0f to %.0f hot\n", vals[7], vals[3], vals[6], vals[5])
 	b, err := os.ReadFile(dashboard)
