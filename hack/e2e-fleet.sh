@@ -25,12 +25,15 @@
 # 6. the throttled share measured from the container's cpu.stat over
 #    E2E_FLEET_MEASURE seconds after the resize, against the prediction
 #    (hack/e2e-fleet/check: within max(0.07, 30%)); meanwhile the burner's
-#    demand recorded at 10 ms (advise --cgroup --save-csv, burner-usage.csv);
+#    demand recorded at 10 ms (advise --cgroup --save-csv, burner-usage.csv),
+#    and the idle server's and the agent's from the deployment on
+#    (idler-usage.csv, agent-usage.csv);
 # 7. the probe: a limit between the old one and the advice (E2E_FLEET_PROBE,
 #    400m), where the prediction (the agent's /evaluate, asked when the
 #    advice was taken, from demand sampled under 200m) is that it still
 #    throttles: resized in place to it, measured the same way, and judged
-#    alike; teardown as e2e-k8s.
+#    alike; the check also fails if every container stayed hot over the
+#    last 5 minutes (the idle server must go cold); teardown as e2e-k8s.
 set -eu
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
