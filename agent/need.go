@@ -41,9 +41,10 @@ type HotConfig struct {
 	// exceeds, and the pick is the limit that covers the burst, within the
 	// margin of it by construction. With such bursts closer together than
 	// Hold (Go forces a collection every 2 minutes) it would be hot for
-	// good, read at 10 ms for detail that concerns limits no one gives a
-	// service (the advice's throttled counts come from the grid exactly).
-	// A container throttled by a limit it has turns hot all the same.
+	// good, read at 10 ms for the delays at limits of tens of millicores
+	// (its throttled counts come from the grid exactly, and its delays
+	// there are the coarse reading's upper bound). A container that a
+	// limit it has throttles turns hot all the same (its nr_throttled).
 	MinCores float64
 	// Hold is how long a container stays hot after its last trigger
 	// (default 5 min).
