@@ -244,7 +244,8 @@ func KneeText(a *Advice) string {
 
 // Limits writes k's range of limits: 320m-345m, <=320m-345m (the
 // optimistic end at the lowest limit evaluated), 400m-none (no upper
-// end), or none (no limit evaluated gets there).
+// end), none (no limit evaluated gets there), or one limit where both ends
+// meet (320m, <=10m).
 func (k KneeRange) Limits() string {
 	if k.LowMilli <= 0 {
 		return "none"
@@ -255,6 +256,9 @@ func (k KneeRange) Limits() string {
 	}
 	if k.NoUpperEnd {
 		return lo + "-none"
+	}
+	if k.HighMilli == k.LowMilli {
+		return lo
 	}
 	return lo + "-" + formatMilli(k.HighMilli)
 }

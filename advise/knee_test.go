@@ -211,4 +211,13 @@ func TestKneeText(t *testing.T) {
 	if got := KneeText(a); !strings.HasPrefix(got, want) {
 		t.Errorf("got  %q\nwant %q...", got, want)
 	}
+	// Both ends at one limit: that limit, not "10m-10m".
+	a = &Advice{Knee: []KneeRange{
+		{Share: 0.5, LowMilli: 10, LowAtLowest: true, HighMilli: 10, UpToMilli: 2000, StepMilli: 1},
+		{Share: 0.2, LowMilli: 300, HighMilli: 300, UpToMilli: 2000, StepMilli: 5},
+	}}
+	want = "the knee: 50% throttled at <=10m, 20% at 300m ("
+	if got := KneeText(a); !strings.HasPrefix(got, want) {
+		t.Errorf("got  %q\nwant %q...", got, want)
+	}
 }
