@@ -267,3 +267,28 @@ func (k KneeRange) Limits() string {
 func fmtShare(s float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.1f", 100*s), "0"), ".") + "%"
 }
+
+// KneeLadder is the ladder a knee's shares are measured on (the
+// validation harness, the slice replay's kernel test): limits 10m apart,
+// period long, from d's mean use rounded down to 10m (at least 10m) up to
+// upToMilli, and at least 100m past the lowest.
+func KneeLadder(d *Demand, upToMilli int64, period time.Duration) []Point {
+	lo := max(int64(d.MeanCores()*100)*10, 10)
+	var out []Point
+	for l := lo; l <= max(upToMilli, lo+100); l += 10 {
+		out = append(out, Point{LimitMilli: l, Period: period})
+	}
+	return out
+}
+
+// Nearest returns the index of the evaluation in evs whose throttled share
+// lies nearest share, the first of equals (-1: evs is empty).
+func Nearest(evs []Evaluation, share float64) int {
+	best := -1
+	for i, e := range evs {
+		if best < 0 || math.Abs(e.ThrottledRatio-share) < math.Abs(evs[best].ThrottledRatio-share) {
+			best = i
+		}
+	}
+	return best
+}

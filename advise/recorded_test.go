@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/demand"
@@ -117,15 +118,7 @@ func TestSlicesAgainstTheKernel(t *testing.T) {
 		{"jvm-knee.csv.gz", 90, 1, 300},
 		{"jvm-knee.csv.gz", 130, 1, 301},
 	} {
-		fh, err := os.Open("testdata/" + tc.csv)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d, err := demand.ReadCSV(fh)
-		fh.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		d := readRecorded(t, tc.csv)
 		if d.Split() == nil {
 			t.Fatalf("%s: no per-CPU split", tc.csv)
 		}
@@ -145,4 +138,60 @@ func TestSlicesAgainstTheKernel(t *testing.T) {
 			t.Errorf("%s at %dm: replayed %.3f, the kernel counted %.3f (%d of %d periods): want within max(0.07, 30%%)", tc.csv, tc.limit, got, kernel, tc.throttled, tc.periods)
 		}
 	}
+}
+
+// The knee's limits as the validation harness and the slice replay's
+// kernel test pick them, on nginx's recorded demand: a ladder 10m apart
+// from its mean use, and for each share the limit predicted nearest it;
+// higher shares at lower limits, and none nearer on the ladder.
+func TestKneeLadderNearest(t *testing.T) {
+	d := readRecorded(t, "nginx-knee.csv.gz")
+	ladder := advise.KneeLadder(d, 2000, 100*time.Millisecond)
+	if first := ladder[0].LimitMilli; first%10 != 0 || float64(first) > 1000*d.MeanCores() || float64(first) < 1000*d.MeanCores()-10 {
+		t.Errorf("the ladder starts at %dm: want the mean use %.3f cores rounded down to 10m", first, d.MeanCores())
+	}
+	if last := ladder[len(ladder)-1].LimitMilli; last != 2000 {
+		t.Errorf("the ladder ends at %dm, want 2000m", last)
+	}
+	if short := advise.KneeLadder(d, 0, 100*time.Millisecond); len(short) != 11 {
+		t.Errorf("a ladder up to 0m has %d limits, want 11 (100m past its lowest)", len(short))
+	}
+	evs, err := advise.Evaluate(d, ladder, advise.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prev := -1
+	for _, share := range advise.KneeShares {
+		i := advise.Nearest(evs, share)
+		for j, e := range evs {
+			if math.Abs(e.ThrottledRatio-share) < math.Abs(evs[i].ThrottledRatio-share) {
+				t.Errorf("share %.2f: %dm (%.3f) picked, %dm (%.3f) is nearer", share, evs[i].LimitMilli, evs[i].ThrottledRatio, evs[j].LimitMilli, e.ThrottledRatio)
+			}
+		}
+		if math.Abs(evs[i].ThrottledRatio-share) > 0.1 {
+			t.Errorf("share %.2f: the nearest limit %dm predicts %.3f", share, evs[i].LimitMilli, evs[i].ThrottledRatio)
+		}
+		if i < prev {
+			t.Errorf("share %.2f at %dm, below the higher share's limit", share, evs[i].LimitMilli)
+		}
+		prev = i
+	}
+	if advise.Nearest(nil, 0.5) != -1 {
+		t.Error("Nearest of no evaluations: want -1")
+	}
+}
+
+// readRecorded reads testdata/name, a recorded demand (.csv or .csv.gz).
+func readRecorded(t *testing.T, name string) *advise.Demand {
+	t.Helper()
+	fh, err := os.Open("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	d, err := demand.ReadCSV(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,10 +30,6 @@ var sliceKernelLoads = []struct {
 	{"short 1-3ms/10ms", workerSpec{Threads: 2, BusyMin: time.Millisecond, BusyMax: 3 * time.Millisecond, Every: 10 * time.Millisecond, Seed: 1}},
 	{"long 20-40ms/100ms", workerSpec{Threads: 2, BusyMin: 20 * time.Millisecond, BusyMax: 40 * time.Millisecond, Every: 100 * time.Millisecond, Seed: 2}},
 }
-
-// sliceKernelShares are the throttled shares the limits are picked for, as
-// the validation harness picks them (advise's prediction nearest).
-var sliceKernelShares = []float64{0.5, 0.2, 0.05}
 
 // scaledDemand is d with its use scaled by f (its per-CPU split kept:
 // the replay takes only each interval's shares from it).
@@ -214,29 +209,21 @@ func TestSliceModelKernel(t *testing.T) {
 	}
 }
 
-// kneePoints returns, for each of sliceKernelShares, the limit on a ladder
-// 10m apart from d's mean use up to its CPUs where advise predicts the
-// share nearest, lowest limit first and each once.
+// kneePoints returns, for each of advise.KneeShares, the limit on
+// advise.KneeLadder up to d's CPUs where advise predicts the share nearest,
+// lowest limit first and each once: the limits the validation harness
+// measures programs at (validation.KneeLimits, without the intervals).
 func kneePoints(t *testing.T, d *advise.Demand) []advise.Point {
 	t.Helper()
-	var ladder []advise.Point
-	for l := max(int64(d.MeanCores()*100)*10, 10); l <= int64(d.Bound())*1000; l += 10 {
-		ladder = append(ladder, advise.Point{LimitMilli: l, Period: 100 * time.Millisecond})
-	}
+	ladder := advise.KneeLadder(d, int64(d.Bound())*1000, 100*time.Millisecond)
 	evs, err := advise.Evaluate(d, ladder, advise.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []advise.Point
-	for _, share := range sliceKernelShares {
-		best := 0
-		for i, e := range evs {
-			if math.Abs(e.ThrottledRatio-share) < math.Abs(evs[best].ThrottledRatio-share) {
-				best = i
-			}
-		}
-		if len(out) == 0 || out[len(out)-1] != ladder[best] {
-			out = append(out, ladder[best])
+	for _, share := range advise.KneeShares {
+		if p := ladder[advise.Nearest(evs, share)]; len(out) == 0 || out[len(out)-1] != p {
+			out = append(out, p)
 		}
 	}
 	return out

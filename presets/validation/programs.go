@@ -213,7 +213,7 @@ func MeasureProgram(ctx context.Context, p Program, dir string, run ProgramRun, 
 		// limit KneeLimits gives (one per knee share and the recommended
 		// one), each settled and measured Repeats times, with a minute to
 		// spare; it is stopped when the round ends.
-		limits := time.Duration(len(KneeShares) + 1)
+		limits := time.Duration(len(advise.KneeShares) + 1)
 		each := run.Settle + time.Duration(run.repeats())*run.Measure
 		l, err := startLoad(ctx, p.Client(dir, run.Warmup+run.Window+limits*each+time.Minute))
 		if err != nil {
@@ -351,36 +351,22 @@ type Knee struct {
 	advise.Evaluation
 }
 
-// KneeShares are the throttled shares the knee limits are picked for.
-var KneeShares = []float64{0.5, 0.2, 0.05}
-
-// KneeLimits evaluates d (with advise's intervals) on a ladder of limits
-// 10m apart from its mean use up to the CPUs it used, and returns for each
-// of KneeShares the limit whose prediction lies nearest, then a's
-// recommended limit (when it met its target and is not one of them).
+// KneeLimits evaluates d (with advise's intervals) on advise.KneeLadder up
+// to the CPUs it used, and returns for each of advise.KneeShares the limit
+// whose prediction lies nearest (advise.Nearest), then a's recommended
+// limit (when it met its target and is not one of them).
 func KneeLimits(d *advise.Demand, a *advise.Advice) ([]Knee, error) {
-	lo := int64(d.MeanCores()*100) * 10
-	hi := max(int64(a.Sampled.Cores)*1000, lo+100)
-	var points []advise.Point
-	for l := max(lo, 10); l <= hi; l += 10 {
-		points = append(points, advise.Point{LimitMilli: l, Period: Period})
-	}
-	evs, err := advise.EvaluateIntervals(d, points, advise.Options{})
+	evs, err := advise.EvaluateIntervals(d, advise.KneeLadder(d, int64(a.Sampled.Cores)*1000, Period), advise.Options{})
 	if err != nil {
 		return nil, err
 	}
 	var out []Knee
 	seen := map[int64]bool{}
-	for _, share := range KneeShares {
-		best := -1
-		for i, e := range evs {
-			if best < 0 || math.Abs(e.ThrottledRatio-share) < math.Abs(evs[best].ThrottledRatio-share) {
-				best = i
-			}
-		}
-		if !seen[evs[best].LimitMilli] {
-			seen[evs[best].LimitMilli] = true
-			out = append(out, Knee{share, evs[best]})
+	for _, share := range advise.KneeShares {
+		best := evs[advise.Nearest(evs, share)]
+		if !seen[best.LimitMilli] {
+			seen[best.LimitMilli] = true
+			out = append(out, Knee{share, best})
 		}
 	}
 	if r := a.Recommendation; r.Met && !seen[r.LimitMilli] && r.ThrottledRatioRange != nil {
