@@ -15,11 +15,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cgroup"
-	"github.com/throttlelab/throttlelab/top"
+	"github.com/throttlelab/throttlelab/watch"
 )
 
 // NamedTarget is a target the agent advises for, under a short name that
@@ -40,7 +39,7 @@ type Config struct {
 	// Node is the node's name (the node label).
 	Node string
 	// SampleEvery is the sampling interval (default 10 ms); Interval how
-	// often settings, top's metrics and the containers are refreshed
+	// often settings, watch's metrics and the containers are refreshed
 	// (default 10 s: a scrape interval; each refresh reads five files per
 	// container and walks the cgroup tree).
 	SampleEvery, Interval time.Duration
@@ -52,7 +51,7 @@ type Config struct {
 	Targets []NamedTarget
 	// Select picks the groups to summarise (default: Kubernetes containers
 	// and throttlelab's own groups).
-	Select func(top.Identity) bool
+	Select func(watch.Identity) bool
 	// Owners looks up the owners and names of the pods on the node
 	// (optional; nil leaves owner_kind and owner_name empty, and the names
 	// to the kubelet's log directories).
@@ -134,28 +133,27 @@ const GCPercent = 25
 
 // DefaultSelect picks Kubernetes containers (not the pods' sandboxes) and
 // throttlelab's own groups.
-func DefaultSelect(id top.Identity) bool {
-	return (id.Kind == top.KindContainer && id.PodUID != "" && !id.Sandbox) || (id.Kind == top.KindThrottlelab && strings.Count(id.Name, "/") >= 2)
+func DefaultSelect(id watch.Identity) bool {
+	return (id.Kind == watch.KindContainer && id.PodUID != "" && !id.Sandbox) || (id.Kind == watch.KindThrottlelab && strings.Count(id.Name, "/") >= 2)
 }
 
 // Agent keeps a summary per container of a node and serves advice from
 // them.
 type Agent struct {
 	cfg       Config
-	w         *top.Watcher
-	collector *top.Collector
+	w         *watch.Watcher
+	collector *watch.Collector
 	start     time.Time
 
 	mu         sync.Mutex
 	containers map[string]*container // by cgroup path
-	// byPath finds a container by the address of the path string top's
-	// watcher passes to observe, the same for a group at every sample:
-	// hashing the pointer, not the path's hundred-odd bytes, at thousands
-	// of samples a second (observe). Keyed by address and length, since
-	// two paths cut from one buffer can start at the same byte. Cleared
-	// whenever a container goes.
-	byPath  map[pathKey]*container
-	owners  map[top.PodName]Owner
+	// byID finds a container by the watcher's ID of its group
+	// (watch.Sample.ID), the same at every sample: hashing an integer, not
+	// the path's hundred-odd bytes, at thousands of samples a second
+	// (observe). Cleared whenever a container goes (a group opened again
+	// has a new ID: found by its path once more).
+	byID    map[watch.GroupID]*container
+	owners  map[watch.PodName]Owner
 	saved   map[string]summaryState // from LoadState, until their containers are seen
 	savedAt time.Time               // when that checkpoint was written (zero: none, or not known)
 	reports int                     // Updates so far
@@ -166,7 +164,7 @@ type Agent struct {
 	base        time.Duration // Run's agent time: since the Unix epoch
 
 	// specs are the pods' CPU resources as their spec gives them (spec.go).
-	specs map[top.PodName]map[string]SpecCPU
+	specs map[watch.PodName]map[string]SpecCPU
 
 	replays chan replayJob
 	// lookup asks refreshOwners for a lookup before the minute is out: a
@@ -211,9 +209,9 @@ type replayJob struct {
 type container struct {
 	path string
 	mu   sync.Mutex // guards everything below
-	id   top.Identity
+	id   watch.Identity
 	sum  *ContainerSummary
-	last top.Stats
+	last watch.Stats
 	view *View
 	// advice is the container's entry in /advice (its View with the full
 	// advice, as JSON, deflated) for names adviceNames, computed once per
@@ -236,7 +234,7 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.Summary.Check(); err != nil {
 		return nil, err
 	}
-	a := &Agent{cfg: cfg, containers: map[string]*container{}, byPath: map[pathKey]*container{}, collector: top.NewCollector(cfg.Mapping).WithoutStall(),
+	a := &Agent{cfg: cfg, containers: map[string]*container{}, byID: map[watch.GroupID]*container{}, collector: watch.NewCollector(cfg.Mapping).WithoutStall(),
 		replays: make(chan replayJob, 1024), lookup: make(chan struct{}, 1), sandboxes: map[string]int{},
 		settle: OwnersSettle, gap: OwnersGap, byNeed: cfg.byNeed()}
 	for _, t := range cfg.Targets {
@@ -246,16 +244,16 @@ func New(cfg Config) (*Agent, error) {
 	// those that are hot; the others on the grid); the pods' groups, their
 	// sandboxes, the QoS classes and the system's are read at their first
 	// sample (observe sees sandboxes appear) and at reports.
-	opts := top.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, Observe: a.observe, Every: cfg.Select, Open: cfg.open}
+	opts := watch.Options{Root: cfg.Root, SampleEvery: cfg.SampleEvery, Mapping: cfg.Mapping, ByNeed: watch.ByNeed{Policy: policy{a}}, Open: cfg.open}
 	if a.byNeed {
-		opts.Coarse = a.onGrid
-		opts.SettingsEvery = SettingsEvery
-		opts.PerCPU = !cfg.NoPerCPU // percpu.go
+		opts.ByNeed.Coarse = true
+		opts.ByNeed.SettingsEvery = SettingsEvery
+		opts.ByNeed.PerCPU = !cfg.NoPerCPU // percpu.go
 		// v1 cpu.stat only where nr_throttled can have moved: what the
 		// summaries and the hot triggers take from it is the same
-		opts.StatByNeed = true
+		opts.ByNeed.Stat = true
 	}
-	w, err := top.New(opts)
+	w, err := watch.New(opts)
 	if err != nil {
 		return nil, err
 	}
@@ -265,29 +263,40 @@ func New(cfg Config) (*Agent, error) {
 }
 
 // Source returns the hierarchy the agent reads.
-func (a *Agent) Source() *top.Source { return a.w.Source() }
+func (a *Agent) Source() *watch.Source { return a.w.Source() }
 
-// onGrid reports whether watcher time at is on the node's coarse grid
-// (top.Options.Coarse).
-func (a *Agent) onGrid(at time.Duration) bool {
-	return a.cfg.Summary.OnGrid(a.base+at, a.off)
+// policy is the agent's sampling by need (watch.Policy): the containers
+// it summarises (Config.Select) read at every sample, by need (Config.Hot)
+// on the node's coarse grid.
+type policy struct{ a *Agent }
+
+// Picks implements watch.Policy.
+func (p policy) Picks(id watch.Identity) bool { return p.a.cfg.Select(id) }
+
+// OnGrid implements watch.Policy: whether watcher time at is on the node's
+// coarse grid.
+func (p policy) OnGrid(at time.Duration) bool {
+	return p.a.cfg.Summary.OnGrid(p.a.base+at, p.a.off)
 }
 
-// observe gets every group's usage at every sample (top.Options.Observe). A
+// Observe implements watch.Policy (observe).
+func (p policy) Observe(s watch.Sample) bool { return p.a.observe(s) }
+
+// observe gets every group's usage at every sample (watch.Policy). A
 // selected group the agent does not know yet is added here, at its first
-// sample after top found it, not at the next report. It says whether the
-// container is hot (sampling by need); perCPU is its per-CPU split, read
-// while it is hot (percpu.go).
-func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs, throttled uint64, perCPU []uint64) bool {
+// sample after the watcher found it, not at the next report. It says
+// whether the container is hot (sampling by need); s.PerCPU is its per-CPU
+// split, read while it is hot (percpu.go).
+func (a *Agent) observe(s watch.Sample) bool {
+	path, id, at, usageNs, throttled, perCPU := s.Path, s.Identity, s.At, s.UsageNs, s.ThrottledPeriods, s.PerCPU
 	a.mu.Lock()
 	if !a.sampled {
 		a.firstSample, a.sampled = a.base+at, true
 	}
-	key := pathKey{unsafe.StringData(path), len(path)}
-	c := a.byPath[key]
+	c := a.byID[s.ID]
 	if c == nil {
 		if c = a.containers[path]; c != nil {
-			a.byPath[key] = c
+			a.byID[s.ID] = c
 		}
 	}
 	if c == nil {
@@ -329,23 +338,16 @@ func (a *Agent) observe(path string, id top.Identity, at time.Duration, usageNs,
 	return hot
 }
 
-// pathKey is a path string's identity, its bytes' address and length
-// (Agent.byPath).
-type pathKey struct {
-	p *byte
-	n int
-}
-
 // addContainer starts the summary of a selected group seen at agent time
 // at, from its checkpoint if there is one; a.mu is held. A container that
 // was not there at the agent's first sample is starting (Config.Startup):
-// top finds it within 0.1 s of its directory being made (where inotify
+// the watcher finds it within 0.1 s of its directory being made (where inotify
 // works; else at the next report), before its first process runs. So is
 // one there at the first sample but not in a checkpoint written less than
 // RecentCheckpoint before: it appeared while the agent was down (or since
 // its last checkpoint), and what it has left of its start-up is kept apart
 // from the agent's first sample on.
-func (a *Agent) addContainer(path string, id top.Identity, at time.Duration) *container {
+func (a *Agent) addContainer(path string, id watch.Identity, at time.Duration) *container {
 	c := &container{path: path, id: id, sum: NewSummary(&a.cfg.Summary), since: a.reports}
 	if a.byNeed {
 		c.sum.SetOffset(a.off) // the node's grid: every chunk on it
@@ -360,7 +362,7 @@ func (a *Agent) addContainer(path string, id top.Identity, at time.Duration) *co
 		c.sum.SetStartup(at + a.cfg.Startup)
 	}
 	a.containers[path] = c
-	if id.Kind == top.KindContainer && id.PodUID != "" && (id.Pod == "" || id.Container == "") {
+	if id.Kind == watch.KindContainer && id.PodUID != "" && (id.Pod == "" || id.Container == "") {
 		a.askOwners()
 	}
 	return c
@@ -403,21 +405,21 @@ func (a *Agent) replay(j replayJob) {
 // container's row make it unreadable: counted in
 // throttlelab_agent_unreadable_containers and logged once. Its summary is
 // kept all the same (and its advice served from it, its window no longer
-// growing) until top's watcher no longer lists the group: a read error
+// growing) until the watcher no longer lists the group: a read error
 // is no sign that the group went (the watcher finds a removed group gone
 // at its next read, or by its directory's removal), and dropping the
 // summary would lose the demand measured before it.
 const UnreadableAfter = 6
 
-// Update takes one report of top (every Interval): it adds the groups that
-// appeared, drops those that went (top's report no longer lists them), and
+// Update takes one report of the watcher (every Interval): it adds the groups that
+// appeared, drops those that went (the watcher's report no longer lists them), and
 // records their settings. A row with an error (a read that failed while
 // the group was there) keeps the container's summary and last settings
 // (UnreadableAfter).
-func (a *Agent) Update(stats []top.Stats, at time.Duration) {
+func (a *Agent) Update(stats []watch.Stats, at time.Duration) {
 	seen := make(map[string]bool, len(stats))
 	all := make(map[string]bool, len(stats))
-	var keep []top.Stats
+	var keep []watch.Stats
 	for _, st := range stats {
 		all[st.Path] = true
 		if !a.cfg.Select(st.Identity) {
@@ -466,7 +468,7 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 		c.mu.Unlock()
 		if !seen[p] && c.since < a.reports {
 			delete(a.containers, p) // gone: its summary goes with it
-			clear(a.byPath)
+			clear(a.byID)
 			a.hot.drop(c)
 		}
 	}
@@ -482,7 +484,7 @@ func (a *Agent) Update(stats []top.Stats, at time.Duration) {
 	a.watching.Store(a.w.Unwatched() == nil)
 }
 
-// Run samples until ctx ends: top's watcher every SampleEvery, a report
+// Run samples until ctx ends: the watcher every SampleEvery, a report
 // every Interval, chunks replayed by a worker, advice recomputed after each
 // chunk.
 func (a *Agent) Run(ctx context.Context) error {
@@ -522,7 +524,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 	}
 	noteUnwatched()
-	err := a.w.RunFrom(ctx, a.start, a.cfg.Interval, func(stats []top.Stats) bool {
+	err := a.w.RunFrom(ctx, a.start, a.cfg.Interval, func(stats []watch.Stats) bool {
 		a.Update(stats, a.base+time.Since(a.start))
 		noteUnwatched()
 		if a.cfg.StateDir != "" && time.Since(lastSave) >= a.cfg.SaveEvery {
@@ -580,7 +582,7 @@ func (a *Agent) refreshOwners(ctx context.Context) {
 }
 
 // lookupOwners asks Config.Owners once and keeps what it says: the owners,
-// and the names for top's watcher (used from its next discovery).
+// and the names for the watcher (used from its next discovery).
 func (a *Agent) lookupOwners(ctx context.Context) {
 	o, err := a.cfg.Owners(ctx)
 	if err != nil {
@@ -610,7 +612,7 @@ type Names struct {
 // namesOf labels a group: Kubernetes names where the kubelet's log
 // directories gave them, else the pod UID and container ID from the cgroup
 // path, else the group's name.
-func namesOf(path string, id top.Identity, owners map[top.PodName]Owner) Names {
+func namesOf(path string, id watch.Identity, owners map[watch.PodName]Owner) Names {
 	n := Names{Namespace: id.Namespace, Pod: id.Pod, Container: id.Container, Cgroup: path}
 	if n.Pod == "" {
 		n.Pod = id.PodUID
@@ -621,7 +623,7 @@ func namesOf(path string, id top.Identity, owners map[top.PodName]Owner) Names {
 			n.Container = id.Name
 		}
 	}
-	if o, ok := owners[top.PodName{Namespace: id.Namespace, Name: id.Pod}]; ok && id.Pod != "" {
+	if o, ok := owners[watch.PodName{Namespace: id.Namespace, Name: id.Pod}]; ok && id.Pod != "" {
 		n.OwnerKind, n.OwnerName = o.Kind, o.Name
 	}
 	return n
@@ -708,7 +710,7 @@ func milliOfCores(c *float64) (int64, bool) {
 // every container (every point evaluated, the window's blocks) would be a
 // tenth of the agent's memory on a node of 200 (BenchmarkAgentDay200), and
 // only /advice shows it, so full computes it anew.
-func (a *Agent) viewOf(c *container, owners map[top.PodName]Owner, full bool) *View {
+func (a *Agent) viewOf(c *container, owners map[watch.PodName]Owner, full bool) *View {
 	if c.view != nil && !full {
 		c.view.Names = namesOf(c.path, c.id, owners)
 		return c.view
@@ -790,7 +792,7 @@ func (a *Agent) views() []*View {
 // is called, so that /advice holds one container's full advice at a time,
 // not a node's.
 func (a *Agent) eachView(full bool, fn func(*View) error) error {
-	return a.eachContainer(func(c *container, owners map[top.PodName]Owner, _ Names) error {
+	return a.eachContainer(func(c *container, owners map[watch.PodName]Owner, _ Names) error {
 		return fn(a.viewOf(c, owners, full))
 	})
 }
@@ -804,7 +806,7 @@ func (a *Agent) eachView(full bool, fn func(*View) error) error {
 // not keep the bytes.
 func (a *Agent) eachAdvice(fn func([]byte) error) error {
 	var buf bytes.Buffer
-	return a.eachContainer(func(c *container, owners map[top.PodName]Owner, n Names) error {
+	return a.eachContainer(func(c *container, owners map[watch.PodName]Owner, n Names) error {
 		buf.Reset()
 		if c.advice == nil || c.adviceNames != n {
 			b, err := json.MarshalIndent(a.viewOf(c, owners, true), "    ", "  ")
@@ -827,7 +829,7 @@ func (a *Agent) eachAdvice(fn func([]byte) error) error {
 
 // eachContainer calls fn with every container, its mutex held, in Views'
 // order (by namespace, pod, container and cgroup path), until fn fails.
-func (a *Agent) eachContainer(fn func(c *container, owners map[top.PodName]Owner, n Names) error) error {
+func (a *Agent) eachContainer(fn func(c *container, owners map[watch.PodName]Owner, n Names) error) error {
 	a.mu.Lock()
 	type entry struct {
 		c *container
@@ -905,7 +907,7 @@ func (a *Agent) Targets() []NamedTarget { return a.cfg.Targets }
 // SampleEvery).
 func (a *Agent) Sample(at time.Duration) { a.w.Sample(at) }
 
-// Report closes top's interval at the last sample, updates the containers
+// Report closes the watcher's interval at the last sample, updates the containers
 // from it and picks up groups that appeared (Run does it every Interval).
 func (a *Agent) Report(at time.Duration) error {
 	a.Update(a.w.Report(), at)

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
-	"github.com/throttlelab/throttlelab/top"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // fakeNode drives an agent on a fake tree: every group's usage counter
@@ -40,7 +40,7 @@ type counter struct {
 }
 
 func newFakeNode(t *testing.T, tree string, edit func(root string)) *fakeNode {
-	root := toptest.FakeRoot(t, tree)
+	root := watchtest.FakeRoot(t, tree)
 	if edit != nil {
 		edit(root)
 	}
@@ -143,7 +143,7 @@ func TestAgentFakeTrees(t *testing.T) {
 		"v2-kubepods-systemd": {"web/api-0/api"},
 		"hybrid-v2-cpu":       {"//throttlelab/f01-logjam-19473/r001-limited-0", "//throttlelab/f01-logjam-19473/r001-limited-1"},
 	}
-	for _, tree := range toptest.Trees {
+	for _, tree := range watchtest.Trees {
 		t.Run(tree, func(t *testing.T) {
 			n := newFakeNode(t, tree, nil)
 			n.run(4 * time.Second)
@@ -239,10 +239,10 @@ func TestAgentNoKubeletLogs(t *testing.T) {
 	// from it instead, as soon as the watcher's next discovery
 	id := strings.Repeat("d4", 32)
 	n.a.cfg.Owners = func(context.Context) (Pods, error) {
-		names := top.NewPodNames()
-		pod := top.PodName{Namespace: "shop", Name: "cart-0"}
+		names := watch.NewPodNames()
+		pod := watch.PodName{Namespace: "shop", Name: "cart-0"}
 		names.Add("ABCDEF01-2345-4678-9ABC-DEF012345678", pod, map[string]string{id: "cart"})
-		return Pods{Owners: map[top.PodName]Owner{pod: {"StatefulSet", "cart"}}, Names: names}, nil
+		return Pods{Owners: map[watch.PodName]Owner{pod: {"StatefulSet", "cart"}}, Names: names}, nil
 	}
 	n.a.lookupOwners(context.Background())
 	n.run(2 * time.Second)
@@ -415,7 +415,7 @@ func checkNewStartup(t *testing.T, doc AdviceDoc, new, old string) {
 }
 
 // TestAgentStartupBeforeTheFirstReport: a container found between the
-// agent's first sample and its first report (top's watcher finds it when
+// agent's first sample and its first report (the watcher finds it when
 // its directory is made) is starting too.
 func TestAgentStartupBeforeTheFirstReport(t *testing.T) {
 	n := newFakeNode(t, "v1-joined-kubepods-cgroupfs", nil)
@@ -499,17 +499,17 @@ func TestAgentStartupOfANewContainer(t *testing.T) {
 // pod's names once posted is set. made changes the tree after the first
 // look-up; the test fails unless another look-up comes within 30 s (the
 // minute's is further) and /advice then holds want.
-func ownersNode(t *testing.T, root, uid string, pod top.PodName, containers map[string]string, made func(), want, what string) {
+func ownersNode(t *testing.T, root, uid string, pod watch.PodName, containers map[string]string, made func(), want, what string) {
 	t.Helper()
 	lookups := make(chan struct{}, 16)
 	var posted atomic.Bool
 	owners := func(context.Context) (Pods, error) {
-		names := top.NewPodNames()
+		names := watch.NewPodNames()
 		if posted.Load() {
 			names.Add(uid, pod, containers)
 		}
 		lookups <- struct{}{}
-		return Pods{Owners: map[top.PodName]Owner{}, Names: names}, nil
+		return Pods{Owners: map[watch.PodName]Owner{}, Names: names}, nil
 	}
 	a, err := New(Config{Root: root, Node: "node-1", Owners: owners, Interval: time.Second,
 		Summary: SummaryConfig{Window: 20 * time.Second, Block: 5 * time.Second, Chunk: time.Second}})
@@ -530,7 +530,7 @@ func ownersNode(t *testing.T, root, uid string, pod top.PodName, containers map[
 	case <-time.After(30 * time.Second):
 		t.Fatalf("no look-up within 30 s of %s: it waits for the minute's", what)
 	}
-	// the names reach top's watcher at its next report (every second here)
+	// the names reach the watcher at its next report (every second here)
 	for {
 		_, body := get(t, a.Handler(), "/advice")
 		if strings.Contains(body, want) {
@@ -548,7 +548,7 @@ func ownersNode(t *testing.T, root, uid string, pod top.PodName, containers map[
 // yet (its cgroup is made before the kubelet posts its status) is named by
 // a look-up soon after it is found, not at the minute's.
 func TestAgentNamesANewPodSoon(t *testing.T) {
-	root := toptest.FakeRoot(t, "v1-joined-kubepods-cgroupfs")
+	root := watchtest.FakeRoot(t, "v1-joined-kubepods-cgroupfs")
 	// the BestEffort pod, which the kubelet's log directories do not name,
 	// is made while the agent runs
 	const uid = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
@@ -558,7 +558,7 @@ func TestAgentNamesANewPodSoon(t *testing.T) {
 	if err := os.Rename(pod, staged); err != nil {
 		t.Fatal(err)
 	}
-	ownersNode(t, root, uid, top.PodName{Namespace: "batch", Name: "report-1"}, map[string]string{c2: "render"}, func() {
+	ownersNode(t, root, uid, watch.PodName{Namespace: "batch", Name: "report-1"}, map[string]string{c2: "render"}, func() {
 		if err := os.Rename(staged, pod); err != nil {
 			t.Fatal(err)
 		}
@@ -571,7 +571,7 @@ func TestAgentNamesANewPodSoon(t *testing.T) {
 // agent does not summarise. Its appearance asks for a look-up as an unnamed
 // container's does.
 func TestAgentNamesARestartedContainerSoon(t *testing.T) {
-	root := toptest.FakeRoot(t, "v1-joined-kubepods-cgroupfs")
+	root := watchtest.FakeRoot(t, "v1-joined-kubepods-cgroupfs")
 	const uid = "1f2e3d4c-5b6a-4789-8abc-def012345678"
 	const c1 = "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1"
 	const c7 = "c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7"
@@ -585,7 +585,7 @@ func TestAgentNamesARestartedContainerSoon(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(root, "sys/fs/cgroup/cpu,cpuacct/kubepods/besteffort/pod0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")); err != nil {
 		t.Fatal(err)
 	}
-	ownersNode(t, root, uid, top.PodName{Namespace: "shop", Name: "cart-7d9f"}, map[string]string{c7: "cart"}, func() {
+	ownersNode(t, root, uid, watch.PodName{Namespace: "shop", Name: "cart-7d9f"}, map[string]string{c7: "cart"}, func() {
 		if err := os.Rename(staged, filepath.Join(pod, c7)); err != nil { // the restart
 			t.Fatal(err)
 		}
@@ -707,10 +707,10 @@ func TestAgentViewsWhileUpdating(t *testing.T) {
 	n := newFakeNode(t, "v2-kubepods-systemd", nil)
 	n.run(2 * time.Second)
 	n.a.mu.Lock()
-	var st top.Stats
+	var st watch.Stats
 	for p, c := range n.a.containers {
 		c.mu.Lock()
-		st = top.Stats{Path: p, Identity: c.id, LimitCores: c.last.LimitCores, RequestCores: c.last.RequestCores}
+		st = watch.Stats{Path: p, Identity: c.id, LimitCores: c.last.LimitCores, RequestCores: c.last.RequestCores}
 		c.mu.Unlock()
 	}
 	n.a.mu.Unlock()
@@ -724,7 +724,7 @@ func TestAgentViewsWhileUpdating(t *testing.T) {
 		for i := range 2000 {
 			s := st
 			s.Identity.Container = names[i%2]
-			n.a.Update([]top.Stats{s}, n.at)
+			n.a.Update([]watch.Stats{s}, n.at)
 		}
 	}()
 	for running := true; running; {
@@ -733,7 +733,7 @@ func TestAgentViewsWhileUpdating(t *testing.T) {
 			running = false
 		default:
 		}
-		err := n.a.eachContainer(func(_ *container, _ map[top.PodName]Owner, v Names) error {
+		err := n.a.eachContainer(func(_ *container, _ map[watch.PodName]Owner, v Names) error {
 			if v.Container != names[0] && v.Container != names[1] {
 				return fmt.Errorf("a view names container %q, want %q or %q", v.Container, names[0], names[1])
 			}
@@ -779,11 +779,11 @@ func TestAgentKeepsSummaryOverErrorRows(t *testing.T) {
 	if span <= 0 {
 		t.Fatal("the container's summary holds no demand: the test shows nothing")
 	}
-	with := func(err string) []top.Stats {
-		out := append([]top.Stats(nil), rows...)
+	with := func(err string) []watch.Stats {
+		out := append([]watch.Stats(nil), rows...)
 		for i := range out {
 			if out[i].Path == path {
-				out[i] = top.Stats{Path: path, Identity: out[i].Identity, Error: err}
+				out[i] = watch.Stats{Path: path, Identity: out[i].Identity, Error: err}
 			}
 		}
 		return out
@@ -816,7 +816,7 @@ func TestAgentKeepsSummaryOverErrorRows(t *testing.T) {
 	check(fmt.Sprintf("after %d reports with an error", UnreadableAfter), UnreadableAfter, 1)
 	n.a.Update(rows, n.at)
 	check("after a report that read it", 0, 0)
-	var gone []top.Stats
+	var gone []watch.Stats
 	for _, st := range rows {
 		if st.Path != path {
 			gone = append(gone, st)

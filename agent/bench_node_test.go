@@ -61,7 +61,7 @@ func statusKiB(field string) float64 {
 	return 0
 }
 
-// BenchmarkAgentNode200 runs the whole agent (top's watcher reading 200
+// BenchmarkAgentNode200 runs the whole agent (the watcher reading 200
 // containers' cpu.stat, the summaries, the replays) on a fake node of 200
 // containers whose counters the benchmark moves by the fleet200 demand
 // between rounds, with settings, pressure, processes and discovery read

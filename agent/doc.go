@@ -1,6 +1,6 @@
 // Package agent is throttlelab's per-node agent: every container's CPU use
-// sampled every 10 ms (top's watcher), kept as a bounded summary of its
-// demand over a rolling window, and served as Prometheus metrics (top's,
+// sampled every 10 ms (the watcher), kept as a bounded summary of its
+// demand over a rolling window, and served as Prometheus metrics (watch's,
 // and per container the advised limit and burst, the predicted throttling
 // and delay at the current, advised, krr and VPA limits), as advise's JSON
 // (/advice) and as the evaluation of any candidate (/evaluate).

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/throttlelab/throttlelab/top"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // TestHostRoot lays a fake host's tree under /host as the DaemonSet mounts
@@ -18,7 +18,7 @@ import (
 func TestHostRoot(t *testing.T) {
 	for _, tree := range []string{"v2-kubepods-systemd", "v1-joined-kubepods-cgroupfs"} {
 		t.Run(tree, func(t *testing.T) {
-			host := toptest.FakeRoot(t, tree)
+			host := watchtest.FakeRoot(t, tree)
 			real, err := os.ReadFile(filepath.Join(host, "proc/self/mountinfo"))
 			if err != nil {
 				t.Fatal(err)
@@ -36,7 +36,7 @@ func TestHostRoot(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w, err := top.New(top.Options{Root: root})
+			w, err := watch.New(watch.Options{Root: root})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +45,7 @@ func TestHostRoot(t *testing.T) {
 			w.Sample(time.Second)
 			var pods []string
 			for _, s := range w.Report() {
-				if s.Kind == top.KindContainer && s.Pod != "" {
+				if s.Kind == watch.KindContainer && s.Pod != "" {
 					pods = append(pods, s.Namespace+"/"+s.Pod+"/"+s.Container)
 				}
 			}

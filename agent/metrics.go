@@ -201,7 +201,7 @@ type AdviceDoc struct {
 	Containers []*View `json:"containers"`
 }
 
-// Handler serves /metrics (top's metrics of the summarised containers, the
+// Handler serves /metrics (watch's metrics of the summarised containers, the
 // agent's per container, and its own with its process's), /advice and
 // /evaluate.
 func (a *Agent) Handler() http.Handler {

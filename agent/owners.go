@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/throttlelab/throttlelab/top"
+	"github.com/throttlelab/throttlelab/watch"
 )
 
 // PodOwners reads the owners of the pods on one node from the Kubernetes
@@ -102,12 +102,12 @@ type containerStatus struct {
 // kubelet's log directories give, for a node whose /var/log/pods the agent
 // cannot open).
 type Pods struct {
-	Owners map[top.PodName]Owner
-	Names  *top.PodNames
+	Owners map[watch.PodName]Owner
+	Names  *watch.PodNames
 	// Spec is each container's CPU resources as its pod's spec asks for
 	// them (by pod, then container name): after an in-place resize the
 	// spec changes at once, the cgroup when the kubelet has applied it.
-	Spec map[top.PodName]map[string]SpecCPU
+	Spec map[watch.PodName]map[string]SpecCPU
 }
 
 // Lookup lists the node's pods and returns their owners and names.
@@ -137,7 +137,7 @@ func (p *PodOwners) Lookup(ctx context.Context) (Pods, error) {
 	if err := json.NewDecoder(resp.Body).Decode(&l); err != nil {
 		return Pods{}, fmt.Errorf("listing pods on %s: %w", p.Node, err)
 	}
-	out := Pods{Owners: make(map[top.PodName]Owner, len(l.Items)), Names: top.NewPodNames(), Spec: make(map[top.PodName]map[string]SpecCPU, len(l.Items))}
+	out := Pods{Owners: make(map[watch.PodName]Owner, len(l.Items)), Names: watch.NewPodNames(), Spec: make(map[watch.PodName]map[string]SpecCPU, len(l.Items))}
 	for _, it := range l.Items {
 		m := it.Metadata
 		o := Owner{Kind: "Pod", Name: m.Name}
@@ -150,7 +150,7 @@ func (p *PodOwners) Lookup(ctx context.Context) (Pods, error) {
 				o = Owner{Kind: "Deployment", Name: strings.TrimSuffix(r.Name, "-"+h)}
 			}
 		}
-		name := top.PodName{Namespace: m.Namespace, Name: m.Name}
+		name := watch.PodName{Namespace: m.Namespace, Name: m.Name}
 		out.Owners[name] = o
 		specs := map[string]SpecCPU{}
 		for _, c := range append(it.Spec.Containers, it.Spec.InitContainers...) {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/throttlelab/throttlelab/top"
+	"github.com/throttlelab/throttlelab/watch"
 )
 
 func TestPodOwners(t *testing.T) {
@@ -33,7 +33,7 @@ func TestPodOwners(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[top.PodName]Owner{
+	want := map[watch.PodName]Owner{
 		{Namespace: "shop", Name: "cart-7d9f8b6c5d-x2x4q"}:   {"Deployment", "cart"},
 		{Namespace: "web", Name: "api-0"}:                    {"StatefulSet", "api"},
 		{Namespace: "kube-system", Name: "kube-proxy-abcde"}: {"DaemonSet", "kube-proxy"},
@@ -48,12 +48,12 @@ func TestPodOwners(t *testing.T) {
 		}
 	}
 	// the spec's CPU resources (a request left out is the limit)
-	cart := got.Spec[top.PodName{Namespace: "shop", Name: "cart-7d9f8b6c5d-x2x4q"}]
+	cart := got.Spec[watch.PodName{Namespace: "shop", Name: "cart-7d9f8b6c5d-x2x4q"}]
 	if cart["cart"] != (SpecCPU{RequestMilli: 250, LimitMilli: 500, HasRequest: true, HasLimit: true}) ||
 		cart["migrate"] != (SpecCPU{RequestMilli: 1000, LimitMilli: 1000, HasRequest: true, HasLimit: true}) {
 		t.Errorf("spec: %+v", cart)
 	}
-	if s := got.Spec[top.PodName{Namespace: "tools", Name: "debug"}]; len(s) != 0 {
+	if s := got.Spec[watch.PodName{Namespace: "tools", Name: "debug"}]; len(s) != 0 {
 		t.Errorf("a pod without containers in its spec: %+v", s)
 	}
 	// the names, as top names a cgroup path with them
@@ -61,7 +61,7 @@ func TestPodOwners(t *testing.T) {
 		"/kubepods/burstable/pod1f2e3d4c-5b6a-4789-8abc-def012345678/c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1": "shop/cart-7d9f8b6c5d-x2x4q/cart",
 		"/kubepods/burstable/pod1f2e3d4c-5b6a-4789-8abc-def012345678/e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5": "shop/cart-7d9f8b6c5d-x2x4q/migrate",
 	} {
-		id := top.Identify(path, got.Names)
+		id := watch.Identify(path, got.Names)
 		if g := id.Namespace + "/" + id.Pod + "/" + id.Container; g != want {
 			t.Errorf("%s named %q, want %q", path, g, want)
 		}
@@ -106,12 +106,12 @@ func TestParseTarget(t *testing.T) {
 func TestDefaultSelectSkipsSandboxes(t *testing.T) {
 	uid := "1f2e3d4c-5b6a-4789-8abc-def012345678"
 	for _, tt := range []struct {
-		id   top.Identity
+		id   watch.Identity
 		want bool
 	}{
-		{top.Identity{Kind: top.KindContainer, PodUID: uid, Container: "server"}, true},
-		{top.Identity{Kind: top.KindContainer, PodUID: uid, Sandbox: true}, false},
-		{top.Identity{Kind: top.KindContainer, Runtime: "docker"}, false},
+		{watch.Identity{Kind: watch.KindContainer, PodUID: uid, Container: "server"}, true},
+		{watch.Identity{Kind: watch.KindContainer, PodUID: uid, Sandbox: true}, false},
+		{watch.Identity{Kind: watch.KindContainer, Runtime: "docker"}, false},
 	} {
 		if got := DefaultSelect(tt.id); got != tt.want {
 			t.Errorf("DefaultSelect(%+v) = %v, want %v", tt.id, got, tt.want)

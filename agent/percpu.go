@@ -1,8 +1,8 @@
 package agent
 
 // The per-CPU split of hot containers: while a container is hot (sampled
-// every SampleEvery), top's watcher reads its CPU time on each CPU beside
-// its usage (top.Options.PerCPU, cgroup.PerCPUReader: v1's
+// every SampleEvery), the watcher reads its CPU time on each CPU beside
+// its usage (watch.ByNeed.PerCPU, cgroup.PerCPUReader: v1's
 // cpuacct.usage_percpu, one pread that gives the usage too; on v2 its
 // threads' run time by the CPU each last ran on), and observe notes it in
 // the summary (ContainerSummary.NotePerCPU) before the sample, so that its

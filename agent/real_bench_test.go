@@ -20,8 +20,8 @@ import (
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
 	"github.com/throttlelab/throttlelab/testenv"
-	"github.com/throttlelab/throttlelab/top"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // BenchmarkAgentRealNode200 runs the whole agent on a real node's cgroups:
@@ -61,10 +61,10 @@ func BenchmarkAgentRealNode200(b *testing.B) {
 // BenchmarkAgentRealNode200), removed when the benchmark ends, and returns
 // the agent's selection of their containers and each container's
 // directories (one per hierarchy that has it).
-func realNode200(b *testing.B) (func(top.Identity) bool, [][]string) {
+func realNode200(b *testing.B) (func(watch.Identity) bool, [][]string) {
 	base := cgrouptest.LimitedGroup(b, 100000, 100000)
 	base.SetQuota(b, -1) // the containers' quotas may not exceed their parent's
-	dirs := toptest.WithUsage(b, base)
+	dirs := watchtest.WithUsage(b, base)
 	mkdir := func(rel string) {
 		for _, d := range dirs {
 			p := filepath.Join(d, rel)
@@ -92,8 +92,8 @@ func realNode200(b *testing.B) (func(top.Identity) bool, [][]string) {
 			b.Fatal(err)
 		}
 	}
-	return func(id top.Identity) bool {
-		return id.Kind == top.KindContainer && strings.HasPrefix(id.ContainerID, "c")
+	return func(id watch.Identity) bool {
+		return id.Kind == watch.KindContainer && strings.HasPrefix(id.ContainerID, "c")
 	}, containers
 }
 
@@ -200,7 +200,7 @@ func helperCPU(b *testing.B, pid int) time.Duration {
 
 // runAgentAgainstTicker runs the agent on this host's containers that
 // selected picks, as BenchmarkAgentRealRun says, and reports.
-func runAgentAgainstTicker(b *testing.B, selected func(top.Identity) bool) {
+func runAgentAgainstTicker(b *testing.B, selected func(watch.Identity) bool) {
 	wall, steady, tickerWall := 150*time.Second, 60*time.Second, 15*time.Second
 	var run, runSteady, all, allSteady, ticker time.Duration
 	var missed, hot int64
@@ -284,14 +284,19 @@ const realRounds = 6000
 // agentRounds runs an agent on root for a minute of 10 ms rounds, reporting
 // every 10 s (the default --interval), and returns the time it took. With
 // all, its watcher reads every group at every sample, as before Every.
-func agentRounds(b *testing.B, root string, selected func(top.Identity) bool, all bool) time.Duration {
+// everyGroup is the agent's policy picking every group (as before Every).
+type everyGroup struct{ policy }
+
+func (everyGroup) Picks(watch.Identity) bool { return true }
+
+func agentRounds(b *testing.B, root string, selected func(watch.Identity) bool, all bool) time.Duration {
 	a, err := New(Config{Root: root, Node: "bench", MaxMilli: 2000, Interval: 10 * time.Second, Select: selected})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if all {
 		a.w.Close()
-		if a.w, err = top.New(top.Options{Root: root, Mapping: cgroup.WeightLinear, Observe: a.observe}); err != nil {
+		if a.w, err = watch.New(watch.Options{Root: root, Mapping: cgroup.WeightLinear, ByNeed: watch.ByNeed{Policy: everyGroup{policy{a}}}}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -436,8 +441,8 @@ func BenchmarkAgentFilesRunOnly(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	selected := func(id top.Identity) bool {
-		return id.Kind == top.KindContainer && strings.HasPrefix(id.ContainerID, "c")
+	selected := func(id watch.Identity) bool {
+		return id.Kind == watch.KindContainer && strings.HasPrefix(id.ContainerID, "c")
 	}
 	var run time.Duration
 	for range b.N {

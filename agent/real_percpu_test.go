@@ -13,7 +13,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/agent"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // TestRealAgentPerCPU: a group with two busy loops, one held to each of
@@ -28,10 +28,10 @@ func TestRealAgentPerCPU(t *testing.T) {
 		cgrouptest.Unavailable(t, "the per-CPU split needs 2 CPUs; this host has %d", runtime.NumCPU())
 	}
 	g := cgrouptest.LimitedGroup(t, 150000, 100000)
-	dirs := toptest.WithUsage(t, g)
-	toptest.SpinOn(t, dirs, 0)
-	toptest.SpinOn(t, dirs, 1)
-	path := toptest.CgroupPath(t, g.Dir)
+	dirs := watchtest.WithUsage(t, g)
+	watchtest.SpinOn(t, dirs, 0)
+	watchtest.SpinOn(t, dirs, 1)
+	path := watchtest.CgroupPath(t, g.Dir)
 	a, ctx, done, cancel := runAgent(t, time.Second, 0)
 	defer func() { cancel(); <-done }()
 	tick := time.NewTicker(100 * time.Millisecond)

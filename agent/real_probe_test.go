@@ -21,8 +21,8 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
 	"github.com/throttlelab/throttlelab/testenv"
-	"github.com/throttlelab/throttlelab/top"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // probeSecondsEnv sets how long TestRealAgentPredictsAHigherLimit samples
@@ -53,8 +53,8 @@ func TestRealAgentPredictsAHigherLimit(t *testing.T) {
 		seconds = n
 	}
 	g := cgrouptest.LimitedGroup(t, 20000, 100000)
-	dirs := toptest.WithUsage(t, g)
-	path := toptest.CgroupPath(t, g.Dir)
+	dirs := watchtest.WithUsage(t, g)
+	path := watchtest.CgroupPath(t, g.Dir)
 	url := startBurner(t, dirs)
 
 	// The load: open loop, one request every 410 ms whatever the last one
@@ -91,7 +91,7 @@ func TestRealAgentPredictsAHigherLimit(t *testing.T) {
 	})
 
 	start := g.Stat(t)
-	a, err := New(Config{Root: "/", Node: "this-host", Select: func(id top.Identity) bool { return id.Name == path },
+	a, err := New(Config{Root: "/", Node: "this-host", Select: func(id watch.Identity) bool { return id.Name == path },
 		Summary: SummaryConfig{Window: 10 * time.Minute, Block: time.Minute, Chunk: 20 * time.Second}})
 	if err != nil {
 		t.Fatal(err)

@@ -16,8 +16,8 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
-	"github.com/throttlelab/throttlelab/top"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // failingFile fails its reads with EBUSY while fail is set: a transient
@@ -44,7 +44,7 @@ func (f failingFile) Read() ([]byte, error) {
 func TestRealAgentKeepsSummaryOverReadErrors(t *testing.T) {
 	grp := cgrouptest.LimitedGroup(t, 50000, 100000)
 	var dirs []string
-	for _, d := range toptest.WithUsage(t, grp) {
+	for _, d := range watchtest.WithUsage(t, grp) {
 		c := filepath.Join(d, "c")
 		if err := os.Mkdir(c, 0o755); err != nil {
 			t.Fatal(err)
@@ -80,7 +80,7 @@ func TestRealAgentKeepsSummaryOverReadErrors(t *testing.T) {
 			remove()
 		}
 	})
-	path := toptest.CgroupPath(t, dirs[0])
+	path := watchtest.CgroupPath(t, dirs[0])
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		if b, _ := os.ReadFile(filepath.Join(dirs[0], "cgroup.procs")); len(strings.TrimSpace(string(b))) > 0 {
 			break
@@ -91,11 +91,11 @@ func TestRealAgentKeepsSummaryOverReadErrors(t *testing.T) {
 	}
 
 	var fail atomic.Bool
-	self := top.Identify(path, nil)
+	self := watch.Identify(path, nil)
 	// NoPerCPU: a hot group's usage is read through its counter files
 	// (else through its per-CPU reader, which fails apart)
 	a, err := New(Config{Root: "/", Node: "this-host", Interval: time.Second, NoPerCPU: true,
-		Select:  func(id top.Identity) bool { return id == self },
+		Select:  func(id watch.Identity) bool { return id == self },
 		Summary: SummaryConfig{Window: 20 * time.Second, Block: 2 * time.Second, Chunk: time.Second},
 		open: func(p string, size int) (cgroup.CounterFile, error) {
 			f, err := cgroup.OpenCounterFile(p, size)

@@ -11,8 +11,8 @@ import (
 	"github.com/throttlelab/throttlelab/agent"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
 	"github.com/throttlelab/throttlelab/testenv"
-	"github.com/throttlelab/throttlelab/top"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // runAgent runs an agent on this host's cgroups (every group selected; a
@@ -22,7 +22,7 @@ import (
 func runAgent(t *testing.T, interval, startup time.Duration) (a *agent.Agent, ctx context.Context, done chan error, cancel context.CancelFunc) {
 	t.Helper()
 	a, err := agent.New(agent.Config{Root: "/", Node: "this-host", Interval: interval, Startup: startup,
-		Select:  func(id top.Identity) bool { return true },
+		Select:  func(id watch.Identity) bool { return true },
 		Summary: agent.SummaryConfig{Window: 20 * time.Second, Block: 2 * time.Second, Chunk: time.Second}})
 	if err != nil {
 		t.Fatal(err)
@@ -40,8 +40,8 @@ func runAgent(t *testing.T, interval, startup time.Duration) (a *agent.Agent, ct
 // demand above the limit was never seen) and at least its mean use.
 func TestRealAgent(t *testing.T) {
 	g := cgrouptest.LimitedGroup(t, 20000, 100000)
-	toptest.Start(t, toptest.WithUsage(t, g), true)
-	path := toptest.CgroupPath(t, g.Dir)
+	watchtest.Start(t, watchtest.WithUsage(t, g), true)
+	path := watchtest.CgroupPath(t, g.Dir)
 	// Sample until the group's window holds two seconds (two chunks, one
 	// block), with a generous deadline: on a loaded host (the race detector,
 	// others' load) the first report and the chunks come late.
@@ -139,8 +139,8 @@ func TestRealAgentSeesANewGroupStart(t *testing.T) {
 		}
 	}
 	g := cgrouptest.LimitedGroup(t, 20000, 100000)
-	toptest.Start(t, toptest.WithUsage(t, g), true)
-	path := toptest.CgroupPath(t, g.Dir)
+	watchtest.Start(t, watchtest.WithUsage(t, g), true)
+	path := watchtest.CgroupPath(t, g.Dir)
 	for {
 		select {
 		case <-ctx.Done():

@@ -1,8 +1,8 @@
 package agent
 
 import (
-	"github.com/throttlelab/throttlelab/top"
 	"github.com/throttlelab/throttlelab/units"
+	"github.com/throttlelab/throttlelab/watch"
 )
 
 // SpecCPU is a container's CPU request and limit as its pod's spec gives
@@ -39,6 +39,6 @@ func specCPUOf(request, limit string) SpecCPU {
 func (a *Agent) specOf(namespace, pod, container string) (SpecCPU, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s, ok := a.specs[top.PodName{Namespace: namespace, Name: pod}][container]
+	s, ok := a.specs[watch.PodName{Namespace: namespace, Name: pod}][container]
 	return s, ok
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/throttlelab/throttlelab/top"
+	"github.com/throttlelab/throttlelab/watch"
 )
 
 // TestAgentSpecBesideCgroup exports the CPU limit and request a container
@@ -19,11 +19,11 @@ func TestAgentSpecBesideCgroup(t *testing.T) {
 	n := newFakeNode(t, "v2-kubepods-systemd", nil)
 	id := strings.Repeat("d4", 32)
 	n.a.cfg.Owners = func(context.Context) (Pods, error) {
-		names := top.NewPodNames()
-		pod := top.PodName{Namespace: "shop", Name: "cart-0"}
+		names := watch.NewPodNames()
+		pod := watch.PodName{Namespace: "shop", Name: "cart-0"}
 		names.Add("ABCDEF01-2345-4678-9ABC-DEF012345678", pod, map[string]string{id: "cart"})
-		return Pods{Owners: map[top.PodName]Owner{pod: {"StatefulSet", "cart"}}, Names: names,
-			Spec: map[top.PodName]map[string]SpecCPU{pod: {"cart": specCPUOf("150m", "400m")}}}, nil
+		return Pods{Owners: map[watch.PodName]Owner{pod: {"StatefulSet", "cart"}}, Names: names,
+			Spec: map[watch.PodName]map[string]SpecCPU{pod: {"cart": specCPUOf("150m", "400m")}}}, nil
 	}
 	n.a.lookupOwners(context.Background())
 	n.run(2 * time.Second)

@@ -129,3 +129,38 @@ func TestKubeCPUChanges(t *testing.T) {
 		}
 	}
 }
+
+func TestRequestCores(t *testing.T) {
+	tests := []struct {
+		shares, weight uint64
+		m              WeightMapping
+		want           float64
+		ok             bool
+	}{
+		{256, 0, "", 0.25, true},
+		{2, 0, "", 0, true}, // BestEffort
+		{1024, 0, "", 1, true},
+		{0, 39, WeightLinear, 1.0048828125, true}, // 1024 shares -> 39; 39 <- 1023..1049
+		{0, 100, WeightQuadratic, 1, true},        // 1024 shares -> 100
+		{0, 1, WeightLinear, 0, true},
+		{0, 10001, WeightLinear, 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := RequestCores(tt.shares, tt.weight, tt.m)
+		if ok != tt.ok || (ok && (got < tt.want-0.02 || got > tt.want+0.02)) {
+			t.Errorf("RequestCores(%d, %d, %q) = %g, %v; want %g", tt.shares, tt.weight, tt.m, got, ok, tt.want)
+		}
+	}
+	// The round trip through the kubelet's mapping lands within the range
+	// one weight stands for, for every request from 10m to 64 cores.
+	for _, m := range []WeightMapping{WeightLinear, WeightQuadratic} {
+		for milli := int64(10); milli <= 64000; milli = milli*5/4 + 1 {
+			w, _ := SharesToWeight(MilliCPUToShares(milli), m)
+			lo, hi, ok := WeightToShares(w, m)
+			s := MilliCPUToShares(milli)
+			if !ok || s < lo || s > hi {
+				t.Errorf("%s: %dm -> %d shares -> weight %d -> shares %d..%d", m, milli, s, w, lo, hi)
+			}
+		}
+	}
+}

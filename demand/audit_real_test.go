@@ -10,7 +10,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // TestAuditReal: two bursty processes in a real group under 500m are
@@ -21,7 +21,7 @@ import (
 func TestAuditReal(t *testing.T) {
 	g := cgrouptest.LimitedGroup(t, 50000, 100000)
 	startBursts(t, g, 2, 40*time.Millisecond, 60*time.Millisecond, "")
-	grp, err := FindPath("/", toptest.CgroupPath(t, g.Dir))
+	grp, err := FindPath("/", watchtest.CgroupPath(t, g.Dir))
 	if err != nil {
 		t.Fatal(err)
 	}

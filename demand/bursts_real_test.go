@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // startBursts starts n python3 processes in g (and its usage twins), each
@@ -18,7 +18,7 @@ import (
 func startBursts(t *testing.T, g *cgrouptest.Group, n int, busy, sleep time.Duration, pin string) {
 	t.Helper()
 	var join strings.Builder
-	for _, d := range toptest.WithUsage(t, g) {
+	for _, d := range watchtest.WithUsage(t, g) {
 		fmt.Fprintf(&join, "echo $$ > '%s/cgroup.procs' && ", d)
 	}
 	burst := fmt.Sprintf(`import time

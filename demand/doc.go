@@ -3,7 +3,7 @@
 // usage (ReadCSV, WriteCSV), or a run recorded by throttlelab run
 // (record.ReadDemand); Load picks one from an Input. It stands apart from
 // the model (package advise) so that the model's callers (the node agent,
-// check) do not carry top's discovery or the results-directory reader.
+// check) do not carry watch's discovery or the results-directory reader.
 //
 //	g, err := demand.FindPid("/", pid)
 //	if err != nil { ... }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // TestBadInput checks that each kind of bad input is one line that names
@@ -44,21 +44,21 @@ func TestBadInput(t *testing.T) {
 			return err
 		}, "gzip: unexpected EOF"},
 		{"pid that does not exist", func() error {
-			_, err := FindPid(toptest.FakeRoot(t, "v2-kubepods-systemd"), 999999)
+			_, err := FindPid(watchtest.FakeRoot(t, "v2-kubepods-systemd"), 999999)
 			return err
 		}, "pid 999999: no such process"},
 		{"pod that is not there", func() error {
-			_, err := FindPod(toptest.FakeRoot(t, "v2-kubepods-systemd"), "web/nope")
+			_, err := FindPod(watchtest.FakeRoot(t, "v2-kubepods-systemd"), "web/nope")
 			return err
 		}, "no such pod"},
 		{"group without the cpu controller", func() error {
-			root := toptest.FakeRoot(t, "v2-kubepods-systemd")
+			root := watchtest.FakeRoot(t, "v2-kubepods-systemd")
 			os.MkdirAll(filepath.Join(root, "sys/fs/cgroup/nocpu"), 0o755)
 			_, err := FindPath(root, "/nocpu")
 			return err
 		}, "no cpu controller"},
 		{"group that does not exist", func() error {
-			_, err := FindPath(toptest.FakeRoot(t, "v2-kubepods-systemd"), "/nope")
+			_, err := FindPath(watchtest.FakeRoot(t, "v2-kubepods-systemd"), "/nope")
 			return err
 		}, "no such cgroup"},
 	}
@@ -144,7 +144,7 @@ func TestFindPod(t *testing.T) {
 		{"v1-joined-kubepods-cgroupfs", "1f2e3d4c-5b6a-4789-8abc-def012345678", "/kubepods/burstable/pod1f2e3d4c-5b6a-4789-8abc-def012345678"},
 	} {
 		t.Run(tc.tree+" "+tc.pod, func(t *testing.T) {
-			g, err := FindPod(toptest.FakeRoot(t, tc.tree), tc.pod)
+			g, err := FindPod(watchtest.FakeRoot(t, tc.tree), tc.pod)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,14 +15,14 @@ import (
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/cgroup"
-	"github.com/throttlelab/throttlelab/top"
+	"github.com/throttlelab/throttlelab/watch"
 )
 
 // Group is a live cgroup to sample.
 type Group struct {
 	// Path is the group's path as /proc/PID/cgroup shows it.
 	Path string
-	// Name is how its owner knows it (top.Identify).
+	// Name is how its owner knows it (watch.Identify).
 	Name string
 	// CPUDir is its directory in the cpu controller's hierarchy, AcctDir
 	// where its usage is counted (the same on v2, cpuacct on v1).
@@ -40,12 +40,12 @@ type Group struct {
 var ErrNoCPUController = errors.New("no cpu controller")
 
 // group makes a Group of path p in the hierarchies of s.
-func group(root string, s *top.Source, p string) (*Group, error) {
+func group(root string, s *watch.Source, p string) (*Group, error) {
 	if s.CPU == nil {
 		return nil, fmt.Errorf("group %s: %w on this host (no hierarchy has it): feed its usage as a CSV instead", p, ErrNoCPUController)
 	}
 	dirOf := func(m *cgroup.MountInfo) string { return filepath.Join(root, cgroup.GroupDir(*m, p)) }
-	g := &Group{Path: p, Name: top.Identify(p, top.ReadPodNames(root)).Name, CPUDir: dirOf(s.CPU), Version: s.Version, root: root}
+	g := &Group{Path: p, Name: watch.Identify(p, watch.ReadPodNames(root)).Name, CPUDir: dirOf(s.CPU), Version: s.Version, root: root}
 	if s.Acct != nil {
 		g.AcctDir = dirOf(s.Acct)
 	}
@@ -70,7 +70,7 @@ func group(root string, s *top.Source, p string) (*Group, error) {
 // FindPath finds a group by its path as /proc/PID/cgroup shows it, or by
 // its directory under a cgroup mount.
 func FindPath(root, p string) (*Group, error) {
-	s, err := top.FindSource(root)
+	s, err := watch.FindSource(root)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func FindPid(root string, pid int) (*Group, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pid %d: %w: /proc/%d/cgroup names no group with it (%v)", pid, ErrNoCPUController, pid, err)
 	}
-	s, err := top.FindSource(root)
+	s, err := watch.FindSource(root)
 	if err != nil {
 		return nil, err
 	}
@@ -125,22 +125,22 @@ func FindPid(root string, pid int) (*Group, error) {
 
 // FindPod finds a Kubernetes pod's group under the kubelet's kubepods tree
 // (cgroupfs or systemd naming, v1 or v2) by its UID or NAMESPACE/NAME (names
-// come from the kubelet's log directories, as top reads them).
+// come from the kubelet's log directories, as watch reads them).
 func FindPod(root, pod string) (*Group, error) {
-	s, err := top.FindSource(root)
+	s, err := watch.FindSource(root)
 	if err != nil {
 		return nil, err
 	}
-	refs, err := top.Discover(root, s)
+	refs, err := watch.Discover(root, s)
 	if err != nil {
 		return nil, err
 	}
-	names := top.ReadPodNames(root)
+	names := watch.ReadPodNames(root)
 	want := strings.ToLower(strings.ReplaceAll(pod, "_", "-"))
 	var found []string
 	for _, r := range refs {
-		id := top.Identify(r.Path, names)
-		if id.Kind != top.KindPod {
+		id := watch.Identify(r.Path, names)
+		if id.Kind != watch.KindPod {
 			continue
 		}
 		if id.PodUID == want || (id.Namespace != "" && id.Namespace+"/"+id.Pod == pod) {

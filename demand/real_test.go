@@ -8,7 +8,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // TestSampleReal samples a real group holding a busy loop under a 20%
@@ -16,8 +16,8 @@ import (
 // lower bound or rebuilt), and the limit is read back. Shapes only, no timing.
 func TestSampleReal(t *testing.T) {
 	g := cgrouptest.LimitedGroup(t, 20000, 100000)
-	toptest.Start(t, toptest.WithUsage(t, g), true)
-	grp, err := FindPath("/", toptest.CgroupPath(t, g.Dir))
+	watchtest.Start(t, watchtest.WithUsage(t, g), true)
+	grp, err := FindPath("/", watchtest.CgroupPath(t, g.Dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +53,8 @@ func TestSampleReal(t *testing.T) {
 // are widened.
 func TestSamplePidGone(t *testing.T) {
 	g := cgrouptest.LimitedGroup(t, 50000, 100000)
-	toptest.Start(t, toptest.WithUsage(t, g), false)
-	grp, err := FindPath("/", toptest.CgroupPath(t, g.Dir))
+	watchtest.Start(t, watchtest.WithUsage(t, g), false)
+	grp, err := FindPath("/", watchtest.CgroupPath(t, g.Dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestSamplePidGone(t *testing.T) {
 func TestSampleRealBurstsUnderLimit(t *testing.T) {
 	g := cgrouptest.LimitedGroup(t, 20000, 100000)
 	startBursts(t, g, 1, 50*time.Millisecond, 350*time.Millisecond, "")
-	grp, err := FindPath("/", toptest.CgroupPath(t, g.Dir))
+	grp, err := FindPath("/", watchtest.CgroupPath(t, g.Dir))
 	if err != nil {
 		t.Fatal(err)
 	}

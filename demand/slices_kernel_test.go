@@ -17,7 +17,7 @@ import (
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
 	"github.com/throttlelab/throttlelab/testenv"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // sliceKernelLoads are TestSliceModelKernel's loads: two threads each busy
@@ -107,9 +107,9 @@ func TestSliceModelKernel(t *testing.T) {
 			t.Run(load.name+"/cpus="+cpus, func(t *testing.T) {
 				g := cgrouptest.LimitedGroup(t, 100000, 100000)
 				g.SetQuota(t, -1)
-				dirs := toptest.WithUsage(t, g)
+				dirs := watchtest.WithUsage(t, g)
 				startWorker(t, exe, dirs, cpus, load.spec)
-				grp, err := FindPath("/", toptest.CgroupPath(t, g.Dir))
+				grp, err := FindPath("/", watchtest.CgroupPath(t, g.Dir))
 				if err != nil {
 					t.Fatal(err)
 				}

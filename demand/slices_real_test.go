@@ -8,7 +8,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // TestSliceModelReal replays two bursty processes sampled under a real
@@ -22,7 +22,7 @@ func TestSliceModelReal(t *testing.T) {
 		t.Run("cpus="+cpus, func(t *testing.T) {
 			g := cgrouptest.LimitedGroup(t, 60000, 100000)
 			startBursts(t, g, 2, 30*time.Millisecond, 45*time.Millisecond, cpus)
-			grp, err := FindPath("/", toptest.CgroupPath(t, g.Dir))
+			grp, err := FindPath("/", watchtest.CgroupPath(t, g.Dir))
 			if err != nil {
 				t.Fatal(err)
 			}

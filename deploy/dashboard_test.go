@@ -19,7 +19,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/agent"
 	"github.com/throttlelab/throttlelab/testenv"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 const dashboardFile = "grafana/throttlelab.json"
@@ -92,7 +92,7 @@ func TestDashboardQueriesOnPrometheus(t *testing.T) {
 	if err != nil {
 		testenv.Unavailable(t, "prometheus is not installed (apt-get install prometheus)")
 	}
-	root := toptest.FakeRoot(t, "v2-kubepods-systemd")
+	root := watchtest.FakeRoot(t, "v2-kubepods-systemd")
 	a, err := agent.New(agent.Config{Root: root, Node: "node-1", MaxMilli: 2000,
 		Summary: agent.SummaryConfig{Window: 10 * time.Minute, Block: 10 * time.Second, Chunk: time.Second}})
 	if err != nil {

@@ -1,31 +1,13 @@
-// Package top watches every cgroup with CPU accounting on a host (cgroup v1
-// with cpu and cpuacct apart or together, v2, hybrid) and reports, per group
-// and interval, its limit, burst and request, its mean use, the highest use
-// within one of its own CFS periods, throttling, bursts, CPU pressure and
-// processes; it names groups as their owners know them (Kubernetes pods and
-// containers, runtimes' scopes, systemd units, throttlelab's own groups).
+// Package top is the live view of a host's cgroups over a watch.Watcher:
+// the table (View orders and filters a report's rows, WriteTable prints
+// them), Show (once, JSON lines, a screen, a metrics endpoint) and, in
+// package top/tui, the interactive screen.
 //
-// A Watcher keeps each group's counter files open and reads them with pread
-// every 10 ms (cgroup.PreadFile, cgroup.ParseCPUCounters: one system call
-// per file and no allocation); settings, pressure and processes are read once
-// per interval. Every reader takes a root path, so the tests run on fake
-// trees (testdata/*.txtar, laid out by top/toptest).
-//
-//	w, err := top.New(top.Options{Root: "/"})
+//	w, err := watch.New(watch.Options{Root: "/"})
 //	if err != nil {
 //		return err
 //	}
 //	defer w.Close()
-//	err = w.Run(ctx, time.Second, func(stats []top.Stats) bool {
-//		for _, s := range stats {
-//			if s.ThrottledPeriodsRatio > 0.1 && s.PeakPeriodCores != nil {
-//				fmt.Printf("%s: throttled in %.0f%% of periods, peak %.2f cores\n", s.Name, 100*s.ThrottledPeriodsRatio, *s.PeakPeriodCores)
-//			}
-//		}
-//		return true // keep watching
-//	})
-//
-// Collector serves the reports as Prometheus metrics named as cAdvisor names
-// them; WriteTable and View print and order them; package top/tui is the
-// interactive screen.
+//	return top.Show(ctx, w, top.Display{Interval: time.Second, Once: true, Out: os.Stdout,
+//		View: top.View{Sort: top.ColumnIndex("throttled"), Desc: true}})
 package top

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/throttlelab/throttlelab/watch"
 )
 
 // CheckTiming checks how often a watcher samples (sample), how long a
@@ -42,26 +44,26 @@ type Display struct {
 	// interactively until it returns (tui.Run on a terminal); it is given
 	// the latest report each time one is ready, a report it has not taken
 	// being replaced by the next.
-	Screen func(ctx context.Context, updates <-chan []Stats) error
+	Screen func(ctx context.Context, updates <-chan []watch.Stats) error
 	// Metrics, if set, is updated with every report; with neither Screen
 	// nor JSON, Show then only serves (prints nothing).
-	Metrics *Collector
+	Metrics *watch.Collector
 	// Out receives the tables or JSON, as `top -b` prints them.
 	Out io.Writer
 }
 
 // Show runs w and presents its reports as d says, until ctx ends, the
 // screen quits, or (Once) after one report.
-func (w *Watcher) Show(ctx context.Context, d Display) error {
-	publish := func(stats []Stats) {
+func Show(ctx context.Context, w *watch.Watcher, d Display) error {
+	publish := func(stats []watch.Stats) {
 		if d.Metrics != nil {
 			d.Metrics.Update(stats)
 		}
 	}
 	switch {
 	case d.Once:
-		var got []Stats
-		if err := w.Run(ctx, d.Interval, func(s []Stats) bool { got = s; return false }); err != nil {
+		var got []watch.Stats
+		if err := w.Run(ctx, d.Interval, func(s []watch.Stats) bool { got = s; return false }); err != nil {
 			return err
 		}
 		if got == nil {
@@ -71,7 +73,7 @@ func (w *Watcher) Show(ctx context.Context, d Display) error {
 		if !d.JSON {
 			return WriteTable(d.Out, w.Source(), rows, d.Interval)
 		}
-		list := make([]Stats, len(rows))
+		list := make([]watch.Stats, len(rows))
 		for i, r := range rows {
 			list[i] = *r.Stats
 		}
@@ -80,7 +82,7 @@ func (w *Watcher) Show(ctx context.Context, d Display) error {
 		return enc.Encode(list)
 	case d.JSON:
 		enc := json.NewEncoder(d.Out)
-		return w.Run(ctx, d.Interval, func(s []Stats) bool {
+		return w.Run(ctx, d.Interval, func(s []watch.Stats) bool {
 			publish(s)
 			for _, r := range d.View.Rows(s) {
 				if enc.Encode(r.Stats) != nil {
@@ -92,10 +94,10 @@ func (w *Watcher) Show(ctx context.Context, d Display) error {
 	case d.Screen != nil:
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		updates := make(chan []Stats, 1)
+		updates := make(chan []watch.Stats, 1)
 		errc := make(chan error, 1)
 		go func() {
-			errc <- w.Run(ctx, d.Interval, func(s []Stats) bool {
+			errc <- w.Run(ctx, d.Interval, func(s []watch.Stats) bool {
 				publish(s)
 				select {
 				case <-updates: // the screen has not taken the last one: replace it
@@ -113,9 +115,9 @@ func (w *Watcher) Show(ctx context.Context, d Display) error {
 		}
 		return uiErr
 	case d.Metrics != nil:
-		return w.Run(ctx, d.Interval, func(s []Stats) bool { publish(s); return true })
+		return w.Run(ctx, d.Interval, func(s []watch.Stats) bool { publish(s); return true })
 	default:
-		return w.Run(ctx, d.Interval, func(s []Stats) bool {
+		return w.Run(ctx, d.Interval, func(s []watch.Stats) bool {
 			publish(s)
 			err := WriteTable(d.Out, w.Source(), d.View.Rows(s), d.Interval)
 			fmt.Fprintln(d.Out)
@@ -125,7 +127,7 @@ func (w *Watcher) Show(ctx context.Context, d Display) error {
 }
 
 // MetricsMux serves c's metrics at /metrics, and a line saying so at /.
-func MetricsMux(c *Collector) http.Handler {
+func MetricsMux(c *watch.Collector) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", c.Handler())
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/watch"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 func TestCheckTiming(t *testing.T) {
@@ -33,24 +36,24 @@ func TestCheckTiming(t *testing.T) {
 // TestShowOnce shows one report of a fake tree as JSON and as a table, and
 // says so when interrupted before the report.
 func TestShowOnce(t *testing.T) {
-	root := expand(t, "v2-kubepods-systemd")
-	w, err := New(Options{Root: root, SampleEvery: 10 * time.Millisecond})
+	root := watchtest.FakeRoot(t, "v2-kubepods-systemd")
+	w, err := watch.New(watch.Options{Root: root, SampleEvery: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	var b bytes.Buffer
 	d := Display{Interval: 30 * time.Millisecond, Once: true, JSON: true, Out: &b, View: View{Sort: ColumnIndex("name")}}
-	if err := w.Show(context.Background(), d); err != nil {
+	if err := Show(context.Background(), w, d); err != nil {
 		t.Fatal(err)
 	}
-	var list []Stats
+	var list []watch.Stats
 	if err := json.Unmarshal(b.Bytes(), &list); err != nil || len(list) == 0 {
 		t.Fatalf("--once --json printed %d groups (%v):\n%s", len(list), err, b.String())
 	}
 	b.Reset()
 	d.JSON = false
-	if err := w.Show(context.Background(), d); err != nil {
+	if err := Show(context.Background(), w, d); err != nil {
 		t.Fatal(err)
 	}
 	if lines := strings.Count(b.String(), "\n"); lines < len(list) {
@@ -58,7 +61,7 @@ func TestShowOnce(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := w.Show(ctx, d); !errors.Is(err, ErrNoReport) {
+	if err := Show(ctx, w, d); !errors.Is(err, ErrNoReport) {
 		t.Errorf("interrupted before the report: %v, want ErrNoReport", err)
 	}
 }

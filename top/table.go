@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/throttlelab/throttlelab/watch"
 )
 
 // Column is one column of the table: how a cell reads and how rows sort by
@@ -22,9 +24,9 @@ type Column struct {
 	// Left aligns the cell left (names); numbers align right.
 	Left bool
 	// Cell formats a row's value ("-" where there is none).
-	Cell func(*Stats) string
+	Cell func(*watch.Stats) string
 	// value orders rows: numbers (text columns compare their cells).
-	value func(*Stats) float64
+	value func(*watch.Stats) float64
 }
 
 func cores(v *float64) string {
@@ -43,63 +45,63 @@ func orNeg(v *float64) float64 {
 
 // Columns are the table's columns, in order.
 var Columns = []Column{
-	{Key: "name", Header: "NAME", Left: true, Help: "the group as its owner knows it", Cell: func(s *Stats) string { return s.Name }},
-	{Key: "kind", Header: "KIND", Left: true, Help: "pod, container, qos, slice, service, scope, throttlelab, cgroup", Cell: func(s *Stats) string { return string(s.Kind) }},
-	{Key: "limit", Header: "LIMIT", Help: "quota per period, cores", Cell: func(s *Stats) string { return cores(s.LimitCores) }, value: func(s *Stats) float64 { return orNeg(s.LimitCores) }},
-	{Key: "burst", Header: "BURST", Help: "burst per period, cores", Cell: func(s *Stats) string {
+	{Key: "name", Header: "NAME", Left: true, Help: "the group as its owner knows it", Cell: func(s *watch.Stats) string { return s.Name }},
+	{Key: "kind", Header: "KIND", Left: true, Help: "pod, container, qos, slice, service, scope, throttlelab, cgroup", Cell: func(s *watch.Stats) string { return string(s.Kind) }},
+	{Key: "limit", Header: "LIMIT", Help: "quota per period, cores", Cell: func(s *watch.Stats) string { return cores(s.LimitCores) }, value: func(s *watch.Stats) float64 { return orNeg(s.LimitCores) }},
+	{Key: "burst", Header: "BURST", Help: "burst per period, cores", Cell: func(s *watch.Stats) string {
 		if s.LimitCores == nil {
 			return "-"
 		}
 		return cores(&s.BurstCores)
-	}, value: func(s *Stats) float64 { return s.BurstCores }},
-	{Key: "request", Header: "REQ", Help: "request read back from shares or weight, cores", Cell: func(s *Stats) string { return cores(s.RequestCores) }, value: func(s *Stats) float64 { return orNeg(s.RequestCores) }},
-	{Key: "usage", Header: "USAGE", Help: "mean use over the interval, cores", Cell: func(s *Stats) string { return cores(s.UsageCores) }, value: func(s *Stats) float64 { return orNeg(s.UsageCores) }},
-	{Key: "peak", Header: "PEAK", Help: "highest use within one period, cores (* over sliding windows: no quota, or the period timer idle)", Cell: func(s *Stats) string {
+	}, value: func(s *watch.Stats) float64 { return s.BurstCores }},
+	{Key: "request", Header: "REQ", Help: "request read back from shares or weight, cores", Cell: func(s *watch.Stats) string { return cores(s.RequestCores) }, value: func(s *watch.Stats) float64 { return orNeg(s.RequestCores) }},
+	{Key: "usage", Header: "USAGE", Help: "mean use over the interval, cores", Cell: func(s *watch.Stats) string { return cores(s.UsageCores) }, value: func(s *watch.Stats) float64 { return orNeg(s.UsageCores) }},
+	{Key: "peak", Header: "PEAK", Help: "highest use within one period, cores (* over sliding windows: no quota, or the period timer idle)", Cell: func(s *watch.Stats) string {
 		c := cores(s.PeakPeriodCores)
-		if s.PeakBasis == BasisWindow {
+		if s.PeakBasis == watch.BasisWindow {
 			c += "*"
 		} else if s.PeakPeriodCores != nil {
 			c += " "
 		}
 		return c
-	}, value: func(s *Stats) float64 { return orNeg(s.PeakPeriodCores) }},
-	{Key: "throttled", Header: "THR%", Help: "throttled share of periods", Cell: func(s *Stats) string {
+	}, value: func(s *watch.Stats) float64 { return orNeg(s.PeakPeriodCores) }},
+	{Key: "throttled", Header: "THR%", Help: "throttled share of periods", Cell: func(s *watch.Stats) string {
 		if s.Periods == 0 {
 			return "-"
 		}
 		return strconv.FormatFloat(100*s.ThrottledPeriodsRatio, 'f', 1, 64)
-	}, value: func(s *Stats) float64 { return s.ThrottledPeriodsRatio }},
-	{Key: "throttled-time", Header: "THR s/s", Help: "throttled time per second", Cell: func(s *Stats) string {
+	}, value: func(s *watch.Stats) float64 { return s.ThrottledPeriodsRatio }},
+	{Key: "throttled-time", Header: "THR s/s", Help: "throttled time per second", Cell: func(s *watch.Stats) string {
 		if s.Periods == 0 && s.ThrottledSecondsPerSecond == 0 {
 			return "-"
 		}
 		return strconv.FormatFloat(s.ThrottledSecondsPerSecond, 'f', 3, 64)
-	}, value: func(s *Stats) float64 { return s.ThrottledSecondsPerSecond }},
-	{Key: "bursts", Header: "BURSTS", Help: "periods that used burst", Cell: func(s *Stats) string {
+	}, value: func(s *watch.Stats) float64 { return s.ThrottledSecondsPerSecond }},
+	{Key: "bursts", Header: "BURSTS", Help: "periods that used burst", Cell: func(s *watch.Stats) string {
 		if s.LimitCores == nil {
 			return "-"
 		}
 		return strconv.FormatUint(s.Bursts, 10)
-	}, value: func(s *Stats) float64 { return float64(s.Bursts) }},
-	{Key: "pressure", Header: "PSI%", Help: "cpu.pressure some, share of the interval (v2)", Cell: func(s *Stats) string {
+	}, value: func(s *watch.Stats) float64 { return float64(s.Bursts) }},
+	{Key: "pressure", Header: "PSI%", Help: "cpu.pressure some, share of the interval (v2)", Cell: func(s *watch.Stats) string {
 		if s.PressureSomeRatio == nil {
 			return "-"
 		}
 		return strconv.FormatFloat(100**s.PressureSomeRatio, 'f', 1, 64)
-	}, value: func(s *Stats) float64 { return orNeg(s.PressureSomeRatio) }},
-	{Key: "stall-quota", Header: "QUOTA%", Help: "the part of PSI% the quota held the group back, share of the interval (? unknown: no cpu.pressure)", Cell: func(s *Stats) string {
+	}, value: func(s *watch.Stats) float64 { return orNeg(s.PressureSomeRatio) }},
+	{Key: "stall-quota", Header: "QUOTA%", Help: "the part of PSI% the quota held the group back, share of the interval (? unknown: no cpu.pressure)", Cell: func(s *watch.Stats) string {
 		return stallCell(s, s.StallQuotaRatio)
-	}, value: func(s *Stats) float64 { return orNeg(s.StallQuotaRatio) }},
-	{Key: "stall-contention", Header: "CONT%", Help: "the part of PSI% the group waited for a CPU while not throttled, share of the interval (? unknown: no cpu.pressure)", Cell: func(s *Stats) string {
+	}, value: func(s *watch.Stats) float64 { return orNeg(s.StallQuotaRatio) }},
+	{Key: "stall-contention", Header: "CONT%", Help: "the part of PSI% the group waited for a CPU while not throttled, share of the interval (? unknown: no cpu.pressure)", Cell: func(s *watch.Stats) string {
 		return stallCell(s, s.StallContentionRatio)
-	}, value: func(s *Stats) float64 { return orNeg(s.StallContentionRatio) }},
-	{Key: "procs", Header: "PROCS", Help: "processes in the group itself", Cell: func(s *Stats) string { return strconv.Itoa(s.Procs) }, value: func(s *Stats) float64 { return float64(s.Procs) }},
+	}, value: func(s *watch.Stats) float64 { return orNeg(s.StallContentionRatio) }},
+	{Key: "procs", Header: "PROCS", Help: "processes in the group itself", Cell: func(s *watch.Stats) string { return strconv.Itoa(s.Procs) }, value: func(s *watch.Stats) float64 { return float64(s.Procs) }},
 }
 
 // stallCell is a cell of the stall's split: "?" where it is unknown.
-func stallCell(s *Stats, v *float64) string {
+func stallCell(s *watch.Stats, v *float64) string {
 	if v == nil {
-		if s.StallSplit == StallSplitUnknown {
+		if s.StallSplit == watch.StallSplitUnknown {
 			return "?"
 		}
 		return "-"
@@ -135,7 +137,7 @@ type View struct {
 
 // Row is one line of the table.
 type Row struct {
-	*Stats
+	*watch.Stats
 	// Depth is the number of shown ancestors (tree view).
 	Depth int
 	// Context is true for an ancestor kept only to hold a match (tree view
@@ -143,7 +145,7 @@ type Row struct {
 	Context bool
 }
 
-func (v View) compare(a, b *Stats) int {
+func (v View) compare(a, b *watch.Stats) int {
 	c := 0
 	col := Columns[max(0, min(v.Sort, len(Columns)-1))]
 	if col.value != nil {
@@ -161,9 +163,9 @@ func (v View) compare(a, b *Stats) int {
 }
 
 // Rows orders and filters stats for display.
-func (v View) Rows(stats []Stats) []Row {
+func (v View) Rows(stats []watch.Stats) []Row {
 	f := strings.ToLower(v.Filter)
-	match := func(s *Stats) bool {
+	match := func(s *watch.Stats) bool {
 		return f == "" || strings.Contains(strings.ToLower(s.Name), f) || strings.Contains(strings.ToLower(s.Path), f)
 	}
 	if !v.Tree {
@@ -176,7 +178,7 @@ func (v View) Rows(stats []Stats) []Row {
 		slices.SortFunc(rows, func(a, b Row) int { return v.compare(a.Stats, b.Stats) })
 		return rows
 	}
-	byPath := make(map[string]*Stats, len(stats))
+	byPath := make(map[string]*watch.Stats, len(stats))
 	for i := range stats {
 		byPath[stats[i].Path] = &stats[i]
 	}
@@ -208,8 +210,8 @@ func (v View) Rows(stats []Stats) []Row {
 			keep[p] = false
 		}
 	}
-	children := map[string][]*Stats{}
-	var roots []*Stats
+	children := map[string][]*watch.Stats{}
+	var roots []*watch.Stats
 	for p := range keep {
 		s := byPath[p]
 		if par := parentOf(p); par != "" {
@@ -219,9 +221,9 @@ func (v View) Rows(stats []Stats) []Row {
 		}
 	}
 	var rows []Row
-	var walk func([]*Stats, int)
-	walk = func(level []*Stats, depth int) {
-		slices.SortFunc(level, func(a, b *Stats) int { return v.compare(a, b) })
+	var walk func([]*watch.Stats, int)
+	walk = func(level []*watch.Stats, depth int) {
+		slices.SortFunc(level, func(a, b *watch.Stats) int { return v.compare(a, b) })
 		for _, s := range level {
 			rows = append(rows, Row{Stats: s, Depth: depth, Context: !keep[s.Path]})
 			walk(children[s.Path], depth+1)
@@ -295,7 +297,7 @@ func Headers() []string {
 
 // WriteTable prints the rows as a plain table, with a line saying what the
 // figures cover.
-func WriteTable(w io.Writer, src *Source, rows []Row, interval time.Duration) error {
+func WriteTable(w io.Writer, src *watch.Source, rows []Row, interval time.Duration) error {
 	widths := Widths(rows)
 	fmt.Fprintf(w, "%d groups, cgroup %s (%s), interval %s; PEAK* is over sliding windows (no quota, or no period seen)\n", len(rows), src.Version, src.Mode, interval)
 	if _, err := fmt.Fprintln(w, FormatLine(Headers(), widths)); err != nil {

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/agent"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // startAgent runs the agent binary on a fake tree and returns its base URL
@@ -52,7 +52,7 @@ func startAgent(t *testing.T, root, state string) (string, *exec.Cmd, string) {
 // (on a fake v2 node): /advice names the node's container and advises it,
 // SIGTERM ends it cleanly with a checkpoint, and the next run restores it.
 func TestAgentOnFakeTree(t *testing.T) {
-	root := toptest.FakeRoot(t, "v2-kubepods-systemd")
+	root := watchtest.FakeRoot(t, "v2-kubepods-systemd")
 	state := t.TempDir()
 	url, cmd, _ := startAgent(t, root, state)
 	var doc agent.AdviceDoc

@@ -14,7 +14,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/agent"
 	"github.com/throttlelab/throttlelab/internal/doccheck"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // TestDocAgentURLs runs every command of README.md and docs/*.md that names
@@ -33,7 +33,7 @@ func TestDocAgentURLs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	local, _, _ := startAgent(t, toptest.FakeRoot(t, "v2-kubepods-systemd"), t.TempDir())
+	local, _, _ := startAgent(t, watchtest.FakeRoot(t, "v2-kubepods-systemd"), t.TempDir())
 	want := strconv.Itoa(agent.DefaultPort)
 	ran := 0
 	for _, c := range cmds {

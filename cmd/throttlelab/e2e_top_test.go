@@ -19,23 +19,23 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
-	"github.com/throttlelab/throttlelab/top"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 func TestTopOnceFindsLimitedGroup(t *testing.T) {
 	g := cgrouptest.LimitedGroup(t, 20000, 100000)
-	toptest.Start(t, toptest.WithUsage(t, g), true)
+	watchtest.Start(t, watchtest.WithUsage(t, g), true)
 	r := run(t, "top", "--once", "-o", "json", "--interval", "1500ms")
 	if r.code != 0 {
 		t.Fatalf("top --once --json: exit %d: %s", r.code, r.stderr)
 	}
-	var stats []top.Stats
+	var stats []watch.Stats
 	if err := json.Unmarshal([]byte(r.stdout), &stats); err != nil {
 		t.Fatalf("top --once --json printed no JSON array: %v\n%s", err, r.stdout)
 	}
-	path := toptest.CgroupPath(t, g.Dir)
-	var got *top.Stats
+	path := watchtest.CgroupPath(t, g.Dir)
+	var got *watch.Stats
 	for i := range stats {
 		if stats[i].Name == path { // a group nobody claims is named by its path
 			got = &stats[i]
@@ -58,7 +58,7 @@ func TestTopOnceFindsLimitedGroup(t *testing.T) {
 }
 
 func TestTopOnFakeTree(t *testing.T) {
-	root := toptest.FakeRoot(t, "v1-joined-kubepods-cgroupfs")
+	root := watchtest.FakeRoot(t, "v1-joined-kubepods-cgroupfs")
 	r := run(t, "top", "--root", root, "--once", "--tree", "--sort", "name", "--interval", "50ms")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -81,7 +81,7 @@ func TestTopOnFakeTree(t *testing.T) {
 	sc := bufio.NewScanner(out)
 	n := 0
 	for n < 4 && sc.Scan() {
-		var s top.Stats
+		var s watch.Stats
 		if err := json.Unmarshal(sc.Bytes(), &s); err != nil || !strings.Contains(s.Name, "coredns") {
 			t.Errorf("line %d: %v %q", n, err, sc.Text())
 		}
@@ -94,7 +94,7 @@ func TestTopOnFakeTree(t *testing.T) {
 }
 
 func TestTopBadInput(t *testing.T) {
-	root := toptest.FakeRoot(t, "v2-kubepods-systemd")
+	root := watchtest.FakeRoot(t, "v2-kubepods-systemd")
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +126,7 @@ func TestTopBadInput(t *testing.T) {
 }
 
 func TestTopMetricsEndpoint(t *testing.T) {
-	root := toptest.FakeRoot(t, "v2-kubepods-systemd")
+	root := watchtest.FakeRoot(t, "v2-kubepods-systemd")
 	cmd := exec.Command(binary, "top", "--root", root, "--listen", "127.0.0.1:0", "--interval", "50ms")
 	errOut, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
@@ -177,7 +177,7 @@ func TestTopInteractive(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		testenv.Unavailable(t, "tmux is not installed (apt-get install tmux; .ci/run installs it)")
 	}
-	root := toptest.FakeRoot(t, "v2-kubepods-systemd")
+	root := watchtest.FakeRoot(t, "v2-kubepods-systemd")
 	sock := filepath.Join(t.TempDir(), "tmux.sock") // a server of its own, its socket removed after
 	tmux := func(args ...string) string {
 		out, err := exec.Command("tmux", append([]string{"-S", sock}, args...)...).CombinedOutput()
@@ -262,7 +262,7 @@ func BenchmarkTopOnce(b *testing.B) {
 		wall += time.Since(start)
 		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		cpu += time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime))
-		var stats []top.Stats
+		var stats []watch.Stats
 		json.Unmarshal(out, &stats)
 		groups = len(stats)
 	}
@@ -277,7 +277,7 @@ func BenchmarkTopOnce(b *testing.B) {
 // stall's split each gets in the JSON: the throttled group's stall mostly
 // quota, the crowded group's contention only.
 func TestTopOnceStallSplit(t *testing.T) {
-	throttled, crowded := toptest.StallGroups(t)
+	throttled, crowded := watchtest.StallGroups(t)
 	r := run(t, "top", "--once", "-o", "json", "--interval", "2s")
 	if r.code != 0 {
 		t.Fatalf("top --once -o json: exit %d: %s", r.code, r.stderr)
@@ -288,7 +288,7 @@ func TestTopOnceStallSplit(t *testing.T) {
 	}
 	split := func(dir string) (quota, contention, throttledPerSec float64) {
 		t.Helper()
-		path := toptest.CgroupPath(t, dir)
+		path := watchtest.CgroupPath(t, dir)
 		for _, g := range raw {
 			if g["path"] != path {
 				continue
@@ -296,7 +296,7 @@ func TestTopOnceStallSplit(t *testing.T) {
 			q, qok := g["stall_quota_ratio"].(float64)
 			c, cok := g["stall_contention_ratio"].(float64)
 			th, _ := g["throttled_seconds_per_second"].(float64)
-			if g["stall_split"] != top.StallSplitPSI || !qok || !cok {
+			if g["stall_split"] != watch.StallSplitPSI || !qok || !cok {
 				t.Fatalf("%s: stall_split %v, stall_quota_ratio %v, stall_contention_ratio %v: want the split known on v2", path, g["stall_split"], g["stall_quota_ratio"], g["stall_contention_ratio"])
 			}
 			t.Logf("%s: some %v, quota %.3f, contention %.3f, throttled %.3f s/s", path, g["pressure_some_ratio"], q, c, th)

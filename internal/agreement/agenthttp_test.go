@@ -12,7 +12,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/agent"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // usageLine is cpu.stat's usage counter.
@@ -27,7 +27,7 @@ var containerScope = regexp.MustCompile(`/kubepods.*/cri-containerd-[0-9a-f]+\.s
 // what its /advice endpoint serves, read over the agent's own handler.
 func agentOverHTTP(t *testing.T, at, usage []time.Duration, target advise.Target, cfg agent.SummaryConfig) agent.AdviceDoc {
 	t.Helper()
-	root := toptest.FakeRoot(t, "v2-kubepods-systemd")
+	root := watchtest.FakeRoot(t, "v2-kubepods-systemd")
 	// The containers' cpu.stat moves (the agent summarises containers).
 	type counter struct {
 		f    *os.File // kept open: opening it anew at every step is most of the test's time

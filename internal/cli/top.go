@@ -15,6 +15,7 @@ import (
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/top"
 	"github.com/throttlelab/throttlelab/top/tui"
+	"github.com/throttlelab/throttlelab/watch"
 )
 
 type topFlags struct {
@@ -96,23 +97,23 @@ func runTop(cmd *cobra.Command, f topFlags) error {
 		if err != nil {
 			return usagef("--listen %s: %v", f.listen, err)
 		}
-		d.Metrics = top.NewCollector(mapping)
+		d.Metrics = watch.NewCollector(mapping)
 		srv := &http.Server{Handler: top.MetricsMux(d.Metrics), ReadHeaderTimeout: 10 * time.Second}
 		go srv.Serve(ln)
 		defer srv.Close()
 		fmt.Fprintf(cmd.ErrOrStderr(), "serving metrics on http://%s/metrics\n", ln.Addr())
 	}
-	w, err := top.New(top.Options{Root: f.root, SampleEvery: f.sample, Window: f.window, Mapping: mapping})
+	w, err := watch.New(watch.Options{Root: f.root, SampleEvery: f.sample, Window: f.window, Mapping: mapping})
 	if err != nil {
 		return err
 	}
 	defer w.Close()
 	if progress.IsTerminal(out) {
-		d.Screen = func(ctx context.Context, updates <-chan []top.Stats) error {
+		d.Screen = func(ctx context.Context, updates <-chan []watch.Stats) error {
 			return tui.Run(ctx, cmd.InOrStdin(), out, tui.Config{Source: w.Source(), View: d.View, Interval: f.interval, Updates: updates})
 		}
 	}
-	err = w.Show(cmd.Context(), d)
+	err = top.Show(cmd.Context(), w, d)
 	if errors.Is(err, top.ErrNoReport) {
 		return exitError{code: 130, err: err}
 	}

@@ -1,8 +1,8 @@
 // Package tui is throttlelab top's interactive table, on bubbletea: sort by
 // any column, filter by name, tree or flat, pause.
 //
-//	updates := make(chan []top.Stats, 1)
-//	go w.Run(ctx, time.Second, func(s []top.Stats) bool { updates <- s; return true })
+//	updates := make(chan []watch.Stats, 1)
+//	go w.Run(ctx, time.Second, func(s []watch.Stats) bool { updates <- s; return true })
 //	err := tui.Run(ctx, os.Stdin, os.Stdout, tui.Config{Source: w.Source(), View: top.View{Sort: 5, Desc: true}, Interval: time.Second, Updates: updates})
 package tui
 
@@ -18,18 +18,19 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/throttlelab/throttlelab/top"
+	"github.com/throttlelab/throttlelab/watch"
 )
 
 // Config is what the screen shows.
 type Config struct {
 	// Source names the hierarchy in the title.
-	Source *top.Source
+	Source *watch.Source
 	// View is the initial sort, order, layout and filter.
 	View top.View
 	// Interval is the time each report covers, for the title.
 	Interval time.Duration
 	// Updates delivers each report; the screen quits when it is closed.
-	Updates <-chan []top.Stats
+	Updates <-chan []watch.Stats
 }
 
 // Run shows the table on out, reading keys from in, until the user quits,
@@ -45,7 +46,7 @@ func Run(ctx context.Context, in io.Reader, out io.Writer, cfg Config) error {
 
 // statsMsg is a report; closedMsg says there will be no more.
 type (
-	statsMsg  []top.Stats
+	statsMsg  []watch.Stats
 	closedMsg struct{}
 )
 
@@ -54,8 +55,8 @@ type (
 type Model struct {
 	cfg       Config
 	view      top.View
-	stats     []top.Stats
-	pending   []top.Stats // arrived while paused
+	stats     []watch.Stats
+	pending   []watch.Stats // arrived while paused
 	paused    bool
 	filtering bool // typing a filter
 	offset    int  // first row shown

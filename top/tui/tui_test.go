@@ -8,15 +8,16 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/throttlelab/throttlelab/top"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // report runs a watcher over a fake tree for one interval, with the v2 pod's
 // container busy and throttled in it.
-func report(t *testing.T) ([]top.Stats, *top.Source) {
+func report(t *testing.T) ([]watch.Stats, *watch.Source) {
 	t.Helper()
-	root := toptest.FakeRoot(t, "v2-kubepods-systemd")
-	w, err := top.New(top.Options{Root: root})
+	root := watchtest.FakeRoot(t, "v2-kubepods-systemd")
+	w, err := watch.New(watch.Options{Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package top
+package watch
 
 // A real-kernel test: it makes a cgroup on this host, so run it under the
 // host lock (flock /tmp/throttlelab-host.lock go test -run Real ./top).
@@ -10,7 +10,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // TestStatByNeedRealThrottled: a real v1 group under a quota of 0.5 CPU,
@@ -25,13 +25,13 @@ func TestStatByNeedRealThrottled(t *testing.T) {
 		t.Skip("cpu.stat is read by need only on v1, where it is a file apart from the usage")
 	}
 	grp := cgrouptest.LimitedGroup(t, 50000, 100000)
-	dirs := toptest.WithUsage(t, grp)
+	dirs := watchtest.WithUsage(t, grp)
 	if len(dirs) < 2 {
 		t.Skip("cpu and cpuacct are mounted together: one file")
 	}
-	toptest.StartShell(t, dirs, `spin() { timeout "$1" sh -c 'while :; do :; done'; }
+	watchtest.StartShell(t, dirs, `spin() { timeout "$1" sh -c 'while :; do :; done'; }
 while :; do spin 0.3; sleep 0.3; for i in 1 2 3 4 5 6; do spin 0.045; sleep 0.055; done; done`)
-	path := toptest.CgroupPath(t, grp.Dir)
+	path := watchtest.CgroupPath(t, grp.Dir)
 	ms := time.Millisecond
 	hot := false
 	w, observed := watchByNeed(t, path, &hot)
@@ -91,11 +91,11 @@ func TestStatByNeedRealQuotaLowered(t *testing.T) {
 		t.Skip("cpu.stat is read by need only on v1, where it is a file apart from the usage")
 	}
 	grp := cgrouptest.LimitedGroup(t, 200000, 100000)
-	dirs := toptest.WithUsage(t, grp)
+	dirs := watchtest.WithUsage(t, grp)
 	if len(dirs) < 2 {
 		t.Skip("cpu and cpuacct are mounted together: one file")
 	}
-	path := toptest.CgroupPath(t, grp.Dir)
+	path := watchtest.CgroupPath(t, grp.Dir)
 	ms := time.Millisecond
 	w, observed := watchByNeed(t, path, new(bool))
 	if w.slack == 0 || w.events == nil {
@@ -113,7 +113,7 @@ func TestStatByNeedRealQuotaLowered(t *testing.T) {
 			grp.SetQuota(t, 20000)
 		}
 		if at >= 1200*ms && !started {
-			toptest.Start(t, dirs, true)
+			watchtest.Start(t, dirs, true)
 			started = true
 		}
 		if seen, ok := sampleBehind(t, w, at, observed, kernel); seen {
@@ -145,16 +145,14 @@ func watchByNeed(t *testing.T, path string, hot *bool) (*Watcher, *uint64) {
 	observed := new(uint64)
 	*observed = ^uint64(0)
 	self := Identify(path, nil)
-	w, err := New(Options{Root: "/", StatByNeed: true,
-		Every:  func(id Identity) bool { return id == self },
-		Coarse: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
-		Observe: func(p string, _ Identity, _ time.Duration, _, throttled uint64, _ []uint64) bool {
-			if p == path {
-				*observed = throttled
-				return *hot
-			}
-			return false
-		}})
+	w, err := New(Options{Root: "/", ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return id == self }, OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }, ObserveFn: func(s Sample) bool {
+		p, throttled := s.Path, s.ThrottledPeriods
+		if p == path {
+			*observed = throttled
+			return *hot
+		}
+		return false
+	}}, Stat: true, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

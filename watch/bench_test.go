@@ -1,4 +1,4 @@
-package top_test
+package watch_test
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
-	"github.com/throttlelab/throttlelab/top"
+	"github.com/throttlelab/throttlelab/watch"
 )
 
 // benchGroups makes n empty groups on this host under throttlelab/bench-PID,
@@ -53,12 +53,12 @@ func BenchmarkSample(b *testing.B) {
 
 func benchSample(b *testing.B, quota int64) {
 	benchGroups(b, 32, quota)
-	w, err := top.New(top.Options{Root: "/"})
+	w, err := watch.New(watch.Options{Root: "/"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer w.Close()
-	refs, err := top.Discover("/", w.Source())
+	refs, err := watch.Discover("/", w.Source())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,7 +1,7 @@
-// Package toptest lays out the fake cgroup trees of top's tests (testdata/*.txtar
-// in package top) in a temporary directory, for tests of top and of the
+// Package watchtest lays out the fake cgroup trees of watch's tests (testdata/*.txtar
+// in package watch) in a temporary directory, for tests of watch, top and the
 // command that drive it on a tree whose every file they know.
-package toptest
+package watchtest
 
 import (
 	"fmt"
@@ -28,7 +28,7 @@ import (
 var Trees = []string{"v1-split", "v1-joined-kubepods-cgroupfs", "v2-kubepods-systemd", "hybrid-v2-cpu"}
 
 // FakeRoot writes the files of fake tree name ("-- path --" headers in
-// top/testdata/NAME.txtar, each followed by the file's content) into a new
+// watch/testdata/NAME.txtar, each followed by the file's content) into a new
 // temporary directory and returns it, to be passed as a root path.
 func FakeRoot(t testing.TB, name string) string {
 	t.Helper()
@@ -60,7 +60,7 @@ func FakeRoot(t testing.TB, name string) string {
 	return root
 }
 
-// CgroupPath returns a real group's cgroup path (as /proc/PID/cgroup and top
+// CgroupPath returns a real group's cgroup path (as /proc/PID/cgroup and watch
 // show it) from its directory in the cpu controller's hierarchy.
 func CgroupPath(t testing.TB, dir string) string {
 	t.Helper()
@@ -196,7 +196,7 @@ func SpinOn(t testing.TB, dirs []string, cpu int) {
 	}
 }
 
-// StallGroups makes the two groups whose stall's split top's tests check,
+// StallGroups makes the two groups whose stall's split watch's tests check,
 // on cgroup v2 with 2 CPUs: throttled, a busy loop under a quota of 0.2 CPU
 // alone on CPU 1 (its stall is its quota), and crowded, a busy loop without
 // a quota that shares CPU 0 with an unlimited neighbour's (its stall is

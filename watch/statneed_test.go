@@ -1,4 +1,4 @@
-package top
+package watch
 
 import (
 	"fmt"
@@ -124,15 +124,17 @@ func runThrottleModel(t *testing.T, seed uint64, slack, lowerAt time.Duration) (
 	write()
 	hot := false
 	var seen uint64
-	w, err := New(Options{Root: root, StatByNeed: true,
-		Every:  func(id Identity) bool { return strings.HasSuffix(id.Name, "limited-0") },
-		Coarse: func(at time.Duration) bool { return at%(100*ms) == 0 },
-		Observe: func(path string, _ Identity, at time.Duration, _, throttled uint64, _ []uint64) bool {
-			if path == grp {
-				seen = throttled
+	policy := TestPolicy{
+		PicksFn:  func(id Identity) bool { return strings.HasSuffix(id.Name, "limited-0") },
+		OnGridFn: func(at time.Duration) bool { return at%(100*ms) == 0 },
+		ObserveFn: func(s Sample) bool {
+			if s.Path == grp {
+				seen = s.ThrottledPeriods
 			}
 			return hot
-		}})
+		},
+	}
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: policy, Stat: true, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package top
+package watch
 
 import "github.com/throttlelab/throttlelab/cgroup"
 
@@ -9,8 +9,8 @@ const (
 	// BasisWindow: over sliding windows (Options.Window for a group without
 	// a quota; its period for a limited group whose period timer did not
 	// run, whose cpu.stat was carried at a sample of the interval
-	// (Options.StatByNeed), or that was read on the coarse grid
-	// (Options.Coarse) while not hot: the highest mean between two grid
+	// (ByNeed.Stat), or that was read on the coarse grid
+	// (ByNeed.Coarse) while not hot: the highest mean between two grid
 	// instants).
 	BasisWindow = cgroup.BasisWindow
 )

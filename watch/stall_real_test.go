@@ -1,4 +1,4 @@
-package top_test
+package watch_test
 
 import (
 	"os"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
 	"github.com/throttlelab/throttlelab/testenv"
-	"github.com/throttlelab/throttlelab/top"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // TestStallSplitReal checks the shape of the stall's split on the kernel:
@@ -19,20 +19,20 @@ import (
 // It needs the cpu controller on cgroup v2 (PSI beside the quota); make
 // test runs it in its v2 VMs (vmtest.Suites).
 func TestStallSplitReal(t *testing.T) {
-	throttledDir, crowdedDir := toptest.StallGroups(t)
-	w, err := top.New(top.Options{Root: "/"})
+	throttledDir, crowdedDir := watchtest.StallGroups(t)
+	w, err := watch.New(watch.Options{Root: "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	stats := oneReport(t, w, 2*time.Second)
-	thr := find(stats, toptest.CgroupPath(t, throttledDir))
-	cr := find(stats, toptest.CgroupPath(t, crowdedDir))
+	thr := find(stats, watchtest.CgroupPath(t, throttledDir))
+	cr := find(stats, watchtest.CgroupPath(t, crowdedDir))
 	if thr == nil || cr == nil {
 		t.Fatalf("the test groups are not among the %d groups reported", len(stats))
 	}
-	for _, s := range []*top.Stats{thr, cr} {
-		if s.StallSplit != top.StallSplitPSI || s.StallQuotaRatio == nil || s.StallContentionRatio == nil || s.Totals.StallQuotaSeconds == nil {
+	for _, s := range []*watch.Stats{thr, cr} {
+		if s.StallSplit != watch.StallSplitPSI || s.StallQuotaRatio == nil || s.StallContentionRatio == nil || s.Totals.StallQuotaSeconds == nil {
 			t.Fatalf("%s: stall split %q (%v, %v): want it known on v2", s.Path, s.StallSplit, s.StallQuotaRatio, s.StallContentionRatio)
 		}
 		t.Logf("%s: usage %.3f, throttled %.3f s/s, some %.3f, quota %.3f, contention %.3f",
@@ -56,10 +56,10 @@ func TestStallSplitWherePSIReal(t *testing.T) {
 	l := cgrouptest.Require(t)
 	throttled := cgrouptest.LimitedGroup(t, 20000, 100000)
 	other := cgrouptest.LimitedGroup(t, 20000, 100000)
-	dirs := toptest.WithUsage(t, throttled)
+	dirs := watchtest.WithUsage(t, throttled)
 	v1 := l.CPUVersion() == "v1"
 	if v1 && l.Unified != nil {
-		rel, ok := strings.CutPrefix(toptest.CgroupPath(t, throttled.Dir), strings.TrimSuffix(l.Unified.Root, "/"))
+		rel, ok := strings.CutPrefix(watchtest.CgroupPath(t, throttled.Dir), strings.TrimSuffix(l.Unified.Root, "/"))
 		if !ok {
 			t.Fatalf("%s is not under the v2 mount's root %s", throttled.Dir, l.Unified.Root)
 		}
@@ -80,35 +80,35 @@ func TestStallSplitWherePSIReal(t *testing.T) {
 		}
 		dirs = append(dirs, twin)
 	}
-	toptest.Start(t, dirs, true)
-	toptest.Start(t, toptest.WithUsage(t, other), true)
+	watchtest.Start(t, dirs, true)
+	watchtest.Start(t, watchtest.WithUsage(t, other), true)
 
-	w, err := top.New(top.Options{Root: "/"})
+	w, err := watch.New(watch.Options{Root: "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
 	stats := oneReport(t, w, 2*time.Second)
-	thr := find(stats, toptest.CgroupPath(t, throttled.Dir))
-	oth := find(stats, toptest.CgroupPath(t, other.Dir))
+	thr := find(stats, watchtest.CgroupPath(t, throttled.Dir))
+	oth := find(stats, watchtest.CgroupPath(t, other.Dir))
 	if thr == nil || oth == nil {
 		t.Fatalf("the test groups are not among the %d groups reported", len(stats))
 	}
 	if !v1 || l.Unified != nil {
-		if thr.StallSplit != top.StallSplitPSI || thr.StallQuotaRatio == nil || *thr.StallQuotaRatio <= 0 {
+		if thr.StallSplit != watch.StallSplitPSI || thr.StallQuotaRatio == nil || *thr.StallQuotaRatio <= 0 {
 			t.Errorf("throttled group with cpu.pressure (%s): split %q, quota %v: want a quota share", l.Mode, thr.StallSplit, thr.StallQuotaRatio)
 		} else {
 			t.Logf("throttled group (%s): throttled %.3f s/s, some %.3f, quota %.3f, contention %.3f",
 				l.Mode, thr.ThrottledSecondsPerSecond, *thr.PressureSomeRatio, *thr.StallQuotaRatio, *thr.StallContentionRatio)
 		}
 	}
-	if v1 && l.Unified == nil && thr.StallSplit != top.StallSplitUnknown {
+	if v1 && l.Unified == nil && thr.StallSplit != watch.StallSplitUnknown {
 		t.Errorf("v1 without a v2 mount: split %q, want it unknown", thr.StallSplit)
 	}
-	if v1 && (oth.StallSplit != top.StallSplitUnknown || oth.StallQuotaRatio != nil || oth.StallContentionRatio != nil || oth.Totals.StallQuotaSeconds != nil) {
+	if v1 && (oth.StallSplit != watch.StallSplitUnknown || oth.StallQuotaRatio != nil || oth.StallContentionRatio != nil || oth.Totals.StallQuotaSeconds != nil) {
 		t.Errorf("v1 group without a v2 twin: split %q (%v, %v): want it unknown", oth.StallSplit, oth.StallQuotaRatio, oth.StallContentionRatio)
 	}
-	if !v1 && oth.StallSplit != top.StallSplitPSI {
+	if !v1 && oth.StallSplit != watch.StallSplitPSI {
 		t.Errorf("v2 group: split %q, want it known", oth.StallSplit)
 	}
 }

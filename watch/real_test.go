@@ -1,4 +1,4 @@
-package top_test
+package watch_test
 
 // Real-kernel tests: they make cgroups on this host, so run them under the
 // host lock (flock /tmp/throttlelab-host.lock go test ./top/...). They work
@@ -16,21 +16,21 @@ import (
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
 	"github.com/throttlelab/throttlelab/testenv"
-	"github.com/throttlelab/throttlelab/top"
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // oneReport watches the host for one interval and returns the report.
-func oneReport(t testing.TB, w *top.Watcher, interval time.Duration) []top.Stats {
+func oneReport(t testing.TB, w *watch.Watcher, interval time.Duration) []watch.Stats {
 	t.Helper()
-	var got []top.Stats
-	if err := w.Run(context.Background(), interval, func(s []top.Stats) bool { got = s; return false }); err != nil {
+	var got []watch.Stats
+	if err := w.Run(context.Background(), interval, func(s []watch.Stats) bool { got = s; return false }); err != nil {
 		t.Fatal(err)
 	}
 	return got
 }
 
-func find(stats []top.Stats, path string) *top.Stats {
+func find(stats []watch.Stats, path string) *watch.Stats {
 	for i := range stats {
 		if stats[i].Path == path {
 			return &stats[i]
@@ -42,11 +42,11 @@ func find(stats []top.Stats, path string) *top.Stats {
 func TestRealLimitedAndIdleGroups(t *testing.T) {
 	busy := cgrouptest.LimitedGroup(t, 20000, 100000)
 	idle := cgrouptest.LimitedGroup(t, 20000, 100000)
-	toptest.Start(t, toptest.WithUsage(t, busy), true)
-	toptest.Start(t, toptest.WithUsage(t, idle), false)
+	watchtest.Start(t, watchtest.WithUsage(t, busy), true)
+	watchtest.Start(t, watchtest.WithUsage(t, idle), false)
 	before := busy.Stat(t)
 
-	w, err := top.New(top.Options{Root: "/"})
+	w, err := watch.New(watch.Options{Root: "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,8 +54,8 @@ func TestRealLimitedAndIdleGroups(t *testing.T) {
 	stats := oneReport(t, w, 2*time.Second)
 	after := busy.Stat(t)
 
-	b := find(stats, toptest.CgroupPath(t, busy.Dir))
-	i := find(stats, toptest.CgroupPath(t, idle.Dir))
+	b := find(stats, watchtest.CgroupPath(t, busy.Dir))
+	i := find(stats, watchtest.CgroupPath(t, idle.Dir))
 	if b == nil || i == nil {
 		t.Fatalf("the test groups are not among the %d groups reported", len(stats))
 	}
@@ -91,7 +91,7 @@ func TestRealLimitedAndIdleGroups(t *testing.T) {
 	// one 10 ms sample's usage. It is at least the mean (an interval may hold
 	// one period start more than its length, hence a tolerance of one quota
 	// per interval).
-	if b.PeakBasis != top.BasisPeriod {
+	if b.PeakBasis != watch.BasisPeriod {
 		t.Errorf("busy group's peak basis %q, want period boundaries", b.PeakBasis)
 	}
 	slack := float64(cgrouptest.BandwidthSlice()*time.Duration(runtime.NumCPU())+4*time.Millisecond) / float64(100*time.Millisecond)
@@ -145,7 +145,7 @@ func TestRealGroupsComeAndGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := top.New(top.Options{Root: "/"})
+	w, err := watch.New(watch.Options{Root: "/"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestRealGroupsComeAndGo(t *testing.T) {
 	if testenv.Emulated() {
 		every = time.Second
 	}
-	err = w.Run(context.Background(), every, func(s []top.Stats) bool {
+	err = w.Run(context.Background(), every, func(s []watch.Stats) bool {
 		seen[reports] = map[string]bool{}
 		for _, st := range s {
 			seen[reports][st.Name] = true
@@ -202,11 +202,12 @@ func TestRealGroupFoundBetweenReports(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	made, found := false, false
-	observe := func(path string, _ top.Identity, at time.Duration, _, _ uint64, _ []uint64) bool {
+	observe := func(s watch.Sample) bool {
+		path, at := s.Path, s.At
 		switch {
 		// after the look again that follows the first watches: only the
 		// kernel's event can find it
-		case path == "/" && !made && at >= 2*top.Rediscover:
+		case path == "/" && !made && at >= 2*watch.Rediscover:
 			made = true
 			if _, err := m.NewGroup("new", cgroup.Settings{QuotaUsec: 50000, PeriodUsec: 100000}); err != nil {
 				t.Error(err)
@@ -218,12 +219,12 @@ func TestRealGroupFoundBetweenReports(t *testing.T) {
 		}
 		return false
 	}
-	w, err := top.New(top.Options{Root: "/", Observe: observe})
+	w, err := watch.New(watch.Options{Root: "/", ByNeed: watch.ByNeed{Policy: watch.TestPolicy{ObserveFn: observe}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if err := w.Run(ctx, time.Hour, func([]top.Stats) bool { t.Error("a report within the hour"); return false }); err != nil {
+	if err := w.Run(ctx, time.Hour, func([]watch.Stats) bool { t.Error("a report within the hour"); return false }); err != nil {
 		t.Fatal(err)
 	}
 	if !made || !found {
@@ -245,16 +246,17 @@ func TestRealV1StatSkipMissesNothing(t *testing.T) {
 		t.Skip("cpu.stat is read at every sample on v2 (it holds the usage)")
 	}
 	g := cgrouptest.LimitedGroup(t, 20000, 100000)
-	dirs := toptest.WithUsage(t, g)
-	toptest.StartShell(t, dirs, "while :; do dd if=/dev/zero of=/dev/null bs=1M count=3000 2>/dev/null; sleep 0.4; done")
-	path := toptest.CgroupPath(t, g.Dir)
+	dirs := watchtest.WithUsage(t, g)
+	watchtest.StartShell(t, dirs, "while :; do dd if=/dev/zero of=/dev/null bs=1M count=3000 2>/dev/null; sleep 0.4; done")
+	path := watchtest.CgroupPath(t, g.Dir)
 	var seen uint64
-	w, err := top.New(top.Options{Root: "/", Observe: func(p string, _ top.Identity, _ time.Duration, _, throttled uint64, _ []uint64) bool {
+	w, err := watch.New(watch.Options{Root: "/", ByNeed: watch.ByNeed{Policy: watch.TestPolicy{ObserveFn: func(s watch.Sample) bool {
+		p, throttled := s.Path, s.ThrottledPeriods
 		if p == path {
 			seen = throttled
 		}
 		return false
-	}})
+	}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package top
+package watch
 
 import (
 	"net/http"
@@ -122,7 +122,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 			gauge(descSpecPeriod, float64(s.PeriodUsec))
 			shares := s.Shares
 			if s.Weight > 0 {
-				if lo, _, ok := WeightToShares(s.Weight, c.mapping); ok {
+				if lo, _, ok := cgroup.WeightToShares(s.Weight, c.mapping); ok {
 					shares = lo // cAdvisor's own reading of a weight: the low end
 				}
 			}

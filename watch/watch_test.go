@@ -1,7 +1,6 @@
-package top
+package watch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,67 +15,16 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
-	"github.com/throttlelab/throttlelab/internal/golden"
 
-	"github.com/throttlelab/throttlelab/top/toptest"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
-func expand(t *testing.T, name string) string { return toptest.FakeRoot(t, name) }
+func expand(t *testing.T, name string) string { return watchtest.FakeRoot(t, name) }
 
 func writeFile(t *testing.T, root, p, content string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(root, p), []byte(content), 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestFakeTrees(t *testing.T) {
-	const c1 = "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1"
-	const c4 = "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4"
-	pod4 := "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-" + c4 + ".scope/"
-	tests := []struct {
-		tree string
-		// after is what the counter files say one second after the first
-		// sample.
-		after map[string]string
-	}{
-		{"v1-split", map[string]string{
-			"sys/fs/cgroup/cpuacct/throttlelab/limits-4242/limited-0/cpuacct.usage": "300000000\n",
-			"sys/fs/cgroup/cpu/throttlelab/limits-4242/limited-0/cpu.stat":          "nr_periods 110\nnr_throttled 99\nthrottled_time 4700000000\nnr_bursts 0\nburst_time 0\n",
-			"sys/fs/cgroup/cpuacct/system.slice/sshd.service/cpuacct.usage":         "12000000\n",
-			"sys/fs/cgroup/cpuacct/cpuacct.usage":                                   "6500000000\n",
-			// PSI of the v2 group of the same path (a hybrid host's).
-			"sys/fs/cgroup/unified/throttlelab/limits-4242/limited-0/cpu.pressure": "some avg10=70.00 avg60=55.00 avg300=21.00 total=1800000\nfull avg10=70.00 avg60=55.00 avg300=21.00 total=1800000\n",
-		}},
-		{"v1-joined-kubepods-cgroupfs", map[string]string{
-			"sys/fs/cgroup/cpu,cpuacct/kubepods/burstable/pod1f2e3d4c-5b6a-4789-8abc-def012345678/" + c1 + "/cpuacct.usage": "1090000000\n",
-		}},
-		{"v2-kubepods-systemd", map[string]string{
-			pod4 + "cpu.stat":     "usage_usec 1000000\nuser_usec 880000\nsystem_usec 120000\nnice_usec 0\nnr_periods 410\nnr_throttled 308\nthrottled_usec 20600000\nnr_bursts 5\nburst_usec 45000\n",
-			pod4 + "cpu.pressure": "some avg10=45.00 avg60=31.00 avg300=10.50 total=5600000\nfull avg10=41.00 avg60=28.50 avg300=9.10 total=5000000\n",
-		}},
-		{"hybrid-v2-cpu", map[string]string{
-			"sys/fs/cgroup/unified/throttlelab/f01-logjam-19473/r001-limited-0/cpu.stat": "usage_usec 950000\nuser_usec 900000\nsystem_usec 50000\nnice_usec 0\nnr_periods 10\nnr_throttled 0\nthrottled_usec 0\nnr_bursts 0\nburst_usec 0\n",
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.tree, func(t *testing.T) {
-			root := expand(t, tt.tree)
-			w, err := New(Options{Root: root})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer w.Close()
-			w.Sample(0)
-			for p, c := range tt.after {
-				writeFile(t, root, p, c)
-			}
-			w.Sample(time.Second)
-			stats := w.Report()
-			var b bytes.Buffer
-			WriteTable(&b, w.Source(), View{Tree: true}.Rows(stats), time.Second)
-			golden.Compare(t, filepath.Join("testdata", tt.tree+".golden"), b.Bytes())
-		})
 	}
 }
 
@@ -373,7 +321,8 @@ func TestGroupsFoundBetweenReports(t *testing.T) {
 	defer cancel()
 	var made [2]time.Duration // when each was made (0: not yet)
 	var found [2]time.Duration
-	observe := func(path string, _ Identity, at time.Duration, _, _ uint64, _ []uint64) bool {
+	observe := func(s Sample) bool {
+		path, at := s.Path, s.At
 		switch {
 		case path == "/" && made[0] == 0 && at >= 2*Rediscover:
 			made[0] = at
@@ -393,7 +342,7 @@ func TestGroupsFoundBetweenReports(t *testing.T) {
 		}
 		return false
 	}
-	w, err := New(Options{Root: root, Observe: observe})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{ObserveFn: observe}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -478,11 +427,11 @@ func TestEveryReadsOthersAtReports(t *testing.T) {
 	const pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice"
 	const ctr = pod + "/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
 	observed := map[string]int{}
-	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
-		Observe: func(path string, _ Identity, _ time.Duration, _, _ uint64, _ []uint64) bool {
-			observed[path]++
-			return false
-		}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" }, ObserveFn: func(s Sample) bool {
+		path := s.Path
+		observed[path]++
+		return false
+	}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,15 +532,14 @@ func TestCoarseReadsHotGroupsOnly(t *testing.T) {
 	const pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice"
 	const ctr = pod + "/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
 	var reads []time.Duration
-	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
-		Coarse: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
-		Observe: func(path string, _ Identity, at time.Duration, _, _ uint64, _ []uint64) bool {
-			if path != ctr {
-				return false
-			}
-			reads = append(reads, at)
-			return at >= 150*time.Millisecond
-		}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" }, OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }, ObserveFn: func(s Sample) bool {
+		path, at := s.Path, s.At
+		if path != ctr {
+			return false
+		}
+		reads = append(reads, at)
+		return at >= 150*time.Millisecond
+	}}, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -618,12 +566,11 @@ func TestCoarseHotGroupTurnsCold(t *testing.T) {
 	const ctr = pod + "/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
 	const newer = pod + "/cri-containerd-e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5.scope"
 	reads := map[string][]time.Duration{}
-	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
-		Coarse: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
-		Observe: func(path string, _ Identity, at time.Duration, _, _ uint64, _ []uint64) bool {
-			reads[path] = append(reads[path], at)
-			return path == ctr && at >= 100*time.Millisecond && at < 130*time.Millisecond
-		}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" }, OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }, ObserveFn: func(s Sample) bool {
+		path, at := s.Path, s.At
+		reads[path] = append(reads[path], at)
+		return path == ctr && at >= 100*time.Millisecond && at < 130*time.Millisecond
+	}}, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -657,9 +604,7 @@ func TestCoarseHotGroupTurnsCold(t *testing.T) {
 func TestCoarseGroupsReportedOffTheGrid(t *testing.T) {
 	root := expand(t, "v2-kubepods-systemd")
 	const ctr = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
-	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
-		Coarse:  func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
-		Observe: func(string, Identity, time.Duration, uint64, uint64, []uint64) bool { return false }})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" }, OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }, ObserveFn: func(s Sample) bool { return false }}, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -682,8 +627,7 @@ func TestSettingsEveryCarriesColdGroupsSettings(t *testing.T) {
 	root := expand(t, "v2-kubepods-systemd")
 	const dir = "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope/"
 	hot := false
-	w, err := New(Options{Root: root, SettingsEvery: time.Minute,
-		Observe: func(string, Identity, time.Duration, uint64, uint64, []uint64) bool { return hot }})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{ObserveFn: func(s Sample) bool { return hot }}, SettingsEvery: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -753,12 +697,11 @@ func TestGateCarriesIdleGroups(t *testing.T) {
 		writeFile(t, root, filepath.Join("sys/fs/cgroup", c2, e.Name()), string(b))
 	}
 	observed := map[string][]uint64{}
-	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer && id.PodUID != "" },
-		Coarse: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
-		Observe: func(path string, _ Identity, _ time.Duration, usage, _ uint64, _ []uint64) bool {
-			observed[path] = append(observed[path], usage)
-			return false
-		}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return id.Kind == KindContainer && id.PodUID != "" }, OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }, ObserveFn: func(s Sample) bool {
+		path, usage := s.Path, s.UsageNs
+		observed[path] = append(observed[path], usage)
+		return false
+	}}, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -821,13 +764,13 @@ func TestPerCPUReadsV1SplitForUsage(t *testing.T) {
 	hot := false
 	var got [][]uint64
 	var usage []uint64
-	w, err := New(Options{Root: root, PerCPU: true,
-		Observe: func(p string, _ Identity, _ time.Duration, u, _ uint64, split []uint64) bool {
-			if p == path {
-				got, usage = append(got, slices.Clone(split)), append(usage, u)
-			}
-			return hot
-		}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{ObserveFn: func(s Sample) bool {
+		p, u, split := s.Path, s.UsageNs, s.PerCPU
+		if p == path {
+			got, usage = append(got, slices.Clone(split)), append(usage, u)
+		}
+		return hot
+	}}, PerCPU: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -878,13 +821,13 @@ func TestPerCPUV2ThreadBound(t *testing.T) {
 	}
 	threads(SplitMaxThreads, 1000)
 	var splits [][]uint64
-	w, err := New(Options{Root: root, PerCPU: true,
-		Observe: func(p string, _ Identity, _ time.Duration, _, _ uint64, split []uint64) bool {
-			if p == ctr {
-				splits = append(splits, slices.Clone(split))
-			}
-			return true
-		}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{ObserveFn: func(s Sample) bool {
+		p, split := s.Path, s.PerCPU
+		if p == ctr {
+			splits = append(splits, slices.Clone(split))
+		}
+		return true
+	}}, PerCPU: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -919,8 +862,7 @@ func TestGatesPerTopLevelGroup(t *testing.T) {
 	root := expand(t, "v2-kubepods-systemd")
 	const ctr = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
 	const svc = "/system.slice/docker-e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5.scope"
-	w, err := New(Options{Root: root, Every: func(id Identity) bool { return id.Kind == KindContainer },
-		Coarse: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return id.Kind == KindContainer }, OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }}, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -961,10 +903,7 @@ func TestPeakBasisOnTheCoarseGrid(t *testing.T) {
 		writeFile(t, root, fmt.Sprintf(dir, "cpu", "cpu.stat"), fmt.Sprintf("nr_periods %d\nnr_throttled 0\nthrottled_time 0\n", periods))
 	}
 	hot := false
-	w, err := New(Options{Root: root,
-		Every:   func(id Identity) bool { return strings.HasSuffix(id.Name, "limited-0") },
-		Coarse:  func(at time.Duration) bool { return at%(100*ms) == 0 },
-		Observe: func(string, Identity, time.Duration, uint64, uint64, []uint64) bool { return hot }})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return strings.HasSuffix(id.Name, "limited-0") }, OnGridFn: func(at time.Duration) bool { return at%(100*ms) == 0 }, ObserveFn: func(s Sample) bool { return hot }}, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1005,13 +944,13 @@ func TestPerCPUSplitAfterAReadError(t *testing.T) {
 	writeFile(t, root, acct+"/cpuacct.usage", "1000\n")
 	writeFile(t, root, acct+"/cpuacct.usage_percpu", "300 700 \n")
 	var got [][]uint64
-	w, err := New(Options{Root: root, PerCPU: true,
-		Observe: func(p string, _ Identity, _ time.Duration, _, _ uint64, split []uint64) bool {
-			if p == path {
-				got = append(got, slices.Clone(split))
-			}
-			return true
-		}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{ObserveFn: func(s Sample) bool {
+		p, split := s.Path, s.PerCPU
+		if p == path {
+			got = append(got, slices.Clone(split))
+		}
+		return true
+	}}, PerCPU: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package top
+package watch
 
 import (
 	"os"
@@ -106,40 +106,5 @@ func TestReadPodNames(t *testing.T) {
 	}
 	if empty := ReadPodNames(t.TempDir()); len(empty.pods)+len(empty.containers) != 0 {
 		t.Errorf("a node without kubelet logs names %v", empty)
-	}
-}
-
-func TestRequestCores(t *testing.T) {
-	tests := []struct {
-		shares, weight uint64
-		m              cgroup.WeightMapping
-		want           float64
-		ok             bool
-	}{
-		{256, 0, "", 0.25, true},
-		{2, 0, "", 0, true}, // BestEffort
-		{1024, 0, "", 1, true},
-		{0, 39, cgroup.WeightLinear, 1.0048828125, true}, // 1024 shares -> 39; 39 <- 1023..1049
-		{0, 100, cgroup.WeightQuadratic, 1, true},        // 1024 shares -> 100
-		{0, 1, cgroup.WeightLinear, 0, true},
-		{0, 10001, cgroup.WeightLinear, 0, false},
-	}
-	for _, tt := range tests {
-		got, ok := RequestCores(tt.shares, tt.weight, tt.m)
-		if ok != tt.ok || (ok && (got < tt.want-0.02 || got > tt.want+0.02)) {
-			t.Errorf("RequestCores(%d, %d, %q) = %g, %v; want %g", tt.shares, tt.weight, tt.m, got, ok, tt.want)
-		}
-	}
-	// The round trip through the kubelet's mapping lands within the range
-	// one weight stands for, for every request from 10m to 64 cores.
-	for _, m := range []cgroup.WeightMapping{cgroup.WeightLinear, cgroup.WeightQuadratic} {
-		for milli := int64(10); milli <= 64000; milli = milli*5/4 + 1 {
-			w, _ := cgroup.SharesToWeight(cgroup.MilliCPUToShares(milli), m)
-			lo, hi, ok := WeightToShares(w, m)
-			s := cgroup.MilliCPUToShares(milli)
-			if !ok || s < lo || s > hi {
-				t.Errorf("%s: %dm -> %d shares -> weight %d -> shares %d..%d", m, milli, s, w, lo, hi)
-			}
-		}
 	}
 }
