@@ -170,3 +170,89 @@ func (p *PodOwners) Lookup(ctx context.Context) (Pods, error) {
 	}
 	return out, nil
 }
+
+// askOwners asks refreshOwners for a look-up soon (Config.Owners set): a
+// container appeared that the names do not know.
+func (a *Agent) askOwners() {
+	if a.cfg.Owners == nil {
+		return
+	}
+	select {
+	case a.lookup <- struct{}{}:
+	default: // one is asked for already
+	}
+}
+
+// OwnersSettle is how long after a container the names do not know is
+// found the agent asks the API again (its cgroup is made before the kubelet
+// posts its status, which names it); OwnersGap is the least time between
+// two such look-ups. Containers named neither way wait for the minute's.
+const (
+	OwnersSettle = 2 * time.Second
+	OwnersGap    = 10 * time.Second
+)
+
+// refreshOwners reads the pods' owners and names at start and every minute,
+// and soon after a container they do not name appears.
+func (a *Agent) refreshOwners(ctx context.Context) {
+	if a.cfg.Owners == nil {
+		return
+	}
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
+	for {
+		a.lookupOwners(ctx)
+		last := time.Now()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-a.lookup:
+			wait := time.NewTimer(max(a.settle, a.gap-time.Since(last)))
+			select {
+			case <-ctx.Done():
+				wait.Stop()
+				return
+			case <-wait.C:
+			}
+		}
+	}
+}
+
+// lookupOwners asks Config.Owners once and keeps what it says: the owners,
+// and the names for the watcher (used from its next discovery).
+func (a *Agent) lookupOwners(ctx context.Context) {
+	o, err := a.cfg.Owners(ctx)
+	if err != nil {
+		a.lookupsFailed.Add(1)
+		a.cfg.Logger.Warn("owner lookup", "err", err)
+		return
+	}
+	a.lookupsOK.Add(1)
+	a.mu.Lock()
+	a.owners, a.specs = o.Owners, o.Spec
+	a.mu.Unlock()
+	if o.Names != nil {
+		a.w.SetNames(o.Names)
+	}
+}
+
+// namesOf labels a group: Kubernetes names where the kubelet's log
+// directories gave them, else the pod UID and container ID from the cgroup
+// path, else the group's name.
+func namesOf(path string, id watch.Identity, owners map[watch.PodName]Owner) Names {
+	n := Names{Namespace: id.Namespace, Pod: id.Pod, Container: id.Container, Cgroup: path}
+	if n.Pod == "" {
+		n.Pod = id.PodUID
+	}
+	if n.Container == "" {
+		n.Container = id.ContainerID
+		if n.Container == "" {
+			n.Container = id.Name
+		}
+	}
+	if o, ok := owners[watch.PodName{Namespace: id.Namespace, Name: id.Pod}]; ok && id.Pod != "" {
+		n.OwnerKind, n.OwnerName = o.Kind, o.Name
+	}
+	return n
+}
