@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/cfs"
 )
 
 // Target is what the user accepts: a throttled share of periods and, if
@@ -97,8 +97,8 @@ type Sampled struct {
 	CPUSeconds []float64 `json:"cpu_seconds_by_cpu,omitempty"`
 	// SliceModel is set when the throttling was replayed with the kernel's
 	// per-CPU 5 ms slices over the recorded split (more than one CPU).
-	SliceModel bool           `json:"per_cpu_slice_model,omitempty"`
-	CPUStat    cgroup.CPUStat `json:"cpu_stat"`
+	SliceModel bool     `json:"per_cpu_slice_model,omitempty"`
+	CPUStat    cfs.Stat `json:"cpu_stat"`
 	// Phases is how many phases of the period were replayed.
 	Phases int `json:"phases"`
 	// WallClock: the demand was replayed as bound to wall-clock time (work

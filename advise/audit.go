@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/cfs"
 )
 
 // Audit is the advice checked against the kernel: the sampled demand
@@ -35,7 +35,7 @@ const minAuditPeriods = 10
 // AuditAt replays d at limit p and compares with kernel, the group's
 // cpu.stat change over the same samples. It returns nil without an error
 // when the kernel counted too few periods to compare with.
-func AuditAt(d *Demand, p Point, kernel cgroup.CPUStat, o Options) (*Audit, error) {
+func AuditAt(d *Demand, p Point, kernel cfs.Stat, o Options) (*Audit, error) {
 	if kernel.Periods < minAuditPeriods {
 		return nil, nil
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/cfs"
 )
 
 // TestAuditAt: the audit's error is the replay's share less the kernel's,
@@ -13,7 +13,7 @@ import (
 func TestAuditAt(t *testing.T) {
 	d := randTwo()
 	p := Point{LimitMilli: 1100, Period: 100 * time.Millisecond}
-	a, err := AuditAt(d, p, cgroup.CPUStat{Periods: 300, ThrottledPeriods: 30}, Options{})
+	a, err := AuditAt(d, p, cfs.Stat{Periods: 300, ThrottledPeriods: 30}, Options{})
 	if err != nil || a == nil {
 		t.Fatalf("AuditAt = %v, %v", a, err)
 	}
@@ -23,7 +23,7 @@ func TestAuditAt(t *testing.T) {
 	if !strings.Contains(a.String(), "30 of 300") {
 		t.Errorf("audit text %q names no counts", a.String())
 	}
-	if a, _ := AuditAt(d, p, cgroup.CPUStat{Periods: 5, ThrottledPeriods: 5}, Options{}); a != nil {
+	if a, _ := AuditAt(d, p, cfs.Stat{Periods: 5, ThrottledPeriods: 5}, Options{}); a != nil {
 		t.Errorf("an audit from 5 periods: %+v", a)
 	}
 	evs := []Evaluation{{ThrottledRatioRange: &Range{0.02, 0.5}}, {ThrottledRatioRange: &Range{0.6, 0.95}}}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/cfs"
-	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -24,7 +23,7 @@ type Point struct {
 // Quota is the CFS quota the kubelet sets for the limit (limit x period,
 // rounded down to a microsecond, at least 1 ms).
 func (p Point) Quota() time.Duration {
-	return time.Duration(cgroup.MilliCPUToQuota(p.LimitMilli, uint64(p.Period/time.Microsecond))) * time.Microsecond
+	return time.Duration(cfs.MilliCPUToQuota(p.LimitMilli, uint64(p.Period/time.Microsecond))) * time.Microsecond
 }
 
 // Burst is the burst runtime per period (cpu.max.burst), rounded down to a

@@ -2,13 +2,39 @@ package cfs
 
 import "time"
 
-// Stat is what the kernel counts for a group's bandwidth in cpu.stat:
-// periods in which it ran (nr_periods), periods that ended with it
-// throttled (nr_throttled), and periods that used burst (nr_bursts,
-// burst_usec). Throttled time is not here: the kernel sums it per CPU,
-// so it is the caller's.
+// Stat is a group's cpu.stat in common units (v1 counts time in ns, v2 in
+// us), with the CPU pressure (PSI) totals of cpu.pressure where the kernel
+// has them (v2): the one type of these counters, which the kernel's
+// readers (package cgroup names it CPUStat), the recorded runs and the
+// model share. Bandwidth counts periods in which the group ran
+// (nr_periods), periods that ended with it throttled (nr_throttled), and
+// periods that used burst (nr_bursts, burst_usec). Throttled time and
+// pressure are not the pool's: the kernel sums throttled time per CPU, and
+// pressure is the scheduler's, so they are filled by whoever has them (the
+// kernel's file, the simulator's CPUs).
 type Stat struct {
-	Periods, ThrottledPeriods, Bursts, BurstUsec uint64
+	Periods          uint64 `json:"nr_periods"`
+	ThrottledPeriods uint64 `json:"nr_throttled"`
+	ThrottledUsec    uint64 `json:"throttled_usec"`
+	Bursts           uint64 `json:"nr_bursts"`
+	BurstUsec        uint64 `json:"burst_usec"`
+	// PressureSomeUsec is the time at least one of the group's runnable tasks
+	// waited for a CPU; PressureFullUsec the time all of them did (cgroup v2
+	// cpu.pressure "total=", 0 where there is none).
+	PressureSomeUsec uint64 `json:"pressure_some_usec,omitempty"`
+	PressureFullUsec uint64 `json:"pressure_full_usec,omitempty"`
+}
+
+// Sub returns s - o, field by field: what happened between two readings.
+func (s Stat) Sub(o Stat) Stat {
+	return Stat{s.Periods - o.Periods, s.ThrottledPeriods - o.ThrottledPeriods, s.ThrottledUsec - o.ThrottledUsec, s.Bursts - o.Bursts, s.BurstUsec - o.BurstUsec,
+		s.PressureSomeUsec - o.PressureSomeUsec, s.PressureFullUsec - o.PressureFullUsec}
+}
+
+// Add returns s + o, field by field: several groups' counters together.
+func (s Stat) Add(o Stat) Stat {
+	return Stat{s.Periods + o.Periods, s.ThrottledPeriods + o.ThrottledPeriods, s.ThrottledUsec + o.ThrottledUsec, s.Bursts + o.Bursts, s.BurstUsec + o.BurstUsec,
+		s.PressureSomeUsec + o.PressureSomeUsec, s.PressureFullUsec + o.PressureFullUsec}
 }
 
 // Bandwidth is the kernel's per-group bandwidth pool (struct cfs_bandwidth):

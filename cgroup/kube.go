@@ -3,7 +3,8 @@ package cgroup
 import (
 	"fmt"
 	"math"
-	"math/bits"
+
+	"github.com/throttlelab/throttlelab/cfs"
 )
 
 // Constants of the kubelet's CPU translation (pkg/kubelet/cm).
@@ -11,8 +12,8 @@ const (
 	MinShares      = 2
 	MaxShares      = 262144
 	SharesPerCPU   = 1024
-	MinQuotaUsec   = 1000   // the kubelet never sets a quota under 1 ms
-	DefaultPeriod  = 100000 // the CFS period Kubernetes uses, in us
+	MinQuotaUsec   = cfs.MinQuotaUsec // the kubelet never sets a quota under 1 ms
+	DefaultPeriod  = 100000           // the CFS period Kubernetes uses, in us
 	MaxWeight      = 10000
 	DefaultWeight  = 100
 	milliCPUPerCPU = 1000
@@ -32,17 +33,10 @@ func MilliCPUToShares(milliCPU int64) uint64 {
 }
 
 // MilliCPUToQuota turns a CPU limit into a CFS quota for the period, as the
-// kubelet does: limit x period, at least MinQuotaUsec; -1 (no quota) for no limit.
-// A product too large for an int64 saturates instead of wrapping.
+// kubelet does (cfs.MilliCPUToQuota: the model computes its quotas the same
+// way).
 func MilliCPUToQuota(milliCPU int64, periodUsec uint64) int64 {
-	if milliCPU <= 0 {
-		return -1
-	}
-	hi, lo := bits.Mul64(uint64(milliCPU), periodUsec)
-	if hi != 0 || lo/milliCPUPerCPU > math.MaxInt64 {
-		return math.MaxInt64
-	}
-	return max(int64(lo/milliCPUPerCPU), MinQuotaUsec)
+	return cfs.MilliCPUToQuota(milliCPU, periodUsec)
 }
 
 // WeightMapping selects how cgroup v1 shares become a v2 cpu.weight.

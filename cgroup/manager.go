@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/throttlelab/throttlelab/cfs"
 )
 
 // Manager creates and removes the cgroups of one run, all under
@@ -364,31 +366,9 @@ func (g *Group) Procs() []int {
 }
 
 // CPUStat is cpu.stat in common units, for v1 and v2 alike, with the CPU
-// pressure (PSI) totals of cpu.pressure where the kernel has them (v2).
-type CPUStat struct {
-	Periods          uint64 `json:"nr_periods"`
-	ThrottledPeriods uint64 `json:"nr_throttled"`
-	ThrottledUsec    uint64 `json:"throttled_usec"`
-	Bursts           uint64 `json:"nr_bursts"`
-	BurstUsec        uint64 `json:"burst_usec"`
-	// PressureSomeUsec is the time at least one of the group's runnable tasks
-	// waited for a CPU; PressureFullUsec the time all of them did (cgroup v2
-	// cpu.pressure "total=", 0 where there is none).
-	PressureSomeUsec uint64 `json:"pressure_some_usec,omitempty"`
-	PressureFullUsec uint64 `json:"pressure_full_usec,omitempty"`
-}
-
-// Sub returns s - o, field by field: what happened between two readings.
-func (s CPUStat) Sub(o CPUStat) CPUStat {
-	return CPUStat{s.Periods - o.Periods, s.ThrottledPeriods - o.ThrottledPeriods, s.ThrottledUsec - o.ThrottledUsec, s.Bursts - o.Bursts, s.BurstUsec - o.BurstUsec,
-		s.PressureSomeUsec - o.PressureSomeUsec, s.PressureFullUsec - o.PressureFullUsec}
-}
-
-// Add returns s + o, field by field: several groups' counters together.
-func (s CPUStat) Add(o CPUStat) CPUStat {
-	return CPUStat{s.Periods + o.Periods, s.ThrottledPeriods + o.ThrottledPeriods, s.ThrottledUsec + o.ThrottledUsec, s.Bursts + o.Bursts, s.BurstUsec + o.BurstUsec,
-		s.PressureSomeUsec + o.PressureSomeUsec, s.PressureFullUsec + o.PressureFullUsec}
-}
+// pressure (PSI) totals of cpu.pressure where the kernel has them (v2):
+// the quota model's cfs.Stat, the one type of these counters.
+type CPUStat = cfs.Stat
 
 // ParseCPUStat parses a cpu.stat file of either version (v1 counts time in ns,
 // v2 in us).

@@ -88,14 +88,14 @@ func TestCheckName(t *testing.T) {
 
 func TestParseCPUStat(t *testing.T) {
 	v1, err := ParseCPUStat([]byte("nr_periods 15\nnr_throttled 13\nthrottled_time 1043953256\nnr_bursts 2\nburst_time 5000000\n"))
-	if err != nil || v1 != (CPUStat{15, 13, 1043953, 2, 5000, 0, 0}) {
+	if err != nil || v1 != (CPUStat{Periods: 15, ThrottledPeriods: 13, ThrottledUsec: 1043953, Bursts: 2, BurstUsec: 5000}) {
 		t.Errorf("v1: %+v %v", v1, err)
 	}
 	v2, err := ParseCPUStat([]byte("usage_usec 100\nuser_usec 90\nsystem_usec 10\nnr_periods 7\nnr_throttled 3\nthrottled_usec 4200\nnr_bursts 1\nburst_usec 300\n"))
-	if err != nil || v2 != (CPUStat{7, 3, 4200, 1, 300, 0, 0}) {
+	if err != nil || v2 != (CPUStat{Periods: 7, ThrottledPeriods: 3, ThrottledUsec: 4200, Bursts: 1, BurstUsec: 300}) {
 		t.Errorf("v2: %+v %v", v2, err)
 	}
-	if d := v1.Sub(CPUStat{5, 3, 43953, 1, 0, 0, 0}); d != (CPUStat{10, 10, 1000000, 1, 5000, 0, 0}) {
+	if d := v1.Sub(CPUStat{Periods: 5, ThrottledPeriods: 3, ThrottledUsec: 43953, Bursts: 1}); d != (CPUStat{Periods: 10, ThrottledPeriods: 10, ThrottledUsec: 1000000, Bursts: 1, BurstUsec: 5000}) {
 		t.Errorf("Sub = %+v", d)
 	}
 	if _, err := ParseCPUStat([]byte("nr_periods lots\n")); err == nil {
