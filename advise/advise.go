@@ -25,9 +25,9 @@ type Target struct {
 // says why 5%).
 const DefaultMaxThrottled = 0.05
 
-// DefaultTarget is the target of advise, check and the agent when none is
-// given.
-var DefaultTarget = Target{MaxThrottled: DefaultMaxThrottled}
+// DefaultTarget returns the target of advise, check and the agent when none
+// is given.
+func DefaultTarget() Target { return Target{MaxThrottled: DefaultMaxThrottled} }
 
 // WithDefaults returns t with advise's defaults applied: DefaultTarget's
 // throttled share when t sets neither bound, no bound on the share when
@@ -318,7 +318,7 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 	// window, with the same intervals): the recommendation is the grid's.
 	// Over more than KneeRefineSpan of samples it is read off the grid
 	// (its ranges say how far apart the limits there are).
-	if d.Duration() > kneeRefineSpan {
+	if d.Duration() > req.Options.kneeRefineSpan() {
 		return a, nil
 	}
 	knee, err := w.refineKnee(req.Target.WithDefaults(), req.Periods[0], audit)
@@ -339,17 +339,10 @@ func Advise(d *Demand, req Request, sampled Sampled) (*Advice, error) {
 // day's knee moves with its hours more than a grid step anyway.
 const KneeRefineSpan = time.Hour
 
-// kneeRefineSpan is KneeRefineSpan (tests shorten it).
-var kneeRefineSpan = KneeRefineSpan
-
 // maxKneeRounds bounds the knee's refinement: each round halves every gap
 // it refines (a grid step of 8% to 1% in three rounds) or steps twice as
 // far below the lowest limit evaluated as the round before.
 const maxKneeRounds = 10
-
-// kneeRounds is how many rounds refineKnee takes (maxKneeRounds; 0 in
-// the benchmark's reference: the knee read off the grid alone).
-var kneeRounds = maxKneeRounds
 
 // refineKnee evaluates limits between w's (at period, without burst) where
 // the knee's ends lie (kneeGaps), round after round, until each end's next
@@ -358,7 +351,7 @@ var kneeRounds = maxKneeRounds
 // grid's, widened by the audit's error. It returns the evaluations added.
 func (w *windows) refineKnee(t Target, period time.Duration, audit *Audit) ([]Evaluation, error) {
 	var added []Evaluation
-	for range kneeRounds {
+	for range w.o.kneeRounds() {
 		gaps := kneeGaps(slices.Concat(w.evs, added), t, period)
 		if len(gaps) == 0 {
 			break

@@ -51,16 +51,14 @@ func BenchmarkEvaluate1h(b *testing.B) {
 // BenchmarkAdviseKnee1h is Advise on an hour of samples (the day
 // generator's first, KneeRefineSpan: the longest window refined) with the
 // knee refined between the grid's limits and, in the same run, with the
-// knee read off the grid alone (kneeRounds 0): each one's seconds and
+// knee read off the grid alone (Options.gridKnee): each one's seconds and
 // their ratio, the knee's cost.
 func BenchmarkAdviseKnee1h(b *testing.B) {
 	d := day24h(int(KneeRefineSpan / (10 * time.Millisecond)))
-	run := func(rounds int) time.Duration {
-		kneeRounds = rounds
-		defer func() { kneeRounds = maxKneeRounds }()
+	run := func(gridKnee bool) time.Duration {
 		runtime.GC()
 		start := time.Now()
-		if _, err := Advise(d, Request{}, Sampled{}); err != nil {
+		if _, err := Advise(d, Request{Options: Options{gridKnee: gridKnee}}, Sampled{}); err != nil {
 			b.Fatal(err)
 		}
 		return time.Since(start)
@@ -68,8 +66,8 @@ func BenchmarkAdviseKnee1h(b *testing.B) {
 	var with, without time.Duration
 	b.ResetTimer()
 	for range b.N {
-		without += run(0)
-		with += run(maxKneeRounds)
+		without += run(true)
+		with += run(false)
 	}
 	n := float64(b.N)
 	b.ReportMetric(with.Seconds()/n, "s/advise")

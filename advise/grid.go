@@ -199,6 +199,27 @@ type Options struct {
 	// memo is what the evaluations of Advise's windows share from call to
 	// call (nil: each call its own).
 	memo *memo
+	// kneeSpan is the longest window whose knee Advise refines (0:
+	// KneeRefineSpan; tests shorten it); gridKnee reads every knee off the
+	// grid alone (the benchmark's reference: the knee's cost).
+	kneeSpan time.Duration
+	gridKnee bool
+}
+
+// kneeRefineSpan is the longest window whose knee Advise refines.
+func (o Options) kneeRefineSpan() time.Duration {
+	if o.kneeSpan > 0 {
+		return o.kneeSpan
+	}
+	return KneeRefineSpan
+}
+
+// kneeRounds is how many rounds refineKnee takes.
+func (o Options) kneeRounds() int {
+	if o.gridKnee {
+		return 0
+	}
+	return maxKneeRounds
 }
 
 // quota is the quota p is replayed with.

@@ -18,9 +18,9 @@ import (
 // limit whose interval's low end is at most s, the pessimistic end the
 // lowest limit whose interval's high end is at most s.
 
-// KneeShares are the throttled shares the knee is given at, besides the
-// target's own.
-var KneeShares = []float64{0.5, 0.2, 0.05}
+// KneeShares returns the throttled shares the knee is given at, besides the
+// target's own, highest first (a new slice at each call).
+func KneeShares() []float64 { return []float64{0.5, 0.2, 0.05} }
 
 // KneeRange is where the predicted throttled share of periods crosses
 // Share, as a range of limits (without burst, at the recommendation's
@@ -56,7 +56,7 @@ type KneeRange struct {
 // kneeShares are the shares the knee is given at for target t (with
 // defaults): KneeShares and the target's, highest first.
 func kneeShares(t Target) (shares []float64, target int) {
-	shares = slices.Clone(KneeShares)
+	shares = KneeShares()
 	if t.MaxThrottled < 1 && !slices.Contains(shares, t.MaxThrottled) {
 		shares = append(shares, t.MaxThrottled)
 	}

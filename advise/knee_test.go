@@ -172,9 +172,7 @@ func cliff(tail time.Duration) *Demand {
 // its knee read off the grid: every end is a limit the advice evaluated,
 // and the step says how far apart they lie there.
 func TestKneeOffTheGridBeyondTheSpan(t *testing.T) {
-	defer func(s time.Duration) { kneeRefineSpan = s }(kneeRefineSpan)
-	kneeRefineSpan = 10 * time.Second
-	a, err := Advise(cliff(0), Request{}, Sampled{})
+	a, err := Advise(cliff(0), Request{Options: Options{kneeSpan: 10 * time.Second}}, Sampled{})
 	if err != nil {
 		t.Fatal(err)
 	}

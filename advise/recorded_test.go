@@ -161,7 +161,7 @@ func TestKneeLadderNearest(t *testing.T) {
 		t.Fatal(err)
 	}
 	prev := -1
-	for _, share := range advise.KneeShares {
+	for _, share := range advise.KneeShares() {
 		i := advise.Nearest(evs, share)
 		for j, e := range evs {
 			if math.Abs(e.ThrottledRatio-share) < math.Abs(evs[i].ThrottledRatio-share) {

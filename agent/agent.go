@@ -89,7 +89,7 @@ func (c *Config) defaults() {
 		c.Mapping = cgroup.WeightLinear
 	}
 	if len(c.Targets) == 0 {
-		c.Targets = []NamedTarget{{Name: TargetName(advise.DefaultTarget), Target: advise.DefaultTarget.WithDefaults()}}
+		c.Targets = []NamedTarget{{Name: TargetName(advise.DefaultTarget()), Target: advise.DefaultTarget().WithDefaults()}}
 	}
 	if c.Select == nil {
 		c.Select = DefaultSelect

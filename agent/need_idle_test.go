@@ -34,7 +34,7 @@ func hotOver(cfg *SummaryConfig, h *HotConfig, usage []time.Duration, throttled 
 				panic(err)
 			}
 			s.Fold(r)
-			n.floor.Store(s.lowestPick([]advise.Target{advise.DefaultTarget.WithDefaults()}))
+			n.floor.Store(s.lowestPick([]advise.Target{advise.DefaultTarget().WithDefaults()}))
 		}
 		was, _ = n.wants(h, cfg.Period, at, uint64(usage[i]), thr, grid, at < startup)
 		hot[i] = was

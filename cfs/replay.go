@@ -116,13 +116,17 @@ type Scratch struct{ queue []chunk }
 
 // compactAfter is how many chunks served must lie at the queue's head
 // before Replay moves the rest to the front (and at least half the queue).
-// A variable so that a test can compare against a queue never compacted.
-var compactAfter = 1024
+const compactAfter = 1024
 
-// runs lets Replay step over runs of periods served on arrival with a full
-// pool (see Replay); a variable so that a test can compare against the
-// period by period walk.
-var runs = true
+// walk is how Replay walks the periods: its zero value is Replay's own; a
+// test compares against a queue never compacted and the period by period
+// walk.
+type walk struct {
+	// neverCompact keeps the chunks served at the queue's head
+	// (compactAfter); periodByPeriod steps through runs of periods served on
+	// arrival with a full pool one by one (see Replay).
+	neverCompact, periodByPeriod bool
+}
 
 // chunk is work that arrived over one sample (or the part of it in one
 // period, before or after the pool ran dry) and is not served yet: mid is
@@ -143,6 +147,11 @@ type chunk struct {
 // queue of work waiting, which only serves the delays, is not kept.
 // scratch, if not nil, lends the queue's storage and gets it back grown.
 func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
+	return ps.replay(s, hist, scratch, walk{})
+}
+
+// replay is Replay, walking the periods as wk says.
+func (ps *Periods) replay(s Setting, hist *DelayHist, scratch *Scratch, wk walk) Result {
 	d, cores, wallClock := ps.d, s.Cores, s.WallClock
 	bw := NewBandwidth(s.Quota, ps.Period, s.Burst)
 	var (
@@ -206,7 +215,7 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 	// adds up their work, in the order the loop below would.
 	full, settled := float64(s.Quota+s.Burst), float64(s.Quota)-1
 	for k := 0; k < lastTick; k++ {
-		if runs && backlog <= Eps && bw.Pool == full && bw.snap == full {
+		if !wk.periodByPeriod && backlog <= Eps && bw.Pool == full && bw.snap == full {
 			k0 := k
 			for ; k < lastTick && ps.Work[k] <= settled; k++ {
 				w := ps.Work[k]
@@ -336,7 +345,7 @@ func (ps *Periods) Replay(s Setting, hist *DelayHist, scratch *Scratch) Result {
 					hist.Add(0, r*float64(b-a)-(res.LostNs-lost0))
 					continue
 				}
-				if qh > compactAfter && qh >= len(queue)/2 {
+				if !wk.neverCompact && qh > compactAfter && qh >= len(queue)/2 {
 					// Move the chunks still waiting to the front: the
 					// queue holds what waits, not every sample since it
 					// last emptied (a limit near the mean use leaves work

@@ -49,11 +49,8 @@ func TestReplayCountsOnlyAndQueue(t *testing.T) {
 							t.Errorf("quota %s burst %s phase %s: the queue grew to %d chunks for %d samples", q, burst, phase, c, len(at))
 						}
 					}
-					prev := compactAfter
-					compactAfter, runs = 1<<30, false
 					var rh DelayHist
-					ref := ps.Replay(s, &rh, nil)
-					compactAfter, runs = prev, true
+					ref := ps.replay(s, &rh, nil, walk{neverCompact: true, periodByPeriod: true})
 					if got.Stat != ref.Stat || got.ThrottledNs != ref.ThrottledNs || got.LostNs != ref.LostNs || !reflect.DeepEqual(h, rh) {
 						t.Errorf("quota %s burst %s wall %v phase %s: compacted %+v, never compacted %+v", q, burst, wall, phase, got, ref)
 					}

@@ -221,7 +221,7 @@ func kneePoints(t *testing.T, d *advise.Demand) []advise.Point {
 		t.Fatal(err)
 	}
 	var out []advise.Point
-	for _, share := range advise.KneeShares {
+	for _, share := range advise.KneeShares() {
 		if p := ladder[advise.Nearest(evs, share)]; len(out) == 0 || out[len(out)-1] != p {
 			out = append(out, p)
 		}

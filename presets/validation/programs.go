@@ -213,7 +213,7 @@ func MeasureProgram(ctx context.Context, p Program, dir string, run ProgramRun, 
 		// limit KneeLimits gives (one per knee share and the recommended
 		// one), each settled and measured Repeats times, with a minute to
 		// spare; it is stopped when the round ends.
-		limits := time.Duration(len(advise.KneeShares) + 1)
+		limits := time.Duration(len(advise.KneeShares()) + 1)
 		each := run.Settle + time.Duration(run.repeats())*run.Measure
 		l, err := startLoad(ctx, p.Client(dir, run.Warmup+run.Window+limits*each+time.Minute))
 		if err != nil {
@@ -362,7 +362,7 @@ func KneeLimits(d *advise.Demand, a *advise.Advice) ([]Knee, error) {
 	}
 	var out []Knee
 	seen := map[int64]bool{}
-	for _, share := range advise.KneeShares {
+	for _, share := range advise.KneeShares() {
 		best := evs[advise.Nearest(evs, share)]
 		if !seen[best.LimitMilli] {
 			seen[best.LimitMilli] = true
