@@ -1,27 +1,37 @@
 package advise
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"reflect"
+	"sync"
+)
 
-// countedJSON is an Evaluation only counted (CountsOnly) as the JSON writes
-// it: the fields a replay gives (throttled time, bursts, lost work, delays)
-// are left out rather than written as zeros.
-type countedJSON struct {
-	LimitMilli               int64    `json:"limit_millicores"`
-	BurstMilli               int64    `json:"burst_millicores"`
-	PeriodUsec               int64    `json:"period_us"`
-	QuotaUsec                int64    `json:"quota_us"`
-	BurstUsec                int64    `json:"burst_us"`
-	ThrottledRatio           float64  `json:"throttled_periods_ratio"`
-	ThrottledRatioWorst      float64  `json:"throttled_periods_ratio_worst_phase"`
-	ThrottledRatioBest       float64  `json:"throttled_periods_ratio_best_phase"`
-	Periods                  float64  `json:"nr_periods"`
-	ThrottledPeriods         float64  `json:"nr_throttled"`
-	ThrottledRatioRange      *Range   `json:"throttled_periods_ratio_range,omitempty"`
-	ThrottledRatioSliceBound *float64 `json:"throttled_periods_ratio_slice_bound,omitempty"`
-	CountsOnly               bool     `json:"counts_only"`
-	Saturated                bool     `json:"saturated,omitempty"`
-	Phases                   int      `json:"phases,omitempty"`
-}
+// countedFields are the fields of an Evaluation only counted (CountsOnly)
+// that the JSON writes, under Evaluation's own names: the fields a replay
+// gives (throttled time, bursts, lost work, delays) are left out rather
+// than written as zeros.
+var countedFields = map[string]bool{"LimitMilli": true, "BurstMilli": true, "PeriodUsec": true, "QuotaUsec": true, "BurstUsec": true,
+	"ThrottledRatio": true, "ThrottledRatioWorst": true, "ThrottledRatioBest": true, "Periods": true, "ThrottledPeriods": true,
+	"ThrottledRatioRange": true, "ThrottledRatioSliceBound": true, "CountsOnly": true, "Saturated": true, "Phases": true}
+
+// counted is the struct the JSON writes an Evaluation only counted as:
+// Evaluation's countedFields, with their tags, in its order; index holds
+// each one's index in Evaluation.
+var counted = sync.OnceValue(func() (c struct {
+	typ   reflect.Type
+	index []int
+}) {
+	t := reflect.TypeFor[Evaluation]()
+	var fields []reflect.StructField
+	for i := range t.NumField() {
+		if f := t.Field(i); countedFields[f.Name] {
+			fields = append(fields, reflect.StructField{Name: f.Name, Type: f.Type, Tag: f.Tag})
+			c.index = append(c.index, i)
+		}
+	}
+	c.typ = reflect.StructOf(fields)
+	return c
+})
 
 // evalJSON is e as the JSON writes it: without the fields a replay gives
 // when e is only counted.
@@ -29,10 +39,12 @@ func evalJSON(e Evaluation) any {
 	if !e.CountsOnly {
 		return e
 	}
-	return countedJSON{LimitMilli: e.LimitMilli, BurstMilli: e.BurstMilli, PeriodUsec: e.PeriodUsec, QuotaUsec: e.QuotaUsec, BurstUsec: e.BurstUsec,
-		ThrottledRatio: e.ThrottledRatio, ThrottledRatioWorst: e.ThrottledRatioWorst, ThrottledRatioBest: e.ThrottledRatioBest,
-		Periods: e.Periods, ThrottledPeriods: e.ThrottledPeriods, ThrottledRatioRange: e.ThrottledRatioRange,
-		ThrottledRatioSliceBound: e.ThrottledRatioSliceBound, CountsOnly: true, Saturated: e.Saturated, Phases: e.Phases}
+	c := counted()
+	v, ev := reflect.New(c.typ).Elem(), reflect.ValueOf(e)
+	for i, j := range c.index {
+		v.Field(i).Set(ev.Field(j))
+	}
+	return v.Interface()
 }
 
 // baselineJSON is a Baseline as the JSON writes it (its evaluation through

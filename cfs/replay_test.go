@@ -4,22 +4,16 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/cfs/cfstest"
 )
 
 // demandOf samples a demand given as cores over time every 10 ms for span.
 func demandOf(span time.Duration, cores func(t time.Duration) float64) *Demand {
-	var at, usage []time.Duration
-	var u float64
-	for t := time.Duration(0); t <= span; t += 10 * time.Millisecond {
-		if t > 0 {
-			u += cores(t-5*time.Millisecond) * float64(10*time.Millisecond)
-		}
-		at, usage = append(at, t), append(usage, time.Duration(math.Round(u)))
-	}
-	return FromSamples(at, usage)
+	return FromSamples(cfstest.Curve(span, cores))
 }
 
-func constant(c float64) func(time.Duration) float64 { return func(time.Duration) float64 { return c } }
+var constant = cfstest.Constant
 
 // between is c cores from a to b, and a trickle of 1 ms at the very start so
 // the period timer has run (and the burst pool filled) before.

@@ -13,8 +13,9 @@ import (
 // n*Every, so that samples do not drift however long each one takes; a
 // wake-up that comes more than half an interval late counts the instants
 // it skipped as missed and goes on from the last one passed (no burst of
-// catch-up samples). It sleeps in clock_nanosleep on the calling thread,
-// so that no other thread has to wake it (a Go timer would), and passes
+// catch-up samples). It sleeps in clock_nanosleep on the thread that runs
+// the calling goroutine (it does not lock the goroutine to it), so that no
+// other thread has to wake it (a Go timer would), and passes
 // through the scheduler once after each sleep (runtime.Gosched): since Go
 // 1.26 a goroutine in a system call keeps its P, and a loop that never
 // reschedules keeps one scheduling tick, so the runtime's sysmon sees the
@@ -27,7 +28,7 @@ import (
 // back from a system call older than 10 ms whenever another P is idle, and
 // each time it does it polls every 20 us again, dozens of wake-ups per
 // take (docs/fleet.md measures what that cost the idle agent); a parked
-// goroutine holds no P. It is the one sampling loop of top, the agent,
+// goroutine holds no P. It is the one sampling loop of watch (top, the agent),
 // advise's live sampling and the server's self-sampling. Wait and Skip are for one
 // goroutine; Counts is safe from any.
 type Clock struct {

@@ -74,7 +74,8 @@ func (s *Sampler) Sample(dst []time.Duration, throttled, periods []uint64) error
 }
 
 // Run samples every interval until ctx ends and calls emit with each
-// sample, from this goroutine, which it locks to its OS thread (Loop): the
+// sample, from this goroutine (Loop; it is not locked to its OS thread:
+// each wait sleeps in clock_nanosleep on whichever thread runs it): the
 // samples stay on the interval's grid, and instants a late sample skipped
 // are counted in UsageSample.Missed, not queued. It returns the first read
 // error.

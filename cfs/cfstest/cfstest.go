@@ -4,6 +4,7 @@
 package cfstest
 
 import (
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -112,4 +113,23 @@ func Day(n int) (at, usage []time.Duration) {
 		usage[i] = u
 	}
 	return at, usage
+}
+
+// Curve samples a demand given as cores over time every 10 ms for span
+// (each interval's use taken at its middle): the times and the cumulative
+// use, for cfs.FromSamples.
+func Curve(span time.Duration, cores func(t time.Duration) float64) (at, usage []time.Duration) {
+	var u float64
+	for t := time.Duration(0); t <= span; t += 10 * time.Millisecond {
+		if t > 0 {
+			u += cores(t-5*time.Millisecond) * float64(10*time.Millisecond)
+		}
+		at, usage = append(at, t), append(usage, time.Duration(math.Round(u)))
+	}
+	return at, usage
+}
+
+// Constant is c cores at every instant (Curve).
+func Constant(c float64) func(time.Duration) float64 {
+	return func(time.Duration) float64 { return c }
 }
