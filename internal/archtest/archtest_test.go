@@ -24,8 +24,19 @@ func TestImportGraph(t *testing.T) {
 	if len(pkgs) < 20 {
 		t.Fatalf("go list found %d packages: the module is not where the test looked", len(pkgs))
 	}
-	for _, line := range Check(pkgs, Rules) {
-		t.Error(line)
+	for _, rule := range Rules {
+		lines := Check(pkgs, []Rule{rule})
+		switch {
+		case len(lines) == 0:
+		case rule.Pending != "":
+			t.Run(rule.From, func(t *testing.T) {
+				t.Skipf("pending %s: %s", rule.Pending, strings.Join(lines, "; "))
+			})
+		default:
+			for _, line := range lines {
+				t.Error(line)
+			}
+		}
 	}
 	for _, line := range Upward(pkgs, Floors) {
 		t.Error(line)
@@ -76,9 +87,11 @@ func TestCheckSeesViolations(t *testing.T) {
 		{ImportPath: Module + "/units"},
 		{ImportPath: Module + "/cfs", Imports: m("units", "cgroup"), Deps: m("cgroup", "units")},
 		{ImportPath: Module + "/stats", Imports: m("record"), Deps: m("record")},
-		{ImportPath: Module + "/advise", Imports: m("cfs", "demand"), Deps: m("demand", "cfs", "record", "units")},
-		{ImportPath: Module + "/demand", Imports: m("advise", "record"), Deps: m("advise", "record")},
-		{ImportPath: Module + "/agent", Imports: m("advise", "report/x"), Deps: m("advise", "report/x")},
+		{ImportPath: Module + "/advise", Imports: m("cfs", "demand", "cgroup"), Deps: m("demand", "cfs", "record", "units", "cgroup")},
+		{ImportPath: Module + "/demand", Imports: m("advise", "record", "top"), Deps: m("advise", "record", "top")},
+		{ImportPath: Module + "/agent", Imports: m("advise", "report/x", "top"), Deps: m("advise", "report/x", "top")},
+		{ImportPath: Module + "/fleet", Imports: m("agent"), Deps: m("agent", "top")},
+		{ImportPath: Module + "/report", Imports: m("presets"), Deps: m("presets")},
 		{ImportPath: Module + "/record", Imports: m("stats"), Deps: m("stats")},
 		{ImportPath: Module + "/cgroup", Imports: m("units"), Deps: m("units")},
 	}
@@ -88,6 +101,11 @@ func TestCheckSeesViolations(t *testing.T) {
 		"stats depends on record",
 		"advise depends on record",
 		"agent depends on report/x",
+		"advise depends on cgroup",
+		"agent depends on top",
+		"demand depends on top",
+		"fleet depends on top",
+		"report imports presets",
 		"import cycle: advise -> demand -> advise",
 		"import cycle: record -> stats -> record",
 	} {
@@ -103,7 +121,10 @@ func TestCheckSeesViolations(t *testing.T) {
 		{ImportPath: Module + "/cfs", Imports: m("units", "time"), Deps: m("time", "units")},
 		{ImportPath: Module + "/stats", Imports: m("math"), Deps: m("math")},
 		{ImportPath: Module + "/advise", Imports: m("cfs"), Deps: m("cfs", "units")},
-		{ImportPath: Module + "/agent", Imports: m("advise"), Deps: m("advise", "cfs", "units")},
+		{ImportPath: Module + "/agent", Imports: m("advise", "watch"), Deps: m("advise", "watch", "cgroup", "cfs", "units")},
+		{ImportPath: Module + "/demand", Imports: m("watch"), Deps: m("watch", "cgroup", "cfs", "units")},
+		{ImportPath: Module + "/fleet", Imports: m("agent"), Deps: m("agent", "watch", "cgroup", "cfs", "units")},
+		{ImportPath: Module + "/report", Imports: m("advise"), Deps: m("advise", "cfs", "units")},
 	}
 	if lines := Check(good, Rules); len(lines) > 0 {
 		t.Errorf("Check refused a graph that keeps the rules: %q", lines)
