@@ -41,7 +41,9 @@ func BenchmarkRunLockedThread(b *testing.B) {
 	}
 	const wall = 30 * time.Second
 	run := func(unlocked bool) time.Duration {
-		w, err := New(Options{Root: "/", ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return strings.Contains(id.Name, prefix) }}}})
+		w, err := New(Options{Root: "/", ByNeed: ByNeed{Policy: TestPolicy{
+			PicksFn: func(id Identity) bool { return strings.Contains(id.Name, prefix) },
+		}}})
 		if err != nil {
 			b.Fatal(err)
 		}

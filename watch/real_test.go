@@ -219,7 +219,9 @@ func TestRealGroupFoundBetweenReports(t *testing.T) {
 		}
 		return false
 	}
-	w, err := watch.New(watch.Options{Root: "/", ByNeed: watch.ByNeed{Policy: watch.TestPolicy{ObserveFn: observe}}})
+	w, err := watch.New(watch.Options{Root: "/", ByNeed: watch.ByNeed{Policy: watch.TestPolicy{
+		ObserveFn: observe,
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,13 +252,15 @@ func TestRealV1StatSkipMissesNothing(t *testing.T) {
 	watchtest.StartShell(t, dirs, "while :; do dd if=/dev/zero of=/dev/null bs=1M count=3000 2>/dev/null; sleep 0.4; done")
 	path := watchtest.CgroupPath(t, g.Dir)
 	var seen uint64
-	w, err := watch.New(watch.Options{Root: "/", ByNeed: watch.ByNeed{Policy: watch.TestPolicy{ObserveFn: func(s watch.Sample) bool {
-		p, throttled := s.Path, s.ThrottledPeriods
-		if p == path {
-			seen = throttled
-		}
-		return false
-	}}}})
+	w, err := watch.New(watch.Options{Root: "/", ByNeed: watch.ByNeed{Policy: watch.TestPolicy{
+		ObserveFn: func(s watch.Sample) bool {
+			p, throttled := s.Path, s.ThrottledPeriods
+			if p == path {
+				seen = throttled
+			}
+			return false
+		},
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}

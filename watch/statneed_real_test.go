@@ -145,14 +145,18 @@ func watchByNeed(t *testing.T, path string, hot *bool) (*Watcher, *uint64) {
 	observed := new(uint64)
 	*observed = ^uint64(0)
 	self := Identify(path, nil)
-	w, err := New(Options{Root: "/", ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return id == self }, OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }, ObserveFn: func(s Sample) bool {
-		p, throttled := s.Path, s.ThrottledPeriods
-		if p == path {
-			*observed = throttled
-			return *hot
-		}
-		return false
-	}}, Stat: true, Coarse: true}})
+	w, err := New(Options{Root: "/", ByNeed: ByNeed{Policy: TestPolicy{
+		PicksFn:  func(id Identity) bool { return id == self },
+		OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
+		ObserveFn: func(s Sample) bool {
+			p, throttled := s.Path, s.ThrottledPeriods
+			if p == path {
+				*observed = throttled
+				return *hot
+			}
+			return false
+		},
+	}, Stat: true, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}

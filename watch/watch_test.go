@@ -427,11 +427,14 @@ func TestEveryReadsOthersAtReports(t *testing.T) {
 	const pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice"
 	const ctr = pod + "/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
 	observed := map[string]int{}
-	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" }, ObserveFn: func(s Sample) bool {
-		path := s.Path
-		observed[path]++
-		return false
-	}}}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{
+		PicksFn: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
+		ObserveFn: func(s Sample) bool {
+			path := s.Path
+			observed[path]++
+			return false
+		},
+	}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -532,14 +535,18 @@ func TestCoarseReadsHotGroupsOnly(t *testing.T) {
 	const pod = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice"
 	const ctr = pod + "/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
 	var reads []time.Duration
-	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" }, OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }, ObserveFn: func(s Sample) bool {
-		path, at := s.Path, s.At
-		if path != ctr {
-			return false
-		}
-		reads = append(reads, at)
-		return at >= 150*time.Millisecond
-	}}, Coarse: true}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{
+		PicksFn:  func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
+		OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
+		ObserveFn: func(s Sample) bool {
+			path, at := s.Path, s.At
+			if path != ctr {
+				return false
+			}
+			reads = append(reads, at)
+			return at >= 150*time.Millisecond
+		},
+	}, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -566,11 +573,15 @@ func TestCoarseHotGroupTurnsCold(t *testing.T) {
 	const ctr = pod + "/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
 	const newer = pod + "/cri-containerd-e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5.scope"
 	reads := map[string][]time.Duration{}
-	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" }, OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }, ObserveFn: func(s Sample) bool {
-		path, at := s.Path, s.At
-		reads[path] = append(reads[path], at)
-		return path == ctr && at >= 100*time.Millisecond && at < 130*time.Millisecond
-	}}, Coarse: true}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{
+		PicksFn:  func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
+		OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
+		ObserveFn: func(s Sample) bool {
+			path, at := s.Path, s.At
+			reads[path] = append(reads[path], at)
+			return path == ctr && at >= 100*time.Millisecond && at < 130*time.Millisecond
+		},
+	}, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -604,7 +615,11 @@ func TestCoarseHotGroupTurnsCold(t *testing.T) {
 func TestCoarseGroupsReportedOffTheGrid(t *testing.T) {
 	root := expand(t, "v2-kubepods-systemd")
 	const ctr = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
-	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" }, OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }, ObserveFn: func(s Sample) bool { return false }}, Coarse: true}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{
+		PicksFn:   func(id Identity) bool { return id.Kind == KindContainer && !id.Sandbox && id.PodUID != "" },
+		OnGridFn:  func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
+		ObserveFn: func(s Sample) bool { return false },
+	}, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -627,7 +642,9 @@ func TestSettingsEveryCarriesColdGroupsSettings(t *testing.T) {
 	root := expand(t, "v2-kubepods-systemd")
 	const dir = "sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope/"
 	hot := false
-	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{ObserveFn: func(s Sample) bool { return hot }}, SettingsEvery: time.Minute}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{
+		ObserveFn: func(s Sample) bool { return hot },
+	}, SettingsEvery: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -697,11 +714,15 @@ func TestGateCarriesIdleGroups(t *testing.T) {
 		writeFile(t, root, filepath.Join("sys/fs/cgroup", c2, e.Name()), string(b))
 	}
 	observed := map[string][]uint64{}
-	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return id.Kind == KindContainer && id.PodUID != "" }, OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }, ObserveFn: func(s Sample) bool {
-		path, usage := s.Path, s.UsageNs
-		observed[path] = append(observed[path], usage)
-		return false
-	}}, Coarse: true}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{
+		PicksFn:  func(id Identity) bool { return id.Kind == KindContainer && id.PodUID != "" },
+		OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
+		ObserveFn: func(s Sample) bool {
+			path, usage := s.Path, s.UsageNs
+			observed[path] = append(observed[path], usage)
+			return false
+		},
+	}, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -862,7 +883,10 @@ func TestGatesPerTopLevelGroup(t *testing.T) {
 	root := expand(t, "v2-kubepods-systemd")
 	const ctr = "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-podabcdef01_2345_4678_9abc_def012345678.slice/cri-containerd-d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4.scope"
 	const svc = "/system.slice/docker-e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5.scope"
-	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return id.Kind == KindContainer }, OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 }}, Coarse: true}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{
+		PicksFn:  func(id Identity) bool { return id.Kind == KindContainer },
+		OnGridFn: func(at time.Duration) bool { return at%(100*time.Millisecond) == 0 },
+	}, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -903,7 +927,11 @@ func TestPeakBasisOnTheCoarseGrid(t *testing.T) {
 		writeFile(t, root, fmt.Sprintf(dir, "cpu", "cpu.stat"), fmt.Sprintf("nr_periods %d\nnr_throttled 0\nthrottled_time 0\n", periods))
 	}
 	hot := false
-	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{PicksFn: func(id Identity) bool { return strings.HasSuffix(id.Name, "limited-0") }, OnGridFn: func(at time.Duration) bool { return at%(100*ms) == 0 }, ObserveFn: func(s Sample) bool { return hot }}, Coarse: true}})
+	w, err := New(Options{Root: root, ByNeed: ByNeed{Policy: TestPolicy{
+		PicksFn:   func(id Identity) bool { return strings.HasSuffix(id.Name, "limited-0") },
+		OnGridFn:  func(at time.Duration) bool { return at%(100*ms) == 0 },
+		ObserveFn: func(s Sample) bool { return hot },
+	}, Coarse: true}})
 	if err != nil {
 		t.Fatal(err)
 	}
