@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/throttlelab/throttlelab/schemas"
 )
 
 // CheckTiming checks how often a watcher samples (sample), how long a
@@ -77,13 +79,15 @@ func (w *Watcher) Show(ctx context.Context, d Display) error {
 		}
 		enc := json.NewEncoder(d.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(list)
+		return enc.Encode(schemas.Doc(schemas.KindGroupStatsList, struct {
+			Items []Stats `json:"items"`
+		}{list}))
 	case d.JSON:
 		enc := json.NewEncoder(d.Out)
 		return w.Run(ctx, d.Interval, func(s []Stats) bool {
 			publish(s)
 			for _, r := range d.View.Rows(s) {
-				if enc.Encode(r.Stats) != nil {
+				if enc.Encode(schemas.Doc(schemas.KindGroupStats, r.Stats)) != nil {
 					return false // the output closed (a pipe to head, say)
 				}
 			}

@@ -30,10 +30,11 @@ func TestTopOnceFindsLimitedGroup(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("top --once --json: exit %d: %s", r.code, r.stderr)
 	}
-	var stats []top.Stats
-	if err := json.Unmarshal([]byte(r.stdout), &stats); err != nil {
-		t.Fatalf("top --once --json printed no JSON array: %v\n%s", err, r.stdout)
+	var doc struct{ Items []top.Stats } // a GroupStatsList (schemas/groupstatslist.json)
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("top --once -o json printed no GroupStatsList: %v\n%s", err, r.stdout)
 	}
+	stats := doc.Items
 	path := toptest.CgroupPath(t, g.Dir)
 	var got *top.Stats
 	for i := range stats {

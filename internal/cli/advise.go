@@ -19,6 +19,7 @@ import (
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/report"
+	"github.com/throttlelab/throttlelab/schemas"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -226,7 +227,7 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	case f.fleet.output == "json":
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
-		return enc.Encode(a)
+		return enc.Encode(schemas.Doc(schemas.KindAdvice, a))
 	case f.all:
 		return advise.WriteTextGrid(cmd.OutOrStdout(), a)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/fleet"
+	"github.com/throttlelab/throttlelab/schemas"
 )
 
 type checkFlags struct {
@@ -183,7 +184,9 @@ func runLint(cmd *cobra.Command, args []string, f checkFlags) error {
 		if fs == nil {
 			fs = []fleet.Finding{}
 		}
-		if err := enc.Encode(fs); err != nil {
+		if err := enc.Encode(schemas.Doc(schemas.KindLintResult, struct {
+			Findings []fleet.Finding `json:"findings"`
+		}{fs})); err != nil {
 			return err
 		}
 	} else if err := fleet.WriteLint(cmd.OutOrStdout(), fs, sum); err != nil {
@@ -214,7 +217,12 @@ func writeCheck(out io.Writer, res []fleet.ContainerCheck, f checkFlags) error {
 	if f.output == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		if res == nil {
+			res = []fleet.ContainerCheck{}
+		}
+		return enc.Encode(schemas.Doc(schemas.KindCheckResult, struct {
+			Containers []fleet.ContainerCheck `json:"containers"`
+		}{res}))
 	}
 	return fleet.WriteCheck(out, res, f.verbose)
 }

@@ -60,8 +60,10 @@ func TestCheckCommand(t *testing.T) {
 
 	// --json: every outcome, the same exit status.
 	code, out, _ = run("", "check", "-o", "json", "--allow-missing-demand", "--prometheus", prom.URL, "testdata/manifests/shop.yaml")
-	var outcomes []fleet.ContainerCheck
-	if err := json.Unmarshal([]byte(out), &outcomes); code != 1 || err != nil || len(outcomes) != 5 || len(outcomes[0].Violations) != 1 || outcomes[0].Line != 35 {
+	var doc struct{ Containers []fleet.ContainerCheck } // a CheckResult (schemas/checkresult.json)
+	err = json.Unmarshal([]byte(out), &doc)
+	outcomes := doc.Containers
+	if code != 1 || err != nil || len(outcomes) != 5 || len(outcomes[0].Violations) != 1 || outcomes[0].Line != 35 {
 		t.Errorf("--json: exit %d, %v, %d outcomes:\n%s", code, err, len(outcomes), out)
 	}
 
