@@ -31,8 +31,8 @@ type Range [2]float64
 
 // Block is one time block of the sampled window.
 type Block struct {
-	StartSeconds float64 `json:"start_s"`
-	EndSeconds   float64 `json:"end_s"`
+	StartSeconds float64 `json:"start_seconds"`
+	EndSeconds   float64 `json:"end_seconds"`
 	MeanCores    float64 `json:"mean_cores"`
 	MaxCores10ms float64 `json:"max_cores_10ms"`
 	// ThrottledRatio is this block's predicted throttled share at the

@@ -30,8 +30,8 @@ const spikeSigmas = 8
 // Spike is a single short burst in the window: the only run of sample
 // intervals (at most one period long) whose use lies far above the rest.
 type Spike struct {
-	StartSeconds float64 `json:"start_s"`
-	EndSeconds   float64 `json:"end_s"`
+	StartSeconds float64 `json:"start_seconds"`
+	EndSeconds   float64 `json:"end_seconds"`
 	PeakCores    float64 `json:"peak_cores"`
 	// LevelCores is the window's median use over a sample interval, what
 	// the spike's intervals are judged without it.

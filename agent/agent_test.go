@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/schemas"
 	"github.com/throttlelab/throttlelab/watch"
 	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
@@ -151,7 +152,7 @@ func TestAgentFakeTrees(t *testing.T) {
 			doc := adviceOf(t, h)
 			// /advice is written a container at a time: the same document
 			// as the views encoded at once.
-			whole, _ := json.Marshal(AdviceDoc{Node: "node-1", Containers: n.a.Views()})
+			whole, _ := json.Marshal(AdviceDoc{APIVersion: schemas.APIVersion, Kind: schemas.KindAgentAdvice, Node: "node-1", Containers: n.a.Views()})
 			streamed, _ := json.Marshal(doc)
 			if string(whole) != string(streamed) {
 				t.Errorf("/advice differs from the views encoded at once:\n%s\n%s", streamed, whole)

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/throttlelab/throttlelab/schemas"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -197,6 +198,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 
 // AdviceDoc is the /advice endpoint's answer.
 type AdviceDoc struct {
+	APIVersion string  `json:"apiVersion"`
+	Kind       string  `json:"kind"`
 	Node       string  `json:"node"`
 	Containers []*View `json:"containers"`
 }
@@ -255,7 +258,7 @@ func (a *Agent) serveEvaluate(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeJSON(w, http.StatusBadRequest, errorDoc{strings.TrimSpace(err.Error())})
 	default:
-		writeJSON(w, http.StatusOK, e)
+		writeJSON(w, http.StatusOK, schemas.Doc(schemas.KindEvaluation, e))
 	}
 }
 
@@ -264,7 +267,7 @@ func (a *Agent) serveEvaluate(w http.ResponseWriter, r *http.Request) {
 func (a *Agent) serveAdvice(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	node, _ := json.Marshal(a.cfg.Node)
-	fmt.Fprintf(w, "{\n  \"node\": %s,\n  \"containers\": [", node)
+	fmt.Fprintf(w, "{\n  \"apiVersion\": %q,\n  \"kind\": %q,\n  \"node\": %s,\n  \"containers\": [", schemas.APIVersion, schemas.KindAgentAdvice, node)
 	sep := "\n    "
 	err := a.eachAdvice(func(b []byte) error {
 		io.WriteString(w, sep)

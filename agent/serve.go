@@ -25,11 +25,11 @@ type Names struct {
 // View is one container's current settings, advice and predictions.
 type View struct {
 	Names
-	LimitMilli    int64   `json:"limit_milli"`
-	RequestMilli  int64   `json:"request_milli"`
-	BurstMilli    int64   `json:"burst_milli"`
-	KrrMilli      int64   `json:"krr_milli"`
-	VPAMilli      int64   `json:"vpa_milli"`
+	LimitMilli    int64   `json:"limit_millicores"`
+	RequestMilli  int64   `json:"request_millicores"`
+	BurstMilli    int64   `json:"burst_millicores"`
+	KrrMilli      int64   `json:"krr_millicores"`
+	VPAMilli      int64   `json:"vpa_millicores"`
 	WindowSeconds float64 `json:"window_seconds"`
 	// CPUsUsed is the most CPUs the container ran on over a chunk (each
 	// with 2% or more of its CPU time), from the per-CPU counters read

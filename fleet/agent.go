@@ -12,6 +12,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/agent"
+	"github.com/throttlelab/throttlelab/schemas"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -54,7 +55,7 @@ func agentGet(ctx context.Context, hc *http.Client, base, path string, v any) er
 		}
 		return fmt.Errorf("agent at %s: %s: %s", base, strings.SplitN(path, "?", 2)[0], e.Error)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+	if err := schemas.Decode(resp.Body, v); err != nil { // an older agent's names too
 		return fmt.Errorf("agent at %s: %s: not the agent's JSON (%v): is it a throttlelab agent?", base, strings.SplitN(path, "?", 2)[0], err)
 	}
 	return nil

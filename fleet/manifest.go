@@ -26,9 +26,9 @@ type ManifestContainer struct {
 	Workload  Workload `json:"workload"`
 	Container string   `json:"container"`
 	// LimitMilli is the proposed CPU limit (0: none).
-	LimitMilli int64 `json:"limit_milli"`
+	LimitMilli int64 `json:"limit_millicores"`
 	// RequestMilli is the CPU request (0: none written), at RequestLine.
-	RequestMilli int64 `json:"request_milli,omitempty"`
+	RequestMilli int64 `json:"request_millicores,omitempty"`
 	RequestLine  int   `json:"-"`
 	// QoS is the pod's QoS class as the kubelet derives it from every
 	// container's (and init container's) CPU and memory requests and

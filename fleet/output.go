@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/throttlelab/throttlelab/schemas"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -93,16 +94,16 @@ func WriteTable(w io.Writer, ms []*Merged) error {
 func WriteJSON(w io.Writer, ms []*Merged) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(struct {
+	return enc.Encode(schemas.Doc(schemas.KindWorkloadAdvice, struct {
 		Workloads []*Merged `json:"workloads"`
-	}{ms})
+	}{ms}))
 }
 
 // CSVHeader is the header WriteCSV writes.
 var CSVHeader = []string{"namespace", "workload_kind", "workload", "container", "replicas", "worst_pod", "node",
-	"request_milli", "limit_milli", "burst_milli", "throttled_now", "delay_p99_ms_now",
-	"advised_limit_milli", "advised_min_milli", "advised_max_milli", "advised_burst_milli", "throttled_advised", "delay_p99_ms_advised",
-	"krr_milli", "throttled_krr", "delay_p99_ms_krr", "vpa_milli", "vpa_limit_milli", "throttled_vpa", "delay_p99_ms_vpa", "window_seconds", "reason"}
+	"request_millicores", "limit_millicores", "burst_millicores", "throttled_now", "delay_p99_ms_now",
+	"advised_limit_millicores", "advised_min_millicores", "advised_max_millicores", "advised_burst_millicores", "throttled_advised", "delay_p99_ms_advised",
+	"krr_millicores", "throttled_krr", "delay_p99_ms_krr", "vpa_millicores", "vpa_limit_millicores", "throttled_vpa", "delay_p99_ms_vpa", "window_seconds", "reason"}
 
 // WriteCSV writes one row per workload container (the worst replica's
 // figures), numbers unformatted; an unknown prediction is an empty cell.

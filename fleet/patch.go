@@ -19,11 +19,11 @@ type Resize struct {
 	Namespace      string   `json:"namespace"`
 	Pod            string   `json:"pod"`
 	Container      string   `json:"container"`
-	FromLimitMilli int64    `json:"from_limit_milli"`
-	ToLimitMilli   int64    `json:"to_limit_milli"`
+	FromLimitMilli int64    `json:"from_limit_millicores"`
+	ToLimitMilli   int64    `json:"to_limit_millicores"`
 	// FromRequestMilli is the request now; ToRequestMilli 0 leaves it.
-	FromRequestMilli int64 `json:"from_request_milli"`
-	ToRequestMilli   int64 `json:"to_request_milli,omitempty"`
+	FromRequestMilli int64 `json:"from_request_millicores"`
+	ToRequestMilli   int64 `json:"to_request_millicores,omitempty"`
 	// Skip says why the row is not resized (planned rows: no advice, no
 	// limit now, the limit is already the advised one, under the request).
 	Skip string `json:"skip,omitempty"`

@@ -28,20 +28,20 @@ type Container struct {
 	Node      string `json:"node,omitempty"`
 	Cgroup    string `json:"cgroup,omitempty"`
 
-	LimitMilli   int64 `json:"limit_milli"`
-	RequestMilli int64 `json:"request_milli"`
-	BurstMilli   int64 `json:"burst_milli"`
+	LimitMilli   int64 `json:"limit_millicores"`
+	RequestMilli int64 `json:"request_millicores"`
+	BurstMilli   int64 `json:"burst_millicores"`
 	// AdvisedLimitMilli is the smallest limit without burst that meets the
 	// agent's target; AdvisedBurstMilli the smallest limit that meets it
 	// with a burst equal to itself (0: a burst buys nothing).
-	AdvisedLimitMilli int64 `json:"advised_limit_milli"`
-	AdvisedBurstMilli int64 `json:"advised_burst_milli"`
-	KrrMilli          int64 `json:"krr_milli"`
-	VPAMilli          int64 `json:"vpa_milli"`
+	AdvisedLimitMilli int64 `json:"advised_limit_millicores"`
+	AdvisedBurstMilli int64 `json:"advised_burst_millicores"`
+	KrrMilli          int64 `json:"krr_millicores"`
+	VPAMilli          int64 `json:"vpa_millicores"`
 	// VPALimitMilli is the limit the VPA would set with VPAMilli as the
 	// request: it keeps the container's limit:request ratio (0: no limit).
 	// The VPA prediction is at VPAMilli, so exact only for ratio 1.
-	VPALimitMilli int64   `json:"vpa_limit_milli"`
+	VPALimitMilli int64   `json:"vpa_limit_millicores"`
 	WindowSeconds float64 `json:"window_seconds"`
 	// NotStationary: the agent judged the demand to have changed within
 	// its window (advise's judgement); the advice rests on its worst block.
@@ -49,7 +49,7 @@ type Container struct {
 	// StartupAdvised is the throttled share of periods the container's
 	// start-up, which the agent kept apart from the advice, would have at
 	// the advised limit (nil: the agent did not see it start).
-	StartupAdvised *float64 `json:"startup_throttled_advised,omitempty"`
+	StartupAdvised *float64 `json:"startup_throttled_periods_ratio_advised,omitempty"`
 
 	Current Prediction `json:"current"`
 	Advised Prediction `json:"advised"`
@@ -125,12 +125,12 @@ type Merged struct {
 	Worst *Container `json:"worst"`
 	// AdvisedMinMilli and AdvisedMaxMilli span the replicas' advised
 	// limits (equal for one replica).
-	AdvisedMinMilli int64 `json:"advised_min_milli"`
-	AdvisedMaxMilli int64 `json:"advised_max_milli"`
+	AdvisedMinMilli int64 `json:"advised_min_millicores"`
+	AdvisedMaxMilli int64 `json:"advised_max_millicores"`
 	// ThrottledMin and ThrottledMax span the replicas' predicted throttled
 	// share at their current limits.
-	ThrottledMin float64 `json:"current_throttled_min"`
-	ThrottledMax float64 `json:"current_throttled_max"`
+	ThrottledMin float64 `json:"current_throttled_periods_ratio_min"`
+	ThrottledMax float64 `json:"current_throttled_periods_ratio_max"`
 	// LimitsDiffer is set when the replicas run with different limits (a
 	// rollout in progress, or a pod resized by hand).
 	LimitsDiffer bool `json:"limits_differ,omitempty"`

@@ -271,7 +271,7 @@ bin/throttlelab advise --prometheus "http://127.0.0.1:$PROM" -n $NS --apply --ye
 ADV=$(python3 -c '
 import json,sys
 d=json.load(open(sys.argv[1]))
-print([m["worst"] for m in d["workloads"] if m["container"]=="server"][0]["advised_limit_milli"])' "$work/advice.json")
+print([m["worst"] for m in d["workloads"] if m["container"]=="server"][0]["advised_limit_millicores"])' "$work/advice.json")
 waitfor resize 60 sh -c "[ \$(( \$(cat $CG/cpu.cfs_quota_us 2>/dev/null || cut -d' ' -f1 $CG/cpu.max) * 1000 / \$(cat $CG/cpu.cfs_period_us 2>/dev/null || cut -d' ' -f2 $CG/cpu.max) )) -eq $ADV ]"
 say "the cgroup's limit is now $(quota)m (advised ${ADV}m); restarts: $($K -n $NS get pod "$POD" -o jsonpath='{.status.containerStatuses[0].restartCount}')"
 sleep 10

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/throttlelab/throttlelab/schemas"
 	"github.com/throttlelab/throttlelab/watch"
 )
 
@@ -79,13 +80,15 @@ func Show(ctx context.Context, w *watch.Watcher, d Display) error {
 		}
 		enc := json.NewEncoder(d.Out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(list)
+		return enc.Encode(schemas.Doc(schemas.KindGroupStatsList, struct {
+			Items []watch.Stats `json:"items"`
+		}{list}))
 	case d.JSON:
 		enc := json.NewEncoder(d.Out)
 		return w.Run(ctx, d.Interval, func(s []watch.Stats) bool {
 			publish(s)
 			for _, r := range d.View.Rows(s) {
-				if enc.Encode(r.Stats) != nil {
+				if enc.Encode(schemas.Doc(schemas.KindGroupStats, r.Stats)) != nil {
 					return false // the output closed (a pipe to head, say)
 				}
 			}

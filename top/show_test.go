@@ -47,8 +47,10 @@ func TestShowOnce(t *testing.T) {
 	if err := Show(context.Background(), w, d); err != nil {
 		t.Fatal(err)
 	}
-	var list []watch.Stats
-	if err := json.Unmarshal(b.Bytes(), &list); err != nil || len(list) == 0 {
+	var doc struct{ Items []watch.Stats } // a GroupStatsList (schemas/groupstatslist.json)
+	err = json.Unmarshal(b.Bytes(), &doc)
+	list := doc.Items
+	if err != nil || len(list) == 0 {
 		t.Fatalf("--once --json printed %d groups (%v):\n%s", len(list), err, b.String())
 	}
 	b.Reset()

@@ -33,7 +33,7 @@ const (
 // Identity names a group as its owner knows it.
 type Identity struct {
 	Name        string          `json:"name"`
-	Kind        Kind            `json:"kind"`
+	Kind        Kind            `json:"group_kind"`
 	QoS         cgroup.QoSClass `json:"qos,omitempty"`
 	PodUID      string          `json:"pod_uid,omitempty"`
 	Namespace   string          `json:"namespace,omitempty"`

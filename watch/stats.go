@@ -18,7 +18,7 @@ type Stats struct {
 	// BurstCores is its burst (cpu.max.burst, cpu.cfs_burst_us) per period.
 	BurstCores float64 `json:"burst_cores"`
 	// PeriodUsec is the CFS period (0 where there is no cpu controller).
-	PeriodUsec uint64 `json:"period_usec,omitempty"`
+	PeriodUsec uint64 `json:"period_us,omitempty"`
 	// RequestCores is the CPU request read back from shares or weight, for
 	// groups whose weight the kubelet set (pods, containers, QoS groups,
 	// throttlelab's); nil for others.
@@ -35,7 +35,7 @@ type Stats struct {
 	// BasisWindow).
 	PeakPeriodCores *float64 `json:"peak_period_cores"`
 	PeakBasis       string   `json:"peak_basis,omitempty"`
-	PeakWindowUsec  int64    `json:"peak_window_usec,omitempty"`
+	PeakWindowUsec  int64    `json:"peak_window_us,omitempty"`
 
 	// Periods and ThrottledPeriods are the interval's nr_periods and
 	// nr_throttled; ThrottledPeriodsRatio is their quotient (0 without
@@ -97,7 +97,7 @@ type Totals struct {
 	StallQuotaSeconds      *float64 `json:"stall_quota_seconds,omitempty"`
 	StallContentionSeconds *float64 `json:"stall_contention_seconds,omitempty"`
 	// QuotaUsec is -1 without a quota.
-	QuotaUsec int64 `json:"quota_usec"`
+	QuotaUsec int64 `json:"quota_us"`
 	HasUsage  bool  `json:"-"`
 	Limits    bool  `json:"-"` // the group is in the cpu controller's hierarchy
 }

@@ -30,10 +30,11 @@ func TestTopOnceFindsLimitedGroup(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("top --once --json: exit %d: %s", r.code, r.stderr)
 	}
-	var stats []watch.Stats
-	if err := json.Unmarshal([]byte(r.stdout), &stats); err != nil {
-		t.Fatalf("top --once --json printed no JSON array: %v\n%s", err, r.stdout)
+	var doc struct{ Items []watch.Stats } // a GroupStatsList (schemas/groupstatslist.json)
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("top --once -o json printed no GroupStatsList: %v\n%s", err, r.stdout)
 	}
+	stats := doc.Items
 	path := watchtest.CgroupPath(t, g.Dir)
 	var got *watch.Stats
 	for i := range stats {
@@ -262,9 +263,11 @@ func BenchmarkTopOnce(b *testing.B) {
 		wall += time.Since(start)
 		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
 		cpu += time.Duration(syscall.TimevalToNsec(ru.Utime) + syscall.TimevalToNsec(ru.Stime))
-		var stats []watch.Stats
-		json.Unmarshal(out, &stats)
-		groups = len(stats)
+		var doc struct{ Items []watch.Stats } // a GroupStatsList
+		if err := json.Unmarshal(out, &doc); err != nil {
+			b.Fatalf("top --once -o json printed no GroupStatsList: %v", err)
+		}
+		groups = len(doc.Items)
 	}
 	b.ReportMetric(float64(groups), "groups")
 	b.ReportMetric(float64(cpu)/float64(wall)*100, "cpu-%")

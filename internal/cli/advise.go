@@ -15,9 +15,11 @@ import (
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/demand"
+	"github.com/throttlelab/throttlelab/fleet"
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/report"
+	"github.com/throttlelab/throttlelab/schemas"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -73,6 +75,9 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
   throttlelab advise --csv usage.csv --limit 300m --limit 500m -o json`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := outputFormat(cmd, &f.fleet.output, fleet.Formats...); err != nil {
+				return err
+			}
 			f.phasesGiven = cmd.Flags().Changed("phases")
 			return runAdvise(cmd, args, f)
 		},
@@ -189,9 +194,6 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := outputFormat(f.fleet.output, "table", "json"); err != nil {
-		return err
-	}
 	in := demand.Input{Pid: f.pid, CgroupPath: f.cgroupPath, Pod: f.pod, CSV: f.csv, Config: f.config, Instance: f.instance,
 		Root: f.root, Duration: f.duration, Cores: f.cores}
 	if len(args) == 1 {
@@ -225,7 +227,7 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	case f.fleet.output == "json":
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
-		return enc.Encode(a)
+		return enc.Encode(schemas.Doc(schemas.KindAdvice, a))
 	case f.all:
 		return advise.WriteTextGrid(cmd.OutOrStdout(), a)
 	}

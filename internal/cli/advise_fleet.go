@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -114,8 +113,10 @@ func fleetTarget(cmd *cobra.Command, f adviseFlags) (string, error) {
 // check refuses flags that do not go together.
 func (f *fleetFlags) check(args []string) error {
 	switch {
+	case f.prometheus == "" && f.agent == "" && (f.output == "csv" || f.output == "patch"):
+		return usagef("-o %s goes with --prometheus or --agent: one group's advice writes table or json", f.output)
 	case f.prometheus == "" && f.agent == "":
-		return usagef("--namespace, --target-label, -o csv|patch, --apply, --yes, --kubeconfig and --context go with --prometheus or --agent")
+		return usagef("--namespace, --target-label, --apply, --yes, --kubeconfig and --context go with --prometheus or --agent")
 	case len(args) > 0:
 		return usagef("advise --prometheus/--agent takes no RESULTS_DIR (got %s)", args[0])
 	case f.prometheus != "" && f.agent != "":
@@ -124,9 +125,6 @@ func (f *fleetFlags) check(args []string) error {
 		return usagef("--yes goes with --apply")
 	case f.agent != "" && (f.namespace != "" || f.target != ""):
 		return usagef("--namespace and --target-label go with --prometheus (an agent's /advice is for its node and first target)")
-	}
-	if !slices.Contains(fleet.Formats, f.output) {
-		return usagef("--output %q: give table, json, csv or patch", f.output)
 	}
 	return checkURLs(f.prometheus, f.agent)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/fleet"
+	"github.com/throttlelab/throttlelab/schemas"
 )
 
 type checkFlags struct {
@@ -51,7 +52,9 @@ limit and no measured demand (a typo in --demand, a workload no agent has
 seen) is an error, exit 2, naming where demand was looked for, unless
 --allow-missing-demand lists it as not checked. Bad input (not YAML, not a
 Kubernetes object, a bad quantity, a bad CSV, no such --demand directory)
-exits 2.
+exits 2. A source that cannot be reached or has no data (Prometheus or the
+agent down, no agent series) exits 3: an outage is never read as a
+violation (docs/cli.md: the exit codes of every command).
 
 --lint checks, with no demand source, what needs no history: requests.cpu
 above limits.cpu, a limit under the kernel's minimum quota (1 ms per 100 ms
@@ -72,7 +75,7 @@ when there is any.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := outputFormat(f.output, "text", "json"); err != nil {
+			if err := outputFormat(cmd, &f.output, "table", "json"); err != nil {
 				return err
 			}
 			return runCheck(cmd, args, f)
@@ -94,7 +97,7 @@ when there is any.`,
 	fl.BoolVar(&f.allowMissing, "allow-missing-demand", false, "list a container with a limit and no measured demand as not checked, instead of exit 2")
 	fl.BoolVar(&f.lint, "lint", false, "check without demand what needs no history (request above limit, quota under 1ms, limit without request, QoS change against --base)")
 	fl.StringArrayVar(&f.base, "base", nil, "with --lint: the manifests before the change, to find QoS class changes (repeat)")
-	fl.StringVarP(&f.output, "output", "o", "text", "text or json")
+	fl.StringVarP(&f.output, "output", "o", "table", "table or json")
 	formatAliasVar(cmd, &f.output, "json", "json")
 	return cmd
 }
@@ -143,7 +146,7 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		return missingDemand(missing)
 	}
 	if fleet.Violated(res) {
-		return exitError{1, errors.New("check: proposed limits over budget (see above)")}
+		return exitError{ExitOver, errors.New("check: proposed limits over budget (see above)")}
 	}
 	return nil
 }
@@ -156,7 +159,7 @@ func missingDemand(missing []fleet.ContainerCheck) error {
 	if len(missing) > 1 {
 		more = fmt.Sprintf(" (and %d more containers)", len(missing)-1)
 	}
-	return exitError{2, fmt.Errorf("check: %s:%d: %s/%s: %s%s: fix the demand source, or pass --allow-missing-demand", m.File, m.Line, m.Workload, m.Container, m.Skip, more)}
+	return exitError{ExitUsage, fmt.Errorf("check: %s:%d: %s/%s: %s%s: fix the demand source, or pass --allow-missing-demand", m.File, m.Line, m.Workload, m.Container, m.Skip, more)}
 }
 
 // runLint is check --lint: no demand, the findings that need none.
@@ -181,14 +184,16 @@ func runLint(cmd *cobra.Command, args []string, f checkFlags) error {
 		if fs == nil {
 			fs = []fleet.Finding{}
 		}
-		if err := enc.Encode(fs); err != nil {
+		if err := enc.Encode(schemas.Doc(schemas.KindLintResult, struct {
+			Findings []fleet.Finding `json:"findings"`
+		}{fs})); err != nil {
 			return err
 		}
 	} else if err := fleet.WriteLint(cmd.OutOrStdout(), fs, sum); err != nil {
 		return err
 	}
 	if len(fs) > 0 {
-		return exitError{1, fmt.Errorf("check --lint: %d findings (see above)", len(fs))}
+		return exitError{ExitOver, fmt.Errorf("check --lint: %d findings (see above)", len(fs))}
 	}
 	return nil
 }
@@ -212,7 +217,12 @@ func writeCheck(out io.Writer, res []fleet.ContainerCheck, f checkFlags) error {
 	if f.output == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		if res == nil {
+			res = []fleet.ContainerCheck{}
+		}
+		return enc.Encode(schemas.Doc(schemas.KindCheckResult, struct {
+			Containers []fleet.ContainerCheck `json:"containers"`
+		}{res}))
 	}
 	return fleet.WriteCheck(out, res, f.verbose)
 }

@@ -60,8 +60,10 @@ func TestCheckCommand(t *testing.T) {
 
 	// --json: every outcome, the same exit status.
 	code, out, _ = run("", "check", "-o", "json", "--allow-missing-demand", "--prometheus", prom.URL, "testdata/manifests/shop.yaml")
-	var outcomes []fleet.ContainerCheck
-	if err := json.Unmarshal([]byte(out), &outcomes); code != 1 || err != nil || len(outcomes) != 5 || len(outcomes[0].Violations) != 1 || outcomes[0].Line != 35 {
+	var doc struct{ Containers []fleet.ContainerCheck } // a CheckResult (schemas/checkresult.json)
+	err = json.Unmarshal([]byte(out), &doc)
+	outcomes := doc.Containers
+	if code != 1 || err != nil || len(outcomes) != 5 || len(outcomes[0].Violations) != 1 || outcomes[0].Line != 35 {
 		t.Errorf("--json: exit %d, %v, %d outcomes:\n%s", code, err, len(outcomes), out)
 	}
 
@@ -107,8 +109,8 @@ func TestCheckCommand(t *testing.T) {
 		{[]string{"check", "--base", "testdata/lint/base.yaml", "--demand", "nodir", "testdata/manifests/batch.yaml"}, 2, "--base goes with --lint"},
 		{[]string{"check", "--prometheus", "prometheus:9090", "testdata/manifests/batch.yaml"}, 2, "starting with http://"},
 		{[]string{"check", "--prometheus", prom.URL, "--max-throttled", "150%", "testdata/manifests/batch.yaml"}, 2, "at most 100%"},
-		{[]string{"check", "--prometheus", "http://127.0.0.1:1", "testdata/manifests/batch.yaml"}, 1, "is unreachable"},
-		{[]string{"check", "--agent", "http://127.0.0.1:1", "testdata/manifests/batch.yaml"}, 1, "is unreachable"},
+		{[]string{"check", "--prometheus", "http://127.0.0.1:1", "testdata/manifests/batch.yaml"}, 3, "is unreachable"},
+		{[]string{"check", "--agent", "http://127.0.0.1:1", "testdata/manifests/batch.yaml"}, 3, "is unreachable"},
 		{[]string{"check", "--prometheus", prom.URL}, 2, "give manifests: files, directories, or - for stdin"},
 	} {
 		code, _, errs := run("", c.args...)
@@ -154,7 +156,7 @@ func TestAdviseFleetCommand(t *testing.T) {
 		code int
 		says string
 	}{
-		{[]string{"advise", "--prometheus", prom.URL, "-o", "yaml"}, 2, `--output "yaml": give table, json, csv or patch`},
+		{[]string{"advise", "--prometheus", prom.URL, "-o", "yaml"}, 2, `--output "yaml": throttlelab advise writes table, json, csv, patch`},
 		{[]string{"advise", "--prometheus", prom.URL, "--agent", agent.URL}, 2, "not both"},
 		{[]string{"advise", "--prometheus", prom.URL, "--yes"}, 2, "--yes goes with --apply"},
 		{[]string{"advise", "--apply"}, 2, "go with --prometheus or --agent"},
@@ -162,8 +164,8 @@ func TestAdviseFleetCommand(t *testing.T) {
 		{[]string{"advise", "--prometheus", prom.URL, "--max-throttled", "2%"}, 2, `target "throttled=0.02": no such target: the agents advise for throttled=0.01`},
 		{[]string{"advise", "--prometheus", prom.URL, "--max-throttled", "1%", "--target-label", "throttled=0.01"}, 2, "not both"},
 		{[]string{"advise", "--agent", agent.URL, "--max-delay", "10ms"}, 2, "go with --prometheus"},
-		{[]string{"advise", "--prometheus", prom.URL, "-n", "nope"}, 1, "no throttlelab_container_info series"},
-		{[]string{"advise", "--prometheus", "http://127.0.0.1:1"}, 1, "is unreachable"},
+		{[]string{"advise", "--prometheus", prom.URL, "-n", "nope"}, 3, "no throttlelab_container_info series"},
+		{[]string{"advise", "--prometheus", "http://127.0.0.1:1"}, 3, "is unreachable"},
 		{[]string{"advise", "--prometheus", prom.URL, "--apply", "--kubeconfig", filepath.Join(t.TempDir(), "none")}, 2, "--apply: loading the kubeconfig"},
 	} {
 		code, _, errs := run(c.args...)

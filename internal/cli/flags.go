@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -183,12 +184,17 @@ func boolShorthandAlias(cmd *cobra.Command, sh, current string) {
 // pct writes a share of periods as the flags take it (0.05 as "5%").
 func pct(r float64) string { return strconv.FormatFloat(r*100, 'g', -1, 64) + "%" }
 
-// outputFormat refuses an -o value outside formats.
-func outputFormat(got string, formats ...string) error {
-	for _, f := range formats {
-		if got == f {
-			return nil
-		}
+// outputFormat checks -o against the formats cmd writes, before anything
+// runs, and names the value and cmd's choices. "text", check's word for
+// its table before table was the word everywhere, is read as "table" with
+// a notice on stderr.
+func outputFormat(cmd *cobra.Command, p *string, formats ...string) error {
+	if *p == "text" && slices.Contains(formats, "table") {
+		fmt.Fprintln(cmd.ErrOrStderr(), "throttlelab: -o text is deprecated: use -o table")
+		*p = "table"
 	}
-	return usagef("--output %q: give %s", got, strings.Join(formats, " or "))
+	if slices.Contains(formats, *p) {
+		return nil
+	}
+	return usagef("--output %q: %s writes %s", *p, cmd.CommandPath(), strings.Join(formats, ", "))
 }

@@ -238,7 +238,7 @@ func runLoad(cmd *cobra.Command, f loadFlags) error {
 		return err
 	}
 	if res.Summary.Interrupted {
-		return exitError{code: 130, err: errors.New("interrupted: the summary above covers what was done")}
+		return exitError{code: ExitInterrupted, err: errors.New("interrupted: the summary above covers what was done")}
 	}
 	return nil
 }

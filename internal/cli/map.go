@@ -140,11 +140,11 @@ func mapError(ctx context.Context, m *limitmap.Map, err error) error {
 	case err == nil:
 		return nil
 	case m == nil && ctx.Err() != nil:
-		return exitError{code: 130, err: errors.New("interrupted: no map written")}
+		return exitError{code: ExitInterrupted, err: errors.New("interrupted: no map written")}
 	case m == nil:
 		return usageOrRun(err)
 	case ctx.Err() != nil:
-		return exitError{code: 130, err: fmt.Errorf("interrupted: the map holds the %d points measured before", len(m.Measured))}
+		return exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted: the map holds the %d points measured before", len(m.Measured))}
 	}
 	return err
 }

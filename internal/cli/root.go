@@ -4,7 +4,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,27 +13,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/throttlelab/throttlelab/experiment"
 )
 
 // Version is the tool version, set at build time with -ldflags "-X ...cli.Version=...".
 var Version = "dev"
-
-// usageError marks bad input: the command exits with status 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-// exitError ends the command with a given exit status.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e exitError) Error() string { return e.err.Error() }
-func (e exitError) Unwrap() error { return e.err }
 
 // usagef returns a usage error; the message should name the flag or argument at fault.
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
@@ -47,7 +29,8 @@ func Main() int {
 }
 
 // Run runs the command line with args, writing to stdout and stderr, and returns the
-// exit status: 0 on success, 2 for bad input, 1 for any other failure.
+// exit status (exit.go: 0 fine, 1 over target or findings, 2 bad input, 3 a data
+// source unreachable or empty).
 func Run(args []string, stdout, stderr io.Writer) int {
 	return runAs("throttlelab", args, stdout, stderr)
 }
@@ -70,21 +53,6 @@ func runAs(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "%s: %v\n", name, err)
 	return exitCode(err)
-}
-
-// exitCode maps an error to the exit status by its type, never its text: 2
-// for bad input (a usage error, or a spec that is not valid), the code an
-// exitError carries, 1 for anything else.
-func exitCode(err error) int {
-	var ee exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, experiment.ErrInvalidSpec) {
-		return 2
-	}
-	return 1
 }
 
 // The command groups of the top-level help, as kubectl groups its

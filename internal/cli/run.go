@@ -99,7 +99,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		return nil
 	case errors.Is(runErr, context.Canceled) || cmd.Context().Err() != nil:
 		fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept; finish with: throttlelab run --resume %s\n", len(res.Runs), res.Total, dir)
-		return exitError{code: 130, err: errors.New("interrupted")}
+		return exitError{code: ExitInterrupted, err: errors.New("interrupted")}
 	case len(res.Runs) == 0:
 		// Nothing was measured: say so, and leave no empty results behind.
 		if made {

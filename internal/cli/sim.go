@@ -104,7 +104,7 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	if err != nil {
 		if errors.Is(err, context.Canceled) || cmd.Context().Err() != nil {
 			fmt.Fprintf(out, "interrupted: %d of %d runs finished and kept in %s\n", len(res.Runs), res.Total, dir)
-			return exitError{code: 130, err: errors.New("interrupted")}
+			return exitError{code: ExitInterrupted, err: errors.New("interrupted")}
 		}
 		return err
 	}

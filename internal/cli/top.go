@@ -74,6 +74,9 @@ Columns (--sort): ` + strings.Join(top.ColumnKeys(), ", ") + `.`,
 }
 
 func runTop(cmd *cobra.Command, f topFlags) error {
+	if err := outputFormat(cmd, &f.output, "table", "json"); err != nil {
+		return err
+	}
 	if err := top.CheckTiming(f.sample, f.interval, f.window); err != nil {
 		return usagef("--%v", err)
 	}
@@ -84,9 +87,6 @@ func runTop(cmd *cobra.Command, f topFlags) error {
 	mapping := cgroup.WeightMapping(f.mapping)
 	if _, err := cgroup.SharesToWeight(1024, mapping); err != nil {
 		return usagef("--weight-mapping: %v", err)
-	}
-	if err := outputFormat(f.output, "table", "json"); err != nil {
-		return err
 	}
 	out := cmd.OutOrStdout()
 	// Numbers sort high first, names A to Z.
@@ -115,7 +115,7 @@ func runTop(cmd *cobra.Command, f topFlags) error {
 	}
 	err = top.Show(cmd.Context(), w, d)
 	if errors.Is(err, top.ErrNoReport) {
-		return exitError{code: 130, err: err}
+		return exitError{code: ExitInterrupted, err: err}
 	}
 	return err
 }
