@@ -76,12 +76,18 @@ lint:
 # -race only.
 NORACE_PKGS ?= ./advise ./cfs
 NORACE_AGENT ?= ^(TestByNeed|TestSummaryAgreesWithAdvise$$)
-test: fmt-check vet lint
-	$(GO) test -race -p 1 ./...
-	$(GO) test -p 1 $(NORACE_PKGS)
-	$(GO) test -p 1 -run '$(NORACE_AGENT)' ./agent
-	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
-	$(MAKE) --no-print-directory test-vm
+# Each step runs through hack/step.sh, which notes its wall and CPU time in
+# $(STEP_TIMES) when that is set (.ci/run prints them at its end).
+STEP = sh hack/step.sh
+test:
+	@$(STEP) fmt-check $(MAKE) --no-print-directory fmt-check
+	@$(STEP) vet $(MAKE) --no-print-directory vet
+	@$(STEP) lint $(MAKE) --no-print-directory lint
+	$(STEP) test-race $(GO) test -race -p 1 ./...
+	$(STEP) test-norace $(GO) test -p 1 $(NORACE_PKGS)
+	$(STEP) test-norace-agent $(GO) test -p 1 -run '$(NORACE_AGENT)' ./agent
+	@$(STEP) fuzz $(MAKE) --no-print-directory fuzz FUZZTIME=3s
+	@$(STEP) test-vm $(MAKE) --no-print-directory test-vm
 
 # The real-kernel tests inside VMs (hack/vmtest, docs/testing.md): Debian's
 # kernels 6.1 and 6.12 booted under qemu with a cgroup layout mounted in the
