@@ -9,7 +9,7 @@ IMAGE_OUT ?= bin/throttlelab-oci.tar
 GOARCH ?= $(shell $(GO) env GOARCH)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: all build validate-advise validate-slices image release k8s-binaries e2e-k8s e2e-fleet test test-vm test-kernels cgmode-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
+.PHONY: test-shared all build validate-advise validate-slices image release k8s-binaries e2e-k8s e2e-fleet test test-vm test-kernels cgmode-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
 
 all: build
 
@@ -76,12 +76,31 @@ lint:
 # -race only.
 NORACE_PKGS ?= ./advise ./cfs
 NORACE_AGENT ?= ^(TestByNeed|TestSummaryAgreesWithAdvise$$)
-test: fmt-check vet lint
-	$(GO) test -race -p 1 ./...
-	$(GO) test -p 1 $(NORACE_PKGS)
-	$(GO) test -p 1 -run '$(NORACE_AGENT)' ./agent
-	$(MAKE) --no-print-directory fuzz FUZZTIME=3s
-	$(MAKE) --no-print-directory test-vm
+# The race-detector tests in two sets (hack/test-packages.sh): the packages
+# whose tests use the host itself (real cgroups, a browser, wall-clock
+# measurement) one at a time, as they always ran, after their test binaries
+# are built two at a time; every other package two at a time, beside the VM
+# step (make -j2 -O: each target's output stays together), whose guests'
+# tests allow for a busy host (testenv.Emulated).
+HOST_PKGS = $(shell sh hack/test-packages.sh host)
+SHARED_PKGS = $(shell sh hack/test-packages.sh shared)
+# Each step runs through hack/step.sh, which notes its wall and CPU time in
+# $(STEP_TIMES) when that is set (.ci/run prints them at its end).
+STEP = sh hack/step.sh
+test:
+	@$(STEP) fmt-check $(MAKE) --no-print-directory fmt-check
+	@$(STEP) vet $(MAKE) --no-print-directory vet
+	@$(STEP) lint $(MAKE) --no-print-directory lint
+	@$(STEP) shared-and-vm $(MAKE) --no-print-directory -j2 -O test-shared test-vm
+	$(STEP) build-host $(GO) test -race -p 2 -run '^$$' $(HOST_PKGS)
+	$(STEP) test-host $(GO) test -race -p 1 $(HOST_PKGS)
+	$(STEP) test-norace $(GO) test -p 2 $(NORACE_PKGS)
+	$(STEP) test-norace-agent $(GO) test -p 1 -run '$(NORACE_AGENT)' ./agent
+	@$(STEP) fuzz $(MAKE) --no-print-directory fuzz FUZZTIME=3s
+
+# The shared set alone (the first half of make test's race tests).
+test-shared:
+	$(STEP) test-shared $(GO) test -race -p 2 $(SHARED_PKGS)
 
 # The real-kernel tests inside VMs (hack/vmtest, docs/testing.md): Debian's
 # kernels 6.1 and 6.12 booted under qemu with a cgroup layout mounted in the
@@ -90,7 +109,7 @@ test: fmt-check vet lint
 # qemu, busybox-static or a kernel package it prints "not run" (a failure in CI).
 VM_FLAGS ?=
 test-vm:
-	$(GO) run ./hack/vmtest -layouts v2 $(VM_FLAGS)
+	$(STEP) test-vm $(GO) run ./hack/vmtest -layouts v2 $(VM_FLAGS)
 
 test-kernels:
 	$(GO) run ./hack/vmtest $(VM_FLAGS)

@@ -1,0 +1,39 @@
+#!/bin/sh
+# hack/test-packages.sh host|shared: the module's packages as make test runs
+# them. "host": packages whose tests use the host itself, so they run one at
+# a time as before: real cgroups (they import cgroup/cgrouptest, or have
+# *real*_test.go or e2e*_test.go files, or ask for root), a browser
+# (internal/browsertest), or measure wall-clock time under load (TIMED below).
+# "shared": every other package, whose tests only compute, or talk to
+# servers they start on free loopback ports: they run two at a time.
+# Computed from the tests themselves, so a new real-kernel test joins "host"
+# without anyone editing a list.
+set -eu
+cd "$(dirname "$0")/.."
+# Packages that time things in real time (a pacer's rate, a kernel's burn)
+# without any of the marks above.
+TIMED="workload loadgen k8s/resize server"
+mod=$(go list -m)
+go list -f '{{.ImportPath}} {{.Dir}} {{join .TestImports " "}} {{join .XTestImports " "}} ' ./... |
+	while read -r path dir imports; do
+		rel=${path#"$mod"}
+		rel=.${rel:-}
+		host=
+		case " $imports " in
+		*"/cgroup/cgrouptest "* | *"/internal/browsertest "*) host=1 ;;
+		esac
+		for f in "$dir"/*real*_test.go "$dir"/e2e*_test.go; do
+			[ -e "$f" ] && host=1
+		done
+		if [ -z "$host" ] && ls "$dir"/*_test.go >/dev/null 2>&1 && grep -qs 'os.Geteuid()' "$dir"/*_test.go; then
+			host=1
+		fi
+		for t in $TIMED; do
+			[ "$rel" = "./$t" ] && host=1
+		done
+		case "$1" in
+		host) [ -n "$host" ] && echo "$rel" ;;
+		shared) [ -z "$host" ] && echo "$rel" ;;
+		*) echo "usage: hack/test-packages.sh host|shared" >&2; exit 2 ;;
+		esac
+	done
