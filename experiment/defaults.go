@@ -115,11 +115,8 @@ func (r *resolver) resolve(e *Experiment) error {
 	if err := r.workload(s); err != nil {
 		return err
 	}
-	if s.Balancer == "" {
-		s.Balancer = "random"
-	}
-	if _, err := loadgen.ParseBalancer(s.Balancer, 1, 0); err != nil {
-		return bad("spec.balancer", "%v", err)
+	if _, err := s.Balancer.New(1, 0); err != nil {
+		return bad("spec.balancer", "%v", err) // not after Parse: a balancer made in code
 	}
 	if err := r.count("spec.repeats", &s.Repeats, 1, 1, MaxRepeats); err != nil {
 		return err
@@ -167,7 +164,7 @@ func (r *resolver) workload(s *Spec) error {
 	}
 	switch loadgen.Kind(w.Request) {
 	case loadgen.KindTile:
-		if w.Burn != "" {
+		if !w.Burn.IsZero() {
 			return notFor("burn", "what a burn request asks for")
 		}
 		if w.Tiles == "" {
@@ -184,17 +181,14 @@ func (r *resolver) workload(s *Spec) error {
 		if w.Tiles != "" {
 			return notFor("tiles", "which tiles a tile request asks for")
 		}
-		if w.Burn == "" {
-			w.Burn = "cpu=5ms"
-		}
-		if _, err := loadgen.ParseBurn(w.Burn); err != nil {
-			return bad("spec.workload.burn", "%v", err)
+		if w.Burn.IsZero() {
+			w.Burn = loadgen.Burn{CPU: 5 * time.Millisecond}
 		}
 	case loadgen.KindAPI:
 		if w.Tiles != "" {
 			return notFor("tiles", "which tiles a tile request asks for")
 		}
-		if w.Burn != "" {
+		if !w.Burn.IsZero() {
 			return notFor("burn", "what a burn request asks for")
 		}
 	default:
@@ -256,7 +250,7 @@ func (r *resolver) load(e *Experiment, i int, path string) error {
 		name string
 		set  bool
 	}{
-		{"workers", l.Workers != 0}, {"ramp", l.Ramp != ""}, {"step", l.Step.Duration != 0}, {"rate", l.Rate != 0},
+		{"workers", l.Workers != 0}, {"ramp", !l.Ramp.IsZero()}, {"step", l.Step.Duration != 0}, {"rate", l.Rate != 0},
 		{"arrivals", l.Arrivals != ""}, {"sources", l.Sources != 0}, {"on", l.On.Duration != 0}, {"off", l.Off.Duration != 0},
 	} {
 		if f.set || r.written(path+"."+f.name) {
@@ -270,11 +264,8 @@ func (r *resolver) load(e *Experiment, i int, path string) error {
 	case loadgen.ModeImage:
 		err = r.count(path+".workers", &l.Workers, 1, 1, loadgen.MaxWorkers)
 	case loadgen.ModeRamp:
-		if l.Ramp == "" {
-			l.Ramp = "1:8"
-		}
-		if _, _, err := loadgen.ParseRamp(l.Ramp); err != nil {
-			return bad(path+".ramp", "%v", err)
+		if l.Ramp.IsZero() {
+			l.Ramp = loadgen.Ramp{From: 1, To: 8}
 		}
 		err = r.duration(path+".step", &l.Step, 10*time.Second, loadgen.MinDuration, loadgen.MaxStep)
 	case loadgen.ModeOnOff:

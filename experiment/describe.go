@@ -33,7 +33,7 @@ func Describe(w io.Writer, e *Experiment, source string, cores int) error {
 	case loadgen.KindTile:
 		work += " " + s.Workload.Tiles
 	case loadgen.KindBurn:
-		work += " " + s.Workload.Burn
+		work += " " + s.Workload.Burn.String()
 	}
 	fmt.Fprintf(w, "\nworkload   %s\n", work)
 	fmt.Fprintf(w, "balancer   %s\n", s.Balancer)

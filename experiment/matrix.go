@@ -74,7 +74,7 @@ func (e *Experiment) NeighbourSettings(n Neighbour) (cgroup.Settings, error) {
 // duration (10 s if it has none).
 func ProbeConfig(lc loadgen.Config, probe Neighbour) loadgen.Config {
 	pc := lc
-	pc.Mode, pc.Rate, pc.Requests, pc.Balancer, pc.Records = loadgen.ModeProbe, probe.Rate, 0, "roundrobin", nil
+	pc.Mode, pc.Rate, pc.Requests, pc.Balancer, pc.Records = loadgen.ModeProbe, probe.Rate, 0, loadgen.BalancerSpec{Kind: loadgen.BalanceRoundRobin}, nil
 	if pc.Duration == 0 {
 		pc.Duration = 10 * time.Second
 	}

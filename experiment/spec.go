@@ -54,7 +54,7 @@ type Spec struct {
 	Loads []Load `yaml:"loads,omitempty"`
 	// Balancer spreads requests over a config's instances (random, roundrobin,
 	// ingress:K, least, p2c).
-	Balancer string `yaml:"balancer"`
+	Balancer loadgen.BalancerSpec `yaml:"balancer"`
 	// Configs are the systems under test, each a set of instances.
 	Configs []Config `yaml:"configs"`
 	// Neighbours run beside the system under test in every run.
@@ -75,26 +75,26 @@ type Spec struct {
 
 // Workload is what requests ask for.
 type Workload struct {
-	Request string `yaml:"request"` // tile, burn or api
-	Burn    string `yaml:"burn,omitempty"`
-	Tiles   string `yaml:"tiles,omitempty"`
+	Request string       `yaml:"request"` // tile, burn or api
+	Burn    loadgen.Burn `yaml:"burn,omitempty"`
+	Tiles   string       `yaml:"tiles,omitempty"`
 }
 
 // Load is a load model, as `throttlelab load` takes it.
 type Load struct {
-	Name     string   `yaml:"name"`
-	Mode     string   `yaml:"mode"`
-	Workers  int      `yaml:"workers,omitempty"`
-	Ramp     string   `yaml:"ramp,omitempty"`
-	Step     Duration `yaml:"step,omitempty"`
-	Rate     float64  `yaml:"rate,omitempty"`
-	Arrivals string   `yaml:"arrivals,omitempty"`
-	Sources  int      `yaml:"sources,omitempty"`
-	On       Duration `yaml:"on,omitempty"`
-	Off      Duration `yaml:"off,omitempty"`
-	Duration Duration `yaml:"duration,omitempty"`
-	Requests int64    `yaml:"requests,omitempty"`
-	Timeout  Duration `yaml:"timeout,omitempty"`
+	Name     string       `yaml:"name"`
+	Mode     string       `yaml:"mode"`
+	Workers  int          `yaml:"workers,omitempty"`
+	Ramp     loadgen.Ramp `yaml:"ramp,omitempty"`
+	Step     Duration     `yaml:"step,omitempty"`
+	Rate     float64      `yaml:"rate,omitempty"`
+	Arrivals string       `yaml:"arrivals,omitempty"`
+	Sources  int          `yaml:"sources,omitempty"`
+	On       Duration     `yaml:"on,omitempty"`
+	Off      Duration     `yaml:"off,omitempty"`
+	Duration Duration     `yaml:"duration,omitempty"`
+	Requests int64        `yaml:"requests,omitempty"`
+	Timeout  Duration     `yaml:"timeout,omitempty"`
 }
 
 // Config is one system under test: instances of the server with CPU settings.
@@ -356,12 +356,9 @@ func (e *Experiment) LoadConfig(l Load) loadgen.Config {
 	c := loadgen.Config{
 		Mode: loadgen.Mode(l.Mode), Balancer: e.Spec.Balancer,
 		Workload: loadgen.WorkloadSpec{Kind: loadgen.Kind(w.Request), Burn: w.Burn, Tiles: w.Tiles},
-		Workers:  l.Workers, RampStep: l.Step.Duration, Rate: l.Rate, Arrivals: l.Arrivals,
+		Workers:  l.Workers, Ramp: l.Ramp, RampStep: l.Step.Duration, Rate: l.Rate, Arrivals: l.Arrivals,
 		Sources: l.Sources, OnMean: l.On.Duration, OffMean: l.Off.Duration,
 		Duration: l.Duration.Duration, Requests: l.Requests, Timeout: l.Timeout.Duration, Seed: e.Spec.Seed,
-	}
-	if l.Mode == string(loadgen.ModeRamp) {
-		c.RampFrom, c.RampTo, _ = loadgen.ParseRamp(l.Ramp)
 	}
 	return c
 }

@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -22,7 +23,7 @@ func TestExampleLimits(t *testing.T) {
 		t.Errorf("spec %+v", s)
 	}
 	// Defaults, applied in one place.
-	if s.Balancer != "random" || s.WeightMapping != "linear" || s.Seed != 1 || s.Configs[0].Server.GOMAXPROCS != units.GOMAXPROCSHost ||
+	if s.Balancer.String() != "random" || s.WeightMapping != "linear" || s.Seed != 1 || s.Configs[0].Server.GOMAXPROCS != units.GOMAXPROCSHost ||
 		s.Configs[0].CPU.Period.Duration != 100*time.Millisecond || s.Loads[0].Timeout.Duration != 30*time.Second || s.Loads[0].Name != "load0" {
 		t.Errorf("defaults not applied: %+v", s)
 	}
@@ -35,7 +36,7 @@ func TestExampleLimits(t *testing.T) {
 		t.Errorf("unlimited config: %+v %s", set, qos)
 	}
 	lc := e.LoadConfig(s.Loads[0])
-	if lc.Rate != 100 || lc.Arrivals != "poisson" || lc.Duration != 5*time.Second || lc.Workload.Burn != "cpu=5ms" {
+	if lc.Rate != 100 || lc.Arrivals != "poisson" || lc.Duration != 5*time.Second || lc.Workload.Burn != (loadgen.Burn{CPU: 5 * time.Millisecond}) {
 		t.Errorf("load config %+v", lc)
 	}
 }

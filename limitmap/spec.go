@@ -149,7 +149,7 @@ func withLoad(l experiment.Load, axis Axis, v float64) experiment.Load {
 		case loadgen.ModeImage:
 			l.Workers = w
 		default:
-			l.Mode, l.Ramp = string(loadgen.ModeRamp), fmt.Sprintf("%d:%d", w, w)
+			l.Mode, l.Ramp = string(loadgen.ModeRamp), loadgen.Ramp{From: w, To: w}
 			step := l.Duration.Duration
 			if step == 0 {
 				step = 10 * time.Second

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
@@ -42,8 +43,8 @@ type WorkloadSpec struct {
 	Kind Kind
 	// Tiles selects tiles: "all", "sample:N" or "class:small|medium|large".
 	Tiles string
-	// Burn is "cpu=DURATION" or "iterations=N" (KindBurn).
-	Burn string
+	// Burn is what each burn request asks for (KindBurn).
+	Burn Burn
 }
 
 // source hands out requests to the workers. Tile sets are shuffled with the seed;
@@ -77,11 +78,10 @@ func newSource(w WorkloadSpec, cat *workload.Catalog, seed uint64, finite bool) 
 		}
 		return &source{reqs: reqs, finite: finite}, nil
 	case KindBurn:
-		b, err := ParseBurn(w.Burn)
-		if err != nil {
+		if err := w.Burn.check(); err != nil {
 			return nil, err
 		}
-		return &source{reqs: []Request{{Kind: KindBurn, Path: "/burn?" + b.Query()}}}, nil
+		return &source{reqs: []Request{{Kind: KindBurn, Path: "/burn?" + w.Burn.Query()}}}, nil
 	case KindAPI:
 		return &source{reqs: []Request{{Kind: KindAPI, Path: "/api"}}}, nil
 	}
@@ -161,8 +161,9 @@ func (b Burn) Query() string {
 	return "cpu=" + url.QueryEscape(b.CPU.String())
 }
 
-// ParseBurn parses a burn spec, "cpu=5ms" or "iterations=N", within the bounds
-// above.
+// ParseBurn parses a burn, "cpu=5ms" or "iterations=N", within the bounds
+// above. It is the one parser of burns: specs and flags reach it through
+// UnmarshalText.
 func ParseBurn(spec string) (Burn, error) {
 	k, v, ok := strings.Cut(spec, "=")
 	switch {
@@ -172,10 +173,8 @@ func ParseBurn(spec string) (Burn, error) {
 		if err != nil {
 			return Burn{}, fmt.Errorf("burn %q: %w", spec, err)
 		}
-		if err := units.CheckDuration("burn cpu", d, MinBurnCPU, MaxBurnCPU); err != nil {
-			return Burn{}, fmt.Errorf("%w (the most CPU a server burns for one request)", err)
-		}
-		return Burn{CPU: d}, nil
+		b := Burn{CPU: d}
+		return b, b.check()
 	case k == "iterations":
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil || n == 0 || n > MaxBurnIterations || strings.HasPrefix(v, "+") {
@@ -185,6 +184,55 @@ func ParseBurn(spec string) (Burn, error) {
 	}
 	return Burn{}, fmt.Errorf("burn %q: want cpu=DURATION (such as cpu=5ms) or iterations=N", spec)
 }
+
+// check bounds a burn made in code as ParseBurn bounds one it reads.
+func (b Burn) check() error {
+	switch {
+	case b.Iterations > MaxBurnIterations:
+		return fmt.Errorf("burn %s: want iterations=N with N from 1 to %d", b, uint64(MaxBurnIterations))
+	case b.Iterations > 0:
+		return nil
+	case b.CPU == 0:
+		return errors.New("no burn: want cpu=DURATION (such as cpu=5ms) or iterations=N")
+	}
+	if err := units.CheckDuration("burn cpu", b.CPU, MinBurnCPU, MaxBurnCPU); err != nil {
+		return fmt.Errorf("%w (the most CPU a server burns for one request)", err)
+	}
+	return nil
+}
+
+// String writes the burn as ParseBurn reads it ("" for none).
+func (b Burn) String() string {
+	switch {
+	case b.Iterations > 0:
+		return "iterations=" + strconv.FormatUint(b.Iterations, 10)
+	case b.CPU != 0:
+		return "cpu=" + b.CPU.String()
+	}
+	return ""
+}
+
+// IsZero reports an unset burn (and lets YAML's omitempty leave it out).
+func (b Burn) IsZero() bool { return b == Burn{} }
+
+// MarshalText writes the burn as String does.
+func (b Burn) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+// UnmarshalText parses the burn with ParseBurn.
+func (b *Burn) UnmarshalText(text []byte) error {
+	v, err := ParseBurn(string(text))
+	if err != nil {
+		return err
+	}
+	*b = v
+	return nil
+}
+
+// Set parses the burn of a flag (pflag.Value).
+func (b *Burn) Set(s string) error { return b.UnmarshalText([]byte(s)) }
+
+// Type names the flag's value (pflag.Value).
+func (b *Burn) Type() string { return "burn" }
 
 // tileHash decodes a tile PNG and returns the SHA-256 of its raw pixels, so the
 // answer is checked from what arrived, not from what the server says it sent.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
 )
@@ -24,7 +25,7 @@ var f04SingleThread = &Preset{
 			c.Instances = 4
 		}
 		top := scale(24, cores, 16, 3)
-		e.Spec.Loads[0].Ramp = fmt.Sprintf("1:%d", top)
+		e.Spec.Loads[0].Ramp = loadgen.Ramp{From: 1, To: top}
 		e.Spec.Loads[0].Step = dur(3 * time.Second)
 		e.Spec.Repeats = 1
 		return fmt.Sprintf("4 pods per config, ramp 1..%d clients of 3 s each, 1 repeat", top), nil

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/stats"
 )
 
@@ -46,7 +47,7 @@ func quickRate(e *experiment.Experiment, cores int) (string, error) {
 // roundRobin is the balancing presets' negative variant: one round robin
 // never sends two consecutive requests to the same pod.
 func roundRobin(e *experiment.Experiment) error {
-	e.Spec.Balancer = "roundrobin"
+	e.Spec.Balancer = loadgen.BalancerSpec{Kind: loadgen.BalanceRoundRobin}
 	return nil
 }
 
