@@ -348,7 +348,7 @@ func (r *resolver) configs(e *Experiment) error {
 	if s.Reference == "" {
 		s.Reference = s.Configs[0].Name
 		for _, c := range s.Configs {
-			if c.CPU.Limit == "" {
+			if c.CPU.Limit.IsZero() {
 				s.Reference = c.Name
 				break
 			}
@@ -471,27 +471,26 @@ func (r *resolver) neighbour(n *Neighbour, path string, names map[string]bool, w
 func (r *resolver) cpu(c *CPU, path string, m cgroup.WeightMapping) error {
 	for _, q := range []struct {
 		field string
-		v     string
+		v     units.CPUQuantity
 		zero  string
 	}{
 		{"request", c.Request, "requests nothing: leave request out"},
 		{"limit", c.Limit, "is no limit to the kubelet, which ignores a zero limit: leave limit out for none"},
 	} {
-		if q.v == "" {
+		if q.v.IsZero() {
 			if r.written(path + "." + q.field) {
 				return bad(path+"."+q.field, "empty: give a CPU quantity such as 250m, or leave %s out", q.field)
 			}
 			continue
 		}
-		milli, rounded, err := units.ParseMilliCPU(q.v)
-		if err != nil {
-			return bad(path+"."+q.field, "%v", err)
-		}
-		if milli == 0 {
+		if q.v.Milli <= 0 || q.v.Milli > units.MaxMilliCPU {
+			if q.v.Milli != 0 {
+				return bad(path+"."+q.field, "%s: want 1m to %d CPUs", q.v, units.MaxCPUs) // not after Parse: a quantity made in code
+			}
 			return bad(path+"."+q.field, "%s %s", q.v, q.zero)
 		}
-		if rounded {
-			r.warn(path+"."+q.field, "%s is finer than a millicore: Kubernetes rounds it up to %s", q.v, units.FormatMilliCPU(milli))
+		if q.v.RoundedUp() {
+			r.warn(path+"."+q.field, "%s is finer than a millicore: Kubernetes rounds it up to %s", q.v, units.FormatMilliCPU(q.v.Milli))
 		}
 	}
 	const def = cgroup.DefaultPeriod * time.Microsecond

@@ -52,7 +52,7 @@ func Describe(w io.Writer, e *Experiment, source string, cores int) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", c.Name, c.Instances, dash(c.CPU.Request), dash(c.CPU.Limit),
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", c.Name, c.Instances, dash(c.CPU.Request.String()), dash(c.CPU.Limit.String()),
 			quotaPeriod(set), cpusOf(set), burstOf(set), set.Shares, set.Weight, qos, dash(c.CPU.Cpuset), gomaxprocsOf(c, set, cores))
 	}
 	if err := tw.Flush(); err != nil {

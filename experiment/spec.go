@@ -116,11 +116,11 @@ func (e *Experiment) NeighboursOf(c Config) []Neighbour {
 
 // CPU holds Kubernetes-style CPU settings of one instance.
 type CPU struct {
-	Request string   `yaml:"request,omitempty"` // "250m", "0.25", "2"
-	Limit   string   `yaml:"limit,omitempty"`
-	Period  Duration `yaml:"period,omitempty"`
-	Burst   Duration `yaml:"burst,omitempty"`
-	Cpuset  string   `yaml:"cpuset,omitempty"` // "0-1"
+	Request units.CPUQuantity `yaml:"request,omitempty"` // "250m", "0.25", "2"
+	Limit   units.CPUQuantity `yaml:"limit,omitempty"`
+	Period  Duration          `yaml:"period,omitempty"`
+	Burst   Duration          `yaml:"burst,omitempty"`
+	Cpuset  string            `yaml:"cpuset,omitempty"` // "0-1"
 }
 
 // Server is the concurrency of the server instances.
@@ -313,20 +313,10 @@ func lineOf(lines map[string]int, path string) int {
 	return 1
 }
 
-// Kube returns the CPU settings in millicores and microseconds.
+// Kube returns the CPU settings in millicores and microseconds. Its errors
+// are the period's and the burst's bounds (a spec that Parse resolved has none).
 func (c CPU) Kube() (cgroup.KubeCPU, error) {
-	var k cgroup.KubeCPU
-	var err error
-	if c.Request != "" {
-		if k.RequestMilli, _, err = units.ParseMilliCPU(c.Request); err != nil {
-			return k, &fieldError{"request", err.Error()}
-		}
-	}
-	if c.Limit != "" {
-		if k.LimitMilli, _, err = units.ParseMilliCPU(c.Limit); err != nil {
-			return k, &fieldError{"limit", err.Error()}
-		}
-	}
+	k := cgroup.KubeCPU{RequestMilli: c.Request.Milli, LimitMilli: c.Limit.Milli}
 	for _, d := range []struct {
 		name string
 		d    time.Duration

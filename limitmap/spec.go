@@ -97,7 +97,7 @@ func configNames(e *experiment.Experiment) string {
 // stay).
 func unlimited(c experiment.Config) experiment.Config {
 	c.Name += "-unlimited"
-	c.CPU.Limit, c.CPU.Burst = "", experiment.Duration{}
+	c.CPU.Limit, c.CPU.Burst = units.CPUQuantity{}, experiment.Duration{}
 	return c
 }
 
@@ -105,9 +105,9 @@ func unlimited(c experiment.Config) experiment.Config {
 // the limit moves with it (the QoS class stays); one above the new limit is
 // lowered to it, as Kubernetes requires.
 func withLimit(c experiment.Config, milli int64) experiment.Config {
-	k, _ := c.CPU.Kube()
-	lim := units.FormatMilliCPU(milli)
-	if c.CPU.Request != "" && (k.RequestMilli == k.LimitMilli || k.RequestMilli > milli) {
+	req := c.CPU.Request.Milli
+	lim := units.Millicores(milli)
+	if !c.CPU.Request.IsZero() && (req == c.CPU.Limit.Milli || req > milli) {
 		c.CPU.Request = lim
 	}
 	c.CPU.Limit = lim

@@ -27,7 +27,7 @@ var f01Logjam = &Preset{
 	},
 	negative: func(e *experiment.Experiment) error {
 		// Limits far above the demand: nothing waits for quota.
-		return setLimit(e, "limited", "16")
+		return setLimit(e, "limited", milli(16000))
 	},
 	verdict: func(r *Results) ([]Condition, string, error) {
 		v, err := p99s(r, "unlimited", "limited")

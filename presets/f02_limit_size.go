@@ -26,7 +26,7 @@ var f02LimitSize = &Preset{
 				return "", err
 			}
 			cfg.Instances, cfg.CPU.Limit = pods, milli(m)
-			got = append(got, milli(m))
+			got = append(got, milli(m).String())
 		}
 		e.Spec.Loads[0].Workers = pods
 		tileQuick(e, 200)

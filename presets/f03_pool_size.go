@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 // f03PoolSize is f03-pool-size.yaml.
@@ -14,7 +15,7 @@ var f03PoolSize = &Preset{
 	Published: "2 x 8 CPUs better than 4 x 4 CPUs; unlimited pods under overload better than either",
 	quick: func(e *experiment.Experiment, cores int) (string, error) {
 		small, big := milli(4*cores*1000/16), milli(8*cores*1000/16)
-		for name, limit := range map[string]string{"4x4cpu": small, "2x8cpu": big} {
+		for name, limit := range map[string]units.CPUQuantity{"4x4cpu": small, "2x8cpu": big} {
 			c, err := config(e, name)
 			if err != nil {
 				return "", err

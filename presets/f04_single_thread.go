@@ -33,7 +33,7 @@ var f04SingleThread = &Preset{
 	negative: func(e *experiment.Experiment) error {
 		// The threaded pods starved by a tenth of a CPU each: they are the
 		// slow ones now.
-		return setLimit(e, "threaded-1cpu", "100m")
+		return setLimit(e, "threaded-1cpu", milli(100))
 	},
 	verdict: func(r *Results) ([]Condition, string, error) {
 		d, v, err := r.samples([]string{"single", "threaded-1cpu"}, p99Stat, func(run *record.Run) ([]float64, error) {

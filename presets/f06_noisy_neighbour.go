@@ -6,6 +6,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/stats"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 // f06NoisyNeighbour is f06-noisy-neighbour.yaml.
@@ -35,7 +36,7 @@ var f06NoisyNeighbour = &Preset{
 			for j := range c.Neighbours {
 				n := &c.Neighbours[j]
 				n.Workers, n.CPU.Request = workers, req
-				if n.CPU.Limit != "" {
+				if !n.CPU.Limit.IsZero() {
 					n.CPU.Limit = lim
 				}
 			}
@@ -52,7 +53,7 @@ var f06NoisyNeighbour = &Preset{
 			return err
 		}
 		for i := range c.Neighbours {
-			c.Neighbours[i].CPU.Limit = ""
+			c.Neighbours[i].CPU.Limit = units.CPUQuantity{}
 		}
 		return nil
 	},

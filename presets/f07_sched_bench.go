@@ -22,7 +22,7 @@ var f07SchedBench = &Preset{
 		for i := range e.Spec.Configs {
 			n := &e.Spec.Configs[i].Neighbours[0]
 			n.Workers = workers
-			if n.CPU.Limit != "" {
+			if !n.CPU.Limit.IsZero() {
 				n.CPU.Limit = lim
 			}
 		}
@@ -36,7 +36,7 @@ var f07SchedBench = &Preset{
 			return err
 		}
 		for i := range c.Neighbours {
-			c.Neighbours[i].CPU.Limit = "64"
+			c.Neighbours[i].CPU.Limit = milli(64000)
 		}
 		return nil
 	},

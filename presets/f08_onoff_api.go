@@ -26,7 +26,7 @@ var f08OnoffApi = &Preset{
 				return "", err
 			}
 			cfg.CPU.Limit = m
-			got = append(got, m)
+			got = append(got, m.String())
 		}
 		e.Spec.Loads[0].Sources = scale(64, cores, 4, 8)
 		e.Spec.Loads[0].Duration = dur(10 * time.Second)
@@ -35,7 +35,7 @@ var f08OnoffApi = &Preset{
 	},
 	negative: func(e *experiment.Experiment) error {
 		// The smallest limit far above the demand: the mean does not rise.
-		return setLimit(e, "limit-2", "64")
+		return setLimit(e, "limit-2", milli(64000))
 	},
 	verdict: func(r *Results) ([]Condition, string, error) {
 		var m [3]float64

@@ -24,7 +24,7 @@ var f09BurnFlow = &Preset{
 		// Every config at 1 CPU, far above one 5 ms request at a time:
 		// nothing waits for the next period.
 		for i := range e.Spec.Configs {
-			e.Spec.Configs[i].CPU.Limit = "1"
+			e.Spec.Configs[i].CPU.Limit = milli(1000)
 		}
 		return nil
 	},

@@ -24,7 +24,7 @@ var f14Pinning = &Preset{
 			// What the shared pool did, from its own figures: how wide it
 			// ran at its peak and how often it then waited for quota.
 			how := fmt.Sprintf("ran on up to %.2f cores at its 100 ms peak", s.Peak100msCores)
-			if c, err := config(r.Spec, "shared"); err == nil && c.CPU.Limit != "" {
+			if c, err := config(r.Spec, "shared"); err == nil && !c.CPU.Limit.IsZero() {
 				how += fmt.Sprintf(" against its %.2f-CPU limit", cpus(c.CPU.Limit))
 			}
 			if s.ThrottledPct >= 1 {
@@ -43,7 +43,7 @@ var f14Pinning = &Preset{
 		for i := range e.Spec.Configs {
 			c := &e.Spec.Configs[i]
 			c.CPU.Request = m
-			if c.CPU.Limit != "" {
+			if !c.CPU.Limit.IsZero() {
 				c.CPU.Limit = m
 			}
 			if c.CPU.Cpuset != "" {

@@ -113,13 +113,8 @@ func scale(n, cores, orig, lo int) int {
 	return max(v, lo)
 }
 
-// milli writes a CPU amount in Kubernetes units.
-func milli(m int) string {
-	if m%1000 == 0 {
-		return fmt.Sprint(m / 1000)
-	}
-	return fmt.Sprintf("%dm", m)
-}
+// milli is a CPU amount of m millicores, written in Kubernetes units.
+func milli(m int) units.CPUQuantity { return units.Millicores(int64(m)) }
 
 // config finds a config of the spec by name: a spec changed by hand may lack
 // one that a preset scales or checks.

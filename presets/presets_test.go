@@ -98,7 +98,7 @@ var simPositive = map[string]func(*experiment.Experiment) error{
 			return err
 		}
 		for i := range c.Neighbours {
-			c.Neighbours[i].CPU.Limit = "500m"
+			c.Neighbours[i].CPU.Limit = milli(500)
 		}
 		return nil
 	},

@@ -71,9 +71,9 @@ var presets = []*Preset{
 // neighbour threads in proportion, 10 s, one repeat.
 func quickQoS() func(e *experiment.Experiment, cores int) (string, error) {
 	return func(e *experiment.Experiment, cores int) (string, error) {
-		sc := func(q string) string {
-			if q == "" {
-				return ""
+		sc := func(q units.CPUQuantity) units.CPUQuantity {
+			if q.IsZero() {
+				return q
 			}
 			return milli(int(math.Round(cpus(q) * 1000 * float64(cores) / 4)))
 		}
@@ -115,7 +115,7 @@ func p99Worse(base, with string, factor float64) func(r *Results) ([]Condition, 
 var p99Stat = stats.Quantile(99)
 
 // setLimit sets a config's CPU limit (a negative variant's change).
-func setLimit(e *experiment.Experiment, name, limit string) error {
+func setLimit(e *experiment.Experiment, name string, limit units.CPUQuantity) error {
 	c, err := config(e, name)
 	if err != nil {
 		return err
@@ -166,14 +166,8 @@ func (r *Results) stepLatencies(run *record.Run, workers int) ([]float64, error)
 	return v, nil
 }
 
-// cpus parses a Kubernetes CPU amount ("500m", "2") into cores.
-func cpus(q string) float64 {
-	m, _, err := units.ParseMilliCPU(q)
-	if err != nil {
-		return 0
-	}
-	return float64(m) / 1000
-}
+// cpus is a CPU amount in cores.
+func cpus(q units.CPUQuantity) float64 { return q.Cores() }
 
 // rarelyThrottled explains a failed limit check whose limited config was
 // seldom throttled: the load did not reach the quota.
