@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -231,17 +230,13 @@ func parse(b []byte, file string, legacy bool) (*Experiment, error) {
 	return &e, nil
 }
 
-// ReadSpec reads the spec.yaml of a results directory: the resolved spec a
-// run or simulation wrote, every default filled in. Files written by earlier
-// versions carry defaults that no longer apply (workers: 1 on every load, a
-// period on a probe); they are dropped before the spec is checked.
-func ReadSpec(dir string) (*Experiment, error) {
-	p := filepath.Join(dir, "spec.yaml")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil, err
-	}
-	return parse(b, p, true)
+// ParseSaved is Parse for a spec that a run or simulation saved with its
+// results (record.ReadSpec reads it): the resolved spec, every default filled
+// in. Files written by earlier versions carry defaults that no longer apply
+// (workers: 1 on every load, a period on a probe); they are dropped before
+// the spec is checked.
+func ParseSaved(b []byte, file string) (*Experiment, error) {
+	return parse(b, file, true)
 }
 
 // dropLegacyDefaults removes what earlier versions wrote as defaults where

@@ -5,6 +5,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/units"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f03PoolSize is f03-pool-size.yaml.
@@ -40,7 +41,7 @@ var f03PoolSize = &Preset{
 		a.CPU.Limit, b.CPU.Limit = b.CPU.Limit, a.CPU.Limit
 		return nil
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		v, err := p99s(r, "unlimited", "4x4cpu", "2x8cpu")
 		if err != nil {
 			return nil, "", err
@@ -54,6 +55,6 @@ var f03PoolSize = &Preset{
 		if err != nil {
 			return nil, "", err
 		}
-		return []Condition{big, un}, fmt.Sprintf("p99 4 small pools %.0f ms, 2 big pools %.0f ms, unlimited %.0f ms", v[1], v[2], v[0]), nil
+		return []verdict.Condition{big, un}, fmt.Sprintf("p99 4 small pools %.0f ms, 2 big pools %.0f ms, unlimited %.0f ms", v[1], v[2], v[0]), nil
 	},
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f04SingleThread is f04-single-thread.yaml.
@@ -35,7 +36,7 @@ var f04SingleThread = &Preset{
 		// slow ones now.
 		return setLimit(e, "threaded-1cpu", milli(100))
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		d, v, err := r.samples([]string{"single", "threaded-1cpu"}, p99Stat, func(run *record.Run) ([]float64, error) {
 			return r.stepLatencies(run, 2)
 		})
@@ -44,6 +45,6 @@ var f04SingleThread = &Preset{
 		}
 		s, th := v[0], v[1]
 		c := cond("p99 at 2 clients single / threaded", s/th, stats.Ratio(d[0], d[1]), ">=", 1.1, "10% slower: more than a draw of the same distribution")
-		return []Condition{c}, fmt.Sprintf("at 2 clients: p99 %.1f ms single-threaded, %.1f ms threaded with a limit", s, th), nil
+		return []verdict.Condition{c}, fmt.Sprintf("at 2 clients: p99 %.1f ms single-threaded, %.1f ms threaded with a limit", s, th), nil
 	},
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/stats"
 	"github.com/throttlelab/throttlelab/units"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f06NoisyNeighbour is f06-noisy-neighbour.yaml.
@@ -57,7 +58,7 @@ var f06NoisyNeighbour = &Preset{
 		}
 		return nil
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		v, err := p99s(r, "alone", "noise", "noise-limited")
 		if err != nil {
 			return nil, "", err
@@ -92,7 +93,7 @@ var f06NoisyNeighbour = &Preset{
 		if limit, peak := noiseLimitAndPeak(r, "noise-limited"); limit > 0 && peak > 0 {
 			sum += fmt.Sprintf("; a limited noise pod ran at up to %.2f cores within one of its periods against its %g-CPU limit", peak, limit)
 		}
-		return []Condition{p, idle}, sum, nil
+		return []verdict.Condition{p, idle}, sum, nil
 	},
 }
 

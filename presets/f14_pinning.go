@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f14Pinning is f14-pinning.yaml.
@@ -74,7 +75,7 @@ var f14Pinning = &Preset{
 		c.CPU.Request, c.CPU.Limit = half, half
 		return nil
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		s, err := r.Config("shared")
 		if err != nil {
 			return nil, "", err
@@ -87,7 +88,7 @@ var f14Pinning = &Preset{
 		if err != nil {
 			return nil, "", err
 		}
-		conds := []Condition{cond("pinned throttled periods %", p.ThrottledPct, nil, "<=", 1, "under 1% of periods (a count, no interval)"), ratio}
+		conds := []verdict.Condition{cond("pinned throttled periods %", p.ThrottledPct, nil, "<=", 1, "under 1% of periods (a count, no interval)"), ratio}
 		return conds, fmt.Sprintf("pinned: %.1f%% of periods throttled (needs none, under 1%%), p99 %.0f ms against %.0f ms shared (%.2fx, needs >= 0.9)",
 			p.ThrottledPct, p.P99Ms, s.P99Ms, p.P99Ms/s.P99Ms), nil
 	},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/units"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 //go:embed *.yaml
@@ -36,7 +37,7 @@ type Preset struct {
 	SelfCheck bool
 	// verdict computes the check's conditions from what was measured, and
 	// the figures behind them in words.
-	verdict func(r *Results) ([]Condition, string, error)
+	verdict func(r *Results) ([]verdict.Condition, string, error)
 	// why, if set, explains a check that did not pass, from the same
 	// results ("" if it cannot tell).
 	why func(r *Results) string

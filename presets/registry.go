@@ -10,6 +10,7 @@ import (
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
 	"github.com/throttlelab/throttlelab/units"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 const (
@@ -97,8 +98,8 @@ func quickQoS() func(e *experiment.Experiment, cores int) (string, error) {
 	}
 }
 
-func p99Worse(base, with string, factor float64) func(r *Results) ([]Condition, string, error) {
-	return func(r *Results) ([]Condition, string, error) {
+func p99Worse(base, with string, factor float64) func(r *Results) ([]verdict.Condition, string, error) {
+	return func(r *Results) ([]verdict.Condition, string, error) {
 		v, err := p99s(r, base, with)
 		if err != nil {
 			return nil, "", err
@@ -107,7 +108,7 @@ func p99Worse(base, with string, factor float64) func(r *Results) ([]Condition, 
 		if err != nil {
 			return nil, "", err
 		}
-		return []Condition{c}, fmt.Sprintf("p99 %.1f ms alone, %.1f ms with the neighbour: %.2fx (needs >= %g)", v[0], v[1], v[1]/v[0], factor), nil
+		return []verdict.Condition{c}, fmt.Sprintf("p99 %.1f ms alone, %.1f ms with the neighbour: %.2fx (needs >= %g)", v[0], v[1], v[1]/v[0], factor), nil
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/record"
 )
 
 type loadFlags struct {
@@ -207,7 +208,7 @@ func runLoad(cmd *cobra.Command, f loadFlags) error {
 		return err
 	}
 	if f.out != "" {
-		records, err := createIn(f.out, "requests.csv")
+		records, err := createIn(f.out, record.RequestsFile)
 		if err != nil {
 			return usagef("--out: %v", err)
 		}
@@ -262,7 +263,7 @@ func createIn(dir, name string) (*os.File, error) {
 }
 
 func writeLoadResults(dir string, res *loadgen.Result, start time.Time) error {
-	err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error {
+	err := writeFileAtomic(filepath.Join(dir, record.SummaryFile), func(w *os.File) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res.Summary)
@@ -270,7 +271,7 @@ func writeLoadResults(dir string, res *loadgen.Result, start time.Time) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, "latency.hdr"), func(w *os.File) error {
+	return writeFileAtomic(filepath.Join(dir, record.HistFile), func(w *os.File) error {
 		return loadgen.WriteHistogram(w, res.Histogram, start)
 	})
 }
