@@ -167,25 +167,25 @@ func (r *resolver) workload(s *Spec) error {
 		if !w.Burn.IsZero() {
 			return notFor("burn", "what a burn request asks for")
 		}
-		if w.Tiles == "" {
-			w.Tiles = "all"
+		if w.Tiles.IsZero() {
+			w.Tiles = loadgen.TileSet{Kind: loadgen.TilesAll}
 		}
 		cat, err := workload.DefaultCatalog()
 		if err != nil {
 			return err
 		}
-		if _, err := loadgen.SelectTiles(w.Tiles, cat, s.Seed); err != nil {
+		if _, err := w.Tiles.Select(cat, s.Seed); err != nil {
 			return bad("spec.workload.tiles", "%v", err)
 		}
 	case loadgen.KindBurn:
-		if w.Tiles != "" {
+		if !w.Tiles.IsZero() {
 			return notFor("tiles", "which tiles a tile request asks for")
 		}
 		if w.Burn.IsZero() {
 			w.Burn = loadgen.Burn{CPU: 5 * time.Millisecond}
 		}
 	case loadgen.KindAPI:
-		if w.Tiles != "" {
+		if !w.Tiles.IsZero() {
 			return notFor("tiles", "which tiles a tile request asks for")
 		}
 		if !w.Burn.IsZero() {

@@ -31,7 +31,7 @@ func Describe(w io.Writer, e *Experiment, source string, cores int) error {
 	work := s.Workload.Request
 	switch loadgen.Kind(work) {
 	case loadgen.KindTile:
-		work += " " + s.Workload.Tiles
+		work += " " + s.Workload.Tiles.String()
 	case loadgen.KindBurn:
 		work += " " + s.Workload.Burn.String()
 	}

@@ -74,9 +74,9 @@ type Spec struct {
 
 // Workload is what requests ask for.
 type Workload struct {
-	Request string       `yaml:"request"` // tile, burn or api
-	Burn    loadgen.Burn `yaml:"burn,omitempty"`
-	Tiles   string       `yaml:"tiles,omitempty"`
+	Request string          `yaml:"request"` // tile, burn or api
+	Burn    loadgen.Burn    `yaml:"burn,omitempty"`
+	Tiles   loadgen.TileSet `yaml:"tiles,omitempty"`
 }
 
 // Load is a load model, as `throttlelab load` takes it.

@@ -169,7 +169,7 @@ func loadArgs(c loadgen.Config) []string {
 	a := []string{"load", "--mode", string(c.Mode), "--balancer", c.Balancer.String(), "--request", string(c.Workload.Kind)}
 	switch c.Workload.Kind {
 	case loadgen.KindTile:
-		a = append(a, "--tiles", c.Workload.Tiles)
+		a = append(a, "--tiles", c.Workload.Tiles.String())
 	case loadgen.KindBurn:
 		a = append(a, "--burn", c.Workload.Burn.String())
 	}

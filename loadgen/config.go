@@ -102,9 +102,13 @@ const (
 // each step, To in the last. It is written "FROM:TO" in specs and flags.
 type Ramp struct{ From, To int }
 
-// ParseRamp parses "A:B" worker counts, 1 <= A <= B <= MaxWorkers. It is the
-// one parser of ramps: specs and flags reach it through UnmarshalText.
+// ParseRamp parses "A:B" worker counts, 1 <= A <= B <= MaxWorkers; "" is a
+// ramp not given (the zero Ramp). It is the one parser of ramps: specs and
+// flags reach it through UnmarshalText.
 func ParseRamp(s string) (Ramp, error) {
+	if s == "" {
+		return Ramp{}, nil
+	}
 	a, b, ok := strings.Cut(s, ":")
 	from, err1 := strconv.Atoi(a)
 	to, err2 := strconv.Atoi(b)

@@ -88,9 +88,16 @@ func TestParseBurn(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"cpu=0", "cpu=-1ms", "cpu=1h", "cpu=1ns", "cpu=soon", "iterations=0", "iterations=+5",
-		"iterations=18446744073709551615", "iterations=10000000001", "iterations=-1", "cpu", "gpu=5ms", ""} {
+		"iterations=18446744073709551615", "iterations=10000000001", "iterations=-1", "cpu", "gpu=5ms"} {
 		if b, err := ParseBurn(in); err == nil {
 			t.Errorf("ParseBurn(%q) = %+v, want an error", in, b)
 		}
+	}
+	// "" is a burn not given, which a burn request refuses.
+	if b, err := ParseBurn(""); err != nil || !b.IsZero() {
+		t.Errorf(`ParseBurn("") = %+v, %v: want the zero Burn`, b, err)
+	}
+	if err := (Config{Mode: ModeSequential, Requests: 1, Workload: WorkloadSpec{Kind: KindBurn}}).Check(); err == nil {
+		t.Error("a burn request without a burn accepted")
 	}
 }

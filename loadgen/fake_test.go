@@ -193,7 +193,7 @@ func TestImageHonoursDuration(t *testing.T) {
 	clk := newFakeClock()
 	res, err := Run(context.Background(), Config{
 		Mode: ModeImage, Workers: 1, Duration: time.Second, NoVerify: true, Clock: clk,
-		Workload: WorkloadSpec{Kind: KindTile, Tiles: "sample:100"},
+		Workload: WorkloadSpec{Kind: KindTile, Tiles: TileSet{Kind: TilesSample, Sample: 100}},
 		Doer:     &fakeDoer{clock: clk, latency: func(int) time.Duration { return 100 * time.Millisecond }},
 	})
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"image"
 	"image/png"
-	"math/rand/v2"
 	"net/url"
 	"strconv"
 	"strings"
@@ -41,8 +40,8 @@ type Request struct {
 type WorkloadSpec struct {
 	// Kind is tile (default), burn or api.
 	Kind Kind
-	// Tiles selects tiles: "all", "sample:N" or "class:small|medium|large".
-	Tiles string
+	// Tiles selects the tiles (KindTile; all of them if zero).
+	Tiles TileSet
 	// Burn is what each burn request asks for (KindBurn).
 	Burn Burn
 }
@@ -68,7 +67,7 @@ func (s *source) take() (Request, bool) {
 func newSource(w WorkloadSpec, cat *workload.Catalog, seed uint64, finite bool) (*source, error) {
 	switch w.Kind {
 	case KindTile, "":
-		tiles, err := SelectTiles(w.Tiles, cat, seed)
+		tiles, err := w.Tiles.Select(cat, seed)
 		if err != nil {
 			return nil, err
 		}
@@ -86,56 +85,6 @@ func newSource(w WorkloadSpec, cat *workload.Catalog, seed uint64, finite bool) 
 		return &source{reqs: []Request{{Kind: KindAPI, Path: "/api"}}}, nil
 	}
 	return nil, fmt.Errorf("request kind %q: want tile, burn or api", w.Kind)
-}
-
-// SelectTiles returns the tiles a spec names, shuffled with seed: "all" (or ""),
-// "sample:N" (N distinct random tiles), "class:small|medium|large" (by cost,
-// from the catalogue) or "iters:LO-HI" (tiles of LO to HI escape-time
-// iterations: nearly uniform costs).
-func SelectTiles(spec string, cat *workload.Catalog, seed uint64) ([]workload.Tile, error) {
-	rng := rand.New(rand.NewPCG(seed, 0x711e))
-	var tiles []workload.Tile
-	switch {
-	case spec == "" || spec == "all":
-		tiles = make([]workload.Tile, workload.TileCount)
-		for i := range tiles {
-			tiles[i] = workload.TileAt(i)
-		}
-	case strings.HasPrefix(spec, "sample:"):
-		n, err := strconv.Atoi(strings.TrimPrefix(spec, "sample:"))
-		if err != nil || n < 1 || n > workload.TileCount {
-			return nil, fmt.Errorf("tiles %q: want sample:N with N in 1..%d", spec, workload.TileCount)
-		}
-		return workload.SampleTiles(rng, n), nil
-	case strings.HasPrefix(spec, "class:"):
-		cl, err := workload.ParseClass(strings.TrimPrefix(spec, "class:"))
-		if err != nil {
-			return nil, fmt.Errorf("tiles %q: %w", spec, err)
-		}
-		for _, t := range cat.TilesOfClass(cl) {
-			tiles = append(tiles, t.Tile)
-		}
-	case strings.HasPrefix(spec, "iters:"):
-		// Tiles of nearly the same cost: LO <= iterations < HI.
-		lo, hi, ok := strings.Cut(strings.TrimPrefix(spec, "iters:"), "-")
-		l, err1 := strconv.ParseUint(lo, 10, 64)
-		h, err2 := strconv.ParseUint(hi, 10, 64)
-		if !ok || err1 != nil || err2 != nil || l >= h {
-			return nil, fmt.Errorf("tiles %q: want iters:LO-HI with LO < HI (escape-time iterations per tile, 40000 to 180000000)", spec)
-		}
-		for _, t := range cat.Tiles {
-			if t.Iterations >= l && t.Iterations < h {
-				tiles = append(tiles, t.Tile)
-			}
-		}
-		if len(tiles) == 0 {
-			return nil, fmt.Errorf("tiles %q: no tile costs between %d and %d iterations (tiles stats shows the distribution)", spec, l, h)
-		}
-	default:
-		return nil, fmt.Errorf("tiles %q: want all, sample:N, class:small|medium|large or iters:LO-HI", spec)
-	}
-	rng.Shuffle(len(tiles), func(i, j int) { tiles[i], tiles[j] = tiles[j], tiles[i] })
-	return tiles, nil
 }
 
 // Bounds of a burn request: the server refuses more than its --max-cpu (10 s
@@ -162,11 +111,13 @@ func (b Burn) Query() string {
 }
 
 // ParseBurn parses a burn, "cpu=5ms" or "iterations=N", within the bounds
-// above. It is the one parser of burns: specs and flags reach it through
-// UnmarshalText.
+// above; "" is a burn not given (the zero Burn). It is the one parser of
+// burns: specs and flags reach it through UnmarshalText.
 func ParseBurn(spec string) (Burn, error) {
 	k, v, ok := strings.Cut(spec, "=")
 	switch {
+	case spec == "":
+		return Burn{}, nil
 	case !ok:
 	case k == "cpu":
 		d, err := units.ParseDuration(v)

@@ -210,9 +210,9 @@ func requestString(w WorkloadSpec) string {
 	case KindAPI:
 		return "api"
 	}
-	t := w.Tiles
+	t := w.Tiles.String()
 	if t == "" {
-		t = "all"
+		t = string(TilesAll)
 	}
 	return "tile " + t
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
 	"github.com/throttlelab/throttlelab/units"
@@ -44,7 +45,7 @@ func dur(d time.Duration) experiment.Duration { return experiment.Duration{Durat
 
 // tileQuick shrinks a tile experiment: a random sample of tiles, one repeat.
 func tileQuick(e *experiment.Experiment, tiles int) {
-	e.Spec.Workload.Tiles = fmt.Sprintf("sample:%d", tiles)
+	e.Spec.Workload.Tiles = loadgen.TileSet{Kind: loadgen.TilesSample, Sample: tiles}
 	e.Spec.Repeats = 1
 }
 

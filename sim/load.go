@@ -76,7 +76,7 @@ type simReq struct {
 func requestsOf(w loadgen.WorkloadSpec, cat *workload.Catalog, seed uint64, c Costs) ([]simReq, error) {
 	switch w.Kind {
 	case loadgen.KindTile, "":
-		tiles, err := loadgen.SelectTiles(w.Tiles, cat, seed)
+		tiles, err := w.Tiles.Select(cat, seed)
 		if err != nil {
 			return nil, err
 		}
@@ -151,7 +151,7 @@ func newRequestCache() *requestCache { return &requestCache{m: map[string][]simR
 // get returns the requests of w with seed, made once and shared (read
 // only) by every run that asks, from any goroutine.
 func (rc *requestCache) get(w loadgen.WorkloadSpec, cat *workload.Catalog, seed uint64, c Costs) ([]simReq, error) {
-	key := fmt.Sprintf("%s|%s|%s|%d", w.Kind, w.Tiles, w.Burn.String(), seed)
+	key := fmt.Sprintf("%s|%s|%s|%d", w.Kind, w.Tiles.String(), w.Burn.String(), seed)
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if r, ok := rc.m[key]; ok {

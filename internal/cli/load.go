@@ -25,7 +25,7 @@ type loadFlags struct {
 	targetsFile   string
 	balancer      loadgen.BalancerSpec
 	request       string
-	tiles         string
+	tiles         loadgen.TileSet
 	burn          loadgen.Burn
 	workers       int
 	ramp          loadgen.Ramp
@@ -68,13 +68,14 @@ open loop), sequential (one request after another).`,
 	// The defaults of the flags that hold parsed values, set as StringVar
 	// would set them.
 	f.balancer, f.burn, f.ramp = loadgen.BalancerSpec{}, loadgen.Burn{CPU: 5 * time.Millisecond}, loadgen.Ramp{From: 1, To: 8}
+	f.tiles = loadgen.TileSet{Kind: loadgen.TilesAll}
 	fl := cmd.Flags()
 	fl.StringVar(&f.mode, "mode", "", "image, ramp, rate, onoff, probe or sequential (required)")
 	fl.StringArrayVar(&f.targets, "target", nil, "instance base URL, e.g. http://127.0.0.1:8080 (repeatable)")
 	fl.StringVar(&f.targetsFile, "targets-file", "", "file with one target URL per line")
 	fl.Var(&f.balancer, "balancer", "random, roundrobin, ingress:K, least or p2c")
 	fl.StringVar(&f.request, "request", "tile", "tile, burn or api")
-	fl.StringVar(&f.tiles, "tiles", "all", "tile set: all, sample:N, class:small|medium|large or iters:LO-HI (tiles of LO to HI iterations)")
+	fl.Var(&f.tiles, "tiles", "tile set: all, sample:N, class:small|medium|large or iters:LO-HI (tiles of LO to HI iterations)")
 	fl.Var(&f.burn, "burn", "burn request: cpu=DURATION or iterations=N")
 	fl.IntVar(&f.workers, "workers", 1, "closed-loop workers (image mode)")
 	fl.Var(&f.ramp, "ramp", "ramp mode: workers FROM:TO")
