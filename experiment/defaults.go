@@ -506,15 +506,7 @@ func (r *resolver) cpu(c *CPU, path string, m cgroup.WeightMapping) error {
 	if c.Burst.Duration < 0 {
 		return bad(path+".burst", "burst %s: must not be negative", c.Burst.Duration)
 	}
-	if c.Cpuset != "" {
-		cpus, err := cgroup.ParseCPUList(c.Cpuset)
-		if err != nil {
-			return bad(path+".cpuset", "%v", err)
-		}
-		if len(cpus) == 0 {
-			return bad(path+".cpuset", "%q names no CPU", c.Cpuset)
-		}
-	} else if r.written(path + ".cpuset") {
+	if c.Cpuset.IsZero() && r.written(path+".cpuset") {
 		return bad(path+".cpuset", "empty: give CPUs such as 0-1, or leave cpuset out")
 	}
 	k, err := c.Kube()

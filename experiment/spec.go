@@ -119,7 +119,7 @@ type CPU struct {
 	Limit   units.CPUQuantity `yaml:"limit,omitempty"`
 	Period  Duration          `yaml:"period,omitempty"`
 	Burst   Duration          `yaml:"burst,omitempty"`
-	Cpuset  string            `yaml:"cpuset,omitempty"` // "0-1"
+	Cpuset  Cpuset            `yaml:"cpuset,omitempty"` // "0-1"
 }
 
 // Server is the concurrency of the server instances.
@@ -330,7 +330,7 @@ func (c CPU) Kube() (cgroup.KubeCPU, error) {
 	}
 	k.PeriodUsec = uint64(c.Period.Microseconds())
 	k.BurstUsec = uint64(c.Burst.Microseconds())
-	k.Cpus = c.Cpuset
+	k.Cpus = c.Cpuset.String()
 	return k, nil
 }
 

@@ -195,3 +195,28 @@ func TestConfigNeighbours(t *testing.T) {
 		}
 	}
 }
+
+// TestCpusetParsedOnce: a cpuset is read into its count and highest CPU, is
+// written back as it was written, and one that names no CPU is refused.
+func TestCpusetParsedOnce(t *testing.T) {
+	for _, tt := range []struct {
+		in         string
+		count, top int
+	}{{"0-1", 2, 1}, {"3", 1, 3}, {"0,2,4-6", 5, 6}} {
+		c, err := ParseCpuset(tt.in)
+		if err != nil || c.Count != tt.count || c.Top != tt.top || c.String() != tt.in {
+			t.Errorf("%s: %+v (%q), %v: want %d CPUs, top %d", tt.in, c, c.String(), err, tt.count, tt.top)
+		}
+	}
+	if c := CPURange(2, 3); c.String() != "2-3" || c.Count != 2 || c.Top != 3 {
+		t.Errorf("CPURange(2, 3) = %+v (%q)", c, c.String())
+	}
+	if c := CPURange(5, 5); c.String() != "5" || c.Count != 1 {
+		t.Errorf("CPURange(5, 5) = %+v (%q)", c, c.String())
+	}
+	for _, bad := range []string{"x", "3-1", ","} {
+		if _, err := ParseCpuset(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

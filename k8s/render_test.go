@@ -188,14 +188,14 @@ spec:
 		field string // the SpecError's field, or the OptionError's option
 		want  string
 	}{
-		{"cpuset", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].CPU.Cpuset = "0-1" }, "spec.configs[0].cpu.cpuset", "static CPU manager"},
+		{"cpuset", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].CPU.Cpuset = experiment.CPURange(0, 1) }, "spec.configs[0].cpu.cpuset", "static CPU manager"},
 		{"burst", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].CPU.Burst.Duration = 1e8 }, "spec.configs[0].cpu.burst", "no API for CPU burst"},
 		{"period", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].CPU.Period.Duration = 5e7 }, "spec.configs[0].cpu.period", "kubelet"},
 		{"neighbour burst", func(e *experiment.Experiment, o *Options) {
 			e.Spec.Neighbours = []experiment.Neighbour{{Name: "n", Kind: "noise", CPU: experiment.CPU{Limit: units.Millicores(1000), Burst: experiment.Duration{Duration: 1e7}}}}
 		}, "spec.neighbours[0].cpu.burst", "burst"},
 		{"config's neighbour cpuset", func(e *experiment.Experiment, o *Options) {
-			e.Spec.Configs[0].Neighbours = []experiment.Neighbour{{Name: "n", Kind: "noise", CPU: experiment.CPU{Cpuset: "1"}}}
+			e.Spec.Configs[0].Neighbours = []experiment.Neighbour{{Name: "n", Kind: "noise", CPU: experiment.CPU{Cpuset: experiment.CPURange(1, 1)}}}
 		}, "spec.configs[0].neighbours[0].cpu.cpuset", "cpuset"},
 		{"upper case name", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].Name = "Limited" }, "spec.configs[0].name", "not a DNS label"},
 		{"underscore", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].Name = "a_b" }, "spec.configs[0].name", "not a DNS label"},

@@ -64,9 +64,9 @@ func (x *Backend) Prepare(_ context.Context, e *experiment.Experiment) (record.E
 	}
 	withCpuset := false
 	for _, c := range e.Spec.Configs {
-		withCpuset = withCpuset || c.CPU.Cpuset != ""
+		withCpuset = withCpuset || !c.CPU.Cpuset.IsZero()
 		for _, n := range e.NeighboursOf(c) {
-			withCpuset = withCpuset || n.CPU.Cpuset != ""
+			withCpuset = withCpuset || !n.CPU.Cpuset.IsZero()
 		}
 	}
 	// Groups left by a runner that was killed outright (its instances died with

@@ -47,11 +47,8 @@ var f14Pinning = &Preset{
 			if !c.CPU.Limit.IsZero() {
 				c.CPU.Limit = m
 			}
-			if c.CPU.Cpuset != "" {
-				c.CPU.Cpuset = fmt.Sprintf("%d-%d", cores-n, cores-1)
-				if n == 1 {
-					c.CPU.Cpuset = fmt.Sprint(cores - 1)
-				}
+			if !c.CPU.Cpuset.IsZero() {
+				c.CPU.Cpuset = experiment.CPURange(cores-n, cores-1)
 			}
 		}
 		e.Spec.Loads[0].Step = dur(6 * time.Second)
