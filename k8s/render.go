@@ -228,7 +228,7 @@ func (b *builder) config(path string, c experiment.Config) (ConfigObjects, error
 	}
 	// kube-proxy's pick is the random balancer; the others balance in the
 	// load generator, over the pods' own addresses.
-	headless := b.e.Spec.Balancer.Kind != loadgen.BalanceRandom && b.e.Spec.Balancer.Kind != ""
+	headless := !b.e.Spec.Balancer.Random()
 	co.Service = &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: b.meta(svc, b.labels("server", c.Name)),

@@ -82,6 +82,10 @@ func (b BalancerSpec) String() string {
 	return string(b.Kind)
 }
 
+// Random reports the random balancer (the zero value, or one made with
+// BalanceRandom).
+func (b BalancerSpec) Random() bool { return b.Kind == "" || b.Kind == BalanceRandom }
+
 // MarshalText writes the balancer as String does.
 func (b BalancerSpec) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
 
@@ -108,9 +112,10 @@ func (b BalancerSpec) New(n int, seed uint64) (Balancer, error) {
 		return nil, fmt.Errorf("balancer needs at least one target")
 	}
 	rng := rand.New(rand.NewPCG(seed, 0xba1a))
-	switch b.Kind {
-	case "", BalanceRandom:
+	if b.Random() {
 		return &randomBalancer{n: n, rng: rng}, nil
+	}
+	switch b.Kind {
 	case BalanceRoundRobin:
 		return &ingressBalancer{name: b.String(), rr: []int{n - 1}, n: n, rng: rng}, nil
 	case BalanceIngress:

@@ -106,11 +106,10 @@ func noiseLimitAndPeak(r *Results, name string) (limit, peak float64) {
 		return 0, 0
 	}
 	for _, n := range c.Neighbours {
-		k, err := n.CPU.Kube()
-		if err != nil || k.LimitMilli <= 0 {
+		if n.CPU.Limit.Milli <= 0 {
 			continue
 		}
-		if l := float64(k.LimitMilli) / 1000; limit == 0 || l < limit {
+		if l := n.CPU.Limit.Cores(); limit == 0 || l < limit {
 			limit = l
 		}
 	}
