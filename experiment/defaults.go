@@ -115,11 +115,8 @@ func (r *resolver) resolve(e *Experiment) error {
 	if err := r.workload(s); err != nil {
 		return err
 	}
-	if s.Balancer == "" {
-		s.Balancer = "random"
-	}
-	if _, err := loadgen.ParseBalancer(s.Balancer, 1, 0); err != nil {
-		return bad("spec.balancer", "%v", err)
+	if _, err := s.Balancer.New(1, 0); err != nil {
+		return bad("spec.balancer", "%v", err) // not after Parse: a balancer made in code
 	}
 	if err := r.count("spec.repeats", &s.Repeats, 1, 1, MaxRepeats); err != nil {
 		return err
@@ -167,34 +164,31 @@ func (r *resolver) workload(s *Spec) error {
 	}
 	switch loadgen.Kind(w.Request) {
 	case loadgen.KindTile:
-		if w.Burn != "" {
+		if !w.Burn.IsZero() {
 			return notFor("burn", "what a burn request asks for")
 		}
-		if w.Tiles == "" {
-			w.Tiles = "all"
+		if w.Tiles.IsZero() {
+			w.Tiles = loadgen.TileSet{Kind: loadgen.TilesAll}
 		}
 		cat, err := workload.DefaultCatalog()
 		if err != nil {
 			return err
 		}
-		if _, err := loadgen.SelectTiles(w.Tiles, cat, s.Seed); err != nil {
+		if _, err := w.Tiles.Select(cat, s.Seed); err != nil {
 			return bad("spec.workload.tiles", "%v", err)
 		}
 	case loadgen.KindBurn:
-		if w.Tiles != "" {
+		if !w.Tiles.IsZero() {
 			return notFor("tiles", "which tiles a tile request asks for")
 		}
-		if w.Burn == "" {
-			w.Burn = "cpu=5ms"
-		}
-		if _, err := loadgen.ParseBurn(w.Burn); err != nil {
-			return bad("spec.workload.burn", "%v", err)
+		if w.Burn.IsZero() {
+			w.Burn = loadgen.Burn{CPU: 5 * time.Millisecond}
 		}
 	case loadgen.KindAPI:
-		if w.Tiles != "" {
+		if !w.Tiles.IsZero() {
 			return notFor("tiles", "which tiles a tile request asks for")
 		}
-		if w.Burn != "" {
+		if !w.Burn.IsZero() {
 			return notFor("burn", "what a burn request asks for")
 		}
 	default:
@@ -256,7 +250,7 @@ func (r *resolver) load(e *Experiment, i int, path string) error {
 		name string
 		set  bool
 	}{
-		{"workers", l.Workers != 0}, {"ramp", l.Ramp != ""}, {"step", l.Step.Duration != 0}, {"rate", l.Rate != 0},
+		{"workers", l.Workers != 0}, {"ramp", !l.Ramp.IsZero()}, {"step", l.Step.Duration != 0}, {"rate", l.Rate != 0},
 		{"arrivals", l.Arrivals != ""}, {"sources", l.Sources != 0}, {"on", l.On.Duration != 0}, {"off", l.Off.Duration != 0},
 	} {
 		if f.set || r.written(path+"."+f.name) {
@@ -270,11 +264,8 @@ func (r *resolver) load(e *Experiment, i int, path string) error {
 	case loadgen.ModeImage:
 		err = r.count(path+".workers", &l.Workers, 1, 1, loadgen.MaxWorkers)
 	case loadgen.ModeRamp:
-		if l.Ramp == "" {
-			l.Ramp = "1:8"
-		}
-		if _, _, err := loadgen.ParseRamp(l.Ramp); err != nil {
-			return bad(path+".ramp", "%v", err)
+		if l.Ramp.IsZero() {
+			l.Ramp = loadgen.Ramp{From: 1, To: 8}
 		}
 		err = r.duration(path+".step", &l.Step, 10*time.Second, loadgen.MinDuration, loadgen.MaxStep)
 	case loadgen.ModeOnOff:
@@ -357,7 +348,7 @@ func (r *resolver) configs(e *Experiment) error {
 	if s.Reference == "" {
 		s.Reference = s.Configs[0].Name
 		for _, c := range s.Configs {
-			if c.CPU.Limit == "" {
+			if c.CPU.Limit.IsZero() {
 				s.Reference = c.Name
 				break
 			}
@@ -480,27 +471,26 @@ func (r *resolver) neighbour(n *Neighbour, path string, names map[string]bool, w
 func (r *resolver) cpu(c *CPU, path string, m cgroup.WeightMapping) error {
 	for _, q := range []struct {
 		field string
-		v     string
+		v     units.CPUQuantity
 		zero  string
 	}{
 		{"request", c.Request, "requests nothing: leave request out"},
 		{"limit", c.Limit, "is no limit to the kubelet, which ignores a zero limit: leave limit out for none"},
 	} {
-		if q.v == "" {
+		if q.v.IsZero() {
 			if r.written(path + "." + q.field) {
 				return bad(path+"."+q.field, "empty: give a CPU quantity such as 250m, or leave %s out", q.field)
 			}
 			continue
 		}
-		milli, rounded, err := units.ParseMilliCPU(q.v)
-		if err != nil {
-			return bad(path+"."+q.field, "%v", err)
-		}
-		if milli == 0 {
+		if q.v.Milli <= 0 || q.v.Milli > units.MaxMilliCPU {
+			if q.v.Milli != 0 {
+				return bad(path+"."+q.field, "%s: want 1m to %d CPUs", q.v, units.MaxCPUs) // not after Parse: a quantity made in code
+			}
 			return bad(path+"."+q.field, "%s %s", q.v, q.zero)
 		}
-		if rounded {
-			r.warn(path+"."+q.field, "%s is finer than a millicore: Kubernetes rounds it up to %s", q.v, units.FormatMilliCPU(milli))
+		if q.v.RoundedUp() {
+			r.warn(path+"."+q.field, "%s is finer than a millicore: Kubernetes rounds it up to %s", q.v, units.FormatMilliCPU(q.v.Milli))
 		}
 	}
 	const def = cgroup.DefaultPeriod * time.Microsecond
@@ -516,15 +506,7 @@ func (r *resolver) cpu(c *CPU, path string, m cgroup.WeightMapping) error {
 	if c.Burst.Duration < 0 {
 		return bad(path+".burst", "burst %s: must not be negative", c.Burst.Duration)
 	}
-	if c.Cpuset != "" {
-		cpus, err := cgroup.ParseCPUList(c.Cpuset)
-		if err != nil {
-			return bad(path+".cpuset", "%v", err)
-		}
-		if len(cpus) == 0 {
-			return bad(path+".cpuset", "%q names no CPU", c.Cpuset)
-		}
-	} else if r.written(path + ".cpuset") {
+	if c.Cpuset.IsZero() && r.written(path+".cpuset") {
 		return bad(path+".cpuset", "empty: give CPUs such as 0-1, or leave cpuset out")
 	}
 	k, err := c.Kube()

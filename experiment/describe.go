@@ -31,9 +31,9 @@ func Describe(w io.Writer, e *Experiment, source string, cores int) error {
 	work := s.Workload.Request
 	switch loadgen.Kind(work) {
 	case loadgen.KindTile:
-		work += " " + s.Workload.Tiles
+		work += " " + s.Workload.Tiles.String()
 	case loadgen.KindBurn:
-		work += " " + s.Workload.Burn
+		work += " " + s.Workload.Burn.String()
 	}
 	fmt.Fprintf(w, "\nworkload   %s\n", work)
 	fmt.Fprintf(w, "balancer   %s\n", s.Balancer)
@@ -52,8 +52,8 @@ func Describe(w io.Writer, e *Experiment, source string, cores int) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", c.Name, c.Instances, dash(c.CPU.Request), dash(c.CPU.Limit),
-			quotaPeriod(set), cpusOf(set), burstOf(set), set.Shares, set.Weight, qos, dash(c.CPU.Cpuset), gomaxprocsOf(c, set, cores))
+		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\n", c.Name, c.Instances, dash(c.CPU.Request.String()), dash(c.CPU.Limit.String()),
+			quotaPeriod(set), cpusOf(set), burstOf(set), set.Shares, set.Weight, qos, dash(c.CPU.Cpuset.String()), gomaxprocsOf(c, set, cores))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -85,7 +85,7 @@ func Describe(w io.Writer, e *Experiment, source string, cores int) error {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", x.n.Name, x.n.Kind, neighbourLine(x.n), quotaPeriod(set), set.Shares, set.Weight, dash(x.n.CPU.Cpuset), x.where)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", x.n.Name, x.n.Kind, neighbourLine(x.n), quotaPeriod(set), set.Shares, set.Weight, dash(x.n.CPU.Cpuset.String()), x.where)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -179,8 +179,8 @@ func burstOf(s cgroup.Settings) string {
 // machine of cores CPUs, as the server resolves it.
 func gomaxprocsOf(c Config, s cgroup.Settings, cores int) string {
 	avail := cores
-	if cpus, err := cgroup.ParseCPUList(s.Cpus); err == nil && len(cpus) > 0 {
-		avail = len(cpus)
+	if n := c.CPU.Cpuset.Count; n > 0 {
+		avail = n
 	}
 	limit := 0.0
 	if s.QuotaUsec > 0 && s.PeriodUsec > 0 {

@@ -9,6 +9,12 @@
 // Values that Kubernetes would change on their way to the kernel (the 1 ms
 // quota floor, millicore rounding) are accepted and listed by Warnings.
 //
+// Every value is parsed once, as the YAML is read, into a typed value:
+// CPU quantities (units.CPUQuantity), cpusets (Cpuset), durations, the
+// balancer, burn, ramp and tile set (loadgen's BalancerSpec, Burn, Ramp,
+// TileSet). The backends, the report and the presets use those values and
+// parse no string of the spec again; each is written back as it was read.
+//
 // Example:
 //
 //	e, err := experiment.LoadFile("examples/limits.yaml")

@@ -220,8 +220,15 @@ spec:
 // workers: 1 on every load and a period on a probe; results directories that
 // hold them still read.
 func TestReadSpecLegacy(t *testing.T) {
+	readSaved := func(dir string) (*Experiment, error) {
+		b, err := os.ReadFile(dir + "/spec.yaml")
+		if err != nil {
+			return nil, err
+		}
+		return ParseSaved(b, dir+"/spec.yaml")
+	}
 	for _, dir := range []string{"../report/testdata/limits", "../sim/testdata/real/limits"} {
-		if _, err := ReadSpec(dir); err != nil {
+		if _, err := readSaved(dir); err != nil {
 			t.Errorf("%s: %v", dir, err)
 		}
 		b, err := os.ReadFile(dir + "/spec.yaml")
@@ -235,7 +242,7 @@ func TestReadSpecLegacy(t *testing.T) {
 	legacy := strings.Replace(hostile, "      kind: noise\n", "      kind: probe\n      cpu: {period: 100ms}\n", 1)
 	dir := t.TempDir()
 	os.WriteFile(dir+"/spec.yaml", []byte(legacy), 0o644)
-	if e, err := ReadSpec(dir); err != nil || e.Spec.Neighbours[0].CPU != (CPU{}) {
+	if e, err := readSaved(dir); err != nil || e.Spec.Neighbours[0].CPU != (CPU{}) {
 		t.Errorf("legacy probe: %v", err)
 	}
 }

@@ -74,7 +74,7 @@ func (e *Experiment) NeighbourSettings(n Neighbour) (cgroup.Settings, error) {
 // duration (10 s if it has none).
 func ProbeConfig(lc loadgen.Config, probe Neighbour) loadgen.Config {
 	pc := lc
-	pc.Mode, pc.Rate, pc.Requests, pc.Balancer, pc.Records = loadgen.ModeProbe, probe.Rate, 0, "roundrobin", nil
+	pc.Mode, pc.Rate, pc.Requests, pc.Balancer, pc.Records = loadgen.ModeProbe, probe.Rate, 0, loadgen.BalancerSpec{Kind: loadgen.BalanceRoundRobin}, nil
 	if pc.Duration == 0 {
 		pc.Duration = 10 * time.Second
 	}
@@ -87,14 +87,10 @@ func ProbeConfig(lc loadgen.Config, probe Neighbour) loadgen.Config {
 // or the simulated machine. The error is a *SpecError pointing at the cpuset.
 func (e *Experiment) CheckCPUs(cores int) error {
 	check := func(c CPU, path string) error {
-		if c.Cpuset == "" {
+		if c.Cpuset.IsZero() {
 			return nil
 		}
-		cpus, err := cgroup.ParseCPUList(c.Cpuset)
-		if err != nil {
-			return err // not after Parse
-		}
-		if top := cpus[len(cpus)-1]; top >= cores {
+		if top := c.Cpuset.Top; top >= cores {
 			return &SpecError{File: e.file, Line: lineOf(e.lines, path), Path: path,
 				Msg: fmt.Sprintf("cpuset %s names CPU %d, which a machine of %d CPUs (0-%d) does not have", c.Cpuset, top, cores, cores-1)}
 		}

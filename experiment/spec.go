@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -54,7 +53,7 @@ type Spec struct {
 	Loads []Load `yaml:"loads,omitempty"`
 	// Balancer spreads requests over a config's instances (random, roundrobin,
 	// ingress:K, least, p2c).
-	Balancer string `yaml:"balancer"`
+	Balancer loadgen.BalancerSpec `yaml:"balancer"`
 	// Configs are the systems under test, each a set of instances.
 	Configs []Config `yaml:"configs"`
 	// Neighbours run beside the system under test in every run.
@@ -75,26 +74,26 @@ type Spec struct {
 
 // Workload is what requests ask for.
 type Workload struct {
-	Request string `yaml:"request"` // tile, burn or api
-	Burn    string `yaml:"burn,omitempty"`
-	Tiles   string `yaml:"tiles,omitempty"`
+	Request string          `yaml:"request"` // tile, burn or api
+	Burn    loadgen.Burn    `yaml:"burn,omitempty"`
+	Tiles   loadgen.TileSet `yaml:"tiles,omitempty"`
 }
 
 // Load is a load model, as `throttlelab load` takes it.
 type Load struct {
-	Name     string   `yaml:"name"`
-	Mode     string   `yaml:"mode"`
-	Workers  int      `yaml:"workers,omitempty"`
-	Ramp     string   `yaml:"ramp,omitempty"`
-	Step     Duration `yaml:"step,omitempty"`
-	Rate     float64  `yaml:"rate,omitempty"`
-	Arrivals string   `yaml:"arrivals,omitempty"`
-	Sources  int      `yaml:"sources,omitempty"`
-	On       Duration `yaml:"on,omitempty"`
-	Off      Duration `yaml:"off,omitempty"`
-	Duration Duration `yaml:"duration,omitempty"`
-	Requests int64    `yaml:"requests,omitempty"`
-	Timeout  Duration `yaml:"timeout,omitempty"`
+	Name     string       `yaml:"name"`
+	Mode     string       `yaml:"mode"`
+	Workers  int          `yaml:"workers,omitempty"`
+	Ramp     loadgen.Ramp `yaml:"ramp,omitempty"`
+	Step     Duration     `yaml:"step,omitempty"`
+	Rate     float64      `yaml:"rate,omitempty"`
+	Arrivals string       `yaml:"arrivals,omitempty"`
+	Sources  int          `yaml:"sources,omitempty"`
+	On       Duration     `yaml:"on,omitempty"`
+	Off      Duration     `yaml:"off,omitempty"`
+	Duration Duration     `yaml:"duration,omitempty"`
+	Requests int64        `yaml:"requests,omitempty"`
+	Timeout  Duration     `yaml:"timeout,omitempty"`
 }
 
 // Config is one system under test: instances of the server with CPU settings.
@@ -116,11 +115,11 @@ func (e *Experiment) NeighboursOf(c Config) []Neighbour {
 
 // CPU holds Kubernetes-style CPU settings of one instance.
 type CPU struct {
-	Request string   `yaml:"request,omitempty"` // "250m", "0.25", "2"
-	Limit   string   `yaml:"limit,omitempty"`
-	Period  Duration `yaml:"period,omitempty"`
-	Burst   Duration `yaml:"burst,omitempty"`
-	Cpuset  string   `yaml:"cpuset,omitempty"` // "0-1"
+	Request units.CPUQuantity `yaml:"request,omitempty"` // "250m", "0.25", "2"
+	Limit   units.CPUQuantity `yaml:"limit,omitempty"`
+	Period  Duration          `yaml:"period,omitempty"`
+	Burst   Duration          `yaml:"burst,omitempty"`
+	Cpuset  Cpuset            `yaml:"cpuset,omitempty"` // "0-1"
 }
 
 // Server is the concurrency of the server instances.
@@ -231,17 +230,13 @@ func parse(b []byte, file string, legacy bool) (*Experiment, error) {
 	return &e, nil
 }
 
-// ReadSpec reads the spec.yaml of a results directory: the resolved spec a
-// run or simulation wrote, every default filled in. Files written by earlier
-// versions carry defaults that no longer apply (workers: 1 on every load, a
-// period on a probe); they are dropped before the spec is checked.
-func ReadSpec(dir string) (*Experiment, error) {
-	p := filepath.Join(dir, "spec.yaml")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil, err
-	}
-	return parse(b, p, true)
+// ParseSaved is Parse for a spec that a run or simulation saved with its
+// results (record.ReadSpec reads it): the resolved spec, every default filled
+// in. Files written by earlier versions carry defaults that no longer apply
+// (workers: 1 on every load, a period on a probe); they are dropped before
+// the spec is checked.
+func ParseSaved(b []byte, file string) (*Experiment, error) {
+	return parse(b, file, true)
 }
 
 // dropLegacyDefaults removes what earlier versions wrote as defaults where
@@ -313,20 +308,10 @@ func lineOf(lines map[string]int, path string) int {
 	return 1
 }
 
-// Kube returns the CPU settings in millicores and microseconds.
+// Kube returns the CPU settings in millicores and microseconds. Its errors
+// are the period's and the burst's bounds (a spec that Parse resolved has none).
 func (c CPU) Kube() (cgroup.KubeCPU, error) {
-	var k cgroup.KubeCPU
-	var err error
-	if c.Request != "" {
-		if k.RequestMilli, _, err = units.ParseMilliCPU(c.Request); err != nil {
-			return k, &fieldError{"request", err.Error()}
-		}
-	}
-	if c.Limit != "" {
-		if k.LimitMilli, _, err = units.ParseMilliCPU(c.Limit); err != nil {
-			return k, &fieldError{"limit", err.Error()}
-		}
-	}
+	k := cgroup.KubeCPU{RequestMilli: c.Request.Milli, LimitMilli: c.Limit.Milli}
 	for _, d := range []struct {
 		name string
 		d    time.Duration
@@ -345,7 +330,7 @@ func (c CPU) Kube() (cgroup.KubeCPU, error) {
 	}
 	k.PeriodUsec = uint64(c.Period.Microseconds())
 	k.BurstUsec = uint64(c.Burst.Microseconds())
-	k.Cpus = c.Cpuset
+	k.Cpus = c.Cpuset.String()
 	return k, nil
 }
 
@@ -356,12 +341,9 @@ func (e *Experiment) LoadConfig(l Load) loadgen.Config {
 	c := loadgen.Config{
 		Mode: loadgen.Mode(l.Mode), Balancer: e.Spec.Balancer,
 		Workload: loadgen.WorkloadSpec{Kind: loadgen.Kind(w.Request), Burn: w.Burn, Tiles: w.Tiles},
-		Workers:  l.Workers, RampStep: l.Step.Duration, Rate: l.Rate, Arrivals: l.Arrivals,
+		Workers:  l.Workers, Ramp: l.Ramp, RampStep: l.Step.Duration, Rate: l.Rate, Arrivals: l.Arrivals,
 		Sources: l.Sources, OnMean: l.On.Duration, OffMean: l.Off.Duration,
 		Duration: l.Duration.Duration, Requests: l.Requests, Timeout: l.Timeout.Duration, Seed: e.Spec.Seed,
-	}
-	if l.Mode == string(loadgen.ModeRamp) {
-		c.RampFrom, c.RampTo, _ = loadgen.ParseRamp(l.Ramp)
 	}
 	return c
 }

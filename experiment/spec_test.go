@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -22,7 +23,7 @@ func TestExampleLimits(t *testing.T) {
 		t.Errorf("spec %+v", s)
 	}
 	// Defaults, applied in one place.
-	if s.Balancer != "random" || s.WeightMapping != "linear" || s.Seed != 1 || s.Configs[0].Server.GOMAXPROCS != units.GOMAXPROCSHost ||
+	if s.Balancer.String() != "random" || s.WeightMapping != "linear" || s.Seed != 1 || s.Configs[0].Server.GOMAXPROCS != units.GOMAXPROCSHost ||
 		s.Configs[0].CPU.Period.Duration != 100*time.Millisecond || s.Loads[0].Timeout.Duration != 30*time.Second || s.Loads[0].Name != "load0" {
 		t.Errorf("defaults not applied: %+v", s)
 	}
@@ -35,7 +36,7 @@ func TestExampleLimits(t *testing.T) {
 		t.Errorf("unlimited config: %+v %s", set, qos)
 	}
 	lc := e.LoadConfig(s.Loads[0])
-	if lc.Rate != 100 || lc.Arrivals != "poisson" || lc.Duration != 5*time.Second || lc.Workload.Burn != "cpu=5ms" {
+	if lc.Rate != 100 || lc.Arrivals != "poisson" || lc.Duration != 5*time.Second || lc.Workload.Burn != (loadgen.Burn{CPU: 5 * time.Millisecond}) {
 		t.Errorf("load config %+v", lc)
 	}
 }
@@ -191,6 +192,31 @@ func TestConfigNeighbours(t *testing.T) {
 	} {
 		if _, err := Parse([]byte(spec(c.configs)), "nb.yaml"); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want an error with %q", c.configs, err, c.want)
+		}
+	}
+}
+
+// TestCpusetParsedOnce: a cpuset is read into its count and highest CPU, is
+// written back as it was written, and one that names no CPU is refused.
+func TestCpusetParsedOnce(t *testing.T) {
+	for _, tt := range []struct {
+		in         string
+		count, top int
+	}{{"0-1", 2, 1}, {"3", 1, 3}, {"0,2,4-6", 5, 6}} {
+		c, err := ParseCpuset(tt.in)
+		if err != nil || c.Count != tt.count || c.Top != tt.top || c.String() != tt.in {
+			t.Errorf("%s: %+v (%q), %v: want %d CPUs, top %d", tt.in, c, c.String(), err, tt.count, tt.top)
+		}
+	}
+	if c := CPURange(2, 3); c.String() != "2-3" || c.Count != 2 || c.Top != 3 {
+		t.Errorf("CPURange(2, 3) = %+v (%q)", c, c.String())
+	}
+	if c := CPURange(5, 5); c.String() != "5" || c.Count != 1 {
+		t.Errorf("CPURange(5, 5) = %+v (%q)", c, c.String())
+	}
+	for _, bad := range []string{"x", "3-1", ","} {
+		if _, err := ParseCpuset(bad); err == nil {
+			t.Errorf("%q accepted", bad)
 		}
 	}
 }

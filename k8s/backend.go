@@ -226,14 +226,9 @@ func (x *Backend) Close() error {
 // Finish completes env.json with what the runs learned: the cgroup version
 // the servers found, and every server pod's QoS class and quota.
 func (x *Backend) Finish(dir string) error {
-	path := filepath.Join(dir, "env.json")
-	b, err := os.ReadFile(path)
+	env, err := record.ReadEnv(dir)
 	if err != nil {
 		return err
-	}
-	var env record.Env
-	if err := json.Unmarshal(b, &env); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
 	}
 	if env.Kubernetes == nil {
 		env.Kubernetes = x.kube
@@ -244,7 +239,7 @@ func (x *Backend) Finish(dir string) error {
 		// What the pods see; the node's own layout may differ (hybrid).
 		env.CPUController, env.CgroupMode = x.cgroupVer, "in the pods: "+x.cgroupVer
 	}
-	return record.WriteJSON(path, env)
+	return record.WriteJSON(filepath.Join(dir, record.EnvFile), env)
 }
 
 func (x *Backend) config(name string) (*ConfigObjects, error) {
@@ -499,13 +494,13 @@ func (x *Backend) collect(ctx context.Context, pod, dir string) error {
 func (x *Backend) assemble(ctx context.Context, run experiment.Run, co *ConfigObjects, rs *record.Run, windows []*server.CgroupWindow, statuses []server.CgroupStatus, dir string) error {
 	load := filepath.Join(dir, ".load")
 	defer os.RemoveAll(load)
-	sum, err := readSummary(filepath.Join(load, "summary.json"))
+	sum, err := readSummary(filepath.Join(load, record.SummaryFile))
 	if err != nil {
 		return err
 	}
 	rs.Summary = sum
 	// Every request the load sent has its record: counted, not trusted.
-	recs, err := loadgen.ReadRecordsIn(load)
+	recs, err := record.ReadRequests(load)
 	if err != nil {
 		return fmt.Errorf("the load's records: %w", err)
 	}
@@ -518,7 +513,7 @@ func (x *Backend) assemble(ctx context.Context, run experiment.Run, co *ConfigOb
 			return fmt.Errorf("the load's %s: %w", from, err)
 		}
 	}
-	if p, err := readSummary(filepath.Join(load, "probe", "summary.json")); err == nil {
+	if p, err := readSummary(filepath.Join(load, "probe", record.SummaryFile)); err == nil {
 		rs.Probe = p
 	}
 
@@ -566,7 +561,7 @@ func (x *Backend) assemble(ctx context.Context, run experiment.Run, co *ConfigOb
 		pods = append(pods, kp)
 	}
 	x.kube.Pods = append(x.kube.Pods, pods...)
-	return record.WriteJSON(filepath.Join(dir, "pods.json"), pods)
+	return record.WriteJSON(filepath.Join(dir, record.PodsFile), pods)
 }
 
 // onceWarnings writes each distinct API server warning once.

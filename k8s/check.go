@@ -62,7 +62,7 @@ func checkNeighbour(path string, n experiment.Neighbour) error {
 
 // checkCPU refuses the CPU settings a pod spec has no field for.
 func checkCPU(path string, c experiment.CPU) error {
-	if c.Cpuset != "" {
+	if !c.Cpuset.IsZero() {
 		return &SpecError{path + ".cpuset", fmt.Sprintf("%q: a pod cannot name its CPUs; exclusive cores come from the kubelet's static CPU manager, which picks them for a Guaranteed pod with whole CPUs: drop cpuset (and give request = limit = whole CPUs)", c.Cpuset)}
 	}
 	if c.Burst.Duration > 0 {

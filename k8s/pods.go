@@ -1,7 +1,6 @@
 package k8s
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 
@@ -167,18 +166,18 @@ func (b *builder) pod(name string, labels map[string]string, c corev1.Container)
 
 // loadArgs are the `throttlelab load` flags of a load configuration.
 func loadArgs(c loadgen.Config) []string {
-	a := []string{"load", "--mode", string(c.Mode), "--balancer", c.Balancer, "--request", string(c.Workload.Kind)}
+	a := []string{"load", "--mode", string(c.Mode), "--balancer", c.Balancer.String(), "--request", string(c.Workload.Kind)}
 	switch c.Workload.Kind {
 	case loadgen.KindTile:
-		a = append(a, "--tiles", c.Workload.Tiles)
+		a = append(a, "--tiles", c.Workload.Tiles.String())
 	case loadgen.KindBurn:
-		a = append(a, "--burn", c.Workload.Burn)
+		a = append(a, "--burn", c.Workload.Burn.String())
 	}
 	if c.Workers > 0 {
 		a = append(a, "--workers", strconv.Itoa(c.Workers))
 	}
 	if c.Mode == loadgen.ModeRamp {
-		a = append(a, "--ramp", fmt.Sprintf("%d:%d", c.RampFrom, c.RampTo), "--step", c.RampStep.String())
+		a = append(a, "--ramp", c.Ramp.String(), "--step", c.RampStep.String())
 	}
 	if c.Rate > 0 {
 		a = append(a, "--rate", strconv.FormatFloat(c.Rate, 'g', -1, 64))

@@ -228,7 +228,7 @@ func (b *builder) config(path string, c experiment.Config) (ConfigObjects, error
 	}
 	// kube-proxy's pick is the random balancer; the others balance in the
 	// load generator, over the pods' own addresses.
-	headless := b.e.Spec.Balancer != "random"
+	headless := !b.e.Spec.Balancer.Random()
 	co.Service = &corev1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
 		ObjectMeta: b.meta(svc, b.labels("server", c.Name)),
@@ -369,7 +369,7 @@ func (b *builder) warmup(name, config, load string, lc loadgen.Config) *batchv1.
 	warm := lc
 	warm.Duration, warm.Requests = b.e.Spec.Warmup.Duration, 0
 	if warm.Mode == loadgen.ModeRamp {
-		warm.RampFrom, warm.RampStep = warm.RampTo, b.e.Spec.Warmup.Duration
+		warm.Ramp.From, warm.RampStep = warm.Ramp.To, b.e.Spec.Warmup.Duration
 	}
 	p := b.pod(name, l, manifest.Container("warmup", b.opt.Image, loadResources(),
 		append(loadArgs(warm), "--gomaxprocs", strconv.Itoa(LoadGOMAXPROCS))...))

@@ -17,6 +17,7 @@ import (
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/k8s/manifest"
 	"github.com/throttlelab/throttlelab/presets"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 // goldenOptions are the options every golden file is rendered with.
@@ -93,20 +94,28 @@ func TestGolden(t *testing.T) {
 // TestCPUExactlyAsGiven checks the CPU requests and limits of server and
 // neighbour pods against the spec, and the QoS class they make.
 func TestCPUExactlyAsGiven(t *testing.T) {
+	q := func(t *testing.T, s string) units.CPUQuantity {
+		t.Helper()
+		v, err := units.ParseCPUQuantity(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
 	tests := []struct {
 		cpu              experiment.CPU
 		request, limit   string // "" for none
 		guaranteedMemory bool
 	}{
 		{experiment.CPU{}, "", "", false},
-		{experiment.CPU{Request: "250m"}, "250m", "", false},
-		{experiment.CPU{Request: "0.25", Limit: "0.25"}, "250m", "250m", true},
-		{experiment.CPU{Limit: "2"}, "", "2", true}, // the API server defaults the request to the limit
-		{experiment.CPU{Request: "1", Limit: "2500m"}, "1", "2500m", false},
-		{experiment.CPU{Request: "9766m"}, "9766m", "", false},
+		{experiment.CPU{Request: q(t, "250m")}, "250m", "", false},
+		{experiment.CPU{Request: q(t, "0.25"), Limit: q(t, "0.25")}, "250m", "250m", true},
+		{experiment.CPU{Limit: q(t, "2")}, "", "2", true}, // the API server defaults the request to the limit
+		{experiment.CPU{Request: q(t, "1"), Limit: q(t, "2500m")}, "1", "2500m", false},
+		{experiment.CPU{Request: q(t, "9766m")}, "9766m", "", false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.cpu.Request+"/"+tt.cpu.Limit, func(t *testing.T) {
+		t.Run(tt.cpu.Request.String()+"/"+tt.cpu.Limit.String(), func(t *testing.T) {
 			e := parse(t, `
 apiVersion: throttlelab/v1alpha1
 kind: Experiment
@@ -179,14 +188,14 @@ spec:
 		field string // the SpecError's field, or the OptionError's option
 		want  string
 	}{
-		{"cpuset", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].CPU.Cpuset = "0-1" }, "spec.configs[0].cpu.cpuset", "static CPU manager"},
+		{"cpuset", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].CPU.Cpuset = experiment.CPURange(0, 1) }, "spec.configs[0].cpu.cpuset", "static CPU manager"},
 		{"burst", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].CPU.Burst.Duration = 1e8 }, "spec.configs[0].cpu.burst", "no API for CPU burst"},
 		{"period", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].CPU.Period.Duration = 5e7 }, "spec.configs[0].cpu.period", "kubelet"},
 		{"neighbour burst", func(e *experiment.Experiment, o *Options) {
-			e.Spec.Neighbours = []experiment.Neighbour{{Name: "n", Kind: "noise", CPU: experiment.CPU{Limit: "1", Burst: experiment.Duration{Duration: 1e7}}}}
+			e.Spec.Neighbours = []experiment.Neighbour{{Name: "n", Kind: "noise", CPU: experiment.CPU{Limit: units.Millicores(1000), Burst: experiment.Duration{Duration: 1e7}}}}
 		}, "spec.neighbours[0].cpu.burst", "burst"},
 		{"config's neighbour cpuset", func(e *experiment.Experiment, o *Options) {
-			e.Spec.Configs[0].Neighbours = []experiment.Neighbour{{Name: "n", Kind: "noise", CPU: experiment.CPU{Cpuset: "1"}}}
+			e.Spec.Configs[0].Neighbours = []experiment.Neighbour{{Name: "n", Kind: "noise", CPU: experiment.CPU{Cpuset: experiment.CPURange(1, 1)}}}
 		}, "spec.configs[0].neighbours[0].cpu.cpuset", "cpuset"},
 		{"upper case name", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].Name = "Limited" }, "spec.configs[0].name", "not a DNS label"},
 		{"underscore", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].Name = "a_b" }, "spec.configs[0].name", "not a DNS label"},

@@ -201,8 +201,8 @@ func simulateRun(ctx context.Context, x *experiment.Experiment, opt Options) (*r
 
 func describeLoad(l experiment.Load) string {
 	switch {
-	case l.Ramp != "":
-		return l.Ramp + " workers"
+	case !l.Ramp.IsZero():
+		return l.Ramp.String() + " workers"
 	case l.Workers > 0:
 		return fmt.Sprintf("%d workers", l.Workers)
 	case l.Rate > 0:

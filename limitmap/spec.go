@@ -97,7 +97,7 @@ func configNames(e *experiment.Experiment) string {
 // stay).
 func unlimited(c experiment.Config) experiment.Config {
 	c.Name += "-unlimited"
-	c.CPU.Limit, c.CPU.Burst = "", experiment.Duration{}
+	c.CPU.Limit, c.CPU.Burst = units.CPUQuantity{}, experiment.Duration{}
 	return c
 }
 
@@ -105,9 +105,9 @@ func unlimited(c experiment.Config) experiment.Config {
 // the limit moves with it (the QoS class stays); one above the new limit is
 // lowered to it, as Kubernetes requires.
 func withLimit(c experiment.Config, milli int64) experiment.Config {
-	k, _ := c.CPU.Kube()
-	lim := units.FormatMilliCPU(milli)
-	if c.CPU.Request != "" && (k.RequestMilli == k.LimitMilli || k.RequestMilli > milli) {
+	req := c.CPU.Request.Milli
+	lim := units.Millicores(milli)
+	if !c.CPU.Request.IsZero() && (req == c.CPU.Limit.Milli || req > milli) {
 		c.CPU.Request = lim
 	}
 	c.CPU.Limit = lim
@@ -149,7 +149,7 @@ func withLoad(l experiment.Load, axis Axis, v float64) experiment.Load {
 		case loadgen.ModeImage:
 			l.Workers = w
 		default:
-			l.Mode, l.Ramp = string(loadgen.ModeRamp), fmt.Sprintf("%d:%d", w, w)
+			l.Mode, l.Ramp = string(loadgen.ModeRamp), loadgen.Ramp{From: w, To: w}
 			step := l.Duration.Duration
 			if step == 0 {
 				step = 10 * time.Second

@@ -16,42 +16,124 @@ type Balancer interface {
 	// Done reports that a request to target i finished (for balancers that count
 	// outstanding requests).
 	Done(i int)
-	// Name is the balancer's spec, as ParseBalancer takes it.
+	// Name is the balancer as ParseBalancer reads it.
 	Name() string
 }
 
 // MaxIngress bounds K in ingress:K.
 const MaxIngress = 1024
 
-// ParseBalancer makes a balancer over n targets from its spec: random,
-// roundrobin, ingress:K, least or p2c. seed makes the random choices repeatable.
-func ParseBalancer(spec string, n int, seed uint64) (Balancer, error) {
+// BalancerKind names a balancing policy.
+type BalancerKind string
+
+// Balancing policies.
+const (
+	// BalanceRandom picks a target at random per request, as a Kubernetes
+	// Service does.
+	BalanceRandom BalancerKind = "random"
+	// BalanceRoundRobin takes the targets in turn.
+	BalanceRoundRobin BalancerKind = "roundrobin"
+	// BalanceIngress sends each request through one of Ingress independent
+	// round-robin balancers, picked at random (several ingress pods).
+	BalanceIngress BalancerKind = "ingress"
+	// BalanceLeast picks the target with the fewest outstanding requests.
+	BalanceLeast BalancerKind = "least"
+	// BalanceP2C picks the less busy of two targets drawn at random.
+	BalanceP2C BalancerKind = "p2c"
+)
+
+// BalancerSpec is a parsed balancer: its kind, and K of ingress:K. The zero
+// value is random, the default. In YAML and on flags it is written as
+// ParseBalancer reads it.
+type BalancerSpec struct {
+	Kind BalancerKind
+	// Ingress is K of ingress:K (BalanceIngress only).
+	Ingress int
+}
+
+// ParseBalancer parses a balancer: random, roundrobin, ingress:K, least or
+// p2c; "" is random. It is the one parser of balancers: specs and flags reach
+// it through UnmarshalText.
+func ParseBalancer(spec string) (BalancerSpec, error) {
+	switch k := BalancerKind(spec); k {
+	case "", BalanceRandom:
+		return BalancerSpec{}, nil
+	case BalanceRoundRobin, BalanceLeast, BalanceP2C:
+		return BalancerSpec{Kind: k}, nil
+	}
+	if n, ok := strings.CutPrefix(spec, "ingress:"); ok {
+		k, err := strconv.Atoi(n)
+		if err == nil && k >= 1 && k <= MaxIngress {
+			return BalancerSpec{Kind: BalanceIngress, Ingress: k}, nil
+		}
+		return BalancerSpec{}, fmt.Errorf("balancer %q: want ingress:K with 1 to %d independent round-robin balancers", spec, MaxIngress)
+	}
+	return BalancerSpec{}, fmt.Errorf("balancer %q: want random, roundrobin, ingress:K, least or p2c", spec)
+}
+
+// String writes the balancer as ParseBalancer reads it.
+func (b BalancerSpec) String() string {
+	switch b.Kind {
+	case "":
+		return string(BalanceRandom)
+	case BalanceIngress:
+		return "ingress:" + strconv.Itoa(b.Ingress)
+	}
+	return string(b.Kind)
+}
+
+// Random reports the random balancer (the zero value, or one made with
+// BalanceRandom).
+func (b BalancerSpec) Random() bool { return b.Kind == "" || b.Kind == BalanceRandom }
+
+// MarshalText writes the balancer as String does.
+func (b BalancerSpec) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+// UnmarshalText parses the balancer with ParseBalancer.
+func (b *BalancerSpec) UnmarshalText(text []byte) error {
+	v, err := ParseBalancer(string(text))
+	if err != nil {
+		return err
+	}
+	*b = v
+	return nil
+}
+
+// Set parses the balancer of a flag (pflag.Value).
+func (b *BalancerSpec) Set(s string) error { return b.UnmarshalText([]byte(s)) }
+
+// Type names the flag's value (pflag.Value).
+func (b *BalancerSpec) Type() string { return "balancer" }
+
+// New makes the balancer over n targets; seed makes its random choices
+// repeatable.
+func (b BalancerSpec) New(n int, seed uint64) (Balancer, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("balancer needs at least one target")
 	}
 	rng := rand.New(rand.NewPCG(seed, 0xba1a))
-	switch {
-	case spec == "random":
+	if b.Random() {
 		return &randomBalancer{n: n, rng: rng}, nil
-	case spec == "roundrobin":
-		return &ingressBalancer{name: spec, rr: []int{n - 1}, n: n, rng: rng}, nil
-	case strings.HasPrefix(spec, "ingress:"):
-		k, err := strconv.Atoi(strings.TrimPrefix(spec, "ingress:"))
-		if err != nil || k < 1 || k > MaxIngress {
-			return nil, fmt.Errorf("balancer %q: want ingress:K with 1 to %d independent round-robin balancers", spec, MaxIngress)
+	}
+	switch b.Kind {
+	case BalanceRoundRobin:
+		return &ingressBalancer{name: b.String(), rr: []int{n - 1}, n: n, rng: rng}, nil
+	case BalanceIngress:
+		if b.Ingress < 1 || b.Ingress > MaxIngress {
+			return nil, fmt.Errorf("balancer %s: want ingress:K with 1 to %d independent round-robin balancers", b, MaxIngress)
 		}
-		b := &ingressBalancer{name: spec, rr: make([]int, k), n: n, rng: rng}
+		ib := &ingressBalancer{name: b.String(), rr: make([]int, b.Ingress), n: n, rng: rng}
 		// Independent ingress pods start at independent positions.
-		for i := range b.rr {
-			b.rr[i] = rng.IntN(n)
+		for i := range ib.rr {
+			ib.rr[i] = rng.IntN(n)
 		}
-		return b, nil
-	case spec == "least":
+		return ib, nil
+	case BalanceLeast:
 		return &leastBalancer{out: make([]int, n), rng: rng}, nil
-	case spec == "p2c":
+	case BalanceP2C:
 		return &p2cBalancer{leastBalancer{out: make([]int, n), rng: rng}}, nil
 	}
-	return nil, fmt.Errorf("balancer %q: want random, roundrobin, ingress:K, least or p2c", spec)
+	return nil, fmt.Errorf("balancer %q: want random, roundrobin, ingress:K, least or p2c", string(b.Kind))
 }
 
 // randomBalancer picks a target uniformly at random for every request, as a

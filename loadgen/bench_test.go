@@ -97,7 +97,7 @@ func BenchmarkRunClosedLoop(b *testing.B) {
 	}
 	b.ReportAllocs()
 	res, err := Run(context.Background(), Config{
-		Mode: ModeRamp, RampFrom: 32, RampTo: 32, RampStep: time.Hour, Requests: int64(b.N),
+		Mode: ModeRamp, Ramp: Ramp{From: 32, To: 32}, RampStep: time.Hour, Requests: int64(b.N),
 		Targets: []string{target}, Workload: WorkloadSpec{Kind: KindAPI}, Records: io.Discard,
 	})
 	if err != nil {

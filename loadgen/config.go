@@ -20,7 +20,7 @@ const (
 	// ModeImage: closed loop over a tile set, each tile once, checked against the
 	// catalogue (and the whole image's checksum when all tiles are asked for).
 	ModeImage Mode = "image"
-	// ModeRamp: closed loop, workers from Ramp.From to Ramp.To, Step each.
+	// ModeRamp: closed loop, workers from Ramp.From to Ramp.To, RampStep each.
 	ModeRamp Mode = "ramp"
 	// ModeRate: open loop at Rate, constant or Poisson.
 	ModeRate Mode = "rate"
@@ -43,14 +43,14 @@ type Config struct {
 	Mode Mode
 	// Targets are base URLs of the instances ("http://127.0.0.1:8080").
 	Targets []string
-	// Balancer: random (default), roundrobin, ingress:K, least, p2c.
-	Balancer string
+	// Balancer spreads requests over the targets (random if zero).
+	Balancer BalancerSpec
 	Workload WorkloadSpec
 	// Workers for closed-loop modes (image, and ramp's ceiling comes from Ramp).
 	Workers int
-	// RampFrom..RampTo workers, each for RampStep (ramp mode).
-	RampFrom, RampTo int
-	RampStep         time.Duration
+	// Ramp's workers, each step for RampStep (ramp mode).
+	Ramp     Ramp
+	RampStep time.Duration
 	// Rate in requests per second (rate, probe) and Arrivals: constant or poisson.
 	Rate     float64
 	Arrivals string
@@ -98,16 +98,53 @@ const (
 	DefaultTimeout = 30 * time.Second
 )
 
-// ParseRamp parses "A:B" worker counts, 1 <= A <= B <= MaxWorkers.
-func ParseRamp(s string) (from, to int, err error) {
+// Ramp is a ramp's worker counts: From workers in the first step, one more
+// each step, To in the last. It is written "FROM:TO" in specs and flags.
+type Ramp struct{ From, To int }
+
+// ParseRamp parses "A:B" worker counts, 1 <= A <= B <= MaxWorkers; "" is a
+// ramp not given (the zero Ramp). It is the one parser of ramps: specs and
+// flags reach it through UnmarshalText.
+func ParseRamp(s string) (Ramp, error) {
+	if s == "" {
+		return Ramp{}, nil
+	}
 	a, b, ok := strings.Cut(s, ":")
 	from, err1 := strconv.Atoi(a)
 	to, err2 := strconv.Atoi(b)
 	if !ok || err1 != nil || err2 != nil || from < 1 || to < from || to > MaxWorkers {
-		return 0, 0, fmt.Errorf("ramp %q: want FROM:TO workers with 1 <= FROM <= TO <= %d", s, MaxWorkers)
+		return Ramp{}, fmt.Errorf("ramp %q: want FROM:TO workers with 1 <= FROM <= TO <= %d", s, MaxWorkers)
 	}
-	return from, to, nil
+	return Ramp{From: from, To: to}, nil
 }
+
+// String writes the ramp as ParseRamp reads it.
+func (r Ramp) String() string { return strconv.Itoa(r.From) + ":" + strconv.Itoa(r.To) }
+
+// IsZero reports an unset ramp (and lets YAML's omitempty leave it out).
+func (r Ramp) IsZero() bool { return r == Ramp{} }
+
+// Steps is the number of steps: To-From+1.
+func (r Ramp) Steps() int { return r.To - r.From + 1 }
+
+// MarshalText writes the ramp as String does.
+func (r Ramp) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalText parses the ramp with ParseRamp.
+func (r *Ramp) UnmarshalText(text []byte) error {
+	v, err := ParseRamp(string(text))
+	if err != nil {
+		return err
+	}
+	*r = v
+	return nil
+}
+
+// Set parses the ramp of a flag (pflag.Value).
+func (r *Ramp) Set(s string) error { return r.UnmarshalText([]byte(s)) }
+
+// Type names the flag's value (pflag.Value).
+func (r *Ramp) Type() string { return "FROM:TO" }
 
 // modeFields names the settings that mean something in some modes only, and
 // what each does there; the rest (duration, requests, timeout, ...) apply to
@@ -174,22 +211,19 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.Targets) == 0 && c.Doer == nil {
 		return c, bad("target", "no targets: give at least one instance URL")
 	}
-	if c.Balancer == "" {
-		c.Balancer = "random"
-	}
 	if c.Workload.Kind == "" {
 		c.Workload.Kind = KindTile
 	}
 	switch c.Workload.Kind {
 	case KindTile, KindAPI:
 	case KindBurn:
-		if _, err := ParseBurn(c.Workload.Burn); err != nil {
+		if err := c.Workload.Burn.check(); err != nil {
 			return c, bad("burn", "%v", err)
 		}
 	default:
 		return c, bad("request", "request %q: want tile, burn or api", c.Workload.Kind)
 	}
-	if _, err := ParseBalancer(c.Balancer, 1, 0); err != nil {
+	if _, err := c.Balancer.New(1, 0); err != nil {
 		return c, bad("balancer", "%v", err)
 	}
 	if c.Mode == ModeImage && c.Workload.Kind != KindTile {
@@ -212,8 +246,8 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	switch c.Mode {
 	case ModeRamp:
-		if c.RampFrom < 1 || c.RampTo < c.RampFrom || c.RampTo > MaxWorkers {
-			return c, bad("ramp", "ramp %d:%d: want FROM:TO with 1 <= FROM <= TO <= %d", c.RampFrom, c.RampTo, MaxWorkers)
+		if c.Ramp.From < 1 || c.Ramp.To < c.Ramp.From || c.Ramp.To > MaxWorkers {
+			return c, bad("ramp", "ramp %s: want FROM:TO with 1 <= FROM <= TO <= %d", c.Ramp, MaxWorkers)
 		}
 		if err := units.CheckDuration("ramp step", c.RampStep, MinDuration, MaxStep); err != nil {
 			return c, bad("step", "%v", err)

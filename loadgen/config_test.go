@@ -28,8 +28,8 @@ func TestConfigBounds(t *testing.T) {
 	}{
 		{Config{Mode: ModeImage, Workers: MaxWorkers + 1}, "workers", "workers 4097: want 1 to 4096"},
 		{Config{Mode: ModeImage, Workers: -1}, "workers", "want 1 to 4096"},
-		{Config{Mode: ModeRamp, RampFrom: 1, RampTo: 1 << 30, RampStep: time.Second}, "ramp", "<= 4096"},
-		{Config{Mode: ModeRamp, RampFrom: 1, RampTo: 2, RampStep: time.Nanosecond}, "step", "ramp step 1ns: want 1ms to 1h"},
+		{Config{Mode: ModeRamp, Ramp: Ramp{From: 1, To: 1 << 30}, RampStep: time.Second}, "ramp", "<= 4096"},
+		{Config{Mode: ModeRamp, Ramp: Ramp{From: 1, To: 2}, RampStep: time.Nanosecond}, "step", "ramp step 1ns: want 1ms to 1h"},
 		{rate(Config{Rate: math.Inf(1)}), "rate", "finite"},
 		{rate(Config{Rate: math.NaN()}), "rate", "finite"},
 		{rate(Config{Rate: 2e6}), "rate", "want 0.001 to 1e+06"},
@@ -43,8 +43,8 @@ func TestConfigBounds(t *testing.T) {
 		{Config{Mode: ModeOnOff, Sources: MaxSources + 1, OnMean: time.Second, OffMean: time.Second, Duration: time.Second}, "sources", "want 1 to 4096"},
 		{Config{Mode: ModeOnOff, Sources: 1, OnMean: time.Nanosecond, OffMean: time.Second, Duration: time.Second}, "on", "on 1ns: want 1ms to 1h"},
 		{Config{Mode: ModeOnOff, Sources: 1, OnMean: time.Second, OffMean: 2 * time.Hour, Duration: time.Second}, "off", "want 1ms to 1h"},
-		{rate(Config{Balancer: "ingress:1000000000000"}), "balancer", "1 to 1024"},
-		{rate(Config{Workload: WorkloadSpec{Kind: KindBurn, Burn: "cpu=1h"}}), "burn", "burn cpu 1h0m0s: want 1µs to 10s"},
+		{rate(Config{Balancer: BalancerSpec{Kind: BalanceIngress, Ingress: 1_000_000_000_000}}), "balancer", "1 to 1024"},
+		{rate(Config{Workload: WorkloadSpec{Kind: KindBurn, Burn: Burn{CPU: time.Hour}}}), "burn", "burn cpu 1h0m0s: want 1µs to 10s"},
 	} {
 		err := tt.c.Check()
 		var fe *FieldError
@@ -83,14 +83,21 @@ func TestParseBurn(t *testing.T) {
 		"cpu=10s": {CPU: 10 * time.Second}, "iterations=10000000000": {Iterations: 1e10},
 	} {
 		got, err := ParseBurn(in)
-		if err != nil || got != want || got.Query() != in {
+		if err != nil || got != want || got.Query() != in || got.String() != in {
 			t.Errorf("ParseBurn(%q) = %+v (%s), %v", in, got, got.Query(), err)
 		}
 	}
 	for _, in := range []string{"cpu=0", "cpu=-1ms", "cpu=1h", "cpu=1ns", "cpu=soon", "iterations=0", "iterations=+5",
-		"iterations=18446744073709551615", "iterations=10000000001", "iterations=-1", "cpu", "gpu=5ms", ""} {
+		"iterations=18446744073709551615", "iterations=10000000001", "iterations=-1", "cpu", "gpu=5ms"} {
 		if b, err := ParseBurn(in); err == nil {
 			t.Errorf("ParseBurn(%q) = %+v, want an error", in, b)
 		}
+	}
+	// "" is a burn not given, which a burn request refuses.
+	if b, err := ParseBurn(""); err != nil || !b.IsZero() {
+		t.Errorf(`ParseBurn("") = %+v, %v: want the zero Burn`, b, err)
+	}
+	if err := (Config{Mode: ModeSequential, Requests: 1, Workload: WorkloadSpec{Kind: KindBurn}}).Check(); err == nil {
+		t.Error("a burn request without a burn accepted")
 	}
 }

@@ -14,8 +14,8 @@
 //	res, err := loadgen.Run(ctx, loadgen.Config{
 //		Mode:     loadgen.ModeRate,
 //		Targets:  []string{"http://127.0.0.1:8080", "http://127.0.0.1:8081"},
-//		Balancer: "random",
-//		Workload: loadgen.WorkloadSpec{Kind: loadgen.KindBurn, Burn: "cpu=5ms"},
+//		Balancer: loadgen.BalancerSpec{Kind: loadgen.BalanceRoundRobin},
+//		Workload: loadgen.WorkloadSpec{Kind: loadgen.KindBurn, Burn: loadgen.Burn{CPU: 5 * time.Millisecond}},
 //		Rate:     50,
 //		Arrivals: "poisson",
 //		Duration: 30 * time.Second,

@@ -170,8 +170,8 @@ func TestStalledTargetCountsFromIntendedTime(t *testing.T) {
 func TestClosedLoopOnFakeClock(t *testing.T) {
 	clk := newFakeClock()
 	res, err := Run(context.Background(), Config{
-		Mode: ModeSequential, Requests: 50, Targets: []string{"a", "b", "c"}, Balancer: "roundrobin",
-		Workload: WorkloadSpec{Kind: KindBurn, Burn: "cpu=5ms"}, Clock: clk,
+		Mode: ModeSequential, Requests: 50, Targets: []string{"a", "b", "c"}, Balancer: BalancerSpec{Kind: BalanceRoundRobin},
+		Workload: WorkloadSpec{Kind: KindBurn, Burn: Burn{CPU: 5 * time.Millisecond}}, Clock: clk,
 		Doer: &fakeDoer{clock: clk, latency: func(int) time.Duration { return 5 * time.Millisecond }},
 	})
 	if err != nil {
@@ -193,7 +193,7 @@ func TestImageHonoursDuration(t *testing.T) {
 	clk := newFakeClock()
 	res, err := Run(context.Background(), Config{
 		Mode: ModeImage, Workers: 1, Duration: time.Second, NoVerify: true, Clock: clk,
-		Workload: WorkloadSpec{Kind: KindTile, Tiles: "sample:100"},
+		Workload: WorkloadSpec{Kind: KindTile, Tiles: TileSet{Kind: TilesSample, Sample: 100}},
 		Doer:     &fakeDoer{clock: clk, latency: func(int) time.Duration { return 100 * time.Millisecond }},
 	})
 	if err != nil {

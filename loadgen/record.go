@@ -2,14 +2,9 @@ package loadgen
 
 import (
 	"bufio"
-	"compress/gzip"
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -319,32 +314,4 @@ func ReadRecords(r io.Reader) ([]Record, error) {
 		}
 		out = append(out, rec)
 	}
-}
-
-// ReadRecordsIn reads a run directory's requests.csv, or requests.csv.gz
-// where the records were compressed to be kept.
-func ReadRecordsIn(dir string) ([]Record, error) {
-	path := filepath.Join(dir, "requests.csv")
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		path += ".gz"
-		f, err = os.Open(path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var rd io.Reader = bufio.NewReaderSize(f, 1<<16)
-	if strings.HasSuffix(path, ".gz") {
-		gz, err := gzip.NewReader(rd)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		rd = gz
-	}
-	recs, err := ReadRecords(rd)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return recs, nil
 }

@@ -2,10 +2,10 @@ package loadgen
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"image"
 	"image/png"
-	"math/rand/v2"
 	"net/url"
 	"strconv"
 	"strings"
@@ -40,10 +40,10 @@ type Request struct {
 type WorkloadSpec struct {
 	// Kind is tile (default), burn or api.
 	Kind Kind
-	// Tiles selects tiles: "all", "sample:N" or "class:small|medium|large".
-	Tiles string
-	// Burn is "cpu=DURATION" or "iterations=N" (KindBurn).
-	Burn string
+	// Tiles selects the tiles (KindTile; all of them if zero).
+	Tiles TileSet
+	// Burn is what each burn request asks for (KindBurn).
+	Burn Burn
 }
 
 // source hands out requests to the workers. Tile sets are shuffled with the seed;
@@ -67,7 +67,7 @@ func (s *source) take() (Request, bool) {
 func newSource(w WorkloadSpec, cat *workload.Catalog, seed uint64, finite bool) (*source, error) {
 	switch w.Kind {
 	case KindTile, "":
-		tiles, err := SelectTiles(w.Tiles, cat, seed)
+		tiles, err := w.Tiles.Select(cat, seed)
 		if err != nil {
 			return nil, err
 		}
@@ -77,65 +77,14 @@ func newSource(w WorkloadSpec, cat *workload.Catalog, seed uint64, finite bool) 
 		}
 		return &source{reqs: reqs, finite: finite}, nil
 	case KindBurn:
-		b, err := ParseBurn(w.Burn)
-		if err != nil {
+		if err := w.Burn.check(); err != nil {
 			return nil, err
 		}
-		return &source{reqs: []Request{{Kind: KindBurn, Path: "/burn?" + b.Query()}}}, nil
+		return &source{reqs: []Request{{Kind: KindBurn, Path: "/burn?" + w.Burn.Query()}}}, nil
 	case KindAPI:
 		return &source{reqs: []Request{{Kind: KindAPI, Path: "/api"}}}, nil
 	}
 	return nil, fmt.Errorf("request kind %q: want tile, burn or api", w.Kind)
-}
-
-// SelectTiles returns the tiles a spec names, shuffled with seed: "all" (or ""),
-// "sample:N" (N distinct random tiles), "class:small|medium|large" (by cost,
-// from the catalogue) or "iters:LO-HI" (tiles of LO to HI escape-time
-// iterations: nearly uniform costs).
-func SelectTiles(spec string, cat *workload.Catalog, seed uint64) ([]workload.Tile, error) {
-	rng := rand.New(rand.NewPCG(seed, 0x711e))
-	var tiles []workload.Tile
-	switch {
-	case spec == "" || spec == "all":
-		tiles = make([]workload.Tile, workload.TileCount)
-		for i := range tiles {
-			tiles[i] = workload.TileAt(i)
-		}
-	case strings.HasPrefix(spec, "sample:"):
-		n, err := strconv.Atoi(strings.TrimPrefix(spec, "sample:"))
-		if err != nil || n < 1 || n > workload.TileCount {
-			return nil, fmt.Errorf("tiles %q: want sample:N with N in 1..%d", spec, workload.TileCount)
-		}
-		return workload.SampleTiles(rng, n), nil
-	case strings.HasPrefix(spec, "class:"):
-		cl, err := workload.ParseClass(strings.TrimPrefix(spec, "class:"))
-		if err != nil {
-			return nil, fmt.Errorf("tiles %q: %w", spec, err)
-		}
-		for _, t := range cat.TilesOfClass(cl) {
-			tiles = append(tiles, t.Tile)
-		}
-	case strings.HasPrefix(spec, "iters:"):
-		// Tiles of nearly the same cost: LO <= iterations < HI.
-		lo, hi, ok := strings.Cut(strings.TrimPrefix(spec, "iters:"), "-")
-		l, err1 := strconv.ParseUint(lo, 10, 64)
-		h, err2 := strconv.ParseUint(hi, 10, 64)
-		if !ok || err1 != nil || err2 != nil || l >= h {
-			return nil, fmt.Errorf("tiles %q: want iters:LO-HI with LO < HI (escape-time iterations per tile, 40000 to 180000000)", spec)
-		}
-		for _, t := range cat.Tiles {
-			if t.Iterations >= l && t.Iterations < h {
-				tiles = append(tiles, t.Tile)
-			}
-		}
-		if len(tiles) == 0 {
-			return nil, fmt.Errorf("tiles %q: no tile costs between %d and %d iterations (tiles stats shows the distribution)", spec, l, h)
-		}
-	default:
-		return nil, fmt.Errorf("tiles %q: want all, sample:N, class:small|medium|large or iters:LO-HI", spec)
-	}
-	rng.Shuffle(len(tiles), func(i, j int) { tiles[i], tiles[j] = tiles[j], tiles[i] })
-	return tiles, nil
 }
 
 // Bounds of a burn request: the server refuses more than its --max-cpu (10 s
@@ -161,21 +110,22 @@ func (b Burn) Query() string {
 	return "cpu=" + url.QueryEscape(b.CPU.String())
 }
 
-// ParseBurn parses a burn spec, "cpu=5ms" or "iterations=N", within the bounds
-// above.
+// ParseBurn parses a burn, "cpu=5ms" or "iterations=N", within the bounds
+// above; "" is a burn not given (the zero Burn). It is the one parser of
+// burns: specs and flags reach it through UnmarshalText.
 func ParseBurn(spec string) (Burn, error) {
 	k, v, ok := strings.Cut(spec, "=")
 	switch {
+	case spec == "":
+		return Burn{}, nil
 	case !ok:
 	case k == "cpu":
 		d, err := units.ParseDuration(v)
 		if err != nil {
 			return Burn{}, fmt.Errorf("burn %q: %w", spec, err)
 		}
-		if err := units.CheckDuration("burn cpu", d, MinBurnCPU, MaxBurnCPU); err != nil {
-			return Burn{}, fmt.Errorf("%w (the most CPU a server burns for one request)", err)
-		}
-		return Burn{CPU: d}, nil
+		b := Burn{CPU: d}
+		return b, b.check()
 	case k == "iterations":
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil || n == 0 || n > MaxBurnIterations || strings.HasPrefix(v, "+") {
@@ -185,6 +135,55 @@ func ParseBurn(spec string) (Burn, error) {
 	}
 	return Burn{}, fmt.Errorf("burn %q: want cpu=DURATION (such as cpu=5ms) or iterations=N", spec)
 }
+
+// check bounds a burn made in code as ParseBurn bounds one it reads.
+func (b Burn) check() error {
+	switch {
+	case b.Iterations > MaxBurnIterations:
+		return fmt.Errorf("burn %s: want iterations=N with N from 1 to %d", b, uint64(MaxBurnIterations))
+	case b.Iterations > 0:
+		return nil
+	case b.CPU == 0:
+		return errors.New("no burn: want cpu=DURATION (such as cpu=5ms) or iterations=N")
+	}
+	if err := units.CheckDuration("burn cpu", b.CPU, MinBurnCPU, MaxBurnCPU); err != nil {
+		return fmt.Errorf("%w (the most CPU a server burns for one request)", err)
+	}
+	return nil
+}
+
+// String writes the burn as ParseBurn reads it ("" for none).
+func (b Burn) String() string {
+	switch {
+	case b.Iterations > 0:
+		return "iterations=" + strconv.FormatUint(b.Iterations, 10)
+	case b.CPU != 0:
+		return "cpu=" + b.CPU.String()
+	}
+	return ""
+}
+
+// IsZero reports an unset burn (and lets YAML's omitempty leave it out).
+func (b Burn) IsZero() bool { return b == Burn{} }
+
+// MarshalText writes the burn as String does.
+func (b Burn) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+// UnmarshalText parses the burn with ParseBurn.
+func (b *Burn) UnmarshalText(text []byte) error {
+	v, err := ParseBurn(string(text))
+	if err != nil {
+		return err
+	}
+	*b = v
+	return nil
+}
+
+// Set parses the burn of a flag (pflag.Value).
+func (b *Burn) Set(s string) error { return b.UnmarshalText([]byte(s)) }
+
+// Type names the flag's value (pflag.Value).
+func (b *Burn) Type() string { return "burn" }
 
 // tileHash decodes a tile PNG and returns the SHA-256 of its raw pixels, so the
 // answer is checked from what arrived, not from what the server says it sent.

@@ -62,7 +62,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	n := len(cfg.Targets)
 	if cfg.Doer == nil {
-		hd := NewHTTPDoer(cfg.Targets, max(cfg.Workers, cfg.RampTo, cfg.Sources, 64), !cfg.NewConnection)
+		hd := NewHTTPDoer(cfg.Targets, max(cfg.Workers, cfg.Ramp.To, cfg.Sources, 64), !cfg.NewConnection)
 		defer hd.Close()
 		cfg.Doer = hd
 		r.cfg.Doer = cfg.Doer
@@ -70,7 +70,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if n == 0 {
 		n = 1 // a test doer without target URLs
 	}
-	if r.bal, err = ParseBalancer(cfg.Balancer, n, cfg.Seed); err != nil {
+	if r.bal, err = cfg.Balancer.New(n, cfg.Seed); err != nil {
 		return nil, err
 	}
 	if r.rec, err = newRecorder(cfg.Records); err != nil {
@@ -209,9 +209,9 @@ func (r *runner) closedLoop(ctx context.Context, workers, step int, until time.T
 	wg.Wait()
 }
 
-// ramp runs the closed loop with RampFrom..RampTo workers, RampStep each.
+// ramp runs the closed loop with Ramp.From..Ramp.To workers, RampStep each.
 func (r *runner) ramp(ctx context.Context) {
-	for w, step := r.cfg.RampFrom, 0; w <= r.cfg.RampTo && ctx.Err() == nil; w, step = w+1, step+1 {
+	for w, step := r.cfg.Ramp.From, 0; w <= r.cfg.Ramp.To && ctx.Err() == nil; w, step = w+1, step+1 {
 		r.rec.mu.Lock()
 		r.rec.steps[step] = &stepAcc{hist: newHist(), workers: w, start: r.clock.Now().Sub(r.start)}
 		r.rec.mu.Unlock()
@@ -381,7 +381,7 @@ func (r *runner) progress() func() {
 		case r.cfg.Mode == ModeImage:
 			return int64(len(r.src.reqs))
 		case r.cfg.Mode == ModeRamp:
-			return int64(r.cfg.RampTo-r.cfg.RampFrom+1) * r.cfg.RampStep.Milliseconds()
+			return int64(r.cfg.Ramp.Steps()) * r.cfg.RampStep.Milliseconds()
 		}
 		return r.cfg.Duration.Milliseconds()
 	}()

@@ -137,7 +137,7 @@ func summarize(c Config, rec *recorder, elapsed time.Duration) *Totals {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	s := &Totals{
-		Mode: c.Mode, Request: requestString(c.Workload), Targets: c.Targets, Balancer: c.Balancer, Seed: c.Seed,
+		Mode: c.Mode, Request: requestString(c.Workload), Targets: c.Targets, Balancer: c.Balancer.String(), Seed: c.Seed,
 		Requests: rec.n, OK: rec.ok, Errors: maps.Clone(rec.errors), DurationSec: elapsed.Seconds(),
 		Latency: latencySummary(rec.all), PerInstance: maps.Clone(rec.instances), LateSends: rec.late, MaxLagMs: ms(rec.maxLate),
 	}
@@ -206,13 +206,13 @@ func (c *Collector) Finish(elapsed time.Duration) (*Result, error) {
 func requestString(w WorkloadSpec) string {
 	switch w.Kind {
 	case KindBurn:
-		return "burn " + w.Burn
+		return "burn " + w.Burn.String()
 	case KindAPI:
 		return "api"
 	}
-	t := w.Tiles
+	t := w.Tiles.String()
 	if t == "" {
-		t = "all"
+		t = string(TilesAll)
 	}
 	return "tile " + t
 }

@@ -64,9 +64,9 @@ func (x *Backend) Prepare(_ context.Context, e *experiment.Experiment) (record.E
 	}
 	withCpuset := false
 	for _, c := range e.Spec.Configs {
-		withCpuset = withCpuset || c.CPU.Cpuset != ""
+		withCpuset = withCpuset || !c.CPU.Cpuset.IsZero()
 		for _, n := range e.NeighboursOf(c) {
-			withCpuset = withCpuset || n.CPU.Cpuset != ""
+			withCpuset = withCpuset || !n.CPU.Cpuset.IsZero()
 		}
 	}
 	// Groups left by a runner that was killed outright (its instances died with
@@ -270,7 +270,7 @@ func (x *Backend) warmUp(ctx context.Context, lc loadgen.Config) error {
 		warm.Duration, warm.Requests = w, 0
 		if warm.Mode == loadgen.ModeRamp {
 			// One step at the top of the ramp, whatever the requests are.
-			warm.RampFrom, warm.RampStep = warm.RampTo, w
+			warm.Ramp.From, warm.RampStep = warm.Ramp.To, w
 		}
 		if _, err := loadgen.Run(ctx, warm); err != nil {
 			return fmt.Errorf("warm-up: %w", err)

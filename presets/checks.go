@@ -9,6 +9,7 @@ import (
 	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // A check is a list of conditions (Condition), each a figure with
@@ -45,8 +46,8 @@ func pointOf(c record.ConfigSummary, st stats.Stat) float64 {
 }
 
 // cond builds a condition from a point and paired bootstrap draws.
-func cond(name string, point float64, draws []float64, op string, thr float64, margin string) Condition {
-	c := Condition{Name: name, Value: point, Op: op, Threshold: thr, Margin: margin}
+func cond(name string, point float64, draws []float64, op string, thr float64, margin string) verdict.Condition {
+	c := verdict.Condition{Name: name, Value: point, Op: op, Threshold: thr, Margin: margin}
 	if draws != nil {
 		if iv, ok := stats.PercentileInterval(draws, point); ok {
 			c.CI95 = &iv
@@ -58,24 +59,24 @@ func cond(name string, point float64, draws []float64, op string, thr float64, m
 // latencyRatio is a condition on a latency statistic of config num over
 // den's (median over repeats, as the summary takes it), with the paired
 // bootstrap interval.
-func (r *Results) latencyRatio(name, num, den string, st stats.Stat, op string, thr float64, margin string) (Condition, error) {
+func (r *Results) latencyRatio(name, num, den string, st stats.Stat, op string, thr float64, margin string) (verdict.Condition, error) {
 	a, err := r.Config(num)
 	if err != nil {
-		return Condition{}, err
+		return verdict.Condition{}, err
 	}
 	b, err := r.Config(den)
 	if err != nil {
-		return Condition{}, err
+		return verdict.Condition{}, err
 	}
 	d := r.Summary.Draws(r.load(), []string{num, den}, st)
 	return cond(name, pointOf(a, st)/pointOf(b, st), stats.Ratio(d[0], d[1]), op, thr, margin), nil
 }
 
 // latencyOf is a condition on one config's latency statistic (ms).
-func (r *Results) latencyOf(name, config string, st stats.Stat, op string, thr float64, margin string) (Condition, error) {
+func (r *Results) latencyOf(name, config string, st stats.Stat, op string, thr float64, margin string) (verdict.Condition, error) {
 	a, err := r.Config(config)
 	if err != nil {
-		return Condition{}, err
+		return verdict.Condition{}, err
 	}
 	d := r.Summary.Draws(r.load(), []string{config}, st)
 	return cond(name, pointOf(a, st), d[0], op, thr, margin), nil
@@ -111,7 +112,7 @@ func (r *Results) samples(configs []string, st stats.Stat, f func(run *record.Ru
 
 // records reads a run's request records.
 func (r *Results) records(run *record.Run) ([]loadgen.Record, error) {
-	return loadgen.ReadRecordsIn(filepath.Join(r.Dir, "runs", run.ID))
+	return record.ReadRequests(record.RunIDDir(r.Dir, run.ID))
 }
 
 // sameInstance is each consecutive pair of a run's requests (in the order
@@ -136,7 +137,7 @@ func (r *Results) sameInstance(run *record.Run) ([]float64, error) {
 // busyBlocks is the CPU the run's groups (instances and neighbours) kept
 // busy in each whole second of usage.csv, in cores.
 func (r *Results) busyBlocks(run *record.Run) ([]float64, error) {
-	path := filepath.Join(r.Dir, "runs", run.ID, "usage.csv")
+	path := filepath.Join(record.RunIDDir(r.Dir, run.ID), record.UsageFile)
 	c, err := record.ReadColumns(path)
 	if err != nil {
 		return nil, err

@@ -2,20 +2,20 @@ package presets
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // Evaluate computes the preset's check from the results in dir and writes
 // verdict.json there. scaled says how a quick run was scaled ("" for none).
-func (p *Preset) Evaluate(dir, scaled string) (*Verdict, error) {
+func (p *Preset) Evaluate(dir, scaled string) (*verdict.Verdict, error) {
 	return p.evaluate(dir, scaled, nil)
 }
 
 // evaluate is Evaluate with dir's summary already read (nil: read it).
-func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*Verdict, error) {
+func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*verdict.Verdict, error) {
 	r, err := readResults(dir, s)
 	if err != nil {
 		return nil, err
@@ -27,29 +27,29 @@ func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*Ver
 		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
 	}
 	reps := r.repeats()
-	out, need, err := Combine(conds, reps)
+	out, need, err := verdict.Combine(conds, reps)
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: checking %s: %w", p.Name, dir, err)
 	}
-	v := &Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check, SelfCheck: p.SelfCheck,
-		Outcome: out, Reproduced: out == Reproduced, Conditions: conds, Numbers: numbers,
+	v := &verdict.Verdict{Preset: p.Name, Finding: p.Finding, Source: p.Source, Claim: p.Claim, Check: p.Check, SelfCheck: p.SelfCheck,
+		Outcome: out, Reproduced: out == verdict.Reproduced, Conditions: conds, Numbers: numbers,
 		Repeats: reps, RepeatsNeeded: need, CIMethod: r.Summary.CIMethod, Scaled: scaled, Backend: r.Env.Backend}
 	// A self-check's figures come from throttlelab's own seeded choices,
 	// not from timing: other work cannot disturb them.
 	if d := r.disturbed(); d != "" && !p.SelfCheck {
 		v.Disturbed = d
-		if out != Inconclusive {
-			v.Outcome, v.Reproduced, v.RepeatsNeeded = Inconclusive, false, 0
+		if out != verdict.Inconclusive {
+			v.Outcome, v.Reproduced, v.RepeatsNeeded = verdict.Inconclusive, false, 0
 		}
 	}
-	if v.Outcome != Reproduced && p.why != nil {
+	if v.Outcome != verdict.Reproduced && p.why != nil {
 		v.Why = p.why(r)
 	}
-	return v, record.WriteJSON(filepath.Join(dir, "verdict.json"), v)
+	return v, record.WriteVerdict(dir, v)
 }
 
 // Line is the verdict in one line, as run and sim print it.
-func Line(v *Verdict) string { return v.Line() }
+func Line(v *verdict.Verdict) string { return v.Line() }
 
 // disturbed describes the runs during which other work used more than
 // record.DisturbedShare of the host's CPUs ("" when none did, or the backend

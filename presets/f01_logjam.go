@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f01Logjam is f01-logjam.yaml.
@@ -27,9 +28,9 @@ var f01Logjam = &Preset{
 	},
 	negative: func(e *experiment.Experiment) error {
 		// Limits far above the demand: nothing waits for quota.
-		return setLimit(e, "limited", "16")
+		return setLimit(e, "limited", milli(16000))
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		v, err := p99s(r, "unlimited", "limited")
 		if err != nil {
 			return nil, "", err
@@ -44,7 +45,7 @@ var f01Logjam = &Preset{
 		if err != nil {
 			return nil, "", err
 		}
-		return []Condition{rc}, fmt.Sprintf("p99 %.0f ms limited against %.0f ms unlimited: %.2fx (needs >= 2); a limited pod used %.2f cores on average against its %.2f limit, and was throttled in %.0f%% of periods",
+		return []verdict.Condition{rc}, fmt.Sprintf("p99 %.0f ms limited against %.0f ms unlimited: %.2fx (needs >= 2); a limited pod used %.2f cores on average against its %.2f limit, and was throttled in %.0f%% of periods",
 			v[1], v[0], ratio, lim.MeanCores/float64(c.Instances), cpus(c.CPU.Limit), lim.ThrottledPct), nil
 	},
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f02LimitSize is f02-limit-size.yaml.
@@ -26,7 +27,7 @@ var f02LimitSize = &Preset{
 				return "", err
 			}
 			cfg.Instances, cfg.CPU.Limit = pods, milli(m)
-			got = append(got, milli(m))
+			got = append(got, milli(m).String())
 		}
 		e.Spec.Loads[0].Workers = pods
 		tileQuick(e, 200)
@@ -47,12 +48,12 @@ var f02LimitSize = &Preset{
 		a.CPU.Limit, b.CPU.Limit = b.CPU.Limit, a.CPU.Limit
 		return nil
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		v, err := p99s(r, "unlimited", "limit-1", "limit-2", "limit-4")
 		if err != nil {
 			return nil, "", err
 		}
-		var conds []Condition
+		var conds []verdict.Condition
 		for _, c := range []struct {
 			name, num, den, op string
 			thr                float64

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/units"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f03PoolSize is f03-pool-size.yaml.
@@ -14,7 +16,7 @@ var f03PoolSize = &Preset{
 	Published: "2 x 8 CPUs better than 4 x 4 CPUs; unlimited pods under overload better than either",
 	quick: func(e *experiment.Experiment, cores int) (string, error) {
 		small, big := milli(4*cores*1000/16), milli(8*cores*1000/16)
-		for name, limit := range map[string]string{"4x4cpu": small, "2x8cpu": big} {
+		for name, limit := range map[string]units.CPUQuantity{"4x4cpu": small, "2x8cpu": big} {
 			c, err := config(e, name)
 			if err != nil {
 				return "", err
@@ -39,7 +41,7 @@ var f03PoolSize = &Preset{
 		a.CPU.Limit, b.CPU.Limit = b.CPU.Limit, a.CPU.Limit
 		return nil
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		v, err := p99s(r, "unlimited", "4x4cpu", "2x8cpu")
 		if err != nil {
 			return nil, "", err
@@ -53,6 +55,6 @@ var f03PoolSize = &Preset{
 		if err != nil {
 			return nil, "", err
 		}
-		return []Condition{big, un}, fmt.Sprintf("p99 4 small pools %.0f ms, 2 big pools %.0f ms, unlimited %.0f ms", v[1], v[2], v[0]), nil
+		return []verdict.Condition{big, un}, fmt.Sprintf("p99 4 small pools %.0f ms, 2 big pools %.0f ms, unlimited %.0f ms", v[1], v[2], v[0]), nil
 	},
 }

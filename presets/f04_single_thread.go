@@ -5,8 +5,10 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f04SingleThread is f04-single-thread.yaml.
@@ -24,7 +26,7 @@ var f04SingleThread = &Preset{
 			c.Instances = 4
 		}
 		top := scale(24, cores, 16, 3)
-		e.Spec.Loads[0].Ramp = fmt.Sprintf("1:%d", top)
+		e.Spec.Loads[0].Ramp = loadgen.Ramp{From: 1, To: top}
 		e.Spec.Loads[0].Step = dur(3 * time.Second)
 		e.Spec.Repeats = 1
 		return fmt.Sprintf("4 pods per config, ramp 1..%d clients of 3 s each, 1 repeat", top), nil
@@ -32,9 +34,9 @@ var f04SingleThread = &Preset{
 	negative: func(e *experiment.Experiment) error {
 		// The threaded pods starved by a tenth of a CPU each: they are the
 		// slow ones now.
-		return setLimit(e, "threaded-1cpu", "100m")
+		return setLimit(e, "threaded-1cpu", milli(100))
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		d, v, err := r.samples([]string{"single", "threaded-1cpu"}, p99Stat, func(run *record.Run) ([]float64, error) {
 			return r.stepLatencies(run, 2)
 		})
@@ -43,6 +45,6 @@ var f04SingleThread = &Preset{
 		}
 		s, th := v[0], v[1]
 		c := cond("p99 at 2 clients single / threaded", s/th, stats.Ratio(d[0], d[1]), ">=", 1.1, "10% slower: more than a draw of the same distribution")
-		return []Condition{c}, fmt.Sprintf("at 2 clients: p99 %.1f ms single-threaded, %.1f ms threaded with a limit", s, th), nil
+		return []verdict.Condition{c}, fmt.Sprintf("at 2 clients: p99 %.1f ms single-threaded, %.1f ms threaded with a limit", s, th), nil
 	},
 }

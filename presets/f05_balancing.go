@@ -5,7 +5,9 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/stats"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f05Service is f05-service.yaml.
@@ -15,7 +17,7 @@ var f05Service = &Preset{
 	Check:     "same-pod rate of consecutive requests within 20% of 1/N",
 	Published: "1/N: 12.5% for 8 pods",
 	quick:     quickRate,
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		return sameRate(r, 1.0)
 	},
 }
@@ -27,7 +29,7 @@ var f05Ingress = &Preset{
 	Check:     "same-pod rate of consecutive requests within 20% of (2/3)(1/N)",
 	Published: "~8% for 8 pods",
 	quick:     quickRate,
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		return sameRate(r, 2.0/3)
 	},
 }
@@ -46,14 +48,14 @@ func quickRate(e *experiment.Experiment, cores int) (string, error) {
 // roundRobin is the balancing presets' negative variant: one round robin
 // never sends two consecutive requests to the same pod.
 func roundRobin(e *experiment.Experiment) error {
-	e.Spec.Balancer = "roundrobin"
+	e.Spec.Balancer = loadgen.BalancerSpec{Kind: loadgen.BalanceRoundRobin}
 	return nil
 }
 
 // sameRate checks the balancer's same-pod rate of consecutive requests. It
 // is a self-check: the balancers are throttlelab's own code (and unit
 // tested); what the kernel decides does not enter it.
-func sameRate(r *Results, factor float64) ([]Condition, string, error) {
+func sameRate(r *Results, factor float64) ([]verdict.Condition, string, error) {
 	c := r.Spec.Spec.Configs[0]
 	d, v, err := r.samples([]string{c.Name}, stats.Mean, r.sameInstance)
 	if err != nil {
@@ -63,6 +65,6 @@ func sameRate(r *Results, factor float64) ([]Condition, string, error) {
 	want := factor / float64(c.Instances)
 	cd := cond("same-pod rate", got, d[0], "between", 0.8*want, "within 20% of the expected rate")
 	cd.High = 1.2 * want
-	return []Condition{cd}, fmt.Sprintf("%.1f%% of consecutive requests went to the same pod (balancer %s, %d pods); expected %.1f%% +- 20%%",
+	return []verdict.Condition{cd}, fmt.Sprintf("%.1f%% of consecutive requests went to the same pod (balancer %s, %d pods); expected %.1f%% +- 20%%",
 		100*got, r.Spec.Spec.Balancer, c.Instances, 100*want), nil
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/stats"
+	"github.com/throttlelab/throttlelab/units"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f06NoisyNeighbour is f06-noisy-neighbour.yaml.
@@ -35,7 +37,7 @@ var f06NoisyNeighbour = &Preset{
 			for j := range c.Neighbours {
 				n := &c.Neighbours[j]
 				n.Workers, n.CPU.Request = workers, req
-				if n.CPU.Limit != "" {
+				if !n.CPU.Limit.IsZero() {
 					n.CPU.Limit = lim
 				}
 			}
@@ -52,11 +54,11 @@ var f06NoisyNeighbour = &Preset{
 			return err
 		}
 		for i := range c.Neighbours {
-			c.Neighbours[i].CPU.Limit = ""
+			c.Neighbours[i].CPU.Limit = units.CPUQuantity{}
 		}
 		return nil
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		v, err := p99s(r, "alone", "noise", "noise-limited")
 		if err != nil {
 			return nil, "", err
@@ -91,7 +93,7 @@ var f06NoisyNeighbour = &Preset{
 		if limit, peak := noiseLimitAndPeak(r, "noise-limited"); limit > 0 && peak > 0 {
 			sum += fmt.Sprintf("; a limited noise pod ran at up to %.2f cores within one of its periods against its %g-CPU limit", peak, limit)
 		}
-		return []Condition{p, idle}, sum, nil
+		return []verdict.Condition{p, idle}, sum, nil
 	},
 }
 
@@ -104,11 +106,10 @@ func noiseLimitAndPeak(r *Results, name string) (limit, peak float64) {
 		return 0, 0
 	}
 	for _, n := range c.Neighbours {
-		k, err := n.CPU.Kube()
-		if err != nil || k.LimitMilli <= 0 {
+		if n.CPU.Limit.Milli <= 0 {
 			continue
 		}
-		if l := float64(k.LimitMilli) / 1000; limit == 0 || l < limit {
+		if l := n.CPU.Limit.Cores(); limit == 0 || l < limit {
 			limit = l
 		}
 	}

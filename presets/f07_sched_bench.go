@@ -2,12 +2,12 @@ package presets
 
 import (
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f07SchedBench is f07-sched-bench.yaml.
@@ -22,7 +22,7 @@ var f07SchedBench = &Preset{
 		for i := range e.Spec.Configs {
 			n := &e.Spec.Configs[i].Neighbours[0]
 			n.Workers = workers
-			if n.CPU.Limit != "" {
+			if !n.CPU.Limit.IsZero() {
 				n.CPU.Limit = lim
 			}
 		}
@@ -36,11 +36,11 @@ var f07SchedBench = &Preset{
 			return err
 		}
 		for i := range c.Neighbours {
-			c.Neighbours[i].CPU.Limit = "64"
+			c.Neighbours[i].CPU.Limit = milli(64000)
 		}
 		return nil
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		gu, nu, err := r.BurstGoodput("unlimited", "burst")
 		if err != nil {
 			return nil, "", err
@@ -64,7 +64,7 @@ var f07SchedBench = &Preset{
 		limit := cpus(c.CPU.Limit)
 		ratio := gl / gu
 		d, _, err := r.samples([]string{"limit-2", "unlimited"}, stats.Mean, func(run *record.Run) ([]float64, error) {
-			cycles, err := record.ReadBurstCycles(filepath.Join(r.Dir, "runs", run.ID), "burst")
+			cycles, err := record.ReadBurstCycles(record.RunIDDir(r.Dir, run.ID), "burst")
 			v := make([]float64, len(cycles))
 			for i, cy := range cycles {
 				v[i] = float64(cy.Total)
@@ -80,7 +80,7 @@ var f07SchedBench = &Preset{
 		// they are, with 10% room under the limit.
 		peak := cond("limited 100 ms peak cores", u.Peak100ms, nil, ">=", 0.9*limit, "within 10% of the limit")
 		avg := cond("limited busiest 1 s cores", u.Peak1s, nil, "<=", limit, "at most the limit")
-		return []Condition{g, peak, avg}, fmt.Sprintf("goodput %.0f M iterations per burst limited against %.0f M unlimited (%d and %d bursts): %.2f (needs 0.45-0.75); limited burst used %.2f cores at its 100 ms peak and %.2f over its busiest second, limit %.2f",
+		return []verdict.Condition{g, peak, avg}, fmt.Sprintf("goodput %.0f M iterations per burst limited against %.0f M unlimited (%d and %d bursts): %.2f (needs 0.45-0.75); limited burst used %.2f cores at its 100 ms peak and %.2f over its busiest second, limit %.2f",
 			gl/1e6, gu/1e6, nl, nu, ratio, u.Peak100ms, u.Peak1s, limit), nil
 	},
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/stats"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f08OnoffApi is f08-onoff-api.yaml.
@@ -26,7 +27,7 @@ var f08OnoffApi = &Preset{
 				return "", err
 			}
 			cfg.CPU.Limit = m
-			got = append(got, m)
+			got = append(got, m.String())
 		}
 		e.Spec.Loads[0].Sources = scale(64, cores, 4, 8)
 		e.Spec.Loads[0].Duration = dur(10 * time.Second)
@@ -35,9 +36,9 @@ var f08OnoffApi = &Preset{
 	},
 	negative: func(e *experiment.Experiment) error {
 		// The smallest limit far above the demand: the mean does not rise.
-		return setLimit(e, "limit-2", "64")
+		return setLimit(e, "limit-2", milli(64000))
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		var m [3]float64
 		for i, n := range []string{"unlimited", "limit-2", "limit-4"} {
 			v, err := r.MeanLatency(n)
@@ -54,7 +55,7 @@ var f08OnoffApi = &Preset{
 		if err != nil {
 			return nil, "", err
 		}
-		return []Condition{small, large}, fmt.Sprintf("mean latency %.2f ms unlimited, %.2f ms at the smallest limit (%.2fx, needs >= 1.5), %.2f ms at the largest (%.2fx, needs <= 1.2)",
+		return []verdict.Condition{small, large}, fmt.Sprintf("mean latency %.2f ms unlimited, %.2f ms at the smallest limit (%.2fx, needs >= 1.5), %.2f ms at the largest (%.2fx, needs <= 1.2)",
 			m[0], m[1], m[1]/m[0], m[2], m[2]/m[0]), nil
 	},
 }

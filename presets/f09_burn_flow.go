@@ -8,6 +8,7 @@ import (
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f09BurnFlow is f09-burn-flow.yaml.
@@ -24,11 +25,11 @@ var f09BurnFlow = &Preset{
 		// Every config at 1 CPU, far above one 5 ms request at a time:
 		// nothing waits for the next period.
 		for i := range e.Spec.Configs {
-			e.Spec.Configs[i].CPU.Limit = "1"
+			e.Spec.Configs[i].CPU.Limit = milli(1000)
 		}
 		return nil
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		one, err := r.Config("cpu-1")
 		if err != nil {
 			return nil, "", err
@@ -96,7 +97,7 @@ var f09BurnFlow = &Preset{
 		if err != nil {
 			return nil, "", err
 		}
-		conds := []Condition{p50, p99, cond("share waiting over half a period at 0.1 CPU", slowFrac, ds[0], ">=", 1.0/3, "a third of the requests")}
+		conds := []verdict.Condition{p50, p99, cond("share waiting over half a period at 0.1 CPU", slowFrac, ds[0], ">=", 1.0/3, "a third of the requests")}
 		if slow > 0 {
 			dn, _, err := r.samples([]string{"cpu-100m"}, stats.Mean, indicator(isSlow, isNear))
 			if err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f12Weights is f12-weights.yaml.
@@ -25,7 +26,7 @@ var f12Weights = &Preset{
 		e.Spec.Repeats = 4
 		return strings.Replace(how, "1 repeat", "4 repeats", 1), nil
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		v, err := p99s(r, "weight-100", "weight-10000")
 		if err != nil {
 			return nil, "", err
@@ -34,7 +35,7 @@ var f12Weights = &Preset{
 		if err != nil {
 			return nil, "", err
 		}
-		return []Condition{c}, fmt.Sprintf("p99 %.1f ms at weight 100, %.1f ms at weight 10000: the larger weight is %.2fx better (needs <= 1.2)", v[0], v[1], v[0]/v[1]), nil
+		return []verdict.Condition{c}, fmt.Sprintf("p99 %.1f ms at weight 100, %.1f ms at weight 10000: the larger weight is %.2fx better (needs <= 1.2)", v[0], v[1], v[0]/v[1]), nil
 	},
 }
 

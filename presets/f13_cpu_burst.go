@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f13CpuBurst is f13-cpu-burst.yaml.
@@ -40,7 +41,7 @@ var f13CpuBurst = &Preset{
 		c.CPU.Burst = dur(0)
 		return nil
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		nb, err := r.Config("no-burst")
 		if err != nil {
 			return nil, "", err
@@ -66,7 +67,7 @@ var f13CpuBurst = &Preset{
 		}
 		// Counts over every period and the highest windows: judged as they
 		// are (no interval).
-		conds := []Condition{p,
+		conds := []verdict.Condition{p,
 			cond("throttled periods burst / no burst", thr, nil, "<=", 0.5, "half or less"),
 			cond("no-burst 100 ms peak / limit", nb.Peak100msCores/limit, nil, ">=", 1, "above the limit"),
 			cond("no-burst mean cores / limit", nb.MeanCores/limit, nil, "<=", 1, "under the limit"),

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // f14Pinning is f14-pinning.yaml.
@@ -24,7 +25,7 @@ var f14Pinning = &Preset{
 			// What the shared pool did, from its own figures: how wide it
 			// ran at its peak and how often it then waited for quota.
 			how := fmt.Sprintf("ran on up to %.2f cores at its 100 ms peak", s.Peak100msCores)
-			if c, err := config(r.Spec, "shared"); err == nil && c.CPU.Limit != "" {
+			if c, err := config(r.Spec, "shared"); err == nil && !c.CPU.Limit.IsZero() {
 				how += fmt.Sprintf(" against its %.2f-CPU limit", cpus(c.CPU.Limit))
 			}
 			if s.ThrottledPct >= 1 {
@@ -43,14 +44,11 @@ var f14Pinning = &Preset{
 		for i := range e.Spec.Configs {
 			c := &e.Spec.Configs[i]
 			c.CPU.Request = m
-			if c.CPU.Limit != "" {
+			if !c.CPU.Limit.IsZero() {
 				c.CPU.Limit = m
 			}
-			if c.CPU.Cpuset != "" {
-				c.CPU.Cpuset = fmt.Sprintf("%d-%d", cores-n, cores-1)
-				if n == 1 {
-					c.CPU.Cpuset = fmt.Sprint(cores - 1)
-				}
+			if !c.CPU.Cpuset.IsZero() {
+				c.CPU.Cpuset = experiment.CPURange(cores-n, cores-1)
 			}
 		}
 		e.Spec.Loads[0].Step = dur(6 * time.Second)
@@ -74,7 +72,7 @@ var f14Pinning = &Preset{
 		c.CPU.Request, c.CPU.Limit = half, half
 		return nil
 	},
-	verdict: func(r *Results) ([]Condition, string, error) {
+	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		s, err := r.Config("shared")
 		if err != nil {
 			return nil, "", err
@@ -87,7 +85,7 @@ var f14Pinning = &Preset{
 		if err != nil {
 			return nil, "", err
 		}
-		conds := []Condition{cond("pinned throttled periods %", p.ThrottledPct, nil, "<=", 1, "under 1% of periods (a count, no interval)"), ratio}
+		conds := []verdict.Condition{cond("pinned throttled periods %", p.ThrottledPct, nil, "<=", 1, "under 1% of periods (a count, no interval)"), ratio}
 		return conds, fmt.Sprintf("pinned: %.1f%% of periods throttled (needs none, under 1%%), p99 %.0f ms against %.0f ms shared (%.2fx, needs >= 0.9)",
 			p.ThrottledPct, p.P99Ms, s.P99Ms, p.P99Ms/s.P99Ms), nil
 	},

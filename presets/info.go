@@ -21,7 +21,7 @@ type Info struct {
 
 // ReadInfo reads dir/preset.json; nil if the directory ran no preset.
 func ReadInfo(dir string) (*Info, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "preset.json"))
+	b, err := os.ReadFile(filepath.Join(dir, record.PresetFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -30,7 +30,7 @@ func ReadInfo(dir string) (*Info, error) {
 	}
 	var i Info
 	if err := json.Unmarshal(b, &i); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "preset.json"), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, record.PresetFile), err)
 	}
 	return &i, nil
 }
@@ -43,7 +43,7 @@ func (i *Info) Write(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return record.WriteJSON(filepath.Join(dir, "preset.json"), i)
+	return record.WriteJSON(filepath.Join(dir, record.PresetFile), i)
 }
 
 // Judge computes the preset's check over the results in dir and writes
@@ -60,7 +60,7 @@ func (i *Info) Judge(dir string, s *record.ExperimentSummary) (runner.Verdict, e
 	}
 	v, err := p.evaluate(dir, i.Scaled, s)
 	if v == nil {
-		return nil, err // no *Verdict(nil) inside a non-nil runner.Verdict
+		return nil, err // no *verdict.Verdict(nil) inside a non-nil runner.Verdict
 	}
 	return v, err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/units"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 //go:embed *.yaml
@@ -36,7 +37,7 @@ type Preset struct {
 	SelfCheck bool
 	// verdict computes the check's conditions from what was measured, and
 	// the figures behind them in words.
-	verdict func(r *Results) ([]Condition, string, error)
+	verdict func(r *Results) ([]verdict.Condition, string, error)
 	// why, if set, explains a check that did not pass, from the same
 	// results ("" if it cannot tell).
 	why func(r *Results) string
@@ -113,13 +114,8 @@ func scale(n, cores, orig, lo int) int {
 	return max(v, lo)
 }
 
-// milli writes a CPU amount in Kubernetes units.
-func milli(m int) string {
-	if m%1000 == 0 {
-		return fmt.Sprint(m / 1000)
-	}
-	return fmt.Sprintf("%dm", m)
-}
+// milli is a CPU amount of m millicores, written in Kubernetes units.
+func milli(m int) units.CPUQuantity { return units.Millicores(int64(m)) }
 
 // config finds a config of the spec by name: a spec changed by hand may lack
 // one that a preset scales or checks.

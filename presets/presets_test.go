@@ -16,6 +16,7 @@ import (
 	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
 	"github.com/throttlelab/throttlelab/units"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 func TestPresetsParse(t *testing.T) {
@@ -98,7 +99,7 @@ var simPositive = map[string]func(*experiment.Experiment) error{
 			return err
 		}
 		for i := range c.Neighbours {
-			c.Neighbours[i].CPU.Limit = "500m"
+			c.Neighbours[i].CPU.Limit = milli(500)
 		}
 		return nil
 	},
@@ -132,7 +133,7 @@ var simPositive = map[string]func(*experiment.Experiment) error{
 // reversed is the condition with its check turned around: at most where it
 // asked at least, at least where it asked at most, and for a range the side
 // of it the figure is on (the top when inside).
-func reversed(c Condition) Condition {
+func reversed(c verdict.Condition) verdict.Condition {
 	switch c.Op {
 	case ">=":
 		c.Op = "<="
@@ -171,7 +172,7 @@ func TestNegativeVariants(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if pos.Outcome != Reproduced {
+			if pos.Outcome != verdict.Reproduced {
 				t.Fatalf("the positive variant does not reproduce the finding here, so the negative would prove nothing: %s", Line(pos))
 			}
 			dir, how = simulateQuick(t, p, func(e *experiment.Experiment) error {
@@ -184,30 +185,30 @@ func TestNegativeVariants(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if neg.Outcome != NotReproduced {
+			if neg.Outcome != verdict.NotReproduced {
 				t.Errorf("the negative variant, where the finding cannot hold, gave: %s", Line(neg))
 			}
 			// Reversed, the check fails the positive variant...
-			var rev []Condition
+			var rev []verdict.Condition
 			for _, c := range pos.Conditions {
 				rev = append(rev, reversed(c))
 			}
-			if out, _, err := Combine(rev, pos.Repeats); err != nil || out != NotReproduced {
+			if out, _, err := verdict.Combine(rev, pos.Repeats); err != nil || out != verdict.NotReproduced {
 				t.Errorf("the reversed check gave the positive variant %s (%v): %v", out, err, rev)
 			}
 			// ...and passes the conditions that sank the negative one.
 			sank := 0
 			for _, c := range neg.Conditions {
-				if c.Outcome != NotReproduced {
+				if c.Outcome != verdict.NotReproduced {
 					continue
 				}
 				sank++
 				r := reversed(c)
-				if err := r.Judge(neg.Repeats); err != nil || r.Outcome != Reproduced {
+				if err := r.Judge(neg.Repeats); err != nil || r.Outcome != verdict.Reproduced {
 					t.Errorf("reversed, %s gave the negative variant %s (%v)", r, r.Outcome, err)
 				}
 			}
-			if sank == 0 && neg.Outcome == NotReproduced {
+			if sank == 0 && neg.Outcome == verdict.NotReproduced {
 				t.Errorf("the negative variant failed with no failing condition: %+v", neg.Conditions)
 			}
 			// The why is computed from the data: F12's from the neighbour's
@@ -254,12 +255,12 @@ func TestDisturbedRunsMakeVerdictsInconclusive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if clean.Outcome != Reproduced || clean.Disturbed != "" {
+	if clean.Outcome != verdict.Reproduced || clean.Disturbed != "" {
 		t.Fatalf("undisturbed: %s", Line(clean))
 	}
 	first := runSummaries(t, dir)[0]
 	setHostOther(t, first, 0.15) // under a tenth of 2 cores
-	if v, err := p.Evaluate(dir, how); err != nil || v.Outcome != Reproduced || v.Disturbed != "" {
+	if v, err := p.Evaluate(dir, how); err != nil || v.Outcome != verdict.Reproduced || v.Disturbed != "" {
 		t.Fatalf("0.15 cores of other work: %v %s", err, Line(v))
 	}
 	setHostOther(t, first, 0.9)
@@ -267,7 +268,7 @@ func TestDisturbedRunsMakeVerdictsInconclusive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Outcome != Inconclusive || v.Reproduced || !strings.Contains(v.Disturbed, "0.90 of its 2 cores during 1 of") || !strings.Contains(Line(v), "Disturbed: ") {
+	if v.Outcome != verdict.Inconclusive || v.Reproduced || !strings.Contains(v.Disturbed, "0.90 of its 2 cores during 1 of") || !strings.Contains(Line(v), "Disturbed: ") {
 		t.Errorf("0.9 cores of other work: %s", Line(v))
 	}
 }
@@ -287,7 +288,7 @@ func TestSelfChecksIgnoreOtherWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Outcome != Reproduced || v.Disturbed != "" {
+	if v.Outcome != verdict.Reproduced || v.Disturbed != "" {
 		t.Errorf("a self-check beside other work: %s", Line(v))
 	}
 }

@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
 	"github.com/throttlelab/throttlelab/units"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 const (
@@ -43,7 +45,7 @@ func dur(d time.Duration) experiment.Duration { return experiment.Duration{Durat
 
 // tileQuick shrinks a tile experiment: a random sample of tiles, one repeat.
 func tileQuick(e *experiment.Experiment, tiles int) {
-	e.Spec.Workload.Tiles = fmt.Sprintf("sample:%d", tiles)
+	e.Spec.Workload.Tiles = loadgen.TileSet{Kind: loadgen.TilesSample, Sample: tiles}
 	e.Spec.Repeats = 1
 }
 
@@ -71,9 +73,9 @@ var presets = []*Preset{
 // neighbour threads in proportion, 10 s, one repeat.
 func quickQoS() func(e *experiment.Experiment, cores int) (string, error) {
 	return func(e *experiment.Experiment, cores int) (string, error) {
-		sc := func(q string) string {
-			if q == "" {
-				return ""
+		sc := func(q units.CPUQuantity) units.CPUQuantity {
+			if q.IsZero() {
+				return q
 			}
 			return milli(int(math.Round(cpus(q) * 1000 * float64(cores) / 4)))
 		}
@@ -97,8 +99,8 @@ func quickQoS() func(e *experiment.Experiment, cores int) (string, error) {
 	}
 }
 
-func p99Worse(base, with string, factor float64) func(r *Results) ([]Condition, string, error) {
-	return func(r *Results) ([]Condition, string, error) {
+func p99Worse(base, with string, factor float64) func(r *Results) ([]verdict.Condition, string, error) {
+	return func(r *Results) ([]verdict.Condition, string, error) {
 		v, err := p99s(r, base, with)
 		if err != nil {
 			return nil, "", err
@@ -107,7 +109,7 @@ func p99Worse(base, with string, factor float64) func(r *Results) ([]Condition, 
 		if err != nil {
 			return nil, "", err
 		}
-		return []Condition{c}, fmt.Sprintf("p99 %.1f ms alone, %.1f ms with the neighbour: %.2fx (needs >= %g)", v[0], v[1], v[1]/v[0], factor), nil
+		return []verdict.Condition{c}, fmt.Sprintf("p99 %.1f ms alone, %.1f ms with the neighbour: %.2fx (needs >= %g)", v[0], v[1], v[1]/v[0], factor), nil
 	}
 }
 
@@ -115,7 +117,7 @@ func p99Worse(base, with string, factor float64) func(r *Results) ([]Condition, 
 var p99Stat = stats.Quantile(99)
 
 // setLimit sets a config's CPU limit (a negative variant's change).
-func setLimit(e *experiment.Experiment, name, limit string) error {
+func setLimit(e *experiment.Experiment, name string, limit units.CPUQuantity) error {
 	c, err := config(e, name)
 	if err != nil {
 		return err
@@ -166,14 +168,8 @@ func (r *Results) stepLatencies(run *record.Run, workers int) ([]float64, error)
 	return v, nil
 }
 
-// cpus parses a Kubernetes CPU amount ("500m", "2") into cores.
-func cpus(q string) float64 {
-	m, _, err := units.ParseMilliCPU(q)
-	if err != nil {
-		return 0
-	}
-	return float64(m) / 1000
-}
+// cpus is a CPU amount in cores.
+func cpus(q units.CPUQuantity) float64 { return q.Cores() }
 
 // rarelyThrottled explains a failed limit check whose limited config was
 // seldom throttled: the load did not reach the quota.

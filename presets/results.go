@@ -3,11 +3,9 @@ package presets
 import (
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
 )
@@ -133,7 +131,7 @@ func (r *Results) BurstGoodput(config, name string) (float64, int, error) {
 	var sum float64
 	n := 0
 	for _, run := range r.runsOf(config) {
-		cycles, err := record.ReadBurstCycles(filepath.Join(r.Dir, "runs", run.ID), name)
+		cycles, err := record.ReadBurstCycles(record.RunIDDir(r.Dir, run.ID), name)
 		if err != nil {
 			return 0, 0, err
 		}
@@ -175,7 +173,7 @@ func (r *Results) meanStall(config string) (float64, error) {
 func (r *Results) Latencies(config string) ([]float64, error) {
 	var out []float64
 	for _, run := range r.runsOf(config) {
-		recs, err := loadgen.ReadRecordsIn(filepath.Join(r.Dir, "runs", run.ID))
+		recs, err := record.ReadRequests(record.RunIDDir(r.Dir, run.ID))
 		if err != nil {
 			return nil, err
 		}

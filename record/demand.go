@@ -50,7 +50,7 @@ func ReadDemand(dir, config, instance string) (*InstanceDemand, error) {
 			}
 			name = rs.Instances[0]
 		}
-		u, err := ReadUsage(filepath.Join(dir, "runs", rs.ID))
+		u, err := ReadUsage(RunIDDir(dir, rs.ID))
 		if err != nil {
 			return nil, err
 		}
@@ -64,7 +64,7 @@ func ReadDemand(dir, config, instance string) (*InstanceDemand, error) {
 		}
 		var thr []uint64
 		if st, ok := runStat(rs, name); ok && st.ThrottledPeriods > 0 {
-			thr, _ = throttledColumn(filepath.Join(dir, "runs", rs.ID), u.At, rs.Index, name)
+			thr, _ = throttledColumn(RunIDDir(dir, rs.ID), u.At, rs.Index, name)
 		}
 		r := rs.Demand(name, u.At, col, thr)
 		r.Source = fmt.Sprintf("%s run %s, %s", dir, rs.ID, name)

@@ -6,10 +6,12 @@
 // report.WriteRows prints).
 //
 // A results directory holds spec.yaml (the resolved spec), env.json,
-// preset.json and verdict.json (package presets writes and reads them),
-// summary.json and one directory per
-// run, runs/CONFIG/LOAD/rN, with that run's summary.json, requests.csv,
-// usage.csv, throttled.csv and latency.hdr.
+// preset.json (package presets writes and reads it), verdict.json (a
+// preset's check, package verdict), sim.json (the simulator's), summary.json,
+// report.html and one directory per run, runs/CONFIG/LOAD/rN, with that run's
+// summary.json, requests.csv, usage.csv, throttled.csv and latency.hdr. Their
+// names are constants here (SpecFile, RunDir, RequestsFile, ...), spelled
+// nowhere else.
 //
 // Example:
 //

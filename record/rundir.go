@@ -14,20 +14,6 @@ import (
 	"github.com/throttlelab/throttlelab/cgroup"
 )
 
-// The files of a run directory (runs/CONFIG/LOAD/rN). Every backend writes
-// them through a RunWriter; the report and the checks read them.
-const (
-	RequestsFile  = "requests.csv"
-	ProbeFile     = "probe.csv"
-	UsageFile     = "usage.csv"
-	ThrottledFile = "throttled.csv"
-	HistFile      = "latency.hdr"
-	SummaryFile   = "summary.json"
-)
-
-// BurstFile is a burst neighbour's file: one JSON line per finished cycle.
-func BurstFile(name string) string { return "burst-" + name + ".jsonl" }
-
 // InstanceGroup is the cgroup (and usage.csv column) of instance in run
 // index: "r003-limited-1".
 func InstanceGroup(index int, instance string) string {

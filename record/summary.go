@@ -65,10 +65,9 @@ type ExperimentSummary struct {
 	Runs    []*Run          `json:"runs"`
 	// CIMethod says how the intervals were computed (empty without them).
 	CIMethod string `json:"ci_method,omitempty"`
-	// Verdict is a preset's check (a presets.Verdict, whose package owns
-	// its fields), when the experiment is one. Read back from summary.json
-	// it is the JSON's generic form; presets.ReadVerdict reads verdict.json,
-	// the same verdict, typed.
+	// Verdict is a preset's check (a *verdict.Verdict), when the experiment
+	// is one. Read back from summary.json it is the JSON's generic form;
+	// ReadVerdict reads verdict.json, the same verdict, typed.
 	Verdict any `json:"verdict,omitempty"`
 	// Samples are the runs' successful latencies (ms) by run ID, as
 	// AddIntervals was given them; checks resample them too.

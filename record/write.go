@@ -42,7 +42,7 @@ func WriteSpec(dir string, e *experiment.Experiment) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, "spec.yaml"), b, 0o644)
+	return os.WriteFile(filepath.Join(dir, SpecFile), b, 0o644)
 }
 
 // WriteFileAtomic writes path through a temporary file in the same directory

@@ -126,10 +126,8 @@ func limitOf(e *experiment.Experiment, config string) int64 {
 		return 0
 	}
 	for _, c := range e.Spec.Configs {
-		if c.Name == config && c.CPU.Limit != "" {
-			if m, _, err := units.ParseMilliCPU(c.CPU.Limit); err == nil {
-				return m
-			}
+		if c.Name == config {
+			return c.CPU.Limit.Milli
 		}
 	}
 	return 0

@@ -11,6 +11,7 @@ import (
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 // TestHeadlineFromRecordedRun reads the numbers back out of the headline of
@@ -126,7 +127,10 @@ func TestHeadlineCases(t *testing.T) {
 	}
 	limited := func(name, limit string) experiment.Config {
 		c := experiment.Config{Name: name}
-		c.CPU.Limit = limit
+		var err error
+		if c.CPU.Limit, err = units.ParseCPUQuantity(limit); err != nil {
+			t.Fatal(err)
+		}
 		return c
 	}
 	cases := []struct {

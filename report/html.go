@@ -3,13 +3,13 @@ package report
 import (
 	_ "embed"
 	"fmt"
-	"github.com/throttlelab/throttlelab/record"
 	"html/template"
 	"io"
 	"strings"
 
 	"github.com/throttlelab/throttlelab/loadgen"
-	"github.com/throttlelab/throttlelab/presets"
+	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 //go:embed assets/report.css
@@ -25,7 +25,7 @@ type sourceView struct {
 	Label, Name, Description, Date, Machine, Cgroups, Version, Backend, Dir string
 	Headline                                                                string
 	Runs                                                                    int
-	Verdict                                                                 *presets.Verdict
+	Verdict                                                                 *verdict.Verdict
 }
 
 type loadView struct {
@@ -153,7 +153,7 @@ func dedupe(v []string) []string {
 
 func viewOf(s *Source) sourceView {
 	v := sourceView{Label: s.Label, Name: s.Spec.Metadata.Name, Description: s.Spec.Metadata.Description, Dir: s.Dir, Runs: len(s.Runs),
-		Version: s.Env.Version, Backend: s.Env.Backend, Verdict: presets.ReadVerdict(s.Dir), Headline: Headline(s)}
+		Version: s.Env.Version, Backend: s.Env.Backend, Verdict: record.ReadVerdict(s.Dir), Headline: Headline(s)}
 	if !s.Env.Started.IsZero() {
 		v.Date = s.Env.Started.Format("2006-01-02 15:04 UTC")
 	}

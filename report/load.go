@@ -121,7 +121,7 @@ func Load(dir string) (*Source, error) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			runs[i], smps[i], errs[i] = loadRun(filepath.Join(dir, "runs", rs.ID), rs)
+			runs[i], smps[i], errs[i] = loadRun(record.RunIDDir(dir, rs.ID), rs)
 		})
 	}
 	wg.Wait()
@@ -144,7 +144,7 @@ func Load(dir string) (*Source, error) {
 // sample of its latencies (record.LatencySample).
 func loadRun(dir string, rs *record.Run) (*Run, *stats.Sample, error) {
 	r := &Run{Run: rs}
-	recs, err := loadgen.ReadRecordsIn(dir)
+	recs, err := record.ReadRequests(dir)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -62,7 +62,7 @@ func (s *Set) Summary() *record.ExperimentSummary { return s.Sources[len(s.Sourc
 // (DIR/report.html when path is "": the last directory's).
 func (s *Set) Write(w io.Writer, path string) error {
 	if path == "" {
-		path = filepath.Join(s.Sources[len(s.Sources)-1].Dir, "report.html")
+		path = filepath.Join(s.Sources[len(s.Sources)-1].Dir, record.ReportFile)
 	}
 	return Write(w, s.Sources, path, s.MaxInstances, s.Color, s.Sections...)
 }

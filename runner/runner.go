@@ -47,7 +47,7 @@ type Judge interface {
 	Judge(dir string, s *record.ExperimentSummary) (Verdict, error)
 }
 
-// Verdict is what the runner does with a preset's verdict (presets.Verdict):
+// Verdict is what the runner does with a preset's verdict (verdict.Verdict):
 // print its short line before the table and its details after it, and write
 // it into summary.json as it marshals. The runner runs any experiment, so it
 // knows presets only through this.
@@ -223,7 +223,7 @@ func writeHead(e *experiment.Experiment, name string, env record.Env, opt Option
 	for _, c := range e.Spec.Configs {
 		env.GOMAXPROCS[c.Name] = c.Server.GOMAXPROCS.String()
 	}
-	return record.WriteJSON(filepath.Join(opt.Dir, "env.json"), env)
+	return record.WriteJSON(filepath.Join(opt.Dir, record.EnvFile), env)
 }
 
 // runOne performs one run in a temporary directory beside its own and
@@ -244,7 +244,7 @@ func runOne(ctx context.Context, b Backend, run experiment.Run, seed uint64, dir
 		return nil, errors.New("the backend recorded no load summary")
 	}
 	rs.ID, rs.Index, rs.Config, rs.Load, rs.Repeat, rs.Seed = run.ID(), run.Index, run.Config.Name, run.Load.Name, run.Repeat, seed
-	if err := record.WriteJSON(filepath.Join(tmp, "summary.json"), rs); err != nil {
+	if err := record.WriteJSON(filepath.Join(tmp, record.SummaryFile), rs); err != nil {
 		return nil, err
 	}
 	os.RemoveAll(dir) // a leftover of an interrupted earlier attempt
@@ -298,7 +298,7 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 			s.Verdict, verdict = v, v
 		}
 	}
-	if err := record.WriteFileAtomic(filepath.Join(opt.Dir, "summary.json"), func(f *os.File) error { return writeJSONTo(f, s) }); err != nil {
+	if err := record.WriteFileAtomic(filepath.Join(opt.Dir, record.SummaryFile), func(f *os.File) error { return writeJSONTo(f, s) }); err != nil {
 		return err
 	}
 	if opt.Report == nil {
@@ -307,7 +307,7 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 	}
 	err := errors.New("the results could not be read")
 	if rep != nil {
-		err = rep.Write(w, filepath.Join(opt.Dir, "report.html"))
+		err = rep.Write(w, filepath.Join(opt.Dir, record.ReportFile))
 	}
 	if err != nil {
 		if opt.Table != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -128,7 +127,7 @@ func burstGoodput(dir string, runs []*record.Run, name string) (float64, error) 
 	var sum float64
 	var n int
 	for _, r := range runs {
-		cycles, err := record.ReadBurstCycles(filepath.Join(dir, "runs", r.ID), name)
+		cycles, err := record.ReadBurstCycles(record.RunIDDir(dir, r.ID), name)
 		if err != nil {
 			return 0, err
 		}

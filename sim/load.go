@@ -76,7 +76,7 @@ type simReq struct {
 func requestsOf(w loadgen.WorkloadSpec, cat *workload.Catalog, seed uint64, c Costs) ([]simReq, error) {
 	switch w.Kind {
 	case loadgen.KindTile, "":
-		tiles, err := loadgen.SelectTiles(w.Tiles, cat, seed)
+		tiles, err := w.Tiles.Select(cat, seed)
 		if err != nil {
 			return nil, err
 		}
@@ -88,10 +88,7 @@ func requestsOf(w loadgen.WorkloadSpec, cat *workload.Catalog, seed uint64, c Co
 		}
 		return out, nil
 	case loadgen.KindBurn:
-		b, err := loadgen.ParseBurn(w.Burn)
-		if err != nil {
-			return nil, err
-		}
+		b := w.Burn
 		cost := b.CPU
 		if b.Iterations > 0 {
 			cost = time.Duration(float64(b.Iterations) / c.BurnIterationsPerMs * float64(time.Millisecond))
@@ -154,7 +151,7 @@ func newRequestCache() *requestCache { return &requestCache{m: map[string][]simR
 // get returns the requests of w with seed, made once and shared (read
 // only) by every run that asks, from any goroutine.
 func (rc *requestCache) get(w loadgen.WorkloadSpec, cat *workload.Catalog, seed uint64, c Costs) ([]simReq, error) {
-	key := fmt.Sprintf("%s|%s|%s|%d", w.Kind, w.Tiles, w.Burn, seed)
+	key := fmt.Sprintf("%s|%s|%s|%d", w.Kind, w.Tiles.String(), w.Burn.String(), seed)
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	if r, ok := rc.m[key]; ok {
@@ -170,7 +167,7 @@ func (rc *requestCache) get(w loadgen.WorkloadSpec, cat *workload.Catalog, seed 
 func newClient(cfg loadgen.Config, col *loadgen.Collector, servers []*Server, proc *Server, cat *workload.Catalog, costs Costs, rc *requestCache) (*client, error) {
 	c := &client{cfg: col.Config(), col: col, servers: servers, proc: proc, costs: costs, sending: true}
 	var err error
-	if c.bal, err = loadgen.ParseBalancer(c.cfg.Balancer, len(servers), c.cfg.Seed); err != nil {
+	if c.bal, err = c.cfg.Balancer.New(len(servers), c.cfg.Seed); err != nil {
 		return nil, err
 	}
 	if c.reqs, err = rc.get(c.cfg.Workload, cat, c.cfg.Seed, costs); err != nil {
@@ -367,19 +364,19 @@ func (c *client) workerDone(m *Machine) {
 }
 
 func (c *client) stepDone(m *Machine) {
-	if c.cfg.Mode == loadgen.ModeRamp && !c.timeUp(m) && c.admit() && c.cfg.RampFrom+c.step+1 <= c.cfg.RampTo {
+	if c.cfg.Mode == loadgen.ModeRamp && !c.timeUp(m) && c.admit() && c.cfg.Ramp.From+c.step+1 <= c.cfg.Ramp.To {
 		c.startStep(m, c.step+1)
 		return
 	}
 	c.sending = false
 }
 
-// startStep starts ramp step k: RampFrom+k workers for RampStep. As in the
+// startStep starts ramp step k: Ramp.From+k workers for RampStep. As in the
 // load generator, requests in flight at a step's end finish before the next
 // step starts.
 func (c *client) startStep(m *Machine, k int) {
 	c.step = k
-	workers := c.cfg.RampFrom + k
+	workers := c.cfg.Ramp.From + k
 	c.col.Step(k, workers, m.Now())
 	until := m.Now() + c.cfg.RampStep
 	if c.until > 0 {

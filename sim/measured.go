@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -45,7 +44,7 @@ func MeasuredCosts(dir string, e *experiment.Experiment, env record.Env, runs []
 	}
 	var cpu, iters float64
 	for _, r := range runs {
-		recs, err := loadgen.ReadRecordsIn(filepath.Join(dir, "runs", r.ID))
+		recs, err := record.ReadRequests(record.RunIDDir(dir, r.ID))
 		if err != nil {
 			return c, fmt.Errorf("measured tile costs: %w", err)
 		}
@@ -96,7 +95,7 @@ func burstGap(dir string, e *experiment.Experiment, runs []*record.Run) (time.Du
 			if n.Kind != "burst" {
 				continue
 			}
-			cycles, err := record.ReadBurstCycles(filepath.Join(dir, "runs", r.ID), n.Name)
+			cycles, err := record.ReadBurstCycles(record.RunIDDir(dir, r.ID), n.Name)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}

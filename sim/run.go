@@ -268,7 +268,7 @@ func (b *Backend) run(ctx context.Context, run experiment.Run, rw *record.RunWri
 func (b *Backend) Finish(dir string) error {
 	wall := time.Since(b.started)
 	fmt.Fprintf(b.opt.Log, "simulated %.1f s in %.2f s (%d events, %.1f M events/s)\n", b.info.SimulatedSec, wall.Seconds(), b.info.Events, float64(b.info.Events)/wall.Seconds()/1e6)
-	return record.WriteJSON(filepath.Join(dir, "sim.json"), b.info)
+	return record.WriteJSON(filepath.Join(dir, record.SimFile), b.info)
 }
 
 // Close waits for a run simulated ahead that was not asked for (the

@@ -84,3 +84,64 @@ func FormatMilliCPU(milli int64) string {
 	}
 	return strconv.FormatInt(milli, 10) + "m"
 }
+
+// CPUQuantity is a CPU quantity of a spec, parsed: its millicores, and the
+// text it was written as, which it is written back as (a spec resolved and
+// saved reads as its author wrote it: "0.5" stays "0.5", not "500m"). The
+// zero value is a quantity not given.
+type CPUQuantity struct {
+	// Milli is the quantity in millicores, rounded up as Kubernetes rounds it.
+	Milli     int64
+	roundedUp bool
+	text      string
+}
+
+// ParseCPUQuantity parses a Kubernetes CPU quantity with ParseMilliCPU; ""
+// is a quantity not given (the zero value).
+func ParseCPUQuantity(s string) (CPUQuantity, error) {
+	if s == "" {
+		return CPUQuantity{}, nil
+	}
+	m, up, err := ParseMilliCPU(s)
+	if err != nil {
+		return CPUQuantity{}, err
+	}
+	return CPUQuantity{Milli: m, roundedUp: up, text: s}, nil
+}
+
+// Millicores is the quantity of m millicores, written as FormatMilliCPU
+// writes it.
+func Millicores(m int64) CPUQuantity {
+	return CPUQuantity{Milli: m, text: FormatMilliCPU(m)}
+}
+
+// IsZero reports a quantity not given.
+func (q CPUQuantity) IsZero() bool { return q == CPUQuantity{} }
+
+// RoundedUp reports that the text was finer than a millicore, so that Milli
+// is not quite what was written.
+func (q CPUQuantity) RoundedUp() bool { return q.roundedUp }
+
+// Cores is the quantity in CPUs.
+func (q CPUQuantity) Cores() float64 { return float64(q.Milli) / 1000 }
+
+// String is the quantity as it was written ("" for none).
+func (q CPUQuantity) String() string {
+	if q.text == "" && q.Milli != 0 {
+		return FormatMilliCPU(q.Milli)
+	}
+	return q.text
+}
+
+// MarshalText writes the quantity as String does.
+func (q CPUQuantity) MarshalText() ([]byte, error) { return []byte(q.String()), nil }
+
+// UnmarshalText parses the quantity with ParseCPUQuantity.
+func (q *CPUQuantity) UnmarshalText(text []byte) error {
+	v, err := ParseCPUQuantity(string(text))
+	if err != nil {
+		return err
+	}
+	*q = v
+	return nil
+}

@@ -9,6 +9,7 @@
 // (quota = limit x period, intervals = 1 / rate) free of overflow.
 //
 //	m, roundedUp, err := units.ParseMilliCPU("250m") // 250, false, nil
+//	q, err := units.ParseCPUQuantity("0.5")       // q.Milli 500, written back as "0.5"
 //	d, err := units.ParseDuration("100ms")
 //	p, err := units.ParseGOMAXPROCS("automaxprocs")
 //	n, source := p.Resolve(16, 8, 1.5) // 1, "automaxprocs (1.5 CPUs)"

@@ -178,3 +178,27 @@ func FuzzParseMilliCPU(f *testing.F) {
 		_ = r
 	})
 }
+
+// TestCPUQuantityKeepsItsText: a parsed quantity holds its millicores and
+// the rounding, and is written back as it was written; "" is no quantity.
+func TestCPUQuantityKeepsItsText(t *testing.T) {
+	for _, tt := range []struct {
+		in      string
+		milli   int64
+		rounded bool
+	}{{"0.5", 500, false}, {"500m", 500, false}, {"2", 2000, false}, {"0.0001", 1, true}} {
+		var q CPUQuantity
+		if err := q.UnmarshalText([]byte(tt.in)); err != nil || q.Milli != tt.milli || q.RoundedUp() != tt.rounded || q.String() != tt.in {
+			t.Errorf("%s: %+v (%q), %v: want %d millicores, rounded %v", tt.in, q, q.String(), err, tt.milli, tt.rounded)
+		}
+	}
+	if q, err := ParseCPUQuantity(""); err != nil || !q.IsZero() || q.String() != "" {
+		t.Errorf(`"" = %+v, %v: want no quantity`, q, err)
+	}
+	if q := Millicores(1500); q.String() != "1500m" || q.Cores() != 1.5 || q.IsZero() {
+		t.Errorf("Millicores(1500) = %+v (%q)", q, q.String())
+	}
+	if _, err := ParseCPUQuantity("1.5m"); err == nil {
+		t.Error("1.5m accepted")
+	}
+}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/throttlelab/throttlelab/presets"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 func TestPresetsList(t *testing.T) {
@@ -71,7 +71,7 @@ func assertVerdict(t *testing.T, dir, preset string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v presets.Verdict
+	var v verdict.Verdict
 	if err := json.Unmarshal(b, &v); err != nil || v.Preset != preset || v.Numbers == "" {
 		t.Fatalf("verdict %+v, %v", v, err)
 	}

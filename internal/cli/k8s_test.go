@@ -61,7 +61,7 @@ func TestK8sLoadArgsMeanTheSpecsLoad(t *testing.T) {
 				if !sameLoad(got, want) {
 					t.Errorf("%s %s: the load container's flags mean\n%+v\nthe spec's load is\n%+v", name, job.Name, got, want)
 				}
-				if len(got.Targets) == 0 || (e.Spec.Balancer != "random" && len(got.Targets) != len(co.Instances)) {
+				if len(got.Targets) == 0 || (e.Spec.Balancer.String() != "random" && len(got.Targets) != len(co.Instances)) {
 					t.Errorf("%s %s: targets %v for %d instances", name, job.Name, got.Targets, len(co.Instances))
 				}
 				if w := co.Warmups[li]; w != nil {
@@ -137,7 +137,7 @@ func sameLoad(a, b loadgen.Config) bool {
 	case loadgen.ModeImage:
 		same = same && a.Workers == b.Workers
 	case loadgen.ModeRamp:
-		same = same && a.RampFrom == b.RampFrom && a.RampTo == b.RampTo && a.RampStep == b.RampStep
+		same = same && a.Ramp == b.Ramp && a.RampStep == b.RampStep
 	case loadgen.ModeOnOff:
 		same = same && a.Sources == b.Sources && a.OnMean == b.OnMean && a.OffMean == b.OffMean
 	case loadgen.ModeRate, loadgen.ModeProbe:

@@ -16,18 +16,19 @@ import (
 
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/record"
 )
 
 type loadFlags struct {
 	mode          string
 	targets       []string
 	targetsFile   string
-	balancer      string
+	balancer      loadgen.BalancerSpec
 	request       string
-	tiles         string
-	burn          string
+	tiles         loadgen.TileSet
+	burn          loadgen.Burn
 	workers       int
-	ramp          string
+	ramp          loadgen.Ramp
 	step          time.Duration
 	rate          float64
 	arrivals      string
@@ -64,16 +65,20 @@ open loop), sequential (one request after another).`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLoad(cmd, *f) },
 	}
+	// The defaults of the flags that hold parsed values, set as StringVar
+	// would set them.
+	f.balancer, f.burn, f.ramp = loadgen.BalancerSpec{}, loadgen.Burn{CPU: 5 * time.Millisecond}, loadgen.Ramp{From: 1, To: 8}
+	f.tiles = loadgen.TileSet{Kind: loadgen.TilesAll}
 	fl := cmd.Flags()
 	fl.StringVar(&f.mode, "mode", "", "image, ramp, rate, onoff, probe or sequential (required)")
 	fl.StringArrayVar(&f.targets, "target", nil, "instance base URL, e.g. http://127.0.0.1:8080 (repeatable)")
 	fl.StringVar(&f.targetsFile, "targets-file", "", "file with one target URL per line")
-	fl.StringVar(&f.balancer, "balancer", "random", "random, roundrobin, ingress:K, least or p2c")
+	fl.Var(&f.balancer, "balancer", "random, roundrobin, ingress:K, least or p2c")
 	fl.StringVar(&f.request, "request", "tile", "tile, burn or api")
-	fl.StringVar(&f.tiles, "tiles", "all", "tile set: all, sample:N, class:small|medium|large or iters:LO-HI (tiles of LO to HI iterations)")
-	fl.StringVar(&f.burn, "burn", "cpu=5ms", "burn request: cpu=DURATION or iterations=N")
+	fl.Var(&f.tiles, "tiles", "tile set: all, sample:N, class:small|medium|large or iters:LO-HI (tiles of LO to HI iterations)")
+	fl.Var(&f.burn, "burn", "burn request: cpu=DURATION or iterations=N")
 	fl.IntVar(&f.workers, "workers", 1, "closed-loop workers (image mode)")
-	fl.StringVar(&f.ramp, "ramp", "1:8", "ramp mode: workers FROM:TO")
+	fl.Var(&f.ramp, "ramp", "ramp mode: workers FROM:TO")
 	durationVar(fl, &f.step, "step", 10*time.Second, "ramp mode: duration of each step")
 	rateVar(fl, &f.rate, "rate", 0, "rate and probe modes: requests per second (probe default 10); onoff: each source's Poisson rate while on (0: back to back)")
 	fl.StringVar(&f.arrivals, "arrivals", "constant", "rate and probe modes: constant or poisson")
@@ -131,10 +136,7 @@ func (f loadFlags) config(cmd *cobra.Command) (loadgen.Config, error) {
 		return c, usagef("--max-inflight %d: must be at least 1", f.maxInflight)
 	}
 	if c.Mode == loadgen.ModeRamp {
-		var err error
-		if c.RampFrom, c.RampTo, err = loadgen.ParseRamp(f.ramp); err != nil {
-			return c, usagef("--ramp: %v", err)
-		}
+		c.Ramp = f.ramp
 	}
 	// Every other rule is the load generator's own.
 	if err := c.Check(); err != nil {
@@ -207,7 +209,7 @@ func runLoad(cmd *cobra.Command, f loadFlags) error {
 		return err
 	}
 	if f.out != "" {
-		records, err := createIn(f.out, "requests.csv")
+		records, err := createIn(f.out, record.RequestsFile)
 		if err != nil {
 			return usagef("--out: %v", err)
 		}
@@ -262,7 +264,7 @@ func createIn(dir, name string) (*os.File, error) {
 }
 
 func writeLoadResults(dir string, res *loadgen.Result, start time.Time) error {
-	err := writeFileAtomic(filepath.Join(dir, "summary.json"), func(w *os.File) error {
+	err := writeFileAtomic(filepath.Join(dir, record.SummaryFile), func(w *os.File) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res.Summary)
@@ -270,7 +272,7 @@ func writeLoadResults(dir string, res *loadgen.Result, start time.Time) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, "latency.hdr"), func(w *os.File) error {
+	return writeFileAtomic(filepath.Join(dir, record.HistFile), func(w *os.File) error {
 		return loadgen.WriteHistogram(w, res.Histogram, start)
 	})
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/throttlelab/throttlelab/internal/progress"
+	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/report"
 )
 
@@ -45,7 +46,7 @@ measured run of one spec are drawn over each other.`,
 			report.AutoLabel(sources)
 			out := f.out
 			if out == "" {
-				out = filepath.Join(args[0], "report.html")
+				out = filepath.Join(args[0], record.ReportFile)
 			}
 			w := cmd.OutOrStdout()
 			return report.Write(w, sources, out, f.maxInstances, progress.IsTerminal(w), report.AdviceSection)

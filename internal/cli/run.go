@@ -17,6 +17,7 @@ import (
 	"github.com/throttlelab/throttlelab/internal/progress"
 	"github.com/throttlelab/throttlelab/local"
 	"github.com/throttlelab/throttlelab/presets"
+	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/report"
 	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
@@ -121,7 +122,7 @@ func runTarget(cmd *cobra.Command, f runFlags, args []string, backend string) (*
 	case f.resume != "" && f.dryRun:
 		return nil, nil, usagef("--dry-run checks a SPEC or PRESET: give one, not --resume")
 	case f.resume != "":
-		e, err := experiment.ReadSpec(f.resume)
+		e, err := record.ReadSpec(f.resume)
 		if err != nil {
 			return nil, nil, usagef("--resume %s: %v", f.resume, err)
 		}

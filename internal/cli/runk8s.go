@@ -1,10 +1,7 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -43,11 +40,8 @@ func addRunK8sFlags(cmd *cobra.Command, f *runK8sFlags) {
 // the results directory was made with.
 func (f runK8sFlags) resolve(cmd *cobra.Command, resumeDir string) (string, error) {
 	if resumeDir != "" && !cmd.Flags().Changed("backend") {
-		if b, err := os.ReadFile(filepath.Join(resumeDir, "env.json")); err == nil {
-			var env record.Env
-			if json.Unmarshal(b, &env) == nil && env.Backend == "kubernetes" {
-				return "kubernetes", nil
-			}
+		if env, err := record.ReadEnv(resumeDir); err == nil && env.Backend == "kubernetes" {
+			return "kubernetes", nil
 		}
 	}
 	switch f.backend {

@@ -188,8 +188,8 @@ func orHostCores(cores int) (int, error) {
 func maxCPUOf(e *experiment.Experiment) int {
 	top := -1
 	see := func(c experiment.CPU) {
-		if cpus, err := cgroup.ParseCPUList(c.Cpuset); err == nil && len(cpus) > 0 {
-			top = max(top, cpus[len(cpus)-1])
+		if !c.Cpuset.IsZero() {
+			top = max(top, c.Cpuset.Top)
 		}
 	}
 	for _, c := range e.Spec.Configs {

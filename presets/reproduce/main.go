@@ -20,10 +20,11 @@ import (
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/report"
 	"github.com/throttlelab/throttlelab/stats"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 type outcome struct {
-	verdict *presets.Verdict
+	verdict *verdict.Verdict
 	env     record.Env
 	summary *record.ExperimentSummary
 	cmd     string
@@ -258,16 +259,11 @@ func load(dir string) outcome {
 }
 
 func read(dir string, o outcome) outcome {
-	if b, err := os.ReadFile(filepath.Join(dir, "verdict.json")); err == nil {
-		var v presets.Verdict
-		if json.Unmarshal(b, &v) == nil {
-			o.verdict = &v
-		}
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "env.json")); err == nil {
+	o.verdict = record.ReadVerdict(dir)
+	if b, err := os.ReadFile(filepath.Join(dir, record.EnvFile)); err == nil {
 		json.Unmarshal(b, &o.env)
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "summary.json")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile)); err == nil {
 		var s record.ExperimentSummary
 		if json.Unmarshal(b, &s) == nil {
 			o.summary = &s

@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"runtime"
 	"sort"
 	"text/template"
@@ -259,7 +258,7 @@ func (w Workload) p99Of(dir string, r *record.Run) (float64, error) {
 	if w.Instance != "burst" {
 		return r.Summary.Latency.P99, nil
 	}
-	cs, err := record.ReadBurstCycles(filepath.Join(dir, "runs", r.ID), "burst")
+	cs, err := record.ReadBurstCycles(record.RunIDDir(dir, r.ID), "burst")
 	if err != nil {
 		return 0, err
 	}

@@ -1,12 +1,9 @@
-package presets
+package verdict
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/throttlelab/throttlelab/stats"
@@ -73,7 +70,7 @@ type Verdict struct {
 	// Why explains a check that did not pass, where the results can tell.
 	Why string `json:"why,omitempty"`
 	// Disturbed names the runs during which other work on the host used
-	// more than DisturbedShare of its CPUs; such a verdict is inconclusive
+	// more than record.DisturbedShare of its CPUs; such a verdict is inconclusive
 	// whatever its intervals say, since they measured that work too.
 	Disturbed string `json:"disturbed,omitempty"`
 	// Scaled says how a --quick run was scaled down ("" at original scale).
@@ -353,18 +350,4 @@ func (v *Verdict) RepeatsWords() string {
 		return fmt.Sprintf("%d repeats or more", MaxRepeatsEstimate)
 	}
 	return fmt.Sprintf("about %d repeats", v.RepeatsNeeded)
-}
-
-// ReadVerdict reads verdict.json, which a preset's run writes next to its
-// results; nil when there is none or it cannot be read.
-func ReadVerdict(dir string) *Verdict {
-	b, err := os.ReadFile(filepath.Join(dir, "verdict.json"))
-	if err != nil {
-		return nil
-	}
-	var v Verdict
-	if json.Unmarshal(b, &v) != nil {
-		return nil
-	}
-	return &v
 }
