@@ -222,24 +222,43 @@ func (d *Demand) Check(minSpan time.Duration) error {
 // that falls (a restarted group or counter) as an interval without use,
 // saying so in Warnings. It does not Check.
 func FromSamples(at, usage []time.Duration) *Demand {
-	d := &Demand{At: make([]time.Duration, 0, len(at)), Usage: make([]time.Duration, 0, len(usage))}
-	var shift, ushift time.Duration
+	return fromSamples(make([]time.Duration, len(at)), make([]time.Duration, len(at)), at, usage)
+}
+
+// FromSamplesInPlace is FromSamples on samples the caller gives up: the
+// Demand's At and Usage are at and usage, rewritten, so that a day of
+// samples (8.64 M) is held once, not twice.
+func FromSamplesInPlace(at, usage []time.Duration) *Demand {
+	return fromSamples(at, usage, at, usage)
+}
+
+// fromSamples is FromSamples writing into dat and dusage (len(at) long),
+// which may be at and usage themselves: sample i is read before it is
+// written, and what later samples need of it is kept aside.
+func fromSamples(dat, dusage, at, usage []time.Duration) *Demand {
+	d := &Demand{At: dat[:len(at)], Usage: dusage[:len(at)]}
+	var shift, ushift, at0, prevAt, prevUsage time.Duration
 	for i := range at {
-		if i > 0 && at[i]-at[i-1] > MaxGap && usage[i] >= usage[i-1] {
-			gap := at[i] - at[i-1]
-			d.Warnings = append(d.Warnings, fmt.Sprintf("samples %d-%d: %s without samples; that span (%s of CPU) is left out", i, i+1, gap.Round(time.Millisecond), (usage[i]-usage[i-1]).Round(time.Millisecond)))
+		t, u := at[i], usage[i]
+		if i == 0 {
+			at0 = t
+		}
+		if i > 0 && t-prevAt > MaxGap && u >= prevUsage {
+			gap := t - prevAt
+			d.Warnings = append(d.Warnings, fmt.Sprintf("samples %d-%d: %s without samples; that span (%s of CPU) is left out", i, i+1, gap.Round(time.Millisecond), (u-prevUsage).Round(time.Millisecond)))
 			shift += gap - 10*time.Millisecond
-			ushift += usage[i] - usage[i-1]
+			ushift += u - prevUsage
 			d.Excluded += gap
 		}
-		if i > 0 && usage[i] < usage[i-1] {
+		if i > 0 && u < prevUsage {
 			d.Warnings = append(d.Warnings, fmt.Sprintf("sample %d at %s: usage fell from %s to %s (a restarted group or counter): that interval is left out and the demand continues from the new counter",
-				i+1, (at[i]-at[0]).Round(time.Millisecond), usage[i-1], usage[i]))
-			ushift += usage[i] - usage[i-1]
-			d.Excluded += at[i] - at[i-1]
+				i+1, (t-at0).Round(time.Millisecond), prevUsage, u))
+			ushift += u - prevUsage
+			d.Excluded += t - prevAt
 		}
-		d.At = append(d.At, at[i]-at[0]-shift)
-		d.Usage = append(d.Usage, usage[i]-ushift)
+		d.At[i] = t - at0 - shift
+		d.Usage[i] = u - ushift
+		prevAt, prevUsage = t, u
 	}
 	return d
 }

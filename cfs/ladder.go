@@ -80,7 +80,7 @@ func (ps *Periods) CountLadder(settings []Setting) []Count {
 		if t, ok := caps[c]; ok {
 			return t
 		}
-		t := &capTable{ps: ps, c: c, cs: make([]capacity, len(ps.Work)), done: make([]bool, len(ps.Work))}
+		t := &capTable{ps: ps, c: c, pages: make([]*capPage, (len(ps.Work)+capPageLen-1)/capPageLen)}
 		caps[c] = t
 		return t
 	}
@@ -113,20 +113,37 @@ func (ps *Periods) CountLadder(settings []Setting) []Count {
 // capAt).
 type capacity struct{ room, left float64 }
 
-// capTable is each period's capacity for c CPUs, taken when first needed.
+// capTable is each period's capacity for c CPUs, taken when first needed,
+// in pages of capPageLen periods made when first needed: a day at 100 ms
+// is 864 000 periods, and most of them take the fast path on every
+// setting, so a table for them all (17 bytes a period, in each of the
+// calls that run at once) was most of the one pass's memory.
 type capTable struct {
-	ps   *Periods
-	c    float64
-	cs   []capacity
-	done []bool
+	ps    *Periods
+	c     float64
+	pages []*capPage
+}
+
+// capPageLen is how many periods' capacities a page holds.
+const capPageLen = 1024
+
+// capPage is the capacities of capPageLen periods, and which are taken.
+type capPage struct {
+	cs   [capPageLen]capacity
+	done [capPageLen]bool
 }
 
 // at returns period k's capacity.
 func (t *capTable) at(k int) capacity {
-	if !t.done[k] {
-		t.cs[k], t.done[k] = t.ps.capAt(k, t.c), true
+	pg := t.pages[k/capPageLen]
+	if pg == nil {
+		pg = new(capPage)
+		t.pages[k/capPageLen] = pg
 	}
-	return t.cs[k]
+	if i := k % capPageLen; !pg.done[i] {
+		pg.cs[i], pg.done[i] = t.ps.capAt(k, t.c), true
+	}
+	return pg.cs[k%capPageLen]
 }
 
 // capAt is what period k's samples allow c CPUs to serve of the work
