@@ -94,16 +94,19 @@ spec:
 		if err := os.WriteFile(manifest, []byte(y), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		var out []struct {
-			Prediction struct {
-				Known          bool    `json:"known"`
-				ThrottledRatio float64 `json:"throttled_periods_ratio"`
-			} `json:"prediction"`
-			Violations []string `json:"violations"`
+		var doc struct { // a CheckResult (schemas/checkresult.json)
+			Containers []struct {
+				Prediction struct {
+					Known          bool    `json:"known"`
+					ThrottledRatio float64 `json:"throttled_periods_ratio"`
+				} `json:"prediction"`
+				Violations []string `json:"violations"`
+			} `json:"containers"`
 		}
-		if err := json.Unmarshal(run(c.code, "check", manifest, "--demand", dir, "-o", "json"), &out); err != nil {
+		if err := json.Unmarshal(run(c.code, "check", manifest, "--demand", dir, "-o", "json"), &doc); err != nil {
 			t.Fatal(err)
 		}
+		out := doc.Containers
 		if len(out) != 1 || !out[0].Prediction.Known || out[0].Prediction.ThrottledRatio != c.throttled || (len(out[0].Violations) == 0) != (c.code == 0) {
 			t.Errorf("check at %dm: %+v; advise says throttled %.4f, exit %d", c.limit, out, c.throttled, c.code)
 		}
