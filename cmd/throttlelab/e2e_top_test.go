@@ -49,9 +49,12 @@ func TestTopOnceFindsLimitedGroup(t *testing.T) {
 		t.Errorf("the spinning 0.2-CPU group: %+v", got)
 	}
 	// The raw JSON has the fields, with null where nothing applies.
-	var raw []map[string]any
-	json.Unmarshal([]byte(r.stdout), &raw)
-	for _, k := range []string{"path", "name", "kind", "limit_cores", "burst_cores", "request_cores", "usage_cores", "peak_period_cores", "throttled_periods_ratio", "throttled_seconds_per_second", "pressure_some_avg10"} {
+	var rawDoc struct{ Items []map[string]any }
+	if err := json.Unmarshal([]byte(r.stdout), &rawDoc); err != nil || len(rawDoc.Items) == 0 {
+		t.Fatalf("top --once -o json printed no groups (%v):\n%s", err, r.stdout)
+	}
+	raw := rawDoc.Items
+	for _, k := range []string{"path", "name", "group_kind", "limit_cores", "burst_cores", "request_cores", "usage_cores", "peak_period_cores", "throttled_periods_ratio", "throttled_seconds_per_second", "pressure_some_avg10"} {
 		if _, ok := raw[0][k]; !ok {
 			t.Errorf("JSON field %s missing", k)
 		}
@@ -285,10 +288,11 @@ func TestTopOnceStallSplit(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("top --once -o json: exit %d: %s", r.code, r.stderr)
 	}
-	var raw []map[string]any
-	if err := json.Unmarshal([]byte(r.stdout), &raw); err != nil {
-		t.Fatalf("top --once -o json printed no JSON array: %v\n%s", err, r.stdout)
+	var rawDoc struct{ Items []map[string]any } // a GroupStatsList
+	if err := json.Unmarshal([]byte(r.stdout), &rawDoc); err != nil {
+		t.Fatalf("top --once -o json printed no GroupStatsList: %v\n%s", err, r.stdout)
 	}
+	raw := rawDoc.Items
 	split := func(dir string) (quota, contention, throttledPerSec float64) {
 		t.Helper()
 		path := watchtest.CgroupPath(t, dir)
