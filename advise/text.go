@@ -172,7 +172,8 @@ func kneeLine(a *Advice, below *Evaluation) string {
 	}
 	switch {
 	case k.LowMilli == 0 || k.NoUpperEnd:
-		return fmt.Sprintf("The knee: the interval's high end stays above %s throttled up to %s (the range is %s).", share, formatMilli(k.UpToMilli), k.Limits())
+		return fmt.Sprintf("The knee at %s throttled is %s: the interval's high end stays above %s at every limit evaluated (up to %s), so the answer comes from the rule above, not from the knee.",
+			share, k.Limits(), share, formatMilli(k.UpToMilli))
 	case r.LimitMilli > k.HighMilli && below != nil && below.LimitMilli < k.HighMilli:
 		return fmt.Sprintf("It sits above the knee (%s throttled at %s%s) because the grid steps from %s to %s and the answer is one of the grid's limits.",
 			share, k.Limits(), step, formatMilli(below.LimitMilli), formatMilli(r.LimitMilli))
@@ -180,7 +181,7 @@ func kneeLine(a *Advice, below *Evaluation) string {
 		return fmt.Sprintf("It sits above the knee (%s throttled at %s%s): the limits from %s to %s meet the throttled share but not the rest of the target.",
 			share, k.Limits(), step, formatMilli(k.HighMilli), formatMilli(below.LimitMilli))
 	case r.LimitMilli < k.LowMilli:
-		return fmt.Sprintf("It sits below the knee (%s throttled at %s%s): the knee's ends include the per-CPU slice bound, the answer the replay.", share, k.Limits(), step)
+		return fmt.Sprintf("It sits below the knee (%s throttled at %s%s): the knee reads the intervals' ends, the answer the rule above.", share, k.Limits(), step)
 	}
 	return fmt.Sprintf("It sits within the knee (%s throttled at %s%s: from where the interval's low end crosses %s to where its high end does).", share, k.Limits(), step, share)
 }
