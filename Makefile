@@ -172,7 +172,7 @@ clean:
 
 # advise's predictions against real cgroups (as root; takes the host lock per
 # workload, ~1.5 min each): three workloads unlimited and at three limits,
-# predicted from the unlimited run, tabulated into docs/advise.md.
+# predicted from the unlimited run, tabulated into docs/log.md.
 VALIDATE_OUT ?= /tmp/throttlelab-validate-advise
 VALIDATE_REPEATS ?= 3
 validate-advise: build
@@ -183,11 +183,11 @@ validate-advise: build
 	# 50%, 20%, 5% throttled) and the recommended one (about 9 minutes a program with 3 windows, 4 with 1).
 	command -v fortio >/dev/null || GOFLAGS= $(GO) install fortio.org/fortio@v1.68.2
 	for p in nginx postgresql jvm; do flock /tmp/throttlelab-host.lock bin/validate-advise -program $$p -warmup 60s -duration 60s -settle 5s -measure 30s -repeats $(VALIDATE_REPEATS) -rounds 1 -out $(VALIDATE_OUT) || exit 1; done
-	bin/validate-advise -out $(VALIDATE_OUT) -doc docs/advise.md
+	bin/validate-advise -out $(VALIDATE_OUT) -doc docs/log.md
 
 # The slice replay against the kernel (TestSliceModelKernel, a measurement of minutes
 # each): on this host, then on 6.1 and 6.12 with pure cgroup v2 in the VM matrix.
-# The lines it logs are docs/advise.md's table of the slice replay on 6.1, 6.12 and 6.18.
+# The lines it logs are docs/log.md's table of the slice replay on 6.1, 6.12 and 6.18.
 validate-slices:
 	THROTTLELAB_SLICE_KERNEL=1 THROTTLELAB_SLICE_KERNEL_WINDOW=10s flock /tmp/throttlelab-host.lock $(GO) test -count=1 -v -run '^TestSliceModelKernel$$' ./demand
 	$(GO) run ./hack/vmtest -kernels 6.1,6.12 -layouts v2 -pkgs demand -v -env THROTTLELAB_SLICE_KERNEL=1 -env THROTTLELAB_SLICE_KERNEL_WINDOW=10s

@@ -13,7 +13,7 @@ import (
 
 // TestAdviseCSV drives advise on a committed CSV of cumulative usage (12 s
 // of jittered 10 ms samples: 0.1 cores with 1 core for 30 ms every 250 ms):
-// the text and the JSON are golden files (go test ./cmd/throttlelab -run
+// the text (the answer, and with --details the grid) and the JSON are golden files (go test ./cmd/throttlelab -run
 // TestAdviseCSV -update rewrites them), and the JSON carries the fields the
 // issue names.
 func TestAdviseCSV(t *testing.T) {
@@ -24,7 +24,7 @@ func TestAdviseCSV(t *testing.T) {
 	}{
 		{"advise.txt", nil},
 		{"advise.json", []string{"-o", "json"}},
-		{"advise-wall-clock.txt", []string{"--wall-clock", "--max-delay", "20ms"}},
+		{"advise-wall-clock.txt", []string{"--wall-clock", "--max-delay", "20ms", "--details"}},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			r := run(t, append([]string{"advise", "--csv", csv, "--grid", "6", "--limit", "300m"}, tc.args...)...)

@@ -34,6 +34,7 @@ type adviseFlags struct {
 	grid, phases, cores  int
 	phasesGiven          bool // --phases given: exactly that many, else by need
 	wallClock, all       bool
+	details              bool // --details: the grid and everything behind the answer
 	html, saveCSV        string
 	fleet                fleetFlags // --prometheus, --agent: advise_fleet.go
 }
@@ -59,8 +60,12 @@ Input, one of:
 The window is cut into blocks of about 10 s: every number comes with the interval
 [low-high] over the blocks, the recommendation meets the target in every block, and a
 window whose blocks disagree is named non-stationary, with the blocks that differ and
-how long to sample (docs/advise.md). The answer comes first, then the grid's rows
-around the knee (--all: every row; -o json always has every row).
+how long to sample (docs/advise.md). The text is the answer in at most 15 lines: the
+limit, why it and not the one below or the knee, the burst alternative, the coarse
+recommenders, the warnings. --details adds every row of the grid (rows without burst,
+then rows with burst, each by limit), the knee, how to set a burst and the
+recommenders' table; -o json always has every row. A delay longer than the samples
+can show is written >X (X the block, or the window).
 
 Numbers are means over the phases (the kernel's period boundaries are unknown for
 an unlimited group); WORST is the worst phase. Throttled share counts periods as
@@ -103,7 +108,8 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.IntVar(&f.phases, "phases", 0, "phases of the period to replay, exactly (not given: 10, or on 5m or more of samples 2, 0 and half a period, where their throttled shares agree within 0.5 points)")
 	fl.IntVar(&f.cores, "cores", 0, "CPUs the group's held-back work can catch up on (default: the most it used in 10 ms, rounded up)")
 	fl.BoolVar(&f.wallClock, "wall-clock", false, "the demand is bound to wall-clock time (spins until a deadline, polls): work that finds the quota spent is lost, not delayed")
-	fl.BoolVar(&f.all, "all", false, "replay and print every row of the grid (default: the rows around the knee; the other rows, and in JSON the other points, are counted in one pass: exact throttled shares, no delays)")
+	fl.BoolVar(&f.details, "details", false, "print the grid and everything behind the answer (the knee, how to set a burst, the recommenders' table)")
+	fl.BoolVar(&f.all, "all", false, "replay every row of the grid with its delays, and print them as --details does (default: the rows around the knee replayed; the other rows, and in JSON the other points, are counted in one pass: exact throttled shares, no delays)")
 	fl.StringVar(&f.html, "html", "", "also write an HTML report to this file")
 	fl.StringVar(&f.saveCSV, "save-csv", "", "write the samples to this CSV (time_ns,usage_ns), to advise again later")
 	addFleetFlags(cmd, &f.fleet)
@@ -228,10 +234,10 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 		enc := json.NewEncoder(cmd.OutOrStdout())
 		enc.SetIndent("", "  ")
 		return enc.Encode(schemas.Doc(schemas.KindAdvice, a))
-	case f.all:
+	case f.details || f.all:
 		return advise.WriteTextGrid(cmd.OutOrStdout(), a)
 	}
-	return advise.WriteText(cmd.OutOrStdout(), a)
+	return advise.WriteBrief(cmd.OutOrStdout(), a, "(every limit evaluated, the knee and how to set a burst: --details)")
 }
 
 func writeAdviseHTML(path string, d *advise.Demand, a *advise.Advice) error {
