@@ -33,7 +33,8 @@ type adviseFlags struct {
 	phasesGiven          bool // --phases given: exactly that many, else by need
 	wallClock, all       bool
 	html, saveCSV        string
-	fleet                fleetFlags // --prometheus, --agent: advise_fleet.go
+	fleet                fleetFlags    // --prometheus, --agent: advise_fleet.go
+	workloads            workloadFlags // deploy/NAME, -l, -A: workload.go
 }
 
 func newAdviseCmd() *cobra.Command {
@@ -71,7 +72,7 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
   sudo throttlelab advise --pod shop/checkout-7d9f --duration 2h --max-delay 10ms
   throttlelab advise results/f09-burn-flow/20261121-105420 --config unlimited
   throttlelab advise --csv usage.csv --limit 300m --limit 500m -o json`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cobra.ArbitraryArgs, // RESULTS_DIR, or workloads (deploy/NAME ...)
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.phasesGiven = cmd.Flags().Changed("phases")
 			return runAdvise(cmd, args, f)
@@ -102,6 +103,20 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.StringVar(&f.html, "html", "", "also write an HTML report to this file")
 	fl.StringVar(&f.saveCSV, "save-csv", "", "write the samples to this CSV (time_ns,usage_ns), to advise again later")
 	addFleetFlags(cmd, &f.fleet)
+	addWorkloadFlags(cmd, &f.workloads)
+	cmd.Use = "advise [RESULTS_DIR | KIND/NAME...]"
+	cmd.Long += `
+
+Workloads as kubectl names them (kubectl throttlelab advise deploy/web -n shop;
+also sts/, ds/, rs/, job/, cronjob/, pod/, or -l SELECTOR, -A): their
+containers' advice from the agents on their nodes, through the API server
+(pods/proxy; the kubeconfig as kubectl reads it, --kubeconfig, --context),
+or with --prometheus from Prometheus. One workload container: the answer
+above; several: the fleet table. Exit 2: no such workload; 3: the API
+server, RBAC or a node's agent did not answer.`
+	cmd.Example += `
+  kubectl throttlelab advise deploy/web -n shop
+  kubectl throttlelab advise -l app=web -A -o json`
 	return cmd
 }
 
@@ -182,6 +197,12 @@ func adviseUsage(err error) error {
 }
 
 func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
+	if workloadArgs(args) || f.workloads.selector != "" || f.workloads.allNamespaces {
+		return runAdviseWorkloads(cmd, args, f)
+	}
+	if len(args) > 1 {
+		return usagef("advise takes one RESULTS_DIR, or workloads as KIND/NAME (deploy/web): got %q", args)
+	}
 	if f.fleet.set() {
 		return runAdviseFleet(cmd, args, f)
 	}
