@@ -169,7 +169,9 @@ func byName(ctx context.Context, cs kubernetes.Interface, ns string, r Ref) (Wor
 	owners := map[types.UID]bool{uid: true}
 	switch r.Kind {
 	case Deployment:
-		rss, err := cs.AppsV1().ReplicaSets(ns).List(ctx, listOptions(selector))
+		// By owner, not by the selector: the ReplicaSets' own labels are
+		// the controller's to set.
+		rss, err := cs.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return w, apiError(err, "list", "replicasets", ns, "")
 		}
