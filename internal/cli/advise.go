@@ -40,7 +40,7 @@ type adviseFlags struct {
 func newAdviseCmd() *cobra.Command {
 	var f adviseFlags
 	cmd := &cobra.Command{
-		Use:   "advise [RESULTS_DIR]",
+		Use:   "advise [RESULTS_DIR | KIND/NAME...]",
 		Short: "Recommend the smallest CPU limit (and burst) that keeps throttling under a target",
 		Long: `Replay one group's CPU use, sampled every 10 ms, through the simulator's model of the
 kernel's CFS bandwidth control, for a grid of limits (each without burst and with a
@@ -75,6 +75,9 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 		Args: cobra.ArbitraryArgs, // RESULTS_DIR, or workloads (deploy/NAME ...)
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.phasesGiven = cmd.Flags().Changed("phases")
+			if len(args) > 1 || workloadArgs(args) || f.workloads.selector != "" || f.workloads.allNamespaces {
+				return runAdviseWorkloads(cmd, args, f) // workload.go
+			}
 			return runAdvise(cmd, args, f)
 		},
 	}
@@ -104,7 +107,6 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.StringVar(&f.saveCSV, "save-csv", "", "write the samples to this CSV (time_ns,usage_ns), to advise again later")
 	addFleetFlags(cmd, &f.fleet)
 	addWorkloadFlags(cmd, &f.workloads)
-	cmd.Use = "advise [RESULTS_DIR | KIND/NAME...]"
 	cmd.Long += `
 
 Workloads as kubectl names them (kubectl throttlelab advise deploy/web -n shop;
@@ -197,12 +199,6 @@ func adviseUsage(err error) error {
 }
 
 func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
-	if workloadArgs(args) || f.workloads.selector != "" || f.workloads.allNamespaces {
-		return runAdviseWorkloads(cmd, args, f)
-	}
-	if len(args) > 1 {
-		return usagef("advise takes one RESULTS_DIR, or workloads as KIND/NAME (deploy/web): got %q", args)
-	}
 	if f.fleet.set() {
 		return runAdviseFleet(cmd, args, f)
 	}

@@ -130,7 +130,7 @@ func newK8sStateDirCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "state-dir DIR",
 		Example: `  throttlelab k8s state-dir /var/lib/throttlelab --owner 65532:65532`,
-		Short:   "Give DIR to a user (the agent's init container, with CAP_CHOWN)",
+		Short:   "Check that DIR is a user's, and make it theirs (the agent's init container, with CAP_CHOWN)",
 		Hidden:  true,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -73,7 +73,7 @@ func runAdviseWorkloads(cmd *cobra.Command, args []string, f adviseFlags) error 
 	for _, a := range args {
 		r, err := workload.ParseRef(a)
 		if err != nil {
-			return usagef("%v", err)
+			return usagef("%v (advise takes one RESULTS_DIR, or workloads)", err)
 		}
 		q.Refs = append(q.Refs, r)
 	}

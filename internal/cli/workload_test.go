@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/throttlelab/throttlelab/k8s/k8stest"
+)
+
+// TestWorkloadExitCodes runs advise KIND/NAME and top -A against a real
+// kube-apiserver through a kubeconfig, as kubectl throttlelab would: a
+// workload that does not exist is bad input (2), a node without an agent
+// and a cluster without agents a source that could not be read (3), each
+// said in one line naming the workload or node.
+func TestWorkloadExitCodes(t *testing.T) {
+	cp := k8stest.Start(t, k8stest.Binaries(t))
+	cs, err := kubernetes.NewForConfig(cp.RESTConfig(&k8stest.Warnings{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ServiceAccounts("shop").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "debug", Namespace: "shop"},
+		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "app", Image: "app:1"}}}}
+	if _, err := cs.CoreV1().Pods("shop").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	kc := cp.Kubeconfig(t, "shop")
+	for _, c := range []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"advise", "deploy/nope", "--kubeconfig", kc}, 2, "deployments/nope in namespace shop: not found"},
+		{[]string{"advise", "deploy/nope", "-n", "other", "--kubeconfig", kc}, 2, "in namespace other"},
+		{[]string{"advise", "deploy/web", "-A", "--kubeconfig", kc}, 2, "not all"},
+		{[]string{"advise", "pod/debug", "--kubeconfig", kc}, 3, "node node-1 (pod shop/debug of shop/pod/debug) has no throttlelab agent"},
+		{[]string{"advise", "-l", "app=nothing", "--kubeconfig", kc}, 2, `no pods match "app=nothing" in namespace shop`},
+		{[]string{"top", "-A", "--kubeconfig", kc}, 3, "no throttlelab agent on any node"},
+		{[]string{"top", "-A", "--sort", "usage", "--kubeconfig", kc}, 2, "--sort"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := Run(c.args, &stdout, &stderr)
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		if code != c.code || len(lines) != 1 || !strings.Contains(lines[0], c.says) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and one line saying %q", strings.Join(c.args[:len(c.args)-2], " "), code, stderr.String(), c.code, c.says)
+		}
+	}
+}
