@@ -3,12 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/throttlelab/throttlelab/k8s/k8stest"
 )
@@ -20,22 +18,27 @@ import (
 // said in one line naming the workload or node.
 func TestWorkloadExitCodes(t *testing.T) {
 	cp := k8stest.Start(t, k8stest.Binaries(t))
-	cs, err := kubernetes.NewForConfig(cp.RESTConfig(&k8stest.Warnings{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := k8stest.NewApplier(t, cp, &k8stest.Warnings{})
 	ctx := context.Background()
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}}, metav1.CreateOptions{}); err != nil {
+	path := filepath.Join(t.TempDir(), "objects.yaml")
+	objects := `apiVersion: v1
+kind: Namespace
+metadata: {name: shop}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: debug, namespace: shop}
+spec:
+  nodeName: node-1
+  containers: [{name: app, image: "app:1"}]
+`
+	if err := os.WriteFile(path, []byte(objects), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CoreV1().ServiceAccounts("shop").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "debug", Namespace: "shop"},
-		Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "app", Image: "app:1"}}}}
-	if _, err := cs.CoreV1().Pods("shop").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	docs := k8stest.ReadDocuments(t, path)
+	a.Apply(ctx, t, path, docs[0], false)
+	a.DefaultServiceAccount(ctx, t, "shop")
+	a.Apply(ctx, t, path, docs[1], false)
 	kc := cp.Kubeconfig(t, "shop")
 	for _, c := range []struct {
 		args []string
