@@ -47,7 +47,7 @@ spec:
 	}{
 		{[]string{"advise", "deploy/nope", "--kubeconfig", kc}, 2, "deployments/nope in namespace shop: not found"},
 		{[]string{"advise", "deploy/nope", "-n", "other", "--kubeconfig", kc}, 2, "in namespace other"},
-		{[]string{"advise", "deploy/web", "-A", "--kubeconfig", kc}, 2, "not all"},
+		{[]string{"advise", "deploy/web", "-A", "--kubeconfig", kc}, 2, "not every namespace"},
 		{[]string{"advise", "pod/debug", "--kubeconfig", kc}, 3, "node node-1 (pod shop/debug of shop/pod/debug) has no throttlelab agent"},
 		{[]string{"advise", "-l", "app=nothing", "--kubeconfig", kc}, 2, `no pods match "app=nothing" in namespace shop`},
 		{[]string{"top", "-A", "--kubeconfig", kc}, 3, "no throttlelab agent on any node"},

@@ -65,7 +65,7 @@ func (w Workload) String() string { return w.Namespace + "/" + Ref{w.Kind, w.Nam
 // is ErrForbidden naming the verb and resource.
 func Resolve(ctx context.Context, cs kubernetes.Interface, q Query) ([]Workload, error) {
 	if len(q.Refs) > 0 && q.AllNamespaces {
-		return nil, fmt.Errorf("%s: %w: a workload by name is in one namespace, not all (-A goes with a selector or none)", q.Refs[0], ErrBadRef)
+		return nil, fmt.Errorf("%s: %w: a workload by name is in one namespace, not every namespace (all namespaces go with a selector, or with none)", q.Refs[0], ErrBadRef)
 	}
 	if len(q.Refs) > 0 && q.Selector != "" {
 		return nil, fmt.Errorf("%s: %w: give workloads by name or a label selector, not both", q.Refs[0], ErrBadRef)
@@ -252,7 +252,7 @@ func bySelector(ctx context.Context, cs kubernetes.Interface, ns, selector strin
 	if err != nil {
 		var se *apierrors.StatusError
 		if errors.As(err, &se) && se.ErrStatus.Code == 400 {
-			return nil, fmt.Errorf("-l %q: %w: %v", selector, ErrBadRef, se.ErrStatus.Message)
+			return nil, fmt.Errorf("selector %q: %w: %v", selector, ErrBadRef, se.ErrStatus.Message)
 		}
 		return nil, apiError(err, "list", "pods", ns, "")
 	}
