@@ -146,11 +146,14 @@ say "installing the agent: helm install from the release's chart repository into
 # release's record needs it before the chart's objects; the rig enforces no
 # Pod Security profile). The agent's state: a hostPath under the rig's
 # directory, so that the teardown removes it with the rest.
+# It listens on the chart's ":PORT" (every address of the host, for the
+# rig's run only): the API server's pods/proxy reaches a host-network pod
+# at the node's address, which the kubelet does not let be loopback.
 AGENT_VALUES="--set image.repository=throttlelab --set image.tag=$VERSION --set port=$AGENT --set state.hostPath=$work/agent-state"
 # shellcheck disable=SC2086
 $H install throttlelab-agent throttlelab/throttlelab-agent --version 0.0.0-e2e --namespace $AGENT_NS --create-namespace \
 	--post-renderer "$work/rig-postrender" $AGENT_VALUES \
-	--set "args={--listen=127.0.0.1:$AGENT,--window=10m,--block=1m,--chunk=20s}" >"$E2E_OUT/helm-install.txt" 2>&1 || { cat "$E2E_OUT/helm-install.txt" >&2; exit 1; }
+	--set "args={--window=10m,--block=1m,--chunk=20s}" >"$E2E_OUT/helm-install.txt" 2>&1 || { cat "$E2E_OUT/helm-install.txt" >&2; exit 1; }
 cat "$E2E_OUT/helm-install.txt"
 grep -q "kubectl throttlelab advise deploy/NAME" "$E2E_OUT/helm-install.txt" || { say "helm install printed no NOTES naming the next command" >&2; exit 1; }
 grep -q 'hostNetwork: true' "$work/agent-rig.yaml" && grep -q KUBERNETES_SERVICE_HOST "$work/agent-rig.yaml" && grep -q "containerPort: $AGENT" "$work/agent-rig.yaml" && grep -q 'host: 127.0.0.1' "$work/agent-rig.yaml" || { say "the chart's agent changed shape: no place for hostNetwork or the API server's address" >&2; exit 1; }
@@ -348,7 +351,7 @@ say "helm upgrade (podAnnotations.e2e=upgraded); the burner's window is ${W1}s"
 # shellcheck disable=SC2086
 $H upgrade throttlelab-agent throttlelab/throttlelab-agent --version 0.0.0-e2e --namespace $AGENT_NS --post-renderer "$work/rig-postrender" \
 	$AGENT_VALUES --set podAnnotations.e2e=upgraded \
-	--set "args={--listen=127.0.0.1:$AGENT,--window=10m,--block=1m,--chunk=20s}" >"$E2E_OUT/helm-upgrade.txt" 2>&1 || { cat "$E2E_OUT/helm-upgrade.txt" >&2; exit 1; }
+	--set "args={--window=10m,--block=1m,--chunk=20s}" >"$E2E_OUT/helm-upgrade.txt" 2>&1 || { cat "$E2E_OUT/helm-upgrade.txt" >&2; exit 1; }
 waitfor agent-rollout 180 sh -c "[ \"\$($K -n $AGENT_NS get pod -l app.kubernetes.io/component=agent -o jsonpath='{.items[0].metadata.name}')\" != $R1 ]"
 waitfor agent 180 $K -n $AGENT_NS rollout status ds/throttlelab-agent --timeout 5s
 waitfor agent 60 curl -fs "http://127.0.0.1:$AGENT/healthz"
