@@ -364,6 +364,9 @@ echo "upgrade: window ${W1}s -> ${W2}s, advised ${ADV_API}m -> ${ADV_UP}m, agent
 [ "$W2" -ge "$W1" ] || { say "helm upgrade reset the window (${W1}s -> ${W2}s)" >&2; exit 1; }
 python3 -c 'import sys; a,b=int(sys.argv[1]),int(sys.argv[2]); sys.exit(0 if abs(a-b) <= max(50, 0.15*a) else 1)' "$ADV_API" "$ADV_UP" ||
 	{ say "the advice moved across the upgrade: ${ADV_API}m -> ${ADV_UP}m" >&2; exit 1; }
+# Prometheus marked the old pod's series stale when it stopped: the new
+# agent's advice, once scraped.
+waitfor prometheus-advice 120 sh -c "bin/throttlelab advise --prometheus http://127.0.0.1:$PROM -n $NS -o json 2>/dev/null | grep -q advised_limit"
 
 say "applying the advice in place"
 bin/throttlelab advise --prometheus "http://127.0.0.1:$PROM" -n $NS --apply --yes --kubeconfig "$KC" 2>&1 | tee "$E2E_OUT/apply.txt"
@@ -397,6 +400,17 @@ sleep "$MEASURE"
 cp "$CG/cpu.stat" "$E2E_OUT/stat-probe-end"
 cat /proc/loadavg >"$E2E_OUT/loadavg-probe-end"
 
+kill "$loadpid" 2>/dev/null || true
+for p in $recpids; do wait "$p" || say "recording an idle demand failed (not judged)"; done
+curl -fs "http://127.0.0.1:$PROM/api/v1/query?query=throttlelab_predicted_throttled_ratio" >"$E2E_OUT/prom-predicted.json" || true
+go run ./hack/e2e-fleet/check -advice "$E2E_OUT/advice.json" -namespace $NS -container server \
+	-before-start "$E2E_OUT/stat-before-start" -before-end "$E2E_OUT/stat-before-end" \
+	-after-start "$E2E_OUT/stat-after-start" -after-end "$E2E_OUT/stat-after-end" -applied "$ADV" \
+	-probe-evaluate "$E2E_OUT/probe-evaluate.json" -probe-start "$E2E_OUT/stat-probe-start" -probe-end "$E2E_OUT/stat-probe-end" -probe-limit "$(quota)" \
+	-prometheus "http://127.0.0.1:$PROM" >"$E2E_OUT/check.txt" 2>&1 || checkrc=$?
+cat "$E2E_OUT/check.txt"
+[ "${checkrc:-0}" = 0 ] || exit 1
+# After the check, which reads the agent's last 5 minutes from Prometheus.
 # The agent killed with SIGKILL, twice: at an arbitrary instant (the last
 # checkpoint is whole, whatever the instant: it is written beside and
 # renamed), then with a torn checkpoint planted (half the file).
@@ -431,14 +445,4 @@ cat "$E2E_OUT/sigkill.txt"
 curl -fs "http://127.0.0.1:$AGENT/metrics" | grep -q '^throttlelab_agent_checkpoint_errors_total{reason="corrupt"} 1' || { say "the torn checkpoint was not counted" >&2; exit 1; }
 grep -q 'the window starts again' "$E2E_OUT/agent-after-torn.log" || { say "the agent's log does not say why the window starts again" >&2; exit 1; }
 
-kill "$loadpid" 2>/dev/null || true
-for p in $recpids; do wait "$p" || say "recording an idle demand failed (not judged)"; done
-curl -fs "http://127.0.0.1:$PROM/api/v1/query?query=throttlelab_predicted_throttled_ratio" >"$E2E_OUT/prom-predicted.json" || true
-go run ./hack/e2e-fleet/check -advice "$E2E_OUT/advice.json" -namespace $NS -container server \
-	-before-start "$E2E_OUT/stat-before-start" -before-end "$E2E_OUT/stat-before-end" \
-	-after-start "$E2E_OUT/stat-after-start" -after-end "$E2E_OUT/stat-after-end" -applied "$ADV" \
-	-probe-evaluate "$E2E_OUT/probe-evaluate.json" -probe-start "$E2E_OUT/stat-probe-start" -probe-end "$E2E_OUT/stat-probe-end" -probe-limit "$(quota)" \
-	-prometheus "http://127.0.0.1:$PROM" >"$E2E_OUT/check.txt" 2>&1 || checkrc=$?
-cat "$E2E_OUT/check.txt"
-[ "${checkrc:-0}" = 0 ] || exit 1
 say "passed"
