@@ -150,6 +150,8 @@ type Agent struct {
 	saved   map[string]summaryState // from LoadState, until their containers are seen
 	savedAt time.Time               // when that checkpoint was written (zero: none, or not known)
 	reports int                     // Updates so far
+	// ckptErrs counts the checkpoints not read or not written (state.go).
+	ckptErrs checkpointErrors
 	// firstSample is the agent time of the first sample (sampled: there
 	// was one): a container added after it is starting.
 	firstSample time.Duration

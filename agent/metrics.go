@@ -60,12 +60,13 @@ var (
 	descReadErrs  = prometheus.NewDesc("throttlelab_agent_read_errors_total", "Reads of a cgroup's counters that failed while the group was still there (EBUSY, a short read, a read racing a move; or lasting: permission): the container's summary is kept, the interval read again at its next sample.", nil, nil)
 	descUnread    = prometheus.NewDesc("throttlelab_agent_unreadable_containers", fmt.Sprintf("Containers whose last %d reports all had a read error: their summaries are kept, no longer growing, until their cgroups go.", UnreadableAfter), nil, nil)
 	descLookups   = prometheus.NewDesc("throttlelab_agent_owner_lookups_total", "Look-ups of the node's pods (owners and names) that worked (result=ok) and failed (result=failed; the agent's log says why).", []string{"result"}, nil)
+	descCkptErrs  = prometheus.NewDesc("throttlelab_agent_checkpoint_errors_total", "Checkpoints of the summaries not used at start-up (reason=corrupt: truncated or damaged; refused: another format version or configuration; unreadable) or not written (reason=write: a full disk, a directory the agent cannot write): the window started again, or the previous checkpoint stays; the agent's log says why.", []string{"reason"}, nil)
 )
 
 type selfCollector struct{ a *Agent }
 
 func (c selfCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descAgentInfo, descAgentN, descSamples, descMissed, descReadErrs, descUnread, descWatching, descLookups} {
+	for _, d := range []*prometheus.Desc{descAgentInfo, descAgentN, descSamples, descMissed, descReadErrs, descUnread, descWatching, descLookups, descCkptErrs} {
 		ch <- d
 	}
 }
@@ -87,6 +88,9 @@ func (c selfCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descReadErrs, prometheus.CounterValue, float64(a.w.ReadErrors()))
 	ch <- prometheus.MustNewConstMetric(descUnread, prometheus.GaugeValue, float64(a.unreadable.Load()))
 	ch <- prometheus.MustNewConstMetric(descWatching, prometheus.GaugeValue, watching)
+	for reason, n := range a.CheckpointErrors() {
+		ch <- prometheus.MustNewConstMetric(descCkptErrs, prometheus.CounterValue, float64(n), reason)
+	}
 	if a.cfg.Owners != nil {
 		ch <- prometheus.MustNewConstMetric(descLookups, prometheus.CounterValue, float64(a.lookupsOK.Load()), "ok")
 		ch <- prometheus.MustNewConstMetric(descLookups, prometheus.CounterValue, float64(a.lookupsFailed.Load()), "failed")

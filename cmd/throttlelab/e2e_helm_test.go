@@ -24,13 +24,16 @@ const chartDir = "../../deploy/helm/throttlelab-agent"
 // passes with the defaults and with every option on, and helm template
 // gives, object for object, what throttlelab k8s render agent gives with
 // the same choices (the defaults; no owner lookup; a PodMonitor; agent
-// flags), the image being the chart's appVersion in the release
-// repository. The PrometheusRule holds deploy/prometheus/rules.yaml's
+// flags; the namespace made; the state in an emptyDir; another release in
+// another namespace), the image being the chart's appVersion in the
+// release repository. The two differ in the labels that name the tool
+// that made the objects: the chart's say managed-by Helm and
+// helm.sh/chart, the renderer's managed-by throttlelab. The PrometheusRule holds deploy/prometheus/rules.yaml's
 // groups and the dashboard ConfigMap deploy/grafana/throttlelab.json, and
 // the chart's copies of both are the files themselves.
 func TestHelmChart(t *testing.T) {
 	helm := testenv.Helm(t)
-	for _, set := range []string{"", "podMonitor.enabled=true,serviceMonitor.enabled=true,prometheusRule.enabled=true,dashboard.enabled=true,owners=false,nodeSelector.disk=ssd"} {
+	for _, set := range []string{"", "podMonitor.enabled=true,prometheusRule.enabled=true,dashboard.enabled=true,owners=false,nodeSelector.disk=ssd,namespace.create=true,state.volume=emptyDir"} {
 		args := []string{"lint", "--strict", chartDir}
 		if set != "" {
 			args = append(args, "--set", set)
@@ -59,14 +62,36 @@ func TestHelmChart(t *testing.T) {
 		{"no owners", []string{"owners=false"}, []string{"--owners=false"}},
 		{"pod monitor", []string{"podMonitor.enabled=true"}, []string{"--pod-monitor"}},
 		{"agent flags", []string{"args={--window=24h,--max-throttled=1%}"}, []string{"--agent-arg=--window=24h", "--agent-arg=--max-throttled=1%"}},
-		{"namespace", []string{"namespace.name=agents"}, []string{"--namespace", "agents"}},
+		{"namespace made", []string{"namespace.create=true"}, []string{"--create-namespace"}},
+		{"state in an emptyDir", []string{"state.volume=emptyDir"}, []string{"--state", "emptyDir"}},
+		{"another release", []string{"-n=team-a", "--release=r1"}, []string{"--namespace", "team-a", "--release", "r1"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			args := []string{"template", "throttlelab-agent", chartDir}
+			release, ns := "throttlelab-agent", "throttlelab-agent"
+			var sets []string
 			for _, s := range c.set {
+				switch {
+				case strings.HasPrefix(s, "-n="):
+					ns = s[3:]
+				case strings.HasPrefix(s, "--release="):
+					release = s[10:]
+				default:
+					sets = append(sets, s)
+				}
+			}
+			args := []string{"template", release, chartDir, "-n", ns}
+			for _, s := range sets {
 				args = append(args, "--set", s)
 			}
 			fromHelm := objects(t, command(t, helm, args...))
+			for k, o := range fromHelm {
+				l := o["metadata"].(map[string]any)["labels"].(map[string]any)
+				if l["app.kubernetes.io/managed-by"] != "Helm" || !strings.HasPrefix(fmt.Sprint(l["helm.sh/chart"]), "throttlelab-agent-") {
+					t.Errorf("helm template's %s is labelled %v: want managed-by Helm and helm.sh/chart", k, l)
+				}
+				delete(l, "helm.sh/chart")
+				l["app.kubernetes.io/managed-by"] = "throttlelab"
+			}
 			fromRender := objects(t, command(t, binary, append([]string{"k8s", "render", "agent", "--image", image}, c.flag...)...))
 			if len(fromHelm) != len(fromRender) {
 				t.Errorf("helm template gives %s, k8s render agent %s", keys(fromHelm), keys(fromRender))
@@ -95,7 +120,7 @@ func TestHelmChart(t *testing.T) {
 			t.Errorf("the chart's %s is not %s: cp %s deploy/helm/throttlelab-agent/%s (%v %v)", copyOf, file, strings.TrimPrefix(file, "../../"), copyOf, err1, err2)
 		}
 	}
-	all := objects(t, command(t, helm, "template", "throttlelab-agent", chartDir, "--set", "prometheusRule.enabled=true,dashboard.enabled=true,serviceMonitor.enabled=true"))
+	all := objects(t, command(t, helm, "template", "throttlelab-agent", chartDir, "-n", "throttlelab-agent", "--set", "prometheusRule.enabled=true,dashboard.enabled=true,serviceMonitor.enabled=true"))
 	rule := all["PrometheusRule throttlelab-agent/throttlelab-agent"]
 	var rules map[string]any
 	if b, err := os.ReadFile("../../deploy/prometheus/rules.yaml"); err != nil || yaml.Unmarshal(b, &rules) != nil {
@@ -116,7 +141,7 @@ func TestHelmChart(t *testing.T) {
 
 	// The chart's output passes check --lint.
 	lint := exec.Command(binary, "check", "--lint", "-")
-	lint.Stdin = bytes.NewReader(command(t, helm, "template", "throttlelab-agent", chartDir, "--set", "prometheusRule.enabled=true,dashboard.enabled=true"))
+	lint.Stdin = bytes.NewReader(command(t, helm, "template", "throttlelab-agent", chartDir, "-n", "throttlelab-agent", "--set", "prometheusRule.enabled=true,dashboard.enabled=true"))
 	if out, err := lint.CombinedOutput(); err != nil || !strings.Contains(string(out), "lint: 1 containers, 0 experiment specs, 0 findings") {
 		t.Errorf("check --lint on the chart's output: %v\n%s", err, out)
 	}

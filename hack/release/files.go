@@ -18,6 +18,7 @@ import (
 	"time"
 
 	cdx "github.com/CycloneDX/cyclonedx-go"
+	"go.yaml.in/yaml/v3"
 )
 
 // writeArchive writes the krew archive: the binary as "throttlelab", which
@@ -92,6 +93,47 @@ func packageChart(w io.Writer, dir, version string) error {
 	}
 	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
 	return writeTarGz(w, entries)
+}
+
+// writeChartIndex writes a Helm chart repository's index.yaml for the one
+// packaged chart tgz (beside it: its URL is its file name, relative to the
+// repository's): the chart's Chart.yaml fields with the release's version
+// and appVersion, the package's SHA-256 digest, and created for both the
+// entry and the index, so the same release gives the same bytes.
+func writeChartIndex(w io.Writer, dir, version, tgz string, created time.Time) error {
+	b, err := os.ReadFile(filepath.Join(dir, "Chart.yaml"))
+	if err != nil {
+		return fmt.Errorf("the chart: %w", err)
+	}
+	entry := map[string]any{}
+	if err := yaml.Unmarshal(b, &entry); err != nil {
+		return fmt.Errorf("the chart's Chart.yaml: %w", err)
+	}
+	name, _ := entry["name"].(string)
+	if name == "" {
+		return fmt.Errorf("the chart's Chart.yaml has no name")
+	}
+	digest, err := fileSHA256(tgz)
+	if err != nil {
+		return err
+	}
+	at := created.UTC().Format(time.RFC3339)
+	entry["version"] = version[1:]
+	entry["appVersion"] = version
+	entry["digest"] = digest
+	entry["created"] = at
+	entry["urls"] = []string{filepath.Base(tgz)}
+	index := map[string]any{
+		"apiVersion": "v1",
+		"entries":    map[string]any{name: []any{entry}},
+		"generated":  at,
+	}
+	enc := yaml.NewEncoder(w)
+	enc.SetIndent(2)
+	if err := enc.Encode(index); err != nil {
+		return err
+	}
+	return enc.Close()
 }
 
 // writeSBOM writes a CycloneDX JSON SBOM of the binary: the main module and

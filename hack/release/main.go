@@ -9,7 +9,9 @@
 // multi-platform OCI image index in an OCI layout tar
 // (throttlelab-VERSION-oci.tar, named ghcr.io/throttlelab/throttlelab:VERSION);
 // the Helm chart packaged with the version (throttlelab-agent-VERSION.tgz,
-// without the v); a CycloneDX SBOM of the binary's modules
+// without the v) and a Helm chart repository's index beside it
+// (index.yaml: the directory served over HTTP is a chart repository,
+// helm repo add NAME URL); a CycloneDX SBOM of the binary's modules
 // (throttlelab-VERSION.cdx.json); the krew plugin manifest with the
 // archives' checksums (plugin.yaml); and SHA256SUMS over all of them. The same
 // commit and -created give the same bytes.
@@ -105,6 +107,10 @@ func assemble(out, version, chart string, created time.Time, bins map[string]str
 	if err := writeFile(tgz, func(f *os.File) error { return packageChart(f, chart, version) }); err != nil {
 		return err
 	}
+	index := filepath.Join(out, "index.yaml")
+	if err := writeFile(index, func(f *os.File) error { return writeChartIndex(f, chart, version, tgz, created) }); err != nil {
+		return err
+	}
 	sbom := filepath.Join(out, fmt.Sprintf("throttlelab-%s.cdx.json", version))
 	if err := writeFile(sbom, func(f *os.File) error { return writeSBOM(f, bins[arches[0]], version) }); err != nil {
 		return err
@@ -117,7 +123,7 @@ func assemble(out, version, chart string, created time.Time, bins map[string]str
 	if err := writeFile(sums, func(f *os.File) error { return writeSums(f, out) }); err != nil {
 		return err
 	}
-	fmt.Printf("wrote %s, %s, %s, %s\n", tgz, sbom, plugin, sums)
+	fmt.Printf("wrote %s, %s, %s, %s, %s\n", tgz, index, sbom, plugin, sums)
 	return nil
 }
 

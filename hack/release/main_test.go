@@ -6,6 +6,8 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/throttlelab/throttlelab/internal/ociimage"
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // TestAssemble assembles a release around two stand-in binaries (a small
@@ -73,7 +76,7 @@ func TestAssemble(t *testing.T) {
 			t.Errorf("SHA256SUMS: %s is %q, the file's is %s (%v)", e.Name(), sums[e.Name()], got, err)
 		}
 	}
-	if len(sums) != len(ents)-1 || len(sums) != 8 {
+	if len(sums) != len(ents)-1 || len(sums) != 9 {
 		t.Errorf("SHA256SUMS lists %d files of %d: %v", len(sums), len(ents)-1, sums)
 	}
 
@@ -161,6 +164,20 @@ func TestAssemble(t *testing.T) {
 	cy := string(chart["throttlelab-agent/Chart.yaml"])
 	if !strings.Contains(cy, "\nversion: 1.2.3\n") || !strings.Contains(cy, "\nappVersion: v1.2.3\n") || chart["throttlelab-agent/templates/daemonset.yaml"] == nil {
 		t.Errorf("the packaged chart's Chart.yaml:\n%s", cy)
+	}
+
+	// The directory is a chart repository: helm reads its index, checks the
+	// package's digest, and renders the chart from it.
+	srv := httptest.NewServer(http.FileServer(http.Dir(out)))
+	defer srv.Close()
+	helm := exec.Command(testenv.Helm(t), "template", "r1", "throttlelab-agent", "--repo", srv.URL, "--version", "1.2.3", "-n", "team-a")
+	helm.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
+	rendered, err := helm.CombinedOutput()
+	if err != nil || !strings.Contains(string(rendered), `image: "ghcr.io/throttlelab/throttlelab:v1.2.3"`) || !strings.Contains(string(rendered), "namespace: team-a") {
+		t.Errorf("helm template from the release's chart repository: %v\n%s", err, rendered)
+	}
+	if _, ok := sums["index.yaml"]; !ok {
+		t.Errorf("SHA256SUMS does not list index.yaml")
 	}
 }
 

@@ -36,13 +36,14 @@ type adviseFlags struct {
 	wallClock, all       bool
 	details              bool // --details: the grid and everything behind the answer
 	html, saveCSV        string
-	fleet                fleetFlags // --prometheus, --agent: advise_fleet.go
+	fleet                fleetFlags    // --prometheus, --agent: advise_fleet.go
+	workloads            workloadFlags // deploy/NAME, -l, -A: workload.go
 }
 
 func newAdviseCmd() *cobra.Command {
 	var f adviseFlags
 	cmd := &cobra.Command{
-		Use:   "advise [RESULTS_DIR]",
+		Use:   "advise [RESULTS_DIR | KIND/NAME...]",
 		Short: "Recommend the smallest CPU limit (and burst) that keeps throttling under a target",
 		Long: `Replay one group's CPU use, sampled every 10 ms, through the simulator's model of the
 kernel's CFS bandwidth control, for a grid of limits (each without burst and with a
@@ -78,12 +79,15 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
   sudo throttlelab advise --pod shop/checkout-7d9f --duration 2h --max-delay 10ms
   throttlelab advise results/f09-burn-flow/20261121-105420 --config unlimited
   throttlelab advise --csv usage.csv --limit 300m --limit 500m -o json`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cobra.ArbitraryArgs, // RESULTS_DIR, or workloads (deploy/NAME ...)
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := outputFormat(cmd, &f.fleet.output, fleet.Formats...); err != nil {
 				return err
 			}
 			f.phasesGiven = cmd.Flags().Changed("phases")
+			if len(args) > 1 || workloadArgs(args) || f.workloads.selector != "" || f.workloads.allNamespaces {
+				return runAdviseWorkloads(cmd, args, f) // workload.go
+			}
 			return runAdvise(cmd, args, f)
 		},
 	}
@@ -113,6 +117,19 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.StringVar(&f.html, "html", "", "also write an HTML report to this file")
 	fl.StringVar(&f.saveCSV, "save-csv", "", "write the samples to this CSV (time_ns,usage_ns), to advise again later")
 	addFleetFlags(cmd, &f.fleet)
+	addWorkloadFlags(cmd, &f.workloads)
+	cmd.Long += `
+
+Workloads as kubectl names them (kubectl throttlelab advise deploy/web -n shop;
+also sts/, ds/, rs/, job/, cronjob/, pod/, or -l SELECTOR, -A): their
+containers' advice from the agents on their nodes, through the API server
+(pods/proxy; the kubeconfig as kubectl reads it, --kubeconfig, --context),
+or with --prometheus from Prometheus. One workload container: the answer
+above; several: the fleet table. Exit 2: no such workload; 3: the API
+server, RBAC or a node's agent did not answer.`
+	cmd.Example += `
+  kubectl throttlelab advise deploy/web -n shop
+  kubectl throttlelab advise -l app=web -A -o json`
 	return cmd
 }
 

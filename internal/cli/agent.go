@@ -183,7 +183,11 @@ func runK8sRenderAgent(cmd *cobra.Command, f k8sRenderFlags) error {
 	if err := probe.ParseFlags(f.agentArgs); err != nil {
 		return usagef("--agent-arg: %v", err)
 	}
-	m, err := agentmanifest.Render(agentmanifest.Options{Namespace: f.namespace, Image: f.image, Owners: f.owners, PodMonitor: f.podMonitor, Args: f.agentArgs})
+	opt, err := f.agentOptions()
+	if err != nil {
+		return err
+	}
+	m, err := agentmanifest.Render(opt)
 	var oe *manifest.OptionError
 	switch {
 	case errors.As(err, &oe):

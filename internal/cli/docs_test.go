@@ -119,7 +119,7 @@ func TestParseDocCommandRefuses(t *testing.T) {
 		{"presets", "shwo", "f01-logjam"},
 		{"sim", "examples/limits.yaml", "--no-such-flag"},
 		{"sim", "examples/limits.yaml", "--cores", "many"},
-		{"advise", "a", "b", "c"},
+		{"map", "a.yaml", "b.yaml"}, // advise takes any number of workloads; map one spec
 	} {
 		if err := parseDocCommand(args); err == nil {
 			t.Errorf("%q: accepted", args)

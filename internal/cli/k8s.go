@@ -8,7 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/throttlelab/throttlelab/agent"
 	"github.com/throttlelab/throttlelab/k8s"
+	"github.com/throttlelab/throttlelab/k8s/agentmanifest"
 	"github.com/throttlelab/throttlelab/k8s/manifest"
 )
 
@@ -20,6 +22,22 @@ type k8sRenderFlags struct {
 	// agent only
 	owners, podMonitor bool
 	agentArgs          []string
+	release, state     string
+	createNamespace    bool
+}
+
+// agentOptions are the agent's render options from the flags.
+func (f k8sRenderFlags) agentOptions() (agentmanifest.Options, error) {
+	opt := agentmanifest.Options{Namespace: f.namespace, Image: f.image, Owners: f.owners, PodMonitor: f.podMonitor, Args: f.agentArgs,
+		Release: f.release, CreateNamespace: f.createNamespace}
+	switch f.state {
+	case "hostPath":
+	case "emptyDir":
+		opt.StateEmptyDir = true
+	default:
+		return opt, usagef("--state %q: give hostPath or emptyDir", f.state)
+	}
+	return opt, nil
 }
 
 func newK8sCmd() *cobra.Command {
@@ -62,7 +80,10 @@ refused before anything is printed.`,
 	fl.BoolVar(&f.owners, "owners", true, "agent: grant list on pods and name each pod's owner")
 	fl.BoolVar(&f.podMonitor, "pod-monitor", false, "agent: add a Prometheus Operator PodMonitor")
 	fl.StringArrayVar(&f.agentArgs, "agent-arg", nil, "agent: a flag for the agent (repeat)")
-	cmd.AddCommand(render, newK8sHoldCmd(), newK8sPackCmd())
+	fl.StringVar(&f.release, "release", agentmanifest.Name, "agent: name the objects as this Helm release of the chart would")
+	fl.BoolVar(&f.createNamespace, "create-namespace", false, "agent: add the Namespace, labelled for the hostPath volumes (the chart's namespace.create)")
+	fl.StringVar(&f.state, "state", "hostPath", "agent: where the checkpoints live: hostPath (kept across rollouts) or emptyDir")
+	cmd.AddCommand(render, newK8sHoldCmd(), newK8sPackCmd(), newK8sStateDirCmd())
 	return cmd
 }
 
@@ -100,6 +121,28 @@ func newK8sPackCmd() *cobra.Command {
 			return k8s.PackDir(cmd.OutOrStdout(), args[0])
 		},
 	}
+}
+
+// newK8sStateDirCmd is the agent's init container: it hands the state
+// directory (a hostPath the kubelet made root's) to the agent's user.
+func newK8sStateDirCmd() *cobra.Command {
+	var owner string
+	cmd := &cobra.Command{
+		Use:     "state-dir DIR",
+		Example: `  throttlelab k8s state-dir /var/lib/throttlelab --owner 65532:65532`,
+		Short:   "Check that DIR is a user's, and make it theirs (the agent's init container, with CAP_CHOWN)",
+		Hidden:  true,
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var uid, gid int
+			if _, err := fmt.Sscanf(owner, "%d:%d", &uid, &gid); err != nil || uid < 0 || gid < 0 {
+				return usagef("--owner %q: give UID:GID", owner)
+			}
+			return agent.OwnStateDir(args[0], uid, gid)
+		},
+	}
+	cmd.Flags().StringVar(&owner, "owner", "65532:65532", "UID:GID to own DIR")
+	return cmd
 }
 
 // runK8sRender renders, and then, when a development build rendered its own

@@ -24,6 +24,10 @@ type topFlags struct {
 	output                   string
 	listen, sort, filter     string
 	root, mapping            string
+	// cluster-wide (workload.go): every node's agent through the API server
+	allNamespaces       bool
+	namespace           string
+	kubeconfig, context string
 }
 
 func newTopCmd() *cobra.Command {
@@ -70,12 +74,21 @@ Columns (--sort): ` + strings.Join(top.ColumnKeys(), ", ") + `.`,
 	fl.StringVar(&f.listen, "listen", "", "serve Prometheus metrics on this address (/metrics)")
 	fl.StringVar(&f.root, "root", "/", "read /proc and the cgroup filesystems under this directory (a host's root mounted in a container)")
 	fl.StringVar(&f.mapping, "weight-mapping", string(cgroup.WeightLinear), "how the runtime made v2 weights from shares, to read requests back: linear or quadratic")
+	fl.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "the cluster: every node's agent through the API server (kubectl throttlelab top -A; --sort throttled or delay)")
+	fl.StringVarP(&f.namespace, "namespace", "n", "", "the cluster, one namespace's containers")
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "with -A/-n: kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
+	fl.StringVar(&f.context, "context", "", "with -A/-n: kubeconfig context (default the current one)")
+	cmd.Example += `
+  kubectl throttlelab top -A --sort delay -o json`
 	return cmd
 }
 
 func runTop(cmd *cobra.Command, f topFlags) error {
 	if err := outputFormat(cmd, &f.output, "table", "json"); err != nil {
 		return err
+	}
+	if f.allNamespaces || f.namespace != "" {
+		return runTopCluster(cmd, f)
 	}
 	if err := top.CheckTiming(f.sample, f.interval, f.window); err != nil {
 		return usagef("--%v", err)

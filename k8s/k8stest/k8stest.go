@@ -192,6 +192,39 @@ func (cp *ControlPlane) RESTConfig(w rest.WarningHandlerWithContext) *rest.Confi
 	}
 }
 
+// Kubeconfig writes a kubeconfig for the control plane (context "test",
+// namespace ns if given) into the control plane's directory and returns
+// its path: what kubectl, helm and a kubectl plugin read.
+func (cp *ControlPlane) Kubeconfig(t testing.TB, ns string) string {
+	t.Helper()
+	path := filepath.Join(cp.Dir, "kubeconfig")
+	ca := filepath.Join(cp.Dir, "kubeconfig-ca.crt")
+	write(t, ca, cp.CAPEM)
+	nsLine := ""
+	if ns != "" {
+		nsLine = "\n    namespace: " + ns
+	}
+	write(t, path, []byte(fmt.Sprintf(`apiVersion: v1
+kind: Config
+clusters:
+- name: test
+  cluster:
+    server: %s
+    certificate-authority: %s
+users:
+- name: test
+  user:
+    token: %s
+contexts:
+- name: test
+  context:
+    cluster: test
+    user: test%s
+current-context: test
+`, cp.URL, ca, cp.Token, nsLine)))
+	return path
+}
+
 // start starts a process with its output in DIR/NAME.log; t.Cleanup stops it
 // (SIGTERM, then SIGKILL after 15 s). It dies with the test process, too.
 func start(t testing.TB, dir, name, path string, args ...string) *proc {
@@ -366,6 +399,26 @@ func (a *Applier) TryApply(ctx context.Context, u *unstructured.Unstructured, dr
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
 	return r.Apply(ctx, u.GetName(), u, opts)
+}
+
+// TryCreate creates one object (a dry run if dryRun): unlike an apply, it
+// fails with AlreadyExists when an object of that name is there, which is
+// how a test sees two sets of objects collide.
+func (a *Applier) TryCreate(ctx context.Context, u *unstructured.Unstructured, dryRun bool) (*unstructured.Unstructured, error) {
+	gvk := u.GroupVersionKind()
+	m, err := a.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return nil, err
+	}
+	var r dynamic.ResourceInterface = a.dyn.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		r = a.dyn.Resource(m.Resource).Namespace(u.GetNamespace())
+	}
+	opts := metav1.CreateOptions{FieldManager: "throttlelab-test"}
+	if dryRun {
+		opts.DryRun = []string{metav1.DryRunAll}
+	}
+	return r.Create(ctx, u, opts)
 }
 
 // defaultServiceAccount makes the namespace's default service account, which
