@@ -51,7 +51,10 @@
 #    checkpoint planted (half the file, as a non-atomic write cut short would
 #    leave) and the agent killed again: it restarts once more, starts its
 #    window again, counts throttlelab_agent_checkpoint_errors_total
-#    {reason="corrupt"} and does not crash-loop; teardown as e2e-k8s.
+#    {reason="corrupt"} and does not crash-loop;
+# 9. check on the burner's manifest against Prometheus: with it up, exit 0
+#    or 1; with it stopped, exit 3 (a source unreachable, never 1: an outage
+#    is not a violation); teardown as e2e-k8s.
 set -eu
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -444,6 +447,21 @@ cat "$E2E_OUT/sigkill.txt"
 [ "$N2" -eq $((N1 + 1)) ] || { say "the agent crash-loops on a torn checkpoint (restarts $N1 -> $N2)" >&2; exit 1; }
 curl -fs "http://127.0.0.1:$AGENT/metrics" | grep -q '^throttlelab_agent_checkpoint_errors_total{reason="corrupt"} 1' || { say "the torn checkpoint was not counted" >&2; exit 1; }
 grep -q 'the window starts again' "$E2E_OUT/agent-after-torn.log" || { say "the agent's log does not say why the window starts again" >&2; exit 1; }
+
+# check reads Prometheus: with it up, the burner's manifest is judged (0
+# within its budget, 1 over it); with it stopped, check exits 3 (a source
+# that cannot be reached), never 1: a CI job tells an outage from a violation.
+crc=0
+bin/throttlelab check "$work/burner.yaml" --prometheus "http://127.0.0.1:$PROM" >"$E2E_OUT/check-prometheus.txt" 2>&1 || crc=$?
+say "check with Prometheus up: exit $crc"
+case $crc in 0 | 1) ;; *) cat "$E2E_OUT/check-prometheus.txt" >&2; say "check with Prometheus up exited $crc, not 0 or 1" >&2; exit 1 ;; esac
+pkill -f "prometheus --config.file $work/prometheus.yml" || true
+waitfor prometheus-stopped 30 sh -c "! curl -fs http://127.0.0.1:$PROM/-/ready"
+crc=0
+bin/throttlelab check "$work/burner.yaml" --prometheus "http://127.0.0.1:$PROM" >"$E2E_OUT/check-prometheus-down.txt" 2>&1 || crc=$?
+cat "$E2E_OUT/check-prometheus-down.txt"
+say "check with Prometheus stopped: exit $crc"
+[ "$crc" = 3 ] || { say "check with Prometheus stopped exited $crc, not 3" >&2; exit 1; }
 
 [ "${checkrc:-0}" = 0 ] || { say "the check failed (above)" >&2; exit 1; }
 say "passed"
