@@ -118,7 +118,7 @@ test-kernels:
 # layouts made by remounting this host's controllers (hack/cgmode; as root; it
 # restores the host after each). `make cgroup-restore` undoes a cgmode killed outright.
 REAL_TESTS ?= Real|^TestRun|^TestPresetMeasured|^TestTop|^TestMapMeasured
-REAL_PKGS ?= ./cgroup/... ./experiment/... ./top/... ./advise/... ./server/... ./cmd/throttlelab/...
+REAL_PKGS ?= ./cgroup/... ./experiment/... ./watch/... ./advise/... ./server/... ./cmd/throttlelab/...
 CGROUP_LAYOUTS ?= v2,v2-cpu,v1-joined
 cgmode-layouts:
 	$(GO) build -o bin/cgmode ./hack/cgmode

@@ -37,7 +37,7 @@ type Matrix struct {
 type SuiteResult struct {
 	Pkg string
 	// Ran is whether the guest started the package's tests; Passed whether
-	// its test binary exited 0.
+	// its test binary exited 0 having run at least one test.
 	Ran, Passed bool
 	// Pass, Skip and Fail count the top-level tests by their outcome.
 	Pass, Skip, Fail int
@@ -266,7 +266,9 @@ func (p *consoleParser) line(s string) {
 			p.started = p.now()
 		case len(f) == 3 && f[0] == "end" && p.cur != nil && f[1] == p.cur.Pkg:
 			rc, err := strconv.Atoi(strings.TrimPrefix(f[2], "rc="))
-			p.cur.Passed = err == nil && rc == 0 && p.cur.Fail == 0
+			// A suite that ran no test did not pass: its pattern matches
+			// nothing (the tests moved to another package, say).
+			p.cur.Passed = err == nil && rc == 0 && p.cur.Fail == 0 && p.cur.Pass+p.cur.Skip > 0
 			p.cur.Took = p.now().Sub(p.started)
 			p.cur = nil
 		case len(f) == 1 && f[0] == "done":

@@ -44,7 +44,7 @@ const BinaryEnv = "THROTTLELAB_BINARY"
 var Suites = []Suite{
 	{Pkg: "cgroup", Run: "Real", Timeout: 4 * time.Minute},
 	// TestReal* and the stall's split on the kernel (TestStallSplit*Real).
-	{Pkg: "top", Run: "Real", Timeout: 3 * time.Minute},
+	{Pkg: "watch", Run: "Real", Timeout: 3 * time.Minute},
 	// TestRealAgentPredictsAHigherLimit (it samples for 60 s and measures
 	// for 30, in wall time, in every cell) runs on the host only; its
 	// model, the per-CPU slice replay, is the same code on every kernel, and
@@ -59,7 +59,7 @@ var Suites = []Suite{
 	{Pkg: "demand", Run: "^(TestSampleReal|TestSliceModelKernel)$", Timeout: 5 * time.Minute},
 	{Pkg: "server", Run: "Real", Timeout: 2 * time.Minute},
 	{Pkg: "cmd/throttlelab", Run: "^(TestRunExample|TestTopOnceFindsLimitedGroup|TestTopOnceStallSplit|TestTopMetricsEndpoint|TestServeThrottledInRealCgroup)$",
-		Timeout: 5 * time.Minute, Data: []string{"examples", "top/testdata"}, Binary: true},
+		Timeout: 5 * time.Minute, Data: []string{"examples", "watch/testdata"}, Binary: true},
 }
 
 // WithEnv returns ss with env (NAME=value) added to each suite's Env, for

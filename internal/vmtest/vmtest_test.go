@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -172,6 +173,9 @@ func TestConsoleParser(t *testing.T) {
 	if !p.done {
 		t.Error("done not seen")
 	}
+	if ag := p.cell().Suites[2]; ag.Passed {
+		t.Errorf("agent ran no test and exited 0: a suite whose pattern matches nothing passed: %+v", ag)
+	}
 	var b strings.Builder
 	c = p.cell()
 	c.Accel = "tcg"
@@ -209,7 +213,7 @@ func TestFinders(t *testing.T) {
 	if l, err := FindLayout(Layouts, "hybrid"); err != nil || l.Name != "hybrid" {
 		t.Errorf("hybrid: %v %v", l, err)
 	}
-	if s, err := FindSuites(Suites, []string{"./top", "cmd/throttlelab/"}); err != nil || len(s) != 2 {
+	if s, err := FindSuites(Suites, []string{"./watch", "cmd/throttlelab/"}); err != nil || len(s) != 2 {
 		t.Errorf("suites: %v %v", s, err)
 	}
 	if _, err := FindSuites(Suites, []string{"sim"}); err == nil {
@@ -228,5 +232,35 @@ func TestNeverBegan(t *testing.T) {
 	}
 	if got := neverBegan(suites, []SuiteResult{{Pkg: "cgroup"}, {Pkg: "top"}, {Pkg: "cmd/throttlelab"}}); len(got) != 0 {
 		t.Errorf("every package began, neverBegan = %q", got)
+	}
+}
+
+// TestSuitesMatchTests: every suite's pattern matches a test of its package
+// (read from its _test.go files), so a test moved to another package cannot
+// leave a suite that runs nothing in every cell.
+func TestSuitesMatchTests(t *testing.T) {
+	testFunc := regexp.MustCompile(`(?m)^func (Test\w+)\(t \*testing\.T\)`)
+	for _, s := range Suites {
+		files, err := filepath.Glob(filepath.Join("..", "..", s.Pkg, "*_test.go"))
+		if err != nil || len(files) == 0 {
+			t.Errorf("suite %s: no test files (%v)", s.Pkg, err)
+			continue
+		}
+		run := regexp.MustCompile(s.Run)
+		var matched []string
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range testFunc.FindAllSubmatch(b, -1) {
+				if run.Match(m[1]) {
+					matched = append(matched, string(m[1]))
+				}
+			}
+		}
+		if len(matched) == 0 {
+			t.Errorf("suite %s: its pattern %q matches no test of the package", s.Pkg, s.Run)
+		}
 	}
 }
