@@ -10,13 +10,13 @@ func TestGoDefaultProcs(t *testing.T) {
 		want    int
 		ok      bool
 	}{
-		{"go1.24.6", 0.3, 8, 8, true},     // before 1.25: the CPUs, whatever the limit
-		{"go1.25.0", 0, 8, 8, true},       // no limit: the CPUs
-		{"go1.25.0", 0.3, 8, 2, true},     // rounded up to 1, raised to 2
-		{"go1.25.3", 2.5, 8, 3, true},     // rounded up
-		{"go1.26rc1", 3, 8, 3, true},      // whole limits stay
-		{"go1.26.1", 16, 8, 8, true},      // at most the CPUs
-		{"go1.25.0", 0.5, 1, 1, true},     // the minimum of 2 is still capped by the CPUs
+		{"go1.24.6", 0.3, 8, 8, true}, // before 1.25: the CPUs, whatever the limit
+		{"go1.25.0", 0, 8, 8, true},   // no limit: the CPUs
+		{"go1.25.0", 0.3, 8, 2, true}, // rounded up to 1, raised to 2
+		{"go1.25.3", 2.5, 8, 3, true}, // rounded up
+		{"go1.26rc1", 3, 8, 3, true},  // whole limits stay
+		{"go1.26.1", 16, 8, 8, true},  // at most the CPUs
+		{"go1.25.0", 0.5, 1, 1, true}, // the minimum of 2 is still capped by the CPUs
 		{"devel go1.27-abc", 1.2, 4, 2, true},
 		{"gccgo", 1, 4, 0, false},
 	} {
