@@ -178,6 +178,14 @@ func TestDetectFake(t *testing.T) {
 			kind: Envoy, setting: Setting{Name: "--concurrency", Set: true, Value: 3, Raw: "3", From: "cmdline"}, limit: 1, procsN: 3,
 		},
 		{
+			name: "two runtimes in one group: the first advises, the second is named",
+			procs: map[int]fakeProc{
+				3: {args: []string{"node", "sidecar.js"}, exe: "/usr/bin/node"},
+				4: {args: []string{"envoy", "--concurrency", "2"}, exe: "/usr/local/bin/envoy"},
+			},
+			kind: Node, setting: Setting{Name: "UV_THREADPOOL_SIZE"}, limit: 1, procsN: 4, warns: 1,
+		},
+		{
 			name:  "unknown: a binary without build information",
 			procs: map[int]fakeProc{70: {args: []string{"/srv/app"}, exe: "/srv/app", files: map[string]string{"srv/app": "#!/bin/sh\n"}}},
 			kind:  Unknown, limit: 1, warns: 1,
