@@ -100,12 +100,11 @@ func jvmOptions(args []string, env map[string]string) (opts, from []string) {
 	var cmd []string
 	for i := 1; i < len(args); i++ {
 		a := args[i]
-		if !strings.HasPrefix(a, "-") || a == "-jar" || a == "-m" || a == "--module" {
+		if !strings.HasPrefix(a, "-") || a == "-jar" || a == "-m" || a == javaModule {
 			break // the main class, jar or module: what follows is the program's
 		}
 		cmd = append(cmd, a)
-		switch a {
-		case "-cp", "-classpath", "--class-path", "-p", "--module-path", "--add-modules", "--add-opens", "--add-exports", "--add-reads", "--upgrade-module-path", "--limit-modules", "--patch-module", "--enable-native-access":
+		if javaOptionsWithValue[a] {
 			i++ // the option's value
 		}
 	}
@@ -245,9 +244,9 @@ func nginxSetting(v, from string) Setting {
 
 func inspectEnvoy(p *Process, in procInfo) {
 	if len(in.args) > 1 {
-		p.Setting, _ = argSetting("--concurrency", "--concurrency", "", in.args[1:], "cmdline")
+		p.Setting, _ = argSetting(envoyConcurrency, envoyConcurrency, "", in.args[1:], "cmdline")
 	} else {
-		p.Setting = Setting{Name: "--concurrency"}
+		p.Setting = Setting{Name: envoyConcurrency}
 	}
 }
 
@@ -277,17 +276,17 @@ func inspectPython(p *Process, in procInfo, base string) {
 		return
 	}
 	// gunicorn: the command line over GUNICORN_CMD_ARGS over
-	// WEB_CONCURRENCY; uvicorn: --workers over WEB_CONCURRENCY.
+	// WEB_CONCURRENCY; uvicorn: its command line over WEB_CONCURRENCY.
 	short := ""
 	if p.Server == "gunicorn" {
-		short = "-w"
+		short = gunicornWorkers
 	}
-	if s, ok := argSetting("--workers", "--workers", short, in.args[1:], "cmdline"); ok {
+	if s, ok := argSetting(serverWorkers, serverWorkers, short, in.args[1:], "cmdline"); ok {
 		p.Setting = s
 		return
 	}
 	if p.Server == "gunicorn" {
-		if s, ok := argSetting("--workers", "--workers", short, strings.Fields(in.env["GUNICORN_CMD_ARGS"]), "GUNICORN_CMD_ARGS"); ok {
+		if s, ok := argSetting(serverWorkers, serverWorkers, short, strings.Fields(in.env["GUNICORN_CMD_ARGS"]), "GUNICORN_CMD_ARGS"); ok {
 			p.Setting = s
 			return
 		}

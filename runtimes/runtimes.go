@@ -25,7 +25,7 @@ const (
 // one process.
 type Setting struct {
 	// Name is the knob spelled as the runtime takes it: "GOMAXPROCS",
-	// "-XX:ActiveProcessorCount", "worker_processes", "--concurrency".
+	// "-XX:ActiveProcessorCount", "worker_processes", Envoy's concurrency.
 	Name string `json:"name"`
 	// Set reports whether the process sets it; else the runtime's default
 	// rule applies (Process.Procs).
@@ -126,12 +126,12 @@ func (p Process) Procs(limitCores float64, cpus int) (n int, rule string) {
 			return 1, "worker_processes unset: 1"
 		}
 	case Envoy:
-		return cpus, "--concurrency unset: the CPUs, not the limit"
+		return cpus, s.Name + " unset: the CPUs, not the limit"
 	case Node:
 		return 4, "UV_THREADPOOL_SIZE unset: libuv's 4 (not the CPUs); JavaScript runs on one thread"
 	case Python:
 		if p.Server != "" {
-			return 1, "--workers and WEB_CONCURRENCY unset: one worker"
+			return 1, "workers unset (command line and WEB_CONCURRENCY): one worker"
 		}
 	}
 	if s.Raw != "" {
