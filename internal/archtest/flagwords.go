@@ -52,6 +52,7 @@ var ArgvBuilders = map[string]string{
 	"internal/doccheck/doccheck.go":      "reads the command lines the docs cite, flags and all",
 	"internal/doccheck/generated.go":     "selects the flag lines of a --help output that the docs show",
 	"presets/validation/table.go":        "writes docs/validation.md, a page that cites the command lines it ran",
+	"runtimes/flags.go":                  "the command lines of the runtimes it reads (java's, Envoy's, gunicorn's and uvicorn's own flags)",
 }
 
 // OtherTools are texts outside FlagOwners that name another program's
