@@ -22,7 +22,10 @@ import (
 // period's sum comes within Margin of the lowest ladder limit its advice can
 // pick and to MinCores at least, when its nr_throttled moves (for Hold
 // after the last of these, but for those within its start-up), while it
-// starts (Config.Startup) and while it has no advice.
+// starts (Config.Startup), and without advice yet for its first grid period
+// and, once a period reaches MinCores, until its first advice (else it is
+// read on the grid: 200 idle containers found at once are not read at
+// 10 ms for their first chunk).
 type HotConfig struct {
 	// Always reads every container at every instant (the 10 ms design, at
 	// its cost); it is also what the agent does where the grid does not fall
@@ -71,8 +74,9 @@ func (h *HotConfig) defaults() {
 	}
 }
 
-// Heat of the triggers that are states: a container without advice yet, or
-// starting, ranks below a demand trigger (whose heat is its period's share
+// Heat of the triggers that are states: a container without advice yet
+// (its first grid period, or a period of MinCores since), or starting,
+// ranks below a demand trigger (whose heat is its period's share
 // of the threshold, 1 or more) and above none; a throttled one above all
 // periods but those far over their threshold.
 const (
@@ -319,7 +323,7 @@ func (s *ContainerSummary) lowestPick(targets []advise.Target) int64 {
 
 // The hot containers (sampling by need), one series each per agent.
 var (
-	descHot       = prometheus.NewDesc("throttlelab_agent_hot_containers", "Containers read every sample (10 ms) because their detail matters (near the lowest limit their advice can pick, throttled, starting, or without advice yet); the others are read every 100 ms on the node's grid.", nil, nil)
+	descHot       = prometheus.NewDesc("throttlelab_agent_hot_containers", "Containers read every sample (10 ms) because their detail matters (near the lowest limit their advice can pick, throttled, starting, or without advice yet and busy); the others are read every 100 ms on the node's grid.", nil, nil)
 	descHotCapped = prometheus.NewDesc("throttlelab_agent_hot_capped_containers", "Containers that ask to be hot and are not, over the cap on hot containers (read every 100 ms: their delays an upper bound).", nil, nil)
 )
 
