@@ -191,6 +191,9 @@ func (n *need) wants(h *HotConfig, period time.Duration, at time.Duration, usage
 				sumOver(sum, at, at-n.gridAt)
 			case n.first.sum >= 0:
 				n.first.seen = true
+				if starting {
+					break // kept apart from the advice: it holds nothing past it
+				}
 				if sum > n.first.sum {
 					n.first.sum, n.first.at, n.first.gap = sum, at, at-n.gridAt
 				}

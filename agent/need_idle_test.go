@@ -117,7 +117,8 @@ func TestIdleContainerGoesCold(t *testing.T) {
 // period only, then on the grid while its periods stay under
 // HotConfig.MinCores (make e2e-fleet's idle server), and at 10 ms until
 // its first advice once one reaches it (the rig's burner); one seen to
-// start is hot for its whole start-up. Until 2026-11-28 every container
+// start is hot for its whole start-up, and its start-up's periods hold
+// nothing past it. Until 2026-11-28 every container
 // without advice asked to be hot for its whole first chunk.
 func TestNoAdviceReadOnTheGrid(t *testing.T) {
 	const n = 3*60*100 + 1
@@ -140,6 +141,22 @@ func TestNoAdviceReadOnTheGrid(t *testing.T) {
 	for i := range int(time.Minute / step) {
 		if !hot[i] {
 			t.Fatalf("the idle server seen to start is cold at %s, within its start-up", time.Duration(i)*step)
+		}
+	}
+	// A busy start-up (half a core for its 30 s) without advice, idle
+	// after, its first advice at 40 s: its periods hold nothing past it.
+	const startup = 30 * time.Second
+	var boot need
+	var used time.Duration
+	for at := time.Duration(0); at < 2*time.Minute; at += step {
+		if at < startup-cfg.Period { // no period over its end
+			used += 5 * time.Millisecond
+		}
+		if at == 40*time.Second {
+			boot.floor.Store(500)
+		}
+		if want, _ := boot.wants(&h, cfg.Period, at, uint64(used), 0, cfg.OnGrid(at, 0), at < startup); want && at >= startup {
+			t.Fatalf("idle after a busy start-up (to %s), hot at %s: %s", startup, at, boot.why)
 		}
 	}
 	burner := tile(recordedGz(t, "testdata/demand/rig-burner.csv.gz"), n)
