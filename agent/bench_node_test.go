@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/testenv"
 )
 
 // fakeNode200 lays out a cgroup v2 node (systemd driver) with n Kubernetes
@@ -242,4 +244,65 @@ func init() {
 	if v := os.Getenv("AGENT_BENCH_ROUNDS"); v != "" {
 		nodeRounds, _ = strconv.Atoi(v)
 	}
+}
+
+// BenchmarkAgentStart200 is the agent's start on a node of 200 idle
+// containers found at once (fakeNode200: plain files, any host; the
+// counters do not move): three minutes of agent time, a sample every
+// 10 ms and a report every 10 s (Sample and Report, as fast as they run;
+// each chunk replayed as it closes), by need and, in the same
+// run, every container at every sample (HotConfig.Always: the 10 ms
+// design). It reports each minute's CPU (getrusage) as a share of that
+// minute of agent time (min1-core%, min2-core%, min3-core%; all10ms-...
+// for the 10 ms design), the 10 ms design's over by need's for the first
+// minute and the third (the steady state), and the containers hot at the
+// end of each minute by need, hot or over the cap (ask1, ask2, ask3: the
+// first minute holds no advice yet).
+func BenchmarkAgentStart200(b *testing.B) {
+	const minutes = 3
+	var need, all [minutes]time.Duration
+	var hot [minutes]int64
+	for range b.N {
+		for _, always := range []bool{false, true} {
+			root, _ := fakeNode200(b, 200)
+			a, err := New(Config{Root: root, Node: "bench", MaxMilli: 4000, Hot: HotConfig{Always: always}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for m := range minutes {
+				c0 := testenv.ProcessCPU(b)
+				for k := range 6000 {
+					at := time.Duration(m*6000+k) * 10 * time.Millisecond
+					a.Sample(at)
+					if len(a.replays) > 0 {
+						a.Drain() // as Run's replay worker would, at once
+					}
+					if k%1000 == 0 {
+						if err := a.Report(at); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				d := testenv.ProcessCPU(b) - c0
+				if always {
+					all[m] += d
+				} else {
+					need[m] += d
+					hot[m] += a.hot.count.Load() + a.hot.capped.Load()
+				}
+			}
+			if got := len(a.Views()); got != 200 {
+				b.Fatalf("%d containers summarised, want 200", got)
+			}
+			a.Close()
+		}
+	}
+	share := func(d time.Duration) float64 { return float64(d) / float64(time.Duration(b.N)*time.Minute) * 100 }
+	for m := range minutes {
+		b.ReportMetric(share(need[m]), fmt.Sprintf("min%d-core%%", m+1))
+		b.ReportMetric(share(all[m]), fmt.Sprintf("all10ms-min%d-core%%", m+1))
+		b.ReportMetric(float64(hot[m])/float64(b.N), fmt.Sprintf("ask%d", m+1))
+	}
+	b.ReportMetric(float64(all[0])/float64(need[0]), "all10ms/min1")
+	b.ReportMetric(float64(all[minutes-1])/float64(need[minutes-1]), "all10ms/min3")
 }

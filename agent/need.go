@@ -22,7 +22,10 @@ import (
 // period's sum comes within Margin of the lowest ladder limit its advice can
 // pick and to MinCores at least, when its nr_throttled moves (for Hold
 // after the last of these, but for those within its start-up), while it
-// starts (Config.Startup) and while it has no advice.
+// starts (Config.Startup), and without advice yet for its first grid period
+// and, once a period reaches MinCores, until its first advice (else it is
+// read on the grid: 200 idle containers found at once are not read at
+// 10 ms for their first chunk).
 type HotConfig struct {
 	// Always reads every container at every instant (the 10 ms design, at
 	// its cost); it is also what the agent does where the grid does not fall
@@ -71,8 +74,9 @@ func (h *HotConfig) defaults() {
 	}
 }
 
-// Heat of the triggers that are states: a container without advice yet, or
-// starting, ranks below a demand trigger (whose heat is its period's share
+// Heat of the triggers that are states: a container without advice yet
+// (its first grid period, or a period of MinCores since), or starting,
+// ranks below a demand trigger (whose heat is its period's share
 // of the threshold, 1 or more) and above none; a throttled one above all
 // periods but those far over their threshold.
 const (
@@ -94,8 +98,19 @@ type need struct {
 	thrHave   bool
 	throttled uint64
 	hotUntil  time.Duration // agent time: hot until then (Hold after a trigger)
-	heat      float64       // the last trigger's
-	want, hot bool          // it asks to be hot; it is (within the cap)
+	// first is the busiest grid period (its sum, ns; its end and length)
+	// while the container has no advice yet, read on the grid: taken
+	// against the first advice's floor once there is one (sum -1 after).
+	// seen: there was one; busy: one of them reached HotConfig.MinCores.
+	// Without advice a container is hot until the first (its first period
+	// in detail) and, if busy, until the first advice.
+	first struct {
+		sum        float64
+		at, gap    time.Duration
+		seen, busy bool
+	}
+	heat      float64 // the last trigger's
+	want, hot bool    // it asks to be hot; it is (within the cap)
 	// gone: the container was dropped (hotSet.drop); a sample taken before
 	// that and decided after must not bring it back into the set, where
 	// nothing would ever take it out again.
@@ -152,14 +167,40 @@ func (n *need) wants(h *HotConfig, period time.Duration, at time.Duration, usage
 	}
 	n.thrHave, n.throttled = true, throttled
 	floor := n.floor.Load()
+	// sumOver makes the container hot for a period's sum (ns, over gap)
+	// that reaches the threshold of floor.
+	sumOver := func(sum float64, end, gap time.Duration) {
+		threshold := max((1-h.Margin)*float64(floor)/1000, h.MinCores) * float64(period)
+		if r := sum / threshold; r >= 1 {
+			n.hotUntil, heat = max(n.hotUntil, at+hold), max(heat, r)
+			n.why.sums++
+			n.why.sumAt, n.why.sumGap, n.why.sum, n.why.threshold, n.why.floor = end, gap, sum, threshold, floor
+		}
+	}
+	if floor > 0 && n.first.sum > 0 {
+		// The first advice: the first chunk's busiest period, read on the
+		// grid, is taken against it as if it came now.
+		sumOver(n.first.sum, n.first.at, n.first.gap)
+		n.first.sum = -1
+	}
 	if onGrid {
-		if n.gridHave && usageNs >= n.gridUsage && at-n.gridAt <= period && floor > 0 {
+		if n.gridHave && usageNs >= n.gridUsage && at-n.gridAt <= period {
 			sum := float64(usageNs - n.gridUsage)
-			threshold := max((1-h.Margin)*float64(floor)/1000, h.MinCores) * float64(period)
-			if r := sum / threshold; r >= 1 {
-				n.hotUntil, heat = max(n.hotUntil, at+hold), max(heat, r)
-				n.why.sums++
-				n.why.sumAt, n.why.sumGap, n.why.sum, n.why.threshold, n.why.floor = at, at-n.gridAt, sum, threshold, floor
+			switch {
+			case floor > 0:
+				sumOver(sum, at, at-n.gridAt)
+			case n.first.sum >= 0:
+				n.first.seen = true
+				if starting {
+					break // kept apart from the advice: it holds nothing past it
+				}
+				if sum > n.first.sum {
+					n.first.sum, n.first.at, n.first.gap = sum, at, at-n.gridAt
+				}
+				// Under MinCores no advice can make it hot by its sums
+				// (the threshold is never lower); from there it may be
+				// near the limit its first advice will pick.
+				n.first.busy = n.first.busy || sum >= h.MinCores*float64(period)
 			}
 		}
 		n.gridHave, n.gridAt, n.gridUsage = true, at, usageNs
@@ -169,7 +210,7 @@ func (n *need) wants(h *HotConfig, period time.Duration, at time.Duration, usage
 	} else {
 		n.heat = 0
 	}
-	if floor == 0 || starting {
+	if starting || (floor == 0 && (!n.first.seen || n.first.busy)) {
 		heat = max(heat, heatState)
 	}
 	n.heat = heat
@@ -285,7 +326,7 @@ func (s *ContainerSummary) lowestPick(targets []advise.Target) int64 {
 
 // The hot containers (sampling by need), one series each per agent.
 var (
-	descHot       = prometheus.NewDesc("throttlelab_agent_hot_containers", "Containers read every sample (10 ms) because their detail matters (near the lowest limit their advice can pick, throttled, starting, or without advice yet); the others are read every 100 ms on the node's grid.", nil, nil)
+	descHot       = prometheus.NewDesc("throttlelab_agent_hot_containers", "Containers read every sample (10 ms) because their detail matters (near the lowest limit their advice can pick, throttled, starting, or without advice yet and busy); the others are read every 100 ms on the node's grid.", nil, nil)
 	descHotCapped = prometheus.NewDesc("throttlelab_agent_hot_capped_containers", "Containers that ask to be hot and are not, over the cap on hot containers (read every 100 ms: their delays an upper bound).", nil, nil)
 )
 

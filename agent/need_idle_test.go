@@ -111,3 +111,69 @@ func TestIdleContainerGoesCold(t *testing.T) {
 		}
 	}
 }
+
+// TestNoAdviceReadOnTheGrid: a container found with the agent (not
+// starting) and without advice yet is read at 10 ms for its first grid
+// period only, then on the grid while its periods stay under
+// HotConfig.MinCores (make e2e-fleet's idle server), and at 10 ms until
+// its first advice once one reaches it (the rig's burner); one seen to
+// start is hot for its whole start-up, and its start-up's periods hold
+// nothing past it. Until 2026-11-28 every container
+// without advice asked to be hot for its whole first chunk.
+func TestNoAdviceReadOnTheGrid(t *testing.T) {
+	const n = 3*60*100 + 1
+	cfg := SummaryConfig{Window: 10 * time.Minute, Block: time.Minute, Chunk: 20 * time.Second}
+	cfg.defaults(2000)
+	h := HotConfig{}
+	h.defaults()
+	step := 10 * time.Millisecond
+	idle := tile(recordedGz(t, "testdata/idle/rig-idler.csv.gz"), n)
+	hot, nd := hotOver(&cfg, &h, idle, nil, 0)
+	if !hot[0] {
+		t.Error("the idle server is not read at 10 ms at its first sample")
+	}
+	for i, x := range hot {
+		if at := time.Duration(i) * step; x && at >= cfg.Period {
+			t.Fatalf("the idle server, found without advice, is hot at %s: %s (floor %dm)", at, nd.why, nd.floor.Load())
+		}
+	}
+	hot, _ = hotOver(&cfg, &h, idle, nil, time.Minute)
+	for i := range int(time.Minute / step) {
+		if !hot[i] {
+			t.Fatalf("the idle server seen to start is cold at %s, within its start-up", time.Duration(i)*step)
+		}
+	}
+	// A busy start-up (half a core for its 30 s) without advice, idle
+	// after, its first advice at 40 s: its periods hold nothing past it.
+	const startup = 30 * time.Second
+	var boot need
+	var used time.Duration
+	for at := time.Duration(0); at < 2*time.Minute; at += step {
+		if at < startup-cfg.Period { // no period over its end
+			used += 5 * time.Millisecond
+		}
+		if at == 40*time.Second {
+			boot.floor.Store(500)
+		}
+		if want, _ := boot.wants(&h, cfg.Period, at, uint64(used), 0, cfg.OnGrid(at, 0), at < startup); want && at >= startup {
+			t.Fatalf("idle after a busy start-up (to %s), hot at %s: %s", startup, at, boot.why)
+		}
+	}
+	burner := tile(recordedGz(t, "testdata/demand/rig-burner.csv.gz"), n)
+	hot, nd = hotOver(&cfg, &h, burner, nil, 0)
+	busyAt := -1
+	for i := 1; i < int(cfg.Chunk/step); i++ {
+		if at := time.Duration(i) * step; cfg.OnGrid(at, 0) && burner[i]-burner[i-int(cfg.Period/step)] >= time.Duration(h.MinCores*float64(cfg.Period)) {
+			busyAt = i
+			break
+		}
+	}
+	if busyAt < 0 {
+		t.Fatal("the burner has no period of MinCores in its first chunk")
+	}
+	for i := busyAt; i < int(cfg.Chunk/step); i++ {
+		if !hot[i] {
+			t.Fatalf("the burner, a period of MinCores or more at %s, is cold at %s before its first advice: %s", time.Duration(busyAt)*step, time.Duration(i)*step, nd.why)
+		}
+	}
+}

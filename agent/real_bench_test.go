@@ -106,8 +106,11 @@ func realNode200(b *testing.B) (func(watch.Identity) bool, [][]string) {
 // long, and a bare 10 ms ticker that does nothing else, for 15 s.
 // run-core%, all10ms-core% and ticker-core% are their shares of one core
 // over the whole run; steady-core% and all10ms-steady-core% over its last
-// 60 s, after every container has advice (the first minute, without
-// advice, every container asks to be hot and the cap holds 32); hot the
+// 60 s, after every container has advice; min1-core% and min2-core% the
+// by-need run's first minute (no container has advice yet: until
+// 2026-11-28 every one asked to be hot, the cap holding 32) and its
+// second, all10ms-min1-core% the 10 ms design's first minute, and ask1 the
+// containers hot or asking to be at the end of the first minute; hot the
 // containers hot at the end. What waking every 10 ms costs on this host is
 // the floor under a sampler that does.
 func BenchmarkAgentRealRun(b *testing.B) {
@@ -203,21 +206,29 @@ func helperCPU(b *testing.B, pid int) time.Duration {
 func runAgentAgainstTicker(b *testing.B, selected func(watch.Identity) bool) {
 	wall, steady, tickerWall := 150*time.Second, 60*time.Second, 15*time.Second
 	var run, runSteady, all, allSteady, ticker time.Duration
-	var missed, hot int64
+	var runMin1, runMin2, allMin1 time.Duration // the first minute and the second
+	var missed, hot, ask1 int64
 	lightHot := 0 // light containers (all but every tenth) hot at the end of the by-need run
 	split := 0    // containers whose view has a per-CPU split (by need only)
-	once := func(always bool) (total, last time.Duration, missed, hot int64) {
+	once := func(always bool) (total, last, min1, min2 time.Duration, missed, hot, ask1 int64) {
 		c0 := testenv.ProcessCPU(b)
 		a, err := New(Config{Root: "/", Node: "bench", MaxMilli: 2000, Select: selected, Hot: HotConfig{Always: always}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), wall)
-		var c1 time.Duration
+		var c1, cm1, cm2 time.Duration
 		mark := time.AfterFunc(wall-steady, func() { c1 = testenv.ProcessCPU(b); hot = a.hot.count.Load() })
+		mark1 := time.AfterFunc(time.Minute, func() {
+			cm1 = testenv.ProcessCPU(b)
+			ask1 = a.hot.count.Load() + a.hot.capped.Load()
+		})
+		mark2 := time.AfterFunc(2*time.Minute, func() { cm2 = testenv.ProcessCPU(b) })
 		err = a.Run(ctx)
 		cancel()
 		mark.Stop()
+		mark1.Stop()
+		mark2.Stop()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -235,13 +246,13 @@ func runAgentAgainstTicker(b *testing.B, selected func(watch.Identity) bool) {
 		if !always {
 			lightHot += logHotWhy(b, a)
 		}
-		return c2 - c0, c2 - c1, m, max(hot, a.hot.count.Load())
+		return c2 - c0, c2 - c1, cm1 - c0, cm2 - cm1, m, max(hot, a.hot.count.Load()), ask1
 	}
 	for range b.N {
-		t, l, m, h := once(false)
-		run, runSteady, missed, hot = run+t, runSteady+l, missed+m, hot+h
-		t, l, _, _ = once(true)
-		all, allSteady = all+t, allSteady+l
+		t, l, m1, m2, m, h, a1 := once(false)
+		run, runSteady, runMin1, runMin2, missed, hot, ask1 = run+t, runSteady+l, runMin1+m1, runMin2+m2, missed+m, hot+h, ask1+a1
+		t, l, m1, _, _, _, _ = once(true)
+		all, allSteady, allMin1 = all+t, allSteady+l, allMin1+m1
 
 		c0 := testenv.ProcessCPU(b)
 		tk := time.NewTicker(10 * time.Millisecond)
@@ -257,6 +268,11 @@ func runAgentAgainstTicker(b *testing.B, selected func(watch.Identity) bool) {
 	b.ReportMetric(share(all, wall), "all10ms-core%")
 	b.ReportMetric(share(allSteady, steady), "all10ms-steady-core%")
 	b.ReportMetric(float64(allSteady)/float64(runSteady), "all10ms/steady")
+	b.ReportMetric(share(runMin1, time.Minute), "min1-core%")
+	b.ReportMetric(share(runMin2, time.Minute), "min2-core%")
+	b.ReportMetric(share(allMin1, time.Minute), "all10ms-min1-core%")
+	b.ReportMetric(float64(allMin1)/float64(runMin1), "all10ms/min1")
+	b.ReportMetric(float64(ask1)/float64(b.N), "ask1")
 	b.ReportMetric(share(ticker, tickerWall), "ticker-core%")
 	b.ReportMetric(float64(hot)/float64(b.N), "hot")
 	b.ReportMetric(float64(lightHot)/float64(b.N), "light-hot")
