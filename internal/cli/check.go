@@ -139,13 +139,28 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := writeCheck(cmd.OutOrStdout(), res, f); err != nil {
+	pods, err := fleet.CheckPods(ctx, ms, ev, fleet.Budget{MaxThrottled: maxThr, MaxDelayP99: f.maxDelay})
+	if errors.As(err, &de) {
+		return usagef("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	if err := writeCheck(cmd.OutOrStdout(), res, pods, f); err != nil {
 		return err
 	}
 	if missing := fleet.MissingDemand(res); len(missing) > 0 && !f.allowMissing {
 		return missingDemand(missing)
 	}
-	if fleet.Violated(res) {
+	if missing := fleet.MissingPodDemand(pods); len(missing) > 0 && !f.allowMissing {
+		m := missing[0]
+		more := ""
+		if len(missing) > 1 {
+			more = fmt.Sprintf(" (and %d more pods)", len(missing)-1)
+		}
+		return exitError{ExitUsage, fmt.Errorf("check: %s:%d: %s: %s%s: fix the demand source, or pass --allow-missing-demand", m.File, m.Line, m.Workload, m.Skip, more)}
+	}
+	if fleet.Violated(res) || fleet.PodsViolated(pods) {
 		return exitError{ExitOver, errors.New("check: proposed limits over budget (see above)")}
 	}
 	return nil
@@ -213,7 +228,9 @@ func (f checkFlags) checkSource() error {
 	return checkURLs(f.prometheus, f.agent)
 }
 
-func writeCheck(out io.Writer, res []fleet.ContainerCheck, f checkFlags) error {
+// writeCheck writes the containers' outcomes and, after them, the pods'
+// (pod-level limits; none: nothing more, in the table and in JSON).
+func writeCheck(out io.Writer, res []fleet.ContainerCheck, pods []fleet.PodCheck, f checkFlags) error {
 	if f.output == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -222,7 +239,11 @@ func writeCheck(out io.Writer, res []fleet.ContainerCheck, f checkFlags) error {
 		}
 		return enc.Encode(schemas.Doc(schemas.KindCheckResult, struct {
 			Containers []fleet.ContainerCheck `json:"containers"`
-		}{res}))
+			Pods       []fleet.PodCheck       `json:"pods,omitempty"`
+		}{res, pods}))
 	}
-	return fleet.WriteCheck(out, res, f.verbose)
+	if err := fleet.WriteCheck(out, res, f.verbose); err != nil {
+		return err
+	}
+	return fleet.WritePods(out, pods, f.verbose)
 }
