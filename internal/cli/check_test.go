@@ -329,3 +329,25 @@ func TestCheckPodLevel(t *testing.T) {
 		t.Errorf("--lint, pod-level 400mc: exit %d %q, want 2 and one line", code, errs)
 	}
 }
+
+// TestCheckLintPodLevel runs check --lint on a pod whose containers'
+// requests sum above its pod-level limit: exit 1 with the finding at the
+// pod-level limit's line, the JSON held to lintresult.json.
+func TestCheckLintPodLevel(t *testing.T) {
+	m := podManifest(t, "50m", "300m") // app: request 100m, limit 300m above the pod's 50m
+	run := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := runRoot(newRootCmd(), args, &out, &errb)
+		return code, out.String()
+	}
+	code, out := run("check", "--lint", m)
+	if code != 1 || !strings.Contains(out, m+":10: shop/deployment/web: container app's limits.cpu 300m is above the pod-level limit 50m") ||
+		!strings.Contains(out, m+":10: shop/deployment/web: the pod-level limit 50m is under the containers' requests.cpu summed, 100m") {
+		t.Errorf("--lint: exit %d:\n%s", code, out)
+	}
+	code, out = run("check", "--lint", "-o", "json", m)
+	if code != 1 {
+		t.Errorf("--lint -o json: exit %d", code)
+	}
+	schematest.Check(t, "check --lint -o json (pod-level)", []byte(out))
+}
