@@ -44,6 +44,11 @@ proposed CPU limit does to the demand measured for it:
   --demand DIR      recorded demand, DIR/NAMESPACE/WORKLOAD/CONTAINER.csv (advise's CSV:
                     advise --save-csv), replayed here through advise's model
 
+A pod-level CPU limit (spec.resources of the pod, Kubernetes 1.34+) is
+replayed on the pod's containers' demand summed (--demand: their CSVs summed
+on their times) and reported on its own line; --prometheus and --agent have
+no pod-level series, and say so.
+
 Each replica is predicted; the worst one counts. Exit status 1 when any
 container is over budget, with one line per violation:
   FILE:LINE: NAMESPACE/KIND/NAME/CONTAINER: predicted X vs budget Y
@@ -58,8 +63,9 @@ violation (docs/cli.md: the exit codes of every command).
 
 --lint checks, with no demand source, what needs no history: requests.cpu
 above limits.cpu, a limit under the kernel's minimum quota (1 ms per 100 ms
-period: 10m), a limit without a request, a change of the pod's QoS class
-against --base (the manifests before the change), and in throttlelab
+period: 10m), a limit without a request, container limits above or summing
+above a pod-level limit, a pod-level limit under the containers' requests,
+a change of the pod's QoS class (pod-level resources counted) against --base (the manifests before the change), and in throttlelab
 experiment specs what the spec's parser refuses (a burst above the quota
 among them); one line per finding, FILE:LINE: NAME: what is wrong, exit 1
 when there is any.`,

@@ -274,12 +274,13 @@ func TestCheckPodLevel(t *testing.T) {
 		!strings.Contains(out, "pods: 1 checked, 1 over budget, 0 not checked\n") || strings.Count(errs, "\n") != 1 {
 		t.Errorf("pod-level 400m: exit %d, stderr %q:\n%s\nwant exit 1 and a line starting %q", code, errs, out, head)
 	}
-	// Over 60 s the pod asks for 0.64 cores on average: at 400m most
-	// periods run out of quota.
+	// Over 60 s the pod asks for 0.64 cores on average, more than 400m
+	// gives: the work held back only grows, and after the first periods
+	// every one runs out of quota.
 	var doc struct{ Pods []fleet.PodCheck }
 	_, js, _ := run("check", "-o", "json", "--demand", dir, m)
 	if err := json.Unmarshal([]byte(js), &doc); err != nil || len(doc.Pods) != 1 || doc.Pods[0].LimitMilli != 400 ||
-		strings.Join(doc.Pods[0].Containers, ",") != "app,proxy" || doc.Pods[0].Prediction.ThrottledRatio < 0.5 {
+		strings.Join(doc.Pods[0].Containers, ",") != "app,proxy" || doc.Pods[0].Prediction.ThrottledRatio < 0.99 {
 		t.Errorf("-o json at 400m: %v %+v", err, doc.Pods)
 	}
 	schematest.Check(t, "check -o json (pod-level)", []byte(js))
