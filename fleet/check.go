@@ -66,6 +66,9 @@ func Check(ctx context.Context, ms []ManifestContainer, ev Evaluator, b Budget) 
 		o := ContainerCheck{ManifestContainer: mc}
 		if mc.LimitMilli <= 0 {
 			o.Skip = "no CPU limit: nothing to check"
+			if mc.PodLimitMilli > 0 {
+				o.Skip = "no container CPU limit: the pod-level limit " + cpu(mc.PodLimitMilli) + " is checked on the pod's summed demand"
+			}
 			out = append(out, o)
 			continue
 		}
@@ -177,6 +180,8 @@ type Measured struct {
 	// set, is the one agent to ask for all.
 	Agents map[string]string
 	Agent  string
+	// Prometheus is the server the containers were read from, to name it.
+	Prometheus string
 
 	by map[Workload][]*Container
 }
@@ -397,5 +402,5 @@ func NewEvaluator(ctx context.Context, hc *http.Client, s Source) (Evaluator, er
 	if err != nil {
 		return nil, err
 	}
-	return &Measured{Containers: cs, Client: hc, Agents: agents}, nil
+	return &Measured{Containers: cs, Client: hc, Agents: agents, Prometheus: s.Prometheus}, nil
 }

@@ -110,6 +110,7 @@ func LintContainers(ms []ManifestContainer, base []ManifestContainer) []Finding 
 			add(mc, mc.Line, "limits.cpu %s without requests.cpu: Kubernetes sets the request to the limit (%s reserved on the node): give requests.cpu", cpu(mc.LimitMilli), cpu(mc.LimitMilli))
 		}
 	}
+	out = append(out, lintPods(ms)...)
 	if base != nil {
 		was := map[Workload]string{}
 		for _, mc := range base {
@@ -152,11 +153,37 @@ func WriteLint(w io.Writer, fs []Finding, sum LintSummary) error {
 }
 
 // qosClass is the QoS class of the pod spec node, as the kubelet derives
-// it: Guaranteed when every container (init containers too) has CPU and
-// memory limits and requests equal to them (a request left out is the
-// limit), BestEffort when none has any CPU or memory request or limit,
-// Burstable otherwise.
+// it. Without pod-level resources: Guaranteed when every container (init
+// containers too) has CPU and memory limits and requests equal to them (a
+// request left out is the limit), BestEffort when none has any CPU or
+// memory request or limit, Burstable otherwise. With pod-level CPU or
+// memory resources (spec.resources, Kubernetes 1.34+; KEP-2837), they
+// alone decide: Guaranteed when the pod has CPU and memory limits and its
+// requests equal them, Burstable otherwise. A pod-level request left out
+// is derived as the API server defaults it: the containers' requests
+// summed when any container has one, else the pod-level limit.
 func qosClass(spec *yaml.Node) string {
+	if pr := get(spec, "resources"); podLevelSet(pr) {
+		for _, res := range []string{"cpu", "memory"} {
+			lim, req := str(path(pr, "limits", res)), str(path(pr, "requests", res))
+			if lim == "" {
+				return "Burstable"
+			}
+			if req == "" {
+				if sum, ok := containerRequests(spec, res); ok {
+					if l, err := parseQuantity(lim); err != nil || !sameFloat(sum, l) {
+						return "Burstable"
+					}
+					continue
+				}
+				req = lim
+			}
+			if !sameQuantity(res, req, lim) {
+				return "Burstable"
+			}
+		}
+		return "Guaranteed"
+	}
 	guaranteed, some := true, false
 	for _, list := range []string{"containers", "initContainers"} {
 		cl := get(spec, list)
@@ -184,6 +211,59 @@ func qosClass(spec *yaml.Node) string {
 	return "Burstable"
 }
 
+// podLevelSet says whether a pod's spec.resources sets a CPU or memory
+// request or limit: then the pod's own resources decide its QoS class.
+func podLevelSet(pr *yaml.Node) bool {
+	for _, k := range []string{"limits", "requests"} {
+		for _, res := range []string{"cpu", "memory"} {
+			if str(path(pr, k, res)) != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// containerRequests is the pod's request of res derived from its
+// containers' (each one's request, or its limit where only a limit is
+// written), as KEP-753 sums them: the regular containers and sidecars
+// summed, or an init container's own when that is larger. ok is false
+// when no container has a request or limit of res (then a pod-level
+// request defaults to the pod-level limit).
+func containerRequests(spec *yaml.Node, res string) (sum float64, ok bool) {
+	var running, initMax float64
+	for _, list := range []string{"containers", "initContainers"} {
+		cl := get(spec, list)
+		if cl == nil || cl.Kind != yaml.SequenceNode {
+			continue
+		}
+		for _, c := range cl.Content {
+			q := str(path(c, "resources", "requests", res))
+			if q == "" {
+				q = str(path(c, "resources", "limits", res))
+			}
+			if q == "" {
+				continue
+			}
+			v, err := parseQuantity(q)
+			if err != nil {
+				continue
+			}
+			ok = true
+			if list == "initContainers" && str(get(c, "restartPolicy")) != "Always" {
+				initMax = max(initMax, v)
+				continue
+			}
+			running += v
+		}
+	}
+	return max(running, initMax), ok
+}
+
+func sameFloat(x, y float64) bool {
+	return x == y || math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y))
+}
+
 // sameQuantity compares two Kubernetes quantities of a resource by value
 // (1 and 1000m, 1Gi and 1024Mi are the same); ones that do not parse are
 // compared as written.
@@ -201,7 +281,7 @@ func sameQuantity(res, a, b string) bool {
 	if err1 != nil || err2 != nil {
 		return a == b
 	}
-	return x == y || math.Abs(x-y) <= 1e-9*math.Max(math.Abs(x), math.Abs(y))
+	return sameFloat(x, y)
 }
 
 // quantitySuffixes are Kubernetes' binary and decimal quantity suffixes.

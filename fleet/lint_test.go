@@ -73,3 +73,104 @@ func TestQoSClass(t *testing.T) {
 		}
 	}
 }
+
+// podSpec is a Deployment web in namespace shop whose pod has resources
+// pod (pod-level, YAML flow, line 9) and containers app and proxy with
+// theirs.
+func podSpec(pod, app, proxy string) string {
+	return `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  template:
+    spec:
+      resources: ` + pod + `
+      containers:
+      - name: app
+        resources: ` + app + `
+      - name: proxy
+        resources: ` + proxy + `
+`
+}
+
+// TestLintPodLevel finds each pod-level finding at the pod-level limit's
+// line, and none in a pod whose containers fit under it.
+func TestLintPodLevel(t *testing.T) {
+	for _, c := range []struct {
+		name, pod, app, proxy string
+		want                  []string // each finding's message contains one
+	}{
+		{"fits", "{limits: {cpu: 1}}", "{requests: {cpu: 300m}, limits: {cpu: 600m}}", "{requests: {cpu: 100m}, limits: {cpu: 400m}}", nil},
+		{"no container limits", "{limits: {cpu: 400m}}", "{}", "{}", nil},
+		{"limits sum above", "{limits: {cpu: 1}}", "{requests: {cpu: 300m}, limits: {cpu: 800m}}", "{requests: {cpu: 100m}, limits: {cpu: 400m}}",
+			[]string{"the containers' limits.cpu sum to 1200m (app 800m + proxy 400m), above the pod-level limit 1"}},
+		{"one limit above", "{limits: {cpu: 500m}}", "{requests: {cpu: 100m}, limits: {cpu: 800m}}", "{requests: {cpu: 100m}, limits: {cpu: 100m}}",
+			[]string{"container app's limits.cpu 800m is above the pod-level limit 500m: the API server refuses it"}},
+		{"requests above", "{limits: {cpu: 400m}}", "{requests: {cpu: 300m}}", "{requests: {cpu: 200m}}",
+			[]string{"the pod-level limit 400m is under the containers' requests.cpu summed, 500m: the API server refuses it"}},
+		{"a limit is a request", "{limits: {cpu: 400m}}", "{limits: {cpu: 300m}}", "{requests: {cpu: 200m}}",
+			[]string{"under the containers' requests.cpu summed, 500m"}},
+	} {
+		ms, err := ParseManifest("web.yaml", []byte(podSpec(c.pod, c.app, c.proxy)), "default")
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var got []Finding
+		for _, f := range LintContainers(ms, nil) {
+			if f.Name == "shop/deployment/web" { // the pod's, not the containers' own
+				got = append(got, f)
+			}
+		}
+		if len(got) != len(c.want) {
+			t.Errorf("%s: %v, want %d pod findings", c.name, got, len(c.want))
+			continue
+		}
+		for i, w := range c.want {
+			if got[i].Line != 9 || !strings.Contains(got[i].Msg, w) {
+				t.Errorf("%s: %s, want at line 9 ...%s...", c.name, got[i], w)
+			}
+		}
+	}
+}
+
+// TestLintPodLevelQoS: pod-level resources decide the QoS class, so adding
+// them changes it against --base.
+func TestLintPodLevelQoS(t *testing.T) {
+	base, err := ParseManifest("base.yaml", []byte(podSpec("{}", "{requests: {cpu: 100m}}", "{}")), "default")
+	if err != nil || base[0].QoS != "Burstable" {
+		t.Fatalf("base: %+v %v", base, err)
+	}
+	ms, err := ParseManifest("web.yaml", []byte(podSpec("{limits: {cpu: 1, memory: 1Gi}}", "{}", "{}")), "default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := LintContainers(ms, base)
+	if len(fs) != 1 || !strings.Contains(fs[0].Msg, "the pod's QoS class changes from Burstable to Guaranteed") {
+		t.Errorf("pod-level limits added: %v, want one QoS change Burstable to Guaranteed", fs)
+	}
+	if fs := LintContainers(base, base); len(fs) != 0 {
+		t.Errorf("no change: %v", fs)
+	}
+}
+
+// TestQoSClassPodLevel derives the QoS class with pod-level resources as
+// KEP-2837 does: they alone decide; a pod-level request left out is the
+// containers' requests summed when they have any, else the pod's limit.
+func TestQoSClassPodLevel(t *testing.T) {
+	for _, c := range []struct{ pod, app, want string }{
+		{"{limits: {cpu: 1, memory: 1Gi}}", "{}", "Guaranteed"},
+		{"{limits: {cpu: 1, memory: 1Gi}, requests: {cpu: 500m, memory: 1Gi}}", "{}", "Burstable"},
+		{"{limits: {cpu: 1}}", "{limits: {cpu: 1, memory: 1Gi}}", "Burstable"},      // no pod-level memory limit
+		{"{limits: {cpu: 1, memory: 1Gi}}", "{requests: {cpu: 200m}}", "Burstable"}, // pod request derived: 200m
+		{"{limits: {cpu: 1, memory: 1Gi}}", "{requests: {cpu: 1000m, memory: 1Gi}}", "Guaranteed"},
+		{"{requests: {cpu: 1}}", "{}", "Burstable"},
+		{"{}", "{limits: {cpu: 1, memory: 1Gi}}", "Burstable"}, // proxy has nothing: container rule
+	} {
+		ms, err := ParseManifest("p.yaml", []byte(podSpec(c.pod, c.app, "{}")), "default")
+		if err != nil || len(ms) != 2 || ms[0].QoS != c.want {
+			t.Errorf("pod %s, app %s: %+v %v, want %s", c.pod, c.app, ms, err, c.want)
+		}
+	}
+}

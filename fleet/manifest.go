@@ -34,6 +34,15 @@ type ManifestContainer struct {
 	// container's (and init container's) CPU and memory requests and
 	// limits: Guaranteed, Burstable or BestEffort.
 	QoS string `json:"qos,omitempty"`
+	// PodLimitMilli is the pod-level CPU limit (Kubernetes 1.34+:
+	// spec.resources.limits.cpu of the pod, one quota over all its
+	// containers; 0: none), at PodLimitLine; PodRequestMilli is the
+	// pod-level CPU request (0: none written), at PodRequestLine. Every
+	// container of a pod carries its pod's.
+	PodLimitMilli   int64 `json:"pod_limit_millicores,omitempty"`
+	PodLimitLine    int   `json:"-"`
+	PodRequestMilli int64 `json:"pod_request_millicores,omitempty"`
+	PodRequestLine  int   `json:"-"`
 }
 
 // ManifestError is bad input in a manifest: not YAML, not a Kubernetes
@@ -236,6 +245,10 @@ func objectContainers(file string, obj *yaml.Node, ns string) ([]ManifestContain
 	}
 	w := Workload{Namespace: ns, Kind: kind, Name: name}
 	var out []ManifestContainer
+	pod, err := podResources(file, kind+" "+name, spec)
+	if err != nil {
+		return nil, err
+	}
 	qos := qosClass(spec)
 	for _, list := range []string{"containers", "initContainers"} {
 		cl := get(spec, list)
@@ -255,7 +268,8 @@ func objectContainers(file string, obj *yaml.Node, ns string) ([]ManifestContain
 			if str(cn) == "" {
 				return nil, &ManifestError{File: file, Line: c.Line, Msg: fmt.Sprintf("%s %s: a container without a name", kind, name)}
 			}
-			mc := ManifestContainer{File: file, Line: cn.Line, Workload: w, Container: cn.Value, QoS: qos}
+			mc := ManifestContainer{File: file, Line: cn.Line, Workload: w, Container: cn.Value, QoS: qos,
+				PodLimitMilli: pod.limit, PodLimitLine: pod.limitLine, PodRequestMilli: pod.request, PodRequestLine: pod.requestLine}
 			if req := path(c, "resources", "requests", "cpu"); req != nil {
 				m, _, err := units.ParseMilliCPU(req.Value)
 				if err != nil {
@@ -274,4 +288,32 @@ func objectContainers(file string, obj *yaml.Node, ns string) ([]ManifestContain
 		}
 	}
 	return out, nil
+}
+
+// podCPU is a pod's own CPU resources (spec.resources) and their lines.
+type podCPU struct {
+	limit, request         int64
+	limitLine, requestLine int
+}
+
+// podResources reads the pod-level CPU limit and request of a pod spec
+// (spec.resources, Kubernetes 1.34+); what names the object in errors.
+func podResources(file, what string, spec *yaml.Node) (podCPU, error) {
+	var p podCPU
+	for _, f := range []struct {
+		key   string
+		milli *int64
+		line  *int
+	}{{"limits", &p.limit, &p.limitLine}, {"requests", &p.request, &p.requestLine}} {
+		n := path(spec, "resources", f.key, "cpu")
+		if n == nil {
+			continue
+		}
+		m, _, err := units.ParseMilliCPU(n.Value)
+		if err != nil {
+			return podCPU{}, &ManifestError{File: file, Line: n.Line, Msg: fmt.Sprintf("%s: pod-level resources.%s.cpu: %v", what, f.key, err)}
+		}
+		*f.milli, *f.line = m, n.Line
+	}
+	return p, nil
 }

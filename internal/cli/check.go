@@ -44,6 +44,11 @@ proposed CPU limit does to the demand measured for it:
   --demand DIR      recorded demand, DIR/NAMESPACE/WORKLOAD/CONTAINER.csv (advise's CSV:
                     advise --save-csv), replayed here through advise's model
 
+A pod-level CPU limit (spec.resources of the pod, Kubernetes 1.34+) is
+replayed on the pod's containers' demand summed (--demand: their CSVs summed
+on their times) and reported on its own line; --prometheus and --agent have
+no pod-level series, and say so.
+
 Each replica is predicted; the worst one counts. Exit status 1 when any
 container is over budget, with one line per violation:
   FILE:LINE: NAMESPACE/KIND/NAME/CONTAINER: predicted X vs budget Y
@@ -58,8 +63,9 @@ violation (docs/cli.md: the exit codes of every command).
 
 --lint checks, with no demand source, what needs no history: requests.cpu
 above limits.cpu, a limit under the kernel's minimum quota (1 ms per 100 ms
-period: 10m), a limit without a request, a change of the pod's QoS class
-against --base (the manifests before the change), and in throttlelab
+period: 10m), a limit without a request, container limits above or summing
+above a pod-level limit, a pod-level limit under the containers' requests,
+a change of the pod's QoS class (pod-level resources counted) against --base (the manifests before the change), and in throttlelab
 experiment specs what the spec's parser refuses (a burst above the quota
 among them); one line per finding, FILE:LINE: NAME: what is wrong, exit 1
 when there is any.`,
@@ -139,13 +145,28 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := writeCheck(cmd.OutOrStdout(), res, f); err != nil {
+	pods, err := fleet.CheckPods(ctx, ms, ev, fleet.Budget{MaxThrottled: maxThr, MaxDelayP99: f.maxDelay})
+	if errors.As(err, &de) {
+		return usagef("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	if err := writeCheck(cmd.OutOrStdout(), res, pods, f); err != nil {
 		return err
 	}
 	if missing := fleet.MissingDemand(res); len(missing) > 0 && !f.allowMissing {
 		return missingDemand(missing)
 	}
-	if fleet.Violated(res) {
+	if missing := fleet.MissingPodDemand(pods); len(missing) > 0 && !f.allowMissing {
+		m := missing[0]
+		more := ""
+		if len(missing) > 1 {
+			more = fmt.Sprintf(" (and %d more pods)", len(missing)-1)
+		}
+		return exitError{ExitUsage, fmt.Errorf("check: %s:%d: %s: %s%s: fix the demand source, or pass --allow-missing-demand", m.File, m.Line, m.Workload, m.Skip, more)}
+	}
+	if fleet.Violated(res) || fleet.PodsViolated(pods) {
 		return exitError{ExitOver, errors.New("check: proposed limits over budget (see above)")}
 	}
 	return nil
@@ -213,7 +234,9 @@ func (f checkFlags) checkSource() error {
 	return checkURLs(f.prometheus, f.agent)
 }
 
-func writeCheck(out io.Writer, res []fleet.ContainerCheck, f checkFlags) error {
+// writeCheck writes the containers' outcomes and, after them, the pods'
+// (pod-level limits; none: nothing more, in the table and in JSON).
+func writeCheck(out io.Writer, res []fleet.ContainerCheck, pods []fleet.PodCheck, f checkFlags) error {
 	if f.output == "json" {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -222,7 +245,11 @@ func writeCheck(out io.Writer, res []fleet.ContainerCheck, f checkFlags) error {
 		}
 		return enc.Encode(schemas.Doc(schemas.KindCheckResult, struct {
 			Containers []fleet.ContainerCheck `json:"containers"`
-		}{res}))
+			Pods       []fleet.PodCheck       `json:"pods,omitempty"`
+		}{res, pods}))
 	}
-	return fleet.WriteCheck(out, res, f.verbose)
+	if err := fleet.WriteCheck(out, res, f.verbose); err != nil {
+		return err
+	}
+	return fleet.WritePods(out, pods, f.verbose)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/throttlelab/throttlelab/demand"
 	"github.com/throttlelab/throttlelab/fleet"
 	"github.com/throttlelab/throttlelab/fleet/fleettest"
+	"github.com/throttlelab/throttlelab/schemas/schematest"
 )
 
 // TestCheckCommand runs check as a user would, from fleet's directory so
@@ -185,4 +186,169 @@ func runRoot(root *cobra.Command, args []string, stdout, stderr io.Writer) int {
 		return exitCode(err)
 	}
 	return 0
+}
+
+// podDemand writes DIR/shop/web/NAME.csv: cumulative usage at 10 ms from
+// time_ns start, at cores(t) over each 10 ms step (deterministic).
+func podDemand(t *testing.T, dir, name string, start time.Duration, seconds int, cores func(t time.Duration) float64) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("time_ns,usage_ns\n")
+	var use time.Duration
+	for i := 0; i <= seconds*100; i++ {
+		at := time.Duration(i) * 10 * time.Millisecond
+		if i > 0 {
+			use += time.Duration(cores(at-10*time.Millisecond) * float64(10*time.Millisecond))
+		}
+		fmt.Fprintf(&b, "%d,%d\n", int64(start+at), int64(use))
+	}
+	p := filepath.Join(dir, "shop", "web", name+".csv")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// podManifest is a Deployment whose pod has an app and a proxy sidecar
+// under a pod-level CPU limit (line 10); appLimit, if set, is the app's own.
+func podManifest(t *testing.T, podLimit, appLimit string) string {
+	t.Helper()
+	app := ""
+	if appLimit != "" {
+		app = "\n        resources: {requests: {cpu: 100m}, limits: {cpu: " + appLimit + "}}"
+	}
+	m := `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: shop
+spec:
+  template:
+    spec:
+      resources:
+        limits: {cpu: "` + podLimit + `"}
+      containers:
+      - name: app` + app + `
+      initContainers:
+      - name: proxy
+        restartPolicy: Always
+      - name: migrate
+`
+	p := filepath.Join(t.TempDir(), "web.yaml")
+	if err := os.WriteFile(p, []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestCheckPodLevel is issue 52's acceptance: a pod-level 400m over the
+// summed demand of an app (0.44 cores on average: 1.5 cores for 30 ms every
+// 200 ms, 43/170 core between) and a proxy sidecar (0.2 cores), recorded at
+// 10 ms on clocks 5 ms apart, exits 1 naming the pod's limit; the same pod
+// at 2 CPUs (the sum never passes 1.7) exits 0. A container limit inside
+// the pod's is checked on its own demand; Prometheus, which has no
+// pod-level series, says so; a pod-level limit that does not parse is bad
+// input.
+func TestCheckPodLevel(t *testing.T) {
+	dir := t.TempDir()
+	const epoch = 1_764_000_000 * time.Second
+	podDemand(t, dir, "app", epoch, 60, func(t time.Duration) float64 {
+		if t%(200*time.Millisecond) < 30*time.Millisecond {
+			return 1.5
+		}
+		return 43.0 / 170
+	})
+	podDemand(t, dir, "proxy", epoch+5*time.Millisecond, 60, func(time.Duration) float64 { return 0.2 })
+	run := func(args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		code := runRoot(newRootCmd(), args, &out, &errb)
+		return code, out.String(), errb.String()
+	}
+
+	m := podManifest(t, "400m", "")
+	code, out, errs := run("check", "--demand", dir, m)
+	head := m + ":10: shop/deployment/web: pod web (pod-level 400m): predicted throttled "
+	if code != 1 || !strings.Contains(out, head) || !strings.Contains(out, "of periods at 400m vs budget 5.0% over app+proxy summed (demand ") ||
+		!strings.Contains(out, "pods: 1 checked, 1 over budget, 0 not checked\n") || strings.Count(errs, "\n") != 1 {
+		t.Errorf("pod-level 400m: exit %d, stderr %q:\n%s\nwant exit 1 and a line starting %q", code, errs, out, head)
+	}
+	// Over 60 s the pod asks for 0.64 cores on average, more than 400m
+	// gives: the work held back only grows, and after the first periods
+	// every one runs out of quota.
+	var doc struct{ Pods []fleet.PodCheck }
+	_, js, _ := run("check", "-o", "json", "--demand", dir, m)
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || len(doc.Pods) != 1 || doc.Pods[0].LimitMilli != 400 ||
+		strings.Join(doc.Pods[0].Containers, ",") != "app,proxy" || doc.Pods[0].Prediction.ThrottledRatio < 0.99 {
+		t.Errorf("-o json at 400m: %v %+v", err, doc.Pods)
+	}
+	schematest.Check(t, "check -o json (pod-level)", []byte(js))
+
+	code, out, errs = run("check", "--verbose", "--demand", dir, podManifest(t, "2", ""))
+	if code != 0 || !strings.Contains(out, "pod web (pod-level 2): ok at 2 over app+proxy summed: throttled 0.0%") || !strings.Contains(out, "pods: 1 checked, 0 over budget, 0 not checked\n") {
+		t.Errorf("pod-level 2: exit %d %s:\n%s\nwant exit 0, throttled 0.0%%", code, errs, out)
+	}
+
+	// The app's own 300m inside the pod's 2: the app is over budget on its
+	// own demand, the pod is not.
+	m = podManifest(t, "2", "300m")
+	code, out, _ = run("check", "--demand", dir, m)
+	if code != 1 || !strings.Contains(out, m+":13: shop/deployment/web/app: predicted throttled ") || !strings.Contains(out, "pods: 1 checked, 0 over budget") {
+		t.Errorf("app limit 300m in pod-level 2: exit %d:\n%s", code, out)
+	}
+
+	// Demand missing for the sidecar: the pod is not checked, exit 2
+	// naming where demand was looked for.
+	partial := t.TempDir()
+	podDemand(t, partial, "app", 0, 5, func(time.Duration) float64 { return 0.1 })
+	code, _, errs = run("check", "--demand", partial, podManifest(t, "400m", ""))
+	if want := filepath.Join(partial, "shop", "web", "proxy.csv"); code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "pod-level limit not checked: no recorded demand at "+want) {
+		t.Errorf("no proxy demand: exit %d %q, want 2 naming %s", code, errs, want)
+	}
+
+	// Prometheus: the agents' series are per container.
+	prom := fleettest.Prometheus(t, fleettest.RecordedAgents(t))
+	m = podManifest(t, "400m", "")
+	code, out, _ = run("check", "--allow-missing-demand", "--prometheus", prom.URL, m)
+	if code != 0 || !strings.Contains(out, m+":10: shop/deployment/web: pod web (pod-level 400m): not checked: pod-level limit not checked: Prometheus "+prom.URL+" has no pod-level series\n") {
+		t.Errorf("--prometheus, --allow-missing-demand: exit %d:\n%s", code, out)
+	}
+	code, _, errs = run("check", "--prometheus", prom.URL, m)
+	if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "has no pod-level series") {
+		t.Errorf("--prometheus: exit %d %q, want 2 and one line", code, errs)
+	}
+
+	// Bad input: a pod-level limit that does not parse.
+	m = podManifest(t, "400mc", "")
+	code, _, errs = run("check", "--demand", dir, m)
+	if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, m+`:10: Deployment web: pod-level resources.limits.cpu: cpu quantity "400mc"`) {
+		t.Errorf("pod-level 400mc: exit %d %q, want 2 and one line naming the value", code, errs)
+	}
+	code, _, errs = run("check", "--lint", m)
+	if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "pod-level resources.limits.cpu") {
+		t.Errorf("--lint, pod-level 400mc: exit %d %q, want 2 and one line", code, errs)
+	}
+}
+
+// TestCheckLintPodLevel runs check --lint on a pod whose containers'
+// requests sum above its pod-level limit: exit 1 with the finding at the
+// pod-level limit's line, the JSON held to lintresult.json.
+func TestCheckLintPodLevel(t *testing.T) {
+	m := podManifest(t, "50m", "300m") // app: request 100m, limit 300m above the pod's 50m
+	run := func(args ...string) (int, string) {
+		var out, errb bytes.Buffer
+		code := runRoot(newRootCmd(), args, &out, &errb)
+		return code, out.String()
+	}
+	code, out := run("check", "--lint", m)
+	if code != 1 || !strings.Contains(out, m+":10: shop/deployment/web: container app's limits.cpu 300m is above the pod-level limit 50m") ||
+		!strings.Contains(out, m+":10: shop/deployment/web: the pod-level limit 50m is under the containers' requests.cpu summed, 100m") {
+		t.Errorf("--lint: exit %d:\n%s", code, out)
+	}
+	code, out = run("check", "--lint", "-o", "json", m)
+	if code != 1 {
+		t.Errorf("--lint -o json: exit %d", code)
+	}
+	schematest.Check(t, "check --lint -o json (pod-level)", []byte(out))
 }

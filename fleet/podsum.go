@@ -1,0 +1,196 @@
+package fleet
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/throttlelab/throttlelab/advise"
+	"github.com/throttlelab/throttlelab/cfs"
+	"github.com/throttlelab/throttlelab/demand"
+)
+
+// recordedFile is one container's recorded demand and the time_ns of its
+// first sample (ReadCSV starts the demand at 0; the pod's sum needs the
+// times as written).
+type recordedFile struct {
+	d      *advise.Demand
+	origin time.Duration
+}
+
+// load reads the recorded demand at p once; a missing file is a *Skipped.
+func (r *Recorded) load(p string) (*recordedFile, error) {
+	if f := r.cache[p]; f != nil {
+		return f, nil
+	}
+	fh, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &Skipped{"no recorded demand at " + p}
+	}
+	if err != nil {
+		return nil, &DemandError{p, err}
+	}
+	defer fh.Close()
+	d, err := demand.ReadCSV(fh)
+	if err != nil {
+		return nil, &DemandError{p, err}
+	}
+	if _, err := fh.Seek(0, io.SeekStart); err != nil {
+		return nil, &DemandError{p, err}
+	}
+	origin, err := firstSampleTime(fh)
+	if err != nil {
+		return nil, &DemandError{p, err}
+	}
+	if r.cache == nil {
+		r.cache = map[string]*recordedFile{}
+	}
+	f := &recordedFile{d, origin}
+	r.cache[p] = f
+	return f, nil
+}
+
+// firstSampleTime is the time_ns of the first sample of a demand CSV
+// (plain or gzip-compressed, as ReadCSV reads it): the first line that
+// starts with a digit. ReadCSV has read the file whole by then, so the
+// file is known to be good.
+func firstSampleTime(r io.Reader) (time.Duration, error) {
+	br := bufio.NewReader(r)
+	if magic, err := br.Peek(2); err == nil && bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return 0, fmt.Errorf("gzip: %w", err)
+		}
+		br = bufio.NewReader(zr)
+	}
+	sc := bufio.NewScanner(br)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 || b[0] < '0' || b[0] > '9' {
+			continue
+		}
+		t, _, _ := bytes.Cut(b, []byte{','})
+		ns, err := strconv.ParseInt(string(t), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("first sample %q: %w", b, err)
+		}
+		return time.Duration(ns), nil
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, errors.New("no sample")
+}
+
+// PredictPod implements PodEvaluator: the pod-level limit replayed on the
+// sum of its containers' recorded demand (DIR/NAMESPACE/WORKLOAD/CONTAINER.csv
+// for each), aligned on their times (sumOnTimes).
+func (r *Recorded) PredictPod(_ context.Context, p ManifestPod) (Prediction, string, error) {
+	fs := make([]*recordedFile, 0, len(p.Containers))
+	paths := make([]string, 0, len(p.Containers))
+	for _, c := range p.Containers {
+		path := filepath.Join(r.Dir, p.Workload.Namespace, p.Workload.Name, c+".csv")
+		f, err := r.load(path)
+		var sk *Skipped
+		if errors.As(err, &sk) {
+			return Prediction{}, "", &Skipped{"pod-level limit not checked: no recorded demand at " + path + " (the pod's limit is replayed on every container's demand summed)"}
+		}
+		if err != nil {
+			return Prediction{}, "", err
+		}
+		if f.d.Excluded > 0 {
+			return Prediction{}, "", &DemandError{path, fmt.Errorf("%s of the samples left out (gaps or a restarted counter): the pod's sum aligns its containers' samples on their times and needs them whole; record a span without gaps", f.d.Excluded.Round(time.Millisecond))}
+		}
+		fs, paths = append(fs, f), append(paths, path)
+	}
+	sum, err := sumOnTimes(fs)
+	if err != nil {
+		return Prediction{}, "", &DemandError{strings.Join(paths, ", "), err}
+	}
+	pr, err := evaluateDemand(sum, p.LimitMilli)
+	if err != nil {
+		return Prediction{}, "", &DemandError{strings.Join(paths, ", "), fmt.Errorf("summed, at %s: %w", cpu(p.LimitMilli), err)}
+	}
+	return pr, "demand " + strings.Join(paths, " + "), nil
+}
+
+// minStep is the shortest interval kept between two times of the pod's
+// summed samples: times of different containers closer than this are one.
+const minStep = time.Millisecond
+
+// sumOnTimes sums the containers' cumulative usage on their times (time_ns
+// as written, so the files must share a clock; files that all start at 0,
+// as advise --save-csv writes them, are aligned at their starts). Over the
+// span every container covers, the pod's samples are at the union of the
+// containers' sample times (a time within minStep of the one before it is
+// left out), and each container's cumulative usage at a time between two of
+// its samples is interpolated linearly: its work in a sample interval is
+// spread evenly over the interval, as the replay itself assumes within an
+// interval, and every container's work over the span is counted exactly.
+// The sum's parallelism bound is the containers' bounds added up (work held
+// back by the pod's quota catches up on each container's CPUs); per-CPU
+// splits are not carried over.
+func sumOnTimes(fs []*recordedFile) (*advise.Demand, error) {
+	if len(fs) == 0 {
+		return nil, errors.New("no container to sum")
+	}
+	lo, hi := time.Duration(-1<<63), time.Duration(1<<63-1)
+	for _, f := range fs {
+		lo = max(lo, f.origin+f.d.At[0])
+		hi = min(hi, f.origin+f.d.At[len(f.d.At)-1])
+	}
+	if hi <= lo {
+		return nil, errors.New("the containers' samples do not overlap in time (time_ns as written): record them over the same span, on one clock")
+	}
+	var grid []time.Duration
+	for _, f := range fs {
+		for _, t := range f.d.At {
+			if t += f.origin; t >= lo && t <= hi {
+				grid = append(grid, t)
+			}
+		}
+	}
+	sort.Slice(grid, func(i, j int) bool { return grid[i] < grid[j] })
+	kept := grid[:1]
+	for _, t := range grid[1:] {
+		if t-kept[len(kept)-1] >= minStep {
+			kept = append(kept, t)
+		}
+	}
+	if kept[len(kept)-1] != hi { // the span's end, where the last interval closes
+		kept[len(kept)-1] = hi
+	}
+	usage := make([]time.Duration, len(kept))
+	cores := 0
+	for _, f := range fs {
+		cores += int(f.d.Bound())
+		k := 0 // the sample at or before t
+		for i, t := range kept {
+			t -= f.origin
+			for k+1 < len(f.d.At) && f.d.At[k+1] <= t {
+				k++
+			}
+			u := f.d.Usage[k]
+			if k+1 < len(f.d.At) && t > f.d.At[k] {
+				du, dt := f.d.Usage[k+1]-f.d.Usage[k], f.d.At[k+1]-f.d.At[k]
+				u += time.Duration(float64(du) * float64(t-f.d.At[k]) / float64(dt))
+			}
+			usage[i] += u
+		}
+	}
+	d := cfs.FromSamples(kept, usage)
+	d.Cores = cores
+	return d, nil
+}
