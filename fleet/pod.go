@@ -214,7 +214,7 @@ func lintPods(ms []ManifestContainer) []Finding {
 			}
 		}
 		if over == "" && limited > 1 && limits > p.LimitMilli {
-			add("the containers' limits.cpu sum to %s (%s), above the pod-level limit %s: the pod's quota throttles them all before any reaches its own limit; lower the containers' limits or raise the pod's (check --demand replays the pod's limit on their summed demand)",
+			add("the containers' limits.cpu sum to %s (%s), above the pod-level limit %s: the pod's quota throttles them all before any reaches its own limit; lower the containers' limits or raise the pod's (a replay of the pod's limit on their summed demand shows what it does)",
 				cpu(limits), strings.Join(parts, " + "), cpu(p.LimitMilli))
 		}
 		if requests > p.LimitMilli {

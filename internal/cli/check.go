@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -138,17 +139,7 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 	case err != nil:
 		return err
 	}
-	res, err := fleet.Check(ctx, ms, ev, fleet.Budget{MaxThrottled: maxThr, MaxDelayP99: f.maxDelay})
-	if errors.As(err, &de) {
-		return usagef("%v", err)
-	}
-	if err != nil {
-		return err
-	}
-	pods, err := fleet.CheckPods(ctx, ms, ev, fleet.Budget{MaxThrottled: maxThr, MaxDelayP99: f.maxDelay})
-	if errors.As(err, &de) {
-		return usagef("%v", err)
-	}
+	res, pods, err := checkAll(ctx, ms, ev, fleet.Budget{MaxThrottled: maxThr, MaxDelayP99: f.maxDelay})
 	if err != nil {
 		return err
 	}
@@ -159,17 +150,41 @@ func runCheck(cmd *cobra.Command, args []string, f checkFlags) error {
 		return missingDemand(missing)
 	}
 	if missing := fleet.MissingPodDemand(pods); len(missing) > 0 && !f.allowMissing {
-		m := missing[0]
-		more := ""
-		if len(missing) > 1 {
-			more = fmt.Sprintf(" (and %d more pods)", len(missing)-1)
-		}
-		return exitError{ExitUsage, fmt.Errorf("check: %s:%d: %s: %s%s: fix the demand source, or pass --allow-missing-demand", m.File, m.Line, m.Workload, m.Skip, more)}
+		return missingPodDemand(missing)
 	}
 	if fleet.Violated(res) || fleet.PodsViolated(pods) {
 		return exitError{ExitOver, errors.New("check: proposed limits over budget (see above)")}
 	}
 	return nil
+}
+
+// checkAll checks the containers' and the pods' limits; a demand that
+// cannot be read is bad input (exit 2).
+func checkAll(ctx context.Context, ms []fleet.ManifestContainer, ev fleet.Evaluator, b fleet.Budget) ([]fleet.ContainerCheck, []fleet.PodCheck, error) {
+	var de *fleet.DemandError
+	res, err := fleet.Check(ctx, ms, ev, b)
+	if errors.As(err, &de) {
+		return nil, nil, usagef("%v", err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	pods, err := fleet.CheckPods(ctx, ms, ev, b)
+	if errors.As(err, &de) {
+		return nil, nil, usagef("%v", err)
+	}
+	return res, pods, err
+}
+
+// missingPodDemand is the error of pod-level limits whose summed demand
+// could not be replayed: exit 2, one line naming the first.
+func missingPodDemand(missing []fleet.PodCheck) error {
+	m := missing[0]
+	more := ""
+	if len(missing) > 1 {
+		more = fmt.Sprintf(" (and %d more pods)", len(missing)-1)
+	}
+	return exitError{ExitUsage, fmt.Errorf("check: %s:%d: %s: %s%s: fix the demand source, or pass --allow-missing-demand", m.File, m.Line, m.Workload, m.Skip, more)}
 }
 
 // missingDemand is the error of containers with a limit and no measured
