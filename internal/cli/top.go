@@ -55,7 +55,7 @@ throttlelab_cpu_peak_period_cores and throttlelab_cpu_usage_cores.
 Columns (--sort): ` + strings.Join(top.ColumnKeys(), ", ") + `.`,
 		Example: `  sudo throttlelab top
   throttlelab top --once --tree
-  throttlelab top --once -o json --interval 2s | jq '.[] | select(.throttled_periods_ratio > 0.1)'
+  throttlelab top --once -o json --interval 2s | jq '.items[] | select(.throttled_periods_ratio > 0.1)'
   throttlelab top --listen 127.0.0.1:9101`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTop(cmd, f) },
