@@ -155,13 +155,19 @@ func TestPeakPeriodReal(t *testing.T) {
 	// (docs/methodology.md).
 	slack := float64(cgrouptest.BandwidthSlice()*time.Duration(runtime.NumCPU())+4*time.Millisecond) / float64(100*time.Millisecond)
 	bound := 0.25 + slack
+	below := peak < rolling
 	if testenv.Emulated() {
 		// Late ticks under software emulation let a period hold far more
-		// (testenv.EmulatedEnv): the bound is logged, the shapes still hold.
-		t.Logf("software-emulated VM: the kernel's per-period bound %.4f is not checked", bound)
+		// (testenv.EmulatedEnv): one period then holds most of a core
+		// (0.86 cores under a 250m limit on 6.12, 2026-11-28), so neither
+		// the kernel's bound nor "below the rolling peak", which rests on
+		// periods held near the quota, is a shape of the kernel there.
+		// Both are logged; the bounds from the samples below still hold.
+		t.Logf("software-emulated VM: the kernel's per-period bound %.4f and the rolling peak %.4f are not checked", bound, rolling)
 		bound = math.Inf(1)
+		below = true
 	}
-	if peak >= rolling || peak < max(mean, 0.2) || peak > bound {
+	if !below || peak < max(mean, 0.2) || peak > bound {
 		t.Errorf("peak within a period %.4f cores: want at least max(the mean %.4f, 0.2), below the rolling 100 ms peak %.4f and at most the quota + a slice per CPU and a tick (%.4f)",
 			peak, mean, rolling, 0.25+slack)
 	}
