@@ -44,6 +44,9 @@ type Run struct {
 	// backend cannot see the host (sim, kubernetes). A run beside other
 	// work measured that work's interference too (Disturbed).
 	HostOtherCores *float64 `json:"host_other_cores,omitempty"`
+	// Held is what the backend kept in memory of the files it wrote (nil:
+	// read them): never in summary.json.
+	Held *Held `json:"-"`
 }
 
 // DisturbedShare is the share of the host's CPUs that other work may use

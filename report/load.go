@@ -5,8 +5,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,7 +12,6 @@ import (
 	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
-	"github.com/throttlelab/throttlelab/workload"
 )
 
 // Source is one results directory, as run or sim wrote it.
@@ -42,36 +39,10 @@ type Run struct {
 	Groups []GroupUsage
 }
 
-// Request is one request as the report sees it.
-type Request struct {
-	// Latency from the intended send time; OK unless it failed.
-	Latency time.Duration
-	OK      bool
-	// Stall is server wall - CPU - queue, -1 where the server gave no timing.
-	Stall time.Duration
-	// Tile is the tile's index (row-major), -1 for other requests.
-	Tile int32
-}
+// Request is one request as the report sees it (record.CompactRequest).
+type Request = record.Request
 
-func compact(recs []loadgen.Record) []Request {
-	out := make([]Request, len(recs))
-	for i := range recs {
-		rec := &recs[i]
-		r := Request{Latency: rec.Latency, OK: rec.Err == "", Stall: -1, Tile: -1}
-		if rec.ServerCPU >= 0 && rec.ServerWall >= 0 {
-			r.Stall = max(rec.ServerWall-rec.ServerCPU-max(rec.ServerQueue, 0), 0)
-		}
-		if x, y, ok := strings.Cut(rec.Tile, ","); ok {
-			tx, err1 := strconv.Atoi(x)
-			ty, err2 := strconv.Atoi(y)
-			if t := (workload.Tile{X: tx, Y: ty}); err1 == nil && err2 == nil && t.Valid() {
-				r.Tile = int32(t.Index())
-			}
-		}
-		out[i] = r
-	}
-	return out
-}
+func compact(recs []loadgen.Record) []Request { return record.CompactRequests(recs) }
 
 // GroupUsage is one cgroup's samples: cumulative CPU time and throttled
 // periods at each instant (10 ms apart).
@@ -104,7 +75,18 @@ func (s *Source) Simulated() bool { return s.Env.Backend == "sim" }
 // Load reads a results directory. A run without summary.json (interrupted
 // before it finished) is not in the directory: runs are renamed into place
 // when complete.
-func Load(dir string) (*Source, error) {
+func Load(dir string) (*Source, error) { return LoadHeld(dir, nil) }
+
+// LoadHeld is Load taking the records and samples of the runs in held
+// (matched by ID) from their record.Held instead of reading them back: what
+// the runner hands over of the runs it has just made. The rest is read.
+func LoadHeld(dir string, held []*record.Run) (*Source, error) {
+	byID := map[string]*record.Held{}
+	for _, r := range held {
+		if r != nil && r.Held != nil {
+			byID[r.ID] = r.Held
+		}
+	}
 	spec, env, sums, err := record.ReadResults(dir)
 	if err != nil {
 		return nil, err
@@ -121,6 +103,10 @@ func Load(dir string) (*Source, error) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if h := byID[rs.ID]; h != nil {
+				runs[i], smps[i] = heldRun(rs, h)
+				return
+			}
 			runs[i], smps[i], errs[i] = loadRun(record.RunIDDir(dir, rs.ID), rs)
 		})
 	}
@@ -175,6 +161,16 @@ func loadRun(dir string, rs *record.Run) (*Run, *stats.Sample, error) {
 		r.Groups = append(r.Groups, g)
 	}
 	return r, smp, nil
+}
+
+// heldRun is loadRun from a run's record.Held: the same values as read
+// back from the files they were written to.
+func heldRun(rs *record.Run, h *record.Held) (*Run, *stats.Sample) {
+	r := &Run{Run: rs, Requests: h.Requests}
+	for i, name := range h.Groups {
+		r.Groups = append(r.Groups, GroupUsage{Name: name, At: h.At, Usage: h.Usage[i], Throttled: h.Throttled[i]})
+	}
+	return r, h.Latency
 }
 
 // InstanceName turns a group name ("r003-limited-1") into the instance's

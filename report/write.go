@@ -41,11 +41,16 @@ type Set struct {
 }
 
 // ReadSet reads the results directories dirs (Load), labelled as
-// AutoLabel does.
-func ReadSet(dirs []string) (*Set, error) {
+// AutoLabel does; the last one's runs in held take their records and
+// samples from memory (LoadHeld).
+func ReadSet(dirs []string, held ...*record.Run) (*Set, error) {
 	s := &Set{}
-	for _, dir := range dirs {
-		src, err := Load(dir)
+	for i, dir := range dirs {
+		var h []*record.Run
+		if i == len(dirs)-1 {
+			h = held
+		}
+		src, err := LoadHeld(dir, h)
 		if err != nil {
 			return nil, err
 		}

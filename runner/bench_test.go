@@ -11,6 +11,7 @@ import (
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/presets"
+	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/report"
 	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/sim"
@@ -19,8 +20,10 @@ import (
 // BenchmarkSimLogJam is `throttlelab sim f01-logjam` (16 cores, 10 runs of
 // 13,005-130,050 requests) three ways in the same run, and reports their
 // times and ratios:
-//   - path: the runner as the CLI drives it, reading the runs' records once
-//     at the end (the report's read serves the summary and the judge);
+//   - path: the runner as the CLI drives it, the report taking the runs'
+//     records and samples from memory (record.Held; it serves the summary
+//     and the judge);
+//   - readback: the same, the report reading them back from the files;
 //   - reread: the same simulation followed by what the runner did before,
 //     the records read three times (intervals, judge, report);
 //   - model: the simulated runs in memory (sim.Simulate), nothing written or
@@ -35,16 +38,17 @@ func BenchmarkSimLogJam(b *testing.B) {
 		b.Fatal(err)
 	}
 	info := &presets.Info{Preset: p.Name}
-	newReport := func(dirs []string) (runner.Report, error) {
-		s, err := report.ReadSet(dirs)
+	newReport := func(dirs []string, held []*record.Run) (runner.Report, error) {
+		s, err := report.ReadSet(dirs, held...)
 		if err != nil {
 			return nil, err
 		}
 		s.Sections = []report.Section{report.AdviceSection}
 		return s, nil
 	}
+	readBack := func(dirs []string, _ []*record.Run) (runner.Report, error) { return newReport(dirs, nil) }
 	simOpt := sim.Options{Cores: p.Cores}
-	var path, reread, model time.Duration
+	var path, back, reread, model time.Duration
 	for i := 0; i < b.N; i++ {
 		dir := filepath.Join(b.TempDir(), "path")
 		start := time.Now()
@@ -52,6 +56,13 @@ func BenchmarkSimLogJam(b *testing.B) {
 			b.Fatal(err)
 		}
 		path += time.Since(start)
+
+		dir = filepath.Join(b.TempDir(), "back")
+		start = time.Now()
+		if _, err := runner.Run(context.Background(), e, sim.NewBackend(simOpt), runner.Options{Dir: dir, Judge: info, Report: readBack, Out: io.Discard}); err != nil {
+			b.Fatal(err)
+		}
+		back += time.Since(start)
 
 		dir = filepath.Join(b.TempDir(), "reread")
 		start = time.Now()
@@ -70,8 +81,10 @@ func BenchmarkSimLogJam(b *testing.B) {
 	}
 	n := time.Duration(b.N)
 	b.ReportMetric((path / n).Seconds(), "s/path")
+	b.ReportMetric((back / n).Seconds(), "s/readback")
 	b.ReportMetric((reread / n).Seconds(), "s/reread")
 	b.ReportMetric((model / n).Seconds(), "s/model")
+	b.ReportMetric(float64(path)/float64(back), "path/readback")
 	b.ReportMetric(float64(path)/float64(reread), "path/reread")
 	b.ReportMetric(float64(model)/float64(path), "model/path")
 }

@@ -96,8 +96,10 @@ type Options struct {
 	Judge Judge
 	// Report, if set, reads the results directories (Compare, then Dir)
 	// when the runs end; the runner prints the table and writes
-	// report.html through what it returns (a *report.Set).
-	Report func(dirs []string) (Report, error)
+	// report.html through what it returns (a *report.Set). held are Dir's
+	// runs as the backend returned them: those with a record.Held need not
+	// be read back.
+	Report func(dirs []string, held []*record.Run) (Report, error)
 	// Compare are results directories drawn before this one in the report
 	// (sim --compare draws the measurement beside the simulation).
 	Compare []string
@@ -266,7 +268,7 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 	var rep Report
 	if opt.Report != nil {
 		var err error
-		if rep, err = opt.Report(append(append([]string{}, opt.Compare...), opt.Dir)); err != nil {
+		if rep, err = opt.Report(append(append([]string{}, opt.Compare...), opt.Dir), out.Runs); err != nil {
 			// The measurements are on disk; only the report failed.
 			rep = nil
 			fmt.Fprintf(opt.Log, "throttlelab: no report: %v (the results are kept; try throttlelab report %s)\n", err, opt.Dir)

@@ -199,7 +199,7 @@ func TestReportReadOnce(t *testing.T) {
 	e, dir := load(t), t.TempDir()
 	rep := &fakeReport{summary: &record.ExperimentSummary{Name: "from the report"}}
 	j := &judgeOf{}
-	opt := Options{Dir: dir, Compare: []string{"measured"}, Judge: j, Report: func(dirs []string) (Report, error) {
+	opt := Options{Dir: dir, Compare: []string{"measured"}, Judge: j, Report: func(dirs []string, _ []*record.Run) (Report, error) {
 		rep.reads++
 		rep.dirs = dirs
 		return rep, nil

@@ -132,6 +132,10 @@ type client struct {
 	// ramp state
 	step   int
 	active int // closed-loop workers still sending in this step
+	// keep makes the client hold every record it collects in kept, for
+	// the report (record.Held).
+	keep bool
+	kept []loadgen.Record
 }
 
 type pendingSend struct {
@@ -263,6 +267,9 @@ func (f *flight) handle(m *Machine, phase int64) {
 			rec.ServerQueue, rec.ServerCPU, rec.ServerWall, rec.Throttled = -1, -1, -1, -1
 		}
 		c.col.Add(&rec)
+		if c.keep {
+			c.kept = append(c.kept, rec)
+		}
 		c.end = max(c.end, m.Now())
 		cost := c.costs.ClientRequest
 		if f.r.kind == loadgen.KindTile {

@@ -467,6 +467,9 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		return nil, 0, err
 	}
 	cl, col, pcl, pcol := ld.cl, ld.col, ld.pcl, ld.pcol
+	// A run written to disk is handed over with its records and samples
+	// too, so that the report need not read back what was just written.
+	cl.keep = rw.Dir() != ""
 
 	smp, err := newSampler(m, groups, rw)
 	if err != nil {
@@ -523,6 +526,9 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 	}
 	if err := rw.WriteHist(res.Histogram, Epoch); err != nil {
 		return nil, 0, err
+	}
+	if cl.keep {
+		rs.Held = rw.Held(cl.kept)
 	}
 	return rs, m.Events, nil
 }

@@ -176,8 +176,8 @@ func runOptions(cmd *cobra.Command, dir string, resume bool, pi *presets.Info) r
 	color := progress.IsTerminal(cmd.OutOrStdout())
 	opt := runner.Options{Dir: dir, Resume: resume, Version: Version, Log: cmd.ErrOrStderr(), Live: progress.IsTerminal(cmd.ErrOrStderr()),
 		Out: cmd.OutOrStdout(), Color: color, Table: report.WriteRows,
-		Report: func(dirs []string) (runner.Report, error) {
-			s, err := report.ReadSet(dirs)
+		Report: func(dirs []string, held []*record.Run) (runner.Report, error) {
+			s, err := report.ReadSet(dirs, held...)
 			if err != nil {
 				return nil, err
 			}
