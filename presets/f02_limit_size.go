@@ -13,7 +13,8 @@ var f02LimitSize = &Preset{
 	Claim:     "raising the limit per pod reduces the harm; 4 CPUs x 8 pods (twice the machine) almost removes it",
 	Check:     "p99 falls as the limit rises; the largest limit is within 1.3x of unlimited",
 	Published: "4 CPUs x 8 pods almost removes the harm, but total render time is still >10% up",
-	quick: func(e *experiment.Experiment, cores int) (string, error) {
+	quick: func(e *experiment.Experiment, m Machine) (string, error) {
+		cores := m.Cores
 		pods := 2
 		var got []string
 		for _, c := range []struct {
