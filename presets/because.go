@@ -1,0 +1,160 @@
+package presets
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
+)
+
+// Group is what one group of a config did over the config's runs, as a
+// check that did not pass is explained: its throttling per CFS period, the
+// CPUs it could run on, and the cores it used against what it may use.
+type Group struct {
+	// Config is the config; Name the group: "" for the config's instances,
+	// else the neighbour's name (its pods together).
+	Config, Name string
+	// Periods and Throttled count the group's CFS periods and those it was
+	// throttled in, summed over runs and pods (0 periods: no quota).
+	Periods, Throttled uint64
+	// Cpus is the cpuset the group was confined to ("" for any CPU).
+	Cpus string
+	// MeanCores is the group's mean use per instance or pod in cores,
+	// averaged over runs; Limit each one's limit in cores (0 for none).
+	MeanCores, Limit float64
+	// Asks is what a burst neighbour's duty cycle asks for per pod, in
+	// cores (workers x busy / (busy + sleep)); 0 for other groups.
+	Asks float64
+	// WaitMs is the mean time a request was runnable but not running in
+	// the server (wall - CPU - queue, from Server-Timing); -1 when the
+	// group serves no requests or its requests carry no server timing.
+	WaitMs float64
+}
+
+// ThrottledPct is the share of the group's periods it was throttled in.
+func (g Group) ThrottledPct() float64 {
+	if g.Periods == 0 {
+		return 0
+	}
+	return 100 * float64(g.Throttled) / float64(g.Periods)
+}
+
+// Groups computes each config's groups from the results, configs in the
+// spec's order, each config's instances first and then its neighbours by
+// name.
+func (r *Results) Groups() []Group {
+	var out []Group
+	for _, c := range r.Spec.Spec.Configs {
+		runs := r.runsOf(c.Name)
+		if len(runs) == 0 {
+			continue
+		}
+		g := Group{Config: c.Name, Cpus: runs[0].Settings.Cpus, Limit: runs[0].Settings.LimitCores(), WaitMs: -1}
+		n := 0
+		for _, run := range runs {
+			g.Periods += run.Total.Periods
+			g.Throttled += run.Total.ThrottledPeriods
+			for _, u := range run.Usage {
+				g.MeanCores += u.Mean
+				n++
+			}
+		}
+		if n > 0 {
+			g.MeanCores /= float64(n)
+		}
+		if w, err := r.meanStall(c.Name); err == nil {
+			g.WaitMs = w
+		}
+		out = append(out, g)
+		for _, nb := range r.Spec.NeighboursOf(c) {
+			if ng, ok := r.neighbourGroup(c.Name, nb, runs); ok {
+				out = append(out, ng)
+			}
+		}
+	}
+	return out
+}
+
+// neighbourGroup sums up one neighbour's pods over a config's runs (false
+// when the runs recorded none of it: a probe has no group).
+func (r *Results) neighbourGroup(config string, nb experiment.Neighbour, runs []*record.Run) (Group, bool) {
+	g := Group{Config: config, Name: nb.Name, Cpus: nb.CPU.Cpuset.String(), WaitMs: -1}
+	if !nb.CPU.Limit.IsZero() {
+		g.Limit = nb.CPU.Limit.Cores()
+	}
+	if nb.Kind == "burst" && nb.Busy.Duration > 0 {
+		g.Asks = float64(nb.Workers) * float64(nb.Busy.Duration) / float64(nb.Busy.Duration+nb.Sleep.Duration)
+	}
+	n := 0
+	for _, run := range runs {
+		for _, name := range slices.Sorted(maps.Keys(run.NeighbourUsage)) {
+			if !record.IsNeighbourGroup(name, nb.Name) {
+				continue
+			}
+			g.MeanCores += run.NeighbourUsage[name].Mean
+			n++
+			st := run.Neighbours[name]
+			g.Periods += st.Periods
+			g.Throttled += st.ThrottledPeriods
+		}
+	}
+	if n == 0 {
+		return g, false
+	}
+	g.MeanCores /= float64(n)
+	return g, true
+}
+
+// String is the group's figures in words.
+func (g Group) String(cores int) string {
+	who := g.Config
+	if g.Name != "" {
+		who += "'s " + g.Name + " (each pod)"
+	}
+	var f []string
+	if g.Periods == 0 {
+		f = append(f, "no quota, no periods")
+	} else {
+		f = append(f, fmt.Sprintf("throttled in %.0f%% of periods (%d of %d)", g.ThrottledPct(), g.Throttled, g.Periods))
+	}
+	if g.WaitMs >= 0 {
+		f = append(f, fmt.Sprintf("%.0f ms run-queue wait per request", g.WaitMs))
+	}
+	if g.Cpus != "" {
+		f = append(f, "on CPUs "+g.Cpus)
+	} else {
+		f = append(f, fmt.Sprintf("on any of the %d CPUs", cores))
+	}
+	use := fmt.Sprintf("%.2f cores used", g.MeanCores)
+	switch {
+	case g.Asks > 0 && g.Limit > 0:
+		use += fmt.Sprintf(" against %.2f its bursts ask and its %.2f-CPU limit", g.Asks, g.Limit)
+	case g.Asks > 0:
+		use += fmt.Sprintf(" against %.2f its bursts ask", g.Asks)
+	case g.Limit > 0:
+		use += fmt.Sprintf(" of its %.2f-CPU limit", g.Limit)
+	}
+	return who + ": " + strings.Join(append(f, use), ", ")
+}
+
+// because explains, from the run's own figures, a check that did not pass:
+// each group's throttling, run-queue wait, CPUs and use. It leads with
+// "The model" for a simulated run, whose figures are the simulator's.
+func because(r *Results) string {
+	gs := r.Groups()
+	if len(gs) == 0 {
+		return ""
+	}
+	parts := make([]string, len(gs))
+	for i, g := range gs {
+		parts[i] = g.String(r.Env.Cores)
+	}
+	lead := "Measured"
+	if r.Env.Backend == "sim" {
+		lead = "The model"
+	}
+	return lead + ": " + strings.Join(parts, "; ")
+}
