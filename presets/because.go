@@ -3,6 +3,7 @@ package presets
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -157,4 +158,46 @@ func because(r *Results) string {
 		lead = "The model"
 	}
 	return lead + ": " + strings.Join(parts, "; ")
+}
+
+// Agreement says, group by group, whether the simulated twin of a measured
+// run agrees with it on the figures because gives: the share of periods
+// throttled within 10 points and the run-queue wait within 25% (the
+// tolerances of sim --compare). model is the twin's results: the same
+// spec's configs and neighbours.
+func Agreement(measured, model *Results) string {
+	mod := map[string]Group{}
+	for _, g := range model.Groups() {
+		mod[g.Config+"/"+g.Name] = g
+	}
+	var agree, differ []string
+	for _, m := range measured.Groups() {
+		s, ok := mod[m.Config+"/"+m.Name]
+		if !ok {
+			continue
+		}
+		who := m.Config
+		if m.Name != "" {
+			who += "'s " + m.Name
+		}
+		var d []string
+		if math.Abs(m.ThrottledPct()-s.ThrottledPct()) > 10 {
+			d = append(d, fmt.Sprintf("throttled in %.0f%% of periods, the model %.0f%%", m.ThrottledPct(), s.ThrottledPct()))
+		}
+		if m.WaitMs >= 0 && s.WaitMs >= 0 && math.Abs(s.WaitMs-m.WaitMs) > 0.25*max(m.WaitMs, 1) {
+			d = append(d, fmt.Sprintf("%.0f ms run-queue wait per request, the model %.0f ms", m.WaitMs, s.WaitMs))
+		}
+		if len(d) == 0 {
+			agree = append(agree, who)
+		} else {
+			differ = append(differ, who+" "+strings.Join(d, " and "))
+		}
+	}
+	switch {
+	case len(agree)+len(differ) == 0:
+		return ""
+	case len(differ) == 0:
+		return "the model agrees on every group's throttling and run-queue wait (" + strings.Join(agree, ", ") + ")"
+	}
+	return "the model differs: " + strings.Join(differ, "; ")
 }

@@ -154,3 +154,31 @@ func TestEvaluateCarriesBecause(t *testing.T) {
 		t.Errorf("line %q does not carry the why", v.Line())
 	}
 }
+
+// TestAgreementRecordedF14 compares the recorded F14 run with its simulated
+// twin (throttlelab sim --compare on the recording, trimmed alike): the model
+// throttled the shared pool in all its periods too and kept both waits
+// within 25% (182 and 184 ms against 161 and 165), so it agrees; with the
+// twin's throttling taken away it must say where it differs.
+func TestAgreementRecordedF14(t *testing.T) {
+	m, err := ReadResults(f14Recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadResults(f14Recorded + "-sim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Env.Backend != "sim" || !strings.HasPrefix(because(s), "The model: ") {
+		t.Fatalf("the twin's backend is %q and its why %q: want the simulator's", s.Env.Backend, because(s))
+	}
+	if got, want := Agreement(m, s), "the model agrees on every group's throttling and run-queue wait (shared, pinned)"; got != want {
+		t.Errorf("Agreement = %q, want %q", got, want)
+	}
+	for _, run := range s.runsOf("shared") {
+		run.Total.ThrottledPeriods = 0
+	}
+	if got, want := Agreement(m, s), "the model differs: shared throttled in 100% of periods, the model 0%"; got != want {
+		t.Errorf("Agreement without the twin's throttling = %q, want %q", got, want)
+	}
+}
