@@ -2,6 +2,7 @@ package presets
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"slices"
@@ -162,8 +163,9 @@ func because(r *Results) string {
 
 // Agreement says, group by group, whether the simulated twin of a measured
 // run agrees with it on the figures because gives: the share of periods
-// throttled within 10 points and the run-queue wait within 25% (the
-// tolerances of sim --compare). model is the twin's results: the same
+// throttled within 10 points, the run-queue wait within 25% or 1 ms, and the
+// cores used within 25% or 0.05 cores (sim --compare's tolerances, with a
+// floor for figures near zero). model is the twin's results: the same
 // spec's configs and neighbours.
 func Agreement(measured, model *Results) string {
 	mod := map[string]Group{}
@@ -184,8 +186,11 @@ func Agreement(measured, model *Results) string {
 		if math.Abs(m.ThrottledPct()-s.ThrottledPct()) > 10 {
 			d = append(d, fmt.Sprintf("throttled in %.0f%% of periods, the model %.0f%%", m.ThrottledPct(), s.ThrottledPct()))
 		}
-		if m.WaitMs >= 0 && s.WaitMs >= 0 && math.Abs(s.WaitMs-m.WaitMs) > 0.25*max(m.WaitMs, 1) {
+		if m.WaitMs >= 0 && s.WaitMs >= 0 && math.Abs(s.WaitMs-m.WaitMs) > max(0.25*m.WaitMs, 1) {
 			d = append(d, fmt.Sprintf("%.0f ms run-queue wait per request, the model %.0f ms", m.WaitMs, s.WaitMs))
+		}
+		if math.Abs(s.MeanCores-m.MeanCores) > max(0.25*m.MeanCores, 0.05) {
+			d = append(d, fmt.Sprintf("used %.2f cores, the model %.2f", m.MeanCores, s.MeanCores))
 		}
 		if len(d) == 0 {
 			agree = append(agree, who)
@@ -197,7 +202,29 @@ func Agreement(measured, model *Results) string {
 	case len(agree)+len(differ) == 0:
 		return ""
 	case len(differ) == 0:
-		return "the model agrees on every group's throttling and run-queue wait (" + strings.Join(agree, ", ") + ")"
+		return "the model agrees on every group's throttling, run-queue wait and use (" + strings.Join(agree, ", ") + ")"
 	}
 	return "the model differs: " + strings.Join(differ, "; ")
+}
+
+// WriteAgreement writes, for a preset's simulated twin in model of the
+// measured run in measured (sim --compare), whether the model agrees with
+// the measurement group by group (Agreement); nothing for a nil Info (no
+// preset) or without a measured directory.
+func (i *Info) WriteAgreement(w io.Writer, measured, model string) error {
+	if i == nil || measured == "" {
+		return nil
+	}
+	m, err := ReadResults(measured)
+	if err != nil {
+		return err
+	}
+	s, err := ReadResults(model)
+	if err != nil {
+		return err
+	}
+	if a := Agreement(m, s); a != "" {
+		_, err = fmt.Fprintln(w, a)
+	}
+	return err
 }

@@ -172,8 +172,19 @@ func TestAgreementRecordedF14(t *testing.T) {
 	if s.Env.Backend != "sim" || !strings.HasPrefix(because(s), "The model: ") {
 		t.Fatalf("the twin's backend is %q and its why %q: want the simulator's", s.Env.Backend, because(s))
 	}
-	if got, want := Agreement(m, s), "the model agrees on every group's throttling and run-queue wait (shared, pinned)"; got != want {
+	if got, want := Agreement(m, s), "the model agrees on every group's throttling, run-queue wait and use (shared, pinned)"; got != want {
 		t.Errorf("Agreement = %q, want %q", got, want)
+	}
+	// What sim --compare prints after a preset's twin; nothing without one.
+	var b, none strings.Builder
+	if err := (&Info{Preset: "f14-pinning"}).WriteAgreement(&b, f14Recorded, f14Recorded+"-sim"); err != nil {
+		t.Fatal(err)
+	}
+	if err := (*Info)(nil).WriteAgreement(&none, f14Recorded, f14Recorded+"-sim"); err != nil || none.Len() > 0 {
+		t.Errorf("no preset: wrote %q, %v; want nothing", none.String(), err)
+	}
+	if got := b.String(); got != Agreement(m, s)+"\n" {
+		t.Errorf("WriteAgreement wrote %q, want Agreement's line", got)
 	}
 	for _, run := range s.runsOf("shared") {
 		run.Total.ThrottledPeriods = 0
