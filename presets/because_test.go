@@ -193,3 +193,78 @@ func TestAgreementRecordedF14(t *testing.T) {
 		t.Errorf("Agreement without the twin's throttling = %q, want %q", got, want)
 	}
 }
+
+// f06Recorded is F6's quick variant, recorded for real on the 2-CPU
+// reference machine on 2026-11-28 under the host lock, trimmed to its first
+// repeat's summaries and request records.
+const f06Recorded = "testdata/f06-quick"
+
+// TestBecauseRecordedF6Neighbours checks the neighbours' figures in the
+// explanation of a recorded F6 cell against the run summaries, read
+// directly, and against what its bursts ask by the spec (1 worker busy
+// 300 ms of every second: 0.30 cores).
+func TestBecauseRecordedF6Neighbours(t *testing.T) {
+	r, err := ReadResults(f06Recorded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, g := range r.Groups() {
+		if g.Name == "" {
+			continue
+		}
+		seen++
+		runs, err := filepath.Glob(filepath.Join(f06Recorded, "runs", g.Config, "*", "r*", "summary.json"))
+		if err != nil || len(runs) == 0 {
+			t.Fatalf("no runs of %s (%v)", g.Config, err)
+		}
+		var periods, throttled uint64
+		var mean float64
+		n := 0
+		for _, path := range runs {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s struct {
+				Stat map[string]struct {
+					Periods   uint64 `json:"nr_periods"`
+					Throttled uint64 `json:"nr_throttled"`
+				} `json:"neighbour_cpu_stat"`
+				Usage map[string]struct {
+					Mean float64 `json:"mean"`
+				} `json:"neighbour_usage_cores"`
+			}
+			if err := json.Unmarshal(b, &s); err != nil {
+				t.Fatal(err)
+			}
+			for k, u := range s.Usage {
+				if strings.HasSuffix(k, "-n-"+g.Name) {
+					mean += u.Mean
+					periods += s.Stat[k].Periods
+					throttled += s.Stat[k].Throttled
+					n++
+				}
+			}
+		}
+		if n == 0 || g.Periods != periods || g.Throttled != throttled || math.Abs(g.MeanCores-mean/float64(n)) > 1e-9 {
+			t.Errorf("%s's %s: %d of %d periods, %.4f cores; the files say %d of %d, %.4f (%d pods)", g.Config, g.Name, g.Throttled, g.Periods, g.MeanCores, throttled, periods, mean/float64(max(n, 1)), n)
+		}
+		if math.Abs(g.Asks-0.3) > 1e-9 {
+			t.Errorf("%s's %s asks %.3f cores, want 0.30 (1 worker, 300 ms busy, 700 ms asleep)", g.Config, g.Name, g.Asks)
+		}
+	}
+	if seen != 4 {
+		t.Errorf("%d neighbour groups, want 4 (2 noise pods beside each noise config)", seen)
+	}
+	// Read off the recording by hand.
+	for _, w := range []string{
+		"noise's noise-0 (each pod): no quota, no periods, on any of the 2 CPUs, 0.27 cores used against 0.30 its bursts ask;",
+		"noise-limited's noise-0 (each pod): throttled in 38% of periods (19 of 50), on any of the 2 CPUs, 0.23 cores used against 0.30 its bursts ask and its 0.75-CPU limit;",
+		"noise-limited's noise-1 (each pod): throttled in 30% of periods (15 of 50), on any of the 2 CPUs, 0.24 cores used against 0.30 its bursts ask and its 0.75-CPU limit",
+	} {
+		if got := because(r); !strings.Contains(got, w) {
+			t.Errorf("because = %q\nwant it to contain %q", got, w)
+		}
+	}
+}
