@@ -21,14 +21,15 @@ var f02LimitSize = &Preset{
 			name string
 			cpus int
 		}{{"limit-1", 1}, {"limit-2", 2}, {"limit-4", 4}} {
-			// The same share of the machine: cpus x 8 pods of 16 cores.
-			m := c.cpus * 8 * cores * 1000 / 16 / pods
+			// The same share of the machine as cpus x 8 pods of the
+			// original's, split among this machine's pods (Machine's rule).
+			lim := m.Share(float64(c.cpus*8) / float64(pods))
 			cfg, err := config(e, c.name)
 			if err != nil {
 				return "", err
 			}
-			cfg.Instances, cfg.CPU.Limit = pods, milli(m)
-			got = append(got, milli(m).String())
+			cfg.Instances, cfg.CPU.Limit = pods, lim
+			got = append(got, lim.String())
 		}
 		e.Spec.Loads[0].Workers = pods
 		tileQuick(e, 200)

@@ -55,4 +55,24 @@ func TestMachineRule(t *testing.T) {
 			t.Errorf("f14 on %d CPUs: pinned to %s with %s, want %s with %d CPUs (%s)", c.cores, p.CPU.Cpuset, p.CPU.Request, want, n, how)
 		}
 	}
+	// F2 by the same rule: 1, 2 and 4 CPUs x 8 pods of 16 cores are a
+	// half, the whole and twice the machine, split between its 2 pods.
+	for _, c := range []struct {
+		cores int
+		limit [3]int64
+	}{{1, [3]int64{250, 500, 1000}}, {2, [3]int64{500, 1000, 2000}}, {4, [3]int64{1000, 2000, 4000}}, {16, [3]int64{4000, 8000, 16000}}} {
+		q, how, err := f02LimitSize.Quick(c.cores)
+		if err != nil {
+			t.Fatalf("f02 on %d CPUs: %v", c.cores, err)
+		}
+		for i, name := range []string{"limit-1", "limit-2", "limit-4"} {
+			cfg, err := config(q, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.CPU.Limit.Milli != c.limit[i] || cfg.Instances != 2 {
+				t.Errorf("f02 on %d CPUs: %s is %d pods at %s, want 2 at %dm (%s)", c.cores, name, cfg.Instances, cfg.CPU.Limit, c.limit[i], how)
+			}
+		}
+	}
 }
