@@ -42,8 +42,20 @@ func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*ver
 			v.Outcome, v.Reproduced, v.RepeatsNeeded = verdict.Inconclusive, false, 0
 		}
 	}
-	if v.Outcome != verdict.Reproduced && p.why != nil {
-		v.Why = p.why(r)
+	// A cell that did not pass says why from its own figures: the preset's
+	// reading where it has one, then every group's throttling, run-queue
+	// wait, CPUs and use (because).
+	if v.Outcome != verdict.Reproduced {
+		var why []string
+		if p.why != nil {
+			if w := p.why(r); w != "" {
+				why = append(why, w)
+			}
+		}
+		if b := because(r); b != "" {
+			why = append(why, b)
+		}
+		v.Why = strings.Join(why, ". ")
 	}
 	return v, record.WriteVerdict(dir, v)
 }

@@ -13,8 +13,9 @@ var f01Logjam = &Preset{
 	Claim:     "8 pods limited to 1 CPU render the image with a far longer latency tail than 1 unlimited pod, though no pod reaches its limit on average",
 	Check:     "p99 (limited) / p99 (unlimited) >= 2 at half-machine load",
 	Published: "tail latency up to ~6x the unlimited run at 8 client threads, ~3x at 4",
-	quick: func(e *experiment.Experiment, cores int) (string, error) {
-		pods := max(2, scale(8, cores, 16, 2))
+	quick: func(e *experiment.Experiment, m Machine) (string, error) {
+		cores := m.Cores
+		pods := max(2, m.Count(8, 2))
 		lim, err := config(e, "limited")
 		if err != nil {
 			return "", err

@@ -13,21 +13,23 @@ var f02LimitSize = &Preset{
 	Claim:     "raising the limit per pod reduces the harm; 4 CPUs x 8 pods (twice the machine) almost removes it",
 	Check:     "p99 falls as the limit rises; the largest limit is within 1.3x of unlimited",
 	Published: "4 CPUs x 8 pods almost removes the harm, but total render time is still >10% up",
-	quick: func(e *experiment.Experiment, cores int) (string, error) {
+	quick: func(e *experiment.Experiment, m Machine) (string, error) {
+		cores := m.Cores
 		pods := 2
 		var got []string
 		for _, c := range []struct {
 			name string
 			cpus int
 		}{{"limit-1", 1}, {"limit-2", 2}, {"limit-4", 4}} {
-			// The same share of the machine: cpus x 8 pods of 16 cores.
-			m := c.cpus * 8 * cores * 1000 / 16 / pods
+			// The same share of the machine as cpus x 8 pods of the
+			// original's, split among this machine's pods (Machine's rule).
+			lim := m.Share(float64(c.cpus*8) / float64(pods))
 			cfg, err := config(e, c.name)
 			if err != nil {
 				return "", err
 			}
-			cfg.Instances, cfg.CPU.Limit = pods, milli(m)
-			got = append(got, milli(m).String())
+			cfg.Instances, cfg.CPU.Limit = pods, lim
+			got = append(got, lim.String())
 		}
 		e.Spec.Loads[0].Workers = pods
 		tileQuick(e, 200)

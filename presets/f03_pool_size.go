@@ -14,8 +14,8 @@ var f03PoolSize = &Preset{
 	Claim:     "with limits adding up to the machine, fewer larger pools beat more smaller ones, and limits are worse than running out of CPU",
 	Check:     "p99: 2 big pools < 4 small pools; unlimited overload < limited",
 	Published: "2 x 8 CPUs better than 4 x 4 CPUs; unlimited pods under overload better than either",
-	quick: func(e *experiment.Experiment, cores int) (string, error) {
-		small, big := milli(4*cores*1000/16), milli(8*cores*1000/16)
+	quick: func(e *experiment.Experiment, m Machine) (string, error) {
+		small, big := m.Share(4), m.Share(8)
 		for name, limit := range map[string]units.CPUQuantity{"4x4cpu": small, "2x8cpu": big} {
 			c, err := config(e, name)
 			if err != nil {
@@ -23,10 +23,10 @@ var f03PoolSize = &Preset{
 			}
 			c.CPU.Limit = limit
 		}
-		e.Spec.Loads[0].Workers = scale(20, cores, 16, 2)
+		e.Spec.Loads[0].Workers = m.Count(20, 2)
 		tileQuick(e, 200)
 		return fmt.Sprintf("4 pods of %s against 2 of %s CPU (both add up to %d cores), %d workers (20 of 16), 200 random tiles, 1 repeat",
-			small, big, cores, e.Spec.Loads[0].Workers), nil
+			small, big, m.Cores, e.Spec.Loads[0].Workers), nil
 	},
 	negative: func(e *experiment.Experiment) error {
 		// The limits swapped: the 2 "big" pools get the small limit.

@@ -17,7 +17,7 @@ var f04SingleThread = &Preset{
 	Claim:     "single-threaded pods show rising latency from 2 clients on, because random balancing collides; threaded pods with a limit do better",
 	Check:     "at 2 clients, single-thread p99 > threaded p99",
 	Published: "single-threaded pods slow from 2 clients on, even with 8-16 pods",
-	quick: func(e *experiment.Experiment, cores int) (string, error) {
+	quick: func(e *experiment.Experiment, m Machine) (string, error) {
 		for _, n := range []string{"threaded-1cpu", "single"} {
 			c, err := config(e, n)
 			if err != nil {
@@ -25,7 +25,7 @@ var f04SingleThread = &Preset{
 			}
 			c.Instances = 4
 		}
-		top := scale(24, cores, 16, 3)
+		top := m.Count(24, 3)
 		e.Spec.Loads[0].Ramp = loadgen.Ramp{From: 1, To: top}
 		e.Spec.Loads[0].Step = dur(3 * time.Second)
 		e.Spec.Repeats = 1

@@ -35,7 +35,7 @@ var f05Ingress = &Preset{
 }
 
 // quickRate shortens the balancing presets.
-func quickRate(e *experiment.Experiment, cores int) (string, error) {
+func quickRate(e *experiment.Experiment, _ Machine) (string, error) {
 	e.Spec.Loads[0].Rate = 300
 	e.Spec.Loads[0].Duration = dur(10 * time.Second)
 	// Three repeats of 3000 requests: one run of 1000 left the rate's

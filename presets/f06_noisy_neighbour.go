@@ -24,10 +24,11 @@ var f06NoisyNeighbour = &Preset{
 	// core, and 375m limits, at which the kernel's per-CPU runtime slices
 	// let a period hold 0.42 cores, so the limits left half the idle CPU
 	// they say.)
-	quick: func(e *experiment.Experiment, cores int) (string, error) {
-		pods := min(4, cores)
-		workers := max(1, cores/pods)
-		req, lim := milli(cores*1000/16), milli(3*workers*1000/4)
+	quick: func(e *experiment.Experiment, m Machine) (string, error) {
+		all := m.Count(16, 1)
+		pods := min(4, all)
+		workers := all / pods
+		req, lim := m.Share(1), milli(3*workers*1000/4)
 		for i := range e.Spec.Configs {
 			c := &e.Spec.Configs[i]
 			c.CPU.Request = req

@@ -16,9 +16,8 @@ var f07SchedBench = &Preset{
 	Claim:     "a 2-CPU limit cuts the goodput of 200 ms bursts by ~43% although the 1 s average use is under 1 core",
 	Check:     "goodput (limited) / goodput (unlimited) between 0.45 and 0.75; 100 ms usage peaks at the limit while the 1 s average stays below it",
 	Published: "goodput per burst ~4M -> ~2.3M iterations (-43%)",
-	quick: func(e *experiment.Experiment, cores int) (string, error) {
-		workers := scale(4, cores, 4, 1)
-		lim := milli(2 * cores * 1000 / 4)
+	quick: func(e *experiment.Experiment, m Machine) (string, error) {
+		workers, lim := m.Count(4, 1), m.Share(2)
 		for i := range e.Spec.Configs {
 			n := &e.Spec.Configs[i].Neighbours[0]
 			n.Workers = workers
@@ -27,7 +26,7 @@ var f07SchedBench = &Preset{
 			}
 		}
 		e.Spec.Loads[0].Duration = dur(11 * time.Second)
-		return fmt.Sprintf("%d burst workers and a %s-CPU limit (4 and 2 of 4 cores, scaled to %d), 11 s (5 bursts)", workers, lim, cores), nil
+		return fmt.Sprintf("%d burst workers and a %s-CPU limit (4 and 2 of 4 cores, scaled), 11 s (5 bursts)", workers, lim), nil
 	},
 	negative: func(e *experiment.Experiment) error {
 		// A limit far above the burst's demand: goodput does not fall.

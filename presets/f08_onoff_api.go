@@ -15,7 +15,8 @@ var f08OnoffApi = &Preset{
 	Claim:     "a 2-CPU limit doubles the mean latency of a web server under bursty clients; 3-4 CPUs cost little",
 	Check:     "mean latency (2 CPU) >= 1.5x unlimited; 4 CPU within 1.2x",
 	Published: "2-CPU limit: ~5% less throughput, mean latency doubled",
-	quick: func(e *experiment.Experiment, cores int) (string, error) {
+	quick: func(e *experiment.Experiment, m Machine) (string, error) {
+		cores := m.Cores
 		var got []string
 		for _, c := range []struct {
 			name string
@@ -29,7 +30,7 @@ var f08OnoffApi = &Preset{
 			cfg.CPU.Limit = m
 			got = append(got, m.String())
 		}
-		e.Spec.Loads[0].Sources = scale(64, cores, 4, 8)
+		e.Spec.Loads[0].Sources = m.Count(64, 8)
 		e.Spec.Loads[0].Duration = dur(10 * time.Second)
 		e.Spec.Repeats = 1
 		return fmt.Sprintf("limits %s / %s / %s CPU (2, 3, 4 of 4 cores, scaled to %d), %d sources, 10 s, 1 repeat", got[0], got[1], got[2], cores, e.Spec.Loads[0].Sources), nil

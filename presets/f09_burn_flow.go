@@ -17,7 +17,7 @@ var f09BurnFlow = &Preset{
 	Claim:     "5 ms requests one at a time: at 0.3 CPU most still take ~5 ms but some ~70 ms; at 0.1 CPU they wait for the next periods",
 	Check:     "0.3 CPU: p50 within 1.5x of the 1-CPU p50 and p99 >= 60 ms; 0.1 CPU: latencies cluster near multiples of the period (a third or more wait over half a period, and 80% of those end within 20 ms of a multiple)",
 	Published: "1 CPU ~5 ms; 0.3 CPU mean ~14 ms with some ~70 ms; 0.1 CPU mean ~95 ms, gaps at ~100 and ~200 ms",
-	quick: func(e *experiment.Experiment, cores int) (string, error) {
+	quick: func(e *experiment.Experiment, m Machine) (string, error) {
 		e.Spec.Loads[0].Duration = dur(5 * time.Second)
 		return "5 s per config (the original needs no scaling)", nil
 	},

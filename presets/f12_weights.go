@@ -18,8 +18,8 @@ var f12Weights = &Preset{
 	Published: "weights 100 to 10000 against 1: no improvement",
 	// Four repeats: one flipped between runs on a noisy 2-core machine, and
 	// two left the interval straddling the 1.2 margin.
-	quick: func(e *experiment.Experiment, cores int) (string, error) {
-		how, err := quickQoS()(e, cores)
+	quick: func(e *experiment.Experiment, m Machine) (string, error) {
+		how, err := quickQoS()(e, m)
 		if err != nil {
 			return "", err
 		}

@@ -15,22 +15,22 @@ var f13CpuBurst = &Preset{
 	Claim:     "CPU burst removes most throttling and cuts tail latency at the same average CPU; 1 s averages hide 100 ms peaks above the limit",
 	Check:     "p99 with burst <= 0.8x without; throttled periods drop >= 50%; 100 ms peak usage > limit > 1 s average",
 	Published: "usage averaging 2.5 cores over 1 s peaks above 4 cores in 100 ms windows; burst removes most throttling",
-	quick: func(e *experiment.Experiment, cores int) (string, error) {
-		lim := milli(4 * cores * 1000 / 8)
+	quick: func(e *experiment.Experiment, m Machine) (string, error) {
+		lim := m.Share(4)
 		for i := range e.Spec.Configs {
 			c := &e.Spec.Configs[i]
 			c.CPU.Limit = lim
 			if c.CPU.Burst.Duration > 0 {
-				c.CPU.Burst = dur(time.Duration(4*cores) * 100 * time.Millisecond / 8)
+				c.CPU.Burst = dur(time.Duration(lim.Milli) * 100 * time.Microsecond)
 			}
 		}
 		// The same 40 sources, each sending less: the bursts keep their
 		// shape against the smaller limit.
 		l := &e.Spec.Loads[0]
-		l.Rate = l.Rate * float64(cores) / 8
+		l.Rate = m.Rate(l.Rate)
 		l.Duration = dur(10 * time.Second)
 		e.Spec.Repeats = 1
-		return fmt.Sprintf("limit %s CPU with a burst of one quota (4 of 8 cores, scaled to %d), 40 sources at %g requests/s each while on, 10 s, 1 repeat", lim, cores, l.Rate), nil
+		return fmt.Sprintf("limit %s CPU with a burst of one quota (4 of 8 cores, scaled), 40 sources at %g requests/s each while on, 10 s, 1 repeat", lim, l.Rate), nil
 	},
 	negative: func(e *experiment.Experiment) error {
 		// The burst config without its burst: the same as no-burst.

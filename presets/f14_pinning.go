@@ -38,8 +38,13 @@ var f14Pinning = &Preset{
 	Claim:     "pinned threads queue on their cores while the shared pool serves them at once: pinning is no cure for throttling latency",
 	Check:     "pinned: no throttled periods, yet p99 no better than 0.9x the shared pool's with an equal limit",
 	Published: "4 requests of 60 ms to a 2-CPU container: pinned no faster than shared",
-	quick: func(e *experiment.Experiment, cores int) (string, error) {
-		n := max(1, cores/2)
+	// The pinned cores are exclusive: the load generator and everything
+	// else run beside them, so on one CPU the pinned container would hold
+	// the whole machine and the shared pool's limit would be all of it.
+	Faithful: Faithful{MinCores: 2, Needs: "the pinned cores and at least one outside them for the load generator and the shared pool to spread onto"},
+	quick: func(e *experiment.Experiment, mc Machine) (string, error) {
+		cores := mc.Cores
+		n := min(mc.Count(2, 1), cores-1)
 		m := milli(n * 1000)
 		for i := range e.Spec.Configs {
 			c := &e.Spec.Configs[i]
@@ -58,7 +63,7 @@ var f14Pinning = &Preset{
 		if err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("a %s-CPU container (2 of 4 cores, scaled to %d), pinned to CPU %s, 6 s, 3 repeats", m, cores, pinned.CPU.Cpuset), nil
+		return fmt.Sprintf("a %s-CPU container (2 of 4 cores, scaled), pinned to CPU %s, 6 s, 3 repeats", m, pinned.CPU.Cpuset), nil
 	},
 	negative: func(e *experiment.Experiment) error {
 		// A quota on the pinned container too, half its cores: it is

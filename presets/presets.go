@@ -29,9 +29,12 @@ type Preset struct {
 	Cores int
 	// NeedsBurst marks presets that need the kernel's CPU burst support.
 	NeedsBurst bool
-	// quick shrinks the spec for a machine with cores CPUs, to finish in a
-	// few minutes, and says how.
-	quick func(e *experiment.Experiment, cores int) (string, error)
+	// Faithful is the fewest CPUs at which the quick variant keeps the
+	// finding's shape; Quick refuses smaller machines (ErrNotFaithful).
+	Faithful Faithful
+	// quick shrinks the spec for the machine m by m's rule (Machine), to
+	// finish in a few minutes, and says how.
+	quick func(e *experiment.Experiment, m Machine) (string, error)
 	// SelfCheck marks a preset that checks throttlelab's own machinery
 	// (its balancers) rather than something the kernel decides.
 	SelfCheck bool
@@ -82,19 +85,27 @@ func (p *Preset) Spec() (*experiment.Experiment, error) {
 }
 
 // Quick returns the experiment scaled to a machine with cores CPUs, to
-// finish in about 3 minutes on 2 cores, and a sentence on how it was scaled.
+// finish in about 3 minutes on 2 cores, and a sentence on how it was scaled
+// that starts with the scale ("at 2 of the original 16 cores (x0.125): ...").
+// A machine under the preset's Faithful floor is refused with an error
+// wrapping ErrNotFaithful, before anything runs.
 func (p *Preset) Quick(cores int) (*experiment.Experiment, string, error) {
 	if cores < 1 || cores > units.MaxCPUs {
 		return nil, "", fmt.Errorf("preset %s, quick variant for %d cores: want 1 to %d cores", p.Name, cores, units.MaxCPUs)
+	}
+	m, err := p.machine(cores)
+	if err != nil {
+		return nil, "", fmt.Errorf("preset %s: %w", p.Name, err)
 	}
 	e, err := p.Spec()
 	if err != nil {
 		return nil, "", err
 	}
-	how, err := p.quick(e, cores)
+	how, err := p.quick(e, m)
 	if err != nil {
 		return nil, "", fmt.Errorf("preset %s, quick variant for %d cores: %w", p.Name, cores, err)
 	}
+	how = "at " + m.String() + ": " + how
 	e.Metadata.Description += " (quick: " + how + ")"
 	// Re-resolve: the scaled values get their defaults and checks.
 	b, err := experiment.Marshal(e)
@@ -106,12 +117,6 @@ func (p *Preset) Quick(cores int) (*experiment.Experiment, string, error) {
 		return nil, "", fmt.Errorf("preset %s, quick variant for %d cores: %w", p.Name, cores, err)
 	}
 	return q, how, nil
-}
-
-// scale multiplies n by cores/orig, rounded, at least lo.
-func scale(n, cores, orig, lo int) int {
-	v := (n*cores + orig/2) / orig
-	return max(v, lo)
 }
 
 // milli is a CPU amount of m millicores, written in Kubernetes units.

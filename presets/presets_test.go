@@ -3,6 +3,8 @@ package presets
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,6 +42,12 @@ func TestPresetsParse(t *testing.T) {
 		}
 		for _, cores := range []int{1, 2, 4, 16, 64} {
 			q, how, err := p.Quick(cores)
+			if cores < p.Faithful.MinCores {
+				if !errors.Is(err, ErrNotFaithful) || !strings.Contains(err.Error(), fmt.Sprintf("needs %d CPUs", p.Faithful.MinCores)) {
+					t.Errorf("%s quick for %d cores, under its floor of %d: %v", p.Name, cores, p.Faithful.MinCores, err)
+				}
+				continue
+			}
 			if err != nil || how == "" || !strings.Contains(q.Metadata.Description, "quick") {
 				t.Errorf("%s quick for %d cores: %v (%q)", p.Name, cores, err, how)
 				continue
@@ -236,7 +244,7 @@ func TestMissingConfigIsAnError(t *testing.T) {
 		for i := range e.Spec.Configs {
 			e.Spec.Configs[i].Name += "-renamed"
 		}
-		if _, err := p.quick(e, 2); err == nil || !strings.Contains(err.Error(), "the spec has no config") {
+		if _, err := p.quick(e, Machine{Cores: 2, From: p.Cores}); err == nil || !strings.Contains(err.Error(), "the spec has no config") {
 			t.Errorf("%s: quick of a spec without its configs: %v", name, err)
 		}
 	}

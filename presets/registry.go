@@ -2,7 +2,6 @@ package presets
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -71,13 +70,13 @@ var presets = []*Preset{
 
 // quickQoS scales the QoS-paper presets from 4 cores: requests, limits and
 // neighbour threads in proportion, 10 s, one repeat.
-func quickQoS() func(e *experiment.Experiment, cores int) (string, error) {
-	return func(e *experiment.Experiment, cores int) (string, error) {
+func quickQoS() func(e *experiment.Experiment, m Machine) (string, error) {
+	return func(e *experiment.Experiment, m Machine) (string, error) {
 		sc := func(q units.CPUQuantity) units.CPUQuantity {
 			if q.IsZero() {
 				return q
 			}
-			return milli(int(math.Round(cpus(q) * 1000 * float64(cores) / 4)))
+			return m.Share(cpus(q))
 		}
 		threads := 0
 		for i := range e.Spec.Configs {
@@ -87,15 +86,15 @@ func quickQoS() func(e *experiment.Experiment, cores int) (string, error) {
 			}
 			for j := range c.Neighbours {
 				n := &c.Neighbours[j]
-				n.Threads = scale(n.Threads, cores, 4, 1)
+				n.Threads = m.Count(n.Threads, 1)
 				n.CPU.Request, n.CPU.Limit = sc(n.CPU.Request), sc(n.CPU.Limit)
 				threads = n.Threads
 			}
 		}
-		e.Spec.Loads[0].Rate = e.Spec.Loads[0].Rate * float64(cores) / 4
+		e.Spec.Loads[0].Rate = m.Rate(e.Spec.Loads[0].Rate)
 		e.Spec.Loads[0].Duration = dur(10 * time.Second)
 		e.Spec.Repeats = 1
-		return fmt.Sprintf("requests and limits x %d/4, %d neighbour thread(s), %g requests/s, 10 s, 1 repeat", cores, threads, e.Spec.Loads[0].Rate), nil
+		return fmt.Sprintf("requests and limits x %d/4, %d neighbour thread(s), %g requests/s, 10 s, 1 repeat", m.Cores, threads, e.Spec.Loads[0].Rate), nil
 	}
 }
 

@@ -113,7 +113,7 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 		replay.WriteComparison(out, res.Runs, dir)
 	}
 	fmt.Fprintf(out, "results in %s\n", dir)
-	return nil
+	return pi.WriteAgreement(out, f.compare, dir)
 }
 
 // check refuses --ns-per-iteration and --cores out of range.
