@@ -85,6 +85,15 @@ func (d *Demand) UsageAt(i int) time.Duration {
 	return d.Usage[0] + time.Duration(math.Round(float64(d.Usage[i]-d.Usage[0])*d.Scale))
 }
 
+// du is the CPU time used between samples i-1 and i: the difference of the
+// two (scaled) cumulative values, so that scaled use adds up exactly.
+func (d *Demand) du(i int) time.Duration {
+	if d.Scale == 0 {
+		return d.Usage[i] - d.Usage[i-1]
+	}
+	return d.UsageAt(i) - d.UsageAt(i-1)
+}
+
 // Scaled returns d with its use scaled by f (f > 0) where it is read
 // (Scale), replayed as d is (Derive): d's samples are shared, not copied.
 func (d *Demand) Scaled(f float64) *Demand {
@@ -119,7 +128,7 @@ func (d *Demand) MaxCores() float64 {
 	for i := 1; i < len(d.At); i++ {
 		dt := d.At[i] - d.At[i-1]
 		if dt >= 5*time.Millisecond {
-			best = max(best, float64(d.UsageAt(i)-d.UsageAt(i-1))/float64(dt))
+			best = max(best, float64(d.du(i))/float64(dt))
 		}
 	}
 	return best
@@ -136,7 +145,7 @@ func (d *Demand) Bound() float64 {
 	}
 	var b CoresBound
 	for i := 1; i < len(d.At); i++ {
-		b.Add(d.At[i]-d.At[i-1], d.UsageAt(i)-d.UsageAt(i-1))
+		b.Add(d.At[i]-d.At[i-1], d.du(i))
 	}
 	return float64(b.Cores())
 }

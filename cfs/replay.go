@@ -261,7 +261,7 @@ func (ps *Periods) replay(s Setting, hist *DelayHist, scratch *Scratch, wk walk)
 				if b <= a {
 					continue
 				}
-				r := float64(d.UsageAt(i)-d.UsageAt(i-1)) / float64(d.At[i]-d.At[i-1]) // cores
+				r := float64(d.du(i)) / float64(d.At[i]-d.At[i-1]) // cores
 				if !d.Arrivals && cores > 0 {
 					r, late = lateReading(r, late, float64(b-a), cores, b == tick1 || i == len(d.At)-1)
 				}
