@@ -409,14 +409,9 @@ func (w *windows) all() []int {
 // the interval says so.
 const LevelSpread = 0.03
 
-// scaled is d with its use scaled by f (replayed as d is: derive).
-func scaled(d *Demand, f float64) *Demand {
-	usage := make([]time.Duration, len(d.Usage))
-	for k, u := range d.Usage {
-		usage[k] = d.Usage[0] + time.Duration(math.Round(float64(u-d.Usage[0])*f))
-	}
-	return d.Derive(d.At, usage, 0)
-}
+// scaled is d with its use scaled by f where the replay reads it (replayed
+// as d is: Demand.Scaled), sharing d's samples.
+func scaled(d *Demand, f float64) *Demand { return d.Scaled(f) }
 
 // EvaluateIntervals is Evaluate with each evaluation's intervals set as
 // Advise sets them: the spread over the window's time blocks, widened by

@@ -3,6 +3,7 @@ package cfs
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -40,6 +41,12 @@ type Demand struct {
 	// (Periods.ReplaySlices), and Bound is the CPUs it ran on. Only each
 	// interval's split is used; the total is Usage's.
 	PerCPU [][]time.Duration
+	// Scale, if not 0, scales the use where it is read: sample i's
+	// cumulative use is Usage[0] + round((Usage[i]-Usage[0]) x Scale)
+	// (UsageAt), so that one day of samples replayed with its use a few
+	// percent lower and higher is held once, not three times (Scaled).
+	// Code that reads Usage directly must go through UsageAt.
+	Scale float64
 	// maxSeen is the highest use over a sample of the samples before
 	// Reconstruct moved work (MaxCores gives it then: moved work is not use).
 	maxSeen float64
@@ -66,7 +73,47 @@ func (d *Demand) Work() time.Duration {
 	if len(d.Usage) == 0 {
 		return 0
 	}
-	return d.Usage[len(d.Usage)-1] - d.Usage[0]
+	return d.UsageAt(len(d.Usage)-1) - d.Usage[0]
+}
+
+// UsageAt is the cumulative CPU time at sample i, scaled by Scale when it
+// is set.
+func (d *Demand) UsageAt(i int) time.Duration {
+	if d.Scale == 0 {
+		return d.Usage[i]
+	}
+	return d.Usage[0] + time.Duration(math.Round(float64(d.Usage[i]-d.Usage[0])*d.Scale))
+}
+
+// du is the CPU time used between samples i-1 and i: the difference of the
+// two (scaled) cumulative values, so that scaled use adds up exactly.
+// It inlines into the replay's loops; a scaled demand's is scaledDu.
+func (d *Demand) du(i int) time.Duration {
+	if d.Scale == 0 {
+		return d.Usage[i] - d.Usage[i-1]
+	}
+	return d.scaledDu(i)
+}
+
+// scaledDu is du with Scale set.
+func (d *Demand) scaledDu(i int) time.Duration {
+	u0, f := d.Usage[0], d.Scale
+	return time.Duration(math.Round(float64(d.Usage[i]-u0)*f)) - time.Duration(math.Round(float64(d.Usage[i-1]-u0)*f))
+}
+
+// Scaled returns d with its use scaled by f (f > 0) where it is read
+// (Scale), replayed as d is (Derive): d's samples are shared, not copied.
+func (d *Demand) Scaled(f float64) *Demand {
+	if d.Scale != 0 { // scale what d's replay reads, in a copy
+		usage := make([]time.Duration, len(d.Usage))
+		for k := range usage {
+			usage[k] = d.UsageAt(k)
+		}
+		d = d.Derive(d.At, usage, 0)
+	}
+	o := d.Derive(d.At, d.Usage, 0)
+	o.Scale = f
+	return o
 }
 
 // MeanCores is the mean use in cores.
@@ -88,7 +135,7 @@ func (d *Demand) MaxCores() float64 {
 	for i := 1; i < len(d.At); i++ {
 		dt := d.At[i] - d.At[i-1]
 		if dt >= 5*time.Millisecond {
-			best = max(best, float64(d.Usage[i]-d.Usage[i-1])/float64(dt))
+			best = max(best, float64(d.du(i))/float64(dt))
 		}
 	}
 	return best
@@ -105,7 +152,7 @@ func (d *Demand) Bound() float64 {
 	}
 	var b CoresBound
 	for i := 1; i < len(d.At); i++ {
-		b.Add(d.At[i]-d.At[i-1], d.Usage[i]-d.Usage[i-1])
+		b.Add(d.At[i]-d.At[i-1], d.du(i))
 	}
 	return float64(b.Cores())
 }
@@ -206,8 +253,8 @@ func (d *Demand) Check(minSpan time.Duration) error {
 		if d.At[i] <= d.At[i-1] {
 			return fmt.Errorf("sample %d: time %d ns is not after the previous %d ns: samples must be in time order", i+1, d.At[i], d.At[i-1])
 		}
-		if d.Usage[i] < d.Usage[i-1] {
-			return fmt.Errorf("sample %d: usage %d ns is below the previous %d ns: usage must be cumulative", i+1, d.Usage[i], d.Usage[i-1])
+		if u, prev := d.UsageAt(i), d.UsageAt(i-1); u < prev {
+			return fmt.Errorf("sample %d: usage %d ns is below the previous %d ns: usage must be cumulative", i+1, u, prev)
 		}
 	}
 	if len(d.At) < 2 || d.Duration() < minSpan {

@@ -1,6 +1,7 @@
 package cfs
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -38,5 +39,60 @@ func TestCoresBoundIgnoresALateReading(t *testing.T) {
 	var idle CoresBound
 	if c := idle.Cores(); c != 1 {
 		t.Errorf("no samples: bound %d, want 1", c)
+	}
+}
+
+// TestScaledReadsAsACopy: a demand scaled where it is read (Scaled) cuts,
+// replays and bounds exactly as the same samples scaled into a copy: the
+// level windows of advise rely on it to stay byte for byte the same.
+func TestScaledReadsAsACopy(t *testing.T) {
+	const n = 6000
+	at, usage := make([]time.Duration, n), make([]time.Duration, n)
+	var u time.Duration
+	for i := range n {
+		at[i] = time.Duration(i)*10*time.Millisecond + time.Duration(i*7919%13)*time.Microsecond
+		// Bursts of up to 2 cores between idle stretches, with odd
+		// nanoseconds so that the scale rounds.
+		if i%50 < 12 {
+			u += time.Duration(3_000_000 + i*104729%17_000_001)
+		} else {
+			u += time.Duration(i * 7 % 1_000_003)
+		}
+		usage[i] = u
+	}
+	d := FromSamples(at, usage).Pinned()
+	for _, f := range []float64{0.97, 1.03} {
+		s := d.Scaled(f)
+		cp := make([]time.Duration, n)
+		for k, v := range d.Usage {
+			cp[k] = d.Usage[0] + time.Duration(math.Round(float64(v-d.Usage[0])*f))
+		}
+		c := d.Derive(d.At, cp, 0)
+		if &s.Usage[0] != &d.Usage[0] {
+			t.Fatalf("scale %v: Scaled copied the samples", f)
+		}
+		if s.Work() != c.Work() || s.MaxCores() != c.MaxCores() || s.Bound() != c.Bound() {
+			t.Fatalf("scale %v: work %s, max %v, bound %v; the copy's %s, %v, %v", f, s.Work(), s.MaxCores(), s.Bound(), c.Work(), c.MaxCores(), c.Bound())
+		}
+		if s.Work() == d.Work() {
+			t.Fatalf("scale %v: the work %s is d's: nothing scaled", f, s.Work())
+		}
+		for _, q := range []time.Duration{20 * time.Millisecond, 45 * time.Millisecond} {
+			var hs, hc DelayHist
+			ps, pc := Cut(s, 100*time.Millisecond, 30*time.Millisecond), Cut(c, 100*time.Millisecond, 30*time.Millisecond)
+			for k := range ps.Work {
+				if ps.Work[k] != pc.Work[k] {
+					t.Fatalf("scale %v: period %d holds %v, the copy's %v", f, k, ps.Work[k], pc.Work[k])
+				}
+			}
+			st := Setting{Quota: q, Cores: c.Bound()}
+			rs, rc := ps.Replay(st, &hs, nil), pc.Replay(st, &hc, nil)
+			if rs.Stat != rc.Stat || rs.ThrottledNs != rc.ThrottledNs || rs.LostNs != rc.LostNs || hs != hc {
+				t.Fatalf("scale %v, quota %s: replayed %+v, the copy %+v", f, q, rs.Stat, rc.Stat)
+			}
+			if rs.Stat.ThrottledPeriods == 0 {
+				t.Fatalf("scale %v, quota %s: nothing throttled: the test shows nothing", f, q)
+			}
+		}
 	}
 }

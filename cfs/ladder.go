@@ -164,7 +164,7 @@ func (ps *Periods) capAt(k int, c float64) capacity {
 		if b <= a {
 			continue
 		}
-		r := float64(d.Usage[i]-d.Usage[i-1]) / float64(d.At[i]-d.At[i-1])
+		r := float64(d.du(i)) / float64(d.At[i]-d.At[i-1])
 		if r < c {
 			slack += (c - r) * float64(b-a)
 		}

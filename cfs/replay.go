@@ -69,10 +69,10 @@ func Cut(d *Demand, period, phase time.Duration) *Periods {
 			return float64(d.Usage[0])
 		}
 		if i >= len(d.At) {
-			return float64(d.Usage[len(d.Usage)-1])
+			return float64(d.UsageAt(len(d.Usage) - 1))
 		}
 		a, b := d.At[i-1], d.At[i]
-		ua, ub := float64(d.Usage[i-1]), float64(d.Usage[i])
+		ua, ub := float64(d.UsageAt(i-1)), float64(d.UsageAt(i))
 		return ua + (ub-ua)*float64(t-a)/float64(b-a)
 	}
 	prev := at(start, int(ps.firstIx[0]))
@@ -261,7 +261,7 @@ func (ps *Periods) replay(s Setting, hist *DelayHist, scratch *Scratch, wk walk)
 				if b <= a {
 					continue
 				}
-				r := float64(d.Usage[i]-d.Usage[i-1]) / float64(d.At[i]-d.At[i-1]) // cores
+				r := float64(d.du(i)) / float64(d.At[i]-d.At[i-1]) // cores
 				if !d.Arrivals && cores > 0 {
 					r, late = lateReading(r, late, float64(b-a), cores, b == tick1 || i == len(d.At)-1)
 				}

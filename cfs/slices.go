@@ -91,7 +91,7 @@ func (ps *Periods) ReplaySlices(quota, burst time.Duration, sp *Split) (Stat, fl
 			if b <= a {
 				continue
 			}
-			rate := float64(d.Usage[i]-d.Usage[i-1]) / float64(d.At[i]-d.At[i-1])
+			rate := float64(d.du(i)) / float64(d.At[i]-d.At[i-1])
 			for c := range n {
 				st.r[c] = rate * sp.share[i*n+c]
 			}
