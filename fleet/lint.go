@@ -40,7 +40,9 @@ func (f Finding) String() string {
 // specs too) and returns what is wrong in them without any history: a CPU
 // request above the limit, a limit under the kernel's minimum quota, a
 // limit without a request, and in an experiment spec whatever its parser
-// refuses (a burst above the quota among them). Given the manifests before
+// refuses (a burst above the quota among them), and a container whose
+// GOMAXPROCS or -XX:ActiveProcessorCount (in env, JAVA_TOOL_OPTIONS,
+// JDK_JAVA_OPTIONS, command or args) is above its limit's CPUs. Given the manifests before
 // the change (base, nil for none), a workload whose pod QoS class changes
 // is a finding too. It also counts what it read.
 func Lint(paths []string, stdin io.Reader, defaultNamespace string, base []ManifestContainer) ([]Finding, LintSummary, error) {
@@ -69,6 +71,7 @@ func Lint(paths []string, stdin io.Reader, defaultNamespace string, base []Manif
 			return nil, LintSummary{}, err
 		}
 		all = append(all, ms...)
+		out = append(out, lintParallelism(f.name, f.body, ms)...)
 	}
 	sum.Containers = len(all)
 	out = append(out, LintContainers(all, base)...)
@@ -306,4 +309,118 @@ func parseQuantity(s string) (float64, error) {
 		}
 	}
 	return strconv.ParseFloat(s, 64)
+}
+
+// lintParallelism finds the containers of a manifest whose runtime is told
+// to run more threads at once than their CPU limit gives cores: GOMAXPROCS
+// in env, -XX:ActiveProcessorCount in JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS,
+// command or args. Each such thread is runnable work the quota throttles.
+// The body has parsed as a manifest already (its containers are ms), so a
+// YAML error is none here.
+func lintParallelism(file string, body []byte, ms []ManifestContainer) []Finding {
+	var out []Finding
+	names := map[int]string{} // by the line of limits.cpu
+	for _, mc := range ms {
+		names[mc.Line] = mc.name()
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(body))
+	for {
+		var doc yaml.Node
+		if err := dec.Decode(&doc); err != nil {
+			return out
+		}
+		walkContainers(&doc, func(c *yaml.Node) {
+			lim := path(c, "resources", "limits", "cpu")
+			cores, err := parseQuantity(str(lim))
+			if lim == nil || err != nil || cores <= 0 {
+				return
+			}
+			allowed := int(math.Ceil(cores - 1e-9))
+			name := names[lim.Line]
+			if name == "" {
+				name = str(get(c, "name"))
+			}
+			for _, s := range parallelismSettings(c) {
+				if s.value > allowed {
+					out = append(out, Finding{File: file, Line: s.line, Name: name,
+						Msg: fmt.Sprintf("%s=%d is above limits.cpu %s (%d CPU): the runtime runs %d threads at once on a quota of %s, and throttles; set %s=%d", s.name, s.value, str(lim), allowed, s.value, str(lim), s.name, allowed)})
+				}
+			}
+		})
+	}
+}
+
+// walkContainers calls f on every container and init container mapping
+// under n, whatever kind holds the pod spec.
+func walkContainers(n *yaml.Node, f func(*yaml.Node)) {
+	if n == nil {
+		return
+	}
+	if n.Kind == yaml.MappingNode {
+		for _, key := range []string{"containers", "initContainers"} {
+			if cs := get(n, key); cs != nil && cs.Kind == yaml.SequenceNode {
+				for _, c := range cs.Content {
+					if c.Kind == yaml.MappingNode {
+						f(c)
+					}
+				}
+			}
+		}
+		for i := 1; i < len(n.Content); i += 2 {
+			if k := n.Content[i-1].Value; k != "containers" && k != "initContainers" {
+				walkContainers(n.Content[i], f)
+			}
+		}
+		return
+	}
+	for _, c := range n.Content {
+		walkContainers(c, f)
+	}
+}
+
+// parallelismSetting is one runtime parallelism setting in a container.
+type parallelismSetting struct {
+	name  string // GOMAXPROCS or -XX:ActiveProcessorCount
+	value int
+	line  int
+}
+
+// parallelismSettings reads a container's GOMAXPROCS and
+// -XX:ActiveProcessorCount settings (values that are not positive
+// integers are the runtime's to refuse, not a finding here).
+func parallelismSettings(c *yaml.Node) []parallelismSetting {
+	var out []parallelismSetting
+	const apc = "-XX:ActiveProcessorCount="
+	javaFlags := func(s string, line int) {
+		for _, w := range strings.Fields(s) {
+			if v, ok := strings.CutPrefix(w, apc); ok {
+				if n, err := strconv.Atoi(v); err == nil && n > 0 {
+					out = append(out, parallelismSetting{"-XX:ActiveProcessorCount", n, line})
+				}
+			}
+		}
+	}
+	if env := get(c, "env"); env != nil && env.Kind == yaml.SequenceNode {
+		for _, e := range env.Content {
+			v := get(e, "value")
+			switch str(get(e, "name")) {
+			case "GOMAXPROCS":
+				if n, err := strconv.Atoi(strings.TrimSpace(str(v))); err == nil && n > 0 {
+					out = append(out, parallelismSetting{"GOMAXPROCS", n, v.Line})
+				}
+			case "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS":
+				if v != nil {
+					javaFlags(str(v), v.Line)
+				}
+			}
+		}
+	}
+	for _, key := range []string{"command", "args"} {
+		if l := get(c, key); l != nil && l.Kind == yaml.SequenceNode {
+			for _, a := range l.Content {
+				javaFlags(str(a), a.Line)
+			}
+		}
+	}
+	return out
 }

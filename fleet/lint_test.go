@@ -174,3 +174,26 @@ func TestQoSClassPodLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestLintParallelism finds a GOMAXPROCS in env and an
+// -XX:ActiveProcessorCount in JAVA_TOOL_OPTIONS above the limit's CPUs
+// (300m gives 1, 1500m gives 2), at their lines, and not a setting within
+// the limit's CPUs nor one in a container without a limit.
+func TestLintParallelism(t *testing.T) {
+	fs, _, err := Lint([]string{"testdata/lint/parallelism.yaml"}, nil, "default", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ pos, name, says string }{
+		{"testdata/lint/parallelism.yaml:13", "shop/deployment/api/go", "GOMAXPROCS=8 is above limits.cpu 300m (1 CPU)"},
+		{"testdata/lint/parallelism.yaml:20", "shop/deployment/api/java", "-XX:ActiveProcessorCount=4 is above limits.cpu 1500m (2 CPU)"},
+	}
+	if len(fs) != len(want) {
+		t.Fatalf("%d findings, want %d: %v", len(fs), len(want), fs)
+	}
+	for i, w := range want {
+		if got := fs[i].String(); !strings.HasPrefix(got, w.pos+": "+w.name+": ") || !strings.Contains(got, w.says) {
+			t.Errorf("finding %d: %q, want %s: %s: ...%s...", i, got, w.pos, w.name, w.says)
+		}
+	}
+}

@@ -22,11 +22,23 @@ import (
 type child struct {
 	pid   int
 	ready string // its first line on stdout
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+}
+
+// stop closes the child's stdin (its signal to exit) and reaps it.
+func (c child) stop() error {
+	c.stdin.Close()
+	return c.cmd.Wait()
 }
 
 // start runs cmd and waits for its first line on stdout (the readiness
 // signal); the line is what the child says about itself.
-func start(t testing.TB, cmd *exec.Cmd) child {
+func start(t testing.TB, cmd *exec.Cmd) child { t.Helper(); return startSaying(t, cmd, "") }
+
+// startSaying is start for a child that speaks only when spoken to: it
+// writes say to the child's stdin before waiting for its first line.
+func startSaying(t testing.TB, cmd *exec.Cmd, say string) child {
 	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -45,12 +57,17 @@ func start(t testing.TB, cmd *exec.Cmd) child {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
+	if say != "" {
+		if _, err := io.WriteString(stdin, say); err != nil {
+			t.Fatalf("writing to %s: %v", cmd.Path, err)
+		}
+	}
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil {
 		t.Fatalf("%s said nothing: %v", cmd.Path, err)
 	}
 	go io.Copy(io.Discard, stdout)
-	return child{pid: cmd.Process.Pid, ready: strings.TrimSpace(line)}
+	return child{pid: cmd.Process.Pid, ready: strings.TrimSpace(line), cmd: cmd, stdin: stdin}
 }
 
 // goChild builds a tiny Go program that prints its runtime version and
@@ -242,38 +259,18 @@ func TestDetectRealUnknownAndExited(t *testing.T) {
 	if err != nil {
 		testenv.Unavailable(t, "cat is not on PATH: %v", err)
 	}
-	cmd := exec.Command(cat)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	// cat echoing a line back is its readiness: it has exec'd and reads.
-	if _, err := io.WriteString(stdin, "ready\n"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
-		t.Fatal(err)
-	}
-	rt, warns := Detect("/", []int{cmd.Process.Pid})
+	c := startSaying(t, exec.Command(cat), "ready\n")
+	rt, warns := Detect("/", []int{c.pid})
 	if rt.Kind != Unknown || len(warns) != 1 || !strings.Contains(warns[0].Why, "no Go build information") {
 		t.Fatalf("cat: got %s, %v; want unknown with one warning naming the missing build information", rt.Kind, warns)
 	}
 
 	// Exited and reaped: its /proc directory is gone.
-	pid := cmd.Process.Pid
-	stdin.Close()
-	if err := cmd.Wait(); err != nil {
+	if err := c.stop(); err != nil {
 		t.Fatal(err)
 	}
-	rt, warns = Detect("/", []int{pid})
+	rt, warns = Detect("/", []int{c.pid})
 	if rt.Kind != Unknown || len(warns) != 1 || !errors.Is(warns[0].Err, fs.ErrNotExist) {
 		t.Fatalf("exited: got %s, %v; want unknown with one warning that it exited", rt.Kind, warns)
 	}

@@ -66,6 +66,7 @@ violation (docs/cli.md: the exit codes of every command).
 above limits.cpu, a limit under the kernel's minimum quota (1 ms per 100 ms
 period: 10m), a limit without a request, container limits above or summing
 above a pod-level limit, a pod-level limit under the containers' requests,
+GOMAXPROCS or -XX:ActiveProcessorCount above the limit's CPUs,
 a change of the pod's QoS class (pod-level resources counted) against --base (the manifests before the change), and in throttlelab
 experiment specs what the spec's parser refuses (a burst above the quota
 among them); one line per finding, FILE:LINE: NAME: what is wrong, exit 1
