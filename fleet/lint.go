@@ -71,7 +71,7 @@ func Lint(paths []string, stdin io.Reader, defaultNamespace string, base []Manif
 			return nil, LintSummary{}, err
 		}
 		all = append(all, ms...)
-		out = append(out, lintParallelism(f.name, f.body, ms)...)
+		out = append(out, lintParallelism(ms)...)
 	}
 	sum.Containers = len(all)
 	out = append(out, LintContainers(all, base)...)
@@ -311,71 +311,27 @@ func parseQuantity(s string) (float64, error) {
 	return strconv.ParseFloat(s, 64)
 }
 
-// lintParallelism finds the containers of a manifest whose runtime is told
-// to run more threads at once than their CPU limit gives cores: GOMAXPROCS
-// in env, -XX:ActiveProcessorCount in JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS,
-// command or args. Each such thread is runnable work the quota throttles.
-// The body has parsed as a manifest already (its containers are ms), so a
-// YAML error is none here.
-func lintParallelism(file string, body []byte, ms []ManifestContainer) []Finding {
+// lintParallelism finds the containers whose runtime is told to run more
+// threads at once than their CPU limit gives cores: GOMAXPROCS in env,
+// -XX:ActiveProcessorCount in JAVA_TOOL_OPTIONS, JDK_JAVA_OPTIONS, command
+// or args (read with the container: ManifestContainer.parallelism). Each
+// such thread is runnable work the quota throttles.
+func lintParallelism(ms []ManifestContainer) []Finding {
 	var out []Finding
-	names := map[int]string{} // by the line of limits.cpu
 	for _, mc := range ms {
-		names[mc.Line] = mc.name()
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(body))
-	for {
-		var doc yaml.Node
-		if err := dec.Decode(&doc); err != nil {
-			return out
+		if mc.LimitMilli <= 0 {
+			continue
 		}
-		walkContainers(&doc, func(c *yaml.Node) {
-			lim := path(c, "resources", "limits", "cpu")
-			cores, err := parseQuantity(str(lim))
-			if lim == nil || err != nil || cores <= 0 {
-				return
-			}
-			allowed := int(math.Ceil(cores - 1e-9))
-			name := names[lim.Line]
-			if name == "" {
-				name = str(get(c, "name"))
-			}
-			for _, s := range parallelismSettings(c) {
-				if s.value > allowed {
-					out = append(out, Finding{File: file, Line: s.line, Name: name,
-						Msg: fmt.Sprintf("%s=%d is above limits.cpu %s (%d CPU): the runtime runs %d threads at once on a quota of %s, and throttles; set %s=%d", s.name, s.value, str(lim), allowed, s.value, str(lim), s.name, allowed)})
-				}
-			}
-		})
-	}
-}
-
-// walkContainers calls f on every container and init container mapping
-// under n, whatever kind holds the pod spec.
-func walkContainers(n *yaml.Node, f func(*yaml.Node)) {
-	if n == nil {
-		return
-	}
-	if n.Kind == yaml.MappingNode {
-		for _, key := range []string{"containers", "initContainers"} {
-			if cs := get(n, key); cs != nil && cs.Kind == yaml.SequenceNode {
-				for _, c := range cs.Content {
-					if c.Kind == yaml.MappingNode {
-						f(c)
-					}
-				}
+		allowed := int((mc.LimitMilli + 999) / 1000)
+		lim := units.FormatMilliCPU(mc.LimitMilli)
+		for _, s := range mc.parallelism {
+			if s.value > allowed {
+				out = append(out, Finding{File: mc.File, Line: s.line, Name: mc.name(),
+					Msg: fmt.Sprintf("%s=%d is above limits.cpu %s (%d CPU): the runtime runs %d threads at once on a quota of %s, and throttles; set %s=%d", s.name, s.value, lim, allowed, s.value, lim, s.name, allowed)})
 			}
 		}
-		for i := 1; i < len(n.Content); i += 2 {
-			if k := n.Content[i-1].Value; k != "containers" && k != "initContainers" {
-				walkContainers(n.Content[i], f)
-			}
-		}
-		return
 	}
-	for _, c := range n.Content {
-		walkContainers(c, f)
-	}
+	return out
 }
 
 // parallelismSetting is one runtime parallelism setting in a container.

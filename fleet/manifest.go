@@ -43,6 +43,9 @@ type ManifestContainer struct {
 	PodLimitLine    int   `json:"-"`
 	PodRequestMilli int64 `json:"pod_request_millicores,omitempty"`
 	PodRequestLine  int   `json:"-"`
+	// parallelism are the container's runtime parallelism settings
+	// (GOMAXPROCS, -XX:ActiveProcessorCount), for check --lint.
+	parallelism []parallelismSetting
 }
 
 // ManifestError is bad input in a manifest: not YAML, not a Kubernetes
@@ -284,6 +287,7 @@ func objectContainers(file string, obj *yaml.Node, ns string) ([]ManifestContain
 				}
 				mc.LimitMilli, mc.Line = m, lim.Line
 			}
+			mc.parallelism = parallelismSettings(c)
 			out = append(out, mc)
 		}
 	}
