@@ -64,14 +64,25 @@ func CompactRequests(recs []loadgen.Record) []Request {
 	return out
 }
 
-// Held returns what the writer wrote of the run, with recs, the records
-// written to requests.csv, made compact: the samples as columns. Nil for a
-// writer in memory.
-func (w *RunWriter) Held(recs []loadgen.Record) *Held {
+// compactLatencySample is LatencySample of the records reqs were made of.
+func compactLatencySample(reqs []Request) *stats.Sample {
+	v := make([]float64, 0, len(reqs))
+	for i := range reqs {
+		if reqs[i].OK {
+			v = append(v, float64(reqs[i].Latency)/1e6)
+		}
+	}
+	return stats.NewSample(v)
+}
+
+// Held returns what the writer wrote of the run, with reqs, the records
+// written to requests.csv made compact (CompactRequest): the samples as
+// columns. Nil for a writer in memory.
+func (w *RunWriter) Held(reqs []Request) *Held {
 	if w.dir == "" {
 		return nil
 	}
-	h := &Held{Requests: CompactRequests(recs), Latency: LatencySample(recs), Groups: w.groups,
+	h := &Held{Requests: reqs, Latency: compactLatencySample(reqs), Groups: w.groups,
 		At: make([]time.Duration, len(w.samples))}
 	for j, s := range w.samples {
 		h.At[j] = s.At

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
-	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
 )
@@ -41,8 +40,6 @@ type Run struct {
 
 // Request is one request as the report sees it (record.CompactRequest).
 type Request = record.Request
-
-func compact(recs []loadgen.Record) []Request { return record.CompactRequests(recs) }
 
 // GroupUsage is one cgroup's samples: cumulative CPU time and throttled
 // periods at each instant (10 ms apart).
@@ -134,7 +131,7 @@ func loadRun(dir string, rs *record.Run) (*Run, *stats.Sample, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	r.Requests = compact(recs)
+	r.Requests = record.CompactRequests(recs)
 	smp := record.LatencySample(recs)
 	usage, err := record.ReadColumns(filepath.Join(dir, record.UsageFile))
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/loadgen"
+	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/workload"
 )
 
@@ -132,10 +133,10 @@ type client struct {
 	// ramp state
 	step   int
 	active int // closed-loop workers still sending in this step
-	// keep makes the client hold every record it collects in kept, for
-	// the report (record.Held).
+	// keep makes the client hold every record it collects in kept, made
+	// compact as the report keeps it (record.Held).
 	keep bool
-	kept []loadgen.Record
+	kept []record.Request
 }
 
 type pendingSend struct {
@@ -268,7 +269,7 @@ func (f *flight) handle(m *Machine, phase int64) {
 		}
 		c.col.Add(&rec)
 		if c.keep {
-			c.kept = append(c.kept, rec)
+			c.kept = append(c.kept, record.CompactRequest(&rec))
 		}
 		c.end = max(c.end, m.Now())
 		cost := c.costs.ClientRequest
