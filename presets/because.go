@@ -110,11 +110,19 @@ func (r *Results) neighbourGroup(config string, nb experiment.Neighbour, runs []
 	return g, true
 }
 
+// who names the group: the config, or the config's neighbour.
+func (g Group) who() string {
+	if g.Name == "" {
+		return g.Config
+	}
+	return g.Config + "'s " + g.Name
+}
+
 // String is the group's figures in words.
 func (g Group) String(cores int) string {
-	who := g.Config
+	who := g.who()
 	if g.Name != "" {
-		who += "'s " + g.Name + " (each pod)"
+		who += " (each pod)"
 	}
 	var f []string
 	if g.Periods == 0 {
@@ -178,10 +186,7 @@ func Agreement(measured, model *Results) string {
 		if !ok {
 			continue
 		}
-		who := m.Config
-		if m.Name != "" {
-			who += "'s " + m.Name
-		}
+		who := m.who()
 		var d []string
 		if math.Abs(m.ThrottledPct()-s.ThrottledPct()) > 10 {
 			d = append(d, fmt.Sprintf("throttled in %.0f%% of periods, the model %.0f%%", m.ThrottledPct(), s.ThrottledPct()))

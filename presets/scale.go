@@ -58,11 +58,6 @@ func (m Machine) Share(cores float64) units.CPUQuantity {
 	return milli(int(math.Round(cores * 1000 * m.Factor())))
 }
 
-// Fraction is frac of this machine's CPUs, to the millicore.
-func (m Machine) Fraction(frac float64) units.CPUQuantity {
-	return milli(int(math.Round(frac * 1000 * float64(m.Cores))))
-}
-
 // Rate scales a request rate in proportion to the machine.
 func (m Machine) Rate(perSecond float64) float64 { return perSecond * m.Factor() }
 

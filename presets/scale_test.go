@@ -12,20 +12,17 @@ import (
 // with their floor, and a preset's faithful floor refuses smaller machines.
 func TestMachineRule(t *testing.T) {
 	for _, c := range []struct {
-		cores                 int
-		share4, frac, count20 int64
+		cores           int
+		share4, count20 int64
 	}{
-		{1, 250, 500, 2},
-		{2, 500, 1000, 3},
-		{4, 1000, 2000, 5},
-		{16, 4000, 8000, 20},
+		{1, 250, 2},
+		{2, 500, 3},
+		{4, 1000, 5},
+		{16, 4000, 20},
 	} {
 		m := Machine{Cores: c.cores, From: 16}
 		if got := m.Share(4).Milli; got != c.share4 {
 			t.Errorf("%d cores: 4 of 16 cores is %dm, want %dm", c.cores, got, c.share4)
-		}
-		if got := m.Fraction(0.5).Milli; got != c.frac {
-			t.Errorf("%d cores: half the machine is %dm, want %dm", c.cores, got, c.frac)
 		}
 		if got := int64(m.Count(20, 2)); got != c.count20 {
 			t.Errorf("%d cores: 20 workers of 16 cores scale to %d, want %d", c.cores, got, c.count20)
