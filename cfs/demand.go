@@ -172,7 +172,8 @@ func (d *Demand) Pinned() *Demand {
 // Derive returns other samples (a block of d, d's use scaled) replayed as
 // d is: on d's parallelism bound, as arrivals when d's usage holds them,
 // with d's per-CPU split from sample i on (at and usage start at d's
-// sample i).
+// sample i). The result is not scaled: usage is its use as given, whatever
+// d's Scale (Scaled keeps a scale).
 func (d *Demand) Derive(at, usage []time.Duration, i int) *Demand {
 	o := &Demand{At: at, Usage: usage, Cores: int(d.Bound()), Arrivals: d.Arrivals}
 	if d.PerCPU != nil {
