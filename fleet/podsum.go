@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -126,71 +125,34 @@ func (r *Recorded) PredictPod(_ context.Context, p ManifestPod) (Prediction, str
 	return pr, "demand " + strings.Join(paths, " + "), nil
 }
 
-// minStep is the shortest interval kept between two times of the pod's
-// summed samples: times of different containers closer than this are one.
-const minStep = time.Millisecond
-
 // sumOnTimes sums the containers' cumulative usage on their times (time_ns
 // as written, so the files must share a clock; files that all start at 0,
-// as advise --save-csv writes them, are aligned at their starts). Over the
-// span every container covers, the pod's samples are at the union of the
-// containers' sample times (a time within minStep of the one before it is
-// left out), and each container's cumulative usage at a time between two of
-// its samples is interpolated linearly: its work in a sample interval is
-// spread evenly over the interval, as the replay itself assumes within an
-// interval, and every container's work over the span is counted exactly.
-// The sum's parallelism bound is the containers' bounds added up (work held
-// back by the pod's quota catches up on each container's CPUs); per-CPU
-// splits are not carried over.
+// as advise --save-csv writes them, are aligned at their starts), on the
+// one time axis cfs.AlignDemands gives them: every container's work over
+// the span all cover counted exactly. The sum's parallelism bound is the
+// containers' bounds added up (work held back by the pod's quota catches
+// up on each container's CPUs); per-CPU splits are not carried over.
 func sumOnTimes(fs []*recordedFile) (*advise.Demand, error) {
 	if len(fs) == 0 {
 		return nil, errors.New("no container to sum")
 	}
-	lo, hi := time.Duration(-1<<63), time.Duration(1<<63-1)
-	for _, f := range fs {
-		lo = max(lo, f.origin+f.d.At[0])
-		hi = min(hi, f.origin+f.d.At[len(f.d.At)-1])
+	ds, origins := make([]*advise.Demand, len(fs)), make([]time.Duration, len(fs))
+	for i, f := range fs {
+		ds[i], origins[i] = f.d, f.origin
 	}
-	if hi <= lo {
-		return nil, errors.New("the containers' samples do not overlap in time (time_ns as written): record them over the same span, on one clock")
+	al, err := cfs.AlignDemands(ds, origins)
+	if err != nil {
+		return nil, err
 	}
-	var grid []time.Duration
-	for _, f := range fs {
-		for _, t := range f.d.At {
-			if t += f.origin; t >= lo && t <= hi {
-				grid = append(grid, t)
-			}
-		}
-	}
-	sort.Slice(grid, func(i, j int) bool { return grid[i] < grid[j] })
-	kept := grid[:1]
-	for _, t := range grid[1:] {
-		if t-kept[len(kept)-1] >= minStep {
-			kept = append(kept, t)
-		}
-	}
-	if kept[len(kept)-1] != hi { // the span's end, where the last interval closes
-		kept[len(kept)-1] = hi
-	}
-	usage := make([]time.Duration, len(kept))
+	usage := make([]time.Duration, len(al[0].At))
 	cores := 0
-	for _, f := range fs {
-		cores += int(f.d.Bound())
-		k := 0 // the sample at or before t
-		for i, t := range kept {
-			t -= f.origin
-			for k+1 < len(f.d.At) && f.d.At[k+1] <= t {
-				k++
-			}
-			u := f.d.Usage[k]
-			if k+1 < len(f.d.At) && t > f.d.At[k] {
-				du, dt := f.d.Usage[k+1]-f.d.Usage[k], f.d.At[k+1]-f.d.At[k]
-				u += time.Duration(float64(du) * float64(t-f.d.At[k]) / float64(dt))
-			}
+	for _, d := range al {
+		cores += d.Cores
+		for i, u := range d.Usage {
 			usage[i] += u
 		}
 	}
-	d := cfs.FromSamples(kept, usage)
+	d := cfs.FromSamples(al[0].At, usage)
 	d.Cores = cores
 	return d, nil
 }
