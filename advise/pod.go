@@ -151,7 +151,7 @@ type podRun struct {
 // delays, and says which is cheapest.
 func AdvisePod(pd PodDemand, req PodRequest) (*PodAdvice, error) {
 	if len(pd.Demands) < 2 {
-		return nil, fmt.Errorf("%w: a pod-level limit over one container is that container's limit: advise it on its own (--csv)", ErrOneContainer)
+		return nil, fmt.Errorf("%w: a pod-level limit over one container is that container's limit: advise its demand on its own", ErrOneContainer)
 	}
 	if len(pd.Names) != len(pd.Demands) {
 		return nil, fmt.Errorf("%d names for %d containers", len(pd.Names), len(pd.Demands))

@@ -114,7 +114,7 @@ func TestAdvisePod(t *testing.T) {
 	}
 
 	// One container: refused.
-	if _, err := AdvisePod(PodDemand{Names: []string{"app"}, Demands: pd.Demands[:1]}, PodRequest{}); err == nil || !strings.Contains(err.Error(), "advise it on its own") {
+	if _, err := AdvisePod(PodDemand{Names: []string{"app"}, Demands: pd.Demands[:1]}, PodRequest{}); err == nil || !strings.Contains(err.Error(), "advise its demand on its own") {
 		t.Errorf("one container: %v", err)
 	}
 }

@@ -7,14 +7,13 @@ import (
 )
 
 // WritePodText writes the pod's answer in a few lines (at most 15 for
-// pods of up to 4 containers): the samples and target, which setting is
-// cheapest and by how much, each setting with each container's delay and
+// pods of up to 4 containers): which setting is cheapest and by how much,
+// the samples and target, each setting with each container's delay and
 // its wait for the pod's quota, and the warnings.
 func WritePodText(w io.Writer, a *PodAdvice) error {
 	s := a.Sampled
-	lines := []string{fmt.Sprintf("pod %s: %.0fs sampled, %.2f cores summed on average, %.2f at most in 10 ms; target: %s in every quota",
+	lines := []string{PodAnswer(a), fmt.Sprintf("pod %s: %.0fs sampled, %.2f cores summed on average, %.2f at most in 10 ms; target: %s in every quota",
 		strings.Join(s.Containers, "+"), s.DurationSeconds, s.MeanCores, s.MaxCores10ms, targetText(a.Target))}
-	lines = append(lines, podAnswer(a))
 	for _, o := range a.Options {
 		lines = append(lines, "  "+podOptionLine(o))
 	}
@@ -33,8 +32,9 @@ func WritePodText(w io.Writer, a *PodAdvice) error {
 	return nil
 }
 
-// podAnswer is the answer's line: the cheapest setting and what it saves.
-func podAnswer(a *PodAdvice) string {
+// PodAnswer is the advice's answer in one line: the cheapest setting and
+// what it saves against the other kind.
+func PodAnswer(a *PodAdvice) string {
 	o := a.Option(a.Cheapest)
 	if o == nil {
 		return "answer: no setting tried meets the target (the most generous of each kind below): sample longer, or relax the target"

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/demand"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 // recordedFile is one container's recorded demand and the time_ns of its
@@ -155,4 +157,85 @@ func sumOnTimes(fs []*recordedFile) (*advise.Demand, error) {
 	d := cfs.FromSamples(al[0].At, usage)
 	d.Cores = cores
 	return d, nil
+}
+
+// ReadPodDemand reads one pod's recorded demand: every CONTAINER.csv (or
+// .csv.gz) in dir, as check --demand reads them (dir is
+// DIR/NAMESPACE/WORKLOAD there), aligned on their times
+// (cfs.AlignDemands) for advise.AdvisePod. A directory with fewer than two
+// containers, or containers whose samples do not overlap in time, is a
+// *DemandError naming it.
+func ReadPodDemand(dir string) (advise.PodDemand, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return advise.PodDemand{}, &DemandError{dir, err}
+	}
+	var r Recorded
+	pd := advise.PodDemand{Source: "demand " + dir}
+	var ds []*advise.Demand
+	var origins []time.Duration
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".csv")
+		if !ok {
+			name, ok = strings.CutSuffix(e.Name(), ".csv.gz")
+		}
+		if !ok || e.IsDir() {
+			continue
+		}
+		f, err := r.load(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return advise.PodDemand{}, err
+		}
+		pd.Names = append(pd.Names, name)
+		ds, origins = append(ds, f.d), append(origins, f.origin)
+	}
+	if len(ds) < 2 {
+		return advise.PodDemand{}, &DemandError{dir, fmt.Errorf("%d container CSVs (CONTAINER.csv): a pod's advice compares its containers' limits with one pod-level limit and needs two or more; advise one container's CSV on its own", len(ds))}
+	}
+	if pd.Demands, err = cfs.AlignDemands(ds, origins); err != nil {
+		return advise.PodDemand{}, &DemandError{dir, fmt.Errorf("%s: %w", strings.Join(pd.Names, ", "), err)}
+	}
+	return pd, nil
+}
+
+// WritePodPatch writes the cheapest setting of a pod's advice as a kubectl
+// command patching the pod template of the workload whose demand dir holds
+// (DIR/NAMESPACE/WORKLOAD): the pod-level spec.resources (Kubernetes
+// 1.34+) and, where the setting has them, the containers' own limits.
+// The demand does not say the workload's kind: the command names a
+// Deployment, and says so.
+func WritePodPatch(w io.Writer, dir string, a *advise.PodAdvice) error {
+	o := a.Option(a.Cheapest)
+	if o == nil {
+		_, err := fmt.Fprintln(w, "# throttlelab advise: no setting meets the target; nothing to patch")
+		return err
+	}
+	ns, name := filepath.Base(filepath.Dir(filepath.Clean(dir))), filepath.Base(filepath.Clean(dir))
+	spec := map[string]any{}
+	if o.PodLimitMilli > 0 {
+		spec["resources"] = map[string]any{"limits": map[string]string{"cpu": units.FormatMilliCPU(o.PodLimitMilli)}}
+	}
+	var cs []any
+	for _, c := range o.Containers {
+		if c.LimitMilli > 0 {
+			cs = append(cs, map[string]any{"name": c.Name, "resources": map[string]any{"limits": map[string]string{"cpu": units.FormatMilliCPU(c.LimitMilli)}}})
+		}
+	}
+	if cs != nil {
+		spec["containers"] = cs
+	}
+	pod, err := json.Marshal(map[string]any{"spec": spec})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "# throttlelab advise: %s\n", strings.TrimPrefix(advise.PodAnswer(a), "answer: "))
+	if o.PodLimitMilli > 0 {
+		fmt.Fprintln(w, "# pod-level resources need Kubernetes 1.34+ (feature gate PodLevelResources, on by default from 1.34); a container limit above the pod's is refused")
+	}
+	if cs != nil {
+		fmt.Fprintln(w, "# a sidecar (an initContainer with restartPolicy: Always) takes its limit under initContainers, not containers")
+	}
+	fmt.Fprintf(w, "# the demand does not say the workload's kind: for a StatefulSet or DaemonSet, change deployment below\n")
+	_, err = io.WriteString(w, templatePatchLine(ns, "Deployment", name, pod))
+	return err
 }
