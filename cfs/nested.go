@@ -27,8 +27,14 @@ import (
 // NestedSetting is a pod's quotas: the pod's and each container's, on one
 // period and phase.
 type NestedSetting struct {
-	// Period and Phase are the period grid of every pool (Cut's).
+	// Period is every pool's period (the kubelet gives a pod and its
+	// containers the same), Phase the pod's grid's phase (Cut's).
 	Period, Phase time.Duration
+	// Phases, if not nil, is each container's own grid's phase: the
+	// kernel starts each group's period timer on its own, so the grids
+	// of a pod and its containers are apart by whatever their first use
+	// made them. nil: every grid at Phase.
+	Phases []time.Duration
 	// Pod is the pod-level quota per period; 0: none.
 	Pod time.Duration
 	// Quotas is each container's own quota per period; 0: none.
@@ -70,6 +76,31 @@ type nestedBox struct {
 	s        float64 // service rate in the current step
 	ownDry   bool
 	podBlock bool
+	grid     *grid // its pool's period grid
+}
+
+// grid is one pool's period ticks: tick j at start + j*period, n of them
+// after start (Cut's: the last ends the period that holds the end), next
+// the next one due.
+type grid struct {
+	start, period time.Duration
+	n, next       int
+}
+
+func newGrid(phase, period, end time.Duration) *grid {
+	start := phase - period // the first period holds time 0
+	if phase == 0 {
+		start = 0
+	}
+	return &grid{start: start, period: period, n: int((end-start)/period) + 1, next: 1}
+}
+
+// at is the time of the next tick; past the last, never.
+func (g *grid) at() time.Duration {
+	if g.next > g.n {
+		return time.Duration(1<<63 - 1)
+	}
+	return g.start + time.Duration(g.next)*g.period
 }
 
 // arrival is work that arrived from t0 to t1 (ns), cumulative a0 to a1, not
@@ -101,60 +132,85 @@ func ReplayNested(ds []*Demand, s NestedSetting, hists []*DelayHist) (NestedResu
 		pod = NewBandwidth(s.Pod, s.Period, 0)
 	}
 	var podThrottled float64
-	start := s.Phase - s.Period
-	if s.Phase == 0 {
-		start = 0
-	}
+	// One period grid per pool: the pod's at Phase, each container's at
+	// its own (Phases); a container without a quota follows the pod's (its
+	// late readings are cut at the pod's ticks).
 	end := at[len(at)-1]
-	nTicks := int((end-start)/s.Period) + 1
-	nextTick := 1
-	tickAt := func(j int) time.Duration { return start + time.Duration(j)*s.Period }
-	refill := func() {
+	podGrid := newGrid(s.Phase, s.Period, end)
+	for i, x := range boxes {
+		ph := s.Phase
+		if s.Phases != nil {
+			ph = s.Phases[i]
+		}
+		x.grid = newGrid(ph, s.Period, end)
+	}
+	// tick refills the pools whose tick is at t (the containers' before
+	// the pod's, the pod's throttled state taken before either).
+	tick := func(t time.Duration) {
 		podDry := pod.Limited() && pod.Pool <= Eps
-		podWaiting := false
-		for _, b := range boxes {
-			ownDry := b.bw.Limited() && b.bw.Pool <= Eps
-			if b.backlog > Eps && !ownDry {
+		podWaiting, podTick := false, podGrid.at() == t
+		for _, x := range boxes {
+			ownDry := x.bw.Limited() && x.bw.Pool <= Eps
+			if x.backlog > Eps && !ownDry {
 				podWaiting = true
 			}
-			if b.bw.Limited() && b.bw.Running() {
-				b.bw.Refill(ownDry && b.backlog > Eps)
+			if x.grid.at() != t {
+				continue
 			}
-			b.late = 0
+			if x.bw.Limited() && x.bw.Running() {
+				x.bw.Refill(ownDry && x.backlog > Eps)
+			}
+			x.late = 0
+			x.grid.next++
 		}
-		if pod.Limited() && pod.Running() {
-			pod.Refill(podDry && podWaiting)
+		if podTick {
+			if pod.Limited() && pod.Running() {
+				pod.Refill(podDry && podWaiting)
+			}
+			podGrid.next++
 		}
+	}
+	nextTick := func() time.Duration {
+		t := podGrid.at()
+		for _, x := range boxes {
+			t = min(t, x.grid.at())
+		}
+		return t
 	}
 	for i := 1; i < len(at); i++ {
 		a, bEnd := at[i-1], at[i]
 		for a < bEnd {
-			b := bEnd
-			tick1 := tickAt(nextTick)
+			tick1 := nextTick()
 			if tick1 <= a {
-				refill()
-				nextTick++
+				tick(tick1)
 				continue
 			}
-			b = min(b, tick1)
+			b := min(bEnd, tick1)
 			l := float64(b - a)
 			for _, x := range boxes {
 				r := float64(x.d.du(i)) / float64(bEnd-at[i-1])
 				if !x.d.Arrivals && x.cores > 0 {
-					r, x.late = lateReading(r, x.late, l, x.cores, b == tick1 || i == len(at)-1)
+					r, x.late = lateReading(r, x.late, l, x.cores, b == x.grid.at() || i == len(at)-1)
 				}
 				x.r = r
 			}
 			podThrottled += stepPiece(boxes, &pod, float64(a), float64(b))
 			a = b
 			if a == tick1 {
-				refill()
-				nextTick++
+				tick(tick1)
 			}
 		}
 	}
-	for ; nextTick <= nTicks; nextTick++ {
-		refill()
+	// The ticks that end the last periods, each pool's up to its own.
+	for t := nextTick(); ; t = nextTick() {
+		done := podGrid.next > podGrid.n
+		for _, x := range boxes {
+			done = done && x.grid.next > x.grid.n
+		}
+		if done {
+			break
+		}
+		tick(t)
 	}
 	out := NestedResult{Pod: Result{Stat: pod.Stat, ThrottledNs: podThrottled}, Containers: make([]Result, len(boxes)), PodThrottledNs: make([]float64, len(boxes))}
 	if hists != nil {
@@ -302,11 +358,16 @@ func checkNested(ds []*Demand, s NestedSetting, hists []*DelayHist) error {
 	if len(ds) == 0 {
 		return errors.New("no container to replay")
 	}
-	if len(s.Quotas) != len(ds) || len(s.Cores) != len(ds) || (hists != nil && len(hists) != len(ds)) {
-		return fmt.Errorf("%d containers but %d quotas, %d cores bounds and %d histograms: give one of each per container", len(ds), len(s.Quotas), len(s.Cores), len(hists))
+	if len(s.Quotas) != len(ds) || len(s.Cores) != len(ds) || (hists != nil && len(hists) != len(ds)) || (s.Phases != nil && len(s.Phases) != len(ds)) {
+		return fmt.Errorf("%d containers but %d quotas, %d cores bounds, %d histograms and %d phases: give one of each per container", len(ds), len(s.Quotas), len(s.Cores), len(hists), len(s.Phases))
 	}
 	if s.Period <= 0 {
 		return fmt.Errorf("period %s: give a positive period", s.Period)
+	}
+	for _, ph := range append([]time.Duration{s.Phase}, s.Phases...) {
+		if ph < 0 || ph >= s.Period {
+			return fmt.Errorf("phase %s: give a phase from 0 to under the period %s", ph, s.Period)
+		}
 	}
 	for i, d := range ds {
 		if len(d.At) != len(ds[0].At) || len(d.At) < 2 {

@@ -119,7 +119,7 @@ func randomBursts(rng *rand.Rand, span time.Duration) *Demand {
 
 // TestNestedLoosePodIsOneQuota: a container's quota binding inside a pod
 // quota that never runs dry counts what the one-quota replay of that
-// container alone counts: periods and throttled periods exactly, throttled
+// container alone counts, at its own grid's phase: periods and throttled periods exactly, throttled
 // time and delays to the histogram's resolution.
 func TestNestedLoosePodIsOneQuota(t *testing.T) {
 	for seed := int64(1); seed <= 50; seed++ {
@@ -128,13 +128,24 @@ func TestNestedLoosePodIsOneQuota(t *testing.T) {
 		quotas := []time.Duration{time.Duration(10+rng.Intn(60)) * time.Millisecond, time.Duration(10+rng.Intn(60)) * time.Millisecond}
 		cores := []float64{ds[0].Bound(), ds[1].Bound()}
 		loose := time.Duration((cores[0] + cores[1]) * float64(100*time.Millisecond))
-		r := nestedOnce(t, ds, loose, quotas, cores)
+		// Each pool's period grid at its own phase (every other seed at
+		// the pod's).
+		phases := []time.Duration{time.Duration(rng.Intn(100)) * time.Millisecond, time.Duration(rng.Intn(100)) * time.Millisecond}
+		podPhase := time.Duration(rng.Intn(100)) * time.Millisecond
+		if seed%2 == 0 {
+			phases = []time.Duration{podPhase, podPhase}
+		}
+		hists := []*DelayHist{new(DelayHist), new(DelayHist)}
+		r, err := ReplayNested(ds, NestedSetting{Period: 100 * time.Millisecond, Phase: podPhase, Phases: phases, Pod: loose, Quotas: quotas, Cores: cores}, hists)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if r.Pod.Stat.ThrottledPeriods != 0 || r.Pod.ThrottledNs != 0 {
 			t.Fatalf("seed %d: the loose pod quota throttled %d periods", seed, r.Pod.Stat.ThrottledPeriods)
 		}
 		for i, d := range ds {
 			var h DelayHist
-			one := Cut(d, 100*time.Millisecond, 0).Replay(Setting{Quota: quotas[i], Cores: cores[i]}, &h, nil)
+			one := Cut(d, 100*time.Millisecond, phases[i]).Replay(Setting{Quota: quotas[i], Cores: cores[i]}, &h, nil)
 			got := r.Containers[i]
 			if got.Stat != one.Stat {
 				t.Errorf("seed %d container %d quota %s: nested %+v, one quota %+v", seed, i, quotas[i], got.Stat, one.Stat)
