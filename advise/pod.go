@@ -282,8 +282,15 @@ func (r *podRun) eval(setting string, pod int64, limits []int64, only int) PodOp
 	o := PodOption{Setting: setting, PodLimitMilli: pod, Containers: make([]ContainerOutcome, len(idx))}
 	var podP, podT uint64
 	own := make([][2]uint64, len(idx))
+	// The kernel starts each group's period timer on its own: container
+	// k's grid runs k+1 phases after the pod's, so that every pool sees
+	// every phase and the pools' refills fall apart.
+	s.Phases = make([]time.Duration, len(idx))
 	for ph := range r.phases {
 		s.Phase = time.Duration(ph) * r.period / time.Duration(r.phases)
+		for k := range idx {
+			s.Phases[k] = time.Duration((ph+k+1)%r.phases) * r.period / time.Duration(r.phases)
+		}
 		res, err := cfs.ReplayNested(ds, s, hists)
 		if err != nil {
 			r.err = cmp.Or(r.err, err)
