@@ -305,13 +305,13 @@ func (r *podRun) eval(setting string, pod int64, limits []int64, only int) PodOp
 			o.Containers[k].PodThrottledSeconds += res.PodThrottledNs[k] / 1e9 / float64(r.phases)
 		}
 	}
-	o.PodThrottledRatio = ratio(podT, podP)
+	o.PodThrottledRatio = podRatio(podT, podP)
 	o.Met = o.PodThrottledRatio <= r.target.MaxThrottled
 	var sum int64
 	for k, i := range idx {
 		c := &o.Containers[k]
 		c.Name, c.LimitMilli, c.MeanCores = r.pd.Names[i], limits[i], ds[k].MeanCores()
-		c.ThrottledRatio = ratio(own[k][1], own[k][0])
+		c.ThrottledRatio = podRatio(own[k][1], own[k][0])
 		h := hists[k]
 		c.DelayP50Ms, c.DelayP99Ms, c.DelayMaxMs = h.Quantile(0.5)/1e6, h.Quantile(0.99)/1e6, h.Max()/1e6
 		if c.ThrottledRatio > r.target.MaxThrottled || (r.target.MaxDelay > 0 && c.DelayP99Ms > r.target.MaxDelayMs) {
@@ -330,7 +330,7 @@ func (r *podRun) eval(setting string, pod int64, limits []int64, only int) PodOp
 	return o
 }
 
-func ratio(n, of uint64) float64 {
+func podRatio(n, of uint64) float64 {
 	if of == 0 {
 		return 0
 	}

@@ -43,9 +43,9 @@ func PodAnswer(a *PodAdvice) string {
 	if a.Against != "" {
 		other := a.Option(a.Against)
 		if a.SavedMilli > 0 {
-			line += fmt.Sprintf(", %s less than %s (%s)", milli(a.SavedMilli), settingName(other.Setting), milli(other.CostMilli))
+			line += fmt.Sprintf(", %s less than %s (%s)", podMilliText(a.SavedMilli), settingName(other.Setting), podMilliText(other.CostMilli))
 		} else {
-			line += fmt.Sprintf(", the same as %s (%s)", settingName(other.Setting), milli(other.CostMilli))
+			line += fmt.Sprintf(", the same as %s (%s)", settingName(other.Setting), podMilliText(other.CostMilli))
 		}
 	}
 	return line
@@ -67,16 +67,16 @@ func settingText(o PodOption) string {
 	var cs []string
 	for _, c := range o.Containers {
 		if c.LimitMilli > 0 {
-			cs = append(cs, c.Name+" "+milli(c.LimitMilli))
+			cs = append(cs, c.Name+" "+podMilliText(c.LimitMilli))
 		}
 	}
 	switch o.Setting {
 	case PodPerContainer:
-		return fmt.Sprintf("per-container limits %s = %s", strings.Join(cs, " + "), milli(o.CostMilli))
+		return fmt.Sprintf("per-container limits %s = %s", strings.Join(cs, " + "), podMilliText(o.CostMilli))
 	case PodLevel:
-		return "one pod-level limit of " + milli(o.PodLimitMilli)
+		return "one pod-level limit of " + podMilliText(o.PodLimitMilli)
 	}
-	return fmt.Sprintf("a pod-level limit of %s around %s", milli(o.PodLimitMilli), strings.Join(cs, " + "))
+	return fmt.Sprintf("a pod-level limit of %s around %s", podMilliText(o.PodLimitMilli), strings.Join(cs, " + "))
 }
 
 // podOptionLine is one setting: its limits, the pod quota's throttling,
@@ -88,12 +88,12 @@ func podOptionLine(o PodOption) string {
 	}
 	var parts []string
 	if o.PodLimitMilli > 0 {
-		parts = append(parts, "pod throttled "+pct(o.PodThrottledRatio))
+		parts = append(parts, "pod throttled "+podPct(o.PodThrottledRatio))
 	}
 	for _, c := range o.Containers {
 		var why []string
 		if c.LimitMilli > 0 {
-			why = append(why, "own quota throttled "+pct(c.ThrottledRatio))
+			why = append(why, "own quota throttled "+podPct(c.ThrottledRatio))
 		}
 		if o.PodLimitMilli > 0 {
 			why = append(why, fmt.Sprintf("%.1fs waiting for the pod's", c.PodThrottledSeconds))
@@ -103,8 +103,8 @@ func podOptionLine(o PodOption) string {
 	return head + ": " + strings.Join(parts, "; ")
 }
 
-// milli writes millicores as millicores, 1000m included: costs compare
+// podMilliText writes millicores as millicores, 1000m included: costs compare
 // at a glance.
-func milli(m int64) string { return fmt.Sprintf("%dm", m) }
+func podMilliText(m int64) string { return fmt.Sprintf("%dm", m) }
 
-func pct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
+func podPct(x float64) string { return fmt.Sprintf("%.1f%%", 100*x) }
