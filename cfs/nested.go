@@ -133,8 +133,8 @@ func ReplayNested(ds []*Demand, s NestedSetting, hists []*DelayHist) (NestedResu
 	}
 	var podThrottled float64
 	// One period grid per pool: the pod's at Phase, each container's at
-	// its own (Phases); a container without a quota follows the pod's (its
-	// late readings are cut at the pod's ticks).
+	// its own (Phases, else Phase); a container's late readings are cut at
+	// its own grid's ticks, whether it has a quota or not.
 	end := at[len(at)-1]
 	podGrid := newGrid(s.Phase, s.Period, end)
 	for i, x := range boxes {
