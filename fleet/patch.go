@@ -121,3 +121,9 @@ func WritePatches(w io.Writer, rs []*Resize) error {
 }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// templatePatchLine is the kubectl command that patches a workload's pod
+// template with pod (a pod spec patch).
+func templatePatchLine(ns, kind, name string, pod []byte) string {
+	return fmt.Sprintf("kubectl -n %s patch %s %s --patch %s\n", ns, strings.ToLower(kind), name, shellQuote(templatePatch(kind, pod)))
+}

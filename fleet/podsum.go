@@ -5,13 +5,13 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +19,7 @@ import (
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cfs"
 	"github.com/throttlelab/throttlelab/demand"
+	"github.com/throttlelab/throttlelab/units"
 )
 
 // recordedFile is one container's recorded demand and the time_ns of its
@@ -126,71 +127,115 @@ func (r *Recorded) PredictPod(_ context.Context, p ManifestPod) (Prediction, str
 	return pr, "demand " + strings.Join(paths, " + "), nil
 }
 
-// minStep is the shortest interval kept between two times of the pod's
-// summed samples: times of different containers closer than this are one.
-const minStep = time.Millisecond
-
 // sumOnTimes sums the containers' cumulative usage on their times (time_ns
 // as written, so the files must share a clock; files that all start at 0,
-// as advise --save-csv writes them, are aligned at their starts). Over the
-// span every container covers, the pod's samples are at the union of the
-// containers' sample times (a time within minStep of the one before it is
-// left out), and each container's cumulative usage at a time between two of
-// its samples is interpolated linearly: its work in a sample interval is
-// spread evenly over the interval, as the replay itself assumes within an
-// interval, and every container's work over the span is counted exactly.
-// The sum's parallelism bound is the containers' bounds added up (work held
-// back by the pod's quota catches up on each container's CPUs); per-CPU
-// splits are not carried over.
+// as advise --save-csv writes them, are aligned at their starts), on the
+// one time axis cfs.AlignDemands gives them: every container's work over
+// the span all cover counted exactly. The sum's parallelism bound is the
+// containers' bounds added up (work held back by the pod's quota catches
+// up on each container's CPUs); per-CPU splits are not carried over.
 func sumOnTimes(fs []*recordedFile) (*advise.Demand, error) {
 	if len(fs) == 0 {
 		return nil, errors.New("no container to sum")
 	}
-	lo, hi := time.Duration(-1<<63), time.Duration(1<<63-1)
-	for _, f := range fs {
-		lo = max(lo, f.origin+f.d.At[0])
-		hi = min(hi, f.origin+f.d.At[len(f.d.At)-1])
+	ds, origins := make([]*advise.Demand, len(fs)), make([]time.Duration, len(fs))
+	for i, f := range fs {
+		ds[i], origins[i] = f.d, f.origin
 	}
-	if hi <= lo {
-		return nil, errors.New("the containers' samples do not overlap in time (time_ns as written): record them over the same span, on one clock")
+	al, err := cfs.AlignDemands(ds, origins)
+	if err != nil {
+		return nil, err
 	}
-	var grid []time.Duration
-	for _, f := range fs {
-		for _, t := range f.d.At {
-			if t += f.origin; t >= lo && t <= hi {
-				grid = append(grid, t)
-			}
-		}
-	}
-	sort.Slice(grid, func(i, j int) bool { return grid[i] < grid[j] })
-	kept := grid[:1]
-	for _, t := range grid[1:] {
-		if t-kept[len(kept)-1] >= minStep {
-			kept = append(kept, t)
-		}
-	}
-	if kept[len(kept)-1] != hi { // the span's end, where the last interval closes
-		kept[len(kept)-1] = hi
-	}
-	usage := make([]time.Duration, len(kept))
+	usage := make([]time.Duration, len(al[0].At))
 	cores := 0
-	for _, f := range fs {
-		cores += int(f.d.Bound())
-		k := 0 // the sample at or before t
-		for i, t := range kept {
-			t -= f.origin
-			for k+1 < len(f.d.At) && f.d.At[k+1] <= t {
-				k++
-			}
-			u := f.d.Usage[k]
-			if k+1 < len(f.d.At) && t > f.d.At[k] {
-				du, dt := f.d.Usage[k+1]-f.d.Usage[k], f.d.At[k+1]-f.d.At[k]
-				u += time.Duration(float64(du) * float64(t-f.d.At[k]) / float64(dt))
-			}
+	for _, d := range al {
+		cores += d.Cores
+		for i, u := range d.Usage {
 			usage[i] += u
 		}
 	}
-	d := cfs.FromSamples(kept, usage)
+	d := cfs.FromSamples(al[0].At, usage)
 	d.Cores = cores
 	return d, nil
+}
+
+// ReadPodDemand reads one pod's recorded demand: every CONTAINER.csv (or
+// .csv.gz) in dir, as check --demand reads them (dir is
+// DIR/NAMESPACE/WORKLOAD there), aligned on their times
+// (cfs.AlignDemands) for advise.AdvisePod. A directory with fewer than two
+// containers, or containers whose samples do not overlap in time, is a
+// *DemandError naming it.
+func ReadPodDemand(dir string) (advise.PodDemand, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return advise.PodDemand{}, &DemandError{dir, err}
+	}
+	var r Recorded
+	pd := advise.PodDemand{Source: "demand " + dir}
+	var ds []*advise.Demand
+	var origins []time.Duration
+	for _, e := range ents {
+		name, ok := strings.CutSuffix(e.Name(), ".csv")
+		if !ok {
+			name, ok = strings.CutSuffix(e.Name(), ".csv.gz")
+		}
+		if !ok || e.IsDir() {
+			continue
+		}
+		f, err := r.load(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return advise.PodDemand{}, err
+		}
+		pd.Names = append(pd.Names, name)
+		ds, origins = append(ds, f.d), append(origins, f.origin)
+	}
+	if len(ds) < 2 {
+		return advise.PodDemand{}, &DemandError{dir, fmt.Errorf("%d container CSVs (CONTAINER.csv): a pod's advice compares its containers' limits with one pod-level limit and needs two or more; advise one container's CSV on its own", len(ds))}
+	}
+	if pd.Demands, err = cfs.AlignDemands(ds, origins); err != nil {
+		return advise.PodDemand{}, &DemandError{dir, fmt.Errorf("%s: %w", strings.Join(pd.Names, ", "), err)}
+	}
+	return pd, nil
+}
+
+// WritePodPatch writes the cheapest setting of a pod's advice as a kubectl
+// command patching the pod template of the workload whose demand dir holds
+// (DIR/NAMESPACE/WORKLOAD): the pod-level spec.resources (Kubernetes
+// 1.34+) and, where the setting has them, the containers' own limits.
+// The demand does not say the workload's kind: the command names a
+// Deployment, and says so.
+func WritePodPatch(w io.Writer, dir string, a *advise.PodAdvice) error {
+	o := a.Option(a.Cheapest)
+	if o == nil {
+		_, err := fmt.Fprintln(w, "# throttlelab advise: no setting meets the target; nothing to patch")
+		return err
+	}
+	ns, name := filepath.Base(filepath.Dir(filepath.Clean(dir))), filepath.Base(filepath.Clean(dir))
+	spec := map[string]any{}
+	if o.PodLimitMilli > 0 {
+		spec["resources"] = map[string]any{"limits": map[string]string{"cpu": units.FormatMilliCPU(o.PodLimitMilli)}}
+	}
+	var cs []any
+	for _, c := range o.Containers {
+		if c.LimitMilli > 0 {
+			cs = append(cs, map[string]any{"name": c.Name, "resources": map[string]any{"limits": map[string]string{"cpu": units.FormatMilliCPU(c.LimitMilli)}}})
+		}
+	}
+	if cs != nil {
+		spec["containers"] = cs
+	}
+	pod, err := json.Marshal(map[string]any{"spec": spec})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "# throttlelab advise: %s\n", strings.TrimPrefix(advise.PodAnswer(a), "answer: "))
+	if o.PodLimitMilli > 0 {
+		fmt.Fprintln(w, "# pod-level resources need Kubernetes 1.34+ (feature gate PodLevelResources, on by default from 1.34); a container limit above the pod's is refused")
+	}
+	if cs != nil {
+		fmt.Fprintln(w, "# a sidecar (an initContainer with restartPolicy: Always) takes its limit under initContainers, not containers")
+	}
+	fmt.Fprintf(w, "# the demand does not say the workload's kind: for a StatefulSet or DaemonSet, change deployment below\n")
+	_, err = io.WriteString(w, templatePatchLine(ns, "Deployment", name, pod))
+	return err
 }

@@ -32,11 +32,12 @@ const (
 	KindGroupStats     = "GroupStats"     // top -o json, one line per group
 	KindGroupStatsList = "GroupStatsList" // top --once -o json
 	KindWorkloadAdvice = "WorkloadAdvice" // advise --prometheus/--agent -o json
+	KindPodAdvice      = "PodAdvice"      // advise --demand DIR -o json
 )
 
 // Kinds lists every kind.
 var Kinds = []string{KindAdvice, KindEvaluation, KindAgentAdvice, KindCheckResult, KindLintResult,
-	KindGroupStats, KindGroupStatsList, KindWorkloadAdvice}
+	KindGroupStats, KindGroupStatsList, KindWorkloadAdvice, KindPodAdvice}
 
 // FS holds the schemas, one file per kind (SchemaFile) and the shared
 // definitions (defs.json).

@@ -38,6 +38,7 @@ type adviseFlags struct {
 	html, saveCSV        string
 	fleet                fleetFlags    // --prometheus, --agent: advise_fleet.go
 	workloads            workloadFlags // deploy/NAME, -l, -A: workload.go
+	demandDir            string        // --demand DIR: one pod's containers' CSVs (advise_pod.go)
 }
 
 func newAdviseCmd() *cobra.Command {
@@ -57,6 +58,10 @@ Input, one of:
   RESULTS_DIR --config NAME [--instance NAME] a run recorded by throttlelab run
   --csv FILE                                   cumulative usage: a header time_ns,usage_ns,
                                                then one line per sample (ns, any origin)
+  --demand DIR                                 one pod: its containers' CSVs (CONTAINER.csv, as
+                                               check --demand reads them), per-container limits
+                                               against one pod-level limit and both (-o patch:
+                                               the pod template's spec.resources)
 
 The window is cut into blocks of about 10 s: every number comes with the interval
 [low-high] over the blocks, the recommendation meets the target in every block, and a
@@ -115,6 +120,7 @@ demand above its limit was hidden: the advice is then a lower bound, and says so
 	fl.BoolVar(&f.details, "details", false, "print the grid and everything behind the answer (the knee, how to set a burst, the recommenders' table)")
 	fl.BoolVar(&f.all, "all", false, "replay every row of the grid with its delays, and print them as --details does (default: the rows around the knee replayed; the other rows, and in JSON the other points, are counted in one pass: exact throttled shares, no delays)")
 	fl.StringVar(&f.html, "html", "", "also write an HTML report to this file")
+	fl.StringVar(&f.demandDir, "demand", "", "one pod: its containers' CSVs in this directory (DIR/NAMESPACE/WORKLOAD of check --demand): per-container limits against one pod-level limit and both")
 	fl.StringVar(&f.saveCSV, "save-csv", "", "write the samples to this CSV (time_ns,usage_ns), to advise again later")
 	addFleetFlags(cmd, &f.fleet)
 	addWorkloadFlags(cmd, &f.workloads)
@@ -210,6 +216,9 @@ func adviseUsage(err error) error {
 }
 
 func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
+	if f.demandDir != "" {
+		return runAdvisePod(cmd, args, f) // advise_pod.go
+	}
 	if f.fleet.set() {
 		return runAdviseFleet(cmd, args, f)
 	}
