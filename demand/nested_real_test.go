@@ -1,4 +1,4 @@
-package advise_test
+package demand_test
 
 import (
 	"context"
