@@ -247,5 +247,5 @@ func RuntimeLine(a *Advice) string {
 	if ra.SetRecommended {
 		return s + ". Set " + ra.RecommendedSetting + " with the limit."
 	}
-	return s + ". Recommended " + ra.RecommendedSetting + " only if it matters: " + ra.Why + "."
+	return s + ". No change needed: " + ra.Why + "."
 }
