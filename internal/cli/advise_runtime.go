@@ -53,16 +53,23 @@ func adviseRuntime(in demand.Input) liveRuntime {
 	if err != nil {
 		return liveRuntime{}
 	}
-	facts, warning := runtimes.ForAdvice(root, groupPids(g.CPUDir))
+	facts, warning := runtimes.ForAdvice(root, groupPids(g.CPUDir, g.Path != "/"))
 	return liveRuntime{facts, warning, true}
 }
 
-// groupPids lists the processes of the group at dir and of its
-// descendants (a pod's processes are in its containers' groups).
-func groupPids(dir string) []int {
+// groupPids lists the processes of the group at dir and, with below, of
+// its descendants (a pod's processes are in its containers' groups; the
+// root group's descendants are the whole host, not read).
+func groupPids(dir string, below bool) []int {
 	var pids []int
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() != "cgroup.procs" {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && p != dir && !below {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || d.Name() != "cgroup.procs" {
 			return nil
 		}
 		b, err := os.ReadFile(p)
