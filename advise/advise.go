@@ -165,8 +165,11 @@ type Advice struct {
 	// Spike is the window's single spike where its block alone would have
 	// changed the advice: counted once over the window, its block judged
 	// without it (a warning says so; nil otherwise).
-	Spike    *Spike   `json:"spike,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Spike *Spike `json:"spike,omitempty"`
+	// Runtime is the runtime inside a live group and its parallelism to
+	// set with the limit (AddRuntime; nil when not read).
+	Runtime  *RuntimeAdvice `json:"runtime,omitempty"`
+	Warnings []string       `json:"warnings,omitempty"`
 }
 
 // Grid returns the default limits for d: n limits from about the mean use

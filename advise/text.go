@@ -41,7 +41,7 @@ func WriteBrief(w io.Writer, a *Advice, more string) error {
 	return err
 }
 
-// briefHead is the brief's lines before the warnings: at most nine.
+// briefHead is the brief's lines before the warnings: at most ten.
 func briefHead(a *Advice) []string {
 	r := a.Recommendation
 	var out []string
@@ -64,6 +64,9 @@ func briefHead(a *Advice) []string {
 		out = append(out, bl)
 	}
 	out = append(out, samplesLine(a))
+	if rl := RuntimeLine(a); rl != "" {
+		out = append(out, rl)
+	}
 	s := a.Sampled
 	switch {
 	case a.Audit != nil:

@@ -15,6 +15,9 @@
 // its build information: call it when a group is discovered and when it
 // execs, not every sample (BenchmarkDetect measures it).
 //
+// ForAdvice gives the same as advise.AddRuntime takes it, for advise on a
+// live group (its processes read once, when sampling begins).
+//
 // Example:
 //
 //	rt, warns := runtimes.Detect("/", pids)

@@ -231,6 +231,7 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	if len(args) == 1 {
 		in.ResultsDir = args[0]
 	}
+	rt := adviseRuntime(in) // once, before sampling: not every sample
 	var bar *progress.Bar
 	in.Progress = func(name string, total time.Duration) func(time.Duration) {
 		bar = progress.New(cmd.ErrOrStderr(), "sampling "+name, int(total/time.Millisecond))
@@ -246,7 +247,7 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	}
 	var a *advise.Advice
 	if err == nil {
-		a, err = advise.Advise(d, req, sampled)
+		a, err = rt.advise(d, req, sampled)
 	}
 	if err == nil && f.html != "" {
 		err = writeAdviseHTML(f.html, d, a)
