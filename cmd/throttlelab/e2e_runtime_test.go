@@ -1,8 +1,7 @@
-package cli
+package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"io"
 	"os"
@@ -72,21 +71,6 @@ func startIn(t *testing.T, g *cgrouptest.Group, env []string, argv ...string) re
 	return realService{pid: cmd.Process.Pid, url: u, ready: strings.TrimSpace(line)}
 }
 
-// buildThrottlelab builds the binary (the project's server and load
-// generator) into a temporary directory.
-func buildThrottlelab(t *testing.T) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		testenv.Unavailable(t, "the go tool is not on PATH to build the server: %v", err)
-	}
-	bin := filepath.Join(t.TempDir(), "throttlelab")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "../../cmd/throttlelab").CombinedOutput(); err != nil {
-		t.Fatalf("building throttlelab: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // loadOn drives a bounded open-loop load of 5 ms burn requests at rate
 // per second on url with the project's load generator, for the test.
 func loadOn(t *testing.T, bin, url, rate string) {
@@ -108,11 +92,11 @@ func loadOn(t *testing.T, bin, url, rate string) {
 func adviseRuntimeReal(t *testing.T, pid int) (map[string]any, string) {
 	t.Helper()
 	run := func(args ...string) string {
-		var out, errb bytes.Buffer
-		if code := runRoot(newRootCmd(), args, &out, &errb); code != ExitOK && code != ExitOver || out.Len() == 0 {
-			t.Fatalf("throttlelab %s: exit %d: %s", strings.Join(args, " "), code, errb.String())
+		r := run(t, args...)
+		if r.code != 0 && r.code != 1 || r.stdout == "" {
+			t.Fatalf("throttlelab %s: exit %d: %s", strings.Join(args, " "), r.code, r.stderr)
 		}
-		return out.String()
+		return r.stdout
 	}
 	js := run("advise", "--pid", strconv.Itoa(pid), "--duration", "12s", "-o", "json")
 	var doc struct {
@@ -151,10 +135,10 @@ func checkRuntimeReal(t *testing.T, rt map[string]any, text, kind, setting strin
 // limited to 300m under load: advise --pid reports 8 and a recommended
 // value, in the text and the JSON. Run it under the host lock:
 //
-//	flock /tmp/throttlelab-host.lock go test ./internal/cli -run AdviseRuntimeReal
+//	flock /tmp/throttlelab-host.lock go test ./cmd/throttlelab -run AdviseRuntimeReal
 func TestAdviseRuntimeReal(t *testing.T) {
 	cgrouptest.Require(t)
-	bin := buildThrottlelab(t)
+	bin := binary
 	t.Run("go", func(t *testing.T) {
 		g := cgrouptest.LimitedGroup(t, 30000, 100000)
 		s := startIn(t, g, []string{"GOMAXPROCS=8"}, bin, "serve", "--listen", "127.0.0.1:0", "--gomaxprocs", "8")
