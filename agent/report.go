@@ -27,7 +27,10 @@ func (a *Agent) Update(stats []watch.Stats, at time.Duration) {
 	var keep []watch.Stats
 	for _, st := range stats {
 		all[st.Path] = true
-		if !a.cfg.Select(st.Identity) {
+		a.mu.Lock()
+		sel := a.selects(st.Identity, st.Path)
+		a.mu.Unlock()
+		if !sel {
 			continue
 		}
 		if st.Error != "" {
