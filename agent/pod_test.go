@@ -3,12 +3,14 @@ package agent
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/schemas/schematest"
 )
 
 // countingFile counts the reads of a counter file.
@@ -115,4 +117,30 @@ func TestAgentPodLevelLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The /advice with a pod entry (kind "pod", container "") holds to its
+// schema, and /evaluate answers for the pod (container "").
+func TestAgentPodSchema(t *testing.T) {
+	n, _ := podNode(t, "v2-kubepods-systemd", v2PodDir, func(root string) { write(t, root, v2PodCtr+"/cpu.max", "max 100000\n") })
+	h := n.a.Handler()
+	code, body := get(t, h, "/advice")
+	if code != 200 {
+		t.Fatalf("/advice: %d %s", code, body)
+	}
+	if !regexp.MustCompile(`"kind": *"pod"`).MatchString(body) {
+		t.Fatalf("/advice has no pod entry: %s", body)
+	}
+	schematest.Check(t, "/advice with a pod", []byte(body))
+	var pod *View
+	for _, v := range n.a.Views() {
+		if v.Kind == KindPod {
+			pod = v
+		}
+	}
+	code, body = get(t, h, "/evaluate?namespace="+pod.Namespace+"&pod="+pod.Pod+"&container=&limit=300m")
+	if code != 200 {
+		t.Fatalf("/evaluate for the pod: %d %s", code, body)
+	}
+	schematest.Check(t, "/evaluate for a pod", []byte(body))
 }
