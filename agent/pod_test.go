@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/schemas/schematest"
+	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
 
 // countingFile counts the reads of a counter file.
@@ -143,4 +145,39 @@ func TestAgentPodSchema(t *testing.T) {
 		t.Fatalf("/evaluate for the pod: %d %s", code, body)
 	}
 	schematest.Check(t, "/evaluate for a pod", []byte(body))
+}
+
+// Run picks a pod with a pod-level limit at a report, not at the next
+// walk of the whole tree (watch.FullDiscover, a minute away where inotify
+// works): its entry is there within seconds.
+func TestAgentRunPicksAPodSoon(t *testing.T) {
+	root := watchtest.FakeRoot(t, "v2-kubepods-systemd")
+	write(t, root, v2PodCtr+"/cpu.max", "max 100000\n")
+	a, err := New(Config{Root: root, Node: "node-1", MaxMilli: 2000, Interval: 200 * time.Millisecond,
+		Summary: SummaryConfig{Window: 20 * time.Second, Block: 5 * time.Second, Chunk: time.Second}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	start := time.Now()
+	for {
+		select {
+		case err := <-done:
+			t.Fatalf("Run ended (%v) before the pod's entry came", err)
+		case <-tick.C:
+		}
+		for _, v := range a.Views() {
+			if v.Kind == KindPod {
+				t.Logf("the pod's entry after %.1f s", time.Since(start).Seconds())
+				cancel()
+				<-done
+				return
+			}
+		}
+	}
 }

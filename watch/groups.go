@@ -284,8 +284,8 @@ func vanished(err error, dir string) bool {
 }
 
 // picksPod asks a PodPolicy whether pod group g is read at every sample,
-// from its quota read here (once per Discover, for pod groups only: a pod
-// resized in place is picked or dropped at the next one).
+// from its quota read here (at each Discover and repickPods, for pod
+// groups only: a pod resized in place is picked or dropped at the next).
 func (w *Watcher) picksPod(g *group) bool {
 	pp, ok := w.opts.ByNeed.Policy.(PodPolicy)
 	if !ok || g.id.Kind != KindPod || g.ref.CPUDir == "" || g.err != nil {
@@ -296,4 +296,27 @@ func (w *Watcher) picksPod(g *group) bool {
 		return pp.PicksPod(g.id, g.ref.Path, 0)
 	}
 	return pp.PicksPod(g.id, g.ref.Path, l.LimitCores)
+}
+
+// repickPods asks a PodPolicy again whether each pod group is read at
+// every sample, between Discovers (Run walks the tree once a minute where
+// inotify tells of new groups): each pod's quota read again, one read per
+// pod per report. Run calls it after each report's emit.
+func (w *Watcher) repickPods() {
+	if _, ok := w.opts.ByNeed.Policy.(PodPolicy); !ok {
+		return
+	}
+	changed := false
+	for _, g := range w.sorted {
+		if g.id.Kind != KindPod || w.opts.ByNeed.Policy.Picks(g.id) {
+			continue
+		}
+		if every := w.picksPod(g); every != g.every {
+			g.every, changed = every, true
+		}
+	}
+	if changed {
+		w.openGates()
+		w.hotList, w.hotListOK = w.hotList[:0], false
+	}
 }

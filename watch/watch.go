@@ -100,10 +100,11 @@ type Policy interface {
 }
 
 // PodPolicy is a Policy that also picks pod groups by their quota: at each
-// Discover, a pod group Picks leaves out is read at every sample where
-// PicksPod says so, given its cgroup path and its quota in cores (0: none).
+// Discover, and in Run after each report, a pod group Picks leaves out is
+// read at every sample where PicksPod says so, given its cgroup path and
+// its quota in cores (0: none).
 // The agent picks the pods with a pod-level limit this way; a pod without
-// one costs one settings read per Discover, nothing per sample.
+// one costs one settings read per report, nothing per sample.
 type PodPolicy interface {
 	Policy
 	PicksPod(id Identity, path string, limitCores float64) bool
