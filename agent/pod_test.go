@@ -192,3 +192,31 @@ func TestAgentRunPicksAPodSoon(t *testing.T) {
 		}
 	}
 }
+
+// A pod whose limit stops being pod-level (its container given the pod's
+// quota: the sum again) is dropped, its summary with it; back to a
+// pod-level limit, it is summarised again.
+func TestAgentPodLimitChanges(t *testing.T) {
+	n, _ := podNode(t, "v2-kubepods-systemd", v2PodDir, func(root string) { write(t, root, v2PodCtr+"/cpu.max", "max 100000\n") })
+	has := func() bool {
+		for _, v := range n.a.Views() {
+			if v.Kind == KindPod {
+				return true
+			}
+		}
+		return false
+	}
+	if !has() {
+		t.Fatal("no pod entry with a pod-level limit")
+	}
+	write(t, n.root, v2PodCtr+"/cpu.max", "20000 100000\n")
+	n.run(3 * time.Second)
+	if has() {
+		t.Error("the pod's entry is kept after its container's limit became the pod's quota")
+	}
+	write(t, n.root, v2PodCtr+"/cpu.max", "max 100000\n")
+	n.run(3 * time.Second)
+	if !has() {
+		t.Error("no pod entry once the pod-level limit is back")
+	}
+}

@@ -80,6 +80,11 @@ func (a *Agent) Update(stats []watch.Stats, at time.Duration) {
 			a.hot.drop(c)
 		}
 	}
+	for p := range a.podGroups {
+		if !all[p] {
+			delete(a.podGroups, p) // the pod's group went
+		}
+	}
 	for p, since := range a.sandboxes {
 		if !all[p] && since < a.reports {
 			delete(a.sandboxes, p) // gone (one seen since the last report may not be in this one yet)
