@@ -158,6 +158,9 @@ type Agent struct {
 	sampled     bool
 	base        time.Duration // Run's agent time: since the Unix epoch
 
+	// podGroups are the pods' own groups with a pod-level limit, by
+	// cgroup path (pod.go): summarised as containers are.
+	podGroups map[string]bool
 	// specs are the pods' CPU resources as their spec gives them (spec.go).
 	specs map[watch.PodName]map[string]SpecCPU
 

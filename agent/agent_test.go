@@ -41,15 +41,25 @@ type counter struct {
 }
 
 func newFakeNode(t *testing.T, tree string, edit func(root string)) *fakeNode {
+	return newFakeNodeWith(t, tree, edit, nil)
+}
+
+// newFakeNodeWith is newFakeNode with the agent's Config changed by set
+// (given the fake root) before New.
+func newFakeNodeWith(t *testing.T, tree string, edit func(root string), set func(root string, cfg *Config)) *fakeNode {
 	root := watchtest.FakeRoot(t, tree)
 	if edit != nil {
 		edit(root)
 	}
 	n := &fakeNode{t: t, root: root}
 	n.scan()
-	a, err := New(Config{Root: root, Node: "node-1", MaxMilli: 2000,
+	cfg := Config{Root: root, Node: "node-1", MaxMilli: 2000,
 		Summary: SummaryConfig{Window: 20 * time.Second, Block: 5 * time.Second, Chunk: time.Second},
-		Targets: []NamedTarget{{"throttled=0.01", advise.Target{MaxThrottled: 0.01}}, {"delay=10ms", advise.Target{MaxDelay: 10 * time.Millisecond}}}})
+		Targets: []NamedTarget{{"throttled=0.01", advise.Target{MaxThrottled: 0.01}}, {"delay=10ms", advise.Target{MaxDelay: 10 * time.Millisecond}}}}
+	if set != nil {
+		set(root, &cfg)
+	}
+	a, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

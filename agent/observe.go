@@ -42,7 +42,7 @@ func (a *Agent) observe(s watch.Sample) bool {
 		}
 	}
 	if c == nil {
-		if !a.cfg.Select(id) {
+		if !a.selects(id, path) {
 			if id.Sandbox {
 				if _, known := a.sandboxes[path]; !known {
 					a.sandboxes[path] = a.reports

@@ -245,7 +245,11 @@ func namesOf(path string, id watch.Identity, owners map[watch.PodName]Owner) Nam
 	if n.Pod == "" {
 		n.Pod = id.PodUID
 	}
-	if n.Container == "" {
+	if id.Kind == watch.KindPod {
+		// A pod's own group (a pod-level limit: pod.go): container "" with
+		// the pod's labels, as cAdvisor labels its pod-level series.
+		n.Kind = KindPod
+	} else if n.Container == "" {
 		n.Container = id.ContainerID
 		if n.Container == "" {
 			n.Container = id.Name

@@ -27,7 +27,10 @@ func (a *Agent) Update(stats []watch.Stats, at time.Duration) {
 	var keep []watch.Stats
 	for _, st := range stats {
 		all[st.Path] = true
-		if !a.cfg.Select(st.Identity) {
+		a.mu.Lock()
+		sel := a.selects(st.Identity, st.Path)
+		a.mu.Unlock()
+		if !sel {
 			continue
 		}
 		if st.Error != "" {
@@ -75,6 +78,11 @@ func (a *Agent) Update(stats []watch.Stats, at time.Duration) {
 			delete(a.containers, p) // gone: its summary goes with it
 			clear(a.byID)
 			a.hot.drop(c)
+		}
+	}
+	for p := range a.podGroups {
+		if !all[p] {
+			delete(a.podGroups, p) // the pod's group went
 		}
 	}
 	for p, since := range a.sandboxes {

@@ -20,6 +20,9 @@ type Names struct {
 	OwnerKind string `json:"owner_kind"`
 	OwnerName string `json:"owner_name"`
 	Cgroup    string `json:"cgroup"`
+	// Kind is KindPod for a pod's own group (its pod-level limit; Container
+	// is then ""), empty for a container.
+	Kind string `json:"kind,omitempty"`
 }
 
 // View is one container's current settings, advice and predictions.

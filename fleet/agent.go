@@ -73,8 +73,37 @@ func AgentEvaluate(ctx context.Context, hc *http.Client, base, namespace, pod, c
 
 // FromAgent reads one agent's /advice: the containers of its node. A
 // prediction the advice does not hold (the current limit, krr's and the
-// VPA's off its grid) is asked of the agent's /evaluate.
+// VPA's off its grid) is asked of the agent's /evaluate. The pods' own
+// entries (pod-level limits) are left out: fromAgent has them.
 func FromAgent(ctx context.Context, hc *http.Client, base string) ([]*Container, error) {
+	cs, _, err := fromAgent(ctx, hc, base)
+	return cs, err
+}
+
+// fromAgent is FromAgent with the pods' own entries apart (Container "":
+// the agent summarises a pod's group where it has a pod-level limit).
+func fromAgent(ctx context.Context, hc *http.Client, base string) (containers, pods []*Container, err error) {
+	all, err := fromAgentAll(ctx, hc, base)
+	if err != nil {
+		return nil, nil, err
+	}
+	containers, pods = splitPods(all)
+	return containers, pods, nil
+}
+
+// splitPods puts the pods' own entries apart from the containers.
+func splitPods(all []*Container) (containers, pods []*Container) {
+	for _, c := range all {
+		if c.podLevel {
+			pods = append(pods, c)
+		} else {
+			containers = append(containers, c)
+		}
+	}
+	return containers, pods
+}
+
+func fromAgentAll(ctx context.Context, hc *http.Client, base string) ([]*Container, error) {
 	var doc AgentDoc
 	if err := agentGet(ctx, hc, base, "/advice", &doc); err != nil {
 		return nil, err
@@ -86,7 +115,8 @@ func FromAgent(ctx context.Context, hc *http.Client, base string) ([]*Container,
 	for _, ac := range doc.Containers {
 		c := &Container{Namespace: ac.Namespace, Pod: ac.Pod, Container: ac.Container, OwnerKind: ac.OwnerKind, OwnerName: ac.OwnerName,
 			Node: doc.Node, Cgroup: ac.Cgroup, LimitMilli: ac.LimitMilli, RequestMilli: ac.RequestMilli, BurstMilli: ac.BurstMilli,
-			KrrMilli: ac.KrrMilli, VPAMilli: ac.VPAMilli, WindowSeconds: ac.WindowSeconds, Reason: ac.Why, instance: base}
+			KrrMilli: ac.KrrMilli, VPAMilli: ac.VPAMilli, WindowSeconds: ac.WindowSeconds, Reason: ac.Why, instance: base,
+			podLevel: ac.Kind == agent.KindPod}
 		if a := ac.Advice; a != nil {
 			r := a.Recommendation
 			c.NotStationary = !a.Window.Stationary
@@ -163,13 +193,21 @@ func joinReason(a, b string) string {
 // Read reads the containers' advice from src's Prometheus (every node's
 // agent, in src.Namespace if set, for src.Target) or its one agent.
 func Read(ctx context.Context, hc *http.Client, src Source) ([]*Container, error) {
+	cs, _, err := ReadWithPods(ctx, hc, src)
+	return cs, err
+}
+
+// ReadWithPods is Read with the pods' own series apart: a pod whose group
+// has a pod-level limit, summarised by its node's agent as a container is
+// (container "" as cAdvisor labels pod-level series).
+func ReadWithPods(ctx context.Context, hc *http.Client, src Source) (containers, pods []*Container, err error) {
 	switch {
 	case src.Prometheus != "" && src.Agent != "":
-		return nil, errors.New("give Prometheus or an agent, not both")
+		return nil, nil, errors.New("give Prometheus or an agent, not both")
 	case src.Prometheus != "":
-		return FromPrometheus(ctx, hc, src.Prometheus, PromOptions{Namespace: src.Namespace, Target: src.Target})
+		return fromPrometheus(ctx, hc, src.Prometheus, PromOptions{Namespace: src.Namespace, Target: src.Target})
 	case src.Agent != "":
-		return FromAgent(ctx, hc, src.Agent)
+		return fromAgent(ctx, hc, src.Agent)
 	}
-	return nil, errors.New("no source: give Prometheus or an agent")
+	return nil, nil, errors.New("no source: give Prometheus or an agent")
 }

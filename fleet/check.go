@@ -182,6 +182,8 @@ type Measured struct {
 	Agent  string
 	// Prometheus is the server the containers were read from, to name it.
 	Prometheus string
+	// Pods are the pods' own entries (a pod-level limit; PredictPod).
+	Pods []*Container
 
 	by map[Workload][]*Container
 }
@@ -388,13 +390,13 @@ func NewEvaluator(ctx context.Context, hc *http.Client, s Source) (Evaluator, er
 		}
 		return &Recorded{Dir: s.Demand}, nil
 	case s.Agent != "":
-		cs, err := Read(ctx, hc, s)
+		cs, pods, err := ReadWithPods(ctx, hc, s)
 		if err != nil {
 			return nil, err
 		}
-		return &Measured{Containers: cs, Client: hc, Agent: s.Agent}, nil
+		return &Measured{Containers: cs, Pods: pods, Client: hc, Agent: s.Agent}, nil
 	}
-	cs, err := Read(ctx, hc, s)
+	cs, pods, err := ReadWithPods(ctx, hc, s)
 	if err != nil {
 		return nil, err
 	}
@@ -402,5 +404,5 @@ func NewEvaluator(ctx context.Context, hc *http.Client, s Source) (Evaluator, er
 	if err != nil {
 		return nil, err
 	}
-	return &Measured{Containers: cs, Client: hc, Agents: agents, Prometheus: s.Prometheus}, nil
+	return &Measured{Containers: cs, Pods: pods, Client: hc, Agents: agents, Prometheus: s.Prometheus}, nil
 }

@@ -82,9 +82,9 @@ func NoPodSeries(source string) string {
 }
 
 // CheckPods predicts every pod-level limit of ms on the pod's summed demand
-// and compares it with the budget. An evaluator that is no PodEvaluator
-// (the agents' series are per container) leaves each pod unchecked, saying
-// so; a gate must not take that for a pass (MissingDemand), as for a
+// and compares it with the budget (recorded demand: the containers' CSVs
+// summed; the agents: the pod's own series). An evaluator that is no
+// PodEvaluator leaves each pod unchecked, saying so; a gate must not take that for a pass (MissingDemand), as for a
 // container without demand.
 func CheckPods(ctx context.Context, ms []ManifestContainer, ev Evaluator, b Budget) ([]PodCheck, error) {
 	pods := Pods(ms)
@@ -111,6 +111,58 @@ func CheckPods(ctx context.Context, ms []ManifestContainer, ev Evaluator, b Budg
 		out = append(out, o)
 	}
 	return out, nil
+}
+
+// PredictPod implements PodEvaluator for the agents' series: the pod's
+// own group, which a node's agent summarises where the pod has a
+// pod-level limit (its cgroup's counts are its containers' summed), at
+// p's limit; the worst replica stands for the workload, as for a
+// container. A workload without pod series (no pod-level limit running
+// yet, or an agent older than pod series) is left unchecked.
+func (m *Measured) PredictPod(ctx context.Context, p ManifestPod) (Prediction, string, error) {
+	var reps []*Container
+	for _, c := range m.Pods {
+		w := WorkloadOf(c)
+		if w == p.Workload || (p.Workload.Kind == "CronJob" && w.Namespace == p.Workload.Namespace && w.Kind == "Job" &&
+			strings.HasPrefix(w.Name, p.Workload.Name+"-") && digitsOnly(w.Name[len(p.Workload.Name)+1:])) {
+			reps = append(reps, c)
+		}
+	}
+	switch {
+	case len(m.Pods) == 0:
+		return Prediction{}, "", &Skipped{NoPodSeries(sourceName(m))}
+	case len(reps) == 0:
+		return Prediction{}, "", &Skipped{fmt.Sprintf("pod-level limit not checked: no pod-level series of %s %s in namespace %s in %s (an agent summarises a pod's own group where the running pod has a pod-level limit)",
+			strings.ToLower(p.Workload.Kind), p.Workload.Name, p.Workload.Namespace, sourceName(m))}
+	}
+	var (
+		worst     Prediction
+		pod, src  string
+		why       []string
+		predicted bool
+	)
+	for _, c := range reps {
+		pr, s, err := m.predictOne(ctx, c, p.LimitMilli)
+		var sk *Skipped
+		if errors.As(err, &sk) {
+			why = append(why, "pod "+c.Pod+": "+sk.Why)
+			continue
+		}
+		if err != nil {
+			return Prediction{}, "", err
+		}
+		if !predicted || pr.ThrottledRatio > worst.ThrottledRatio || (pr.ThrottledRatio == worst.ThrottledRatio && pr.DelayP99Ms > worst.DelayP99Ms) {
+			worst, pod, src, predicted = pr, c.Pod, s, true
+		}
+	}
+	if !predicted {
+		return Prediction{}, "", &Skipped{strings.Join(why, "; ")}
+	}
+	src = "pod " + pod + "'s own series, " + src
+	if len(why) > 0 {
+		src += fmt.Sprintf("; %d of %d replicas not predicted: %s", len(why), len(reps), strings.Join(why, "; "))
+	}
+	return worst, src, nil
 }
 
 // sourceName names an evaluator's source for a message.

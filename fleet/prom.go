@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/throttlelab/throttlelab/watch"
 )
 
 // Errors of a source that answered but had nothing usable.
@@ -135,16 +137,29 @@ func parseVector(data []byte) ([]Sample, error) {
 // FromPrometheus reads every container the agents export through the
 // Prometheus server at base: one instant query for all of the agent's
 // advice series.
+// The pods' own series (container "": a pod-level limit) are left out:
+// fromPrometheus has them.
 func FromPrometheus(ctx context.Context, hc *http.Client, base string, o PromOptions) ([]*Container, error) {
+	cs, _, err := fromPrometheus(ctx, hc, base, o)
+	return cs, err
+}
+
+// fromPrometheus is FromPrometheus with the pods' own series apart.
+func fromPrometheus(ctx context.Context, hc *http.Client, base string, o PromOptions) (containers, pods []*Container, err error) {
 	sel := `__name__=~"` + seriesRegex + `"`
 	if o.Namespace != "" {
 		sel += `,namespace="` + strings.ReplaceAll(o.Namespace, `"`, `\"`) + `"`
 	}
 	ss, err := Query(ctx, hc, base, "{"+sel+"}")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return fromSamples(ss, base, o)
+	all, err := fromSamples(ss, base, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	containers, pods = splitPods(all)
+	return containers, pods, nil
 }
 
 // fromSamples joins the series by namespace, pod and container.
@@ -264,6 +279,12 @@ func fromSamples(ss []Sample, base string, o PromOptions) ([]*Container, error) 
 	out := make([]*Container, 0, len(order))
 	for _, k := range order {
 		c := by[k]
+		// A pod's own group (its cgroup names a pod, no container): its
+		// series have container "" as cAdvisor's pod-level series; a
+		// scrape that put the target's container label on them is undone.
+		if c.Cgroup != "" && watch.Identify(c.Cgroup, nil).Kind == watch.KindPod {
+			c.podLevel, c.Container = true, ""
+		}
 		for t, a := range advised[k] {
 			if target == "" || t == target {
 				c.AdvisedLimitMilli, c.AdvisedBurstMilli = a.limit, a.burst

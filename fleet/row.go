@@ -59,6 +59,10 @@ type Container struct {
 	// Reason says why a field is missing (no limit, no samples yet).
 	Reason string `json:"reason,omitempty"`
 
+	// podLevel marks a pod's own group (its pod-level limit; Container is
+	// ""), not a container: kept apart from the containers (ReadWithPods).
+	podLevel bool
+
 	// instance is the agent that measured the container: its Prometheus
 	// job and instance labels (the target that exported it), or an agent's
 	// URL; the key of Measured.Agents.

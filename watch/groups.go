@@ -61,7 +61,7 @@ func (w *Watcher) Discover() error {
 	w.sorted = w.sorted[:0]
 	for _, r := range refs {
 		if g, ok := w.groups[r.Path]; ok {
-			g.every = w.opts.ByNeed.Policy == nil || w.opts.ByNeed.Policy.Picks(g.id)
+			g.every = w.opts.ByNeed.Policy == nil || w.opts.ByNeed.Policy.Picks(g.id) || w.picksPod(g)
 			w.sorted = append(w.sorted, g)
 		}
 	}
@@ -281,4 +281,42 @@ func (g *group) close() {
 // kernel answers ENODEV on a file kept open past its group's rmdir.
 func vanished(err error, dir string) bool {
 	return errors.Is(err, syscall.ENODEV) || errors.Is(err, fs.ErrNotExist) || (dir != "" && !exists(dir))
+}
+
+// picksPod asks a PodPolicy whether pod group g is read at every sample,
+// from its quota read here (at each Discover and repickPods, for pod
+// groups only: a pod resized in place is picked or dropped at the next).
+func (w *Watcher) picksPod(g *group) bool {
+	pp, ok := w.opts.ByNeed.Policy.(PodPolicy)
+	if !ok || g.id.Kind != KindPod || g.ref.CPUDir == "" || g.err != nil {
+		return false
+	}
+	l, err := cgroup.ReadGroupCPU(g.ref.CPUDir, w.src.Version)
+	if err != nil || l.QuotaUsec <= 0 || l.PeriodUsec <= 0 {
+		return pp.PicksPod(g.id, g.ref.Path, 0)
+	}
+	return pp.PicksPod(g.id, g.ref.Path, l.LimitCores)
+}
+
+// repickPods asks a PodPolicy again whether each pod group is read at
+// every sample, between Discovers (Run walks the tree once a minute where
+// inotify tells of new groups): each pod's quota read again, one read per
+// pod per report. Run calls it after each report's emit.
+func (w *Watcher) repickPods() {
+	if _, ok := w.opts.ByNeed.Policy.(PodPolicy); !ok {
+		return
+	}
+	changed := false
+	for _, g := range w.sorted {
+		if g.id.Kind != KindPod || w.opts.ByNeed.Policy.Picks(g.id) {
+			continue
+		}
+		if every := w.picksPod(g); every != g.every {
+			g.every, changed = every, true
+		}
+	}
+	if changed {
+		w.openGates()
+		w.hotList, w.hotListOK = w.hotList[:0], false
+	}
 }

@@ -75,6 +75,7 @@ func (w *Watcher) RunFrom(ctx context.Context, start time.Time, interval time.Du
 		if !emit(stats) {
 			return nil
 		}
+		w.repickPods() // after emit: the caller has the report's settings
 		for next <= at {
 			next += interval
 		}

@@ -99,6 +99,17 @@ type Policy interface {
 	Observe(Sample) (hot bool)
 }
 
+// PodPolicy is a Policy that also picks pod groups by their quota: at each
+// Discover, and in Run after each report, a pod group Picks leaves out is
+// read at every sample where PicksPod says so, given its cgroup path and
+// its quota in cores (0: none).
+// The agent picks the pods with a pod-level limit this way; a pod without
+// one costs one settings read per report, nothing per sample.
+type PodPolicy interface {
+	Policy
+	PicksPod(id Identity, path string, limitCores float64) bool
+}
+
 // GroupID identifies a group while a Watcher has it open: the same at
 // each of its samples, never given to another group by the same Watcher.
 // A group opened again (its directories changed, or it was made again

@@ -54,6 +54,8 @@ type Container struct {
 	// the agent exports krr's limit even where no quota can be set at it
 	// (1m for an idle container), where advise leaves its evaluation out.
 	KrrMilli int64
+	// PodLevel marks a pod's own entry (a pod-level limit): Container is "".
+	PodLevel bool
 }
 
 // Agent serves the agent's /advice and /evaluate for cs on node, from
@@ -70,6 +72,9 @@ func Agent(t testing.TB, node string, cs []Container) *httptest.Server {
 	for i, c := range cs {
 		ac := agent.View{Names: agent.Names{Namespace: c.Namespace, Pod: c.Pod, Container: c.Container, OwnerKind: c.OwnerKind, OwnerName: c.OwnerName,
 			Cgroup: "/kubepods.slice/fake-" + c.Pod + "-" + c.Container}, LimitMilli: c.LimitMilli, RequestMilli: c.RequestMilli}
+		if c.PodLevel {
+			ac.Kind = agent.KindPod
+		}
 		if c.Demand == nil {
 			ac.Why = "no samples yet"
 			doc.Containers = append(doc.Containers, ac)

@@ -47,8 +47,9 @@ proposed CPU limit does to the demand measured for it:
 
 A pod-level CPU limit (spec.resources of the pod, Kubernetes 1.34+) is
 replayed on the pod's containers' demand summed (--demand: their CSVs summed
-on their times) and reported on its own line; --prometheus and --agent have
-no pod-level series, and say so.
+on their times) and reported on its own line; --prometheus and --agent read
+the pod's own series (an agent keeps them where the running pod has a
+pod-level limit), and say so where there are none.
 
 Each replica is predicted; the worst one counts. Exit status 1 when any
 container is over budget, with one line per violation:
