@@ -29,6 +29,7 @@ type Settings struct {
 	Window, Block, Chunk          time.Duration
 	Sample, Interval              time.Duration
 	Startup                       time.Duration
+	StartupShare                  float64 // 0: startup.DefaultShare
 	Targets                       []string
 }
 
@@ -66,6 +67,9 @@ func (s Settings) Config(logger *slog.Logger) (Config, error) {
 	if s.Startup < 0 {
 		return bad("Startup", "start-up %s: give 0 (keep start-ups in the advice) or a duration", s.Startup)
 	}
+	if s.StartupShare < 0 || s.StartupShare > 1 {
+		return bad("StartupShare", "start-up share %g: give a share above 0 and at most 1 (0.1 is within 10%% of unlimited)", s.StartupShare)
+	}
 	if s.StateDir != "" {
 		if fi, err := os.Stat(s.StateDir); err != nil || !fi.IsDir() {
 			return bad("StateDir", "%s: not a directory: make it first", s.StateDir)
@@ -80,5 +84,5 @@ func (s Settings) Config(logger *slog.Logger) (Config, error) {
 		return Config{}, err
 	}
 	return Config{Root: root, Node: node, SampleEvery: s.Sample, Interval: s.Interval, Mapping: mapping, Targets: targets,
-		Summary: sum, Logger: logger, StateDir: s.StateDir, Startup: s.Startup}, nil
+		Summary: sum, Logger: logger, StateDir: s.StateDir, Startup: s.Startup, StartupShare: s.StartupShare}, nil
 }
