@@ -150,3 +150,54 @@ func TestAgentStartupNoBoost(t *testing.T) {
 		t.Errorf("a start-up like its steady state got a boost: %+v", c.Startup.Boost.Boost)
 	}
 }
+
+// The edges, one line each in /advice: a boost above the node's CPUs is
+// capped and says so; a start-up too short to measure has no boost and
+// says why; a group seen starting whose counter falls (made again) starts
+// again, and the newest start-up is the one advised.
+func TestAgentStartupEdges(t *testing.T) {
+	t.Run("capped", func(t *testing.T) {
+		n := newFakeNode(t, "v1-joined-kubepods-cgroupfs", nil)
+		n.a.cfg.Startup = 2 * time.Second
+		n.a.cfg.MaxMilli = 1200 // the node's CPUs, for the cap only (the ladder is made)
+		busyStart(t, n, 1.5, 2500*time.Millisecond)
+		b := newStartup(t, adviceOf(t, n.a.Handler())).Startup.Boost
+		if b == nil || !b.Capped || b.BoostMilli != 1200 || !strings.Contains(b.Note, "capped at the node's 1.2 allocatable CPUs") || b.BoostedSeconds <= b.TargetSeconds {
+			t.Fatalf("boost %+v: want capped at 1200m, said, over its target", b)
+		}
+	})
+	t.Run("too short", func(t *testing.T) {
+		n := newFakeNode(t, "v1-joined-kubepods-cgroupfs", nil)
+		n.a.cfg.Startup = 150 * time.Millisecond
+		busyStart(t, n, 1.5, 2500*time.Millisecond)
+		st := newStartup(t, adviceOf(t, n.a.Handler())).Startup
+		if st == nil || st.Boost != nil || !strings.Contains(st.BoostWhy, "too short to measure") {
+			t.Fatalf("a 150 ms start-up: %+v, want no boost, said why", st)
+		}
+	})
+	t.Run("restarted", func(t *testing.T) {
+		n := newFakeNode(t, "v1-joined-kubepods-cgroupfs", nil)
+		n.a.cfg.Startup = 2 * time.Second
+		busyStart(t, n, 1.5, 2500*time.Millisecond)
+		first := *newStartup(t, adviceOf(t, n.a.Handler())).Startup.Boost
+		// made again: its counters from zero, a lighter start-up (0.5
+		// extra cores for 2 s)
+		for i := range n.files {
+			if strings.Contains(n.files[i].path, "pod0a1b2c3d") {
+				n.files[i].usage = 0
+			}
+		}
+		for s := time.Duration(0); s < 4*time.Second; s += 10 * time.Millisecond {
+			for i := range n.files {
+				if s < 2*time.Second && strings.Contains(n.files[i].path, "pod0a1b2c3d") {
+					n.files[i].usage += 5 * time.Millisecond
+				}
+			}
+			n.run(10 * time.Millisecond)
+		}
+		b := newStartup(t, adviceOf(t, n.a.Handler())).Startup.Boost
+		if b == nil || !strings.Contains(b.Note, "the newest of 2 start-ups") || b.WorkCPUSeconds >= first.WorkCPUSeconds {
+			t.Fatalf("after a restart: %+v; want the newer, lighter start-up (the first: %.2f CPU-s), said", b, first.WorkCPUSeconds)
+		}
+	})
+}
