@@ -29,7 +29,7 @@ type Settings struct {
 	Window, Block, Chunk          time.Duration
 	Sample, Interval              time.Duration
 	Startup                       time.Duration
-	StartupShare                  float64 // 0: startup.DefaultShare
+	StartupShare                  string // "10%" or "0.1"; "": startup.DefaultShare
 	Targets                       []string
 }
 
@@ -67,8 +67,9 @@ func (s Settings) Config(logger *slog.Logger) (Config, error) {
 	if s.Startup < 0 {
 		return bad("Startup", "start-up %s: give 0 (keep start-ups in the advice) or a duration", s.Startup)
 	}
-	if s.StartupShare < 0 || s.StartupShare > 1 {
-		return bad("StartupShare", "start-up share %g: give a share above 0 and at most 1 (0.1 is within 10%% of unlimited)", s.StartupShare)
+	share, err := parseShare(s.StartupShare)
+	if err != nil {
+		return bad("StartupShare", "start-up share %q: give a share above 0 and at most 100%% such as 10%% or 0.1 (within 10%% of the start-up's unlimited length)", s.StartupShare)
 	}
 	if s.StateDir != "" {
 		if fi, err := os.Stat(s.StateDir); err != nil || !fi.IsDir() {
@@ -84,5 +85,5 @@ func (s Settings) Config(logger *slog.Logger) (Config, error) {
 		return Config{}, err
 	}
 	return Config{Root: root, Node: node, SampleEvery: s.Sample, Interval: s.Interval, Mapping: mapping, Targets: targets,
-		Summary: sum, Logger: logger, StateDir: s.StateDir, Startup: s.Startup, StartupShare: s.StartupShare}, nil
+		Summary: sum, Logger: logger, StateDir: s.StateDir, Startup: s.Startup, StartupShare: share}, nil
 }

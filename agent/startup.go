@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
@@ -172,4 +174,20 @@ func (a *Agent) startupDelayOf(c *container, limitMilli int64) *StartupDelay {
 		return nil
 	}
 	return &StartupDelay{LimitMilli: limitMilli, UnlimitedSeconds: b.UnlimitedSeconds, AtLimitSeconds: b.AtLimitSeconds, DelaySeconds: b.DelaySeconds}
+}
+
+// parseShare reads a start-up share, "10%" or "0.1" ("" is 0: the
+// default), above 0 and at most 1.
+func parseShare(s string) (float64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	v, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if strings.HasSuffix(s, "%") {
+		v /= 100
+	}
+	if err != nil || !(v > 0 && v <= 1) {
+		return 0, fmt.Errorf("start-up share %q: give a share above 0 and at most 100%%", s)
+	}
+	return v, nil
 }

@@ -201,3 +201,16 @@ func TestAgentStartupEdges(t *testing.T) {
 		}
 	})
 }
+
+func TestParseShare(t *testing.T) {
+	for in, want := range map[string]float64{"": 0, "10%": 0.1, "0.25": 0.25, "100%": 1} {
+		if got, err := parseShare(in); err != nil || math.Abs(got-want) > 1e-12 {
+			t.Errorf("parseShare(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"0", "0%", "150%", "-0.1", "ten"} {
+		if _, err := parseShare(in); err == nil {
+			t.Errorf("parseShare(%q): no error", in)
+		}
+	}
+}

@@ -102,11 +102,7 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 	if err != nil {
 		return err
 	}
-	share, err := parseRatio(f.startupShare)
-	if err != nil || share == 0 {
-		return usagef("--startup-share %q: give a share above 0 such as 10%% or 0.1", f.startupShare)
-	}
-	cfg, err := agent.Settings{StartupShare: share, Root: f.root, Node: f.node, Mapping: f.mapping, StateDir: f.stateDir, Window: f.window, Block: f.block,
+	cfg, err := agent.Settings{StartupShare: f.startupShare, Root: f.root, Node: f.node, Mapping: f.mapping, StateDir: f.stateDir, Window: f.window, Block: f.block,
 		Chunk: f.chunk, Sample: f.sample, Interval: f.interval, Startup: f.startup, Targets: targets}.Config(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 	var se *agent.SettingError
 	if errors.As(err, &se) {
