@@ -60,7 +60,29 @@ func startupCores(d *advise.Demand, from time.Duration) []float32 {
 			out[k] += float32(rate * float64(hi-lo) / float64(startupStep))
 		}
 	}
-	return out
+	return runUnlimited(out, float64(d.Cores))
+}
+
+// runUnlimited is how demand on the grid runs with no limit: at most
+// cores CPUs at once (the demand's parallelism bound), the rest carried
+// on. Work the reconstruction moved to a throttling streak's start
+// arrives faster than the group can run it (cfs.Demand.Arrivals): a
+// second of work in one 10 ms sample runs over the following samples, not
+// in them. cores 0 or less: no bound.
+func runUnlimited(in []float32, cores float64) []float32 {
+	if cores <= 0 {
+		return in
+	}
+	carry := 0.0
+	for k := 0; k < len(in) || carry > 1e-9; k++ {
+		if k == len(in) {
+			in = append(in, 0)
+		}
+		want := float64(in[k]) + carry
+		run := min(want, cores)
+		in[k], carry = float32(run), want-run
+	}
+	return in
 }
 
 // foldStartup keeps a replayed start-up chunk's demand (Fold).
