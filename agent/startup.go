@@ -39,50 +39,20 @@ type startupSeg struct {
 	cores []float32
 }
 
-// startupCores spreads demand d's use after from (the prefill and lead of
-// a chunk's replay) onto the 10 ms grid, as cores per interval. It runs
-// once per start-up chunk, in the replay worker, never per sample.
+// startupCores is a start-up chunk's demand after from (the prefill and
+// lead of its replay) on the 10 ms grid, run at most the chunk's CPUs at
+// once (startup.FromSamples). It runs once per start-up chunk, in the
+// replay worker, never per sample.
 func startupCores(d *advise.Demand, from time.Duration) []float32 {
-	end := d.Duration() - from
-	if end <= 0 {
-		return nil
+	if d.Scale != 0 {
+		return nil // a chunk's demand is never scaled
 	}
-	out := make([]float32, (end+startupStep-1)/startupStep)
-	for i := 1; i < len(d.At); i++ {
-		t0, t1 := d.At[i-1]-from, d.At[i]-from
-		if t1 <= 0 || t1 <= t0 {
-			continue
-		}
-		t0 = max(t0, 0)
-		rate := float64(d.UsageAt(i)-d.UsageAt(i-1)) / float64(d.At[i]-d.At[i-1]) // cores
-		for k := int(t0 / startupStep); k < len(out) && time.Duration(k)*startupStep < t1; k++ {
-			lo, hi := max(t0, time.Duration(k)*startupStep), min(t1, time.Duration(k+1)*startupStep)
-			out[k] += float32(rate * float64(hi-lo) / float64(startupStep))
-		}
+	p := startup.FromSamples(d.At, d.Usage, from, startupStep, float64(d.Cores))
+	out := make([]float32, len(p.Cores))
+	for i, c := range p.Cores {
+		out[i] = float32(c)
 	}
-	return runUnlimited(out, float64(d.Cores))
-}
-
-// runUnlimited is how demand on the grid runs with no limit: at most
-// cores CPUs at once (the demand's parallelism bound), the rest carried
-// on. Work the reconstruction moved to a throttling streak's start
-// arrives faster than the group can run it (cfs.Demand.Arrivals): a
-// second of work in one 10 ms sample runs over the following samples, not
-// in them. cores 0 or less: no bound.
-func runUnlimited(in []float32, cores float64) []float32 {
-	if cores <= 0 {
-		return in
-	}
-	carry := 0.0
-	for k := 0; k < len(in) || carry > 1e-9; k++ {
-		if k == len(in) {
-			in = append(in, 0)
-		}
-		want := float64(in[k]) + carry
-		run := min(want, cores)
-		in[k], carry = float32(run), want-run
-	}
-	return in
+	return out
 }
 
 // foldStartup keeps a replayed start-up chunk's demand (Fold).

@@ -31,25 +31,6 @@ func TestStartupCores(t *testing.T) {
 	}
 }
 
-// runUnlimited runs arrivals at most cores CPUs at once: by hand, 0.05
-// CPU-s moved into one 10 ms cell (5 cores) on 2 CPUs runs 2, 2, then the
-// next cell's 0.5 plus the last 1.
-func TestRunUnlimited(t *testing.T) {
-	got := runUnlimited([]float32{5, 0, 0.5}, 2)
-	want := []float32{2, 2, 1.5}
-	if len(got) != len(want) {
-		t.Fatalf("%v, want %v", got, want)
-	}
-	for i := range want {
-		if math.Abs(float64(got[i]-want[i])) > 1e-6 {
-			t.Errorf("cell %d: %.3f, want %.3f", i, got[i], want[i])
-		}
-	}
-	if got := runUnlimited([]float32{6}, 2); len(got) != 3 {
-		t.Errorf("6 cores in one cell on 2 CPUs: %v, want three cells of 2", got)
-	}
-}
-
 // busyStart runs the fake node 3 s, adds the pod 0a1b... (a container that
 // starts while the agent runs), keeps it extra cores busier than the
 // fake's pattern for its first busyFor, then runs the node on to 6 s.

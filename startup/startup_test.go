@@ -3,6 +3,7 @@ package startup
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -168,5 +169,37 @@ func TestLimitForInvertsLengthAt(t *testing.T) {
 				t.Fatalf("case %d: %.4f cores, under LimitFor, still ends by the target (%.6f <= %.6f)", k, l-1e-3, got, target)
 			}
 		}
+	}
+}
+
+// FromSamples spreads each interval's use over the grid from from: by
+// hand, a 25 ms interval of 50 ms CPU (2 cores) covers cells 0, 1 and half
+// of 2; a 5 ms one of 2.5 ms (0.5 cores), the other half of 2.
+func TestFromSamples(t *testing.T) {
+	ms := time.Millisecond
+	p := FromSamples([]time.Duration{0, 100 * ms, 125 * ms, 130 * ms}, []time.Duration{0, 5 * ms, 55 * ms, 57500 * time.Microsecond}, 100*ms, step, 0)
+	want := []float64{2, 2, 1.25}
+	if len(p.Cores) != len(want) {
+		t.Fatalf("cells %v, want %v", p.Cores, want)
+	}
+	for i := range want {
+		near(t, fmt.Sprintf("cell %d", i), p.Cores[i], want[i])
+	}
+}
+
+// RunUnlimited runs arrivals at most cores CPUs at once: by hand, 0.05
+// CPU-s moved into one 10 ms cell (5 cores) on 2 CPUs runs 2, 2, then the
+// next cell's 0.5 plus the last 1.
+func TestRunUnlimited(t *testing.T) {
+	got := RunUnlimited([]float64{5, 0, 0.5}, 2)
+	want := []float64{2, 2, 1.5}
+	if len(got) != len(want) {
+		t.Fatalf("%v, want %v", got, want)
+	}
+	for i := range want {
+		near(t, fmt.Sprintf("cell %d", i), got[i], want[i])
+	}
+	if got := RunUnlimited([]float64{6}, 2); len(got) != 3 {
+		t.Errorf("6 cores in one cell on 2 CPUs: %v, want three cells of 2", got)
 	}
 }
