@@ -61,7 +61,7 @@ func TestRealStartupJVMBoost(t *testing.T) {
 		for _, d := range dirs {
 			fmt.Fprintf(&join, "echo $$ > '%s/cgroup.procs' && ", d)
 		}
-		cmd := exec.Command("sh", "-c", join.String()+"exec java -Xshare:auto -cp "+classes+" Boot 6000000")
+		cmd := exec.Command("sh", "-c", join.String()+"exec java -XX:ActiveProcessorCount=2 -Xshare:auto -cp "+classes+" Boot 6000000")
 		u0 := usageOf(t, dirs)
 		start := time.Now()
 		if err := cmd.Start(); err != nil {
