@@ -63,6 +63,9 @@ type Config struct {
 	// its start-up, kept apart from the advice (ContainerSummary.SetStartup) and
 	// reported on its own; 0 keeps it in.
 	Startup time.Duration
+	// StartupShare is how much longer than unlimited a start-up may take
+	// under its boost (default startup.DefaultShare, 10%).
+	StartupShare float64
 	// Hot is sampling by need: which containers are read every SampleEvery,
 	// the others every period on the node's grid.
 	Hot HotConfig

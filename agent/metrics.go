@@ -106,6 +106,9 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descSpecLimit, descSpecRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow, descCPUs, descStat, descStartup, descStall, descPredErr} {
 		ch <- d
 	}
+	for _, d := range startupDescs {
+		ch <- d
+	}
 }
 
 // stallTotals returns each container's stall split so far, by cgroup path
@@ -159,6 +162,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descStall, prometheus.CounterValue, s[0], append(append([]string{}, lv...), "quota")...)
 			ch <- prometheus.MustNewConstMetric(descStall, prometheus.CounterValue, s[1], append(append([]string{}, lv...), "contention")...)
 		}
+		startupMetrics(v, g)
 		if !v.advised {
 			continue
 		}

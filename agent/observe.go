@@ -62,6 +62,7 @@ func (a *Agent) observe(s watch.Sample) bool {
 	if perCPU != nil {
 		c.sum.NotePerCPU(t, perCPU) // before the sample it goes with
 	}
+	c.sum.noteRestart(t, time.Duration(usageNs), a.cfg.Startup)                               // a counter that fell: a start-up again (startup.go)
 	chunks := append([]*Chunk(nil), c.sum.AddCounts(t, time.Duration(usageNs), throttled)...) // nil, no allocation, mostly
 	starting := t < c.sum.startupUntil
 	c.mu.Unlock()

@@ -110,6 +110,8 @@ type Replayed struct {
 	n        int
 	periods  float64
 	maxCores float64
+	// startupCores is a start-up chunk's demand on the 10 ms grid (startup.go).
+	startupCores []float32
 	// cpus and atOnce are the CPUs the chunk ran on and the most within
 	// one interval; split, whether it carried a per-CPU split.
 	cpus, atOnce int
@@ -155,6 +157,9 @@ func (cfg *SummaryConfig) Replay(c *Chunk) (*Replayed, error) {
 		return nil, err
 	}
 	r := &Replayed{start: c.start, startup: c.startup, span: d.Duration() - lead, work: float64(d.Work() - prefill), n: c.n, maxCores: maxCores}
+	if c.startup {
+		r.startupCores = startupCores(d, lead) // the boost's profile (startup.go)
+	}
 	if d.PerCPU != nil {
 		r.cpus, r.atOnce, r.split = d.CPUsUsed(), d.CPUsAtOnce(), true
 	}
@@ -180,6 +185,7 @@ func (s *ContainerSummary) Fold(r *Replayed) {
 		return
 	}
 	b := s.blockOf(r.start, r.startup)
+	s.foldStartup(r)
 	for i, e := range r.evs {
 		a := b.point(r.keys[i])
 		old := a.Delay.unpack()

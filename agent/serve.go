@@ -63,10 +63,21 @@ type Startup struct {
 	// the current limit.
 	AtAdvised *advise.Evaluation `json:"at_advised,omitempty"`
 	AtCurrent *advise.Evaluation `json:"at_current,omitempty"`
+	// Delay is how much the current limit lengthens the start-up
+	// (replayed unlimited against it); nil without a limit or a start-up
+	// long enough to measure.
+	Delay *StartupDelay `json:"delay,omitempty"`
+	// Boost is the CPU to give the start-up, and for how long, sized
+	// against the advised limit (else the current one); BoostWhy says why
+	// there is none. Both are the newest start-up's when the group
+	// started more than once.
+	Boost    *StartupBoost `json:"boost,omitempty"`
+	BoostWhy string        `json:"boost_why,omitempty"`
 }
 
-// startupOf describes c's start-up; c.mu is held.
-func startupOf(c *container, v *View) *Startup {
+// startupOf describes c's start-up; c.mu is held. It runs with the view
+// (once per fold, or per /advice), never per sample.
+func (a *Agent) startupOf(c *container, v *View) *Startup {
 	b := c.sum.Startup()
 	if b == nil || b.Span <= 0 {
 		return nil
@@ -77,7 +88,13 @@ func startupOf(c *container, v *View) *Startup {
 	}
 	if v.hasLimit {
 		st.AtCurrent = c.sum.StartupEvaluation(v.LimitMilli, v.BurstMilli)
+		st.Delay = a.startupDelayOf(c, v.LimitMilli)
 	}
+	limit := v.LimitMilli
+	if v.Advice != nil {
+		limit = v.Advice.Recommendation.LimitMilli
+	}
+	st.Boost, st.BoostWhy = a.startupBoostOf(c, v, limit)
 	return st
 }
 
@@ -144,7 +161,7 @@ func (a *Agent) viewOf(c *container, owners map[watch.PodName]Owner, full bool) 
 		eval("krr", v.KrrMilli, 0)
 		eval("vpa", v.VPAMilli, 0)
 	}
-	v.Startup = startupOf(c, v)
+	v.Startup = a.startupOf(c, v)
 	kept := *v
 	kept.Advice = nil
 	c.view = &kept

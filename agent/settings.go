@@ -29,6 +29,7 @@ type Settings struct {
 	Window, Block, Chunk          time.Duration
 	Sample, Interval              time.Duration
 	Startup                       time.Duration
+	StartupShare                  string // "10%" or "0.1"; "": startup.DefaultShare
 	Targets                       []string
 }
 
@@ -66,6 +67,10 @@ func (s Settings) Config(logger *slog.Logger) (Config, error) {
 	if s.Startup < 0 {
 		return bad("Startup", "start-up %s: give 0 (keep start-ups in the advice) or a duration", s.Startup)
 	}
+	share, err := parseShare(s.StartupShare)
+	if err != nil {
+		return bad("StartupShare", "start-up share %q: give a share above 0 and at most 100%% such as 10%% or 0.1 (within 10%% of the start-up's unlimited length)", s.StartupShare)
+	}
 	if s.StateDir != "" {
 		if fi, err := os.Stat(s.StateDir); err != nil || !fi.IsDir() {
 			return bad("StateDir", "%s: not a directory: make it first", s.StateDir)
@@ -80,5 +85,5 @@ func (s Settings) Config(logger *slog.Logger) (Config, error) {
 		return Config{}, err
 	}
 	return Config{Root: root, Node: node, SampleEvery: s.Sample, Interval: s.Interval, Mapping: mapping, Targets: targets,
-		Summary: sum, Logger: logger, StateDir: s.StateDir, Startup: s.Startup}, nil
+		Summary: sum, Logger: logger, StateDir: s.StateDir, Startup: s.Startup, StartupShare: share}, nil
 }

@@ -212,6 +212,7 @@ type ContainerSummary struct {
 	// before it fold into startup, not into the window's blocks.
 	startupUntil time.Duration
 	startup      *Block
+	sd           startupDemand // the start-up's demand, for its boost (startup.go)
 }
 
 // SetStartup makes the demand before agent time until the container's
@@ -288,7 +289,7 @@ func (s *ContainerSummary) expire(now time.Duration) {
 		s.blocks = append(s.blocks[:0], s.blocks[i:]...)
 	}
 	if s.startup != nil && s.startupUntil <= now-s.cfg.Window {
-		s.startup = nil
+		s.startup, s.sd = nil, startupDemand{}
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/report"
 	"github.com/throttlelab/throttlelab/schemas"
+	"github.com/throttlelab/throttlelab/startup"
 	"github.com/throttlelab/throttlelab/units"
 )
 
@@ -264,7 +265,10 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	case f.details || f.all:
 		return advise.WriteTextGrid(cmd.OutOrStdout(), a)
 	}
-	return advise.WriteBrief(cmd.OutOrStdout(), a, "(every limit evaluated, the knee and how to set a burst: --details)")
+	if err := advise.WriteBrief(cmd.OutOrStdout(), a, "(every limit evaluated, the knee and how to set a burst: --details)"); err != nil {
+		return err
+	}
+	return advise.WriteStartupBoost(cmd.OutOrStdout(), d, a, startup.Options{}) // a start-up's boost, if it has one
 }
 
 func writeAdviseHTML(path string, d *advise.Demand, a *advise.Advice) error {

@@ -19,6 +19,7 @@ import (
 	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/k8s/agentmanifest"
 	"github.com/throttlelab/throttlelab/k8s/manifest"
+	"github.com/throttlelab/throttlelab/startup"
 )
 
 type agentFlags struct {
@@ -30,12 +31,13 @@ type agentFlags struct {
 	maxDelay                    time.Duration
 	objectives                  []string
 	owners                      bool
+	startupShare                string
 }
 
 // agentSettingFlags names the flag that carries each of agent.Settings'
 // fields, for the errors about them.
 var agentSettingFlags = map[string]string{"Sample": "--sample", "Interval": "--interval", "Mapping": "--weight-mapping",
-	"Targets": "--max-throttled/--max-delay/--objective", "Window": "--window/--block/--chunk", "Startup": "--startup", "StateDir": "--state-dir"}
+	"Targets": "--max-throttled/--max-delay/--objective", "Window": "--window/--block/--chunk", "Startup": "--startup", "StartupShare": "--startup-share", "StateDir": "--state-dir"}
 
 func newAgentCmd() *cobra.Command {
 	var f agentFlags
@@ -82,6 +84,7 @@ both joined by a comma). Given --objective alone, its first is the first.`,
 	durationVar(fl, &f.sample, "sample", 10*time.Millisecond, "sampling interval")
 	durationVar(fl, &f.interval, "interval", 10*time.Second, "how often settings, top's metrics and the list of containers are refreshed (a new container is found within 0.1 s of its cgroup being made, by inotify; within this where inotify cannot be had)")
 	durationVar(fl, &f.startup, "startup", time.Minute, "a container that appears while the agent runs: this much of its demand is its start-up, kept apart from the advice (0 keeps it in)")
+	fl.StringVar(&f.startupShare, "startup-share", pct(startup.DefaultShare), "a start-up's boost brings it within this share of its unlimited length (10% or 0.1)")
 	fl.StringVar(&f.maxThrottled, "max-throttled", pct(advise.DefaultMaxThrottled), "first target: highest throttled share of periods (5% or 0.05); /advice and at=\"advised\" use it")
 	durationVar(fl, &f.maxDelay, "max-delay", 0, "first target: highest p99 added delay (0: no delay target)")
 	fl.StringArrayVar(&f.objectives, "objective", nil, "another target to advise for (throttled=0.01, delay=10ms, or both joined by a comma); repeatable, at most 4 targets in all")
@@ -99,7 +102,7 @@ func runAgent(cmd *cobra.Command, f agentFlags) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := agent.Settings{Root: f.root, Node: f.node, Mapping: f.mapping, StateDir: f.stateDir, Window: f.window, Block: f.block,
+	cfg, err := agent.Settings{StartupShare: f.startupShare, Root: f.root, Node: f.node, Mapping: f.mapping, StateDir: f.stateDir, Window: f.window, Block: f.block,
 		Chunk: f.chunk, Sample: f.sample, Interval: f.interval, Startup: f.startup, Targets: targets}.Config(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil)))
 	var se *agent.SettingError
 	if errors.As(err, &se) {
