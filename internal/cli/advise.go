@@ -233,16 +233,10 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 		in.ResultsDir = args[0]
 	}
 	rt := adviseRuntime(in) // once, before sampling: not every sample
-	var bar *progress.Bar
-	in.Progress = func(name string, total time.Duration) func(time.Duration) {
-		bar = progress.New(cmd.ErrOrStderr(), "sampling "+name, int(total/time.Millisecond))
-		bar.Millis(true)
-		return func(done time.Duration) { bar.Set(int(done / time.Millisecond)) }
-	}
+	var finish func()
+	in.Progress, finish = samplingBar(cmd)
 	d, sampled, err := demand.Load(cmd.Context(), in, slices.Min(req.Periods))
-	if bar != nil {
-		bar.Finish()
-	}
+	finish()
 	if err == nil && f.saveCSV != "" {
 		err = writeDemandCSV(f.saveCSV, d)
 	}
@@ -269,6 +263,22 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 		return err
 	}
 	return advise.WriteStartupBoost(cmd.OutOrStdout(), d, a, startup.Options{}) // a start-up's boost, if it has one
+}
+
+// samplingBar is a progress bar on stderr for a live group's sampling
+// (demand.Input.Progress), and what ends it once sampling is over.
+func samplingBar(cmd *cobra.Command) (func(string, time.Duration) func(time.Duration), func()) {
+	var bar *progress.Bar
+	start := func(name string, total time.Duration) func(time.Duration) {
+		bar = progress.New(cmd.ErrOrStderr(), "sampling "+name, int(total/time.Millisecond))
+		bar.Millis(true)
+		return func(done time.Duration) { bar.Set(int(done / time.Millisecond)) }
+	}
+	return start, func() {
+		if bar != nil {
+			bar.Finish()
+		}
+	}
 }
 
 func writeAdviseHTML(path string, d *advise.Demand, a *advise.Advice) error {
