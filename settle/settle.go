@@ -110,6 +110,9 @@ const (
 	Budget   Reason = "budget spent"
 	Stalled  Reason = "interval stopped shrinking"
 	LastLook Reason = "last look of the rule"
+	// Disturbed is the caller's reason: other work on the host disturbed
+	// a run, and no further repeat undoes that.
+	Disturbed Reason = "disturbed by other work"
 )
 
 // Decision is what to do after a look: stop for Reason, or run Next
