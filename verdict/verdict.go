@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/throttlelab/throttlelab/settle"
 	"github.com/throttlelab/throttlelab/stats"
 )
 
@@ -263,7 +264,8 @@ func (v *Verdict) Short() string {
 	if k := count[NotReproduced]; k > 0 {
 		parts = append(parts, fmt.Sprintf("%d fail", k))
 	}
-	if v.Disturbed != "" {
+	// A settling stopped by the disturbance says so itself.
+	if v.Disturbed != "" && (v.Settle == nil || v.Settle.Reason != string(settle.Disturbed)) {
 		parts = append(parts, "disturbed by other work")
 	}
 	if v.Settle != nil {
