@@ -47,7 +47,7 @@ func pointOf(c record.ConfigSummary, st stats.Stat) float64 {
 
 // cond builds a condition from a point and paired bootstrap draws.
 func cond(name string, point float64, draws []float64, op string, thr float64, margin string) verdict.Condition {
-	c := verdict.Condition{Name: name, Value: point, Op: op, Threshold: thr, Margin: margin}
+	c := verdict.Condition{Name: name, Value: point, Op: op, Threshold: thr, Margin: margin, Draws: draws}
 	if draws != nil {
 		if iv, ok := stats.PercentileInterval(draws, point); ok {
 			c.CI95 = &iv

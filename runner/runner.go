@@ -12,6 +12,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/verdict"
 )
 
 // Backend turns one run of an experiment into a recorded run. The runner
@@ -103,6 +104,14 @@ type Options struct {
 	// Compare are results directories drawn before this one in the report
 	// (sim --compare draws the measurement beside the simulation).
 	Compare []string
+	// Settle, if set, runs the experiment until its check settles
+	// (UntilSettled): Judge must be set.
+	Settle *Settle
+
+	// settleLevel, when set (UntilSettled), is the stopping rule's level
+	// the verdict is judged at, and settling what the repeats came to.
+	settleLevel float64
+	settling    *verdict.Settling
 }
 
 // Outcome is what a run of an experiment produced: the finished runs in
@@ -117,8 +126,14 @@ type Outcome struct {
 // Run runs every run of e that Dir does not hold yet on backend b, writing
 // each run as it finishes, then sums up, judges and reports. On error or
 // cancellation it stops, keeps the finished runs (and sums them up and
-// reports them) and returns the error; Outcome is never nil.
+// reports them) and returns the error; Outcome is never nil. With
+// opt.Settle it is UntilSettled.
 func Run(ctx context.Context, e *experiment.Experiment, b Backend, opt Options) (*Outcome, error) {
+	if opt.Settle != nil {
+		s := *opt.Settle
+		opt.Settle = nil
+		return UntilSettled(ctx, e, b, opt, s)
+	}
 	if opt.Log == nil {
 		opt.Log = io.Discard
 	}
@@ -286,7 +301,7 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 		}
 	}
 	out.Summary = s
-	var verdict Verdict
+	var judged Verdict
 	if complete && opt.Judge != nil {
 		// The check reads the runs, not summary.json, so the summary can
 		// carry the verdict.
@@ -294,17 +309,26 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 		if err != nil {
 			fmt.Fprintf(opt.Log, "throttlelab: %v\n", err)
 		}
+		if sv, ok := v.(*verdict.Verdict); ok && opt.settleLevel > 0 {
+			if _, err := sv.JudgeAt(opt.settleLevel); err != nil {
+				return err
+			}
+			sv.Settle = opt.settling
+			if err := record.WriteVerdict(opt.Dir, sv); err != nil {
+				return err
+			}
+		}
 		if v != nil {
 			// The answer first: one short line, the details after the table.
 			fmt.Fprintln(w, v.Short())
-			s.Verdict, verdict = v, v
+			s.Verdict, judged = v, v
 		}
 	}
 	if err := record.WriteFileAtomic(filepath.Join(opt.Dir, record.SummaryFile), func(f *os.File) error { return writeJSONTo(f, s) }); err != nil {
 		return err
 	}
 	if opt.Report == nil {
-		writeDetails(w, verdict)
+		writeDetails(w, judged)
 		return nil
 	}
 	err := errors.New("the results could not be read")
@@ -319,7 +343,7 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 			fmt.Fprintf(opt.Log, "throttlelab: no report: %v (the results are kept; try throttlelab report %s)\n", err, opt.Dir)
 		}
 	}
-	writeDetails(w, verdict)
+	writeDetails(w, judged)
 	return nil
 }
 

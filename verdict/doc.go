@@ -4,7 +4,8 @@
 // results directory keeps as verdict.json. Package presets computes the
 // conditions from what was measured; record reads and writes verdict.json;
 // the report and the runner show it. The package imports nothing of
-// throttlelab but stats, so every reader of a verdict can reach it.
+// throttlelab but stats and settle (the stopping rule JudgeAt judges by),
+// so every reader of a verdict can reach it.
 //
 // Example:
 //

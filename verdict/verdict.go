@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/throttlelab/throttlelab/settle"
 	"github.com/throttlelab/throttlelab/stats"
 )
 
@@ -40,6 +41,13 @@ type Condition struct {
 	// RepeatsNeeded, for an inconclusive condition, estimates how many
 	// repeats would likely settle it (0: no estimate).
 	RepeatsNeeded int `json:"repeats_needed,omitempty"`
+	// CISettle, in a verdict of repeats until settled, is the interval at
+	// the stopping rule's level (Settling.Level), which the outcome was
+	// judged by.
+	CISettle *stats.Interval `json:"ci_settle,omitempty"`
+	// Draws are the bootstrap draws the intervals came from (not written):
+	// JudgeAt draws the interval of another level from them.
+	Draws []float64 `json:"-"`
 }
 
 // Verdict is a preset's check, computed from what a run measured. It is
@@ -74,8 +82,12 @@ type Verdict struct {
 	// whatever its intervals say, since they measured that work too.
 	Disturbed string `json:"disturbed,omitempty"`
 	// Scaled says how a --quick run was scaled down ("" at original scale).
-	Scaled  string `json:"scaled,omitempty"`
-	Backend string `json:"backend"`
+	Scaled string `json:"scaled,omitempty"`
+	// Settle, for repeats until settled (run or sim --until-settled), says
+	// how many repeats it took, why they stopped and the rule's
+	// false-verdict rate; the outcome is then judged at Settle.Level.
+	Settle  *Settling `json:"settle,omitempty"`
+	Backend string    `json:"backend"`
 }
 
 // MaxRepeatsEstimate caps RepeatsNeeded ("this many or more"): beyond it
@@ -252,8 +264,12 @@ func (v *Verdict) Short() string {
 	if k := count[NotReproduced]; k > 0 {
 		parts = append(parts, fmt.Sprintf("%d fail", k))
 	}
-	if v.Disturbed != "" {
+	// A settling stopped by the disturbance says so itself.
+	if v.Disturbed != "" && (v.Settle == nil || v.Settle.Reason != string(settle.Disturbed)) {
 		parts = append(parts, "disturbed by other work")
+	}
+	if v.Settle != nil {
+		parts = append(parts, v.Settle.Words)
 	}
 	return line + ": " + strings.Join(parts, ", ")
 }
@@ -267,6 +283,9 @@ func (v *Verdict) Details() []string {
 	}
 	for _, c := range v.Conditions {
 		out = append(out, fmt.Sprintf("%s 95%% interval: %s", v.Finding, c))
+	}
+	if w := v.settledWords(); w != "" {
+		out = append(out, fmt.Sprintf("%s repeats: %s", v.Finding, w))
 	}
 	if v.outcome() == Inconclusive && v.RepeatsNeeded > 0 {
 		out = append(out, fmt.Sprintf("%s: the intervals straddle the check: %s would likely settle it (this run had %d)", v.Finding, v.RepeatsWords(), max(v.Repeats, 1)))
@@ -290,6 +309,9 @@ func (v *Verdict) Line() string {
 	line := fmt.Sprintf("%s %s%s (%s): %s. %s", v.Finding, v.Word(), kind, v.Preset, v.Check, v.Numbers)
 	if s := v.Intervals(); s != "" {
 		line += ". 95% intervals: " + s
+	}
+	if w := v.settledWords(); w != "" {
+		line += ". Repeats: " + w
 	}
 	if v.outcome() == Inconclusive && v.RepeatsNeeded > 0 {
 		line += fmt.Sprintf(". The intervals straddle the check: %s would likely settle it (this run had %d)", v.RepeatsWords(), max(v.Repeats, 1))
@@ -318,6 +340,9 @@ func (c Condition) String() string {
 	s := fmt.Sprintf("%s %s", c.Name, num(c.Value))
 	if c.CI95 != nil {
 		s += fmt.Sprintf(" [%s, %s]", num(c.CI95[0]), num(c.CI95[1]))
+	}
+	if c.CISettle != nil {
+		s += fmt.Sprintf(" (judged on [%s, %s] at the stopping rule's level)", num(c.CISettle[0]), num(c.CISettle[1]))
 	}
 	if c.Op == "between" {
 		s += fmt.Sprintf(" in %s-%s", num(c.Threshold), num(c.High))

@@ -63,7 +63,7 @@ type Floor struct {
 // packages of its own floor or a lower one; a package on no floor is an
 // error, so that a new package is placed when it is made.
 var Floors = []Floor{
-	{"ground", []string{"units", "stats", "cfs", "startup", "verdict", "servertiming", "testenv", "deploy", "internal/golden", "internal/progress", "internal/hostmounts", "source", "schemas", "schemas/schematest"}},
+	{"ground", []string{"units", "stats", "settle", "cfs", "startup", "verdict", "servertiming", "testenv", "deploy", "internal/golden", "internal/progress", "internal/hostmounts", "source", "schemas", "schemas/schematest"}},
 	{"kernel files and the model", []string{"cgroup", "workload", "advise", "runtimes", "internal/ociimage", "internal/doccheck", "internal/archtest", "internal/browsertest", "internal/vmtest"}},
 	{"instruments, specs and records", []string{"server", "loadgen", "experiment", "record", "watch", "top", "demand", "k8s/manifest", "k8s/resize", "k8s/k8stest"}},
 	{"callers", []string{"agent", "sim", "runner", "local", "report", "presets", "fleet", "limitmap", "k8s", "k8s/agentmanifest", "top/tui", "internal/agreement"}},

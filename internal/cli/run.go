@@ -30,6 +30,7 @@ type runFlags struct {
 	quick  bool
 	dryRun bool
 	k8s    runK8sFlags
+	settle settleFlags
 }
 
 func newRunCmd() *cobra.Command {
@@ -45,10 +46,17 @@ interrupted experiment is finished with --resume DIR.
 
 A preset (throttlelab presets lists them) runs at its original scale, or with
 --quick scaled to this machine in a few minutes; its check is computed from
-the measurements, printed, written to verdict.json and shown in the report.`,
+the measurements, printed, written to verdict.json and shown in the report.
+
+--until-settled --budget D adds repeats to a preset while any condition of
+its check is inconclusive, judged at a stopping rule's level so that the
+false-verdict rate stays at most 5% per condition over every look, until
+the check settles, the intervals stop shrinking or D is spent; the verdict
+says how many repeats it took and why it stopped (docs/methodology.md).`,
 		Example: `  sudo throttlelab run examples/limits.yaml
   sudo throttlelab run f09-burn-flow --quick
-  sudo throttlelab run --resume results/limits/20261121-101500`,
+  sudo throttlelab run --resume results/limits/20261121-101500
+  sudo throttlelab run f04-single-thread --quick --until-settled --budget 10m`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runRun(cmd, f, args) },
 	}
 	cmd.Flags().StringVar(&f.out, "out", "", "results directory (default results/NAME/TIMESTAMP)")
@@ -57,6 +65,7 @@ the measurements, printed, written to verdict.json and shown in the report.`,
 	cmd.Flags().BoolVar(&f.quick, "quick", false, "run a preset scaled to this machine (a few minutes)")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the experiment and show what would run (as throttlelab validate), and stop")
 	addRunK8sFlags(cmd, &f.k8s)
+	addSettleFlags(cmd.Flags(), &f.settle)
 	return cmd
 }
 
@@ -82,7 +91,7 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 		return err
 	}
 	out := cmd.OutOrStdout()
-	ro := runOptions(cmd, dir, f.resume != "", pi)
+	ro := runOptions(cmd, dir, f.resume != "", pi, f.settle)
 	ro.Header = fmt.Sprintf("experiment %s: %d runs (%d configs x %d loads x %d repeats, %s) -> %s",
 		e.Metadata.Name, len(e.Runs()), len(e.Spec.Configs), len(e.Spec.Loads), e.Spec.Repeats, e.Spec.Order, dir)
 	var b runner.Backend = local.New(local.Options{Binary: bin, Log: cmd.ErrOrStderr()})
@@ -116,6 +125,13 @@ func runRun(cmd *cobra.Command, f runFlags, args []string) error {
 // the command is done: --dry-run described it, or a preset that needs CPU
 // burst on a kernel without it was simulated instead.
 func runTarget(cmd *cobra.Command, f runFlags, args []string, backend string) (*experiment.Experiment, *presets.Info, error) {
+	resume := ""
+	if f.resume != "" {
+		resume = "--resume"
+	}
+	if _, err := f.settle.options(resume); err != nil {
+		return nil, nil, err
+	}
 	switch {
 	case f.resume != "" && len(args) > 0:
 		return nil, nil, usagef("give a SPEC or --resume DIR, not both")
@@ -149,11 +165,11 @@ func runTarget(cmd *cobra.Command, f runFlags, args []string, backend string) (*
 	if p, ok := presets.Lookup(args[0]); ok && p.NeedsBurst {
 		if ok, _ := cgroup.BurstSupported("/"); !ok {
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s needs CPU burst (cpu.cfs_burst_us or cpu.max.burst, Linux 5.14+), which this kernel does not have: simulating it instead\n", p.Name)
-			return nil, nil, runSim(cmd, simFlags{out: f.out, quick: f.quick, cores: cores, nsPerIteration: sim.DefaultCosts().NsPerIteration, seed: -1}, args)
+			return nil, nil, runSim(cmd, simFlags{out: f.out, quick: f.quick, settle: f.settle, cores: cores, nsPerIteration: sim.DefaultCosts().NsPerIteration, seed: -1}, args)
 		}
 	}
 	printWarnings(cmd, e) // the simulation above prints its own
-	return e, pi, nil
+	return e, pi, f.settle.checkSettled(pi, args[0])
 }
 
 // newResultsDir names a fresh results directory, results/NAME/[PREFIX]TIMESTAMP,
@@ -171,8 +187,9 @@ func newResultsDir(name, prefix string) string {
 
 // runOptions are the runner's options for a results directory, as run and
 // sim set them: progress to stderr, the table (coloured on a terminal), the
-// verdict of a preset and the report to stdout.
-func runOptions(cmd *cobra.Command, dir string, resume bool, pi *presets.Info) runner.Options {
+// verdict of a preset and the report to stdout; with --until-settled
+// (checked already), repeats until the check settles.
+func runOptions(cmd *cobra.Command, dir string, resume bool, pi *presets.Info, sf settleFlags) runner.Options {
 	color := progress.IsTerminal(cmd.OutOrStdout())
 	opt := runner.Options{Dir: dir, Resume: resume, Version: Version, Log: cmd.ErrOrStderr(), Live: progress.IsTerminal(cmd.ErrOrStderr()),
 		Out: cmd.OutOrStdout(), Color: color, Table: report.WriteRows,
@@ -187,5 +204,6 @@ func runOptions(cmd *cobra.Command, dir string, resume bool, pi *presets.Info) r
 	if pi != nil {
 		opt.Judge = pi
 	}
+	opt.Settle = sf.settled()
 	return opt
 }

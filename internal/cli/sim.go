@@ -26,6 +26,7 @@ type simFlags struct {
 	nsPerIteration float64
 	seed           int64
 	dryRun         bool
+	settle         settleFlags
 }
 
 func newSimCmd() *cobra.Command {
@@ -47,10 +48,17 @@ against measured per config, and writes a report with both.
 
 A preset (throttlelab presets) is simulated at its original scale, on a
 machine of its original size unless --cores says otherwise; --quick simulates
-the variant scaled to this machine. Its check is computed and printed.`,
+the variant scaled to this machine. Its check is computed and printed.
+
+--until-settled --budget D adds repeats to a preset while any condition of
+its check is inconclusive, judged at a stopping rule's level so that the
+false-verdict rate stays at most 5% per condition over every look, until
+the check settles, the intervals stop shrinking or D is spent; the verdict
+says how many repeats it took and why it stopped (docs/methodology.md).`,
 		Example: `  throttlelab sim examples/limits.yaml
   throttlelab sim --cores 16 examples/limits.yaml
   throttlelab sim f01-logjam
+  throttlelab sim f12-weights --until-settled --budget 5m
   throttlelab sim --compare results/limits/20261121-105420`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runSim(cmd, f, args) },
 	}
@@ -62,6 +70,7 @@ the variant scaled to this machine. Its check is computed and printed.`,
 	cmd.Flags().BoolVar(&f.smt, "smt", false, "pair the CPUs as hyperthreads (0-1, 2-3, ...): two busy siblings each do 0.6 of a core's work")
 	cmd.Flags().BoolVar(&f.quick, "quick", false, "simulate a preset's quick variant, scaled to --cores or this machine")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the experiment and show what would be simulated (as throttlelab validate), and stop")
+	addSettleFlags(cmd.Flags(), &f.settle)
 	return cmd
 }
 
@@ -93,7 +102,7 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 		return err
 	}
 	opt.SMT, opt.Log = f.smt, cmd.ErrOrStderr()
-	ro := runOptions(cmd, dir, false, pi)
+	ro := runOptions(cmd, dir, false, pi, f.settle)
 	// What is about to happen goes to stderr with the progress: the first
 	// line of stdout is the answer.
 	ro.Header = fmt.Sprintf("simulating %s on %d cores: %d runs -> %s", e.Metadata.Name, opt.Cores, len(e.Runs()), dir)
@@ -116,7 +125,8 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	return pi.WriteAgreement(out, f.compare, dir)
 }
 
-// check refuses --ns-per-iteration and --cores out of range.
+// check refuses --ns-per-iteration and --cores out of range, and
+// --until-settled or --budget misused.
 func (f simFlags) check() error {
 	if err := positiveFinite("ns-per-iteration", f.nsPerIteration); err != nil {
 		return err
@@ -124,7 +134,12 @@ func (f simFlags) check() error {
 	if f.cores < 0 || f.cores > units.MaxCPUs {
 		return usagef("--cores %d: want 1 to %d (or leave it out)", f.cores, units.MaxCPUs)
 	}
-	return nil
+	compare := ""
+	if f.compare != "" {
+		compare = "--compare"
+	}
+	_, err := f.settle.options(compare)
+	return err
 }
 
 // dir is where the simulated runs of experiment name go: --out, or beside
@@ -166,6 +181,7 @@ func simSetup(cmd *cobra.Command, f simFlags, args []string, costs sim.Costs) (*
 		e, pi, err := specOf(args[0], f.quick, cores)
 		if err == nil {
 			printWarnings(cmd, e)
+			err = f.settle.checkSettled(pi, args[0])
 		}
 		return e, pi, nil, sim.Options{Cores: cores, Costs: costs}, err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/report"
+	"github.com/throttlelab/throttlelab/settle"
 	"github.com/throttlelab/throttlelab/stats"
 	"github.com/throttlelab/throttlelab/verdict"
 )
@@ -50,7 +51,9 @@ func main() {
 	results := flag.String("results", "results/reproduce", "where the runs go")
 	only := flag.String("only", "", "comma-separated presets to run again; the others' last results are read from -results")
 	lock := flag.String("lock", "", "a lock file to hold (flock) during each measured run, so runs on a shared host take turns")
+	total := flag.Duration("budget", 23*time.Minute, "time for every preset together (0: a fixed number of repeats, no --until-settled); each preset's share is what is left over the presets left")
 	flag.Parse()
+	started := time.Now()
 	history := filepath.Join(*results, "history.jsonl")
 	want := map[string]bool{}
 	for _, n := range strings.Split(*only, ",") {
@@ -63,6 +66,12 @@ func main() {
 		meas, sim, cmp outcome
 	}
 	var rows []row
+	left := 0
+	for _, p := range presets.All() {
+		if len(want) == 0 || want[p.Name] {
+			left++
+		}
+	}
 	for _, p := range presets.All() {
 		r := row{p: p}
 		measDir, simDir := filepath.Join(*results, p.Name), filepath.Join(*results, p.Name+"-sim")
@@ -70,8 +79,10 @@ func main() {
 		if len(want) > 0 && !want[p.Name] {
 			r.meas, r.sim, r.cmp = load(measDir), load(simDir), load(cmpDir)
 		} else {
-			r.meas = locked(*lock, func() outcome { return do(*bin, measDir, "run", p.Name, "--quick") })
-			r.sim = do(*bin, simDir, "sim", p.Name)
+			meas, sim := budgets(*total, time.Since(started), left)
+			left--
+			r.meas = locked(*lock, func() outcome { return do(*bin, measDir, settled(meas, "run", p.Name, "--quick")...) })
+			r.sim = do(*bin, simDir, settled(sim, "sim", p.Name)...)
 			// The measured experiment simulated on a machine like this one,
 			// with the measurement's seeds: simulated against measured.
 			r.cmp = do(*bin, cmpDir, "sim", "--compare", measDir)
@@ -99,7 +110,9 @@ func main() {
 	fmt.Fprintf(&b, "the published figures are the studies' own, from their machines ([the studies](#the-studies) below cite each).\n\n")
 	fmt.Fprintf(&b, "Each check has three outcomes: **reproduced** (the 95%% interval of every figure clears its threshold), **not reproduced**\n")
 	fmt.Fprintf(&b, "(an interval clears the opposite) and **inconclusive** (an interval straddles its threshold; the cell says how many repeats\n")
-	fmt.Fprintf(&b, "would likely settle it). Intervals: a hierarchical bootstrap, %d resamples of the repeats (the same for every config) and then of each\n", stats.Resamples)
+	fmt.Fprintf(&b, "would likely settle it). With a budget (`-budget`, %s for every preset together here) each row runs `--until-settled`: repeats are\n", *total)
+	fmt.Fprintf(&b, "added while a check is inconclusive and its intervals still shrink, judged at a sequential rule's level, %s;\n", settle.Default.Rate())
+	fmt.Fprintf(&b, "the cell says how many repeats it took and why it stopped ([methodology.md](methodology.md#the-stopping-rule)). Intervals: a hierarchical bootstrap, %d resamples of the repeats (the same for every config) and then of each\n", stats.Resamples)
 	fmt.Fprintf(&b, "drawn run's requests; with one repeat, of the requests only, so they leave out run-to-run variation ([methodology.md](methodology.md)).\n")
 	fmt.Fprintf(&b, "Each cell says when it ran and which attempt at that row it was (every attempt is kept in `%s`;\n", filepath.ToSlash(history))
 	fmt.Fprintf(&b, "`-only` reruns one row, and the count shows it). F5 checks throttlelab's own balancers: a self-check, not a finding about the kernel.\n\n")
@@ -140,6 +153,35 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Fprintf(os.Stderr, "wrote %s\n", *out)
+}
+
+// simShare is the most of a preset's share its simulation gets: repeats
+// are cheap there, and the measurement needs the time.
+const simShare = time.Minute
+
+// budgets splits what is left of the total time, elapsed of it spent, over
+// the presets left: a preset's share is the rest over their number, so time
+// one preset did not use goes to the next ones. The simulation gets a fifth
+// of a share, at most simShare; the measurement the rest. A total of 0 is
+// no budget (0, 0): the spec's repeats, as before.
+func budgets(total, elapsed time.Duration, left int) (meas, sim time.Duration) {
+	if total <= 0 {
+		return 0, 0
+	}
+	share := max(total-elapsed, 0) / time.Duration(max(left, 1))
+	sim = min(share/5, simShare)
+	// The flags take a second at least: a preset past the budget gets its
+	// first look only (the spec's repeats).
+	return max(share-sim, time.Second), max(sim, time.Second)
+}
+
+// settled is a command's arguments, with --until-settled and its budget
+// when there is one.
+func settled(budget time.Duration, args ...string) []string {
+	if budget <= 0 {
+		return args
+	}
+	return append(args, "--until-settled", "--budget", budget.Round(time.Second).String())
 }
 
 // locked runs f holding an flock on path (none for ""), so measured runs
@@ -293,6 +335,9 @@ func cell(o outcome) string {
 	}
 	if strings.EqualFold(o.verdict.Word(), "inconclusive") && o.verdict.RepeatsNeeded > 0 {
 		c += fmt.Sprintf(". %s would likely settle it (this run had %d)", o.verdict.RepeatsWords(), max(o.verdict.Repeats, 1))
+	}
+	if st := o.verdict.Settle; st != nil {
+		c += fmt.Sprintf(". Repeats: %s (budget %s)", st.Words, st.Budget)
 	}
 	if o.verdict.Disturbed != "" {
 		c += ". Disturbed: " + o.verdict.Disturbed

@@ -1,0 +1,96 @@
+package verdict
+
+import (
+	"fmt"
+
+	"github.com/throttlelab/throttlelab/settle"
+)
+
+// Settling is how a verdict of repeats until settled came about: the rule
+// it was judged by, how many repeats it took and why they stopped. Such a
+// verdict's outcome is judged at the rule's Level (each condition's
+// CISettle), not at 95%.
+type Settling struct {
+	// Level is the confidence of the intervals judged at every look.
+	Level float64 `json:"level"`
+	// Rate states the rule's false-verdict rate in words.
+	Rate string `json:"rate"`
+	// Looks is how many times the check was judged; Repeats how many
+	// repeats the last look had.
+	Looks   int `json:"looks"`
+	Repeats int `json:"repeats"`
+	// Reason is why the repeats stopped (settle.Reason); Words says it
+	// with the repeats ("settled after 4 repeats").
+	Reason string `json:"reason"`
+	Words  string `json:"words"`
+	// Budget is the time the repeats were given ("10m0s").
+	Budget string `json:"budget"`
+}
+
+// JudgeAt judges the verdict again at a sequential rule's level (settle):
+// every condition with bootstrap draws gets its interval at level
+// (CISettle) and its outcome from it, and the verdict's outcome is summed
+// up from those as Combine sums them. A disturbed verdict stays
+// inconclusive (whatever the widths: more repeats do not undo the runs
+// that were disturbed). It returns the widths of the intervals of the conditions
+// left inconclusive, by index (none: settled). The level interval is at
+// least as wide as the 95% one, so JudgeAt only ever turns a conclusive
+// condition inconclusive, never the other way.
+func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
+	open := map[int]float64{}
+	for i := range v.Conditions {
+		c := &v.Conditions[i]
+		if c.Draws != nil {
+			if iv, ok := settle.Interval(c.Draws, c.Value, level); ok {
+				c.CISettle = &iv
+			}
+		}
+		j := *c
+		if c.CISettle != nil {
+			j.CI95 = c.CISettle
+		}
+		if err := j.Judge(v.Repeats); err != nil {
+			return nil, err
+		}
+		c.Outcome, c.RepeatsNeeded = j.Outcome, j.RepeatsNeeded
+		if c.Outcome == Inconclusive {
+			w := 0.0
+			if j.CI95 != nil {
+				w = j.CI95[1] - j.CI95[0]
+			}
+			open[i] = w
+		}
+	}
+	out, need := Reproduced, 0
+	for _, c := range v.Conditions {
+		switch c.Outcome {
+		case NotReproduced:
+			out = NotReproduced
+		case Inconclusive:
+			if out != NotReproduced {
+				out = Inconclusive
+			}
+			need = max(need, c.RepeatsNeeded)
+		}
+	}
+	if out != Inconclusive {
+		need = 0
+	}
+	if v.Disturbed != "" && !v.SelfCheck {
+		if out != Inconclusive {
+			need = 0
+		}
+		out = Inconclusive
+	}
+	v.Outcome, v.Reproduced, v.RepeatsNeeded = out, out == Reproduced, need
+	return open, nil
+}
+
+// settledWords is how the repeats ended, for the verdict's lines ("" for a
+// verdict of a fixed number of repeats).
+func (v *Verdict) settledWords() string {
+	if v.Settle == nil {
+		return ""
+	}
+	return fmt.Sprintf("%s (budget %s; %s)", v.Settle.Words, v.Settle.Budget, v.Settle.Rate)
+}
