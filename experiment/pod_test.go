@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -87,4 +88,19 @@ func TestPodBlockWarnsUnapplied(t *testing.T) {
 		}
 	}
 	t.Errorf("no warning that the pod limit is not applied: %v", e.Warnings())
+}
+
+// TestDescribePod: validate shows the pod-level limit beside the configs.
+func TestDescribePod(t *testing.T) {
+	e, err := Parse([]byte(podSpec), "x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := Describe(&b, e, "x.yaml", 2); err != nil {
+		t.Fatal(err)
+	}
+	if want := "  pod: pod-level limit 1 (request -) over its 2 instances: checked, not yet applied\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("the description lacks %q:\n%s", want, b.String())
+	}
 }
