@@ -573,10 +573,17 @@ func (r *resolver) pod(c *Config, path string, m cgroup.WeightMapping) error {
 			return bad(path+".request", "%s is below the instances' requests summed (%s): raise it or lower cpu.request", p.Request, units.FormatMilliCPU(sum))
 		}
 	}
-	// Until the backends nest the groups, say so rather than run without it.
-	r.warn(path, "the pod-level limit is checked but not yet applied: the local and kubernetes backends and the simulator run the instances without it")
+	if !c.CPU.Cpuset.IsZero() {
+		return bad(path[:len(path)-len(".pod.cpu")]+".cpu.cpuset", "a cpuset inside a pod-level limit is not supported (the pod's nested groups have no cpuset of their own): drop the cpuset or the pod block")
+	}
+	// Where a backend does not apply it, say so rather than run without it.
+	r.warn(path, "%s", PodUnapplied)
 	return nil
 }
+
+// PodUnapplied says which backends do not apply a pod-level limit: the plan
+// warns with it, and those backends refuse a spec with one.
+const PodUnapplied = "the pod-level limit is applied by the local backend only (nested groups): the kubernetes backend refuses the spec and the simulator runs the instances without it"
 
 // last is the last element of a path: spec.load.timeout -> timeout.
 func last(path string) string {

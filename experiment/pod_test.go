@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,7 @@ func TestPodBlock(t *testing.T) {
 		{"below instance limit", `limit: "1"`, "limit: 500m", "spec.configs[0].pod.cpu.limit: 500m is below the instances' own limit"},
 		{"request below sum", `          limit: "1"` + "\n", `          limit: "1"` + "\n          request: 300m\n", "spec.configs[0].pod.cpu.request: 300m is below the instances' requests summed (500m)"},
 		{"request above limit", `          limit: "1"` + "\n", `          limit: "1"` + "\n          request: 2\n", "spec.configs[0].pod.cpu.request"},
+		{"instance cpuset", "        limit: 800m\n", "        limit: 800m\n        cpuset: 0-1\n", "spec.configs[0].cpu.cpuset: a cpuset inside a pod-level limit is not supported"},
 		{"unknown field", `          limit: "1"` + "\n", `          limit: "1"` + "\n          limt: 2\n", "spec.configs[0].pod.cpu.limt: unknown field"},
 	}
 	for _, tt := range tests {
@@ -75,15 +77,15 @@ func TestPodBlock(t *testing.T) {
 	}
 }
 
-// TestPodBlockWarnsUnapplied: while no backend nests the groups, the plan
-// says the pod limit is not applied instead of dropping it silently.
+// TestPodBlockWarnsUnapplied: the plan names the backends that do not apply
+// the pod limit instead of dropping it silently.
 func TestPodBlockWarnsUnapplied(t *testing.T) {
 	e, err := Parse([]byte(podSpec), "x.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range e.Warnings() {
-		if strings.Contains(w.String(), "pod.cpu") && strings.Contains(w.String(), "not yet applied") {
+		if strings.Contains(w.String(), "pod.cpu") && strings.Contains(w.String(), "local backend only") && strings.Contains(w.String(), "kubernetes backend refuses") {
 			return
 		}
 	}
@@ -100,7 +102,27 @@ func TestDescribePod(t *testing.T) {
 	if err := Describe(&b, e, "x.yaml", 2); err != nil {
 		t.Fatal(err)
 	}
-	if want := "  pod: pod-level limit 1 (request -) over its 2 instances: checked, not yet applied\n"; !strings.Contains(b.String(), want) {
+	if want := "  pod: pod-level limit 1 (request -) over its 2 instances (local backend only)\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("the description lacks %q:\n%s", want, b.String())
+	}
+}
+
+// TestRefusePod: a backend that cannot apply the pod limit gets a spec error
+// (exit 2) at the pod block, one line; a spec without one passes.
+func TestRefusePod(t *testing.T) {
+	e, err := Parse([]byte(podSpec), "x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = e.RefusePod("kubernetes")
+	if !errors.Is(err, ErrInvalidSpec) || !strings.HasPrefix(err.Error(), "x.yaml:16: spec.configs[0].pod: the kubernetes backend") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("RefusePod = %v", err)
+	}
+	plain, err := Parse([]byte(strings.Replace(podSpec, "      pod:\n        cpu:\n          limit: \"1\"\n", "", 1)), "x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.Spec.Configs[0].Pod != nil || plain.RefusePod("kubernetes") != nil {
+		t.Errorf("a spec without a pod block refused: %+v", plain.Spec.Configs[0])
 	}
 }
