@@ -583,7 +583,7 @@ func (r *resolver) pod(c *Config, path string, m cgroup.WeightMapping) error {
 
 // PodUnapplied says which backends do not apply a pod-level limit: the plan
 // warns with it, and those backends refuse a spec with one.
-const PodUnapplied = "the pod-level limit is applied by the local backend only (nested groups): the kubernetes backend refuses the spec and the simulator runs the instances without it"
+const PodUnapplied = "the pod-level limit is applied by the local backend and the simulator only (nested groups): the kubernetes backend refuses the spec"
 
 // last is the last element of a path: spec.load.timeout -> timeout.
 func last(path string) string {

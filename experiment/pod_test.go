@@ -85,7 +85,7 @@ func TestPodBlockWarnsUnapplied(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range e.Warnings() {
-		if strings.Contains(w.String(), "pod.cpu") && strings.Contains(w.String(), "local backend only") && strings.Contains(w.String(), "kubernetes backend refuses") {
+		if strings.Contains(w.String(), "pod.cpu") && strings.Contains(w.String(), "local backend and the simulator only") && strings.Contains(w.String(), "kubernetes backend refuses") {
 			return
 		}
 	}
@@ -102,7 +102,7 @@ func TestDescribePod(t *testing.T) {
 	if err := Describe(&b, e, "x.yaml", 2); err != nil {
 		t.Fatal(err)
 	}
-	if want := "  pod: pod-level limit 1 (request -) over its 2 instances (local backend only)\n"; !strings.Contains(b.String(), want) {
+	if want := "  pod: pod-level limit 1 (request -) over its 2 instances (local backend and simulator only)\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("the description lacks %q:\n%s", want, b.String())
 	}
 }

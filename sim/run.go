@@ -348,11 +348,18 @@ type placed struct {
 // neighbours; seed is the run's repeat seed.
 func place(m *Machine, e *experiment.Experiment, run experiment.Run, opt Options, settings cgroup.Settings, seed uint64, rng *rand.Rand, rw *record.RunWriter, rs *record.Run) (*placed, error) {
 	sc := &placed{}
+	pod, err := podGroup(m, e, run, seed)
+	if err != nil {
+		return nil, err
+	}
 	for i := 0; i < run.Config.Instances; i++ {
 		name := fmt.Sprintf("%s-%d", run.Config.Name, i)
 		g, cpus, err := groupOf(m, rw.AddInstance(name), settings, rng)
 		if err != nil {
 			return nil, err
+		}
+		if pod != nil {
+			m.nest(pod, g)
 		}
 		procs := procsOf(run.Config.Server.GOMAXPROCS, opt.Cores, settings, cpus)
 		sc.servers = append(sc.servers, m.NewServer(name, g, procs, run.Config.Server.Single))
