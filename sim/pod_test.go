@@ -106,3 +106,35 @@ func TestPodLimitSim(t *testing.T) {
 	}
 	t.Logf("p99: without a pod limit %.2f ms, under 2 CPUs %.2f ms, under 700m %.2f ms", none99, loose99, tight99)
 }
+
+// TestChildQuotaInsidePod: inside a pod of 1 CPU that does not bind, each
+// child's own quota still does (0.2 and 0.6 CPU for two always-busy threads),
+// and the pod is never throttled.
+func TestChildQuotaInsidePod(t *testing.T) {
+	m := NewMachine(DefaultParams(2))
+	const period = 100 * time.Millisecond
+	// Periods in phase: with the children's periods out of step with the
+	// pod's, a child may use more than its quota within one pod period
+	// (the end of one of its own and the start of the next).
+	pod := m.NewGroup("pod", 1024, 100*time.Millisecond, period, 0, nil, 0)
+	var kids []*Group
+	for i, q := range []time.Duration{20 * time.Millisecond, 60 * time.Millisecond} {
+		g := m.NewChildGroup(pod, "c"+string(rune('0'+i)), 256, q, period, 0, 0)
+		m.Wake(m.NewThread(g, noise{}), time.Hour)
+		kids = append(kids, g)
+	}
+	const span = 2 * time.Second
+	m.RunUntil(span, func() bool { return false })
+	m.AdvanceAll()
+	for i, want := range []float64{0.2, 0.6} {
+		if got := kids[i].UsageNs / float64(span); got < want-0.02 || got > want+0.02 {
+			t.Errorf("child %d used %.3f CPU, want its own quota %.1f", i, got, want)
+		}
+		if st := kids[i].CPUStat(m); st.ThrottledPeriods < 15 {
+			t.Errorf("child %d throttled in %d periods, want most of 20", i, st.ThrottledPeriods)
+		}
+	}
+	if st := pod.CPUStat(m); st.ThrottledPeriods != 0 {
+		t.Errorf("the pod was throttled in %d periods under 0.8 CPU of its 1", st.ThrottledPeriods)
+	}
+}
