@@ -560,3 +560,55 @@ func (g *Group) AttachSelf() (restore func() error, err error) {
 	}
 	return restore, nil
 }
+
+// NewChildGroup makes group name inside parent (a group this manager made)
+// with settings s, as the kubelet nests a container's group in its pod's:
+// each quota applies, the child's and every ancestor's. On v2 the cpu
+// controller is enabled in the parent's cgroup.subtree_control first (the
+// parent then may hold no process of its own). Cpusets are per leaf group
+// only: a child with a cpuset is refused. Remove the children before the
+// parent (Cleanup does, newest first).
+func (m *Manager) NewChildGroup(parent *Group, name string, s Settings) (*Group, error) {
+	if err := CheckName(name); err != nil {
+		return nil, err
+	}
+	if parent == nil || parent.m != m || !slices.Contains(m.groups, parent) {
+		return nil, fmt.Errorf("group %s: its parent group is not one of this run's groups", name)
+	}
+	if s.Cpus != "" || s.Mems != "" {
+		return nil, fmt.Errorf("group %s: a nested group cannot have a cpuset here: give the cpuset to the parent's siblings, not its children", name)
+	}
+	if s.BurstUsec > 0 && !m.burst {
+		return nil, errors.New("cpu burst is not supported by this kernel (needs Linux 5.14+, cpu.cfs_burst_us or cpu.max.burst): drop burst from the spec")
+	}
+	if len(parent.Procs()) > 0 {
+		return nil, fmt.Errorf("group %s: its parent %s holds processes: nest groups before starting anything in the parent", name, parent.Name)
+	}
+	g := &Group{Name: name, Dirs: map[string]string{}, Settings: s, m: m}
+	for _, c := range []string{"cpu", "cpuacct"} {
+		pdir, ok := parent.Dirs[c]
+		if !ok {
+			continue
+		}
+		if m.v2[c] && c == "cpu" {
+			if _, err := enableControllers(pdir, []string{"cpu"}); err != nil {
+				return nil, fmt.Errorf("group %s: %w", g.Name, err)
+			}
+		}
+		dir := filepath.Join(pdir, name)
+		if !slices.Contains(m.made, dir) {
+			if err := m.mkdir(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("creating cgroup %s: %w", dir, err)
+			}
+			m.made = append(m.made, dir)
+		}
+		g.Dirs[c] = dir
+	}
+	for _, w := range s.Writes(m.version, m.burst) {
+		if err := writeFile(g.Dirs[w.Controller], w.File, w.Value); err != nil {
+			return nil, fmt.Errorf("group %s: %w", g.Name, err)
+		}
+	}
+	m.groups = append(m.groups, g)
+	return g, nil
+}

@@ -56,14 +56,7 @@ func RemoveStale(root string) ([]string, error) {
 			if busy(dir) {
 				continue
 			}
-			groups, _ := os.ReadDir(dir)
-			for _, g := range groups {
-				if g.IsDir() {
-					if err := os.Remove(filepath.Join(dir, g.Name())); err != nil {
-						errs = append(errs, err)
-					}
-				}
-			}
+			errs = append(errs, removeGroups(dir)...)
 			if err := os.Remove(dir); err != nil {
 				errs = append(errs, err)
 				continue
@@ -99,4 +92,21 @@ func busy(dir string) bool {
 		return nil
 	})
 	return found
+}
+
+// removeGroups removes the groups below dir, the nested ones (a pod's
+// instances) before their parent.
+func removeGroups(dir string) []error {
+	var errs []error
+	groups, _ := os.ReadDir(dir)
+	for _, g := range groups {
+		if g.IsDir() {
+			sub := filepath.Join(dir, g.Name())
+			errs = append(errs, removeGroups(sub)...)
+			if err := os.Remove(sub); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errs
 }

@@ -57,3 +57,27 @@ func TestRemoveStaleSideGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoveStaleNested: a killed run's nested groups (a pod's instances
+// inside the pod's group) go before their parent, then the run's directory.
+func TestRemoveStaleNested(t *testing.T) {
+	root := fakeRoot(t, "v2-host", "0::/\n", map[string]string{
+		"sys/fs/cgroup/cgroup.controllers": "cpu\n",
+	})
+	run := filepath.Join(root, "sys/fs/cgroup/throttlelab/x-999999999")
+	for _, d := range []string{"pod-1-a/r1-a-0", "pod-1-a/r1-a-1", "r1-b-0"} {
+		if err := os.MkdirAll(filepath.Join(run, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, err := RemoveStale(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(removed, run) {
+		t.Errorf("removed %q, want %s among them", removed, run)
+	}
+	if _, err := os.Stat(run); !os.IsNotExist(err) {
+		t.Errorf("%s left behind (%v)", run, err)
+	}
+}

@@ -341,6 +341,9 @@ func (r *resolver) configs(e *Experiment) error {
 		if err := r.cpu(&c.CPU, path+".cpu", wm); err != nil {
 			return err
 		}
+		if err := r.pod(c, path, wm); err != nil {
+			return err
+		}
 		if why := c.Server.GOMAXPROCS.Deprecated(); why != "" {
 			r.warn(path+".server.gomaxprocs", "%s", why)
 		}
@@ -530,6 +533,57 @@ func (r *resolver) cpu(c *CPU, path string, m cgroup.WeightMapping) error {
 	}
 	return nil
 }
+
+// pod checks a config's pod-level cpu block as the API server checks
+// spec.resources: a limit is required, burst and cpuset are per instance, the
+// period is the instances',
+// each instance's limit and the instances' summed requests fit in the pod's.
+func (r *resolver) pod(c *Config, path string, m cgroup.WeightMapping) error {
+	if c.Pod == nil {
+		return nil
+	}
+	path += ".pod.cpu"
+	p := &c.Pod.CPU
+	for _, f := range []struct {
+		field string
+		set   bool
+	}{{"burst", p.Burst.Duration != 0}, {"cpuset", !p.Cpuset.IsZero()}} {
+		if f.set {
+			return bad(path+"."+f.field, "not a pod-level setting: give %s in the config's own cpu block", f.field)
+		}
+	}
+	if p.Limit.IsZero() && !r.written(path+".limit") {
+		return bad(path+".limit", "missing: a pod block needs a CPU limit such as 2 (its quota over all instances), or leave pod out")
+	}
+	if p.Period.Duration != 0 && p.Period != c.CPU.Period { // a saved spec has it filled in
+		return bad(path+".period", "%s differs from the instances' period %s: leave it out (the pod takes the instances' period)", p.Period.Duration, c.CPU.Period.Duration)
+	}
+	p.Period = c.CPU.Period // the kubelet gives the pod group the containers' period
+	if err := r.cpu(p, path, m); err != nil {
+		return err
+	}
+	if !c.CPU.Limit.IsZero() && c.CPU.Limit.Milli > p.Limit.Milli {
+		return bad(path+".limit", "%s is below the instances' own limit %s: raise the pod limit or lower cpu.limit", p.Limit, c.CPU.Limit)
+	}
+	if !p.Request.IsZero() {
+		if p.Request.Milli > p.Limit.Milli {
+			return bad(path+".request", "%s is above the pod limit %s: lower it to at most the limit", p.Request, p.Limit)
+		}
+		if sum := c.CPU.Request.Milli * int64(c.Instances); sum > p.Request.Milli {
+			return bad(path+".request", "%s is below the instances' requests summed (%s): raise it or lower cpu.request", p.Request, units.FormatMilliCPU(sum))
+		}
+	}
+	if !c.CPU.Cpuset.IsZero() {
+		return bad(path[:len(path)-len(".pod.cpu")]+".cpu.cpuset", "a cpuset inside a pod-level limit is not supported (the pod's nested groups have no cpuset of their own): drop the cpuset or the pod block")
+	}
+	// Where a backend does not apply it, say so rather than run without it.
+	r.warn(path, "%s", PodUnapplied)
+	return nil
+}
+
+// PodUnapplied says which backends do not apply a pod-level limit: the plan
+// warns with it, and those backends refuse a spec with one.
+const PodUnapplied = "the pod-level limit is applied by the local backend and the simulator only (nested groups): the kubernetes backend refuses the spec"
 
 // last is the last element of a path: spec.load.timeout -> timeout.
 func last(path string) string {

@@ -58,6 +58,12 @@ func Describe(w io.Writer, e *Experiment, source string, cores int) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	for _, c := range s.Configs {
+		if c.Pod != nil {
+			fmt.Fprintf(w, "  %s: pod-level limit %s (request %s) over its %d instances (local backend and simulator only)\n",
+				c.Name, c.Pod.CPU.Limit, dash(c.Pod.CPU.Request.String()), c.Instances)
+		}
+	}
 
 	type nb struct {
 		n     Neighbour

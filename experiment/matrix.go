@@ -59,6 +59,22 @@ func (e *Experiment) Settings(c Config) (cgroup.Settings, cgroup.QoSClass, error
 	return k.Settings(cgroup.WeightMapping(e.Spec.WeightMapping))
 }
 
+// PodSettings returns the cgroup settings of the pod-level group of a config
+// with a pod block (its quota over all the instances, the shares of its
+// request, the instances' period), as the kubelet writes them on the pod's
+// cgroup. It is an error for a config without one.
+func (e *Experiment) PodSettings(c Config) (cgroup.Settings, error) {
+	if c.Pod == nil {
+		return cgroup.Settings{}, fmt.Errorf("config %s has no pod block", c.Name)
+	}
+	k, err := c.Pod.CPU.Kube()
+	if err != nil {
+		return cgroup.Settings{}, err
+	}
+	s, _, err := k.Settings(cgroup.WeightMapping(e.Spec.WeightMapping))
+	return s, err
+}
+
 // NeighbourSettings returns the cgroup settings of a neighbour's group.
 func (e *Experiment) NeighbourSettings(n Neighbour) (cgroup.Settings, error) {
 	k, err := n.CPU.Kube()
@@ -113,4 +129,18 @@ func (e *Experiment) CheckCPUs(cores int) error {
 		}
 	}
 	return neighbours(e.Spec.Neighbours, "spec.neighbours")
+}
+
+// RefusePod returns a *SpecError at the first config with a pod block, for a
+// backend that cannot apply a pod-level limit (see PodUnapplied): running the
+// instances without it would measure something else. Nil if none has one.
+func (e *Experiment) RefusePod(backend string) error {
+	for i, c := range e.Spec.Configs {
+		if c.Pod != nil {
+			path := fmt.Sprintf("spec.configs[%d].pod", i)
+			return &SpecError{File: e.file, Line: lineOf(e.lines, path), Path: path,
+				Msg: fmt.Sprintf("the %s backend does not apply a pod-level limit yet: run it with the local backend, or drop the pod block", backend)}
+		}
+	}
+	return nil
 }

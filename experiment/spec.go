@@ -105,6 +105,18 @@ type Config struct {
 	// Neighbours run beside this config's instances only (with the spec's
 	// own neighbours): "alone" against "with a noisy neighbour" is two configs.
 	Neighbours []Neighbour `yaml:"neighbours,omitempty"`
+	// Pod puts all the config's instances under one pod-level CPU limit
+	// (Kubernetes 1.34+ spec.resources): one quota over their sum, each
+	// instance's own cpu settings inside it; nil is no pod-level limit.
+	Pod *Pod `yaml:"pod,omitempty"`
+}
+
+// Pod is the pod-level resources of a config whose instances share one pod.
+type Pod struct {
+	// CPU is the pod's request and limit; its period is the instances'.
+	// The limit is required (it is the pod's quota); period, burst and
+	// cpuset are per instance only.
+	CPU CPU `yaml:"cpu"`
 }
 
 // NeighboursOf returns the neighbours of a config's runs: the spec's, then

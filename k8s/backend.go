@@ -104,6 +104,9 @@ func RESTConfig(kubeconfig, kubecontext string) (*rest.Config, error) {
 // missing, and describes the cluster.
 func (x *Backend) Prepare(ctx context.Context, e *experiment.Experiment) (record.Env, error) {
 	x.e = e
+	if err := e.RefusePod("kubernetes"); err != nil {
+		return record.Env{}, err
+	}
 	cfg := x.opt.Config
 	if cfg == nil {
 		var err error

@@ -123,6 +123,11 @@ func Render(e *experiment.Experiment, opt Options) (*Manifests, error) {
 	if err := checkSpec(e); err != nil {
 		return nil, err
 	}
+	for i, c := range e.Spec.Configs {
+		if c.Pod != nil {
+			return nil, &SpecError{fmt.Sprintf("spec.configs[%d].pod", i), "a pod-level limit is not rendered yet (the instances would run without it): render without the pod block, or run it with the local backend"}
+		}
+	}
 	if opt.RunID == "" {
 		opt.RunID = e.Metadata.Name
 	}

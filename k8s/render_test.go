@@ -197,6 +197,9 @@ spec:
 		{"config's neighbour cpuset", func(e *experiment.Experiment, o *Options) {
 			e.Spec.Configs[0].Neighbours = []experiment.Neighbour{{Name: "n", Kind: "noise", CPU: experiment.CPU{Cpuset: experiment.CPURange(1, 1)}}}
 		}, "spec.configs[0].neighbours[0].cpu.cpuset", "cpuset"},
+		{"pod block", func(e *experiment.Experiment, o *Options) {
+			e.Spec.Configs[0].Pod = &experiment.Pod{CPU: experiment.CPU{Limit: units.Millicores(2000)}}
+		}, "spec.configs[0].pod", "not rendered yet"},
 		{"upper case name", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].Name = "Limited" }, "spec.configs[0].name", "not a DNS label"},
 		{"underscore", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].Name = "a_b" }, "spec.configs[0].name", "not a DNS label"},
 		{"dot", func(e *experiment.Experiment, o *Options) { e.Metadata.Name = "a.b" }, "metadata.name", "not a DNS label"},

@@ -173,6 +173,8 @@ type running struct {
 	instances []*proc
 	targets   []string
 	probe     *experiment.Neighbour
+	// pod is the pod-level group the instances are nested in, or nil.
+	pod *cgroup.Group
 }
 
 // stop stops every process.
@@ -190,6 +192,9 @@ func (r *running) close(rw *record.RunWriter) {
 	for _, g := range r.groups {
 		g.Remove()
 	}
+	if r.pod != nil { // after its children
+		r.pod.Remove()
+	}
 }
 
 func (r *running) settings() []cgroup.Settings {
@@ -205,9 +210,26 @@ func (r *running) settings() []cgroup.Settings {
 // returned running, also on error, for close.
 func (x *Backend) start(ctx context.Context, run experiment.Run, settings cgroup.Settings, rw *record.RunWriter, rs *record.Run) (*running, error) {
 	r := &running{}
+	if run.Config.Pod != nil {
+		// The kubelet's nesting: the pod's group holds the pod-level quota,
+		// each instance's group inside it its own; both apply.
+		ps, err := x.e.PodSettings(run.Config)
+		if err != nil {
+			return r, err
+		}
+		if r.pod, err = x.m.NewGroup(fmt.Sprintf("pod-%d-%s", run.Index, run.Config.Name), ps); err != nil {
+			return r, fmt.Errorf("the pod group of config %s: %w", run.Config.Name, err)
+		}
+	}
 	for i := 0; i < run.Config.Instances; i++ {
 		name := fmt.Sprintf("%s-%d", run.Config.Name, i)
-		g, err := x.m.NewGroup(rw.AddInstance(name), settings)
+		var g *cgroup.Group
+		var err error
+		if r.pod != nil {
+			g, err = x.m.NewChildGroup(r.pod, rw.AddInstance(name), settings)
+		} else {
+			g, err = x.m.NewGroup(rw.AddInstance(name), settings)
+		}
 		if err != nil {
 			return r, err
 		}

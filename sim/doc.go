@@ -8,7 +8,9 @@
 // busy-core load balancing; and CFS bandwidth control as the kernel does it: a
 // pool of quota per group refilled each period at the group's own phase,
 // handed to cores in 5 ms slices, throttling when the pool is dry, unused
-// runtime returned, burst carried over, cpu.stat counted. Servers are Go
+// runtime returned, burst carried over, cpu.stat counted; a config's pod
+// block nests its instances' groups in a pod group whose quota applies too
+// (pod.go). Servers are Go
 // processes (a goroutine per request on GOMAXPROCS threads, preempted after
 // 10 ms when others wait) or single-threaded; loads, balancers and tile costs
 // are the load generator's and the catalogue's; the load generator itself is

@@ -36,6 +36,11 @@ type Group struct {
 	// throttledNs accumulates throttled time (summed over cores, like the
 	// kernel's throttled_time) exactly; Stat.ThrottledUsec is set from it.
 	throttledNs float64
+	// parent is the group this one is nested in (a pod's), or nil; children
+	// counts the groups nested in this one; rate is scratch for parentNext.
+	parent   *Group
+	children int
+	rate     float64
 }
 
 // rq is a group's run queue on one core (the kernel's per-CPU cfs_rq).
@@ -159,6 +164,10 @@ func (g *Group) throttle(m *Machine, c int) {
 	if r.throttled {
 		return
 	}
+	if g.children > 0 {
+		g.throttleParent(m, c)
+		return
+	}
 	co := m.cores[c]
 	m.touch(co)
 	r.throttled, r.since = true, m.now
@@ -184,6 +193,9 @@ func (g *Group) throttle(m *Machine, c int) {
 	if r.n > 0 {
 		g.activeRqs--
 	}
+	if g.parent != nil {
+		g.parent.count(c, -r.n)
+	}
 	r.n = 0
 	if len(co.run) == 0 {
 		m.pullTo(c)
@@ -192,6 +204,10 @@ func (g *Group) throttle(m *Machine, c int) {
 
 // unthrottle puts the group's parked threads on core c back to work.
 func (g *Group) unthrottle(m *Machine, c int) {
+	if g.children > 0 {
+		g.unthrottleParent(m, c)
+		return
+	}
 	r := &g.rq[c]
 	co := m.cores[c]
 	m.touch(co)
@@ -205,6 +221,18 @@ func (g *Group) unthrottle(m *Machine, c int) {
 			g.throttledRqs = append(g.throttledRqs[:i], g.throttledRqs[i+1:]...)
 			break
 		}
+	}
+	if p := g.parent; p != nil {
+		// Nested: a thread runs only if the parent is not throttled here.
+		for _, t := range r.parked {
+			if pr := &p.rq[c]; pr.throttled {
+				pr.parked = append(pr.parked, t)
+				continue
+			}
+			m.resume(t, co)
+		}
+		r.parked = r.parked[:0]
+		return
 	}
 	if len(r.parked) > 0 {
 		g.activeRqs++

@@ -70,6 +70,8 @@ type Machine struct {
 	// when it last fell to zero.
 	running   int
 	idleSince time.Duration
+	// nested is set once a group has a parent (NewChildGroup).
+	nested bool
 }
 
 type core struct {
@@ -189,6 +191,12 @@ func (m *Machine) advance(c *core) {
 		if t.g.limited() {
 			t.g.rq[c.id].local -= d
 		}
+		if p := t.g.parent; p != nil {
+			p.UsageNs += d
+			if p.limited() {
+				p.rq[c.id].local -= d
+			}
+		}
 	}
 }
 
@@ -264,6 +272,9 @@ func (m *Machine) reschedule(c *core) {
 			next = math.Min(next, math.Max(rq.local, 0)/(t.rate*float64(rq.n)))
 		}
 	}
+	if m.nested {
+		next = m.parentNext(c, next)
+	}
 	m.q.seq++
 	c.at, c.seq = m.now+time.Duration(math.Ceil(next)), m.q.seq
 	m.cq.set(c)
@@ -291,7 +302,11 @@ func (m *Machine) coreEvent(c *core) {
 			if !g.assign(m, c.id) {
 				g.throttle(m, c.id)
 				i = -1 // the run queue changed: look again
+				continue
 			}
+		}
+		if g.parent != nil && m.parentRuntime(g, c.id) {
+			i = -1
 		}
 	}
 }
@@ -402,6 +417,11 @@ func (m *Machine) place(t *Thread, c int) {
 		rq.parked = append(rq.parked, t)
 		return
 	}
+	if p := g.parent; p != nil && p.rq[c].throttled {
+		t.state, t.parkedAt = parked, m.now
+		p.rq[c].parked = append(p.rq[c].parked, t)
+		return
+	}
 	t.state = running
 	co.run = append(co.run, t)
 	m.ran(1)
@@ -413,8 +433,14 @@ func (m *Machine) place(t *Thread, c int) {
 		g.activeRqs++
 	}
 	g.runnable++
+	if g.parent != nil {
+		g.parent.count(c, 1)
+	}
 	if g.limited() && rq.local <= eps && !g.assign(m, c) {
 		g.throttle(m, c)
+	}
+	if g.parent != nil && t.state == running {
+		m.parentRuntime(g, c)
 	}
 }
 
@@ -426,6 +452,9 @@ func (m *Machine) Block(t *Thread) {
 	case parked:
 		rq := &t.g.rq[t.core]
 		rq.parked = removeThread(rq.parked, t)
+		if p := t.g.parent; p != nil {
+			p.rq[t.core].parked = removeThread(p.rq[t.core].parked, t)
+		}
 		t.state = blocked
 		t.Parked += float64(m.now - t.parkedAt)
 		return
@@ -453,6 +482,11 @@ func (m *Machine) unqueue(t *Thread) {
 	g.runnable--
 	if rq.n == 0 {
 		g.returnSlack(m, c.id)
+	}
+	if p := g.parent; p != nil {
+		if p.count(c.id, -1); p.rq[c.id].n == 0 {
+			p.returnSlack(m, c.id)
+		}
 	}
 }
 
