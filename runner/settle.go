@@ -26,19 +26,13 @@ type Settle struct {
 // there is nothing to settle.
 var ErrNoCheck = errors.New("no check to settle")
 
-// MaxSettleRepeats caps the repeats of the last look; MinSettleRepeats is
-// the least the first look has: with one repeat an interval leaves out
-// run-to-run variation (stats.Resample), and the rule's rate assumes
-// intervals that hold it.
-const (
-	MaxSettleRepeats = verdict.MaxRepeatsEstimate
-	MinSettleRepeats = 3
-)
+// MaxSettleRepeats caps the repeats of the last look.
+const MaxSettleRepeats = verdict.MaxRepeatsEstimate
 
 // UntilSettled runs e as Run does, then adds repeats while any condition of
 // its preset's check is inconclusive at the stopping rule's level, on the
-// rule's schedule (the spec's repeats first, at least MinSettleRepeats),
-// until the check settles, the
+// rule's schedule (the spec's repeats first: under settle.MinJudge a pilot
+// look that only measures what a repeat costs), until the check settles, the
 // intervals stop shrinking, the schedule ends or the next look would not
 // fit in the budget. Only the last look prints the verdict, table and
 // report; each look writes a line to Log. The verdict (verdict.json, the
@@ -52,7 +46,7 @@ func UntilSettled(ctx context.Context, e *experiment.Experiment, b Backend, opt 
 	r := s.Rule
 	per := len(e.Spec.Configs) * len(e.Spec.Loads)
 	most := min(MaxSettleRepeats, experiment.MaxRepeats, experiment.MaxRuns/max(per, 1))
-	schedule := r.Schedule(min(max(e.Spec.Repeats, MinSettleRepeats), most), most)
+	schedule := r.Schedule(min(max(e.Spec.Repeats, 1), most), most)
 	quiet := opt
 	quiet.Out, quiet.Report, quiet.Live = nil, nil, false
 	quiet.settleLevel = r.Level()

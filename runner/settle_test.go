@@ -14,9 +14,11 @@ import (
 )
 
 // shrinking is a judge whose one condition, 1.2 against a threshold of 1,
-// has draws spread as 0.6/sqrt(repeats): conclusive at 99.375% from 10
-// repeats on, so on settle.Default's schedule (3, 5, 8, 12, ...) at the
-// fourth look.
+// has draws spread as spread/sqrt(repeats). At 99.375%, widened by
+// settle.Widen (sqrt(n/(n-1)) t(n-1)/z: 1.34 at 12 repeats, 1.2 at 18),
+// spread 0.6 is conclusive from 18 repeats on, the sixth look of
+// settle.Default's schedule for the spec's one repeat (1, 3, 5, 8, 12,
+// 18, ...); spread 0.1 (5.6 at 3 repeats, 2.3 at 5) from 5, the third.
 type shrinking struct{ spread float64 }
 
 func (j shrinking) Judge(dir string, s *record.ExperimentSummary) (Verdict, error) {
@@ -45,8 +47,10 @@ func TestUntilSettled(t *testing.T) {
 		repeats int
 		reason  settle.Reason
 	}{
-		{"settles at the fourth look", 0.6, 12, settle.Settled},
-		{"settled at the first look", 0.1, 3, settle.Settled},
+		{"settles at the sixth look", 0.6, 18, settle.Settled},
+		// The pilot look at 1 repeat judges nothing, and 3 is too few
+		// for a 0.2 margin once widened.
+		{"settles at the third look", 0.1, 5, settle.Settled},
 		// Never narrower than 2.4 wide around 1.2 at 99.375%: the spread
 		// shrinks as 1/sqrt(n), but not fast enough within the schedule
 		// to settle, and by 10% over two looks, so it runs to the end.
