@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -51,7 +52,8 @@ func main() {
 	results := flag.String("results", "results/reproduce", "where the runs go")
 	only := flag.String("only", "", "comma-separated presets to run again; the others' last results are read from -results")
 	lock := flag.String("lock", "", "a lock file to hold (flock) during each measured run, so runs on a shared host take turns")
-	total := flag.Duration("budget", 23*time.Minute, "time for every preset together (0: a fixed number of repeats, no --until-settled); each preset's share is what is left over the presets left")
+	total := flag.Duration("budget", 23*time.Minute, "time for every preset together (0: a fixed number of repeats, no --until-settled); each preset's share is what is left, in proportion to its cost per repeat among the presets left")
+	planOnly := flag.Bool("plan", false, "print each preset's cost per repeat and share of -budget, and run nothing")
 	flag.Parse()
 	started := time.Now()
 	history := filepath.Join(*results, "history.jsonl")
@@ -66,11 +68,24 @@ func main() {
 		meas, sim, cmp outcome
 	}
 	var rows []row
-	left := 0
+	// Each preset to run gets a share of what is left in proportion to
+	// its cost per repeat (costOf): measured in its last result, else
+	// estimated from its quick spec.
+	var todo []*presets.Preset
+	var costs []cost
+	var wLeft time.Duration
+	perRepeat := map[string]time.Duration{}
 	for _, p := range presets.All() {
 		if len(want) == 0 || want[p.Name] {
-			left++
+			c := costOf(p, filepath.Join(*results, p.Name), runtime.NumCPU())
+			todo, costs = append(todo, p), append(costs, c)
+			perRepeat[p.Name] = c.perRepeat
+			wLeft += c.perRepeat
 		}
+	}
+	plan(os.Stderr, todo, costs, *total)
+	if *planOnly {
+		return
 	}
 	for _, p := range presets.All() {
 		r := row{p: p}
@@ -79,8 +94,8 @@ func main() {
 		if len(want) > 0 && !want[p.Name] {
 			r.meas, r.sim, r.cmp = load(measDir), load(simDir), load(cmpDir)
 		} else {
-			meas, sim := budgets(*total, time.Since(started), left)
-			left--
+			meas, sim := share(*total, time.Since(started), perRepeat[p.Name], wLeft)
+			wLeft -= perRepeat[p.Name]
 			r.meas = locked(*lock, func() outcome { return do(*bin, measDir, settled(meas, "run", p.Name, "--quick")...) })
 			r.sim = do(*bin, simDir, settled(sim, "sim", p.Name)...)
 			// The measured experiment simulated on a machine like this one,
@@ -110,7 +125,8 @@ func main() {
 	fmt.Fprintf(&b, "the published figures are the studies' own, from their machines ([the studies](#the-studies) below cite each).\n\n")
 	fmt.Fprintf(&b, "Each check has three outcomes: **reproduced** (the 95%% interval of every figure clears its threshold), **not reproduced**\n")
 	fmt.Fprintf(&b, "(an interval clears the opposite) and **inconclusive** (an interval straddles its threshold; the cell says how many repeats\n")
-	fmt.Fprintf(&b, "would likely settle it). With a budget (`-budget`, %s for every preset together here) each row runs `--until-settled`: repeats are\n", *total)
+	fmt.Fprintf(&b, "would likely settle it). With a budget (`-budget`, %s for every preset together here, each row's share in proportion to its cost per repeat\n", *total)
+	fmt.Fprintf(&b, "among the rows left, so unspent time rolls forward; `-plan` prints the shares) each row runs `--until-settled`: repeats are\n")
 	fmt.Fprintf(&b, "added while a check is inconclusive and its intervals still shrink, judged at a sequential rule's level, %s;\n", settle.Default.Rate())
 	fmt.Fprintf(&b, "the cell says how many repeats it took and why it stopped ([methodology.md](methodology.md#the-stopping-rule)). Intervals: a hierarchical bootstrap, %d resamples of the repeats (the same for every config) and then of each\n", stats.Resamples)
 	fmt.Fprintf(&b, "drawn run's requests; with one repeat, of the requests only, so they leave out run-to-run variation ([methodology.md](methodology.md)).\n")
@@ -158,22 +174,6 @@ func main() {
 // simShare is the most of a preset's share its simulation gets: repeats
 // are cheap there, and the measurement needs the time.
 const simShare = time.Minute
-
-// budgets splits what is left of the total time, elapsed of it spent, over
-// the presets left: a preset's share is the rest over their number, so time
-// one preset did not use goes to the next ones. The simulation gets a fifth
-// of a share, at most simShare; the measurement the rest. A total of 0 is
-// no budget (0, 0): the spec's repeats, as before.
-func budgets(total, elapsed time.Duration, left int) (meas, sim time.Duration) {
-	if total <= 0 {
-		return 0, 0
-	}
-	share := max(total-elapsed, 0) / time.Duration(max(left, 1))
-	sim = min(share/5, simShare)
-	// The flags take a second at least: a preset past the budget gets its
-	// first look only (the spec's repeats).
-	return max(share-sim, time.Second), max(sim, time.Second)
-}
 
 // settled is a command's arguments, with --until-settled and its budget
 // when there is one.
