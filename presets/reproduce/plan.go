@@ -14,15 +14,13 @@ import (
 )
 
 // runOverhead is what a run costs beyond its warmup and load: starting
-// the groups and the server, and writing the run. The 2026-11-29 make
-// reproduce on the 2-core reference machine took 31 to 45 s per repeat
-// of f04, f08, f12 and f14, within a second per run of their spec's
-// warmup and load.
+// the groups and the server, and writing the run (docs/methodology.md,
+// "How make reproduce sets the budgets", has the measurement).
 const runOverhead = time.Second
 
 // countLoad is the length assumed for a load of a fixed count of requests
-// (f01 to f03), whose length the spec does not say: the same run took 18
-// to 33 s per run of those.
+// (f01 to f03), whose length the spec does not say (docs/methodology.md
+// has what those runs took).
 const countLoad = 25 * time.Second
 
 // cost is what one repeat of a preset's quick variant is expected to take,
