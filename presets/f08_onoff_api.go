@@ -12,7 +12,7 @@ import (
 // f08OnoffApi is f08-onoff-api.yaml.
 var f08OnoffApi = &Preset{
 	Name: "f08-onoff-api", Finding: "F8", Source: schedBench, Cores: 4,
-	why: f08Why,
+	why:       f08Why,
 	Claim:     "a 2-CPU limit doubles the mean latency of a web server under bursty clients; 3-4 CPUs cost little",
 	Check:     "mean latency (2 CPU) >= 1.5x unlimited; 4 CPU within 1.2x",
 	Published: "2-CPU limit: ~5% less throughput, mean latency doubled",
