@@ -26,6 +26,12 @@ type Settling struct {
 	Words  string `json:"words"`
 	// Budget is the time the repeats were given ("10m0s").
 	Budget string `json:"budget"`
+	// First is the repeats of the schedule's first look (the spec's own),
+	// which fixes the schedule; Next, after a stop for the budget, is the
+	// repeats the next look would have had: a later round may continue to
+	// it (runner.Settle.Continue).
+	First int `json:"first_repeats,omitempty"`
+	Next  int `json:"next_repeats,omitempty"`
 }
 
 // JudgeAt judges the verdict again at a sequential rule's level (settle):
