@@ -33,6 +33,20 @@ type Settle struct {
 // other reason is the rule's, and more looks would spend its rate again.
 var ErrCannotContinue = errors.New("cannot continue the repeats")
 
+// settleMost is the most repeats e's last look may have.
+func settleMost(e *experiment.Experiment) int {
+	per := len(e.Spec.Configs) * len(e.Spec.Loads)
+	return min(MaxSettleRepeats, experiment.MaxRepeats, experiment.MaxRuns/max(per, 1))
+}
+
+// CheckContinue says, before anything runs, whether Settle.Continue with
+// rule r can go on with e in dir: nil, or an error wrapping
+// ErrCannotContinue that says why not.
+func CheckContinue(dir string, e *experiment.Experiment, r settle.Rule) error {
+	_, _, err := resumeLooks(dir, r, settleMost(e))
+	return err
+}
+
 // resumeLooks are the looks of an earlier round in dir, as the schedule
 // had them (their widths and times are not kept, so the stall rule and the
 // budget start afresh), and the schedule's first repeats.
@@ -80,8 +94,7 @@ func UntilSettled(ctx context.Context, e *experiment.Experiment, b Backend, opt 
 		return &Outcome{Total: len(e.Runs())}, ErrNoCheck
 	}
 	r := s.Rule
-	per := len(e.Spec.Configs) * len(e.Spec.Loads)
-	most := min(MaxSettleRepeats, experiment.MaxRepeats, experiment.MaxRuns/max(per, 1))
+	most := settleMost(e)
 	first := min(max(e.Spec.Repeats, 1), most)
 	var looks []settle.Look
 	if s.Continue {
