@@ -79,3 +79,47 @@ func TestCostOf(t *testing.T) {
 		t.Errorf("costOf with a result of 4 repeats in 100 s = %+v, want 25s measured", c)
 	}
 }
+
+// TestSecondRound: only a row stopped for its budget has a next look, of
+// the repeats its schedule said; again keeps the directory and says both
+// commands and their time together.
+func TestSecondRound(t *testing.T) {
+	st := func(reason string, repeats, next int) outcome {
+		return outcome{took: 90 * time.Second, verdict: &verdict.Verdict{Repeats: repeats,
+			Settle: &verdict.Settling{Reason: reason, Repeats: repeats, Next: next}}}
+	}
+	for _, c := range []struct {
+		name string
+		o    outcome
+		want int
+	}{
+		{"budget spent after the pilot", st("budget spent", 1, 3), 2},
+		{"budget spent later", st("budget spent", 5, 8), 3},
+		{"stalled", st("interval stopped shrinking", 8, 0), 0},
+		{"settled", st("settled", 3, 0), 0},
+		{"no verdict", outcome{}, 0},
+	} {
+		if got := nextLook(c.o); got != c.want {
+			t.Errorf("%s: nextLook = %d, want %d", c.name, got, c.want)
+		}
+	}
+	if got := perRepeatOf(st("budget spent", 3, 5)); got != 30*time.Second {
+		t.Errorf("perRepeatOf 3 repeats in 90s = %s, want 30s", got)
+	}
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "kept")
+	if err := os.WriteFile(keep, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prev := outcome{cmd: "throttlelab run f04-single-thread --quick", took: time.Minute}
+	o := again("true", dir, prev, "run", "--resume", dir)
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("again removed the results: %v", err)
+	}
+	if o.cmd != "throttlelab run f04-single-thread --quick, then throttlelab run --resume "+dir || o.took < time.Minute || o.err != "" {
+		t.Errorf("again: cmd %q, took %s, err %q", o.cmd, o.took, o.err)
+	}
+	if p := load(dir); p.cmd != o.cmd {
+		t.Errorf("reproduce.json says %q, want %q", p.cmd, o.cmd)
+	}
+}
