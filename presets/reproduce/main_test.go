@@ -15,9 +15,9 @@ import (
 )
 
 // TestShare splits what is left in proportion to the cost per repeat
-// among the presets left, carries unused time on, gives the simulation a
-// fifth (at most a minute), and still gives a preset past the total its
-// first look (1s).
+// among the presets left, carries unused time on, gives the measurement
+// the whole share and the simulation a fifth of it on top (at most a
+// minute), and still gives a preset past the total its first look (1s).
 func TestShare(t *testing.T) {
 	m, s := time.Minute, time.Second
 	for _, c := range []struct {
@@ -25,9 +25,9 @@ func TestShare(t *testing.T) {
 		total, elapsed, w, wl time.Duration
 		meas, sim             time.Duration
 	}{
-		{"a third of the cost, a third of the time", 24 * m, 0, 10 * s, 30 * s, 7 * m, m}, // the simulation at most a minute
-		{"the rest of the time", 24 * m, 20 * m, 40 * s, 40 * s, 192 * s, 48 * s},         // the last preset gets what is left
-		{"cheap preset", 24 * m, 0, 5 * s, 500 * s, 14*s + 400*time.Millisecond - 2880*time.Millisecond, 2880 * time.Millisecond},
+		{"a third of the cost, a third of the time", 24 * m, 0, 10 * s, 30 * s, 8 * m, m}, // the simulation at most a minute
+		{"the rest of the time", 24 * m, 20 * m, 40 * s, 40 * s, 4 * m, 48 * s},           // the last preset gets what is left
+		{"cheap preset", 24 * m, 0, 5 * s, 500 * s, 14*s + 400*time.Millisecond, 2880 * time.Millisecond},
 		{"past the total", 23 * m, 30 * m, 10 * s, 30 * s, s, s}, // first looks only
 		{"no budget", 0, 0, 10 * s, 30 * s, 0, 0},                // no --until-settled
 	} {

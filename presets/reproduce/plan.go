@@ -78,19 +78,20 @@ func measuredCost(dir string) (cost, bool) {
 // spent: in proportion to its cost per repeat (w) among the costs of the
 // presets left (wLeft, its own included), so every preset can afford about
 // as many repeats, and time one preset did not use goes to the ones after
-// it. The simulation gets a fifth of the share, at most simShare; the
-// measurement the rest. A total of 0 is no budget (0, 0): the spec's
-// repeats, as before.
+// it. The measurement gets the whole share; the simulation, which runs
+// after it, a fifth of the share on top, at most simShare: simulated
+// repeats take seconds, and whatever the simulation takes comes out of
+// the shares after it (elapsed). A total of 0 is no budget (0, 0): the
+// spec's repeats, as before.
 func share(total, elapsed, w, wLeft time.Duration) (meas, sim time.Duration) {
 	if total <= 0 {
 		return 0, 0
 	}
 	left := max(total-elapsed, 0)
 	s := time.Duration(float64(left) * float64(w) / float64(max(wLeft, w, 1)))
-	sim = min(s/5, simShare)
 	// The flags take a second at least: a preset past the budget gets its
 	// first look only (the spec's repeats).
-	return max(s-sim, time.Second), max(sim, time.Second)
+	return max(s, time.Second), max(min(s/5, simShare), time.Second)
 }
 
 // plan writes, before anything runs, each preset's cost per repeat, where
@@ -107,7 +108,7 @@ func plan(w io.Writer, ps []*presets.Preset, costs []cost, total time.Duration) 
 	for i, p := range ps {
 		meas, sim := share(total, elapsed, costs[i].perRepeat, wLeft)
 		wLeft -= costs[i].perRepeat
-		elapsed += meas + sim
+		elapsed += meas
 		fmt.Fprintf(w, "%-20s %8s per repeat (%s): %8s measured, %5s simulated, about %.1f repeats\n",
 			p.Name, costs[i].perRepeat.Round(time.Second), costs[i].from, meas.Round(time.Second), sim.Round(time.Second),
 			float64(meas)/float64(costs[i].perRepeat))
