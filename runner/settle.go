@@ -54,7 +54,7 @@ func resumeLooks(dir string, r settle.Rule, most int) ([]settle.Look, int, error
 	v := record.ReadVerdict(dir)
 	switch {
 	case v == nil || v.Settle == nil:
-		return nil, 0, fmt.Errorf("%w: %s holds no verdict of repeats until settled (run it with --until-settled first)", ErrCannotContinue, dir)
+		return nil, 0, fmt.Errorf("%w: %s holds no verdict of repeats until settled (settle it first)", ErrCannotContinue, dir)
 	case v.Settle.Reason != string(settle.Budget):
 		return nil, 0, fmt.Errorf("%w: %s stopped for %q, not for its budget", ErrCannotContinue, dir, v.Settle.Reason)
 	case v.Settle.First < 1:
