@@ -79,7 +79,7 @@ func f08Why(r *Results) string {
 	}
 	limit := cpus(c.CPU.Limit)
 	if r.Env.Cores > 0 && limit >= float64(r.Env.Cores) && s.ThrottledPct < 1 {
-		return fmt.Sprintf("the largest limit, %.2f CPUs on this %d-CPU machine, was throttled in %.1f%% of periods: a quota as large as the machine cannot bind, so its mean's difference from unlimited is not the limit's: it is noise between runs or the machine the load generator shares", limit, r.Env.Cores, s.ThrottledPct)
+		return fmt.Sprintf("the largest limit, %.2f CPUs on this %d-CPU machine, was throttled in %.1f%% of periods: a quota as large as the machine cannot bind, so its mean's difference from unlimited is not the limit's: it is noise between runs, other work on the host, or the load generator sharing the machine", limit, r.Env.Cores, s.ThrottledPct)
 	}
 	if s.ThrottledPct >= 1 {
 		return fmt.Sprintf("the largest limit, %.2f CPUs, was throttled in %.1f%% of periods", limit, s.ThrottledPct)
