@@ -9,7 +9,7 @@ IMAGE_OUT ?= bin/throttlelab-oci.tar
 GOARCH ?= $(shell $(GO) env GOARCH)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: test-shared all build validate-advise validate-slices image release k8s-binaries e2e-k8s e2e-fleet test test-vm test-kernels cgmode-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce clean
+.PHONY: test-shared all build validate-advise validate-slices image release k8s-binaries e2e-k8s e2e-fleet test test-vm test-kernels cgmode-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce reproduce-plan clean
 
 all: build
 
@@ -166,11 +166,16 @@ bench-sim:
 # Each preset runs until its check settles (--until-settled) within its
 # share of REPRODUCE_BUDGET, the time for every preset together (23m, so
 # that first looks past a share and the writing stay within 25 minutes on
-# 2 cores; 0: the spec's repeats only).
+# 2 cores; 0: the spec's repeats only), in proportion to its cost per
+# repeat; what is left at the end continues the rows that stopped for
+# their budget. make reproduce-plan prints the shares and runs nothing.
 # REPRODUCE_FLAGS=-lock=FILE holds an flock on FILE during each measured run.
 REPRODUCE_BUDGET ?= 23m
 reproduce: build
 	$(GO) run ./presets/reproduce -bin $(BIN) -out docs/findings.md -budget $(REPRODUCE_BUDGET) $(REPRODUCE_FLAGS)
+
+reproduce-plan:
+	$(GO) run ./presets/reproduce -plan -budget $(REPRODUCE_BUDGET) $(REPRODUCE_FLAGS)
 
 clean:
 	rm -rf bin

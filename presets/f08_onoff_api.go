@@ -12,6 +12,7 @@ import (
 // f08OnoffApi is f08-onoff-api.yaml.
 var f08OnoffApi = &Preset{
 	Name: "f08-onoff-api", Finding: "F8", Source: schedBench, Cores: 4,
+	why:       f08Why,
 	Claim:     "a 2-CPU limit doubles the mean latency of a web server under bursty clients; 3-4 CPUs cost little",
 	Check:     "mean latency (2 CPU) >= 1.5x unlimited; 4 CPU within 1.2x",
 	Published: "2-CPU limit: ~5% less throughput, mean latency doubled",
@@ -59,4 +60,29 @@ var f08OnoffApi = &Preset{
 		return []verdict.Condition{small, large}, fmt.Sprintf("mean latency %.2f ms unlimited, %.2f ms at the smallest limit (%.2fx, needs >= 1.5), %.2f ms at the largest (%.2fx, needs <= 1.2)",
 			m[0], m[1], m[1]/m[0], m[2], m[2]/m[0]), nil
 	},
+}
+
+// f08Why reads the largest limit against the machine. On the original
+// 4-core node the 4-CPU limit was the whole node, as 2 CPUs are on a
+// 2-core machine: a quota that large cannot bind (the node has no more
+// CPU time per period to give), so the scale keeps the check's shape and
+// any difference from unlimited there is not the limit's. The reading
+// says so from the run's own throttled periods.
+func f08Why(r *Results) string {
+	c, err := config(r.Spec, "limit-4")
+	if err != nil || c.CPU.Limit.IsZero() {
+		return ""
+	}
+	s, err := r.Config("limit-4")
+	if err != nil {
+		return ""
+	}
+	limit := cpus(c.CPU.Limit)
+	if r.Env.Cores > 0 && limit >= float64(r.Env.Cores) && s.ThrottledPct < 1 {
+		return fmt.Sprintf("the largest limit, %.2f CPUs on this %d-CPU machine, was throttled in %.1f%% of periods: a quota as large as the machine cannot bind, so its mean's difference from unlimited is not the limit's: it is noise between runs, other work on the host, or the load generator sharing the machine", limit, r.Env.Cores, s.ThrottledPct)
+	}
+	if s.ThrottledPct >= 1 {
+		return fmt.Sprintf("the largest limit, %.2f CPUs, was throttled in %.1f%% of periods", limit, s.ThrottledPct)
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -14,9 +15,12 @@ import (
 )
 
 // shrinking is a judge whose one condition, 1.2 against a threshold of 1,
-// has draws spread as 0.6/sqrt(repeats): conclusive at 99.375% from 10
-// repeats on, so on settle.Default's schedule (3, 5, 8, 12, ...) at the
-// fourth look.
+// has draws spread as spread/sqrt(repeats). At 99.375%, widened by
+// settle.Widen (sqrt(n/(n-1)) t(n-1)/z: 1.34 at 12 repeats, 1.2 at 18),
+// spread 0.6 is conclusive from 18 repeats on, the sixth look of
+// settle.Default's schedule for the test spec's two repeats (a pilot at
+// 2, then 3, 5, 8, 12, 18, ...); spread 0.1 (5.6 at 3 repeats, 2.3 at 5)
+// from 5, the third.
 type shrinking struct{ spread float64 }
 
 func (j shrinking) Judge(dir string, s *record.ExperimentSummary) (Verdict, error) {
@@ -45,8 +49,10 @@ func TestUntilSettled(t *testing.T) {
 		repeats int
 		reason  settle.Reason
 	}{
-		{"settles at the fourth look", 0.6, 12, settle.Settled},
-		{"settled at the first look", 0.1, 3, settle.Settled},
+		{"settles at the sixth look", 0.6, 18, settle.Settled},
+		// The pilot look at 1 repeat judges nothing, and 3 is too few
+		// for a 0.2 margin once widened.
+		{"settles at the third look", 0.1, 5, settle.Settled},
 		// Never narrower than 2.4 wide around 1.2 at 99.375%: the spread
 		// shrinks as 1/sqrt(n), but not fast enough within the schedule
 		// to settle, and by 10% over two looks, so it runs to the end.
@@ -94,5 +100,45 @@ func TestUntilSettledNeedsACheck(t *testing.T) {
 	_, err := Run(context.Background(), load(t), &fake{}, Options{Dir: t.TempDir(), Settle: &Settle{Rule: settle.Default, Budget: time.Hour}})
 	if err != ErrNoCheck {
 		t.Errorf("no judge: %v, want ErrNoCheck", err)
+	}
+}
+
+// TestUntilSettledContinues stops a first round for its budget after the
+// pilot look, then continues in the same directory on the same schedule:
+// the second round runs only the new repeats and settles where one round
+// with time would have (18 repeats for spread 0.6, the sixth look).
+func TestUntilSettledContinues(t *testing.T) {
+	e, dir := load(t), t.TempDir()
+	first := &fake{}
+	var out, log bytes.Buffer
+	if _, err := Run(context.Background(), e, first, Options{Dir: dir, Judge: shrinking{0.6}, Out: &out, Log: &log,
+		Settle: &Settle{Rule: settle.Default, Budget: time.Nanosecond}}); err != nil {
+		t.Fatal(err)
+	}
+	v := record.ReadVerdict(dir)
+	if v == nil || v.Settle == nil || v.Settle.Reason != string(settle.Budget) || v.Settle.First != 2 || v.Settle.Next != 3 {
+		t.Fatalf("first round: settling %+v, want a stop for the budget after the pilot look, first 2 (the spec's), next 3", v.Settle)
+	}
+	e2, err := record.ReadSpec(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := &fake{}
+	if _, err := Run(context.Background(), e2, second, Options{Dir: dir, Resume: true, Judge: shrinking{0.6}, Out: &out, Log: &log,
+		Settle: &Settle{Rule: settle.Default, Budget: time.Hour, Continue: true}}); err != nil {
+		t.Fatal(err)
+	}
+	v = record.ReadVerdict(dir)
+	if v.Settle.Reason != string(settle.Settled) || v.Settle.Repeats != 18 || v.Settle.Looks != 6 || v.Outcome != verdict.Reproduced {
+		t.Errorf("second round: settling %+v, outcome %q; want settled after 18 repeats at the sixth look", v.Settle, v.Outcome)
+	}
+	if len(first.ran) != 2*2 || len(second.ran) != 2*16 {
+		t.Errorf("%d runs in the first round and %d in the second, want 4 and 32 (each repeat once)", len(first.ran), len(second.ran))
+	}
+	// A settled directory does not continue: that stop was the rule's.
+	_, err = Run(context.Background(), e2, &fake{}, Options{Dir: dir, Resume: true, Judge: shrinking{0.6}, Log: &log,
+		Settle: &Settle{Rule: settle.Default, Budget: time.Hour, Continue: true}})
+	if !errors.Is(err, ErrCannotContinue) {
+		t.Errorf("continuing a settled directory: %v, want ErrCannotContinue", err)
 	}
 }

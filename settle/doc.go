@@ -6,8 +6,9 @@
 // the durations in.
 //
 // The rule is group-sequential with a Bonferroni split: at most MaxLooks
-// looks, fixed in advance (Schedule), each judging at the level
-// 1 - Alpha/MaxLooks. Whatever the looks see, and wherever it stops, the
+// judging looks, fixed in advance (Schedule; a pilot look at fewer than
+// MinJudge repeats judges nothing), each judging at the level
+// 1 - Alpha/MaxLooks on intervals widened for few repeats (Widen). Whatever the looks see, and wherever it stops, the
 // chance that any look's interval misses the true value of a condition is at
 // most Alpha (the union bound), so a condition's false-verdict rate over the
 // whole sequence is at most Alpha: 5% with Default, as for one plain 95%
@@ -17,7 +18,8 @@
 // Example:
 //
 //	r := settle.Default
-//	looks := r.Schedule(3, 60)           // [3 5 8 12 18 27 41 60]
+//	looks := r.Schedule(1, 100)          // [1 3 5 8 12 18 27 41 62]: a pilot, then 8 looks
 //	iv, _ := settle.Interval(draws, point, r.Level())
+//	iv = settle.Widen(iv, point, repeats, r.Level())
 //	d := r.Decide(seen, 10*time.Minute)  // Stop, Reason, Next
 package settle

@@ -44,14 +44,23 @@ func (r Rule) Rate() string {
 
 func trim(v float64) string { return fmt.Sprintf("%.4g", v) }
 
-// Schedule is the repeats at each look, fixed before the first: first,
-// then growing by Growth (at least one more each look), at most MaxLooks
-// looks and at most most repeats (the last look at most, when the growth
-// would pass it).
+// Schedule is the repeats at each look, fixed before the first: first
+// (the spec's own repeats), then growing by Growth (at least one more each
+// look), at most most repeats (the last look at most, when the growth
+// would pass it). A first under MinJudge is a pilot look that judges
+// nothing: the looks after it start at MinJudge, and MaxLooks counts the
+// judging looks only, so the pilot spends none of Alpha.
 func (r Rule) Schedule(first, most int) []int {
 	first = max(first, 1)
-	out := []int{first}
-	for len(out) < r.MaxLooks {
+	var out []int
+	if first < MinJudge && first < most {
+		out = append(out, first)
+		first = MinJudge
+	}
+	first = min(first, most)
+	judged := 1
+	out = append(out, first)
+	for judged < r.MaxLooks {
 		last := out[len(out)-1]
 		next := max(int(math.Ceil(float64(last)*r.Growth)), last+1)
 		if next > most {
@@ -61,6 +70,7 @@ func (r Rule) Schedule(first, most int) []int {
 			break
 		}
 		out = append(out, next)
+		judged++
 	}
 	return out
 }
@@ -134,9 +144,9 @@ func (r Rule) Decide(looks []Look, schedule []int, budget time.Duration) Decisio
 	switch {
 	case len(last.Open) == 0:
 		return Decision{Stop: true, Reason: Settled}
-	case k >= len(schedule) || k >= r.MaxLooks:
+	case k >= len(schedule):
 		return Decision{Stop: true, Reason: LastLook}
-	case k >= 3 && r.stalled(looks[k-3].Open, last.Open):
+	case k >= 3 && looks[k-3].Repeats >= MinJudge && r.stalled(looks[k-3].Open, last.Open):
 		return Decision{Stop: true, Reason: Stalled}
 	}
 	next := schedule[k]

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/throttlelab/throttlelab/settle"
 )
@@ -25,11 +26,19 @@ type Settling struct {
 	Words  string `json:"words"`
 	// Budget is the time the repeats were given ("10m0s").
 	Budget string `json:"budget"`
+	// First is the repeats of the schedule's first look (the spec's own),
+	// which fixes the schedule; Next, after a stop for the budget, is the
+	// repeats the next look would have had: a later round may continue to
+	// it (runner.Settle.Continue).
+	First int `json:"first_repeats,omitempty"`
+	Next  int `json:"next_repeats,omitempty"`
 }
 
 // JudgeAt judges the verdict again at a sequential rule's level (settle):
 // every condition with bootstrap draws gets its interval at level
-// (CISettle) and its outcome from it, and the verdict's outcome is summed
+// (CISettle), widened for few repeats (settle.Widen), and its outcome
+// from it; below settle.MinJudge repeats every such condition is
+// inconclusive (a pilot look), and the verdict's outcome is summed
 // up from those as Combine sums them. A disturbed verdict stays
 // inconclusive (whatever the widths: more repeats do not undo the runs
 // that were disturbed). It returns the widths of the intervals of the conditions
@@ -42,6 +51,7 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 		c := &v.Conditions[i]
 		if c.Draws != nil {
 			if iv, ok := settle.Interval(c.Draws, c.Value, level); ok {
+				iv = settle.Widen(iv, c.Value, v.Repeats, level)
 				c.CISettle = &iv
 			}
 		}
@@ -53,6 +63,14 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 			return nil, err
 		}
 		c.Outcome, c.RepeatsNeeded = j.Outcome, j.RepeatsNeeded
+		if v.Repeats < settle.MinJudge && c.Draws != nil {
+			// A pilot look judges nothing (settle.MinJudge): its
+			// intervals cannot hold the run-to-run variation.
+			c.Outcome = Inconclusive
+			c.RepeatsNeeded = max(c.RepeatsNeeded, settle.MinJudge)
+			open[i] = math.Inf(1)
+			continue
+		}
 		if c.Outcome == Inconclusive {
 			w := 0.0
 			if j.CI95 != nil {

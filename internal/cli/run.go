@@ -142,6 +142,9 @@ func runTarget(cmd *cobra.Command, f runFlags, args []string, backend string) (*
 		if err != nil {
 			return nil, nil, usagef("--resume %s: %v", f.resume, err)
 		}
+		if err := f.settle.checkContinue(f.resume, e); err != nil {
+			return nil, nil, err
+		}
 		pi, err := presets.ReadInfo(f.resume)
 		return e, pi, err
 	case len(args) != 1:
@@ -204,6 +207,6 @@ func runOptions(cmd *cobra.Command, dir string, resume bool, pi *presets.Info, s
 	if pi != nil {
 		opt.Judge = pi
 	}
-	opt.Settle = sf.settled()
+	opt.Settle = sf.settledFor(resume)
 	return opt
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/runner"
 	"github.com/throttlelab/throttlelab/settle"
@@ -27,7 +28,9 @@ func addSettleFlags(fs *pflag.FlagSet, f *settleFlags) {
 
 // options checks the flags (before anything runs) and returns the
 // settling's options: nil without --until-settled. other names a flag
-// given that --until-settled does not go with ("" for none).
+// given that --until-settled does not go with ("" for none), except
+// --resume: then the repeats continue a directory whose earlier round
+// stopped for its budget (checkContinue).
 func (f settleFlags) options(other string) (*runner.Settle, error) {
 	if !f.untilSettled {
 		if f.budget != "" {
@@ -35,8 +38,8 @@ func (f settleFlags) options(other string) (*runner.Settle, error) {
 		}
 		return nil, nil
 	}
-	if other != "" {
-		return nil, usagef("--until-settled adds repeats to a new run of a preset: leave out %s", other)
+	if other != "" && other != "--resume" {
+		return nil, usagef("--until-settled adds repeats to a new run of a preset, or with --resume to one that stopped for its budget: leave out %s", other)
 	}
 	if f.budget == "" {
 		return nil, usagef("--until-settled needs --budget, the time the repeats may take in all (such as --budget 10m)")
@@ -64,4 +67,28 @@ func (f settleFlags) checkSettled(pi *presets.Info, arg string) error {
 		return usagef("--until-settled settles a preset's check: %s has none (give a preset: throttlelab presets lists them)", arg)
 	}
 	return nil
+}
+
+// checkContinue refuses, before anything runs, --until-settled with
+// --resume DIR when DIR's repeats did not stop for their budget (or were
+// not run until settled): more looks there would spend the rule's rate
+// again.
+func (f settleFlags) checkContinue(dir string, e *experiment.Experiment) error {
+	if !f.untilSettled {
+		return nil
+	}
+	if err := runner.CheckContinue(dir, e, settle.Default); err != nil {
+		return usagef("--resume %s --until-settled: %v", dir, err)
+	}
+	return nil
+}
+
+// settledFor is the settling's options of flags options has checked, for
+// a new run or (resume) one continued in its directory.
+func (f settleFlags) settledFor(resume bool) *runner.Settle {
+	s := f.settled()
+	if s != nil {
+		s.Continue = resume
+	}
+	return s
 }

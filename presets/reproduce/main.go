@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -51,7 +52,8 @@ func main() {
 	results := flag.String("results", "results/reproduce", "where the runs go")
 	only := flag.String("only", "", "comma-separated presets to run again; the others' last results are read from -results")
 	lock := flag.String("lock", "", "a lock file to hold (flock) during each measured run, so runs on a shared host take turns")
-	total := flag.Duration("budget", 23*time.Minute, "time for every preset together (0: a fixed number of repeats, no --until-settled); each preset's share is what is left over the presets left")
+	total := flag.Duration("budget", 23*time.Minute, "time for every preset together (0: a fixed number of repeats, no --until-settled); each preset's share is what is left, in proportion to its cost per repeat among the presets left")
+	planOnly := flag.Bool("plan", false, "print each preset's cost per repeat and share of -budget, and run nothing")
 	flag.Parse()
 	started := time.Now()
 	history := filepath.Join(*results, "history.jsonl")
@@ -66,12 +68,26 @@ func main() {
 		meas, sim, cmp outcome
 	}
 	var rows []row
-	left := 0
+	// Each preset to run gets a share of what is left in proportion to
+	// its cost per repeat (costOf): measured in its last result, else
+	// estimated from its quick spec.
+	var todo []*presets.Preset
+	var costs []cost
+	var wLeft time.Duration
+	perRepeat := map[string]time.Duration{}
 	for _, p := range presets.All() {
 		if len(want) == 0 || want[p.Name] {
-			left++
+			c := costOf(p, filepath.Join(*results, p.Name), runtime.NumCPU())
+			todo, costs = append(todo, p), append(costs, c)
+			perRepeat[p.Name] = c.perRepeat
+			wLeft += c.perRepeat
 		}
 	}
+	plan(os.Stderr, todo, costs, *total)
+	if *planOnly {
+		return
+	}
+	ran := map[string]bool{}
 	for _, p := range presets.All() {
 		r := row{p: p}
 		measDir, simDir := filepath.Join(*results, p.Name), filepath.Join(*results, p.Name+"-sim")
@@ -79,19 +95,51 @@ func main() {
 		if len(want) > 0 && !want[p.Name] {
 			r.meas, r.sim, r.cmp = load(measDir), load(simDir), load(cmpDir)
 		} else {
-			meas, sim := budgets(*total, time.Since(started), left)
-			left--
+			meas, sim := share(*total, time.Since(started), perRepeat[p.Name], wLeft)
+			wLeft -= perRepeat[p.Name]
 			r.meas = locked(*lock, func() outcome { return do(*bin, measDir, settled(meas, "run", p.Name, "--quick")...) })
 			r.sim = do(*bin, simDir, settled(sim, "sim", p.Name)...)
 			// The measured experiment simulated on a machine like this one,
 			// with the measurement's seeds: simulated against measured.
 			r.cmp = do(*bin, cmpDir, "sim", "--compare", measDir)
-			note(history, p.Name, &r.meas)
-			note(history, p.Name+"-sim", &r.sim)
+			ran[p.Name] = true
 		}
-		r.meas.attempts, r.sim.attempts = attempts(history, p.Name), attempts(history, p.Name+"-sim")
 		fmt.Fprintf(os.Stderr, "%s: measured %s, simulated %s\n", p.Name, word(r.meas), word(r.sim))
 		rows = append(rows, r)
+	}
+	// The second round: what is left of the total goes to the measured
+	// rows that stopped for their budget, in proportion to their cost per
+	// repeat, each continuing its own schedule (run --resume
+	// --until-settled) if its share pays for its next look.
+	var more []int
+	var wMore time.Duration
+	for i, r := range rows {
+		if ran[r.p.Name] && nextLook(r.meas) > 0 {
+			more = append(more, i)
+			wMore += perRepeatOf(r.meas)
+		}
+	}
+	for _, i := range more {
+		r := &rows[i]
+		w := perRepeatOf(r.meas)
+		meas, _ := share(*total, time.Since(started), w, wMore)
+		wMore -= w
+		if need := w * time.Duration(nextLook(r.meas)); *total <= 0 || meas < need {
+			fmt.Fprintf(os.Stderr, "%s: no second round (%s left for it, its next look takes about %s)\n", r.p.Name, meas.Round(time.Second), need.Round(time.Second))
+			continue
+		}
+		measDir := filepath.Join(*results, r.p.Name)
+		r.meas = locked(*lock, func() outcome { return again(*bin, measDir, r.meas, settled(meas, "run", "--resume", measDir)...) })
+		r.cmp = do(*bin, filepath.Join(*results, r.p.Name+"-simq"), "sim", "--compare", measDir)
+		fmt.Fprintf(os.Stderr, "%s: second round: measured %s\n", r.p.Name, word(r.meas))
+	}
+	for i := range rows {
+		r := &rows[i]
+		if ran[r.p.Name] {
+			note(history, r.p.Name, &r.meas)
+			note(history, r.p.Name+"-sim", &r.sim)
+		}
+		r.meas.attempts, r.sim.attempts = attempts(history, r.p.Name), attempts(history, r.p.Name+"-sim")
 	}
 	var b bytes.Buffer
 	host := ""
@@ -110,8 +158,11 @@ func main() {
 	fmt.Fprintf(&b, "the published figures are the studies' own, from their machines ([the studies](#the-studies) below cite each).\n\n")
 	fmt.Fprintf(&b, "Each check has three outcomes: **reproduced** (the 95%% interval of every figure clears its threshold), **not reproduced**\n")
 	fmt.Fprintf(&b, "(an interval clears the opposite) and **inconclusive** (an interval straddles its threshold; the cell says how many repeats\n")
-	fmt.Fprintf(&b, "would likely settle it). With a budget (`-budget`, %s for every preset together here) each row runs `--until-settled`: repeats are\n", *total)
-	fmt.Fprintf(&b, "added while a check is inconclusive and its intervals still shrink, judged at a sequential rule's level, %s;\n", settle.Default.Rate())
+	fmt.Fprintf(&b, "would likely settle it). With a budget (`-budget`, %s for every preset together here, each row's share in proportion to its cost per repeat\n", *total)
+	fmt.Fprintf(&b, "among the rows left, so unspent time rolls forward, and what is left at the end continues the measured rows that stopped for their budget;\n")
+	fmt.Fprintf(&b, "`-plan` prints the shares) each row runs `--until-settled`: repeats are\n")
+	fmt.Fprintf(&b, "added while a check is inconclusive and its intervals still shrink, judged at a sequential rule's level on intervals widened for few repeats\n")
+	fmt.Fprintf(&b, "(a first look under %d repeats is a pilot that judges nothing), %s;\n", settle.MinJudge, settle.Default.Rate())
 	fmt.Fprintf(&b, "the cell says how many repeats it took and why it stopped ([methodology.md](methodology.md#the-stopping-rule)). Intervals: a hierarchical bootstrap, %d resamples of the repeats (the same for every config) and then of each\n", stats.Resamples)
 	fmt.Fprintf(&b, "drawn run's requests; with one repeat, of the requests only, so they leave out run-to-run variation ([methodology.md](methodology.md)).\n")
 	fmt.Fprintf(&b, "Each cell says when it ran and which attempt at that row it was (every attempt is kept in `%s`;\n", filepath.ToSlash(history))
@@ -158,22 +209,6 @@ func main() {
 // simShare is the most of a preset's share its simulation gets: repeats
 // are cheap there, and the measurement needs the time.
 const simShare = time.Minute
-
-// budgets splits what is left of the total time, elapsed of it spent, over
-// the presets left: a preset's share is the rest over their number, so time
-// one preset did not use goes to the next ones. The simulation gets a fifth
-// of a share, at most simShare; the measurement the rest. A total of 0 is
-// no budget (0, 0): the spec's repeats, as before.
-func budgets(total, elapsed time.Duration, left int) (meas, sim time.Duration) {
-	if total <= 0 {
-		return 0, 0
-	}
-	share := max(total-elapsed, 0) / time.Duration(max(left, 1))
-	sim = min(share/5, simShare)
-	// The flags take a second at least: a preset past the budget gets its
-	// first look only (the spec's repeats).
-	return max(share-sim, time.Second), max(sim, time.Second)
-}
 
 // settled is a command's arguments, with --until-settled and its budget
 // when there is one.
@@ -276,6 +311,44 @@ func do(bin, dir string, args ...string) outcome {
 		o.err = fmt.Sprintf("%v: %s", err, lines[len(lines)-1])
 	}
 	os.MkdirAll(dir, 0o755)
+	b, _ := json.Marshal(provenance{Cmd: o.cmd, TookSec: o.took.Seconds(), Err: o.err, Date: o.date})
+	os.WriteFile(filepath.Join(dir, "reproduce.json"), b, 0o644)
+	return read(dir, o)
+}
+
+// nextLook is how many repeats a measured row stopped for its budget
+// would add at its next look (0: it did not stop for its budget).
+func nextLook(o outcome) int {
+	if o.verdict == nil || o.verdict.Settle == nil || o.verdict.Settle.Reason != string(settle.Budget) || o.verdict.Settle.Next <= o.verdict.Settle.Repeats {
+		return 0
+	}
+	return o.verdict.Settle.Next - o.verdict.Settle.Repeats
+}
+
+// perRepeatOf is what a repeat of a row's run took.
+func perRepeatOf(o outcome) time.Duration {
+	n := 1
+	if o.verdict != nil {
+		n = max(o.verdict.Repeats, 1)
+	}
+	return o.took / time.Duration(n)
+}
+
+// again runs one more throttlelab command on the results in dir (which it
+// keeps) after the one that made prev, and reads its verdict; the
+// provenance says both commands and their time together.
+func again(bin, dir string, prev outcome, args ...string) outcome {
+	o := outcome{cmd: prev.cmd + ", then throttlelab " + strings.Join(args, " "), date: prev.date}
+	start := time.Now()
+	c := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	err := c.Run()
+	o.took = prev.took + time.Since(start)
+	if err != nil {
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		o.err = fmt.Sprintf("%v: %s", err, lines[len(lines)-1])
+	}
 	b, _ := json.Marshal(provenance{Cmd: o.cmd, TookSec: o.took.Seconds(), Err: o.err, Date: o.date})
 	os.WriteFile(filepath.Join(dir, "reproduce.json"), b, 0o644)
 	return read(dir, o)

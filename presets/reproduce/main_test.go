@@ -1,33 +1,39 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/presets"
+	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/verdict"
 )
 
-// TestBudgets splits what is left over the presets left, carries unused
-// time on, gives the simulation a fifth (at most a minute), and still
-// gives a preset past the total its first look (1s).
-func TestBudgets(t *testing.T) {
-	m := time.Minute
+// TestShare splits what is left in proportion to the cost per repeat
+// among the presets left, carries unused time on, gives the measurement
+// the whole share and the simulation a fifth of it on top (at most a
+// minute), and still gives a preset past the total its first look (1s).
+func TestShare(t *testing.T) {
+	m, s := time.Minute, time.Second
 	for _, c := range []struct {
-		total, elapsed time.Duration
-		left           int
-		meas, sim      time.Duration
+		name                  string
+		total, elapsed, w, wl time.Duration
+		meas, sim             time.Duration
 	}{
-		{23 * m, 0, 15, 23*m/15 - 23*m/75, 23 * m / 75},
-		{23 * m, 20 * m, 1, 144 * time.Second, 36 * time.Second}, // the last preset gets what is left
-		{60 * m, 0, 2, 29 * m, m},                                // a simulation gets at most a minute
-		{23 * m, 30 * m, 3, time.Second, time.Second},            // past the total: first looks only
-		{0, 0, 15, 0, 0}, // no budget: no --until-settled
+		{"a third of the cost, a third of the time", 24 * m, 0, 10 * s, 30 * s, 8 * m, m}, // the simulation at most a minute
+		{"the rest of the time", 24 * m, 20 * m, 40 * s, 40 * s, 4 * m, 48 * s},           // the last preset gets what is left
+		{"cheap preset", 24 * m, 0, 5 * s, 500 * s, 14*s + 400*time.Millisecond, 2880 * time.Millisecond},
+		{"past the total", 23 * m, 30 * m, 10 * s, 30 * s, s, s}, // first looks only
+		{"no budget", 0, 0, 10 * s, 30 * s, 0, 0},                // no --until-settled
 	} {
-		meas, sim := budgets(c.total, c.elapsed, c.left)
+		meas, sim := share(c.total, c.elapsed, c.w, c.wl)
 		if meas != c.meas || sim != c.sim {
-			t.Errorf("budgets(%s, %s, %d) = %s, %s; want %s, %s", c.total, c.elapsed, c.left, meas, sim, c.meas, c.sim)
+			t.Errorf("%s: share(%s, %s, %s, %s) = %s, %s; want %s, %s", c.name, c.total, c.elapsed, c.w, c.wl, meas, sim, c.meas, c.sim)
 		}
 	}
 	if got := settled(90*time.Second, "run", "f04-single-thread", "--quick"); !slices.Equal(got, []string{"run", "f04-single-thread", "--quick", "--until-settled", "--budget", "1m30s"}) {
@@ -46,5 +52,74 @@ func TestCellSaysHowItSettled(t *testing.T) {
 	c := cell(outcome{verdict: v})
 	if !strings.Contains(c, "Repeats: interval stopped shrinking after 14 repeats: still inconclusive (budget 1m0s)") {
 		t.Errorf("cell %q does not say how it settled", c)
+	}
+}
+
+// TestCostOf estimates a preset's cost per repeat from its quick spec, and
+// takes the last result's time over its repeats when there is one.
+func TestCostOf(t *testing.T) {
+	p, ok := presets.Lookup("f04-single-thread")
+	if !ok {
+		t.Fatal("no f04-single-thread")
+	}
+	dir := t.TempDir()
+	// 3 configs, each 1 s of warmup, a ramp of 3 steps of 3 s and a
+	// second of overhead.
+	if c := costOf(p, dir, 2); c.perRepeat != 33*time.Second || c.from != "estimated from the spec" {
+		t.Errorf("costOf without a result = %+v, want 33s estimated from the spec", c)
+	}
+	b, _ := json.Marshal(provenance{Cmd: "throttlelab run f04-single-thread --quick", TookSec: 100, Date: time.Now()})
+	if err := os.WriteFile(filepath.Join(dir, "reproduce.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := record.WriteVerdict(dir, &verdict.Verdict{Finding: "F4", Backend: "local", Repeats: 4, Outcome: verdict.Reproduced}); err != nil {
+		t.Fatal(err)
+	}
+	if c := costOf(p, dir, 2); c.perRepeat != 25*time.Second || !strings.HasPrefix(c.from, "measured") {
+		t.Errorf("costOf with a result of 4 repeats in 100 s = %+v, want 25s measured", c)
+	}
+}
+
+// TestSecondRound: only a row stopped for its budget has a next look, of
+// the repeats its schedule said; again keeps the directory and says both
+// commands and their time together.
+func TestSecondRound(t *testing.T) {
+	st := func(reason string, repeats, next int) outcome {
+		return outcome{took: 90 * time.Second, verdict: &verdict.Verdict{Repeats: repeats,
+			Settle: &verdict.Settling{Reason: reason, Repeats: repeats, Next: next}}}
+	}
+	for _, c := range []struct {
+		name string
+		o    outcome
+		want int
+	}{
+		{"budget spent after the pilot", st("budget spent", 1, 3), 2},
+		{"budget spent later", st("budget spent", 5, 8), 3},
+		{"stalled", st("interval stopped shrinking", 8, 0), 0},
+		{"settled", st("settled", 3, 0), 0},
+		{"no verdict", outcome{}, 0},
+	} {
+		if got := nextLook(c.o); got != c.want {
+			t.Errorf("%s: nextLook = %d, want %d", c.name, got, c.want)
+		}
+	}
+	if got := perRepeatOf(st("budget spent", 3, 5)); got != 30*time.Second {
+		t.Errorf("perRepeatOf 3 repeats in 90s = %s, want 30s", got)
+	}
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "kept")
+	if err := os.WriteFile(keep, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prev := outcome{cmd: "throttlelab run f04-single-thread --quick", took: time.Minute}
+	o := again("true", dir, prev, "run", "--resume", dir)
+	if _, err := os.Stat(keep); err != nil {
+		t.Errorf("again removed the results: %v", err)
+	}
+	if o.cmd != "throttlelab run f04-single-thread --quick, then throttlelab run --resume "+dir || o.took < time.Minute || o.err != "" {
+		t.Errorf("again: cmd %q, took %s, err %q", o.cmd, o.took, o.err)
+	}
+	if p := load(dir); p.cmd != o.cmd {
+		t.Errorf("reproduce.json says %q, want %q", p.cmd, o.cmd)
 	}
 }

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/throttlelab/throttlelab/presets"
+	"github.com/throttlelab/throttlelab/record"
+)
+
+// runOverhead is what a run costs beyond its warmup and load: starting
+// the groups and the server, and writing the run (docs/methodology.md,
+// "How make reproduce sets the budgets", has the measurement).
+const runOverhead = time.Second
+
+// countLoad is the length assumed for a load of a fixed count of requests
+// (f01 to f03), whose length the spec does not say (docs/methodology.md
+// has what those runs took).
+const countLoad = 25 * time.Second
+
+// cost is what one repeat of a preset's quick variant is expected to take,
+// and where the figure comes from.
+type cost struct {
+	perRepeat time.Duration
+	from      string
+}
+
+// costOf is a preset's cost per repeat: measured in dir's last result
+// (its time over its repeats) when there is one, else estimated from the
+// quick spec for a machine of cores CPUs (runs per repeat times warmup,
+// load and runOverhead).
+func costOf(p *presets.Preset, dir string, cores int) cost {
+	if c, ok := measuredCost(dir); ok {
+		return c
+	}
+	e, _, err := p.Quick(cores)
+	if err != nil {
+		// Refused before it runs (presets.ErrNotFaithful): it costs
+		// next to nothing.
+		return cost{perRepeat: time.Second, from: "refused before it runs"}
+	}
+	var load time.Duration
+	for _, l := range e.Spec.Loads {
+		switch {
+		case l.Duration.Duration > 0:
+			load += l.Duration.Duration
+		case !l.Ramp.IsZero():
+			load += time.Duration(l.Ramp.Steps()) * l.Step.Duration
+		default:
+			load += countLoad
+		}
+	}
+	runs := len(e.Spec.Configs) * len(e.Spec.Loads)
+	return cost{perRepeat: time.Duration(runs) * (e.Spec.Warmup.Duration + load + runOverhead), from: "estimated from the spec"}
+}
+
+// measuredCost is the time per repeat of the last result in dir.
+func measuredCost(dir string) (cost, bool) {
+	var rec provenance
+	b, err := os.ReadFile(filepath.Join(dir, "reproduce.json"))
+	if err != nil || json.Unmarshal(b, &rec) != nil || rec.Err != "" || rec.TookSec <= 0 {
+		return cost{}, false
+	}
+	v := record.ReadVerdict(dir)
+	if v == nil || v.Backend != "local" {
+		return cost{}, false
+	}
+	n := max(v.Repeats, 1)
+	return cost{perRepeat: time.Duration(rec.TookSec / float64(n) * float64(time.Second)), from: fmt.Sprintf("measured %s ago over %d repeats", time.Since(rec.Date).Round(time.Minute), n)}, true
+}
+
+// share is a preset's part of what is left of the total, elapsed of it
+// spent: in proportion to its cost per repeat (w) among the costs of the
+// presets left (wLeft, its own included), so every preset can afford about
+// as many repeats, and time one preset did not use goes to the ones after
+// it. The measurement gets the whole share; the simulation, which runs
+// after it, a fifth of the share on top, at most simShare: simulated
+// repeats take seconds, and whatever the simulation takes comes out of
+// the shares after it (elapsed). A total of 0 is no budget (0, 0): the
+// spec's repeats, as before.
+func share(total, elapsed, w, wLeft time.Duration) (meas, sim time.Duration) {
+	if total <= 0 {
+		return 0, 0
+	}
+	left := max(total-elapsed, 0)
+	s := time.Duration(float64(left) * float64(w) / float64(max(wLeft, w, 1)))
+	// The flags take a second at least: a preset past the budget gets its
+	// first look only (the spec's repeats).
+	return max(s, time.Second), max(min(s/5, simShare), time.Second)
+}
+
+// plan writes, before anything runs, each preset's cost per repeat, where
+// it comes from, its share if every preset before it spends its own, and
+// the repeats that buys; then the repeats a first judging look needs
+// (settle.MinJudge) cost in all.
+func plan(w io.Writer, ps []*presets.Preset, costs []cost, total time.Duration) {
+	var sum time.Duration
+	for _, c := range costs {
+		sum += c.perRepeat
+	}
+	fmt.Fprintf(w, "budget %s over %d presets on %d CPUs; one repeat of every preset: %s\n", total, len(ps), runtime.NumCPU(), sum.Round(time.Second))
+	wLeft, elapsed := sum, time.Duration(0)
+	for i, p := range ps {
+		meas, sim := share(total, elapsed, costs[i].perRepeat, wLeft)
+		wLeft -= costs[i].perRepeat
+		elapsed += meas
+		fmt.Fprintf(w, "%-20s %8s per repeat (%s): %8s measured, %5s simulated, about %.1f repeats\n",
+			p.Name, costs[i].perRepeat.Round(time.Second), costs[i].from, meas.Round(time.Second), sim.Round(time.Second),
+			float64(meas)/float64(costs[i].perRepeat))
+	}
+	fmt.Fprintf(w, "a first judging look (3 repeats) of every preset: %s\n", (3 * sum).Round(time.Second))
+}

@@ -1,0 +1,80 @@
+package settle
+
+import (
+	"math"
+
+	"github.com/throttlelab/throttlelab/stats"
+)
+
+// MinJudge is the fewest repeats a look judges at. A look with fewer is a
+// pilot: it measures what a repeat costs and judges nothing, because an
+// interval from one or two repeats leaves out or badly underrates the
+// run-to-run variation (settle_test.go measures the false-verdict rate a
+// one- or two-repeat look would give).
+const MinJudge = 3
+
+// Widen widens an interval of a look at repeats repeats around point by
+// the small-sample factor sqrt(n/(n-1)) * t(n-1)/z at level: a bootstrap
+// of n repeats spreads as a normal interval with the plug-in variance,
+// which is (n-1)/n of the unbiased one and uses z where Student's t with
+// n-1 degrees of freedom holds. With the factor the interval of a mean of
+// n repeats is Student's t interval, so the stated rate holds when the
+// run-to-run variation dominates (the worst case), and it errs wide
+// otherwise. Fewer than two repeats: returned as it is (a pilot look
+// judges nothing).
+func Widen(iv stats.Interval, point float64, repeats int, level float64) stats.Interval {
+	if repeats < 2 || math.IsNaN(point) || math.IsInf(point, 0) {
+		return iv
+	}
+	n := float64(repeats)
+	f := math.Sqrt(n/(n-1)) * studentQuantile(1-(1-level)/2, n-1) / normalQuantile(1-(1-level)/2)
+	return stats.Interval{point - f*(point-iv[0]), point + f*(iv[1]-point)}
+}
+
+// normalQuantile is the standard normal's p quantile.
+func normalQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
+
+// studentQuantile is the p quantile (p above 0.5) of Student's t with df
+// degrees of freedom, by bisection on its distribution function.
+func studentQuantile(p, df float64) float64 {
+	lo, hi := 0.0, 1.0
+	for studentCDF(hi, df) < p {
+		hi *= 2
+	}
+	for range 100 {
+		mid := (lo + hi) / 2
+		if studentCDF(mid, df) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return (lo + hi) / 2
+}
+
+// studentCDF is Student's t distribution function at x >= 0: one half plus
+// half the regularized incomplete beta I(df/(df+x^2); df/2, 1/2) taken
+// from one, written through the density's integral over [0, x] in the
+// variable u = atan(x/sqrt(df)), where it is smooth for every df.
+func studentCDF(x, df float64) float64 {
+	lg1, _ := math.Lgamma((df + 1) / 2)
+	lg2, _ := math.Lgamma(df / 2)
+	c := math.Exp(lg1-lg2) / math.Sqrt(math.Pi)
+	// With x = sqrt(df) tan u the density times dx is
+	// c cos(u)^(df-1) du.
+	top := math.Atan(x / math.Sqrt(df))
+	const steps = 2000
+	h := top / steps
+	sum := 0.0
+	for i := 0; i <= steps; i++ {
+		w := 2.0
+		switch {
+		case i == 0 || i == steps:
+			w = 1
+		case i%2 == 1:
+			w = 4
+		}
+		sum += w * math.Pow(math.Cos(float64(i)*h), df-1)
+	}
+	return 0.5 + c*sum*h/3
+}
