@@ -21,7 +21,7 @@ func newStartNode(t *testing.T) *startNode {
 	n := &startNode{t: t, root: root}
 	n.write("proc/self/mountinfo", "25 23 0:22 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n")
 	n.write("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n")
-	n.write("sys/fs/cgroup/kubepods.slice/cpu.stat", "usage_usec 0\n")
+	n.write("sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/cpu.stat", "usage_usec 0\n")
 	return n
 }
 
@@ -49,7 +49,7 @@ func (n *startNode) add(i int) string {
 }
 
 // set writes a container's counters: usage and nr_throttled (the gate
-// above the containers, kubepods.slice, moves by the sum of theirs: the
+// above the containers, kubepods-burstable.slice, moves by the sum of theirs: the
 // test keeps it moving whenever one does).
 func (n *startNode) set(dir string, usage time.Duration, throttled int) {
 	n.write(dir+"cpu.stat", fmt.Sprintf("usage_usec %d\nuser_usec 0\nsystem_usec 0\nnr_periods %d\nnr_throttled %d\nthrottled_usec %d\nnr_bursts 0\nburst_usec 0\n",
@@ -112,7 +112,7 @@ func TestAgentStartOnTheGrid(t *testing.T) {
 		}
 		if moved {
 			gate += 20 * time.Millisecond
-			n.write("sys/fs/cgroup/kubepods.slice/cpu.stat", fmt.Sprintf("usage_usec %d\n", gate/time.Microsecond))
+			n.write("sys/fs/cgroup/kubepods.slice/kubepods-burstable.slice/cpu.stat", fmt.Sprintf("usage_usec %d\n", gate/time.Microsecond))
 		}
 		a.Sample(at)
 		if at%time.Second == 0 {
