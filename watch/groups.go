@@ -291,11 +291,11 @@ func (w *Watcher) picksPod(g *group) bool {
 	if !ok || g.id.Kind != KindPod || g.ref.CPUDir == "" || g.err != nil {
 		return false
 	}
-	l, err := cgroup.ReadGroupCPU(g.ref.CPUDir, w.src.Version)
-	if err != nil || l.QuotaUsec <= 0 || l.PeriodUsec <= 0 {
+	q, p, err := cgroup.ReadQuota(g.ref.CPUDir, w.src.Version) // the quota alone: asked at every report for every pod
+	if err != nil || q <= 0 || p <= 0 {
 		return pp.PicksPod(g.id, g.ref.Path, 0)
 	}
-	return pp.PicksPod(g.id, g.ref.Path, l.LimitCores)
+	return pp.PicksPod(g.id, g.ref.Path, float64(q)/float64(p))
 }
 
 // repickPods asks a PodPolicy again whether each pod group is read at
