@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 
@@ -58,7 +57,7 @@ type RunWriter struct {
 	index   int
 	groups  []string
 	nInst   int
-	samples []cgroup.UsageSample
+	cols    columns
 	files   []io.WriteCloser // usage.csv and throttled.csv
 	created []io.Closer      // the files Create made, for CloseFiles
 	u, t    *bufio.Writer
@@ -126,7 +125,7 @@ func (w *RunWriter) CloseFiles() error {
 // StartUsage opens usage.csv and throttled.csv and writes their headers:
 // t_ns, then one column per group named so far.
 func (w *RunWriter) StartUsage() error {
-	w.samples = make([]cgroup.UsageSample, 0, 4096)
+	w.cols = columns{}
 	if w.dir == "" {
 		return nil
 	}
@@ -150,15 +149,10 @@ func (w *RunWriter) StartUsage() error {
 }
 
 // Sample records one sample of every group (cumulative usage in ns and
-// throttled periods, in the groups' order) and keeps it for Assemble.
+// throttled periods, in the groups' order) and keeps its figures for
+// Assemble and Held (not s: the caller may use its slices again).
 func (w *RunWriter) Sample(s cgroup.UsageSample) {
-	if len(w.samples) == cap(w.samples) {
-		// Doubled: append grows a long slice by a quarter, and a run of
-		// 58 k samples (10 minutes at 10 ms) was copied about five
-		// times over, most of what a simulated run allocated.
-		w.samples = slices.Grow(w.samples, len(w.samples))
-	}
-	w.samples = append(w.samples, s)
+	w.cols.add(s)
 	if w.u == nil {
 		return
 	}
@@ -174,14 +168,14 @@ func (w *RunWriter) Sample(s cgroup.UsageSample) {
 
 // LastSampleAt is the time of the last sample, and false before the first.
 func (w *RunWriter) LastSampleAt() (time.Duration, bool) {
-	if len(w.samples) == 0 {
+	if len(w.cols.at) == 0 {
 		return 0, false
 	}
-	return w.samples[len(w.samples)-1].At, true
+	return w.cols.at[len(w.cols.at)-1], true
 }
 
-// Samples are the samples given so far.
-func (w *RunWriter) Samples() []cgroup.UsageSample { return w.samples }
+// Samples are the samples given so far (their figures; Missed is not kept).
+func (w *RunWriter) Samples() []cgroup.UsageSample { return w.cols.samples() }
 
 // CloseUsage flushes and closes usage.csv and throttled.csv.
 func (w *RunWriter) CloseUsage() error {
@@ -227,7 +221,7 @@ func (w *RunWriter) Assemble(rs *Run, stats []cgroup.CPUStat, sets []cgroup.Sett
 		rs.Usage = map[string]UsageStats{}
 	}
 	for i, st := range stats {
-		u := UsageStatsOf(w.samples, i, sets[i])
+		u := w.cols.usageStats(i, sets[i])
 		if i < w.nInst {
 			rs.CPUStat[rs.Instances[i]] = st
 			rs.Total = rs.Total.Add(st)

@@ -591,11 +591,11 @@ func (s *sampler) sample(m *Machine) {
 	m.AdvanceAll()
 	n := len(s.groups)
 	if len(s.usage) < n {
-		// Samples are carved from slabs: one allocation per 1024 samples.
-		s.usage, s.thr, s.periods = make([]time.Duration, 1024*n), make([]uint64, 1024*n), make([]uint64, 1024*n)
+		// One sample's room, used again: the writer keeps the figures,
+		// not the sample.
+		s.usage, s.thr, s.periods = make([]time.Duration, n), make([]uint64, n), make([]uint64, n)
 	}
 	u := cgroup.UsageSample{At: m.Now(), Usage: s.usage[:n:n], Throttled: s.thr[:n:n], Periods: s.periods[:n:n]}
-	s.usage, s.thr, s.periods = s.usage[n:], s.thr[n:], s.periods[n:]
 	for i, g := range s.groups {
 		u.Usage[i] = time.Duration(g.UsageNs)
 		u.Throttled[i] = g.Stat.ThrottledPeriods
