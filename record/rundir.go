@@ -61,7 +61,6 @@ type RunWriter struct {
 	files   []io.WriteCloser // usage.csv and throttled.csv
 	created []io.Closer      // the files Create made, for CloseFiles
 	u, t    *bufio.Writer
-	ub, tb  []byte
 }
 
 // NewRunWriter returns the writer of run index into dir ("" for none).
@@ -156,14 +155,15 @@ func (w *RunWriter) Sample(s cgroup.UsageSample) {
 	if w.u == nil {
 		return
 	}
-	w.ub = strconv.AppendInt(w.ub[:0], int64(s.At), 10)
-	w.tb = strconv.AppendInt(w.tb[:0], int64(s.At), 10)
+	// Each line is formatted in the writer's own free room (a copy less
+	// when it fits, as nearly every line does).
+	ub, tb := strconv.AppendInt(w.u.AvailableBuffer(), int64(s.At), 10), strconv.AppendInt(w.t.AvailableBuffer(), int64(s.At), 10)
 	for i := range w.groups {
-		w.ub = strconv.AppendInt(append(w.ub, ','), int64(s.Usage[i]), 10)
-		w.tb = strconv.AppendUint(append(w.tb, ','), s.Throttled[i], 10)
+		ub = strconv.AppendInt(append(ub, ','), int64(s.Usage[i]), 10)
+		tb = strconv.AppendUint(append(tb, ','), s.Throttled[i], 10)
 	}
-	w.u.Write(append(w.ub, '\n'))
-	w.t.Write(append(w.tb, '\n'))
+	w.u.Write(append(ub, '\n'))
+	w.t.Write(append(tb, '\n'))
 }
 
 // LastSampleAt is the time of the last sample, and false before the first.
