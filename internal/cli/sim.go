@@ -104,7 +104,6 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 		return err
 	}
 	opt.SMT, opt.Log = f.smt, cmd.ErrOrStderr()
-	simGC()
 	ro := runOptions(cmd, dir, false, pi, f.settle)
 	// What is about to happen goes to stderr with the progress: the first
 	// line of stdout is the answer.
@@ -173,6 +172,7 @@ func (f simFlags) dir(name string, replay bool) string {
 // preset's info, the replayed measurement (nil without --compare) and the
 // simulator's options; Cores 0 means this machine's.
 func simSetup(cmd *cobra.Command, f simFlags, args []string, costs sim.Costs) (*experiment.Experiment, *presets.Info, *sim.Replay, sim.Options, error) {
+	simGC()
 	switch {
 	case f.compare != "" && len(args) > 0:
 		return nil, nil, nil, sim.Options{}, usagef("give a SPEC or --compare DIR, not both")
