@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -127,18 +125,6 @@ func runSim(cmd *cobra.Command, f simFlags, args []string) error {
 	return pi.WriteAgreement(out, f.compare, dir)
 }
 
-// simGC lets the heap grow to three times what is live before a
-// collection, unless GOGC says otherwise: the simulator allocates fast and
-// keeps little (f01-logjam: 600 MB allocated over 10 runs, under 80 MB
-// live), and at Go's default it collected 18 times, a fifth of the
-// command's CPU on a loaded machine; now 9 times, for about 50 MB more
-// resident (docs/sim.md, Cost).
-func simGC() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(200)
-	}
-}
-
 // check refuses --ns-per-iteration and --cores out of range, and
 // --until-settled or --budget misused.
 func (f simFlags) check() error {
@@ -172,7 +158,6 @@ func (f simFlags) dir(name string, replay bool) string {
 // preset's info, the replayed measurement (nil without --compare) and the
 // simulator's options; Cores 0 means this machine's.
 func simSetup(cmd *cobra.Command, f simFlags, args []string, costs sim.Costs) (*experiment.Experiment, *presets.Info, *sim.Replay, sim.Options, error) {
-	simGC()
 	switch {
 	case f.compare != "" && len(args) > 0:
 		return nil, nil, nil, sim.Options{}, usagef("give a SPEC or --compare DIR, not both")
