@@ -26,8 +26,8 @@ import (
 // the line); usage that falls (a restarted counter) and gaps over cfs.MaxGap
 // are cut out with a warning.
 func ReadCSV(r io.Reader) (*cfs.Demand, error) {
-	if zr, ok := gzipped(&r); ok {
-		return readCSVStream(zr)
+	if st, ok := stream(r); ok {
+		return readCSVStream(st)
 	}
 	ra, size, rerr := rawReaderAt(r)
 	// The header, and whatever precedes the first sample, in order: until
@@ -142,14 +142,15 @@ func ReadCSV(r io.Reader) (*cfs.Demand, error) {
 // maxLine is the longest line read, newline included.
 const maxLine = 1 << 20
 
-// gzipped returns the decompressed content of *r, and true, when it is
-// gzip-compressed (a .csv.gz); otherwise *r is left to be read as it is (a
-// reader that cannot read at an offset is wrapped to look at its start,
-// and *r is that wrapper). An error of the decompression says "gzip".
-func gzipped(r *io.Reader) (io.Reader, bool) {
+// stream returns what to read r from as a stream, and true, when it is
+// gzip-compressed (a .csv.gz: its decompressed content) or cannot be read
+// at an offset (a pipe: its content, compressed or not). A regular file or
+// a reader in memory with plain text is read at offsets instead, in
+// pieces on every CPU. An error of the decompression says "gzip".
+func stream(r io.Reader) (io.Reader, bool) {
 	var magic [2]byte
 	var head io.Reader
-	switch x := (*r).(type) {
+	switch x := r.(type) {
 	case interface {
 		io.ReaderAt
 		Size() int64
@@ -169,13 +170,10 @@ func gzipped(r *io.Reader) (io.Reader, bool) {
 			}
 		}
 		br := bufio.NewReaderSize(x, 64<<10)
-		*r = br
-		b, err := br.Peek(2)
-		if err != nil {
-			return nil, false
+		if b, err := br.Peek(2); err != nil || [2]byte{b[0], b[1]} != [2]byte{0x1f, 0x8b} {
+			return br, true
 		}
-		copy(magic[:], b)
-		head = br
+		magic, head = [2]byte{0x1f, 0x8b}, br
 	}
 	if magic != [2]byte{0x1f, 0x8b} {
 		return nil, false
@@ -204,8 +202,8 @@ type errReader struct{ err error }
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // readCSVStream is ReadCSV of a stream read once, line after line (the
-// decompressed content of a .csv.gz): the samples go straight into the
-// demand's arrays, and the stream's bytes are not held. A day of 10 ms
+// decompressed content of a .csv.gz, a pipe): the samples go straight into
+// the demand's arrays, and the stream's bytes are not held. A day of 10 ms
 // samples compressed was decompressed whole first, 254 MB read into a
 // buffer that doubled as it grew: over 1 GB resident before the advice.
 func readCSVStream(r io.Reader) (*cfs.Demand, error) {
@@ -251,8 +249,9 @@ func readCSVStream(r io.Reader) (*cfs.Demand, error) {
 }
 
 // rawReaderAt is r as an io.ReaderAt and its size: a regular file or a
-// reader in memory as it is, anything else read to its end first (then the
-// error that ended the reading is returned beside what it read).
+// reader in memory as it is (ReadCSV streams anything else), anything else
+// read to its end first (then the error that ended the reading is returned
+// beside what it read).
 func rawReaderAt(r io.Reader) (io.ReaderAt, int64, error) {
 	switch x := r.(type) {
 	case *os.File:
