@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -21,8 +22,10 @@ import (
 // reads the CSV alone (demand.ReadCSV, the reference) and then reads and
 // advises it as the command does; it reports both in seconds of wall and
 // of the process's CPU time (steadier than wall on a shared machine),
-// their ratios (the advice's cost in readings of the CSV), and the bytes
-// allocated by the advice, reading included.
+// their ratios (the advice's cost in readings of the CSV), the bytes
+// allocated by the advice, reading included, and the peak of the heap
+// while reading and advising (live and not yet collected: what the
+// process's resident size follows), against the peak while reading alone.
 func BenchmarkAdviseDay(b *testing.B) {
 	for _, c := range []struct {
 		name string
@@ -31,13 +34,16 @@ func BenchmarkAdviseDay(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			path := writeDayCSV(b, c.gen)
 			var read, adv, readCPU, advCPU time.Duration
-			var alloc uint64
+			var alloc, readPeak, advPeak uint64
 			for range b.N {
 				runtime.GC()
+				stop := watchHeap()
 				start, cpu := time.Now(), testenv.ProcessCPU(b)
 				readDayCSV(b, path)
 				read, readCPU = read+time.Since(start), readCPU+testenv.ProcessCPU(b)-cpu
+				readPeak = max(readPeak, stop())
 				runtime.GC()
+				stop = watchHeap()
 				var ms runtime.MemStats
 				runtime.ReadMemStats(&ms)
 				before := ms.TotalAlloc
@@ -47,6 +53,7 @@ func BenchmarkAdviseDay(b *testing.B) {
 					b.Fatal(err)
 				}
 				adv, advCPU = adv+time.Since(start), advCPU+testenv.ProcessCPU(b)-cpu
+				advPeak = max(advPeak, stop())
 				runtime.ReadMemStats(&ms)
 				alloc += ms.TotalAlloc - before
 			}
@@ -58,8 +65,39 @@ func BenchmarkAdviseDay(b *testing.B) {
 			b.ReportMetric(advCPU.Seconds()/n, "cpu-s/advise")
 			b.ReportMetric(float64(advCPU)/float64(readCPU), "cpu-advise/read")
 			b.ReportMetric(float64(alloc)/n/(1<<20), "MiB-alloc/advise")
+			b.ReportMetric(float64(readPeak)/(1<<20), "MiB-peak-heap/read")
+			b.ReportMetric(float64(advPeak)/(1<<20), "MiB-peak-heap/advise")
+			b.ReportMetric(float64(advPeak)/float64(readPeak), "peak-heap-advise/read")
 		})
 	}
+}
+
+// watchHeap samples the heap's size (objects, live or not yet collected,
+// and the free room of their spans: the runtime's HeapInuse) every
+// millisecond until the function it returns is called, which returns the
+// highest size seen, the size at that call included.
+func watchHeap() func() uint64 {
+	ms := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+	size := func() uint64 {
+		metrics.Read(ms)
+		return ms[0].Value.Uint64() + ms[1].Value.Uint64()
+	}
+	done, peak := make(chan struct{}), make(chan uint64)
+	go func() {
+		p := size()
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				p = max(p, size())
+			case <-done:
+				peak <- max(p, size())
+				return
+			}
+		}
+	}()
+	return func() uint64 { close(done); return <-peak }
 }
 
 // writeDayCSV writes the samples gen makes for a day (8.64 M) to a CSV in a

@@ -3,6 +3,7 @@ package demand
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -239,4 +240,68 @@ func BenchmarkReadCSV24h(b *testing.B) {
 	b.ReportMetric(before.Seconds()/n, "s/read-before")
 	b.ReportMetric(floor.Seconds()/n, "s/bytes-only")
 	b.ReportMetric(float64(before)/float64(now), "before/now")
+}
+
+// TestCSVGzipStreamed: gzip-compressed samples are read as a stream (from a
+// file, from memory and from a pipe), and plain ones from a pipe, into
+// exactly the demand the plain text in memory gives, warnings and per-CPU
+// columns included, and a wrong line is named by the same line number and
+// reason.
+func TestCSVGzipStreamed(t *testing.T) {
+	var plain strings.Builder
+	plain.WriteString("# a comment before the header\ntime_ns,usage_ns,cpu0_ns,cpu1_ns\n")
+	u0, u1 := 0, 0
+	for i := range 5000 {
+		if i == 2500 {
+			plain.WriteString("\n# a comment among the samples\n")
+		}
+		at := i * 10_000_000
+		if i >= 4000 {
+			at += 3_000_000_000 // a gap over cfs.MaxGap: a warning
+		}
+		u0, u1 = u0+(i*7919)%9_000_000, u1+(i*104729)%4_000_000
+		fmt.Fprintf(&plain, "%d,%d,%d,%d\n", at, u0+u1, u0, u1)
+	}
+	bad := strings.Replace(plain.String(), "\n20000000,", "\n20000000x,", 1)
+	for _, c := range []struct{ name, text string }{{"good", plain.String()}, {"bad", bad}} {
+		want, wantErr := ReadCSV(strings.NewReader(c.text))
+		if (c.name == "good") != (wantErr == nil) {
+			t.Fatalf("%s, plain: %v", c.name, wantErr)
+		}
+		var z bytes.Buffer
+		zw := gzip.NewWriter(&z)
+		zw.Write([]byte(c.text))
+		zw.Close()
+		path := filepath.Join(t.TempDir(), "usage.csv.gz")
+		if err := os.WriteFile(path, z.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pr, pw := io.Pipe()
+		go func() { pw.Write(z.Bytes()); pw.Close() }()
+		fh, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ppr, ppw := io.Pipe()
+		go func() { ppw.Write([]byte(c.text)); ppw.Close() }()
+		for name, r := range map[string]io.Reader{"file": fh, "memory": bytes.NewReader(z.Bytes()), "pipe": pr, "plain pipe": ppr} {
+			got, err := ReadCSV(r)
+			if wantErr != nil {
+				if err == nil || err.Error() != wantErr.Error() {
+					t.Errorf("%s, %s: error %v, want %v", c.name, name, err, wantErr)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s, %s: %v", c.name, name, err)
+			}
+			if !reflect.DeepEqual(got.At, want.At) || !reflect.DeepEqual(got.Usage, want.Usage) || !reflect.DeepEqual(got.PerCPU, want.PerCPU) ||
+				!reflect.DeepEqual(got.Warnings, want.Warnings) || got.Excluded != want.Excluded {
+				t.Errorf("%s, %s: %d samples, warnings %q; plain %d, %q", c.name, name, len(got.At), got.Warnings, len(want.At), want.Warnings)
+			}
+		}
+		fh.Close()
+		pr.Close() // a reading that stopped at an error leaves the writer waiting
+		ppr.Close()
+	}
 }

@@ -82,17 +82,11 @@ func (w *RunWriter) Held(reqs []Request) *Held {
 	if w.dir == "" {
 		return nil
 	}
-	h := &Held{Requests: reqs, Latency: compactLatencySample(reqs), Groups: w.groups,
-		At: make([]time.Duration, len(w.samples))}
-	for j, s := range w.samples {
-		h.At[j] = s.At
-	}
+	// The columns as kept: the writer takes no more samples once its run
+	// is handed over.
+	h := &Held{Requests: reqs, Latency: compactLatencySample(reqs), Groups: w.groups, At: w.cols.at}
 	for i := range w.groups {
-		u, t := make([]time.Duration, len(w.samples)), make([]uint64, len(w.samples))
-		for j, s := range w.samples {
-			u[j], t[j] = s.Usage[i], s.Throttled[i]
-		}
-		h.Usage, h.Throttled = append(h.Usage, u), append(h.Throttled, t)
+		h.Usage, h.Throttled = append(h.Usage, w.cols.column(i)), append(h.Throttled, w.cols.throttled(i))
 	}
 	return h
 }

@@ -89,25 +89,34 @@ func (r *Run) ThrottledPct() float64 {
 // UsageStatsOf computes one group's use in cores from cumulative samples;
 // set is the group's CPU settings (its period, quota and burst).
 func UsageStatsOf(samples []cgroup.UsageSample, i int, set cgroup.Settings) UsageStats {
+	var c columns
+	for _, s := range samples {
+		c.add(s)
+	}
+	return c.usageStats(i, set)
+}
+
+// usageStats is UsageStatsOf of group i's columns.
+func (c *columns) usageStats(i int, set cgroup.Settings) UsageStats {
 	var st UsageStats
-	if len(samples) < 2 {
+	at, usage := c.at, c.column(i)
+	if len(at) < 2 {
 		return st
 	}
-	first, last := samples[0], samples[len(samples)-1]
-	if span := last.At - first.At; span > 0 {
-		st.Mean = float64(last.Usage[i]-first.Usage[i]) / float64(span)
+	if span := at[len(at)-1] - at[0]; span > 0 {
+		st.Mean = float64(usage[len(usage)-1]-usage[0]) / float64(span)
 	}
 	peak := func(length time.Duration) float64 {
 		best, w := 0.0, cgroup.NewWindow(length)
-		for _, s := range samples {
-			if cores, ok := w.Add(s.At, uint64(s.Usage[i])); ok {
+		for j, t := range at {
+			if cores, ok := w.Add(t, uint64(usage[j])); ok {
 				best = max(best, cores)
 			}
 		}
 		return best
 	}
 	st.Peak100ms, st.Peak1s = peak(100*time.Millisecond), peak(time.Second)
-	st.PeakPeriod = PeakPeriodOf(samples, i, set)
+	st.PeakPeriod = c.peakPeriod(i, set)
 	return st
 }
 
@@ -115,17 +124,24 @@ func UsageStatsOf(samples []cgroup.UsageSample, i int, set cgroup.Settings) Usag
 // periods, from samples that carry nr_periods (0 without a quota, or
 // without two period boundaries in the samples).
 func PeakPeriodOf(samples []cgroup.UsageSample, i int, set cgroup.Settings) float64 {
+	var c columns
+	for _, s := range samples {
+		c.add(s)
+	}
+	return c.peakPeriod(i, set)
+}
+
+// peakPeriod is PeakPeriodOf of group i's columns.
+func (c *columns) peakPeriod(i int, set cgroup.Settings) float64 {
 	period := set.QuotaPeriod()
-	if period <= 0 {
+	if period <= 0 || i >= len(c.periods) || c.periods[i] == nil {
 		return 0
 	}
 	tr := cgroup.NewPeakTracker(period, period)
 	tr.SetLimit(set.LimitCores())
-	for _, s := range samples {
-		if len(s.Periods) <= i {
-			return 0
-		}
-		tr.Add(cgroup.PeakPoint{At: s.At, UsageNs: uint64(s.Usage[i]), Periods: s.Periods[i], Throttled: s.Throttled[i]})
+	usage, thr, periods := c.column(i), c.throttled(i), c.periods[i]
+	for j, t := range c.at {
+		tr.Add(cgroup.PeakPoint{At: t, UsageNs: uint64(usage[j]), Periods: periods[j], Throttled: thr[j]})
 	}
 	if cores, basis, _, ok := tr.Take(); ok && basis == cgroup.BasisPeriod {
 		return cores

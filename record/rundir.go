@@ -57,11 +57,10 @@ type RunWriter struct {
 	index   int
 	groups  []string
 	nInst   int
-	samples []cgroup.UsageSample
+	cols    columns
 	files   []io.WriteCloser // usage.csv and throttled.csv
 	created []io.Closer      // the files Create made, for CloseFiles
 	u, t    *bufio.Writer
-	ub, tb  []byte
 }
 
 // NewRunWriter returns the writer of run index into dir ("" for none).
@@ -125,7 +124,7 @@ func (w *RunWriter) CloseFiles() error {
 // StartUsage opens usage.csv and throttled.csv and writes their headers:
 // t_ns, then one column per group named so far.
 func (w *RunWriter) StartUsage() error {
-	w.samples = make([]cgroup.UsageSample, 0, 4096)
+	w.cols = columns{}
 	if w.dir == "" {
 		return nil
 	}
@@ -149,32 +148,34 @@ func (w *RunWriter) StartUsage() error {
 }
 
 // Sample records one sample of every group (cumulative usage in ns and
-// throttled periods, in the groups' order) and keeps it for Assemble.
+// throttled periods, in the groups' order) and keeps its figures for
+// Assemble and Held (not s: the caller may use its slices again).
 func (w *RunWriter) Sample(s cgroup.UsageSample) {
-	w.samples = append(w.samples, s)
+	w.cols.add(s)
 	if w.u == nil {
 		return
 	}
-	w.ub = strconv.AppendInt(w.ub[:0], int64(s.At), 10)
-	w.tb = strconv.AppendInt(w.tb[:0], int64(s.At), 10)
+	// Each line is formatted in the writer's own free room (a copy less
+	// when it fits, as nearly every line does).
+	ub, tb := strconv.AppendInt(w.u.AvailableBuffer(), int64(s.At), 10), strconv.AppendInt(w.t.AvailableBuffer(), int64(s.At), 10)
 	for i := range w.groups {
-		w.ub = strconv.AppendInt(append(w.ub, ','), int64(s.Usage[i]), 10)
-		w.tb = strconv.AppendUint(append(w.tb, ','), s.Throttled[i], 10)
+		ub = strconv.AppendInt(append(ub, ','), int64(s.Usage[i]), 10)
+		tb = strconv.AppendUint(append(tb, ','), s.Throttled[i], 10)
 	}
-	w.u.Write(append(w.ub, '\n'))
-	w.t.Write(append(w.tb, '\n'))
+	w.u.Write(append(ub, '\n'))
+	w.t.Write(append(tb, '\n'))
 }
 
 // LastSampleAt is the time of the last sample, and false before the first.
 func (w *RunWriter) LastSampleAt() (time.Duration, bool) {
-	if len(w.samples) == 0 {
+	if len(w.cols.at) == 0 {
 		return 0, false
 	}
-	return w.samples[len(w.samples)-1].At, true
+	return w.cols.at[len(w.cols.at)-1], true
 }
 
-// Samples are the samples given so far.
-func (w *RunWriter) Samples() []cgroup.UsageSample { return w.samples }
+// Samples are the samples given so far (their figures; Missed is not kept).
+func (w *RunWriter) Samples() []cgroup.UsageSample { return w.cols.samples() }
 
 // CloseUsage flushes and closes usage.csv and throttled.csv.
 func (w *RunWriter) CloseUsage() error {
@@ -220,7 +221,7 @@ func (w *RunWriter) Assemble(rs *Run, stats []cgroup.CPUStat, sets []cgroup.Sett
 		rs.Usage = map[string]UsageStats{}
 	}
 	for i, st := range stats {
-		u := UsageStatsOf(w.samples, i, sets[i])
+		u := w.cols.usageStats(i, sets[i])
 		if i < w.nInst {
 			rs.CPUStat[rs.Instances[i]] = st
 			rs.Total = rs.Total.Add(st)

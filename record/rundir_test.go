@@ -1,6 +1,7 @@
 package record
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -161,5 +162,52 @@ func TestNeighbourGroupNames(t *testing.T) {
 		if IsNeighbourGroup(other, "noise-1") {
 			t.Errorf("%q taken for neighbour noise-1", other)
 		}
+	}
+}
+
+// TestRunWriterKeepsFigures: the writer keeps each sample's figures, not
+// its slices (the simulator gives the same slices every time), grows past
+// its first room, and hands them to Held as columns; a group without
+// nr_periods in some sample has no peak within a period.
+func TestRunWriterKeepsFigures(t *testing.T) {
+	w := NewRunWriter(t.TempDir(), 1)
+	w.AddInstance("a")
+	w.AddInstance("b")
+	if err := w.StartUsage(); err != nil {
+		t.Fatal(err)
+	}
+	const n = 3000 // over the first room of 1024
+	buf := cgroup.UsageSample{Usage: make([]time.Duration, 2), Throttled: make([]uint64, 2), Periods: make([]uint64, 2)}
+	for j := range n {
+		buf.At = time.Duration(j) * 10 * time.Millisecond
+		buf.Usage[0], buf.Usage[1] = time.Duration(j)*5*time.Millisecond, time.Duration(j)*time.Millisecond
+		buf.Throttled[0], buf.Periods[0], buf.Periods[1] = uint64(j/10), uint64(j/10), uint64(j/10)
+		w.Sample(buf)
+	}
+	if err := w.CloseUsage(); err != nil {
+		t.Fatal(err)
+	}
+	h := w.Held(nil)
+	if len(h.At) != n || len(h.Usage) != 2 || len(h.Usage[1]) != n || len(h.Throttled[0]) != n {
+		t.Fatalf("held %d times, %d groups", len(h.At), len(h.Usage))
+	}
+	for _, j := range []int{0, 1023, 1024, n - 1} {
+		if h.At[j] != time.Duration(j)*10*time.Millisecond || h.Usage[0][j] != time.Duration(j)*5*time.Millisecond ||
+			h.Usage[1][j] != time.Duration(j)*time.Millisecond || h.Throttled[0][j] != uint64(j/10) || h.Throttled[1][j] != 0 {
+			t.Errorf("sample %d held as %v %v %v %v %v", j, h.At[j], h.Usage[0][j], h.Usage[1][j], h.Throttled[0][j], h.Throttled[1][j])
+		}
+	}
+	if s := w.Samples(); len(s) != n || s[1500].Usage[1] != 1500*time.Millisecond || s[1500].Periods[0] != 150 {
+		t.Errorf("Samples: %d, sample 1500 %+v", len(s), s[1500])
+	}
+	set := cgroup.Settings{QuotaUsec: 50000, PeriodUsec: 100000}
+	if p := PeakPeriodOf(w.Samples(), 0, set); math.Abs(p-0.5) > 1e-9 {
+		t.Errorf("peak within a period %.3f cores, want 0.5", p)
+	}
+	// One sample without nr_periods: no peak within a period.
+	samples := w.Samples()
+	samples[n/2].Periods = nil
+	if p := PeakPeriodOf(samples, 0, set); p != 0 {
+		t.Errorf("peak within a period %.3f cores with a sample without nr_periods, want 0", p)
 	}
 }

@@ -158,14 +158,12 @@ func (g *Group) start(m *Machine) {
 	}
 }
 
-// throttle stops the group's threads on core c until runtime comes back.
+// throttle stops the group's threads on core c until runtime comes back:
+// a leaf group's own threads, or for a parent (a pod) every thread of its
+// children there.
 func (g *Group) throttle(m *Machine, c int) {
 	r := &g.rq[c]
 	if r.throttled {
-		return
-	}
-	if g.children > 0 {
-		g.throttleParent(m, c)
 		return
 	}
 	co := m.cores[c]
@@ -177,9 +175,15 @@ func (g *Group) throttle(m *Machine, c int) {
 	g.throttledRqs = append(g.throttledRqs, c)
 	kept := co.run[:0]
 	for _, t := range co.run {
-		if t.g == g {
+		if g.parks(t) {
 			t.state, t.parkedAt = parked, m.now
 			r.parked = append(r.parked, t)
+			// The thread leaves its group's count on the core and its
+			// parent's, whichever of them throttles.
+			t.g.count(c, -1)
+			if pp := t.g.parent; pp != nil {
+				pp.count(c, -1)
+			}
 			continue
 		}
 		kept = append(kept, t)
@@ -189,25 +193,24 @@ func (g *Group) throttle(m *Machine, c int) {
 	}
 	m.ran(len(kept) - len(co.run))
 	co.run = kept
-	g.runnable -= r.n
-	if r.n > 0 {
-		g.activeRqs--
-	}
-	if g.parent != nil {
-		g.parent.count(c, -r.n)
-	}
-	r.n = 0
 	if len(co.run) == 0 {
 		m.pullTo(c)
 	}
 }
 
-// unthrottle puts the group's parked threads on core c back to work.
-func (g *Group) unthrottle(m *Machine, c int) {
+// parks reports whether g's throttling parks thread t: t is g's own, or
+// g is a parent and t its child's.
+func (g *Group) parks(t *Thread) bool {
 	if g.children > 0 {
-		g.unthrottleParent(m, c)
-		return
+		return t.g.parent == g
 	}
+	return t.g == g
+}
+
+// unthrottle puts the threads g parked on core c back to work, but for
+// those the other level still holds there (a leaf's parent, a parent's
+// child, throttled on c): they wait on it.
+func (g *Group) unthrottle(m *Machine, c int) {
 	r := &g.rq[c]
 	co := m.cores[c]
 	m.touch(co)
@@ -216,37 +219,19 @@ func (g *Group) unthrottle(m *Machine, c int) {
 	if m.Trace != nil {
 		m.tracef("unthrottle %s on cpu%d (local %.3f ms, throttled %.3f ms)", g.Name, c, r.local/1e6, float64(m.now-r.since)/1e6)
 	}
-	for i, x := range g.throttledRqs {
-		if x == c {
-			g.throttledRqs = append(g.throttledRqs[:i], g.throttledRqs[i+1:]...)
-			break
+	g.dropThrottled(c)
+	for _, t := range r.parked {
+		other := g.parent
+		if g.children > 0 {
+			other = t.g
 		}
-	}
-	if p := g.parent; p != nil {
-		// Nested: a thread runs only if the parent is not throttled here.
-		for _, t := range r.parked {
-			if pr := &p.rq[c]; pr.throttled {
-				pr.parked = append(pr.parked, t)
+		if other != nil {
+			if or := &other.rq[c]; or.throttled {
+				or.parked = append(or.parked, t)
 				continue
 			}
-			m.resume(t, co)
 		}
-		r.parked = r.parked[:0]
-		return
-	}
-	if len(r.parked) > 0 {
-		g.activeRqs++
-	}
-	for _, t := range r.parked {
-		t.state = running
-		t.Parked += float64(m.now - t.parkedAt)
-		co.run = append(co.run, t)
-		m.ran(1)
-		if len(co.run) > 1 {
-			m.scheduleTick()
-		}
-		r.n++
-		g.runnable++
+		m.resume(t, co)
 	}
 	r.parked = r.parked[:0]
 }

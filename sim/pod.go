@@ -57,60 +57,6 @@ func (m *Machine) parentRuntime(g *Group, c int) bool {
 	return false
 }
 
-// throttleParent stops every thread of the parent's children on core c until
-// the parent has runtime again.
-func (p *Group) throttleParent(m *Machine, c int) {
-	r := &p.rq[c]
-	co := m.cores[c]
-	m.touch(co)
-	r.throttled, r.since = true, m.now
-	if m.Trace != nil {
-		m.tracef("throttle %s on cpu%d (pool %.3f ms)", p.Name, c, p.Pool/1e6)
-	}
-	p.throttledRqs = append(p.throttledRqs, c)
-	kept := co.run[:0]
-	for _, t := range co.run {
-		if t.g.parent == p {
-			t.state, t.parkedAt = parked, m.now
-			r.parked = append(r.parked, t)
-			t.g.count(c, -1)
-			p.count(c, -1)
-			continue
-		}
-		kept = append(kept, t)
-	}
-	for i := len(kept); i < len(co.run); i++ {
-		co.run[i] = nil
-	}
-	m.ran(len(kept) - len(co.run))
-	co.run = kept
-	if len(co.run) == 0 {
-		m.pullTo(c)
-	}
-}
-
-// unthrottleParent puts the threads the parent parked on core c back to
-// work, but for those whose own group is throttled there: they wait on it.
-func (p *Group) unthrottleParent(m *Machine, c int) {
-	r := &p.rq[c]
-	co := m.cores[c]
-	m.touch(co)
-	r.throttled = false
-	p.throttledNs += float64(m.now - r.since)
-	if m.Trace != nil {
-		m.tracef("unthrottle %s on cpu%d (local %.3f ms, throttled %.3f ms)", p.Name, c, r.local/1e6, float64(m.now-r.since)/1e6)
-	}
-	p.dropThrottled(c)
-	for _, t := range r.parked {
-		if cr := &t.g.rq[c]; cr.throttled {
-			cr.parked = append(cr.parked, t)
-			continue
-		}
-		m.resume(t, co)
-	}
-	r.parked = r.parked[:0]
-}
-
 // resume puts a parked thread back on its core's run queue (its groups are
 // not throttled there).
 func (m *Machine) resume(t *Thread, co *core) {

@@ -120,9 +120,12 @@ type Backend struct {
 	rc      *requestCache
 	info    *Info
 	started time.Time
-	// next is the run simulated ahead, on another CPU, while the runner
-	// writes and moves the current one (nil: none).
-	next *prefetch
+	// next are the runs simulated ahead, in the experiment's order, on
+	// the other CPUs while the runner writes and moves the current one.
+	next []*prefetch
+	// slots holds one token per simulation that may run at once (the
+	// CPUs): a run simulated ahead waits for one.
+	slots chan struct{}
 }
 
 // prefetch is one run simulated ahead into a staging directory beside the
@@ -182,16 +185,19 @@ func (b *Backend) loadGen() *record.LoadGenGroup {
 }
 
 // Run simulates one run and writes its files into dir. With more than one
-// CPU, the run that follows in the experiment's order is simulated ahead
-// while this one is handed over (each run is seeded on its own, so the
-// bytes are the same either way); a run asked for out of that order (a
-// resumed experiment) is simulated then.
+// CPU, the runs that follow in the experiment's order are simulated ahead,
+// as many at once as there are CPUs, while this one is handed over (each
+// run is seeded on its own, so the bytes are the same either way); a run
+// asked for out of that order (a resumed experiment) is simulated then.
 func (b *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*record.Run, error) {
-	p := b.next
-	b.next = nil
-	if p != nil && p.index != run.Index {
-		b.drop(p)
-		p = nil
+	var p *prefetch
+	if len(b.next) > 0 && b.next[0].index == run.Index {
+		p, b.next = b.next[0], b.next[1:]
+	} else {
+		for _, q := range b.next {
+			b.drop(q)
+		}
+		b.next = nil
 	}
 	b.ahead(ctx, run, dir)
 	if p == nil {
@@ -216,15 +222,26 @@ func (b *Backend) Run(ctx context.Context, run experiment.Run, dir string) (*rec
 	return p.rs, nil
 }
 
-// ahead starts simulating the run after run (in the experiment's order)
-// into a staging directory beside dir, when there is a CPU for it.
+// ahead starts simulating the runs after run (in the experiment's order)
+// into staging directories beside dir, up to one for each CPU: alternating
+// configs take unequal times (a limited run takes longer than an unlimited
+// one), and with one run ahead a CPU waited idle for the longer one. Each
+// waits for a slot (a CPU) before it simulates.
 func (b *Backend) ahead(ctx context.Context, run experiment.Run, dir string) {
-	if runtime.GOMAXPROCS(0) < 2 {
+	procs := runtime.GOMAXPROCS(0)
+	if procs < 2 {
 		return
 	}
+	if b.slots == nil {
+		b.slots = make(chan struct{}, procs)
+	}
 	runs := b.e.Runs()
-	for i, r := range runs {
-		if r.Index != run.Index || i+1 == len(runs) {
+	last := run.Index
+	if len(b.next) > 0 {
+		last = b.next[len(b.next)-1].index
+	}
+	for i := 0; i+1 < len(runs) && len(b.next) < procs; i++ {
+		if runs[i].Index != last {
 			continue
 		}
 		nr := runs[i+1]
@@ -232,12 +249,14 @@ func (b *Backend) ahead(ctx context.Context, run experiment.Run, dir string) {
 		if err := os.MkdirAll(p.dir, 0o755); err != nil {
 			return // simulated when asked for
 		}
-		b.next = p
+		b.next = append(b.next, p)
 		go func() {
 			defer close(p.done)
+			b.slots <- struct{}{}
+			defer func() { <-b.slots }()
 			p.rs, p.events, p.err = simulate(ctx, b.e, nr, b.opt, b.cat, b.rc, record.NewRunWriter(p.dir, nr.Index))
 		}()
-		return
+		last = nr.Index
 	}
 }
 
@@ -270,13 +289,13 @@ func (b *Backend) Finish(dir string) error {
 	return record.WriteJSON(filepath.Join(dir, record.SimFile), b.info)
 }
 
-// Close waits for a run simulated ahead that was not asked for (the
-// experiment was interrupted) and removes it.
+// Close waits for the runs simulated ahead that were not asked for (the
+// experiment was interrupted) and removes them.
 func (b *Backend) Close() error {
-	if b.next != nil {
-		b.drop(b.next)
-		b.next = nil
+	for _, p := range b.next {
+		b.drop(p)
 	}
+	b.next = nil
 	return nil
 }
 
@@ -572,11 +591,11 @@ func (s *sampler) sample(m *Machine) {
 	m.AdvanceAll()
 	n := len(s.groups)
 	if len(s.usage) < n {
-		// Samples are carved from slabs: one allocation per 1024 samples.
-		s.usage, s.thr, s.periods = make([]time.Duration, 1024*n), make([]uint64, 1024*n), make([]uint64, 1024*n)
+		// One sample's room, used again: the writer keeps the figures,
+		// not the sample.
+		s.usage, s.thr, s.periods = make([]time.Duration, n), make([]uint64, n), make([]uint64, n)
 	}
 	u := cgroup.UsageSample{At: m.Now(), Usage: s.usage[:n:n], Throttled: s.thr[:n:n], Periods: s.periods[:n:n]}
-	s.usage, s.thr, s.periods = s.usage[n:], s.thr[n:], s.periods[n:]
 	for i, g := range s.groups {
 		u.Usage[i] = time.Duration(g.UsageNs)
 		u.Throttled[i] = g.Stat.ThrottledPeriods

@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -162,4 +164,51 @@ func simRun(e *experiment.Experiment, dir string, opt Options) ([]*record.Run, *
 	b := NewBackend(opt)
 	out, err := runner.Run(context.Background(), e, b, runner.Options{Dir: dir})
 	return out.Runs, b.Info(), err
+}
+
+// TestAheadSameBytes: the runs simulated ahead, as many at once as there
+// are CPUs, write the bytes that one run at a time writes, and leave no
+// staging directory behind.
+func TestAheadSameBytes(t *testing.T) {
+	e, _, _, err := record.ReadResults("testdata/real/tiles-closed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Spec.Repeats = 3 // 6 runs, alternating configs of unequal length
+	if n := len(e.Runs()); n < 3 {
+		t.Fatalf("%d runs: the test needs at least 3 to simulate two ahead", n)
+	}
+	var trees [2]map[string][]byte
+	for i, procs := range []int{1, 3} {
+		dir := t.TempDir()
+		prev := runtime.GOMAXPROCS(procs)
+		_, _, err := simRun(e, dir, Options{Cores: 4})
+		runtime.GOMAXPROCS(prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trees[i] = map[string][]byte{}
+		filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			if strings.HasPrefix(fi.Name(), ".sim-ahead") {
+				t.Errorf("GOMAXPROCS %d: %s left behind", procs, p)
+			}
+			if !fi.IsDir() {
+				b, _ := os.ReadFile(p)
+				rel, _ := filepath.Rel(dir, p)
+				trees[i][rel] = b
+			}
+			return nil
+		})
+	}
+	if len(trees[0]) < 8 || len(trees[0]) != len(trees[1]) {
+		t.Fatalf("%d files one at a time, %d ahead", len(trees[0]), len(trees[1]))
+	}
+	for name, b := range trees[0] {
+		if !bytes.Equal(b, trees[1][name]) {
+			t.Errorf("%s differs between one run at a time and runs ahead", name)
+		}
+	}
 }
