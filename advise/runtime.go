@@ -112,17 +112,7 @@ func AddRuntime(a *Advice, d *Demand, f *RuntimeFacts, warning string, o Options
 		return nil
 	}
 	r := a.Recommendation
-	now := float64(a.Sampled.LimitMilli) / 1000
-	rec := float64(r.LimitMilli) / 1000
-	ra := &RuntimeAdvice{Runtime: f.Runtime, Version: f.Version, PID: f.PID, Setting: f.Setting, Set: f.Set, From: f.From, Value: f.Value,
-		ContainerAware: f.ContainerAware, AwareWhy: f.AwareWhy, CPUs: f.CPUs, RunnableThreads: f.Runnable}
-	ra.Now, ra.RuleNow = f.Procs(now)
-	ra.AtRecommended, ra.RuleAt = f.Procs(rec)
-	ra.Recommended = max(1, int(math.Ceil(rec-1e-9)))
-	if f.CPUs > 0 {
-		ra.Recommended = min(ra.Recommended, f.CPUs)
-	}
-	ra.RecommendedSetting = f.Spell(ra.Recommended)
+	ra := RuntimeAt(f, a.Sampled.LimitMilli, r.LimitMilli)
 	a.Runtime = ra
 	if r.LimitMilli <= 0 || ra.AtRecommended <= 0 {
 		ra.Why = "no prediction: " + ra.RuleAt
@@ -147,6 +137,28 @@ func AddRuntime(a *Advice, d *Demand, f *RuntimeFacts, warning string, o Options
 	}
 	ra.SetRecommended, ra.Why = judgeRuntime(ra)
 	return nil
+}
+
+// RuntimeAt is f's runtime advice without the replay: its parallelism
+// under the limit now (nowMilli; 0: none) and under the recommended one
+// (recMilli), and the value to set with the latter (its cores rounded up,
+// within the CPUs). Predicted is empty and Why says so: a caller that
+// keeps no demand to replay with another CPU bound (the agent) shows it
+// as is; AddRuntime adds the predictions.
+func RuntimeAt(f *RuntimeFacts, nowMilli, recMilli int64) *RuntimeAdvice {
+	now := float64(nowMilli) / 1000
+	rec := float64(recMilli) / 1000
+	ra := &RuntimeAdvice{Runtime: f.Runtime, Version: f.Version, PID: f.PID, Setting: f.Setting, Set: f.Set, From: f.From, Value: f.Value,
+		ContainerAware: f.ContainerAware, AwareWhy: f.AwareWhy, CPUs: f.CPUs, RunnableThreads: f.Runnable}
+	ra.Now, ra.RuleNow = f.Procs(now)
+	ra.AtRecommended, ra.RuleAt = f.Procs(rec)
+	ra.Recommended = max(1, int(math.Ceil(rec-1e-9)))
+	if f.CPUs > 0 {
+		ra.Recommended = min(ra.Recommended, f.CPUs)
+	}
+	ra.RecommendedSetting = f.Spell(ra.Recommended)
+	ra.Why = "not replayed with the runtime's parallelism as the CPU bound: " + ra.RuleAt
+	return ra
 }
 
 // predictAt replays d at p with its CPU bound set to n threads (at most
