@@ -13,7 +13,7 @@ import (
 // startChild starts a real process that waits on its standard input (a Go
 // binary, gofmt, when env sets GOMAXPROCS; else sleep) and ends it at the
 // test's end.
-func startChild(t *testing.T, name string, env ...string) int {
+func startChild(t testing.TB, name string, env ...string) int {
 	t.Helper()
 	var cmd *exec.Cmd
 	if name == "gofmt" {
