@@ -3,6 +3,8 @@ package fleet
 import (
 	"sort"
 	"strings"
+
+	"github.com/throttlelab/throttlelab/agent"
 )
 
 // Prediction is what the quota model predicts one limit does over the
@@ -50,6 +52,11 @@ type Container struct {
 	// start-up, which the agent kept apart from the advice, would have at
 	// the advised limit (nil: the agent did not see it start).
 	StartupAdvised *float64 `json:"startup_throttled_periods_ratio_advised,omitempty"`
+	// Runtime is the runtime inside the container as its agent read it
+	// (at discovery and on exec): the setting that decides its
+	// parallelism, the parallelism found under its limit and the one to
+	// set with the advised limit; nil when the agent knows none.
+	Runtime *agent.RuntimeInfo `json:"runtime,omitempty"`
 
 	Current Prediction `json:"current"`
 	Advised Prediction `json:"advised"`
