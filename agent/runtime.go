@@ -81,12 +81,28 @@ func (a *Agent) readRuntime(p string, old *runtimeRead) *runtimeRead {
 	if old != nil && samePIDs(old.pids, pids) && (old.facts == nil || exeOf(a.cfg.Root, old.facts.PID) == old.exe) {
 		return old
 	}
+	if len(pids) > 0 && !procVisible(a.cfg.Root, pids) {
+		return &runtimeRead{pids: pids, warning: fmt.Sprintf("runtime not read, advised without it: the host's processes are not under %s: mount the host's /proc there (the DaemonSet mounts none by default)",
+			filepath.Join(a.cfg.Root, "proc"))}
+	}
 	facts, warning := runtimes.ForAdvice(a.cfg.Root, pids)
 	r := &runtimeRead{facts: facts, warning: warning, pids: pids}
 	if facts != nil {
 		r.exe = exeOf(a.cfg.Root, facts.PID)
 	}
 	return r
+}
+
+// procVisible reports whether the processes under root's /proc are the
+// host's: one of pids is there, or the host's init (pid 1) is. Else every
+// process would read as exited while read.
+func procVisible(root string, pids []int) bool {
+	for _, pid := range append(pids, 1) {
+		if _, err := os.Stat(filepath.Join(root, "proc", strconv.Itoa(pid))); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func samePIDs(a, b []int) bool {

@@ -114,3 +114,27 @@ func viewOfGroup(t *testing.T, n *fakeNode, dir string) *View {
 	t.Fatalf("/advice has no entry for %s", dir)
 	return nil
 }
+
+// TestAgentRuntimeWithoutHostProc: a group with processes whose /proc the
+// agent's root does not hold (the DaemonSet mounts no host /proc) is
+// advised without its runtime, with one line saying so, not that its
+// processes exited.
+func TestAgentRuntimeWithoutHostProc(t *testing.T) {
+	var group string
+	n := newFakeNode(t, "v2-kubepods-systemd", func(root string) {
+		filepath.WalkDir(filepath.Join(root, "sys/fs/cgroup"), func(p string, d os.DirEntry, err error) error {
+			if err == nil && group == "" && d.IsDir() && strings.HasPrefix(d.Name(), "cri-containerd-") {
+				group = p
+			}
+			return nil
+		})
+		if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte("4242\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	})
+	n.run(2 * time.Second)
+	v := viewOfGroup(t, n, group)
+	if v.Runtime != nil || !strings.Contains(v.RuntimeWhy, "mount the host's /proc") || strings.Contains(v.RuntimeWhy, "exited") {
+		t.Errorf("runtime %+v, why %q: want none, saying the host's /proc is not mounted", v.Runtime, v.RuntimeWhy)
+	}
+}
