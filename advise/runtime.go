@@ -159,13 +159,25 @@ func RuntimeAt(f *RuntimeFacts, nowMilli, recMilli int64) *RuntimeAdvice {
 		ContainerAware: f.ContainerAware, AwareWhy: f.AwareWhy, CPUs: f.CPUs, RunnableThreads: f.Runnable}
 	ra.Now, ra.RuleNow = f.Procs(now)
 	ra.AtRecommended, ra.RuleAt = f.Procs(rec)
-	ra.Recommended = max(1, int(math.Ceil(rec-1e-9)))
+	ra.Recommended = max(MinParallelism(f.Runtime), int(math.Ceil(rec-1e-9)))
 	if f.CPUs > 0 {
 		ra.Recommended = min(ra.Recommended, f.CPUs)
 	}
 	ra.RecommendedSetting = f.Spell(ra.Recommended)
 	ra.Why = "not replayed with the runtime's parallelism as the CPU bound: " + ra.RuleAt
 	return ra
+}
+
+// MinParallelism is the fewest threads advise recommends for a runtime:
+// 2 for a JVM, whose ergonomics at one processor switch to the serial
+// collector and one compiler thread (costs the CPU replay cannot see: at
+// 300m, -XX:ActiveProcessorCount=1 measured a worse p99 than 8 in both runs
+// of docs/runtimes.md), 1 for the others.
+func MinParallelism(runtime string) int {
+	if runtime == "jvm" {
+		return 2
+	}
+	return 1
 }
 
 // predictAt replays d at p with its CPU bound set to n threads (at most
@@ -221,6 +233,9 @@ func queueAt(d *Demand, bound int, o Options) (float64, bool) {
 // a thread trade one for the other, and are not recommended.
 func judgeRuntime(ra *RuntimeAdvice) (bool, string) {
 	if len(ra.Predicted) < 2 {
+		if ra.RecommendedSetting != "" && ra.Recommended != ra.AtRecommended {
+			return false, fmt.Sprintf("%d and %d threads (%s) replay alike on %s: nothing to set", ra.AtRecommended, ra.Recommended, ra.RecommendedSetting, plural(ra.Predicted[0].Cores, "CPU"))
+		}
 		return false, fmt.Sprintf("%d and %d threads replay alike on %s: nothing to set", ra.AtRecommended, ra.Recommended, plural(ra.Predicted[0].Cores, "CPU"))
 	}
 	own, rec := ra.Predicted[0], ra.Predicted[1]
