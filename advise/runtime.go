@@ -170,7 +170,7 @@ func RuntimeAt(f *RuntimeFacts, nowMilli, recMilli int64) *RuntimeAdvice {
 
 // MinParallelism is the fewest threads advise recommends for a runtime:
 // 2 for a JVM, whose ergonomics at one processor switch to the serial
-// collector and one compiler thread (costs the CPU replay cannot see: at
+// collector (a cost the CPU replay cannot see: at
 // 300m, -XX:ActiveProcessorCount=1 measured a worse p99 than 8 in both runs
 // of docs/runtimes.md), 1 for the others.
 func MinParallelism(runtime string) int {
