@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"fmt"
 	"sort"
 	"strings"
 
@@ -74,6 +75,35 @@ type Container struct {
 	// job and instance labels (the target that exported it), or an agent's
 	// URL; the key of Measured.Agents.
 	instance string
+}
+
+// noteRuntime takes one of the agent's runtime series into c.Runtime:
+// throttlelab_runtime_info's labels, throttlelab_runtime_parallelism's
+// values (value=found|advised_limit|recommended). The setting to set is
+// spelled from the info's setting name, as the agent spells it.
+func (c *Container) noteRuntime(name string, labels map[string]string, v float64) {
+	if c.Runtime == nil {
+		c.Runtime = &agent.RuntimeInfo{}
+	}
+	r := c.Runtime
+	n := int(v + 0.5)
+	switch {
+	case name == "throttlelab_runtime_info":
+		r.Runtime, r.Version, r.Setting, r.Set = labels["runtime"], labels["version"], labels["setting"], labels["set"] == "true"
+	case labels["value"] == "found":
+		r.Found = n
+	case labels["value"] == "advised_limit":
+		r.AtAdvised = n
+	case labels["value"] == "recommended":
+		r.Recommended = n
+	}
+	r.RecommendedSetting = ""
+	if r.Setting != "" && r.Recommended > 0 {
+		r.RecommendedSetting = fmt.Sprintf("%s=%d", r.Setting, r.Recommended)
+		if r.Runtime == "nginx" {
+			r.RecommendedSetting = fmt.Sprintf("%s %d;", r.Setting, r.Recommended)
+		}
+	}
 }
 
 // Workload names the controller that owns a pod's template: a Deployment

@@ -55,3 +55,51 @@ func TestRuntimeColumnFromAgent(t *testing.T) {
 	}
 	schematest.Check(t, "workloads with runtimes", js.Bytes())
 }
+
+// TestRuntimeFromPrometheusSeries: the agent's runtime series, as a
+// Prometheus query returns them (written here by hand, in the order and
+// with the labels the agent exports), give the row's runtime; a container
+// without them has none.
+func TestRuntimeFromPrometheusSeries(t *testing.T) {
+	L := func(kv ...string) map[string]string {
+		m := map[string]string{"namespace": "shop", "pod": "api-1", "container": "app"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	ss := []Sample{
+		{L("__name__", "throttlelab_container_info", "node", "node-a"), 1},
+		{L("__name__", "throttlelab_runtime_parallelism", "value", "found"), 8},
+		{L("__name__", "throttlelab_runtime_info", "runtime", "go", "version", "go1.25.3", "setting", "GOMAXPROCS", "set", "true"), 1},
+		{L("__name__", "throttlelab_runtime_parallelism", "value", "advised_limit"), 8},
+		{L("__name__", "throttlelab_runtime_parallelism", "value", "recommended"), 1},
+		{L("__name__", "throttlelab_container_info", "container", "sidecar", "node", "node-a"), 1},
+	}
+	cs, err := fromSamples(ss, "http://prom", PromOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var app, side *Container
+	for _, c := range cs {
+		switch c.Container {
+		case "app":
+			app = c
+		case "sidecar":
+			side = c
+		}
+	}
+	if app == nil || app.Runtime == nil {
+		t.Fatalf("no runtime read for app: %+v", cs)
+	}
+	r := *app.Runtime
+	if r.Runtime != "go" || r.Version != "go1.25.3" || !r.Set || r.Found != 8 || r.AtAdvised != 8 || r.Recommended != 1 || r.RecommendedSetting != "GOMAXPROCS=1" {
+		t.Errorf("runtime %+v: want go1.25.3, GOMAXPROCS set, 8 found and under the advised limit, GOMAXPROCS=1 recommended", r)
+	}
+	if side == nil || side.Runtime != nil {
+		t.Errorf("the sidecar without runtime series: %+v", side)
+	}
+	if cell := runtimeCell(app); cell != "go 8->GOMAXPROCS=1" {
+		t.Errorf("cell %q", cell)
+	}
+}
