@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/schemas/schematest"
 )
 
 // startChild starts a real process that waits on its standard input (a Go
@@ -78,6 +80,8 @@ func TestAgentReadsRuntimeAtDiscoveryAndOnExec(t *testing.T) {
 	if r.Recommended < 1 || r.RecommendedSetting != "GOMAXPROCS="+strconv.Itoa(r.Recommended) {
 		t.Errorf("recommended %d spelled %q", r.Recommended, r.RecommendedSetting)
 	}
+	_, body := get(t, h, "/advice")
+	schematest.Check(t, "/advice with a runtime", []byte(body))
 	_, metrics := get(t, h, "/metrics")
 	for _, want := range []string{`throttlelab_runtime_info{`, `runtime="go"`, `setting="GOMAXPROCS"`, `set="true"`, `value="found"} 3`, `value="recommended"} ` + strconv.Itoa(r.Recommended)} {
 		if !strings.Contains(metrics, want) {
