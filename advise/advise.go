@@ -168,7 +168,10 @@ type Advice struct {
 	Spike *Spike `json:"spike,omitempty"`
 	// Runtime is the runtime inside a live group and its parallelism to
 	// set with the limit (AddRuntime; nil when not read).
-	Runtime  *RuntimeAdvice `json:"runtime,omitempty"`
+	Runtime *RuntimeAdvice `json:"runtime,omitempty"`
+	// Startup is the boost of the start-up at the beginning of the demand,
+	// the part the advice leaves out (AddStartupBoost; nil when none).
+	Startup  *StartupAdvice `json:"startup,omitempty"`
 	Warnings []string       `json:"warnings,omitempty"`
 }
 

@@ -97,6 +97,13 @@ type RuntimePrediction struct {
 	ThrottledRatioRange *Range  `json:"throttled_periods_ratio_range,omitempty"`
 	DelayP99Ms          float64 `json:"added_delay_p99_ms"`
 	DelayP99MsRange     *Range  `json:"added_delay_p99_ms_range,omitempty"`
+	// QueueP99Ms is what the replay's delay leaves out: the p99 wait the
+	// bound itself adds to the demand as sampled, with no limit (work
+	// that ran on more threads at once waiting for one of Cores: requests
+	// queued behind a smaller pool). 0 when Cores is not below the
+	// demand's own parallelism. Replayed as a limit of Cores cores per
+	// 10 ms period, the samples' step.
+	QueueP99Ms float64 `json:"queueing_p99_ms"`
 }
 
 // AddRuntime sets a.Runtime from f: the runtime's parallelism now and
@@ -112,17 +119,7 @@ func AddRuntime(a *Advice, d *Demand, f *RuntimeFacts, warning string, o Options
 		return nil
 	}
 	r := a.Recommendation
-	now := float64(a.Sampled.LimitMilli) / 1000
-	rec := float64(r.LimitMilli) / 1000
-	ra := &RuntimeAdvice{Runtime: f.Runtime, Version: f.Version, PID: f.PID, Setting: f.Setting, Set: f.Set, From: f.From, Value: f.Value,
-		ContainerAware: f.ContainerAware, AwareWhy: f.AwareWhy, CPUs: f.CPUs, RunnableThreads: f.Runnable}
-	ra.Now, ra.RuleNow = f.Procs(now)
-	ra.AtRecommended, ra.RuleAt = f.Procs(rec)
-	ra.Recommended = max(1, int(math.Ceil(rec-1e-9)))
-	if f.CPUs > 0 {
-		ra.Recommended = min(ra.Recommended, f.CPUs)
-	}
-	ra.RecommendedSetting = f.Spell(ra.Recommended)
+	ra := RuntimeAt(f, a.Sampled.LimitMilli, r.LimitMilli)
 	a.Runtime = ra
 	if r.LimitMilli <= 0 || ra.AtRecommended <= 0 {
 		ra.Why = "no prediction: " + ra.RuleAt
@@ -149,6 +146,40 @@ func AddRuntime(a *Advice, d *Demand, f *RuntimeFacts, warning string, o Options
 	return nil
 }
 
+// RuntimeAt is f's runtime advice without the replay: its parallelism
+// under the limit now (nowMilli; 0: none) and under the recommended one
+// (recMilli), and the value to set with the latter (its cores rounded up,
+// within the CPUs). Predicted is empty and Why says so: a caller that
+// keeps no demand to replay with another CPU bound (the agent) shows it
+// as is; AddRuntime adds the predictions.
+func RuntimeAt(f *RuntimeFacts, nowMilli, recMilli int64) *RuntimeAdvice {
+	now := float64(nowMilli) / 1000
+	rec := float64(recMilli) / 1000
+	ra := &RuntimeAdvice{Runtime: f.Runtime, Version: f.Version, PID: f.PID, Setting: f.Setting, Set: f.Set, From: f.From, Value: f.Value,
+		ContainerAware: f.ContainerAware, AwareWhy: f.AwareWhy, CPUs: f.CPUs, RunnableThreads: f.Runnable}
+	ra.Now, ra.RuleNow = f.Procs(now)
+	ra.AtRecommended, ra.RuleAt = f.Procs(rec)
+	ra.Recommended = max(MinParallelism(f.Runtime), int(math.Ceil(rec-1e-9)))
+	if f.CPUs > 0 {
+		ra.Recommended = min(ra.Recommended, f.CPUs)
+	}
+	ra.RecommendedSetting = f.Spell(ra.Recommended)
+	ra.Why = "not replayed with the runtime's parallelism as the CPU bound: " + ra.RuleAt
+	return ra
+}
+
+// MinParallelism is the fewest threads advise recommends for a runtime:
+// 2 for a JVM, whose ergonomics at one processor switch to the serial
+// collector (a cost the CPU replay cannot see: at
+// 300m, -XX:ActiveProcessorCount=1 measured a worse p99 than 8 in both runs
+// of docs/runtimes.md), 1 for the others.
+func MinParallelism(runtime string) int {
+	if runtime == "jvm" {
+		return 2
+	}
+	return 1
+}
+
 // predictAt replays d at p with its CPU bound set to n threads (at most
 // cpus, when known). The per-CPU split the samples carry is dropped when
 // it spans more CPUs than the bound: n threads could not have run so.
@@ -170,28 +201,66 @@ func predictAt(d *Demand, p Point, n, cpus int, o Options, audit *Audit) (Runtim
 		audit.Widen(evs)
 	}
 	e := evs[0]
-	return RuntimePrediction{Parallelism: n, Cores: bound, ThrottledRatio: e.ThrottledRatio, ThrottledRatioRange: e.ThrottledRatioRange,
-		DelayP99Ms: e.DelayP99Ms, DelayP99MsRange: e.DelayP99MsRange}, nil
+	pr := RuntimePrediction{Parallelism: n, Cores: bound, ThrottledRatio: e.ThrottledRatio, ThrottledRatioRange: e.ThrottledRatioRange,
+		DelayP99Ms: e.DelayP99Ms, DelayP99MsRange: e.DelayP99MsRange}
+	if q, ok := queueAt(d, bound, o); ok {
+		pr.QueueP99Ms = q
+	}
+	return pr, nil
+}
+
+// queueAt is the p99 wait that running d on bound threads adds by itself,
+// with no limit: d (at its own parallelism) replayed under bound cores per
+// 10 ms period. ok is false when bound is not below d's parallelism (no
+// wait) or the replay fails.
+func queueAt(d *Demand, bound int, o Options) (float64, bool) {
+	if float64(bound) >= d.Bound() {
+		return 0, false
+	}
+	evs, err := EvaluateIntervals(d, []Point{{LimitMilli: int64(bound) * 1000, Period: 10 * time.Millisecond}}, o)
+	if err != nil {
+		return 0, false
+	}
+	return evs[0].DelayP99Ms, true
 }
 
 // judgeRuntime decides whether setting the recommended parallelism is
-// worth it: only where it moves the throttled share or the p99 added delay
+// worth it: only where it moves the throttled share or the p99 delay
 // beyond the intervals (they do not overlap), and for the better on both.
+// The delay compared is the throttling delay plus the queueing the fewer
+// threads add (QueueP99Ms, both p99s added: an upper estimate of the p99 of
+// the sum): fewer threads that cut throttling but make work wait longer for
+// a thread trade one for the other, and are not recommended.
 func judgeRuntime(ra *RuntimeAdvice) (bool, string) {
 	if len(ra.Predicted) < 2 {
+		if ra.RecommendedSetting != "" && ra.Recommended != ra.AtRecommended {
+			return false, fmt.Sprintf("%d and %d threads (%s) replay alike on %s: nothing to set", ra.AtRecommended, ra.Recommended, ra.RecommendedSetting, plural(ra.Predicted[0].Cores, "CPU"))
+		}
 		return false, fmt.Sprintf("%d and %d threads replay alike on %s: nothing to set", ra.AtRecommended, ra.Recommended, plural(ra.Predicted[0].Cores, "CPU"))
 	}
 	own, rec := ra.Predicted[0], ra.Predicted[1]
 	share := apart(own.ThrottledRatio, own.ThrottledRatioRange, rec.ThrottledRatio, rec.ThrottledRatioRange)
-	delay := apart(own.DelayP99Ms, own.DelayP99MsRange, rec.DelayP99Ms, rec.DelayP99MsRange)
-	better := rec.ThrottledRatio <= own.ThrottledRatio+1e-9 && rec.DelayP99Ms <= own.DelayP99Ms+1e-9
+	delay := apart(own.DelayP99Ms+own.QueueP99Ms, plusQueue(own.DelayP99MsRange, own.QueueP99Ms), rec.DelayP99Ms+rec.QueueP99Ms, plusQueue(rec.DelayP99MsRange, rec.QueueP99Ms))
+	lessThrottled := rec.ThrottledRatio <= own.ThrottledRatio+1e-9 && rec.DelayP99Ms <= own.DelayP99Ms+1e-9
+	better := lessThrottled && rec.DelayP99Ms+rec.QueueP99Ms <= own.DelayP99Ms+own.QueueP99Ms+1e-9
 	switch {
 	case share == 0 && delay == 0:
 		return false, fmt.Sprintf("%s predicts the same as the runtime's own %d within the intervals", ra.RecommendedSetting, ra.AtRecommended)
 	case better:
-		return true, fmt.Sprintf("%s predicts less throttling or delay than the runtime's own %d, beyond the intervals", ra.RecommendedSetting, ra.AtRecommended)
+		return true, fmt.Sprintf("%s predicts less throttling or delay than the runtime's own %d, beyond the intervals, counting the wait for a thread it adds (p99 %.1f ms)", ra.RecommendedSetting, ra.AtRecommended, rec.QueueP99Ms)
+	case lessThrottled:
+		return false, fmt.Sprintf("%s trades throttling for queueing: less throttling delay than the runtime's own %d, but work waits for one of %s (p99 %.1f ms) and the two together predict more delay: keep %d",
+			ra.RecommendedSetting, ra.AtRecommended, plural(rec.Cores, "thread"), rec.QueueP99Ms, ra.AtRecommended)
 	}
 	return false, fmt.Sprintf("%s predicts more throttling or delay than the runtime's own %d: keep %d", ra.RecommendedSetting, ra.AtRecommended, ra.AtRecommended)
+}
+
+// plusQueue is r moved by q (nil stays nil).
+func plusQueue(r *Range, q float64) *Range {
+	if r == nil {
+		return nil
+	}
+	return &Range{r[0] + q, r[1] + q}
 }
 
 // apart is 0 when x and y are within each other's intervals (they
@@ -243,6 +312,9 @@ func RuntimeLine(a *Advice) string {
 	if len(ra.Predicted) > 1 {
 		rec := ra.Predicted[1]
 		s += fmt.Sprintf(", with %d: %s, p99 +%s", rec.Parallelism, ShareRange(rec.ThrottledRatio, rec.ThrottledRatioRange), msRange(rec.DelayP99Ms, rec.DelayP99MsRange, math.Inf(1), math.Inf(1)))
+		if rec.QueueP99Ms > 0 {
+			s += fmt.Sprintf(" and +%.1f ms waiting for a thread", rec.QueueP99Ms)
+		}
 	}
 	if ra.SetRecommended {
 		return s + ". Set " + ra.RecommendedSetting + " with the limit."

@@ -3,6 +3,7 @@ package advise
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestJudgeRuntime: the recommended parallelism is set only where it moves
@@ -30,5 +31,49 @@ func TestJudgeRuntime(t *testing.T) {
 	one := &RuntimeAdvice{AtRecommended: 2, Recommended: 2, Predicted: []RuntimePrediction{{Parallelism: 2, Cores: 2}}}
 	if set, why := judgeRuntime(one); set || !strings.Contains(why, "nothing to set") {
 		t.Errorf("one prediction: set %v (%s); want nothing to set", set, why)
+	}
+}
+
+// TestJudgeRuntimeCountsQueueing: fewer threads that cut the throttling
+// delay beyond the intervals, but make work wait for a thread longer than
+// they save, trade throttling for queueing and are not recommended; where
+// the wait is smaller than the saving they are.
+func TestJudgeRuntimeCountsQueueing(t *testing.T) {
+	own := RuntimePrediction{Parallelism: 8, Cores: 2, ThrottledRatio: 0.40, ThrottledRatioRange: &Range{0.35, 0.45}, DelayP99Ms: 90, DelayP99MsRange: &Range{80, 100}}
+	rec := RuntimePrediction{Parallelism: 1, Cores: 1, ThrottledRatio: 0.10, ThrottledRatioRange: &Range{0.08, 0.12}, DelayP99Ms: 40, DelayP99MsRange: &Range{35, 45}}
+	for _, c := range []struct {
+		queue float64
+		set   bool
+		why   string
+	}{{120, false, "trades throttling for queueing"}, {10, true, "counting the wait for a thread"}} {
+		r := rec
+		r.QueueP99Ms = c.queue
+		ra := &RuntimeAdvice{AtRecommended: 8, Recommended: 1, RecommendedSetting: "GOMAXPROCS=1", Predicted: []RuntimePrediction{own, r}}
+		set, why := judgeRuntime(ra)
+		if set != c.set || !strings.Contains(why, c.why) {
+			t.Errorf("queueing %g ms: set %v (%s); want %v, saying %q", c.queue, set, why, c.set, c.why)
+		}
+	}
+}
+
+// TestQueueAt: a demand that runs two threads at once (2 cores for 30 ms
+// of every 100 ms) waits for one thread when bound to one: 60 ms of work
+// in 30 ms, served in 60, so its last work waits about 30 ms; bound to two
+// it does not wait.
+func TestQueueAt(t *testing.T) {
+	d := &Demand{Cores: 2}
+	var u time.Duration
+	for at := time.Duration(0); at <= 30*time.Second; at += 10 * time.Millisecond {
+		d.At, d.Usage = append(d.At, at), append(d.Usage, u)
+		if at%(100*time.Millisecond) < 30*time.Millisecond {
+			u += 20 * time.Millisecond
+		}
+	}
+	q, ok := queueAt(d, 1, Options{})
+	if !ok || q < 15 || q > 45 {
+		t.Errorf("bound to one thread: queueing p99 %.1f ms (%v), want about 30", q, ok)
+	}
+	if q, ok := queueAt(d, 2, Options{}); ok {
+		t.Errorf("bound to its own two threads: queueing %.1f ms, want none", q)
 	}
 }

@@ -3,6 +3,7 @@ package advise
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/throttlelab/throttlelab/startup"
@@ -31,27 +32,92 @@ func StartupBoost(d *Demand, limitMilli int64, o startup.Options) (b startup.Boo
 	return b, true, err
 }
 
-// WriteStartupBoost writes, in two lines, the boost of d's start-up
-// against the advised limit of a (StartupBoost): the boost and the VPA's
-// startupBoost fields, or why there is none; nothing when d shows no
-// start-up.
-func WriteStartupBoost(w io.Writer, d *Demand, a *Advice, o startup.Options) error {
+// StartupAdvice is the boost of the start-up the advice leaves out, as
+// advise's JSON carries it: the boost (startup.Boost: its work, length
+// unlimited and under the limit, boost cores and duration) with the VPA's
+// startupBoost fields and a kube-startup-cpu-boost object; or, with Boost
+// nil, BoostWhy saying why there is none (a start-up too short to measure).
+type StartupAdvice struct {
+	Boost    *StartupBoostAdvice `json:"boost,omitempty"`
+	BoostWhy string              `json:"boost_why,omitempty"`
+}
+
+// StartupBoostAdvice is a start-up's boost with its renderings (the
+// agent's /advice has the same fields).
+type StartupBoostAdvice struct {
+	startup.Boost
+	VPA             *startup.VPAStartupBoost `json:"vpa_startup_boost,omitempty"`
+	StartupCPUBoost *startup.StartupCPUBoost `json:"startup_cpu_boost,omitempty"`
+}
+
+// AddStartupBoost sets a.Startup from the start-up at the beginning of d
+// (StartupBoost against the advised limit); a.Startup stays nil when d
+// shows no start-up. t names the kube-startup-cpu-boost object.
+func AddStartupBoost(a *Advice, d *Demand, o startup.Options, t startup.Target) {
 	if a == nil {
-		return nil
+		return
 	}
 	b, ok, err := StartupBoost(d, a.Recommendation.LimitMilli, o)
 	switch {
 	case !ok:
-		return nil
+		return
 	case err != nil:
-		_, err = fmt.Fprintf(w, "start-up boost: none: %v\n", err)
-		return err
-	case !b.Needed:
-		_, err = fmt.Fprintf(w, "start-up boost: %s\n", b.Note)
-		return err
+		a.Startup = &StartupAdvice{BoostWhy: "no boost: " + err.Error()}
+		return
 	}
-	v := b.VPA()
-	_, err = fmt.Fprintf(w, "start-up boost: %s (delayed %.2f s by %dm)\n  VPA startupBoost: cpu: {type: Quantity, quantity: %s, durationSeconds: %d}; kube-startup-cpu-boost: percentageIncrease %d, fixedDuration %d s\n",
-		b.Note, b.DelaySeconds, b.LimitMilli, v.CPU.Quantity, v.CPU.DurationSeconds, b.KubeStartupCPUBoost(startup.Target{}).Spec.ResourcePolicy.ContainerPolicies[0].PercentageIncrease.Value, b.DurationSeconds)
-	return err
+	sb := &StartupBoostAdvice{Boost: b}
+	if b.Needed {
+		sb.VPA = b.VPA()
+		if t.Name == "" {
+			t.Name = "app-startup-boost"
+		}
+		if t.Container == "" {
+			t.Container = "app"
+		}
+		sb.StartupCPUBoost = b.KubeStartupCPUBoost(t)
+	}
+	a.Startup = &StartupAdvice{Boost: sb}
+}
+
+// StartupLines is the start-up boost of a (AddStartupBoost) in at most two
+// lines for the brief answer: the boost and the VPA's and
+// kube-startup-cpu-boost's fields, or why there is none; nil without one.
+func StartupLines(a *Advice) []string {
+	if a == nil || a.Startup == nil {
+		return nil
+	}
+	st := a.Startup
+	if st.Boost == nil {
+		return []string{"start-up boost: " + strings.TrimPrefix(st.BoostWhy, "no boost: ")}
+	}
+	b := st.Boost
+	if !b.Needed {
+		return []string{"start-up boost: " + b.Note}
+	}
+	v := b.VPA
+	pct := int64(0)
+	if k := b.StartupCPUBoost; k != nil && len(k.Spec.ResourcePolicy.ContainerPolicies) > 0 {
+		pct = k.Spec.ResourcePolicy.ContainerPolicies[0].PercentageIncrease.Value
+	}
+	return []string{fmt.Sprintf("start-up boost: %s (delayed %.2f s by %dm)", b.Note, b.DelaySeconds, b.LimitMilli),
+		fmt.Sprintf("  VPA startupBoost: cpu: {type: Quantity, quantity: %s, durationSeconds: %d}; kube-startup-cpu-boost: percentageIncrease %d, fixedDuration %d s",
+			v.CPU.Quantity, v.CPU.DurationSeconds, pct, b.DurationSeconds)}
+}
+
+// WriteStartupBoost writes the start-up boost of d against the advised
+// limit of a (AddStartupBoost, StartupLines), in at most two lines;
+// nothing when d shows no start-up.
+func WriteStartupBoost(w io.Writer, d *Demand, a *Advice, o startup.Options) error {
+	if a == nil {
+		return nil
+	}
+	if a.Startup == nil {
+		AddStartupBoost(a, d, o, startup.Target{})
+	}
+	for _, l := range StartupLines(a) {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -54,3 +54,27 @@ func TestStartupBoostRecorded(t *testing.T) {
 		t.Errorf("a run with no start-up printed %q (%v)", out.String(), err)
 	}
 }
+
+// AddStartupBoost puts the boost in the advice (the JSON's startup
+// object) with both renderings where one is needed, leaves it out where
+// there is no start-up, and StartupLines says the same in two lines.
+func TestAddStartupBoost(t *testing.T) {
+	a := &Advice{Recommendation: Recommendation{Evaluation: Evaluation{LimitMilli: 500}}}
+	AddStartupBoost(a, recordedStart(1.5, 10*time.Second), startup.Options{}, startup.Target{})
+	st := a.Startup
+	if st == nil || st.Boost == nil || !st.Boost.Needed || st.Boost.VPA == nil || st.Boost.StartupCPUBoost == nil || st.BoostWhy != "" {
+		t.Fatalf("startup %+v: want a needed boost with the VPA's fields and a kube-startup-cpu-boost object", st)
+	}
+	if st.Boost.StartupCPUBoost.Spec.ResourcePolicy.ContainerPolicies[0].ContainerName != "app" {
+		t.Errorf("kube-startup-cpu-boost %+v: want the container named app when none is given", st.Boost.StartupCPUBoost.Spec)
+	}
+	lines := StartupLines(a)
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "start-up boost: boost to") || !strings.Contains(lines[1], "quantity: "+st.Boost.VPA.CPU.Quantity) {
+		t.Errorf("lines %q: want the boost and the VPA's quantity %s", lines, st.Boost.VPA.CPU.Quantity)
+	}
+	none := &Advice{Recommendation: Recommendation{Evaluation: Evaluation{LimitMilli: 500}}}
+	AddStartupBoost(none, recordedStart(0.3, 0), startup.Options{}, startup.Target{})
+	if none.Startup != nil || StartupLines(none) != nil {
+		t.Errorf("a run with no start-up got %+v", none.Startup)
+	}
+}

@@ -227,6 +227,7 @@ type container struct {
 	// errReports counts the reports in a row whose row for the container
 	// had an error (Update): its summary is kept meanwhile.
 	errReports int
+	rt         *runtimeRead // its runtime, read at discovery and on exec (runtime.go)
 }
 
 // New finds the node's cgroup hierarchy and its groups.

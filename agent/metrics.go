@@ -46,6 +46,11 @@ var (
 	descSpecLimit   = kdesc("throttlelab_container_spec_cpu_limit_cores", "The CPU limit the container's pod spec asks for, in cores (from the pod list, with the owner lookup on); absent without a limit. Differs from throttlelab_container_cpu_limit_cores while an in-place resize is not applied.")
 	descSpecRequest = kdesc("throttlelab_container_spec_cpu_request_cores", "The CPU request the container's pod spec asks for (the limit when it sets none), in cores (from the pod list, with the owner lookup on); absent without one.")
 	descPredErr     = kdesc("throttlelab_container_prediction_error_ratio", "The advice's self-audit: the throttled share of periods the quota model predicts at the container's own limit over the window, less the share the kernel counted (nr_throttled over the replay's periods); every interval of the advice is widened by its size. Absent without a limit.")
+	// The runtime inside (read at discovery and on exec): one info series
+	// and up to three parallelism series per container, as
+	// kube-state-metrics' *_info series carry what is not a number.
+	descRuntimeInfo = kdesc("throttlelab_runtime_info", "The runtime inside the container (runtime=go|jvm|node|nginx|envoy|python|dotnet, its version where readable), the setting that decides its parallelism as the runtime spells it and whether the container sets it (set=true|false); absent where no runtime is known. Read at discovery and on exec.", "runtime", "version", "setting", "set")
+	descRuntimePar  = kdesc("throttlelab_runtime_parallelism", "Threads the container's runtime runs at once: value=found under its limit now (its setting or its default rule), value=advised_limit under the advised limit by the same, value=recommended the one to set with the advised limit (its cores rounded up, within the CPUs).", "value")
 	descStat        = kdesc("throttlelab_demand_stationary", "1 when the window's blocks agree (advise's judgement), 0 when the demand changed within the window: the advice then rests on its worst block.")
 )
 
@@ -103,7 +108,7 @@ var atOrder = []string{"current", "advised", "krr", "vpa"}
 type collector struct{ a *Agent }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descSpecLimit, descSpecRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow, descCPUs, descStat, descStartup, descStall, descPredErr} {
+	for _, d := range []*prometheus.Desc{descInfo, descLimit, descRequest, descSpecLimit, descSpecRequest, descBurst, descAdvLimit, descAdvBurst, descPredThr, descPredP99, descKrr, descVPA, descWindow, descCPUs, descStat, descStartup, descStall, descPredErr, descRuntimeInfo, descRuntimePar} {
 		ch <- d
 	}
 	for _, d := range startupDescs {
@@ -163,6 +168,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(descStall, prometheus.CounterValue, s[1], append(append([]string{}, lv...), "contention")...)
 		}
 		startupMetrics(v, g)
+		runtimeMetrics(v, g)
 		if !v.advised {
 			continue
 		}

@@ -64,7 +64,16 @@ func (a *Agent) Update(stats []watch.Stats, at time.Duration) {
 		}
 		c.id, c.last = st.Identity, st
 		c.sum.NoteThrottled(at, st.ThrottledPeriods)
+		old := c.rt
 		c.mu.Unlock()
+		// The runtime: read when the group is new, again when its
+		// processes or the deciding binary changed (an exec); one file and
+		// one link a report otherwise, never a sample (runtime.go).
+		if rt := a.readRuntime(st.Path, old); rt != old {
+			c.mu.Lock()
+			c.rt, c.view, c.advice = rt, nil, nil
+			c.mu.Unlock()
+		}
 	}
 	a.mu.Lock()
 	unreadable := int64(0)

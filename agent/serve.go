@@ -45,6 +45,12 @@ type View struct {
 	// Startup is the container's start-up, kept apart from the advice
 	// (Config.Startup); nil when the agent did not see it start.
 	Startup *Startup `json:"startup,omitempty"`
+	// Runtime is the runtime inside the container and its parallelism
+	// (read at discovery and on exec); nil when none is known, RuntimeWhy
+	// then says why. The advice's runtime object has the same and the
+	// rules.
+	Runtime    *RuntimeInfo `json:"runtime,omitempty"`
+	RuntimeWhy string       `json:"runtime_why,omitempty"`
 
 	hasLimit, hasRequest bool
 	advised, stationary  bool // there is advice; its window is stationary
@@ -162,6 +168,7 @@ func (a *Agent) viewOf(c *container, owners map[watch.PodName]Owner, full bool) 
 		eval("vpa", v.VPAMilli, 0)
 	}
 	v.Startup = a.startupOf(c, v)
+	a.runtimeView(c, v)
 	kept := *v
 	kept.Advice = nil
 	c.view = &kept

@@ -116,7 +116,7 @@ func fromAgentAll(ctx context.Context, hc *http.Client, base string) ([]*Contain
 		c := &Container{Namespace: ac.Namespace, Pod: ac.Pod, Container: ac.Container, OwnerKind: ac.OwnerKind, OwnerName: ac.OwnerName,
 			Node: doc.Node, Cgroup: ac.Cgroup, LimitMilli: ac.LimitMilli, RequestMilli: ac.RequestMilli, BurstMilli: ac.BurstMilli,
 			KrrMilli: ac.KrrMilli, VPAMilli: ac.VPAMilli, WindowSeconds: ac.WindowSeconds, Reason: ac.Why, instance: base,
-			podLevel: ac.Kind == agent.KindPod}
+			podLevel: ac.Kind == agent.KindPod, Runtime: ac.Runtime}
 		if a := ac.Advice; a != nil {
 			r := a.Recommendation
 			c.NotStationary = !a.Window.Stationary

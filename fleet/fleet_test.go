@@ -204,7 +204,7 @@ func TestContractNamesMatchTheQuery(t *testing.T) {
 	n := 0
 	for _, a := range []string{"container_info", "container_cpu_limit_cores", "container_cpu_request_cores", "container_cpu_burst_cores",
 		"advised_cpu_limit_cores", "advised_cpu_burst_cores", "predicted_throttled_ratio", "predicted_delay_p99_seconds",
-		"krr_cpu_cores", "vpa_cpu_target_cores", "demand_window_seconds", "demand_stationary", "startup_throttled_ratio"} {
+		"krr_cpu_cores", "vpa_cpu_target_cores", "demand_window_seconds", "demand_stationary", "startup_throttled_ratio", "runtime_info", "runtime_parallelism"} {
 		if !contract["throttlelab_"+a] || !re.MatchString("throttlelab_"+a) {
 			t.Errorf("throttlelab_%s: read %v", a, contract["throttlelab_"+a])
 		}

@@ -71,21 +71,38 @@ func note(m *Merged) string {
 	return strings.Join(n, "; ")
 }
 
+// runtimeCell writes c's runtime for the table: "go 8", its parallelism
+// under the limit now, then "->GOMAXPROCS=2" where the value to set with
+// the advised limit differs from what the runtime would use under it;
+// "-" when the agent knows none.
+func runtimeCell(c *Container) string {
+	r := c.Runtime
+	if r == nil {
+		return "-"
+	}
+	s := fmt.Sprintf("%s %d", r.Runtime, r.Found)
+	if r.RecommendedSetting != "" && r.Recommended != r.AtAdvised {
+		s += "->" + r.RecommendedSetting
+	}
+	return s
+}
+
 // WriteTable writes one line per workload container: the worst replica's
 // settings and advice (see Merged), throttled share and p99 added delay
 // now and at the advised limit (WITH BURST is the smaller limit that meets
 // the target with a burst as large as itself: 650m+650m), and what krr's and the VPA's rules set with
-// what each would cause.
+// what each would cause; RUNTIME is the runtime inside, its parallelism
+// now and the setting to change with the advised limit (runtimeCell).
 func WriteTable(w io.Writer, ms []*Merged) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAMESPACE\tWORKLOAD\tCONTAINER\tPODS\tREQUEST\tLIMIT\tTHR NOW\tP99 NOW\tADVISED\tWITH BURST\tTHR AFTER\tP99 AFTER\tKRR\tTHR@KRR\tVPA\tTHR@VPA\tNOTE")
+	fmt.Fprintln(tw, "NAMESPACE\tWORKLOAD\tCONTAINER\tPODS\tREQUEST\tLIMIT\tTHR NOW\tP99 NOW\tADVISED\tWITH BURST\tTHR AFTER\tP99 AFTER\tKRR\tTHR@KRR\tVPA\tTHR@VPA\tRUNTIME\tNOTE")
 	for _, m := range ms {
 		c := m.Worst
-		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+		fmt.Fprintf(tw, "%s\t%s/%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			m.Workload.Namespace, strings.ToLower(m.Workload.Kind), m.Workload.Name, m.Container, m.Replicas,
 			cpu(c.RequestMilli), cpu(c.LimitMilli), pct(c.Current), delayMs(c.Current),
 			cpu(c.AdvisedLimitMilli), withBurst(c.AdvisedBurstMilli), pct(c.Advised), delayMs(c.Advised),
-			cpu(c.KrrMilli), pct(c.Krr), cpu(c.VPAMilli), pct(c.VPA), note(m))
+			cpu(c.KrrMilli), pct(c.Krr), cpu(c.VPAMilli), pct(c.VPA), runtimeCell(c), note(m))
 	}
 	return tw.Flush()
 }
@@ -103,7 +120,8 @@ func WriteJSON(w io.Writer, ms []*Merged) error {
 var CSVHeader = []string{"namespace", "workload_kind", "workload", "container", "replicas", "worst_pod", "node",
 	"request_millicores", "limit_millicores", "burst_millicores", "throttled_now", "delay_p99_ms_now",
 	"advised_limit_millicores", "advised_min_millicores", "advised_max_millicores", "advised_burst_millicores", "throttled_advised", "delay_p99_ms_advised",
-	"krr_millicores", "throttled_krr", "delay_p99_ms_krr", "vpa_millicores", "vpa_limit_millicores", "throttled_vpa", "delay_p99_ms_vpa", "window_seconds", "reason"}
+	"krr_millicores", "throttled_krr", "delay_p99_ms_krr", "vpa_millicores", "vpa_limit_millicores", "throttled_vpa", "delay_p99_ms_vpa", "window_seconds",
+	"runtime", "parallelism_found", "parallelism_recommended", "recommended_setting", "reason"}
 
 // WriteCSV writes one row per workload container (the worst replica's
 // figures), numbers unformatted; an unknown prediction is an empty cell.
@@ -126,10 +144,18 @@ func WriteCSV(w io.Writer, ms []*Merged) error {
 	}
 	for _, m := range ms {
 		c := m.Worst
+		var rt [4]string
+		if r := c.Runtime; r != nil {
+			rt = [4]string{r.Runtime, strconv.Itoa(r.Found), "", r.RecommendedSetting}
+			if r.Recommended > 0 {
+				rt[2] = strconv.Itoa(r.Recommended)
+			}
+		}
 		cw.Write([]string{m.Workload.Namespace, m.Workload.Kind, m.Workload.Name, m.Container, strconv.Itoa(m.Replicas), c.Pod, c.Node,
 			i(c.RequestMilli), i(c.LimitMilli), i(c.BurstMilli), thr(c.Current), del(c.Current),
 			i(c.AdvisedLimitMilli), i(m.AdvisedMinMilli), i(m.AdvisedMaxMilli), i(c.AdvisedBurstMilli), thr(c.Advised), del(c.Advised),
-			i(c.KrrMilli), thr(c.Krr), del(c.Krr), i(c.VPAMilli), i(c.VPALimitMilli), thr(c.VPA), del(c.VPA), f(c.WindowSeconds), note(m)})
+			i(c.KrrMilli), thr(c.Krr), del(c.Krr), i(c.VPAMilli), i(c.VPALimitMilli), thr(c.VPA), del(c.VPA), f(c.WindowSeconds),
+			rt[0], rt[1], rt[2], rt[3], note(m)})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -38,7 +38,7 @@ type PromOptions struct {
 }
 
 // series are the metric names FromPrometheus reads, in one query.
-const seriesRegex = "throttlelab_(container_info|container_cpu_(limit|request|burst)_cores|advised_cpu_(limit|burst)_cores|predicted_(throttled_ratio|delay_p99_seconds)|krr_cpu_cores|vpa_cpu_target_cores|demand_(window_seconds|stationary)|startup_throttled_ratio)"
+const seriesRegex = "throttlelab_(container_info|container_cpu_(limit|request|burst)_cores|advised_cpu_(limit|burst)_cores|predicted_(throttled_ratio|delay_p99_seconds)|krr_cpu_cores|vpa_cpu_target_cores|demand_(window_seconds|stationary)|startup_throttled_ratio|runtime_(info|parallelism))"
 
 // contract are the series names of the agent's contract that FromPrometheus
 // reads (seriesRegex matches exactly these).
@@ -47,7 +47,7 @@ var contract = map[string]bool{
 	"throttlelab_container_cpu_burst_cores": true, "throttlelab_advised_cpu_limit_cores": true, "throttlelab_advised_cpu_burst_cores": true,
 	"throttlelab_predicted_throttled_ratio": true, "throttlelab_predicted_delay_p99_seconds": true, "throttlelab_krr_cpu_cores": true,
 	"throttlelab_vpa_cpu_target_cores": true, "throttlelab_demand_window_seconds": true, "throttlelab_demand_stationary": true,
-	"throttlelab_startup_throttled_ratio": true,
+	"throttlelab_startup_throttled_ratio": true, "throttlelab_runtime_info": true, "throttlelab_runtime_parallelism": true,
 }
 
 // Sample is one series of an instant vector.
@@ -222,6 +222,8 @@ func fromSamples(ss []Sample, base string, o PromOptions) ([]*Container, error) 
 				v := s.Value
 				c.StartupAdvised = &v
 			}
+		case "throttlelab_runtime_info", "throttlelab_runtime_parallelism":
+			c.noteRuntime(name, m, s.Value) // row.go
 		case "throttlelab_advised_cpu_limit_cores", "throttlelab_advised_cpu_burst_cores":
 			t := m["target"]
 			targets[t] = true

@@ -1,8 +1,11 @@
 package fleet
 
 import (
+	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/throttlelab/throttlelab/agent"
 )
 
 // Prediction is what the quota model predicts one limit does over the
@@ -50,6 +53,11 @@ type Container struct {
 	// start-up, which the agent kept apart from the advice, would have at
 	// the advised limit (nil: the agent did not see it start).
 	StartupAdvised *float64 `json:"startup_throttled_periods_ratio_advised,omitempty"`
+	// Runtime is the runtime inside the container as its agent read it
+	// (at discovery and on exec): the setting that decides its
+	// parallelism, the parallelism found under its limit and the one to
+	// set with the advised limit; nil when the agent knows none.
+	Runtime *agent.RuntimeInfo `json:"runtime,omitempty"`
 
 	Current Prediction `json:"current"`
 	Advised Prediction `json:"advised"`
@@ -67,6 +75,35 @@ type Container struct {
 	// job and instance labels (the target that exported it), or an agent's
 	// URL; the key of Measured.Agents.
 	instance string
+}
+
+// noteRuntime takes one of the agent's runtime series into c.Runtime:
+// throttlelab_runtime_info's labels, throttlelab_runtime_parallelism's
+// values (value=found|advised_limit|recommended). The setting to set is
+// spelled from the info's setting name, as the agent spells it.
+func (c *Container) noteRuntime(name string, labels map[string]string, v float64) {
+	if c.Runtime == nil {
+		c.Runtime = &agent.RuntimeInfo{}
+	}
+	r := c.Runtime
+	n := int(v + 0.5)
+	switch {
+	case name == "throttlelab_runtime_info":
+		r.Runtime, r.Version, r.Setting, r.Set = labels["runtime"], labels["version"], labels["setting"], labels["set"] == "true"
+	case labels["value"] == "found":
+		r.Found = n
+	case labels["value"] == "advised_limit":
+		r.AtAdvised = n
+	case labels["value"] == "recommended":
+		r.Recommended = n
+	}
+	r.RecommendedSetting = ""
+	if r.Setting != "" && r.Recommended > 0 {
+		r.RecommendedSetting = fmt.Sprintf("%s=%d", r.Setting, r.Recommended)
+		if r.Runtime == "nginx" {
+			r.RecommendedSetting = fmt.Sprintf("%s %d;", r.Setting, r.Recommended)
+		}
+	}
 }
 
 // Workload names the controller that owns a pod's template: a Deployment

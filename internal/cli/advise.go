@@ -247,6 +247,9 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	if err == nil && f.html != "" {
 		err = writeAdviseHTML(f.html, d, a)
 	}
+	if err == nil {
+		advise.AddStartupBoost(a, d, startup.Options{}, startup.Target{}) // a start-up's boost, if it has one
+	}
 	switch {
 	case adviseUsage(err) != nil:
 		return adviseUsage(err)
@@ -259,10 +262,9 @@ func runAdvise(cmd *cobra.Command, args []string, f adviseFlags) error {
 	case f.details || f.all:
 		return advise.WriteTextGrid(cmd.OutOrStdout(), a)
 	}
-	if err := advise.WriteBrief(cmd.OutOrStdout(), a, "(every limit evaluated, the knee and how to set a burst: --details)"); err != nil {
-		return err
-	}
-	return advise.WriteStartupBoost(cmd.OutOrStdout(), d, a, startup.Options{}) // a start-up's boost, if it has one
+	// The start-up's boost, if it has one, before the hint.
+	more := append(advise.StartupLines(a), "(every limit evaluated, the knee and how to set a burst: --details)")
+	return advise.WriteBrief(cmd.OutOrStdout(), a, strings.Join(more, "\n"))
 }
 
 // samplingBar is a progress bar on stderr for a live group's sampling
