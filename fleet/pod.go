@@ -188,13 +188,7 @@ func PodsViolated(res []PodCheck) bool {
 
 // MissingPodDemand returns the pod checks without demand to check on.
 func MissingPodDemand(res []PodCheck) []PodCheck {
-	var out []PodCheck
-	for _, o := range res {
-		if o.MissingDemand {
-			out = append(out, o)
-		}
-	}
-	return out
+	return missing(res, func(o PodCheck) bool { return o.MissingDemand })
 }
 
 // WritePods writes, as WriteCheck does for containers, one line per
