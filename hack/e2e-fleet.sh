@@ -54,7 +54,14 @@
 #    {reason="corrupt"} and does not crash-loop;
 # 9. check on the burner's manifest against Prometheus: with it up, exit 0
 #    or 1; with it stopped, exit 3 (a source unreachable, never 1: an outage
-#    is not a violation); teardown as e2e-k8s.
+#    is not a violation);
+# 10. the pod-level step (hack/e2e-fleet/pod.sh): a pod of the server and a
+#    busy sidecar under a pod-level limit, the agent's pod-level prediction
+#    at the limits where it predicts about 50%, 20% and 5% throttled and at
+#    its advice, each resized in place at pod level, against the pod
+#    cgroup's own counts (within max(0.07, 30%)), per-container limits of the
+#    same total measured beside it; E2E_FLEET_ONLY=pod runs the rig, the
+#    agent and this step alone. Teardown as e2e-k8s.
 set -eu
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -176,6 +183,14 @@ $K delete namespace tl-agents-2 --wait=false >/dev/null
 cat "$E2E_OUT/second-release.txt"
 n=$(grep -v '^namespace/' "$E2E_OUT/second-release.txt" | grep -c 'created (server dry run)' || true)
 [ "$n" -ge 6 ] && ! grep -v '^namespace/' "$E2E_OUT/second-release.txt" | grep -Eq 'configured|unchanged|rror' || { say "the second release collides with the first, or was refused ($n objects created)" >&2; exit 1; }
+
+# E2E_FLEET_ONLY=pod: the pod-level step alone on the rig with the agent
+# installed (for developing it; make e2e-fleet runs it last).
+if [ "${E2E_FLEET_ONLY:-}" = pod ]; then
+	. hack/e2e-fleet/pod.sh
+	say "passed (the pod-level step only)"
+	exit 0
+fi
 
 # --- the workload --------------------------------------------------------------
 # deployment NAME CONTAINER PORT GOMAXPROCS CPU_LIMIT MEMORY_LIMIT [RESIZE]: one
@@ -462,6 +477,9 @@ bin/throttlelab check "$work/burner.yaml" --prometheus "http://127.0.0.1:$PROM" 
 cat "$E2E_OUT/check-prometheus-down.txt"
 say "check with Prometheus stopped: exit $crc"
 [ "$crc" = 3 ] || { say "check with Prometheus stopped exited $crc, not 3" >&2; exit 1; }
+
+# 10. the pod-level step (hack/e2e-fleet/pod.sh).
+. hack/e2e-fleet/pod.sh
 
 [ "${checkrc:-0}" = 0 ] || { say "the check failed (above)" >&2; exit 1; }
 say "passed"
