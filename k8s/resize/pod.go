@@ -1,6 +1,7 @@
 package resize
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/throttlelab/throttlelab/units"
 )
@@ -114,4 +117,44 @@ func milliOrNone(m int64) string {
 		return "none"
 	}
 	return units.FormatMilliCPU(m)
+}
+
+// WorkloadPods lists the running pods of workload name in namespace ns:
+// the pods whose controller is a ReplicaSet named name-HASH (a
+// Deployment's) or a StatefulSet, DaemonSet, Job or ReplicaSet named name.
+// None is a *NoPods error.
+func WorkloadPods(ctx context.Context, cfg *rest.Config, ns, name string) ([]string, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the cluster: %w", err)
+	}
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing the pods of namespace %s: %w", ns, err)
+	}
+	var out []string
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		ref := metav1.GetControllerOf(&p)
+		if ref == nil {
+			continue
+		}
+		hash, ok := strings.CutPrefix(ref.Name, name+"-")
+		if ref.Name == name || (ref.Kind == "ReplicaSet" && ok && hash != "" && !strings.Contains(hash, "-")) {
+			out = append(out, p.Name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, &NoPods{Namespace: ns, Workload: name}
+	}
+	return out, nil
+}
+
+// NoPods is WorkloadPods' error when the workload has no running pod.
+type NoPods struct{ Namespace, Workload string }
+
+func (e *NoPods) Error() string {
+	return fmt.Sprintf("no running pod of workload %s in namespace %s (a Deployment's ReplicaSet %s-HASH, or a StatefulSet, DaemonSet or Job %s)", e.Workload, e.Namespace, e.Workload, e.Workload)
 }
