@@ -74,9 +74,11 @@ SPOD=$($K -n $PNS get pod -l app=podsplit -o jsonpath='{.items[0].metadata.name}
 # The API server kept the pod-level resources (a server without the
 # feature drops the field).
 [ "$($K -n $PNS get pod "$PPOD" -o jsonpath='{.spec.resources.limits.cpu}')" = 2 ] || { say "the API server dropped the pod's spec.resources (PodLevelResources off?)" >&2; exit 1; }
-# podcg UID: the pod's own cgroup; ctrcg UID CONTAINER_ID: a container's.
+# podcg UID: the pod's own cgroup; ctrcg UID CONTAINER_ID: a container's
+# (the one with the CPU controller's counts: on a hybrid host the unified
+# tree's cpu.stat has none).
 podcg() { find /sys/fs/cgroup -type d -name "pod$1" 2>/dev/null | while read -r d; do [ -e "$d/cpu.stat" ] && grep -q nr_periods "$d/cpu.stat" && echo "$d"; done | head -1; }
-ctrcg() { find /sys/fs/cgroup -path "*pod$1/$2" -type d 2>/dev/null | while read -r d; do [ -e "$d/cpu.stat" ] && echo "$d"; done | head -1; }
+ctrcg() { find /sys/fs/cgroup -path "*pod$1/$2" -type d 2>/dev/null | while read -r d; do [ -e "$d/cpu.stat" ] && grep -q nr_periods "$d/cpu.stat" && echo "$d"; done | head -1; }
 cgmilli() { # a cgroup's limit in millicores
 	if [ -e "$1/cpu.max" ]; then set -- $(cat "$1/cpu.max"); else set -- "$(cat "$1/cpu.cfs_quota_us")" "$(cat "$1/cpu.cfs_period_us")"; fi
 	[ "$1" = max ] || [ "$1" = -1 ] && { echo 0; return; }
