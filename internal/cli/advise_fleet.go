@@ -43,7 +43,7 @@ func addFleetFlags(cmd *cobra.Command, f *fleetFlags) {
 	deprecatedAlias(cmd, "target", "target-label")
 	fl.StringVarP(&f.output, "output", "o", "table", "table or json; with --prometheus/--agent also csv or patch (kubectl commands: in-place resizes)")
 	formatAliasVar(cmd, &f.output, "json", "json")
-	fl.BoolVar(&f.apply, "apply", false, "with --prometheus/--agent: resize the running pods in place (pods/resize); a server-side dry run unless --yes")
+	fl.BoolVar(&f.apply, "apply", false, "with --prometheus/--agent: resize the running pods in place (pods/resize); with --demand DIR: the pod-level limit; a server-side dry run unless --yes")
 	fl.BoolVar(&f.yes, "yes", false, "with --apply: really resize")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "with --apply: kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.context, "context", "", "with --apply: kubeconfig context (default the current one)")
