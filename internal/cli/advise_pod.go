@@ -118,7 +118,7 @@ func applyPodLevel(cmd *cobra.Command, f fleetFlags, dir string, a *advise.PodAd
 	rows := make([]*fleet.Resize, len(pods))
 	krows := make([]resize.Row, len(pods))
 	for i, p := range pods {
-		rows[i] = &fleet.Resize{Namespace: ns, Pod: p, Container: "(pod-level)", ToLimitMilli: o.PodLimitMilli}
+		rows[i] = &fleet.Resize{Namespace: ns, Pod: p, FromLimitMilli: -1, ToLimitMilli: o.PodLimitMilli}
 		krows[i] = resize.Row{Namespace: ns, Pod: p, FromLimitMilli: -1, ToLimitMilli: o.PodLimitMilli, Patch: resize.PodLevelPatch(o.PodLimitMilli)}
 	}
 	if o.Setting == advise.PodBoth {

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/throttlelab/throttlelab/fleet/fleettest"
 	"github.com/throttlelab/throttlelab/k8s/k8stest"
 )
 
@@ -150,5 +151,54 @@ current-context: test
 	if code != 2 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "no running pod of workload api in namespace shop") {
 		t.Errorf("no pod: exit %d %q", code, errs)
 	}
+	os.Remove(tl)
+}
+
+// TestAdviseAgentApplyPodLevelBinary: advise --agent URL --apply --yes
+// resizes a pod's pod-level limit in place from the agent's advice for the
+// pod's own group (kind pod, container ""), beside its containers' rows,
+// on a real kube-apiserver v1.37.
+func TestAdviseAgentApplyPodLevelBinary(t *testing.T) {
+	bin := k8stest.Binaries(t)
+	cp := k8stest.Start(t, bin)
+	ctx := context.Background()
+	cs, err := kubernetes.NewForConfig(cp.RESTConfig(&k8stest.Warnings{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	createShop(t, cs)
+	isController := true
+	p := levelPod("web-6d5f7c9b8-x2k4p", 2000, 300)
+	p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-6d5f7c9b8", UID: "5e2a0b7e-0000-4000-8000-000000000001", Controller: &isController}}
+	if _, err := cs.CoreV1().Pods("shop").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	agent := fleettest.Agent(t, "node-a", []fleettest.Container{{Namespace: "shop", Pod: p.Name, PodLevel: true,
+		OwnerKind: "ReplicaSet", OwnerName: "web-6d5f7c9b8", LimitMilli: 2000,
+		Demand: fleettest.Bursty(90, 0.2, 1.2, 100*time.Millisecond, 2)}})
+	dir := t.TempDir()
+	kubeconfig := cp.Kubeconfig(t, "")
+	tl := filepath.Join(dir, "throttlelab")
+	if out, err := exec.Command("go", "build", "-o", tl, "../../cmd/throttlelab").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(tl, "advise", "--agent", agent.URL, "--apply", "--yes", "--kubeconfig", kubeconfig)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("advise --agent --apply --yes: %v\n%s%s", err, out.String(), errb.String())
+	}
+	m := regexp.MustCompile(`(?m)^shop\s+web-6d5f7c9b8-x2k4p\s+\(pod-level\)\s+2\s+(\S+)\s+applied`).FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no pod-level row applied:\n%s%s", out.String(), errb.String())
+	}
+	got, err := cs.CoreV1().Pods("shop").Get(ctx, p.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := got.Spec.Resources.Limits.Cpu().String(); l != m[1] {
+		t.Errorf("after --apply --yes the pod-level limit is %s, want the advised %s", l, m[1])
+	}
+	t.Logf("agent's pod advice applied at pod level: 2 -> %s", m[1])
 	os.Remove(tl)
 }
