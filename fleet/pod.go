@@ -83,7 +83,8 @@ func NoPodSeries(source string) string {
 
 // CheckPods predicts every pod-level limit of ms on the pod's summed demand
 // and compares it with the budget (recorded demand: the containers' CSVs
-// summed; the agents: the pod's own series). An evaluator that is no
+// aligned and replayed nested, each container's own limit inside the
+// pod's; the agents: the pod's own series). An evaluator that is no
 // PodEvaluator leaves each pod unchecked, saying so; a gate must not take that for a pass (MissingDemand), as for a
 // container without demand.
 func CheckPods(ctx context.Context, ms []ManifestContainer, ev Evaluator, b Budget) ([]PodCheck, error) {
