@@ -364,6 +364,17 @@ grep -q "$POD" "$E2E_OUT/plugin-api.txt" && grep -q "idler-" "$E2E_OUT/plugin-ap
 window() { # the burner's throttlelab_demand_window_seconds, from the agent
 	curl -fs "http://127.0.0.1:$AGENT/metrics" | awk -v pod="$POD" '/^throttlelab_demand_window_seconds\{/ && index($0, "pod=\"" pod "\"") && index($0, "container=\"server\"") { print int($NF); exit }'
 }
+# waitwindow: until window() reads the burner's server container's window
+# (any series of its pod is not enough: a run read an empty window right
+# after the pod's first series came back from a restart).
+waitwindow() {
+	i=0
+	until [ -n "$(window)" ]; do
+		i=$((i + 1))
+		[ $i -le 450 ] || { say "no throttlelab_demand_window_seconds of the burner's server container after 90s" >&2; exit 1; }
+		sleep 0.2
+	done
+}
 W1=$(window) R1=$($K -n $AGENT_NS get pod -l app.kubernetes.io/component=agent -o jsonpath='{.items[0].metadata.name}')
 say "helm upgrade (podAnnotations.e2e=upgraded); the burner's window is ${W1}s"
 # shellcheck disable=SC2086
@@ -373,7 +384,7 @@ $H upgrade throttlelab-agent throttlelab/throttlelab-agent --version 0.0.0-e2e -
 waitfor agent-rollout 180 sh -c "[ \"\$($K -n $AGENT_NS get pod -l app.kubernetes.io/component=agent -o jsonpath='{.items[0].metadata.name}')\" != $R1 ]"
 waitfor agent 180 $K -n $AGENT_NS rollout status ds/throttlelab-agent --timeout 5s
 waitfor agent 60 curl -fs "http://127.0.0.1:$AGENT/healthz"
-waitfor agent-window 90 sh -c "curl -fs http://127.0.0.1:$AGENT/metrics | grep -q '^throttlelab_demand_window_seconds{.*pod=\"$POD\"'"
+waitwindow
 W2=$(window)
 KUBECONFIG=$KC bin/throttlelab advise deploy/burner -n $NS -o json >"$E2E_OUT/advice-upgraded.json" 2>"$E2E_OUT/advice-upgraded.log" || { cat "$E2E_OUT/advice-upgraded.log" >&2; exit 1; }
 ADV_UP=$(advised "$E2E_OUT/advice-upgraded.json")
@@ -441,7 +452,7 @@ say "SIGKILL to the agent (pid $(agentpid)); the burner's window is ${W3}s, the 
 kill -9 "$(agentpid)"
 waitfor agent-restart 120 sh -c "[ \"\$($K -n $AGENT_NS get pod -l app.kubernetes.io/component=agent -o jsonpath='{.items[0].status.containerStatuses[0].restartCount}')\" -gt $N0 ]"
 waitfor agent 120 curl -fs "http://127.0.0.1:$AGENT/healthz"
-waitfor agent-window 90 sh -c "curl -fs http://127.0.0.1:$AGENT/metrics | grep -q '^throttlelab_demand_window_seconds{.*pod=\"$POD\"'"
+waitwindow
 W4=$(window)
 echo "sigkill: window ${W3}s -> ${W4}s, restarts $N0 -> $(restarts)" >"$E2E_OUT/sigkill.txt"
 say "after SIGKILL: the burner's window ${W4}s (was ${W3}s)"
