@@ -211,6 +211,38 @@ func AdvisePod(pd PodDemand, req PodRequest) (*PodAdvice, error) {
 	return a, nil
 }
 
+// EvaluatePod replays pd through one setting: a pod-level limit of
+// podMilli (0: none) over the containers' own limits (limitsMilli, one per
+// container, 0: none), nested as the kernel nests them, at req's period and
+// phases, as AdvisePod replays each of its candidates. Met says whether the
+// setting meets req's target.
+func EvaluatePod(pd PodDemand, req PodRequest, podMilli int64, limitsMilli []int64) (PodOption, error) {
+	if len(pd.Demands) == 0 || len(pd.Names) != len(pd.Demands) || len(limitsMilli) != len(pd.Demands) {
+		return PodOption{}, fmt.Errorf("%d names and %d limits for %d containers", len(pd.Names), len(limitsMilli), len(pd.Demands))
+	}
+	if req.Period <= 0 {
+		req.Period = 100 * time.Millisecond
+	}
+	if req.Phases <= 0 {
+		req.Phases = DefaultPodPhases
+	}
+	r := &podRun{pd: pd, period: req.Period, phases: req.Phases, target: req.Target.WithDefaults()}
+	for _, d := range pd.Demands {
+		if err := d.Check(req.Period); err != nil {
+			return PodOption{}, err
+		}
+		r.cores = append(r.cores, d.Bound())
+	}
+	setting := PodLevel
+	for _, l := range limitsMilli {
+		if l > 0 {
+			setting = PodBoth
+		}
+	}
+	o := r.eval(setting, podMilli, limitsMilli, -1)
+	return o, r.err
+}
+
 // choose sets Cheapest, SavedMilli and Against.
 func (a *PodAdvice) choose() {
 	best := -1

@@ -158,9 +158,15 @@ func (o ContainerCheck) from() string {
 // MissingDemand returns the outcomes of containers with a limit for which
 // the source had no measured demand.
 func MissingDemand(res []ContainerCheck) []ContainerCheck {
-	var out []ContainerCheck
+	return missing(res, func(o ContainerCheck) bool { return o.MissingDemand })
+}
+
+// missing is the outcomes, containers' or pods', for which the source had
+// no demand: one filter for both.
+func missing[T any](res []T, isMissing func(T) bool) []T {
+	var out []T
 	for _, o := range res {
-		if o.MissingDemand {
+		if isMissing(o) {
 			out = append(out, o)
 		}
 	}

@@ -64,10 +64,16 @@ func PlanResizes(ms []*Merged) []*Resize {
 
 // ResizePatch is the strategic merge patch of the pod's resize subresource
 // (and, with template set, the same stanza for a workload's pod template).
+// A pod's own row (Container "": a pod-level limit, Kubernetes 1.36+ for
+// its in-place resize) patches the pod's spec.resources.
 func (r *Resize) ResizePatch() []byte {
 	res := map[string]any{"limits": map[string]string{"cpu": units.FormatMilliCPU(r.ToLimitMilli)}}
 	if r.ToRequestMilli > 0 {
 		res["requests"] = map[string]string{"cpu": units.FormatMilliCPU(r.ToRequestMilli)}
+	}
+	if r.Container == "" {
+		b, _ := json.Marshal(map[string]any{"spec": map[string]any{"resources": res}})
+		return b
 	}
 	b, _ := json.Marshal(map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": r.Container, "resources": res}}}})
 	return b

@@ -83,7 +83,8 @@ func NoPodSeries(source string) string {
 
 // CheckPods predicts every pod-level limit of ms on the pod's summed demand
 // and compares it with the budget (recorded demand: the containers' CSVs
-// summed; the agents: the pod's own series). An evaluator that is no
+// aligned and replayed nested, each container's own limit inside the
+// pod's; the agents: the pod's own series). An evaluator that is no
 // PodEvaluator leaves each pod unchecked, saying so; a gate must not take that for a pass (MissingDemand), as for a
 // container without demand.
 func CheckPods(ctx context.Context, ms []ManifestContainer, ev Evaluator, b Budget) ([]PodCheck, error) {
@@ -188,13 +189,7 @@ func PodsViolated(res []PodCheck) bool {
 
 // MissingPodDemand returns the pod checks without demand to check on.
 func MissingPodDemand(res []PodCheck) []PodCheck {
-	var out []PodCheck
-	for _, o := range res {
-		if o.MissingDemand {
-			out = append(out, o)
-		}
-	}
-	return out
+	return missing(res, func(o PodCheck) bool { return o.MissingDemand })
 }
 
 // WritePods writes, as WriteCheck does for containers, one line per

@@ -95,14 +95,19 @@ func firstSampleTime(r io.Reader) (time.Duration, error) {
 	return 0, errors.New("no sample")
 }
 
-// PredictPod implements PodEvaluator: the pod-level limit replayed on the
-// sum of its containers' recorded demand (DIR/NAMESPACE/WORKLOAD/CONTAINER.csv
-// for each), aligned on their times (sumOnTimes).
+// PredictPod implements PodEvaluator: the pod-level limit replayed on its
+// containers' recorded demand (DIR/NAMESPACE/WORKLOAD/CONTAINER.csv for
+// each), aligned on their times (cfs.AlignDemands), with each container's
+// own limit in the manifest nested inside the pod's as the kernel nests
+// them (advise.EvaluatePod, the replay advise --demand DIR uses). The
+// prediction is the pod's pool's throttled share and the worst
+// container's p99 added delay (waits for its own quota or the pod's).
 func (r *Recorded) PredictPod(_ context.Context, p ManifestPod) (Prediction, string, error) {
 	fs := make([]*recordedFile, 0, len(p.Containers))
 	paths := make([]string, 0, len(p.Containers))
-	for _, c := range p.Containers {
-		path := filepath.Join(r.Dir, p.Workload.Namespace, p.Workload.Name, c+".csv")
+	limits := make([]int64, 0, len(p.Containers))
+	for _, mc := range p.members {
+		path := filepath.Join(r.Dir, p.Workload.Namespace, p.Workload.Name, mc.Container+".csv")
 		f, err := r.load(path)
 		var sk *Skipped
 		if errors.As(err, &sk) {
@@ -114,27 +119,39 @@ func (r *Recorded) PredictPod(_ context.Context, p ManifestPod) (Prediction, str
 		if f.d.Excluded > 0 {
 			return Prediction{}, "", &DemandError{path, fmt.Errorf("%s of the samples left out (gaps or a restarted counter): the pod's sum aligns its containers' samples on their times and needs them whole; record a span without gaps", f.d.Excluded.Round(time.Millisecond))}
 		}
-		fs, paths = append(fs, f), append(paths, path)
+		fs, paths, limits = append(fs, f), append(paths, path), append(limits, mc.LimitMilli)
 	}
-	sum, err := sumOnTimes(fs)
+	al, err := alignRecorded(fs)
 	if err != nil {
 		return Prediction{}, "", &DemandError{strings.Join(paths, ", "), err}
 	}
-	pr, err := evaluateDemand(sum, p.LimitMilli)
+	o, err := advise.EvaluatePod(advise.PodDemand{Names: p.Containers, Demands: al}, advise.PodRequest{}, p.LimitMilli, limits)
 	if err != nil {
-		return Prediction{}, "", &DemandError{strings.Join(paths, ", "), fmt.Errorf("summed, at %s: %w", cpu(p.LimitMilli), err)}
+		return Prediction{}, "", &DemandError{strings.Join(paths, ", "), fmt.Errorf("at pod-level %s: %w", cpu(p.LimitMilli), err)}
 	}
-	return pr, "demand " + strings.Join(paths, " + "), nil
+	pr := Prediction{Known: true, ThrottledRatio: o.PodThrottledRatio}
+	for _, c := range o.Containers {
+		pr.DelayP99Ms = max(pr.DelayP99Ms, c.DelayP99Ms)
+	}
+	src := "demand " + strings.Join(paths, " + ")
+	var own []string
+	for i, l := range limits {
+		if l > 0 {
+			own = append(own, p.Containers[i]+" "+cpu(l))
+		}
+	}
+	if len(own) > 0 {
+		src += ", nested over the containers' own limits " + strings.Join(own, ", ")
+	}
+	return pr, src, nil
 }
 
-// sumOnTimes sums the containers' cumulative usage on their times (time_ns
-// as written, so the files must share a clock; files that all start at 0,
-// as advise --save-csv writes them, are aligned at their starts), on the
-// one time axis cfs.AlignDemands gives them: every container's work over
-// the span all cover counted exactly. The sum's parallelism bound is the
-// containers' bounds added up (work held back by the pod's quota catches
-// up on each container's CPUs); per-CPU splits are not carried over.
-func sumOnTimes(fs []*recordedFile) (*advise.Demand, error) {
+// alignRecorded puts the containers' recorded demand on one time axis
+// (time_ns as written, so the files must share a clock; files that all
+// start at 0, as advise --save-csv writes them, are aligned at their
+// starts): cfs.AlignDemands, every container's work over the span all
+// cover counted exactly.
+func alignRecorded(fs []*recordedFile) ([]*advise.Demand, error) {
 	if len(fs) == 0 {
 		return nil, errors.New("no container to sum")
 	}
@@ -142,21 +159,7 @@ func sumOnTimes(fs []*recordedFile) (*advise.Demand, error) {
 	for i, f := range fs {
 		ds[i], origins[i] = f.d, f.origin
 	}
-	al, err := cfs.AlignDemands(ds, origins)
-	if err != nil {
-		return nil, err
-	}
-	usage := make([]time.Duration, len(al[0].At))
-	cores := 0
-	for _, d := range al {
-		cores += d.Cores
-		for i, u := range d.Usage {
-			usage[i] += u
-		}
-	}
-	d := cfs.FromSamples(al[0].At, usage)
-	d.Cores = cores
-	return d, nil
+	return cfs.AlignDemands(ds, origins)
 }
 
 // ReadPodDemand reads one pod's recorded demand: every CONTAINER.csv (or

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/cfs"
 )
 
@@ -19,12 +20,12 @@ func steady(origin, step time.Duration, n int, cores float64) *recordedFile {
 	return &recordedFile{cfs.FromSamples(at, use), origin}
 }
 
-// TestSumOnTimes sums containers sampled on clocks apart: over the span
+// TestAlignRecorded aligns containers sampled on clocks apart: over the span
 // both cover, on the union of their times, each one's work counted exactly.
-func TestSumOnTimes(t *testing.T) {
+func TestAlignRecorded(t *testing.T) {
 	app := steady(time.Second, 10*time.Millisecond, 1001, 0.5)                      // 1 s to 11 s
 	proxy := steady(time.Second+5*time.Millisecond, 10*time.Millisecond, 1001, 0.2) // 1.005 s to 11.005 s
-	d, err := sumOnTimes([]*recordedFile{app, proxy})
+	d, err := sumAligned(alignRecorded([]*recordedFile{app, proxy}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,14 +42,32 @@ func TestSumOnTimes(t *testing.T) {
 	}
 	// Times closer than 1 ms are one.
 	near := steady(time.Second+200*time.Microsecond, 10*time.Millisecond, 1001, 0.2)
-	if d, err := sumOnTimes([]*recordedFile{app, near}); err != nil || len(d.At) != 1001 || math.Abs(d.MeanCores()-0.7) > 1e-6 {
+	if d, err := sumAligned(alignRecorded([]*recordedFile{app, near})); err != nil || len(d.At) != 1001 || math.Abs(d.MeanCores()-0.7) > 1e-6 {
 		t.Errorf("clocks 0.2 ms apart: %v, %d samples at %.6f cores, want 1001 (1.0002 s, then 1.01 s to 11 s) at 0.7", err, len(d.At), d.MeanCores())
 	}
 	// No common span: refused, saying what to do.
 	later := steady(20*time.Second, 10*time.Millisecond, 101, 0.2)
-	if _, err := sumOnTimes([]*recordedFile{app, later}); err == nil || !strings.Contains(err.Error(), "do not overlap in time") {
+	if _, err := sumAligned(alignRecorded([]*recordedFile{app, later})); err == nil || !strings.Contains(err.Error(), "do not overlap in time") {
 		t.Errorf("no overlap: %v", err)
 	}
+}
+
+// sumAligned adds aligned demands up, the parallelism bounds too.
+func sumAligned(al []*advise.Demand, err error) (*advise.Demand, error) {
+	if err != nil {
+		return nil, err
+	}
+	usage := make([]time.Duration, len(al[0].At))
+	cores := 0
+	for _, d := range al {
+		cores += d.Cores
+		for i, u := range d.Usage {
+			usage[i] += u
+		}
+	}
+	d := cfs.FromSamples(al[0].At, usage)
+	d.Cores = cores
+	return d, nil
 }
 
 // TestFirstSampleTime reads the first sample's time_ns past the header

@@ -54,7 +54,14 @@
 #    {reason="corrupt"} and does not crash-loop;
 # 9. check on the burner's manifest against Prometheus: with it up, exit 0
 #    or 1; with it stopped, exit 3 (a source unreachable, never 1: an outage
-#    is not a violation); teardown as e2e-k8s.
+#    is not a violation);
+# 10. the pod-level step (hack/e2e-fleet/pod.sh): a pod of the server and a
+#    busy sidecar under a pod-level limit, the agent's pod-level prediction
+#    at the limits where it predicts about 50%, 20% and 5% throttled and at
+#    its advice, each resized in place at pod level, against the pod
+#    cgroup's own counts (within max(0.07, 30%)), per-container limits of the
+#    same total measured beside it; E2E_FLEET_ONLY=pod runs the rig, the
+#    agent and this step alone. Teardown as e2e-k8s.
 set -eu
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -176,6 +183,14 @@ $K delete namespace tl-agents-2 --wait=false >/dev/null
 cat "$E2E_OUT/second-release.txt"
 n=$(grep -v '^namespace/' "$E2E_OUT/second-release.txt" | grep -c 'created (server dry run)' || true)
 [ "$n" -ge 6 ] && ! grep -v '^namespace/' "$E2E_OUT/second-release.txt" | grep -Eq 'configured|unchanged|rror' || { say "the second release collides with the first, or was refused ($n objects created)" >&2; exit 1; }
+
+# E2E_FLEET_ONLY=pod: the pod-level step alone on the rig with the agent
+# installed (for developing it; make e2e-fleet runs it last).
+if [ "${E2E_FLEET_ONLY:-}" = pod ]; then
+	. hack/e2e-fleet/pod.sh
+	say "passed (the pod-level step only)"
+	exit 0
+fi
 
 # --- the workload --------------------------------------------------------------
 # deployment NAME CONTAINER PORT GOMAXPROCS CPU_LIMIT MEMORY_LIMIT [RESIZE]: one
@@ -349,6 +364,17 @@ grep -q "$POD" "$E2E_OUT/plugin-api.txt" && grep -q "idler-" "$E2E_OUT/plugin-ap
 window() { # the burner's throttlelab_demand_window_seconds, from the agent
 	curl -fs "http://127.0.0.1:$AGENT/metrics" | awk -v pod="$POD" '/^throttlelab_demand_window_seconds\{/ && index($0, "pod=\"" pod "\"") && index($0, "container=\"server\"") { print int($NF); exit }'
 }
+# waitwindow: until window() reads the burner's server container's window
+# (any series of its pod is not enough: a run read an empty window right
+# after the pod's first series came back from a restart).
+waitwindow() {
+	i=0
+	until [ -n "$(window)" ]; do
+		i=$((i + 1))
+		[ $i -le 450 ] || { say "no throttlelab_demand_window_seconds of the burner's server container after 90s" >&2; exit 1; }
+		sleep 0.2
+	done
+}
 W1=$(window) R1=$($K -n $AGENT_NS get pod -l app.kubernetes.io/component=agent -o jsonpath='{.items[0].metadata.name}')
 say "helm upgrade (podAnnotations.e2e=upgraded); the burner's window is ${W1}s"
 # shellcheck disable=SC2086
@@ -358,7 +384,7 @@ $H upgrade throttlelab-agent throttlelab/throttlelab-agent --version 0.0.0-e2e -
 waitfor agent-rollout 180 sh -c "[ \"\$($K -n $AGENT_NS get pod -l app.kubernetes.io/component=agent -o jsonpath='{.items[0].metadata.name}')\" != $R1 ]"
 waitfor agent 180 $K -n $AGENT_NS rollout status ds/throttlelab-agent --timeout 5s
 waitfor agent 60 curl -fs "http://127.0.0.1:$AGENT/healthz"
-waitfor agent-window 90 sh -c "curl -fs http://127.0.0.1:$AGENT/metrics | grep -q '^throttlelab_demand_window_seconds{.*pod=\"$POD\"'"
+waitwindow
 W2=$(window)
 KUBECONFIG=$KC bin/throttlelab advise deploy/burner -n $NS -o json >"$E2E_OUT/advice-upgraded.json" 2>"$E2E_OUT/advice-upgraded.log" || { cat "$E2E_OUT/advice-upgraded.log" >&2; exit 1; }
 ADV_UP=$(advised "$E2E_OUT/advice-upgraded.json")
@@ -426,7 +452,7 @@ say "SIGKILL to the agent (pid $(agentpid)); the burner's window is ${W3}s, the 
 kill -9 "$(agentpid)"
 waitfor agent-restart 120 sh -c "[ \"\$($K -n $AGENT_NS get pod -l app.kubernetes.io/component=agent -o jsonpath='{.items[0].status.containerStatuses[0].restartCount}')\" -gt $N0 ]"
 waitfor agent 120 curl -fs "http://127.0.0.1:$AGENT/healthz"
-waitfor agent-window 90 sh -c "curl -fs http://127.0.0.1:$AGENT/metrics | grep -q '^throttlelab_demand_window_seconds{.*pod=\"$POD\"'"
+waitwindow
 W4=$(window)
 echo "sigkill: window ${W3}s -> ${W4}s, restarts $N0 -> $(restarts)" >"$E2E_OUT/sigkill.txt"
 say "after SIGKILL: the burner's window ${W4}s (was ${W3}s)"
@@ -462,6 +488,9 @@ bin/throttlelab check "$work/burner.yaml" --prometheus "http://127.0.0.1:$PROM" 
 cat "$E2E_OUT/check-prometheus-down.txt"
 say "check with Prometheus stopped: exit $crc"
 [ "$crc" = 3 ] || { say "check with Prometheus stopped exited $crc, not 3" >&2; exit 1; }
+
+# 10. the pod-level step (hack/e2e-fleet/pod.sh).
+. hack/e2e-fleet/pod.sh
 
 [ "${checkrc:-0}" = 0 ] || { say "the check failed (above)" >&2; exit 1; }
 say "passed"

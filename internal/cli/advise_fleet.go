@@ -43,7 +43,7 @@ func addFleetFlags(cmd *cobra.Command, f *fleetFlags) {
 	deprecatedAlias(cmd, "target", "target-label")
 	fl.StringVarP(&f.output, "output", "o", "table", "table or json; with --prometheus/--agent also csv or patch (kubectl commands: in-place resizes)")
 	formatAliasVar(cmd, &f.output, "json", "json")
-	fl.BoolVar(&f.apply, "apply", false, "with --prometheus/--agent: resize the running pods in place (pods/resize); a server-side dry run unless --yes")
+	fl.BoolVar(&f.apply, "apply", false, "with --prometheus/--agent: resize the running pods in place (pods/resize); with --demand DIR: the pod-level limit; a server-side dry run unless --yes")
 	fl.BoolVar(&f.yes, "yes", false, "with --apply: really resize")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "with --apply: kubeconfig file (default $KUBECONFIG or ~/.kube/config)")
 	fl.StringVar(&f.context, "context", "", "with --apply: kubeconfig context (default the current one)")
@@ -78,7 +78,7 @@ func runAdviseFleet(cmd *cobra.Command, args []string, af adviseFlags) error {
 	}
 	ctx, cancel := contextWithTimeout(cmd.Context(), f.timeout)
 	defer cancel()
-	cs, err := fleet.Read(ctx, &http.Client{}, fleet.Source{Prometheus: f.prometheus, Agent: f.agent, Namespace: f.namespace, Target: f.target})
+	cs, pods, err := fleet.ReadWithPods(ctx, &http.Client{}, fleet.Source{Prometheus: f.prometheus, Agent: f.agent, Namespace: f.namespace, Target: f.target})
 	if errors.Is(err, fleet.ErrTargets) || errors.Is(err, fleet.ErrNoSuchTarget) {
 		return usagef("--target-label: %v", err)
 	}
@@ -87,7 +87,9 @@ func runAdviseFleet(cmd *cobra.Command, args []string, af adviseFlags) error {
 	}
 	ms := fleet.Group(cs)
 	if f.apply {
-		return applyResizes(cmd, f, fleet.PlanResizes(ms))
+		// A pod's own advice (a pod-level limit) is resized with its
+		// containers'.
+		return applyResizes(cmd, f, append(fleet.PlanResizes(ms), fleet.PlanResizes(fleet.Group(pods))...))
 	}
 	return fleet.Write(cmd.OutOrStdout(), f.output, ms)
 }
@@ -136,7 +138,7 @@ func applyResizes(cmd *cobra.Command, f fleetFlags, rows []*fleet.Resize) error 
 	}
 	krows := make([]resize.Row, len(rows))
 	for i, r := range rows {
-		krows[i] = resize.Row{Namespace: r.Namespace, Pod: r.Pod, Container: r.Container, FromLimitMilli: r.FromLimitMilli, Patch: r.ResizePatch(), Skip: r.Skip}
+		krows[i] = resize.Row{Namespace: r.Namespace, Pod: r.Pod, Container: r.Container, FromLimitMilli: r.FromLimitMilli, ToLimitMilli: r.ToLimitMilli, Patch: r.ResizePatch(), Skip: r.Skip}
 	}
 	res, err := resize.Resize(cmd.Context(), cfg, krows, f.yes)
 	if res != nil {
@@ -155,7 +157,11 @@ func writeResizes(w io.Writer, rows []*fleet.Resize, res []resize.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAMESPACE\tPOD\tCONTAINER\tLIMIT\tTO\tSTATUS\tREASON")
 	for i, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Pod, r.Container, milliOrDash(r.FromLimitMilli), milliOrDash(r.ToLimitMilli), res[i].Status, res[i].Reason)
+		ctr := r.Container
+		if ctr == "" {
+			ctr = "(pod-level)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Namespace, r.Pod, ctr, milliOrDash(r.FromLimitMilli), milliOrDash(r.ToLimitMilli), res[i].Status, res[i].Reason)
 	}
 	tw.Flush()
 }

@@ -298,6 +298,35 @@ func TestCheckPodLevel(t *testing.T) {
 		t.Errorf("app limit 300m in pod-level 2: exit %d:\n%s", code, out)
 	}
 
+	// Nested: the proxy's own 100m inside a pod-level 600m. Its summed
+	// demand (0.64) is over 600m, so the pod's limit alone throttles
+	// nearly every period; with the proxy held to 0.1 core by its own
+	// quota the pod's pool runs dry only in periods with an app burst
+	// (about half of them), as the kernel nests the quotas.
+	pod600 := func(proxy string) fleet.PodCheck {
+		t.Helper()
+		m := podManifest(t, "600m", "")
+		if proxy != "" {
+			b, _ := os.ReadFile(m)
+			b = []byte(strings.Replace(string(b), "restartPolicy: Always", "restartPolicy: Always\n        resources: {limits: {cpu: "+proxy+"}}", 1))
+			if err := os.WriteFile(m, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var doc struct{ Pods []fleet.PodCheck }
+		_, js, errs := run("check", "-o", "json", "--demand", dir, m)
+		if err := json.Unmarshal([]byte(js), &doc); err != nil || len(doc.Pods) != 1 || !doc.Pods[0].Prediction.Known {
+			t.Fatalf("pod-level 600m, proxy %q: %v %q %s", proxy, err, errs, js)
+		}
+		return doc.Pods[0]
+	}
+	alone, nested := pod600(""), pod600("100m")
+	if alone.Prediction.ThrottledRatio < 0.9 || nested.Prediction.ThrottledRatio < 0.2 || nested.Prediction.ThrottledRatio > 0.8 ||
+		!strings.Contains(nested.Source, "nested over the containers' own limits proxy 100m") {
+		t.Errorf("pod-level 600m: alone throttled %.3f (want >= 0.9), proxy 100m inside %.3f (want 0.2-0.8), source %q",
+			alone.Prediction.ThrottledRatio, nested.Prediction.ThrottledRatio, nested.Source)
+	}
+
 	// Demand missing for the sidecar: the pod is not checked, exit 2
 	// naming where demand was looked for.
 	partial := t.TempDir()

@@ -97,7 +97,8 @@ type proc struct {
 // Start starts etcd and kube-apiserver on free loopback ports,
 // waits until the API server is ready, and registers their stop (and the
 // removal of their files) with t.Cleanup, so every path leaves nothing.
-func Start(t testing.TB, bin string) *ControlPlane {
+// apiArgs are added to the API server's flags (a feature gate turned off).
+func Start(t testing.TB, bin string, apiArgs ...string) *ControlPlane {
 	t.Helper()
 	dir := t.TempDir()
 	cp := &ControlPlane{Dir: dir, Token: randomHex(t, 16)}
@@ -140,8 +141,7 @@ func Start(t testing.TB, bin string) *ControlPlane {
 	write(t, filepath.Join(dir, "sa.pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}))
 	certs := filepath.Join(dir, "certs")
 	cp.URL = "https://127.0.0.1:" + strconv.Itoa(secure)
-	api := start(t, dir, "kube-apiserver", filepath.Join(bin, "kube-apiserver"),
-		"--etcd-servers", etcdURL,
+	args := []string{"--etcd-servers", etcdURL,
 		// Loopback only; the kubernetes Service's endpoints would have to be
 		// a routable address, so nobody keeps them.
 		"--bind-address", "127.0.0.1", "--advertise-address", "127.0.0.1", "--secure-port", strconv.Itoa(secure),
@@ -153,7 +153,8 @@ func Start(t testing.TB, bin string) *ControlPlane {
 		"--service-account-key-file", filepath.Join(dir, "sa.pub"),
 		"--service-account-signing-key-file", filepath.Join(dir, "sa.key"),
 		"--service-cluster-ip-range", "10.0.0.0/24",
-		"--enable-priority-and-fairness=false")
+		"--enable-priority-and-fairness=false"}
+	api := start(t, dir, "kube-apiserver", filepath.Join(bin, "kube-apiserver"), append(args, apiArgs...)...)
 
 	var httpc *http.Client
 	waitFor(t, api, 180*time.Second, func() bool {

@@ -37,6 +37,10 @@ type Row struct {
 	Patch []byte
 	// Skip, if set, says why the row is not resized.
 	Skip string
+	// ToLimitMilli is, for a pod-level row (Container ""), the pod-level
+	// limit the patch sets (PodLevelPatch): the API server's answer is
+	// read back against it. FromLimitMilli -1 there: any current limit.
+	ToLimitMilli int64
 }
 
 // Result is what became of one row.
@@ -129,6 +133,12 @@ func validate(ctx context.Context, cs kubernetes.Interface, r Row) (string, stri
 	case err != nil:
 		return "", "reading the pod: " + err.Error()
 	}
+	if r.Container == "" {
+		if why := validatePod(pod, r); why != "" {
+			return "", why
+		}
+		return pod.ResourceVersion, ""
+	}
 	var c *corev1.Container
 	for i := range pod.Spec.Containers {
 		if pod.Spec.Containers[i].Name == r.Container {
@@ -162,11 +172,21 @@ func patchResize(ctx context.Context, cs kubernetes.Interface, r Row, rv string,
 	if dryRun {
 		opt.DryRun = []string{metav1.DryRunAll}
 	}
-	_, err := cs.CoreV1().Pods(r.Namespace).Patch(ctx, r.Pod, types.StrategicMergePatchType, body, opt, "resize")
+	got, err := cs.CoreV1().Pods(r.Namespace).Patch(ctx, r.Pod, types.StrategicMergePatchType, body, opt, "resize")
+	if r.Container == "" && apierrors.IsInvalid(err) {
+		if pod, gerr := cs.CoreV1().Pods(r.Namespace).Get(ctx, r.Pod, metav1.GetOptions{}); gerr == nil {
+			if why := podRefusal(err, pod, r); why != "" {
+				return why
+			}
+		}
+	}
 	var st apierrors.APIStatus
 	switch {
+	case err == nil && r.Container == "":
+		return podAnswer(got, r)
 	case err == nil:
 		return ""
+
 	case apierrors.IsConflict(err):
 		return "resized or changed by someone else meanwhile (resourceVersion " + rv + " is stale): run advise again"
 	case apierrors.IsForbidden(err):

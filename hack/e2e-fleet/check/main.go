@@ -8,6 +8,7 @@
 // to after, predicted by the agent's /evaluate from the same demand. With
 // -prometheus it also prints the agent's own CPU, memory and missed samples
 // on the rig, and fails when a dashboard panel's query returns nothing there.
+// With -pod it judges the pod-level step instead (podPhases).
 package main
 
 import (
@@ -38,7 +39,15 @@ func main() {
 	probeMilli := flag.Int64("probe-limit", 0, "the limit the pod's cgroup has during the probe, in millicores")
 	prom := flag.String("prometheus", "", "the rig's Prometheus: print the agent's own metrics and run the dashboard's queries there")
 	dashboard := flag.String("dashboard", "deploy/grafana/throttlelab.json", "the dashboard whose queries must return data (with -prometheus)")
+	pod := flag.String("pod", "", "judge the pod-level step's phases listed in this file (podPhases) instead")
 	flag.Parse()
+	if *pod != "" {
+		if err := podPhases(*pod); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e-fleet check:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	pr := probe{*probeEval, *p0, *p1, *probeMilli}
 	err := run(*advice, *ns, *ctr, *b0, *b1, *a0, *a1, *appliedMilli, pr)
 	if *prom != "" {
