@@ -14,6 +14,7 @@ import (
 	"github.com/throttlelab/throttlelab/k8s"
 	"github.com/throttlelab/throttlelab/k8s/resize"
 	"github.com/throttlelab/throttlelab/units"
+	"k8s.io/client-go/rest"
 )
 
 // fleetFlags are advise's cluster-wide inputs and outputs (advise.go calls
@@ -136,18 +137,24 @@ func applyResizes(cmd *cobra.Command, f fleetFlags, rows []*fleet.Resize) error 
 	if err != nil {
 		return usagef("--apply: %v", err)
 	}
+	return resizeRows(cmd, cfg, rows, f.yes)
+}
+
+// resizeRows resizes rows in place (a server-side dry run unless yes),
+// prints each row's result and, on a dry run, says that nothing changed.
+func resizeRows(cmd *cobra.Command, cfg *rest.Config, rows []*fleet.Resize, yes bool) error {
 	krows := make([]resize.Row, len(rows))
 	for i, r := range rows {
 		krows[i] = resize.Row{Namespace: r.Namespace, Pod: r.Pod, Container: r.Container, FromLimitMilli: r.FromLimitMilli, ToLimitMilli: r.ToLimitMilli, Patch: r.ResizePatch(), Skip: r.Skip}
 	}
-	res, err := resize.Resize(cmd.Context(), cfg, krows, f.yes)
+	res, err := resize.Resize(cmd.Context(), cfg, krows, yes)
 	if res != nil {
 		writeResizes(cmd.OutOrStdout(), rows, res)
 	}
 	if err != nil {
 		return err
 	}
-	if !f.yes {
+	if !yes {
 		fmt.Fprintln(cmd.ErrOrStderr(), "dry run (server-side): nothing was changed; add --yes to resize")
 	}
 	return nil

@@ -116,23 +116,11 @@ func applyPodLevel(cmd *cobra.Command, f fleetFlags, dir string, a *advise.PodAd
 		return fmt.Errorf("--apply: %w", err)
 	}
 	rows := make([]*fleet.Resize, len(pods))
-	krows := make([]resize.Row, len(pods))
 	for i, p := range pods {
 		rows[i] = &fleet.Resize{Namespace: ns, Pod: p, FromLimitMilli: -1, ToLimitMilli: o.PodLimitMilli}
-		krows[i] = resize.Row{Namespace: ns, Pod: p, FromLimitMilli: -1, ToLimitMilli: o.PodLimitMilli, Patch: resize.PodLevelPatch(o.PodLimitMilli)}
 	}
 	if o.Setting == advise.PodBoth {
 		fmt.Fprintln(cmd.ErrOrStderr(), "--apply resizes the pod-level limit only: the containers' own limits of this setting are in -o patch")
 	}
-	res, err := resize.Resize(cmd.Context(), cfg, krows, f.yes)
-	if res != nil {
-		writeResizes(cmd.OutOrStdout(), rows, res)
-	}
-	if err != nil {
-		return err
-	}
-	if !f.yes {
-		fmt.Fprintln(cmd.ErrOrStderr(), "dry run (server-side): nothing was changed; add --yes to resize")
-	}
-	return nil
+	return resizeRows(cmd, cfg, rows, f.yes)
 }
