@@ -41,26 +41,13 @@ func ReadCSV(r io.Reader) (*cfs.Demand, error) {
 		used, last = used+int64(n), int64(n)
 		return n, tok, err
 	})
-	ncpu, line, start := 0, 0, size
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 || b[0] == '#' {
-			continue
-		}
-		if line > 1 && b[0] >= '0' && b[0] <= '9' {
-			line-- // the first sample: read below with the rest
-			start = used - last
-			break
-		}
-		n, err := csvHeader(string(b))
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
-		}
-		ncpu = n
+	ncpu, line, sample, err := scanHeader(sc)
+	if err != nil {
+		return nil, err
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	start := size
+	if sample {
+		start = used - last
 	}
 	// The samples in pieces of whole lines, parsed on every CPU: a day of
 	// 10 ms samples is 8.64 M lines, and parsing them was a serial half
@@ -196,6 +183,32 @@ func (g gzipErr) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// scanHeader reads the header, and whatever precedes the first sample, in
+// order: until a sample is read, a line that does not start with a digit
+// is a header. It returns the header's CPU columns, the lines before the
+// first sample, and whether sc stopped on that sample (sc.Bytes()).
+func scanHeader(sc *bufio.Scanner) (ncpu, line int, sample bool, err error) {
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 || b[0] == '#' {
+			continue
+		}
+		if line > 1 && b[0] >= '0' && b[0] <= '9' {
+			return ncpu, line - 1, true, nil // the first sample: read with the rest
+		}
+		n, err := csvHeader(string(b))
+		if err != nil {
+			return 0, line, false, fmt.Errorf("line %d: %w", line, err)
+		}
+		ncpu = n
+	}
+	if err := sc.Err(); err != nil {
+		return 0, line, false, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	return ncpu, line, false, nil
+}
+
 // errReader fails every read with err.
 type errReader struct{ err error }
 
@@ -209,31 +222,13 @@ func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 func readCSVStream(r io.Reader) (*cfs.Demand, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 256<<10), maxLine)
-	ncpu, line := 0, 0
-	var first []byte
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 || b[0] == '#' {
-			continue
-		}
-		if line > 1 && b[0] >= '0' && b[0] <= '9' {
-			line-- // the first sample: read below with the rest
-			first = sc.Bytes()
-			break
-		}
-		n, err := csvHeader(string(b))
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", line, err)
-		}
-		ncpu = n
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("line %d: %w", line+1, err)
+	ncpu, line, sample, err := scanHeader(sc)
+	if err != nil {
+		return nil, err
 	}
 	pc := &csvPiece{perCPU: make([][]time.Duration, ncpu)}
-	if first != nil {
-		pc.scan(sc, ncpu, first)
+	if sample {
+		pc.scan(sc, ncpu, sc.Bytes())
 	}
 	if pc.err != nil {
 		return nil, fmt.Errorf("line %d: %w", line+pc.errLine, pc.err)
