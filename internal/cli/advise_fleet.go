@@ -14,7 +14,6 @@ import (
 	"github.com/throttlelab/throttlelab/k8s"
 	"github.com/throttlelab/throttlelab/k8s/resize"
 	"github.com/throttlelab/throttlelab/units"
-	"k8s.io/client-go/rest"
 )
 
 // fleetFlags are advise's cluster-wide inputs and outputs (advise.go calls
@@ -137,17 +136,22 @@ func applyResizes(cmd *cobra.Command, f fleetFlags, rows []*fleet.Resize) error 
 	if err != nil {
 		return usagef("--apply: %v", err)
 	}
-	return resizeRows(cmd, cfg, rows, f.yes)
+	res, err := resize.Resize(cmd.Context(), cfg, resizeRows(rows), f.yes)
+	return resized(cmd, rows, res, err, f.yes)
 }
 
-// resizeRows resizes rows in place (a server-side dry run unless yes),
-// prints each row's result and, on a dry run, says that nothing changed.
-func resizeRows(cmd *cobra.Command, cfg *rest.Config, rows []*fleet.Resize, yes bool) error {
+// resizeRows is the in-place resize of each row.
+func resizeRows(rows []*fleet.Resize) []resize.Row {
 	krows := make([]resize.Row, len(rows))
 	for i, r := range rows {
 		krows[i] = resize.Row{Namespace: r.Namespace, Pod: r.Pod, Container: r.Container, FromLimitMilli: r.FromLimitMilli, ToLimitMilli: r.ToLimitMilli, Patch: r.ResizePatch(), Skip: r.Skip}
 	}
-	res, err := resize.Resize(cmd.Context(), cfg, krows, yes)
+	return krows
+}
+
+// resized prints each row's resize result and, on a dry run (not yes),
+// says that nothing changed; err is the resize's.
+func resized(cmd *cobra.Command, rows []*fleet.Resize, res []resize.Result, err error, yes bool) error {
 	if res != nil {
 		writeResizes(cmd.OutOrStdout(), rows, res)
 	}

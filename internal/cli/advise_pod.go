@@ -122,5 +122,6 @@ func applyPodLevel(cmd *cobra.Command, f fleetFlags, dir string, a *advise.PodAd
 	if o.Setting == advise.PodBoth {
 		fmt.Fprintln(cmd.ErrOrStderr(), "--apply resizes the pod-level limit only: the containers' own limits of this setting are in -o patch")
 	}
-	return resizeRows(cmd, cfg, rows, f.yes)
+	res, err := resize.Resize(cmd.Context(), cfg, resizeRows(rows), f.yes)
+	return resized(cmd, rows, res, err, f.yes)
 }
