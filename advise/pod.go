@@ -156,18 +156,9 @@ func AdvisePod(pd PodDemand, req PodRequest) (*PodAdvice, error) {
 	if len(pd.Names) != len(pd.Demands) {
 		return nil, fmt.Errorf("%d names for %d containers", len(pd.Names), len(pd.Demands))
 	}
-	if req.Period <= 0 {
-		req.Period = 100 * time.Millisecond
-	}
-	if req.Phases <= 0 {
-		req.Phases = DefaultPodPhases
-	}
-	r := &podRun{pd: pd, period: req.Period, phases: req.Phases, target: req.Target.WithDefaults()}
-	for _, d := range pd.Demands {
-		if err := d.Check(req.Period); err != nil {
-			return nil, err
-		}
-		r.cores = append(r.cores, d.Bound())
+	r, err := newPodRun(pd, req)
+	if err != nil {
+		return nil, err
 	}
 	a := &PodAdvice{Target: r.target, Sampled: r.sampled()}
 
@@ -211,15 +202,10 @@ func AdvisePod(pd PodDemand, req PodRequest) (*PodAdvice, error) {
 	return a, nil
 }
 
-// EvaluatePod replays pd through one setting: a pod-level limit of
-// podMilli (0: none) over the containers' own limits (limitsMilli, one per
-// container, 0: none), nested as the kernel nests them, at req's period and
-// phases, as AdvisePod replays each of its candidates. Met says whether the
-// setting meets req's target.
-func EvaluatePod(pd PodDemand, req PodRequest, podMilli int64, limitsMilli []int64) (PodOption, error) {
-	if len(pd.Demands) == 0 || len(pd.Names) != len(pd.Demands) || len(limitsMilli) != len(pd.Demands) {
-		return PodOption{}, fmt.Errorf("%d names and %d limits for %d containers", len(pd.Names), len(limitsMilli), len(pd.Demands))
-	}
+// newPodRun is the replay of pd at req's period (100 ms by default) and
+// phases (DefaultPodPhases), each container's demand checked against the
+// period.
+func newPodRun(pd PodDemand, req PodRequest) (*podRun, error) {
 	if req.Period <= 0 {
 		req.Period = 100 * time.Millisecond
 	}
@@ -229,9 +215,25 @@ func EvaluatePod(pd PodDemand, req PodRequest, podMilli int64, limitsMilli []int
 	r := &podRun{pd: pd, period: req.Period, phases: req.Phases, target: req.Target.WithDefaults()}
 	for _, d := range pd.Demands {
 		if err := d.Check(req.Period); err != nil {
-			return PodOption{}, err
+			return nil, err
 		}
 		r.cores = append(r.cores, d.Bound())
+	}
+	return r, nil
+}
+
+// EvaluatePod replays pd through one setting: a pod-level limit of
+// podMilli (0: none) over the containers' own limits (limitsMilli, one per
+// container, 0: none), nested as the kernel nests them, at req's period and
+// phases, as AdvisePod replays each of its candidates. Met says whether the
+// setting meets req's target.
+func EvaluatePod(pd PodDemand, req PodRequest, podMilli int64, limitsMilli []int64) (PodOption, error) {
+	if len(pd.Demands) == 0 || len(pd.Names) != len(pd.Demands) || len(limitsMilli) != len(pd.Demands) {
+		return PodOption{}, fmt.Errorf("%d names and %d limits for %d containers", len(pd.Names), len(limitsMilli), len(pd.Demands))
+	}
+	r, err := newPodRun(pd, req)
+	if err != nil {
+		return PodOption{}, err
 	}
 	setting := PodLevel
 	for _, l := range limitsMilli {
