@@ -77,7 +77,8 @@ func hostRootFrom(mountinfo []byte, dir, tmp string) (string, error) {
 // when dir is a full host root, else the agent's own (HostRoot's root has
 // a mount table and no processes). In the DaemonSet that is the agent's
 // /proc: with hostPID (the chart's runtime.hostProc) the host's processes,
-// with root and CAP_SYS_PTRACE to read their binaries and environment;
+// with root, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH to read their binaries
+// and environment;
 // in a PID namespace of its own a group's cgroup.procs lists none of them
 // (errHiddenPIDs).
 func ProcRoot(dir, root string) string {

@@ -57,8 +57,8 @@ func agentDaemonSet(t *testing.T, set ...string) daemonSet {
 
 // TestChartRuntimeHostProc: runtime.hostProc is off by default (the
 // agent's own PID namespace, non-root, no capability); on, the agent runs
-// in the host's PID namespace as root with CAP_SYS_PTRACE alone (what
-// reading other users' /proc/PID/exe and environ takes), its state handed
+// in the host's PID namespace as root with CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH
+// alone (what reading other users' /proc/PID/exe and environ takes), its state handed
 // to root, and still no host /proc mount; a value that is not a boolean is
 // refused by the schema.
 func TestChartRuntimeHostProc(t *testing.T) {
@@ -81,7 +81,7 @@ func TestChartRuntimeHostProc(t *testing.T) {
 		}
 		want := []string(nil)
 		if on {
-			want = []string{"SYS_PTRACE"}
+			want = []string{"SYS_PTRACE", "DAC_READ_SEARCH"}
 		}
 		if !slices.Equal(sc.Capabilities.Add, want) || !slices.Equal(sc.Capabilities.Drop, []string{"ALL"}) {
 			t.Errorf("hostProc %v: capabilities add %v drop %v, want add %v drop [ALL]", on, sc.Capabilities.Add, sc.Capabilities.Drop, want)

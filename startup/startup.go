@@ -39,6 +39,14 @@ type Options struct {
 	// boost instead of finishing its rest at the limit. Never longer than
 	// the start-up takes at the limit: by then it has ended without one.
 	Slack float64
+	// Hidden says the start-up ran throttled most of the time: the
+	// profile is what its limit let through, its demand above the limit
+	// unseen. Plan then sizes the boost as if the start-up's work ran on
+	// BoundCores at once from its start (the most it can use: a lower
+	// bound on its unlimited length, so the boost is an upper one), for
+	// as long as the start-up took under its limit, and says so.
+	Hidden     bool
+	BoundCores float64
 }
 
 // Defaults of Options.
@@ -190,6 +198,12 @@ func Plan(p Profile, limitMilli int64, o Options) (Boost, error) {
 	if time.Duration(n)*p.Step < o.MinLength {
 		return Boost{}, fmt.Errorf("%w: %s busy, under %s", ErrTooShort, time.Duration(n)*p.Step, o.MinLength)
 	}
+	if o.Hidden {
+		if o.BoundCores <= 0 {
+			return Boost{}, fmt.Errorf("a start-up throttled throughout: give the most CPUs it can use (BoundCores) to size its boost")
+		}
+		return planHidden(p, n, limitMilli, o)
+	}
 	limit := float64(limitMilli) / 1000
 	b := Boost{WorkCPUSeconds: p.Work(n), UnlimitedSeconds: p.LengthAt(n, 0), LimitMilli: limitMilli, Share: o.Share}
 	b.AtLimitSeconds = p.LengthAt(n, limit)
@@ -256,4 +270,31 @@ func (p Profile) LengthBoosted(n int, boostCores, forSeconds, limitCores float64
 		return forSeconds + (backlog-drain)/limitCores
 	}
 	return t + backlog/limitCores
+}
+
+// planHidden sizes the boost of a start-up whose demand its limit hid
+// (Options.Hidden): its work run on BoundCores from its start is the
+// unlimited start-up assumed, the boost planned against it, and the
+// duration the start-up's whole length under its limit (it ends by then
+// under any boost above the limit, whatever its demand's shape was).
+func planHidden(p Profile, n int, limitMilli int64, o Options) (Boost, error) {
+	w := p.Work(n)
+	steps := max(int(math.Ceil(w/o.BoundCores/p.Step.Seconds()-1e-9)), 1)
+	flat := Profile{Step: p.Step, Cores: make([]float64, steps)}
+	for i := range flat.Cores {
+		flat.Cores[i] = w / p.Step.Seconds() / float64(steps)
+	}
+	o.Hidden = false
+	b, err := Plan(flat, limitMilli, o)
+	if err != nil {
+		return b, err
+	}
+	seen := p.LengthAt(n, float64(limitMilli)/1000)
+	b.AtLimitSeconds = max(b.AtLimitSeconds, seen)
+	b.DelaySeconds = max(b.AtLimitSeconds-b.UnlimitedSeconds, 0)
+	if b.Needed {
+		b.DurationSeconds = int32(math.Ceil(b.AtLimitSeconds - 1e-9))
+	}
+	b.Note = fmt.Sprintf("the start-up ran throttled: its demand above its limit is hidden; sized as if its %.2f CPU-s ran on %.3g CPUs from its start (%.2f s): ", w, o.BoundCores, b.UnlimitedSeconds) + b.Note + "; measure the next start-up under this boost to size it from its own demand"
+	return b, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 )
@@ -258,5 +259,29 @@ func TestRunUnlimited(t *testing.T) {
 	}
 	if got := RunUnlimited([]float64{6}, 2); len(got) != 3 {
 		t.Errorf("6 cores in one cell on 2 CPUs: %v, want three cells of 2", got)
+	}
+}
+
+// Hand-computed: a start-up its limit hid (6 s at 0.2 cores, 1.2 CPU-s,
+// under 200m) is sized as 1.2 CPU-s on 2 CPUs from its start: 0.6 s
+// unlimited, within 10% (0.66 s) 1.2/0.66 = 1819m; the duration its whole
+// 6 s under the limit; the note says the demand was hidden.
+func TestPlanHidden(t *testing.T) {
+	p := prof(600, 0.2, 100, 0)
+	b, err := Plan(p, 200, Options{Hidden: true, BoundCores: 2, MaxCores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "unlimited", b.UnlimitedSeconds, 0.6)
+	near(t, "at limit", b.AtLimitSeconds, 6)
+	if !b.Needed || b.BoostMilli != 1819 || b.DurationSeconds != 6 || !strings.Contains(b.Note, "hidden") {
+		t.Errorf("boost %dm for %d s, note %q: want 1819m for 6 s, saying the demand was hidden", b.BoostMilli, b.DurationSeconds, b.Note)
+	}
+	// Sized from the profile as seen, the same start-up needs no boost.
+	if seen, _ := Plan(p, 200, Options{}); seen.Needed {
+		t.Errorf("the profile as seen: %+v, want no boost (the limit hid its demand)", seen)
+	}
+	if _, err := Plan(p, 200, Options{Hidden: true}); err == nil {
+		t.Error("a hidden start-up without BoundCores: no error")
 	}
 }
