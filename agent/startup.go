@@ -186,15 +186,11 @@ func parseShare(s string) (float64, error) {
 	return v, nil
 }
 
-// startupHidden reports whether the start-up ran throttled in half or
+// startupHidden reports whether c's start-up ran throttled in half or
 // more of the 100 ms periods its profile spans (the block's own
-// nr_throttled): the limit let through a flat stream, its demand above it
-// is unseen, and a boost sized from the profile as seen would find none
-// needed (startup.Options.Hidden).
+// nr_throttled): its limit let through a flat stream, its demand above it
+// unseen, and a boost sized from the profile as seen would find none
+// needed (startup.Hidden).
 func startupHidden(b *Block, p startup.Profile) bool {
-	if b == nil || b.Throttled == 0 {
-		return false
-	}
-	periods := float64(p.End(startup.Options{})) * p.Step.Seconds() / 0.1
-	return periods > 0 && float64(b.Throttled) >= 0.5*periods
+	return b != nil && startup.Hidden(b.Throttled, p, 100*time.Millisecond)
 }

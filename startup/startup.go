@@ -298,3 +298,14 @@ func planHidden(p Profile, n int, limitMilli int64, o Options) (Boost, error) {
 	b.Note = fmt.Sprintf("the start-up ran throttled: its demand above its limit is hidden; sized as if its %.2f CPU-s ran on %.3g CPUs from its start (%.2f s): ", w, o.BoundCores, b.UnlimitedSeconds) + b.Note + "; measure the next start-up under this boost to size it from its own demand"
 	return b, nil
 }
+
+// Hidden reports whether a start-up's demand was hidden by its limit
+// (Options.Hidden): it was throttled in half or more of the periods of
+// period its profile spans (throttled: the group's nr_throttled over it).
+func Hidden(throttled uint64, p Profile, period time.Duration) bool {
+	if throttled == 0 || period <= 0 {
+		return false
+	}
+	periods := float64(time.Duration(p.End(Options{}))*p.Step) / float64(period)
+	return periods > 0 && float64(throttled) >= 0.5*periods
+}
