@@ -30,7 +30,7 @@
 #    start-up (seen above its demand); judged: the time it saves against
 #    boot-limit within 30% of the predicted.
 # 5. The runtime (the chart's runtime.hostProc=true on the rig): the agent's
-#    /advice names the JVM of boot-boost with its ActiveProcessorCount 2, and
+#    /advice names the JVM of boot-boost2 with its ActiveProcessorCount 2, and
 #    a Go server (boost-go, GOMAXPROCS=3 in its environment) as Go with
 #    GOMAXPROCS 3.
 BNS=boost-e2e
@@ -206,7 +206,7 @@ import json, sys
 d = json.load(sys.stdin)
 rt = {c.get("pod"): c.get("runtime") or {"why": c.get("runtime_why")} for c in d["containers"] if c.get("namespace") == sys.argv[1]}
 print(json.dumps(rt))
-go, jvm = rt.get("boost-go") or {}, rt.get("boot-boost") or {}
+go, jvm = rt.get("boost-go") or {}, rt.get("boot-boost2") or {}
 ok = go.get("setting") == "GOMAXPROCS" and go.get("setting_set") and go.get("parallelism_found") == 3 \
     and "processor" in (jvm.get("setting") or "").lower() and jvm.get("setting_set") and jvm.get("parallelism_found") == 2
 sys.exit(0 if ok else 1)' "$BNS"
