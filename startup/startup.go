@@ -295,7 +295,11 @@ func planHidden(p Profile, n int, limitMilli int64, o Options) (Boost, error) {
 	if b.Needed {
 		b.DurationSeconds = int32(math.Ceil(b.AtLimitSeconds - 1e-9))
 	}
-	b.Note = fmt.Sprintf("the start-up ran throttled: its demand above its limit is hidden; sized as if its %.2f CPU-s ran on %.3g CPUs from its start (%.2f s): ", w, o.BoundCores, b.UnlimitedSeconds) + b.Note + "; measure the next start-up under this boost to size it from its own demand"
+	b.Note = fmt.Sprintf("the start-up ran throttled: its demand above its limit is hidden; sized as if its %.2f CPU-s ran on %.3g CPUs from its start (%.2f s)", w, o.BoundCores, b.UnlimitedSeconds)
+	if b.Needed {
+		b.Note += fmt.Sprintf(": boost to %dm for %d s (its length under %dm, %.2f s), under which it takes %.2f s or more", b.BoostMilli, b.DurationSeconds, limitMilli, b.AtLimitSeconds, b.BoostedSeconds)
+	}
+	b.Note += "; measure the next start-up under this boost to size it from its own demand"
 	return b, nil
 }
 
