@@ -11,7 +11,8 @@
 #    the chart, served on loopback); the chart with its default values
 #    dry-run on the API server (kubectl apply --dry-run=server), then helm
 #    install from the repository into namespace tl-agents (not the chart's
-#    name; short windows: --window 10m --block 1m --chunk 20s; the agent's
+#    name; short windows: --window 10m --block 1m --chunk 20s; runtime.hostProc
+#    on, for step 11; the agent's
 #    defaults otherwise: sampling by need, the 5% target; its state on a
 #    hostPath under the rig's directory) with a post-renderer for the rig
 #    (host network, as every pod of the rig, which has no network plugin;
