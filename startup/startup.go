@@ -223,7 +223,7 @@ func Plan(p Profile, limitMilli int64, o Options) (Boost, error) {
 	}
 	b.BoostedSeconds = p.LengthAt(n, float64(b.BoostMilli)/1000)
 	b.DurationSeconds = Duration(b.BoostedSeconds, b.AtLimitSeconds, o.Slack)
-	b.Note = fmt.Sprintf("boost to %dm for %d s: the start-up (%.2f CPU-s) takes %.2f s (the duration holds it %.0f%% slower), %.2f s under %dm, %.2f s unlimited", b.BoostMilli, b.DurationSeconds, b.WorkCPUSeconds, b.BoostedSeconds, o.Slack*100, b.AtLimitSeconds, limitMilli, b.UnlimitedSeconds)
+	b.Note = fmt.Sprintf("boost to %dm for %d s: the start-up (%.2f CPU-s) takes %.2f s (the duration covers it up to %.0f%% slower), %.2f s under %dm, %.2f s unlimited", b.BoostMilli, b.DurationSeconds, b.WorkCPUSeconds, b.BoostedSeconds, o.Slack*100, b.AtLimitSeconds, limitMilli, b.UnlimitedSeconds)
 	if b.Capped {
 		b.Note += fmt.Sprintf("; capped at the node's %.3g allocatable CPUs, over the %.0f%% target", o.MaxCores, o.Share*100)
 	}
