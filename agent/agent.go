@@ -29,6 +29,9 @@ type Config struct {
 	// Root is prepended to every kernel path (the host's root mounted in
 	// the agent's container).
 	Root string
+	// ProcRoot is the root processes' /proc is read under for their
+	// runtime ("": Root; agent.ProcRoot).
+	ProcRoot string
 	// Node is the node's name (the node label).
 	Node string
 	// SampleEvery is the sampling interval (default 10 ms); Interval how

@@ -71,3 +71,34 @@ func hostRootFrom(mountinfo []byte, dir, tmp string) (string, error) {
 	}
 	return root, nil
 }
+
+// ProcRoot is the root to read processes' /proc under, for dir (the
+// agent's --root) and root (what HostRoot made of it): dir's own /proc
+// when dir is a full host root, else the agent's own (HostRoot's root has
+// a mount table and no processes). In the DaemonSet that is the agent's
+// /proc: with hostPID (the chart's runtime.hostProc) the host's processes,
+// with root, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH to read their binaries
+// and environment;
+// in a PID namespace of its own a group's cgroup.procs lists none of them
+// (errHiddenPIDs).
+func ProcRoot(dir, root string) string {
+	if root == "/" || root == dir {
+		return root
+	}
+	return "/"
+}
+
+// procRoot is the root a.cfg.ProcRoot names, else a.cfg.Root.
+func (a *Agent) procRoot() string {
+	if a.cfg.ProcRoot != "" {
+		return a.cfg.ProcRoot
+	}
+	return a.cfg.Root
+}
+
+// hostProcHint is what to do when the host's processes cannot be read.
+const hostProcHint = "run the agent in the host's PID namespace (the chart's runtime.hostProc=true; off by default)"
+
+// errHiddenPIDs is a group whose cgroup.procs lists its processes as 0:
+// they are outside the agent's PID namespace.
+var errHiddenPIDs = errors.New("its processes are outside the agent's PID namespace: " + hostProcHint)

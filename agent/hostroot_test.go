@@ -58,3 +58,17 @@ func TestHostRoot(t *testing.T) {
 		t.Fatalf("no cgroup mount under /host: %v", err)
 	}
 }
+
+// TestProcRoot: processes are read under a full host root's own /proc,
+// else under the agent's (HostRoot's made root has none).
+func TestProcRoot(t *testing.T) {
+	for _, c := range []struct{ dir, root, want string }{
+		{"/", "/", "/"},
+		{"/host", "/host", "/host"},
+		{"/host", "/tmp/host-root", "/"},
+	} {
+		if got := ProcRoot(c.dir, c.root); got != c.want {
+			t.Errorf("ProcRoot(%q, %q) = %q, want %q", c.dir, c.root, got, c.want)
+		}
+	}
+}

@@ -49,7 +49,11 @@ func (a *Agent) groupPIDs(p string) ([]int, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing the processes of %s: %w", p, err)
 	}
-	return parsePIDs(b), nil
+	pids := parsePIDs(b)
+	if len(pids) == 0 && len(bytes.TrimSpace(b)) > 0 {
+		return nil, errHiddenPIDs
+	}
+	return pids, nil
 }
 
 func parsePIDs(b []byte) []int {
@@ -78,17 +82,18 @@ func (a *Agent) readRuntime(p string, old *runtimeRead) *runtimeRead {
 	if err != nil {
 		return &runtimeRead{warning: "runtime not read, advised without it: " + err.Error()}
 	}
-	if old != nil && samePIDs(old.pids, pids) && (old.facts == nil || exeOf(a.cfg.Root, old.facts.PID) == old.exe) {
+	root := a.procRoot()
+	if old != nil && samePIDs(old.pids, pids) && (old.facts == nil || exeOf(root, old.facts.PID) == old.exe) {
 		return old
 	}
-	if len(pids) > 0 && !procVisible(a.cfg.Root, pids) {
-		return &runtimeRead{pids: pids, warning: fmt.Sprintf("runtime not read, advised without it: the host's processes are not under %s: mount the host's /proc there (the DaemonSet mounts none by default)",
-			filepath.Join(a.cfg.Root, "proc"))}
+	if len(pids) > 0 && !procVisible(root, pids) {
+		return &runtimeRead{pids: pids, warning: fmt.Sprintf("runtime not read, advised without it: the host's processes are not under %s: %s",
+			filepath.Join(root, "proc"), hostProcHint)}
 	}
-	facts, warning := runtimes.ForAdvice(a.cfg.Root, pids)
+	facts, warning := runtimes.ForAdvice(root, pids)
 	r := &runtimeRead{facts: facts, warning: warning, pids: pids}
 	if facts != nil {
-		r.exe = exeOf(a.cfg.Root, facts.PID)
+		r.exe = exeOf(root, facts.PID)
 	}
 	return r
 }

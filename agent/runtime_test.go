@@ -120,25 +120,31 @@ func viewOfGroup(t *testing.T, n *fakeNode, dir string) *View {
 }
 
 // TestAgentRuntimeWithoutHostProc: a group with processes whose /proc the
-// agent's root does not hold (the DaemonSet mounts no host /proc) is
+// agent's root does not hold (the DaemonSet without runtime.hostProc) is
 // advised without its runtime, with one line saying so, not that its
-// processes exited.
+// processes exited; a group whose cgroup.procs lists its processes as 0
+// (outside the agent's PID namespace) says that.
 func TestAgentRuntimeWithoutHostProc(t *testing.T) {
-	var group string
-	n := newFakeNode(t, "v2-kubepods-systemd", func(root string) {
-		filepath.WalkDir(filepath.Join(root, "sys/fs/cgroup"), func(p string, d os.DirEntry, err error) error {
-			if err == nil && group == "" && d.IsDir() && strings.HasPrefix(d.Name(), "cri-containerd-") {
-				group = p
+	for _, c := range []struct{ procs, want string }{
+		{"4242\n", "processes are not under"},
+		{"0\n0\n", "outside the agent's PID namespace"},
+	} {
+		var group string
+		n := newFakeNode(t, "v2-kubepods-systemd", func(root string) {
+			filepath.WalkDir(filepath.Join(root, "sys/fs/cgroup"), func(p string, d os.DirEntry, err error) error {
+				if err == nil && group == "" && d.IsDir() && strings.HasPrefix(d.Name(), "cri-containerd-") {
+					group = p
+				}
+				return nil
+			})
+			if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(c.procs), 0o644); err != nil {
+				t.Fatal(err)
 			}
-			return nil
 		})
-		if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte("4242\n"), 0o644); err != nil {
-			t.Fatal(err)
+		n.run(2 * time.Second)
+		v := viewOfGroup(t, n, group)
+		if v.Runtime != nil || !strings.Contains(v.RuntimeWhy, c.want) || !strings.Contains(v.RuntimeWhy, "runtime.hostProc=true") || strings.Contains(v.RuntimeWhy, "exited") {
+			t.Errorf("cgroup.procs %q: runtime %+v, why %q: want none, saying %q and what to set", c.procs, v.Runtime, v.RuntimeWhy, c.want)
 		}
-	})
-	n.run(2 * time.Second)
-	v := viewOfGroup(t, n, group)
-	if v.Runtime != nil || !strings.Contains(v.RuntimeWhy, "mount the host's /proc") || strings.Contains(v.RuntimeWhy, "exited") {
-		t.Errorf("runtime %+v, why %q: want none, saying the host's /proc is not mounted", v.Runtime, v.RuntimeWhy)
 	}
 }

@@ -84,6 +84,6 @@ func (s Settings) Config(logger *slog.Logger) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Root: root, Node: node, SampleEvery: s.Sample, Interval: s.Interval, Mapping: mapping, Targets: targets,
+	return Config{Root: root, ProcRoot: ProcRoot(s.Root, root), Node: node, SampleEvery: s.Sample, Interval: s.Interval, Mapping: mapping, Targets: targets,
 		Summary: sum, Logger: logger, StateDir: s.StateDir, Startup: s.Startup, StartupShare: share}, nil
 }

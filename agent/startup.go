@@ -126,7 +126,9 @@ func (a *Agent) startupBoostOf(c *container, v *View, limitMilli int64) (*Startu
 		return nil, "no boost: no limit to size it against (no advice yet, no current limit)"
 	}
 	p := c.sum.startupProfile()
-	b, err := startup.Plan(p, limitMilli, startup.Options{Share: a.cfg.StartupShare, MaxCores: float64(a.cfg.MaxMilli) / 1000})
+	o := startup.Options{Share: a.cfg.StartupShare, MaxCores: float64(a.cfg.MaxMilli) / 1000}
+	o.Hidden, o.BoundCores = startupHidden(c.sum.Startup(), p), o.MaxCores
+	b, err := startup.Plan(p, limitMilli, o)
 	if errors.Is(err, startup.ErrTooShort) {
 		return nil, fmt.Sprintf("no boost: %v", err)
 	}
@@ -182,4 +184,13 @@ func parseShare(s string) (float64, error) {
 		return 0, fmt.Errorf("start-up share %q: give a share above 0 and at most 100%%", s)
 	}
 	return v, nil
+}
+
+// startupHidden reports whether c's start-up ran throttled in half or
+// more of the 100 ms periods its profile spans (the block's own
+// nr_throttled): its limit let through a flat stream, its demand above it
+// unseen, and a boost sized from the profile as seen would find none
+// needed (startup.Hidden).
+func startupHidden(b *Block, p startup.Profile) bool {
+	return b != nil && startup.Hidden(b.Throttled, p, 100*time.Millisecond)
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"github.com/throttlelab/throttlelab/startup"
 	"math"
 	"os"
 	"path/filepath"
@@ -211,6 +212,30 @@ func TestParseShare(t *testing.T) {
 	for _, in := range []string{"0", "0%", "150%", "-0.1", "ten"} {
 		if _, err := parseShare(in); err == nil {
 			t.Errorf("parseShare(%q): no error", in)
+		}
+	}
+}
+
+// TestStartupHidden: a start-up throttled in half or more of the periods
+// its profile spans has its demand hidden by its limit; one throttled
+// less, or never, does not.
+func TestStartupHidden(t *testing.T) {
+	p := startup.Profile{Step: startupStep, Cores: make([]float64, 600)} // 6 s: 60 periods
+	for i := range p.Cores {
+		p.Cores[i] = 0.2
+	}
+	for _, c := range []struct {
+		b    *Block
+		want bool
+	}{
+		{nil, false},
+		{&Block{}, false},
+		{&Block{Throttled: 29}, false},
+		{&Block{Throttled: 30}, true},
+		{&Block{Throttled: 52}, true},
+	} {
+		if got := startupHidden(c.b, p); got != c.want {
+			t.Errorf("block %+v: hidden %v, want %v", c.b, got, c.want)
 		}
 	}
 }

@@ -11,7 +11,8 @@
 #    the chart, served on loopback); the chart with its default values
 #    dry-run on the API server (kubectl apply --dry-run=server), then helm
 #    install from the repository into namespace tl-agents (not the chart's
-#    name; short windows: --window 10m --block 1m --chunk 20s; the agent's
+#    name; short windows: --window 10m --block 1m --chunk 20s; runtime.hostProc
+#    on, for step 11; the agent's
 #    defaults otherwise: sampling by need, the 5% target; its state on a
 #    hostPath under the rig's directory) with a post-renderer for the rig
 #    (host network, as every pod of the rig, which has no network plugin;
@@ -61,7 +62,14 @@
 #    its advice, each resized in place at pod level, against the pod
 #    cgroup's own counts (within max(0.07, 30%)), per-container limits of the
 #    same total measured beside it; E2E_FLEET_ONLY=pod runs the rig, the
-#    agent and this step alone. Teardown as e2e-k8s.
+#    agent and this step alone;
+# 11. the start-up boost (hack/e2e-fleet/boost.sh): a JVM service (the
+#    host's JDK) under 200m and under the agent's boost, applied at its
+#    admission and resized back in place after the boost's duration, its
+#    start-up lengths against the predicted; and the runtimes the agent
+#    reads with the chart's runtime.hostProc=true (which the rig's agent is
+#    installed with); E2E_FLEET_ONLY=boost runs the rig, the agent and this
+#    step alone. Teardown as e2e-k8s.
 set -eu
 cd "$(dirname "$0")/.."
 REPO=$(pwd)
@@ -159,7 +167,8 @@ say "installing the agent: helm install from the release's chart repository into
 # It listens on the chart's ":PORT" (every address of the host, for the
 # rig's run only): the API server's pods/proxy reaches a host-network pod
 # at the node's address, which the kubelet does not let be loopback.
-AGENT_VALUES="--set image.repository=throttlelab --set image.tag=$VERSION --set port=$AGENT --set state.hostPath=$work/agent-state"
+# runtime.hostProc: the host's PID namespace, for the runtimes (step 11).
+AGENT_VALUES="--set image.repository=throttlelab --set image.tag=$VERSION --set port=$AGENT --set state.hostPath=$work/agent-state --set runtime.hostProc=true"
 # shellcheck disable=SC2086
 $H install throttlelab-agent throttlelab/throttlelab-agent --version 0.0.0-e2e --namespace $AGENT_NS --create-namespace \
 	--post-renderer "$work/rig-postrender" $AGENT_VALUES \
@@ -189,6 +198,14 @@ n=$(grep -v '^namespace/' "$E2E_OUT/second-release.txt" | grep -c 'created (serv
 if [ "${E2E_FLEET_ONLY:-}" = pod ]; then
 	. hack/e2e-fleet/pod.sh
 	say "passed (the pod-level step only)"
+	exit 0
+fi
+# E2E_FLEET_ONLY=boost: the start-up boost step alone, likewise.
+if [ "${E2E_FLEET_ONLY:-}" = boost ]; then
+	waitfor agent 180 $K -n $AGENT_NS rollout status ds/throttlelab-agent --timeout 5s
+	waitfor agent 60 curl -fs "http://127.0.0.1:$AGENT/healthz"
+	. hack/e2e-fleet/boost.sh
+	say "passed (the start-up boost step only)"
 	exit 0
 fi
 
@@ -491,6 +508,8 @@ say "check with Prometheus stopped: exit $crc"
 
 # 10. the pod-level step (hack/e2e-fleet/pod.sh).
 . hack/e2e-fleet/pod.sh
+# 11. the start-up boost step (hack/e2e-fleet/boost.sh).
+. hack/e2e-fleet/boost.sh
 
 [ "${checkrc:-0}" = 0 ] || { say "the check failed (above)" >&2; exit 1; }
 say "passed"

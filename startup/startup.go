@@ -32,6 +32,21 @@ type Options struct {
 	MinLength time.Duration
 	// MaxCores caps the boost (the node's allocatable CPU); 0: no cap.
 	MaxCores float64
+	// Slack lengthens the boost's duration past the start-up's boosted
+	// length: the boost lasts (1+Slack) times it, so a start-up that runs
+	// up to 1+Slack times slower than its profile (a busier node, a JVM
+	// that sized its threads from another quota) still ends under the
+	// boost instead of finishing its rest at the limit. Never longer than
+	// the start-up takes at the limit: by then it has ended without one.
+	Slack float64
+	// Hidden says the start-up ran throttled most of the time: the
+	// profile is what its limit let through, its demand above the limit
+	// unseen. Plan then sizes the boost as if the start-up's work ran on
+	// BoundCores at once from its start (the most it can use: a lower
+	// bound on its unlimited length, so the boost is an upper one), for
+	// as long as the start-up took under its limit, and says so.
+	Hidden     bool
+	BoundCores float64
 }
 
 // Defaults of Options.
@@ -40,6 +55,7 @@ const (
 	DefaultIdleCores = 0.05
 	DefaultQuietFor  = 500 * time.Millisecond
 	DefaultMinLength = 200 * time.Millisecond
+	DefaultSlack     = 1.0
 )
 
 func (o Options) withDefaults() Options {
@@ -54,6 +70,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MinLength <= 0 {
 		o.MinLength = DefaultMinLength
+	}
+	if o.Slack <= 0 {
+		o.Slack = DefaultSlack
 	}
 	return o
 }
@@ -151,8 +170,9 @@ type Boost struct {
 	// share: no boost.
 	Needed bool `json:"needed"`
 	// BoostMilli is the CPU limit to set while the container starts and
-	// DurationSeconds for how long from its start (whole seconds, rounded
-	// up); BoostedSeconds is the start-up's length under the boost.
+	// DurationSeconds for how long from its start (Duration: the boosted
+	// length with Options.Slack, whole seconds rounded up);
+	// BoostedSeconds is the start-up's length under the boost.
 	BoostMilli      int64   `json:"boost_millicores"`
 	DurationSeconds int32   `json:"duration_seconds"`
 	BoostedSeconds  float64 `json:"boosted_seconds"`
@@ -178,6 +198,12 @@ func Plan(p Profile, limitMilli int64, o Options) (Boost, error) {
 	if time.Duration(n)*p.Step < o.MinLength {
 		return Boost{}, fmt.Errorf("%w: %s busy, under %s", ErrTooShort, time.Duration(n)*p.Step, o.MinLength)
 	}
+	if o.Hidden {
+		if o.BoundCores <= 0 {
+			return Boost{}, fmt.Errorf("a start-up throttled throughout: give the most CPUs it can use (BoundCores) to size its boost")
+		}
+		return planHidden(p, n, limitMilli, o)
+	}
 	limit := float64(limitMilli) / 1000
 	b := Boost{WorkCPUSeconds: p.Work(n), UnlimitedSeconds: p.LengthAt(n, 0), LimitMilli: limitMilli, Share: o.Share}
 	b.AtLimitSeconds = p.LengthAt(n, limit)
@@ -196,10 +222,94 @@ func Plan(p Profile, limitMilli int64, o Options) (Boost, error) {
 		b.BoostMilli, b.Capped = int64(o.MaxCores*1000), true
 	}
 	b.BoostedSeconds = p.LengthAt(n, float64(b.BoostMilli)/1000)
-	b.DurationSeconds = int32(math.Ceil(b.BoostedSeconds - 1e-9))
-	b.Note = fmt.Sprintf("boost to %dm for %d s: the start-up (%.2f CPU-s) takes %.2f s, %.2f s under %dm, %.2f s unlimited", b.BoostMilli, b.DurationSeconds, b.WorkCPUSeconds, b.BoostedSeconds, b.AtLimitSeconds, limitMilli, b.UnlimitedSeconds)
+	b.DurationSeconds = Duration(b.BoostedSeconds, b.AtLimitSeconds, o.Slack)
+	b.Note = fmt.Sprintf("boost to %dm for %d s: the start-up (%.2f CPU-s) takes %.2f s (the duration covers it up to %.0f%% slower), %.2f s under %dm, %.2f s unlimited", b.BoostMilli, b.DurationSeconds, b.WorkCPUSeconds, b.BoostedSeconds, o.Slack*100, b.AtLimitSeconds, limitMilli, b.UnlimitedSeconds)
 	if b.Capped {
 		b.Note += fmt.Sprintf("; capped at the node's %.3g allocatable CPUs, over the %.0f%% target", o.MaxCores, o.Share*100)
 	}
 	return b, nil
+}
+
+// Duration is a boost's duration in whole seconds for a start-up that
+// takes boostedSeconds under the boost and atLimitSeconds under the limit:
+// (1+slack) times the boosted length, at most the length at the limit
+// (a start-up still running then is past what a boost is for), at least
+// the boosted length, rounded up to a second. A boost that ends before
+// the start-up does leaves its rest to finish at the limit (LengthBoosted):
+// on a loaded host the unlimited profile understates the boosted length,
+// and a duration without slack turned a predicted 1.66 s into 5.86 s.
+func Duration(boostedSeconds, atLimitSeconds, slack float64) int32 {
+	d := max(min(boostedSeconds*(1+slack), atLimitSeconds), boostedSeconds)
+	return int32(math.Ceil(d - 1e-9))
+}
+
+// LengthBoosted is how long the first n intervals' work takes under a
+// limit of boostCores for its first forSeconds and limitCores after (a
+// boost that is set back while the start-up still runs), in seconds, by
+// the fluid model (LengthAt); limitCores above 0.
+func (p Profile) LengthBoosted(n int, boostCores, forSeconds, limitCores float64) float64 {
+	step := p.Step.Seconds()
+	backlog, t := 0.0, 0.0
+	for _, c := range p.Cores[:n] {
+		l := limitCores
+		if t < forSeconds {
+			l = boostCores
+		}
+		backlog = max(backlog+(c-l)*step, 0)
+		t += step
+	}
+	if backlog <= 0 {
+		return t
+	}
+	if t < forSeconds {
+		// The backlog drains at the boost until it ends, then at the limit.
+		drain := (forSeconds - t) * boostCores
+		if drain >= backlog {
+			return t + backlog/boostCores
+		}
+		return forSeconds + (backlog-drain)/limitCores
+	}
+	return t + backlog/limitCores
+}
+
+// planHidden sizes the boost of a start-up whose demand its limit hid
+// (Options.Hidden): its work run on BoundCores from its start is the
+// unlimited start-up assumed, the boost planned against it, and the
+// duration the start-up's whole length under its limit (it ends by then
+// under any boost above the limit, whatever its demand's shape was).
+func planHidden(p Profile, n int, limitMilli int64, o Options) (Boost, error) {
+	w := p.Work(n)
+	steps := max(int(math.Ceil(w/o.BoundCores/p.Step.Seconds()-1e-9)), 1)
+	flat := Profile{Step: p.Step, Cores: make([]float64, steps)}
+	for i := range flat.Cores {
+		flat.Cores[i] = w / p.Step.Seconds() / float64(steps)
+	}
+	o.Hidden = false
+	b, err := Plan(flat, limitMilli, o)
+	if err != nil {
+		return b, err
+	}
+	seen := p.LengthAt(n, float64(limitMilli)/1000)
+	b.AtLimitSeconds = max(b.AtLimitSeconds, seen)
+	b.DelaySeconds = max(b.AtLimitSeconds-b.UnlimitedSeconds, 0)
+	if b.Needed {
+		b.DurationSeconds = int32(math.Ceil(b.AtLimitSeconds - 1e-9))
+	}
+	b.Note = fmt.Sprintf("the start-up ran throttled: its demand above its limit is hidden; sized as if its %.2f CPU-s ran on %.3g CPUs from its start (%.2f s)", w, o.BoundCores, b.UnlimitedSeconds)
+	if b.Needed {
+		b.Note += fmt.Sprintf(": boost to %dm for %d s (its length under %dm, %.2f s), under which it takes %.2f s or more", b.BoostMilli, b.DurationSeconds, limitMilli, b.AtLimitSeconds, b.BoostedSeconds)
+	}
+	b.Note += "; measure the next start-up under this boost to size it from its own demand"
+	return b, nil
+}
+
+// Hidden reports whether a start-up's demand was hidden by its limit
+// (Options.Hidden): it was throttled in half or more of the periods of
+// period its profile spans (throttled: the group's nr_throttled over it).
+func Hidden(throttled uint64, p Profile, period time.Duration) bool {
+	if throttled == 0 || period <= 0 {
+		return false
+	}
+	periods := float64(time.Duration(p.End(Options{}))*p.Step) / float64(period)
+	return periods > 0 && float64(throttled) >= 0.5*periods
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 )
@@ -62,16 +63,18 @@ func TestPlanFlat(t *testing.T) {
 	near(t, "at limit", b.AtLimitSeconds, 4)
 	near(t, "delay", b.DelaySeconds, 3)
 	near(t, "target", b.TargetSeconds, 1.1)
-	if !b.Needed || b.BoostMilli != 1819 || b.DurationSeconds != 2 || b.Capped {
-		t.Fatalf("boost %+v, want 1819m for 2 s", b)
+	// The duration: twice the boosted length (DefaultSlack), 2.199 s,
+	// under the 4 s at the limit: 3 s.
+	if !b.Needed || b.BoostMilli != 1819 || b.DurationSeconds != 3 || b.Capped {
+		t.Fatalf("boost %+v, want 1819m for 3 s", b)
 	}
 	near(t, "boosted", b.BoostedSeconds, 1+0.181/1.819)
-	if v := b.VPA(); v == nil || v.CPU.Type != "Quantity" || v.CPU.Quantity != "1319m" || v.CPU.DurationSeconds != 2 {
-		t.Errorf("VPA %+v, want Quantity 1319m for 2 s", v)
+	if v := b.VPA(); v == nil || v.CPU.Type != "Quantity" || v.CPU.Quantity != "1319m" || v.CPU.DurationSeconds != 3 {
+		t.Errorf("VPA %+v, want Quantity 1319m for 3 s", v)
 	}
 	o := b.KubeStartupCPUBoost(Target{Name: "api-boost", Namespace: "shop", Container: "api", MatchLabels: map[string]string{"app": "api"}})
 	js, _ := json.Marshal(o)
-	want := `{"apiVersion":"autoscaling.x-k8s.io/v1alpha1","kind":"StartupCPUBoost","metadata":{"name":"api-boost","namespace":"shop"},"selector":{"matchLabels":{"app":"api"}},"spec":{"resourcePolicy":{"containerPolicies":[{"containerName":"api","percentageIncrease":{"value":264}}]},"durationPolicy":{"fixedDuration":{"unit":"Seconds","value":2}}}}`
+	want := `{"apiVersion":"autoscaling.x-k8s.io/v1alpha1","kind":"StartupCPUBoost","metadata":{"name":"api-boost","namespace":"shop"},"selector":{"matchLabels":{"app":"api"}},"spec":{"resourcePolicy":{"containerPolicies":[{"containerName":"api","percentageIncrease":{"value":264}}]},"durationPolicy":{"fixedDuration":{"unit":"Seconds","value":3}}}}`
 	if string(js) != want {
 		t.Errorf("StartupCPUBoost\n got %s\nwant %s", js, want)
 	}
@@ -96,10 +99,12 @@ func TestPlanFrontLoaded(t *testing.T) {
 	if b.BoostedSeconds > b.TargetSeconds {
 		t.Errorf("boosted %.4f s over the target %.4f s", b.BoostedSeconds, b.TargetSeconds)
 	}
-	// A 50% share: 2.25/1.5 = 1.5 cores.
+	// A 50% share: 2.25/1.5 = 1.5 cores, under which the start-up takes
+	// 1 + (0.5*2.5 - 0.5*1)/1.5 = 1.5 s; twice that is over the 2.25 s at
+	// the limit, which bounds the duration: 3 s.
 	b, _ = Plan(p, 1000, Options{Share: 0.5})
-	if b.BoostMilli != 1500 || b.DurationSeconds != 2 {
-		t.Errorf("50%% share: boost %dm for %d s, want 1500m for 2 s", b.BoostMilli, b.DurationSeconds)
+	if b.BoostMilli != 1500 || b.DurationSeconds != 3 {
+		t.Errorf("50%% share: boost %dm for %d s, want 1500m for 3 s", b.BoostMilli, b.DurationSeconds)
 	}
 }
 
@@ -129,8 +134,61 @@ func TestPlanCapped(t *testing.T) {
 		t.Fatalf("boost %+v, want capped at 1000m", b)
 	}
 	near(t, "boosted", b.BoostedSeconds, 2) // 2 CPU-s at 1 core
-	if b.DurationSeconds != 2 {
-		t.Errorf("duration %d s, want 2", b.DurationSeconds)
+	if b.DurationSeconds != 4 {             // 2 s with slack, the 4 s at the limit
+		t.Errorf("duration %d s, want 4", b.DurationSeconds)
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for _, c := range []struct {
+		boosted, atLimit, slack float64
+		want                    int32
+	}{
+		{1.0995, 4, 1, 3},  // twice the boosted length
+		{1.5, 2.25, 1, 3},  // bounded by the length at the limit
+		{2, 2, 1, 2},       // capped: the boosted length is the length at the limit
+		{0.97, 7.13, 1, 2}, // the JVM row of docs/agent.md: 1 s without slack
+		{0.97, 7.13, 0.5, 2},
+		{1.0, 7, 0.5, 2}, // exactly 1.5 s rounds up
+		{3.0, 7, 0.25, 4},
+	} {
+		if got := Duration(c.boosted, c.atLimit, c.slack); got != c.want {
+			t.Errorf("Duration(%.4g, %.4g, %.2g) = %d, want %d", c.boosted, c.atLimit, c.slack, got, c.want)
+		}
+	}
+}
+
+// Hand-computed: 1 s at 2 cores, boosted to 1 core, limited to 0.5. A
+// boost for 1 s leaves 1 CPU-s at 1 s, served at 0.5: 3 s; for 1.5 s it
+// serves 0.5 of it, the other 0.5 at the limit: 2.5 s; for 10 s: 2 s.
+func TestLengthBoosted(t *testing.T) {
+	p := prof(100, 2, 100, 0)
+	n := p.End(Options{})
+	near(t, "boost for 1 s", p.LengthBoosted(n, 1, 1, 0.5), 3)
+	near(t, "boost for 1.5 s", p.LengthBoosted(n, 1, 1.5, 0.5), 2.5)
+	near(t, "boost for 10 s", p.LengthBoosted(n, 1, 10, 0.5), p.LengthAt(n, 1))
+	near(t, "no boost", p.LengthBoosted(n, 0.5, 0, 0.5), p.LengthAt(n, 0.5))
+}
+
+// The slack's point: a start-up that gets half the boost (a node twice
+// as busy as when its profile was taken) still ends while the boost
+// lasts; with the boosted length's whole seconds alone (no slack) it
+// overruns and finishes its rest at the limit.
+func TestDurationSlackHoldsASlowerStartup(t *testing.T) {
+	p := prof(100, 2, 100, 0)
+	n := p.End(Options{})
+	b, err := Plan(p, 500, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := float64(b.BoostMilli) / 1000 / 2
+	slow := p.LengthAt(n, half)
+	if got := p.LengthBoosted(n, half, float64(b.DurationSeconds), 0.5); got > slow+1e-9 || slow > float64(b.DurationSeconds) {
+		t.Errorf("at half the boost: %.3f s, want the %.3f s of a boost that lasts (duration %d s)", got, slow, b.DurationSeconds)
+	}
+	noSlack := float64(int32(math.Ceil(b.BoostedSeconds)))
+	if got := p.LengthBoosted(n, half, noSlack, 0.5); got <= slow+0.1 {
+		t.Errorf("without slack (%g s) at half the boost: %.3f s, want it to overrun the %.3f s", noSlack, got, slow)
 	}
 }
 
@@ -201,5 +259,29 @@ func TestRunUnlimited(t *testing.T) {
 	}
 	if got := RunUnlimited([]float64{6}, 2); len(got) != 3 {
 		t.Errorf("6 cores in one cell on 2 CPUs: %v, want three cells of 2", got)
+	}
+}
+
+// Hand-computed: a start-up its limit hid (6 s at 0.2 cores, 1.2 CPU-s,
+// under 200m) is sized as 1.2 CPU-s on 2 CPUs from its start: 0.6 s
+// unlimited, within 10% (0.66 s) 1.2/0.66 = 1819m; the duration its whole
+// 6 s under the limit; the note says the demand was hidden.
+func TestPlanHidden(t *testing.T) {
+	p := prof(600, 0.2, 100, 0)
+	b, err := Plan(p, 200, Options{Hidden: true, BoundCores: 2, MaxCores: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	near(t, "unlimited", b.UnlimitedSeconds, 0.6)
+	near(t, "at limit", b.AtLimitSeconds, 6)
+	if !b.Needed || b.BoostMilli != 1819 || b.DurationSeconds != 6 || !strings.Contains(b.Note, "hidden") {
+		t.Errorf("boost %dm for %d s, note %q: want 1819m for 6 s, saying the demand was hidden", b.BoostMilli, b.DurationSeconds, b.Note)
+	}
+	// Sized from the profile as seen, the same start-up needs no boost.
+	if seen, _ := Plan(p, 200, Options{}); seen.Needed {
+		t.Errorf("the profile as seen: %+v, want no boost (the limit hid its demand)", seen)
+	}
+	if _, err := Plan(p, 200, Options{Hidden: true}); err == nil {
+		t.Error("a hidden start-up without BoundCores: no error")
 	}
 }

@@ -2,7 +2,10 @@
 // measurement (agent/startup_jvm_real_test.go): it loads every class of
 // java.base's java.util, java.text and java.time trees (class loading), then
 // warms up on two threads (a fixed number of map and string operations,
-// what a JIT compiles while a service starts), prints "ready" and exits.
+// what a JIT compiles while a service starts), prints "ready", the classes
+// loaded, a checksum and its uptime in ms (the JVM's own start-up length),
+// and exits; with a second argument "stay" it then waits, as a service
+// that finished starting (the rig's boost step, hack/e2e-fleet/boost.sh).
 import java.net.URI;
 import java.nio.file.*;
 import java.util.*;
@@ -46,6 +49,11 @@ public class Boot {
         for (Thread t : ts) {
             t.join();
         }
-        System.out.println("ready " + loaded + " " + (sums[0] ^ sums[1]));
+        long uptimeMs = java.lang.management.ManagementFactory.getRuntimeMXBean().getUptime();
+        System.out.println("ready " + loaded + " " + (sums[0] ^ sums[1]) + " " + uptimeMs);
+        System.out.flush();
+        if (args.length > 1 && args[1].equals("stay")) {
+            Thread.sleep(Long.MAX_VALUE);
+        }
     }
 }
