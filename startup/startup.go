@@ -236,8 +236,8 @@ func Plan(p Profile, limitMilli int64, o Options) (Boost, error) {
 // (a start-up still running then is past what a boost is for), at least
 // the boosted length, rounded up to a second. A boost that ends before
 // the start-up does leaves its rest to finish at the limit (LengthBoosted):
-// on a loaded host the unlimited profile understates the boosted length,
-// and a duration without slack turned a predicted 1.66 s into 5.86 s.
+// on a loaded host the unlimited profile understates the boosted length
+// (docs/agent.md has the JVM rows where a duration without slack let it).
 func Duration(boostedSeconds, atLimitSeconds, slack float64) int32 {
 	d := max(min(boostedSeconds*(1+slack), atLimitSeconds), boostedSeconds)
 	return int32(math.Ceil(d - 1e-9))
