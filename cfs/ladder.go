@@ -160,7 +160,7 @@ func (ps *Periods) capAt(k int, c float64) capacity {
 	tick1 := tick0 + ps.Period
 	var slack, q float64
 	for i := int(ps.firstIx[k]); i <= int(ps.firstIx[k+1]) && i < len(d.At); i++ {
-		a, b := max(d.At[i-1], tick0, 0), min(d.At[i], tick1)
+		a, b := max(d.at(i-1), tick0, 0), min(d.at(i), tick1)
 		if b <= a {
 			continue
 		}
@@ -171,7 +171,7 @@ func (ps *Periods) capAt(k int, c float64) capacity {
 		q = max(0, q+(r-c)*float64(b-a))
 	}
 	if d.Arrivals {
-		return capacity{room: c * float64(min(tick1, d.At[len(d.At)-1])-max(tick0, 0)), left: q}
+		return capacity{room: c * float64(min(tick1, d.at(len(d.At)-1))-max(tick0, 0)), left: q}
 	}
 	return capacity{room: ps.Work[k] + slack}
 }
@@ -231,7 +231,7 @@ func (ps *Periods) count(s Setting, caps *capTable) Count {
 		skipBelow = quota - Eps - ladderMargin - 2*fineMargin
 		n         = len(ps.Work)
 		d         = ps.d
-		from, to  = max(0, d.At[0]), d.At[len(d.At)-1] // the span the samples cover
+		from, to  = max(0, d.at(0)), d.at(len(d.At) - 1) // the span the samples cover
 	)
 	for k := 0; k < n; {
 		// Step over a block that every period of serves on arrival, with

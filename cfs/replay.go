@@ -51,13 +51,13 @@ func Cut(d *Demand, period, phase time.Duration) *Periods {
 	if phase == 0 {
 		start = 0
 	}
-	end := d.At[len(d.At)-1]
+	end := d.at(len(d.At) - 1)
 	n := int((end-start)/period) + 1
 	ps := &Periods{Start: start, Period: period, Work: make([]float64, n), d: d, firstIx: make([]int32, n+1)}
 	i := 1
 	for k := 0; k < n; k++ {
 		tick := start + time.Duration(k)*period
-		for i < len(d.At) && d.At[i] <= tick {
+		for i < len(d.At) && d.at(i) <= tick {
 			i++
 		}
 		ps.firstIx[k] = int32(i)
@@ -71,7 +71,7 @@ func Cut(d *Demand, period, phase time.Duration) *Periods {
 		if i >= len(d.At) {
 			return float64(d.UsageAt(len(d.Usage) - 1))
 		}
-		a, b := d.At[i-1], d.At[i]
+		a, b := d.at(i-1), d.at(i)
 		ua, ub := float64(d.UsageAt(i-1)), float64(d.UsageAt(i))
 		return ua + (ub-ua)*float64(t-a)/float64(b-a)
 	}
@@ -256,8 +256,8 @@ func (ps *Periods) replay(s Setting, hist *DelayHist, scratch *Scratch, wk walk)
 			base := float64(tick0)
 			late := 0.0 // work of late readings still to arrive in this period (ns)
 			for i := int(ps.firstIx[k]); i <= int(ps.firstIx[k+1]) && i < len(d.At); i++ {
-				a := max(d.At[i-1], tick0, 0)
-				b := min(d.At[i], tick1)
+				a := max(d.at(i-1), tick0, 0)
+				b := min(d.at(i), tick1)
 				if b <= a {
 					continue
 				}
@@ -375,7 +375,7 @@ func (ps *Periods) replay(s Setting, hist *DelayHist, scratch *Scratch, wk walk)
 		return res
 	}
 	// Work still waiting at the end waited at least until then.
-	end := float64(d.At[len(d.At)-1])
+	end := float64(d.at(len(d.At) - 1))
 	splitHead(lt0, ls0, ls)
 	for ; qh < len(queue); qh++ {
 		hist.Add(max(end-queue[qh].mid, 0), queue[qh].w)

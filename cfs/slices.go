@@ -86,8 +86,8 @@ func (ps *Periods) ReplaySlices(quota, burst time.Duration, sp *Split) (Stat, fl
 		tick0 := ps.Start + time.Duration(k)*ps.Period
 		tick1 := tick0 + ps.Period
 		for i := int(ps.firstIx[k]); i <= int(ps.firstIx[k+1]) && i < len(d.At); i++ {
-			a := max(d.At[i-1], tick0, 0)
-			b := min(d.At[i], tick1)
+			a := max(d.at(i-1), tick0, 0)
+			b := min(d.at(i), tick1)
 			if b <= a {
 				continue
 			}
