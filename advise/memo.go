@@ -12,23 +12,25 @@ import (
 // phases. It keeps each window's cut at each period grid of the first
 // stage (the two phases by need, or every phase), and the exact counts
 // taken there: cutting a day of samples at one grid, or counting a setting
-// the one pass leaves to Replay, costs about what a replay does. A key is
-// used by one goroutine at a time (one job of one window).
+// the one pass leaves to Replay, costs about what a replay does. A window
+// and its slice bound (the same demand, other quotas) share a key: their
+// jobs may run at once, so the cut is made once under the entry's lock.
 type memo struct {
 	mu sync.Mutex
 	m  map[memoKey]*memoCut
 }
 
-// memoKey is a window (a Demand), a grid and whether the quota is the slice
-// bound's (Options.stranded).
+// memoKey is a window (a Demand) and a grid. The slice bound's quotas
+// (Options.stranded) are other settings on the same cut: a count depends
+// on the cut and the setting alone.
 type memoKey struct {
 	d              *Demand
 	period, offset time.Duration
-	stranded       bool
 }
 
 // memoCut is a window's cut at one grid and the exact counts taken on it.
 type memoCut struct {
+	once   sync.Once // makes ps
 	ps     *cfs.Periods
 	maxW   float64 // the work of ps's busiest period
 	counts map[cfs.Setting]cfs.Count
@@ -76,16 +78,16 @@ func (s *stage) cut(j int) *memoCut {
 	}
 	if s.cuts[j] == nil {
 		if s.keep {
-			s.cuts[j] = s.memo.at(memoKey{s.d, jb.period, jb.offset(), s.o.stranded})
+			s.cuts[j] = s.memo.at(memoKey{s.d, jb.period, jb.offset()})
 		} else {
 			s.cuts[j] = &memoCut{}
 		}
 	}
 	c := s.cuts[j]
-	if c.ps == nil {
+	c.once.Do(func() {
 		nc := newCut(s.d, jb)
 		c.ps, c.maxW = nc.ps, nc.maxW
-	}
+	})
 	return c
 }
 

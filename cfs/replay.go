@@ -3,6 +3,7 @@ package cfs
 import (
 	"math"
 	"math/bits"
+	"sync"
 	"time"
 )
 
@@ -41,8 +42,10 @@ type Periods struct {
 	d       *Demand
 	firstIx []int32 // index i of the first sample with At[i] > tick k
 	// blockSums sums whole blocks of periods for CountLadder (nil until
-	// it needs them).
-	blockSums []blockSums
+	// it needs them; made once, so that CountLadder and Replay can run on
+	// one Periods at once).
+	blockSums  []blockSums
+	blocksOnce sync.Once
 }
 
 // Cut cuts d at the ticks phase + k*period. d must pass Check.
@@ -53,7 +56,12 @@ func Cut(d *Demand, period, phase time.Duration) *Periods {
 	}
 	end := d.at(len(d.At) - 1)
 	n := int((end-start)/period) + 1
-	ps := &Periods{Start: start, Period: period, Work: make([]float64, n), d: d, firstIx: make([]int32, n+1)}
+	ps := &Periods{Start: start, Period: period, d: d}
+	if b, _ := cutBufs.Get().(*cutBuf); b != nil && cap(b.work) >= n && cap(b.firstIx) >= n+1 {
+		ps.Work, ps.firstIx = b.work[:n], b.firstIx[:n+1] // every element is written below
+	} else {
+		ps.Work, ps.firstIx = make([]float64, n), make([]int32, n+1)
+	}
 	i := 1
 	for k := 0; k < n; k++ {
 		tick := start + time.Duration(k)*period
@@ -82,6 +90,27 @@ func Cut(d *Demand, period, phase time.Duration) *Periods {
 		prev = next
 	}
 	return ps
+}
+
+// cutBuf is the storage of a Periods given back (Recycle) for the next
+// Cut.
+type cutBuf struct {
+	work    []float64
+	firstIx []int32
+}
+
+// cutBufs holds the storage of cuts given back.
+var cutBufs sync.Pool
+
+// Recycle gives ps's storage to a later Cut: a caller that cuts many
+// windows at grids it uses once (advise's blocks at every phase: a day's
+// were 41 MB) keeps the heap from growing by every one of them before the
+// collector runs. ps must not be used after.
+func (ps *Periods) Recycle() {
+	if ps.Work != nil {
+		cutBufs.Put(&cutBuf{work: ps.Work, firstIx: ps.firstIx})
+	}
+	ps.Work, ps.firstIx, ps.blockSums = nil, nil, nil
 }
 
 // Result is what one replay at one phase counted.
