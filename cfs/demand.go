@@ -273,6 +273,9 @@ func (d *Demand) Check(minSpan time.Duration) error {
 		if d.At[i] <= d.At[i-1] {
 			return fmt.Errorf("sample %d: time %d ns is not after the previous %d ns: samples must be in time order", i+1, d.At[i], d.At[i-1])
 		}
+		if d.Usage[i] >= d.Usage[i-1] && d.Scale >= 0 {
+			continue // use that does not fall does not fall scaled by f >= 0
+		}
 		if u, prev := d.UsageAt(i), d.UsageAt(i-1); u < prev {
 			return fmt.Errorf("sample %d: usage %d ns is below the previous %d ns: usage must be cumulative", i+1, u, prev)
 		}

@@ -180,7 +180,7 @@ func (ps *Periods) capAt(k int, c float64) capacity {
 	tick0 := ps.Start + time.Duration(k)*ps.Period
 	tick1 := tick0 + ps.Period
 	var slack, q float64
-	for i := int(ps.firstIx[k]); i <= int(ps.firstIx[k+1]) && i < len(d.At); i++ {
+	for i, last := ps.firstIx.at(k), ps.firstIx.at(k+1); i <= last && i < len(d.At); i++ {
 		a, b := max(d.at(i-1), tick0, 0), min(d.at(i), tick1)
 		if b <= a {
 			continue

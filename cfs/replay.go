@@ -40,7 +40,7 @@ type Periods struct {
 	// Work is the work (ns) arriving in each period.
 	Work    []float64
 	d       *Demand
-	firstIx []int32 // index i of the first sample with At[i] > tick k
+	firstIx sampleIx // index i of the first sample with At[i] > tick k
 	// blockSums sums whole blocks of periods for CountLadder (nil until
 	// it needs them; made once, so that CountLadder and Replay can run on
 	// one Periods at once).
@@ -57,10 +57,11 @@ func Cut(d *Demand, period, phase time.Duration) *Periods {
 	end := d.at(len(d.At) - 1)
 	n := int((end-start)/period) + 1
 	ps := &Periods{Start: start, Period: period, d: d}
-	if b, _ := cutBufs.Get().(*cutBuf); b != nil && cap(b.work) >= n && cap(b.firstIx) >= n+1 {
-		ps.Work, ps.firstIx = b.work[:n], b.firstIx[:n+1] // every element is written below
+	// Every element is written below: storage a cut gave back serves.
+	if b, _ := cutBufs.Get().(*cutBuf); b != nil && cap(b.work) >= n {
+		ps.Work, ps.firstIx = b.work[:n], newSampleIx(n, b.base, b.off)
 	} else {
-		ps.Work, ps.firstIx = make([]float64, n), make([]int32, n+1)
+		ps.Work, ps.firstIx = make([]float64, n), newSampleIx(n, nil, nil)
 	}
 	i := 1
 	for k := 0; k < n; k++ {
@@ -68,9 +69,9 @@ func Cut(d *Demand, period, phase time.Duration) *Periods {
 		for i < len(d.At) && d.at(i) <= tick {
 			i++
 		}
-		ps.firstIx[k] = int32(i)
+		ps.firstIx.set(k, i)
 	}
-	ps.firstIx[n] = int32(len(d.At))
+	ps.firstIx.set(n, len(d.At))
 	// Cumulative usage at each tick, by interpolation inside its sample.
 	at := func(t time.Duration, i int) float64 { // At[i-1] <= t <= At[i]
 		if t <= 0 {
@@ -83,9 +84,9 @@ func Cut(d *Demand, period, phase time.Duration) *Periods {
 		ua, ub := float64(d.UsageAt(i-1)), float64(d.UsageAt(i))
 		return ua + (ub-ua)*float64(t-a)/float64(b-a)
 	}
-	prev := at(start, int(ps.firstIx[0]))
+	prev := at(start, ps.firstIx.at(0))
 	for k := 0; k < n; k++ {
-		next := at(start+time.Duration(k+1)*period, int(ps.firstIx[k+1]))
+		next := at(start+time.Duration(k+1)*period, ps.firstIx.at(k+1))
 		ps.Work[k] = next - prev
 		prev = next
 	}
@@ -95,8 +96,9 @@ func Cut(d *Demand, period, phase time.Duration) *Periods {
 // cutBuf is the storage of a Periods given back (Recycle) for the next
 // Cut.
 type cutBuf struct {
-	work    []float64
-	firstIx []int32
+	work []float64
+	base []int32
+	off  []uint16
 }
 
 // cutBufs holds the storage of cuts given back.
@@ -108,9 +110,9 @@ var cutBufs sync.Pool
 // collector runs. ps must not be used after.
 func (ps *Periods) Recycle() {
 	if ps.Work != nil {
-		cutBufs.Put(&cutBuf{work: ps.Work, firstIx: ps.firstIx})
+		cutBufs.Put(&cutBuf{work: ps.Work, base: ps.firstIx.base, off: ps.firstIx.off})
 	}
-	ps.Work, ps.firstIx, ps.blockSums = nil, nil, nil
+	ps.Work, ps.firstIx, ps.blockSums = nil, sampleIx{}, nil
 }
 
 // Result is what one replay at one phase counted.
@@ -284,7 +286,7 @@ func (ps *Periods) replay(s Setting, hist *DelayHist, scratch *Scratch, wk walk)
 			// (small numbers keep float steps exact).
 			base := float64(tick0)
 			late := 0.0 // work of late readings still to arrive in this period (ns)
-			for i := int(ps.firstIx[k]); i <= int(ps.firstIx[k+1]) && i < len(d.At); i++ {
+			for i, last := ps.firstIx.at(k), ps.firstIx.at(k+1); i <= last && i < len(d.At); i++ {
 				a := max(d.at(i-1), tick0, 0)
 				b := min(d.at(i), tick1)
 				if b <= a {
