@@ -448,7 +448,7 @@ func chi2Crit(df int) float64 {
 
 // secondMeans returns d's use (cores) over consecutive 1 s windows.
 func secondMeans(d *Demand) []float64 {
-	var out []float64
+	out := make([]float64, 0, d.Duration()/time.Second+1) // no more: each spans 1 s or more
 	j := 0
 	for k := 1; k < len(d.At); k++ {
 		if d.At[k]-d.At[j] >= time.Second {
