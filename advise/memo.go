@@ -18,6 +18,17 @@ import (
 type memo struct {
 	mu sync.Mutex
 	m  map[memoKey]*memoCut
+	// along holds a kept cut of each sample times at each grid: the
+	// windows over the same times (the level's, Scaled) take their
+	// cuts along it, sharing its sample index (cfs.Periods.Along).
+	along map[alongKey]*cfs.Periods
+}
+
+// alongKey is sample times (a demand's At) and a grid.
+type alongKey struct {
+	at             *time.Duration
+	n              int
+	period, offset time.Duration
 }
 
 // memoKey is a window (a Demand) and a grid. The slice bound's quotas
@@ -36,7 +47,32 @@ type memoCut struct {
 	counts map[cfs.Setting]cfs.Count
 }
 
-func newMemo() *memo { return &memo{m: map[memoKey]*memoCut{}} }
+func newMemo() *memo {
+	return &memo{m: map[memoKey]*memoCut{}, along: map[alongKey]*cfs.Periods{}}
+}
+
+// cutAlong cuts d at jb's grid along a kept cut of the same sample times
+// if there is one, else anew, and keeps it for the next.
+func (m *memo) cutAlong(d *Demand, jb job) *memoCut {
+	k := alongKey{&d.At[0], len(d.At), jb.period, jb.offset()}
+	m.mu.Lock()
+	like := m.along[k]
+	m.mu.Unlock()
+	if like == nil {
+		c := newCut(d, jb)
+		m.mu.Lock()
+		if m.along[k] == nil {
+			m.along[k] = c.ps
+		}
+		m.mu.Unlock()
+		return c
+	}
+	c := &memoCut{ps: like.Along(d)}
+	for _, w := range c.ps.Work {
+		c.maxW = max(c.maxW, w)
+	}
+	return c
+}
 
 // at is k's entry (empty the first time).
 func (m *memo) at(k memoKey) *memoCut {
@@ -85,7 +121,12 @@ func (s *stage) cut(j int) *memoCut {
 	}
 	c := s.cuts[j]
 	c.once.Do(func() {
-		nc := newCut(s.d, jb)
+		var nc *memoCut
+		if s.keep {
+			nc = s.memo.cutAlong(s.d, jb) // kept: never recycled
+		} else {
+			nc = newCut(s.d, jb)
+		}
 		c.ps, c.maxW = nc.ps, nc.maxW
 	})
 	return c

@@ -41,6 +41,9 @@ type Periods struct {
 	Work    []float64
 	d       *Demand
 	firstIx sampleIx // index i of the first sample with At[i] > tick k
+	// sharedIx: firstIx is another cut's (Along), not given back by
+	// Recycle.
+	sharedIx bool
 	// blockSums sums whole blocks of periods for CountLadder (nil until
 	// it needs them; made once, so that CountLadder and Replay can run on
 	// one Periods at once).
@@ -72,6 +75,32 @@ func Cut(d *Demand, period, phase time.Duration) *Periods {
 		ps.firstIx.set(k, i)
 	}
 	ps.firstIx.set(n, len(d.At))
+	ps.sumWork()
+	return ps
+}
+
+// Along cuts d at ps's ticks (Cut). Where d's samples are at the times of
+// ps's demand (the same At: a Scaled demand of it, as advise's level
+// windows are) the cut shares ps's sample index, held once for both; ps
+// must then not be Recycled while the cut is in use.
+func (ps *Periods) Along(d *Demand) *Periods {
+	src := ps.d
+	if len(d.At) == 0 || len(d.At) != len(src.At) || &d.At[0] != &src.At[0] || d.origin != src.origin {
+		phase := time.Duration(0)
+		if ps.Start != 0 {
+			phase = ps.Start + ps.Period // Cut's start is phase - period
+		}
+		return Cut(d, ps.Period, phase)
+	}
+	o := &Periods{Start: ps.Start, Period: ps.Period, Work: make([]float64, len(ps.Work)), d: d, firstIx: ps.firstIx, sharedIx: true}
+	o.sumWork()
+	return o
+}
+
+// sumWork sets each period's work from the demand's samples, its sample
+// index made.
+func (ps *Periods) sumWork() {
+	d, start, period, n := ps.d, ps.Start, ps.Period, len(ps.Work)
 	// Cumulative usage at each tick, by interpolation inside its sample.
 	at := func(t time.Duration, i int) float64 { // At[i-1] <= t <= At[i]
 		if t <= 0 {
@@ -90,7 +119,6 @@ func Cut(d *Demand, period, phase time.Duration) *Periods {
 		ps.Work[k] = next - prev
 		prev = next
 	}
-	return ps
 }
 
 // cutBuf is the storage of a Periods given back (Recycle) for the next
@@ -110,7 +138,11 @@ var cutBufs sync.Pool
 // collector runs. ps must not be used after.
 func (ps *Periods) Recycle() {
 	if ps.Work != nil {
-		cutBufs.Put(&cutBuf{work: ps.Work, base: ps.firstIx.base, off: ps.firstIx.off})
+		b := &cutBuf{work: ps.Work}
+		if !ps.sharedIx {
+			b.base, b.off = ps.firstIx.base, ps.firstIx.off
+		}
+		cutBufs.Put(b)
 	}
 	ps.Work, ps.firstIx, ps.blockSums = nil, sampleIx{}, nil
 }

@@ -64,3 +64,37 @@ func TestViewReplaysAsARebasedCopy(t *testing.T) {
 		}
 	}
 }
+
+// TestAlongCutsAsCut: a cut of a Scaled demand taken along its source's
+// cut (sharing its sample index) is the cut Cut makes, and replays alike;
+// given back (Recycle), it leaves the source's cut whole for a later cut
+// that takes its storage. A demand at other times is cut anew.
+func TestAlongCutsAsCut(t *testing.T) {
+	at, usage := cfstest.DayCycle(30_000)
+	d := cfs.FromSamples(at, usage).Pinned()
+	for _, phase := range []time.Duration{0, 30 * time.Millisecond} {
+		src := cfs.Cut(d, 100*time.Millisecond, phase)
+		s := cfs.Setting{Quota: 30 * time.Millisecond, Burst: 30 * time.Millisecond, Cores: d.Bound()}
+		before := src.Replay(s, &cfs.DelayHist{}, nil)
+		for _, f := range []float64{0.97, 1.03} {
+			sd := d.Scaled(f)
+			along, cut := src.Along(sd), cfs.Cut(sd, 100*time.Millisecond, phase)
+			if along.Start != cut.Start || !slices.Equal(along.Work, cut.Work) {
+				t.Fatalf("phase %s scale %.2f: the cut along differs from Cut's", phase, f)
+			}
+			ha, hc := &cfs.DelayHist{}, &cfs.DelayHist{}
+			if ra, rc := along.Replay(s, ha, nil), cut.Replay(s, hc, nil); !reflect.DeepEqual(ra.Stat, rc.Stat) || ra.ThrottledNs != rc.ThrottledNs || *ha != *hc {
+				t.Errorf("phase %s scale %.2f: replay along %+v, Cut's %+v", phase, f, ra.Stat, rc.Stat)
+			}
+			along.Recycle()
+			cfs.Cut(d.View(0, 20_000), 100*time.Millisecond, phase) // may take along's storage
+		}
+		if after := src.Replay(s, &cfs.DelayHist{}, nil); !reflect.DeepEqual(after.Stat, before.Stat) || after.ThrottledNs != before.ThrottledNs {
+			t.Errorf("phase %s: the source's replay moved from %+v to %+v after a cut along it was given back", phase, before.Stat, after.Stat)
+		}
+		other := d.View(1, len(d.At))
+		if got := src.Along(other); !slices.Equal(got.Work, cfs.Cut(other, 100*time.Millisecond, phase).Work) {
+			t.Errorf("phase %s: a demand at other times, cut along: not Cut's", phase)
+		}
+	}
+}
