@@ -131,9 +131,11 @@ type capTable struct {
 // capPageLen is how many periods' capacities a page holds.
 const capPageLen = 1024
 
-// capPage is the capacities of capPageLen periods, and which are taken.
+// capPage is the capacities of capPageLen periods, and which are taken:
+// of each only what takes the samples to know (capAt's one value), 8
+// bytes a period, not 16.
 type capPage struct {
-	cs   [capPageLen]capacity
+	vs   [capPageLen]float64
 	done [capPageLen]bool
 }
 
@@ -162,9 +164,21 @@ func (t *capTable) at(k int) capacity {
 		t.pages[k/capPageLen] = pg
 	}
 	if i := k % capPageLen; !pg.done[i] {
-		pg.cs[i], pg.done[i] = t.ps.capAt(k, t.c), true
+		pg.vs[i], pg.done[i] = t.ps.capAt(k, t.c), true
 	}
-	return pg.cs[k%capPageLen]
+	v := pg.vs[k%capPageLen]
+	if t.ps.d.Arrivals {
+		return capacity{room: t.ps.arrivalRoom(k, t.c), left: v}
+	}
+	return capacity{room: v}
+}
+
+// arrivalRoom is period k's room for arrivals (Demand.Arrivals) on c
+// CPUs: c times the part of the period the samples cover.
+func (ps *Periods) arrivalRoom(k int, c float64) float64 {
+	tick0 := ps.Start + time.Duration(k)*ps.Period
+	tick1 := tick0 + ps.Period
+	return c * float64(min(tick1, ps.d.at(len(ps.d.At)-1))-max(tick0, 0))
 }
 
 // capAt is what period k's samples allow c CPUs to serve of the work
@@ -174,8 +188,9 @@ func (t *capTable) at(k int) capacity {
 // what it leaves of c (while use runs faster than c, waiting work waits
 // on): room is w plus that slack, left 0. Arrivals (Demand.Arrivals) queue
 // for c CPUs: room is c times the period, left the queue a period starting
-// empty ends with.
-func (ps *Periods) capAt(k int, c float64) capacity {
+// empty ends with. It returns what takes the samples to know: room for
+// use as sampled (left is 0), left for arrivals (room is arrivalRoom).
+func (ps *Periods) capAt(k int, c float64) float64 {
 	d := ps.d
 	tick0 := ps.Start + time.Duration(k)*ps.Period
 	tick1 := tick0 + ps.Period
@@ -192,9 +207,9 @@ func (ps *Periods) capAt(k int, c float64) capacity {
 		q = max(0, q+(r-c)*float64(b-a))
 	}
 	if d.Arrivals {
-		return capacity{room: c * float64(min(tick1, d.at(len(d.At)-1))-max(tick0, 0)), left: q}
+		return q
 	}
-	return capacity{room: ps.Work[k] + slack}
+	return ps.Work[k] + slack
 }
 
 // skipBlock is how many periods the one pass may step over at once: a
