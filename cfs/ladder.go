@@ -139,10 +139,9 @@ type capPage struct {
 	done [capPageLen]bool
 }
 
-// capPages lends pages from one CountLadder call to the next: a day's
-// calls took 88 MB of pages, each kept until its call ended, and the heap
-// grew by all of them before the collector ran (what a process's
-// resident size follows).
+// capPages lends pages from one CountLadder call to the next: made anew
+// in each call, a day's pages were a large part of the heap a process
+// grows by before the collector runs (what its resident size follows).
 var capPages = sync.Pool{New: func() any { return new(capPage) }}
 
 // release gives t's pages back to capPages, none taken.

@@ -133,9 +133,9 @@ type cutBuf struct {
 var cutBufs sync.Pool
 
 // Recycle gives ps's storage to a later Cut: a caller that cuts many
-// windows at grids it uses once (advise's blocks at every phase: a day's
-// were 41 MB) keeps the heap from growing by every one of them before the
-// collector runs. ps must not be used after.
+// windows at grids it uses once (advise's blocks at every phase) keeps
+// the heap from growing by every one of them before the collector runs.
+// ps must not be used after.
 func (ps *Periods) Recycle() {
 	if ps.Work != nil {
 		b := &cutBuf{work: ps.Work}
