@@ -15,6 +15,9 @@ import (
 // span less than w.
 func windowAverages(d *Demand, w, step time.Duration) []float64 {
 	var out []float64
+	if step > 0 {
+		out = make([]float64, 0, d.Duration()/step+1) // no more: they start step apart or more
+	}
 	j := 0
 	last := time.Duration(-1 << 62)
 	for i := range d.At {

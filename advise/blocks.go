@@ -87,7 +87,8 @@ func blockCount(span time.Duration) int {
 }
 
 // splitBlocks cuts d into n blocks of equal time (on sample boundaries):
-// each block is a Demand of its own.
+// each block is a view of d's samples (Demand.View), replayed from its own
+// start.
 func splitBlocks(d *Demand, n int) []*Demand {
 	if n <= 1 {
 		return []*Demand{d}
@@ -101,12 +102,7 @@ func splitBlocks(d *Demand, n int) []*Demand {
 		for j < len(d.At)-1 && d.At[j] < end {
 			j++
 		}
-		sub := d.Derive(append([]time.Duration(nil), d.At[i:j+1]...), d.Usage[i:j+1], i)
-		t0 := sub.At[0]
-		for k := range sub.At {
-			sub.At[k] -= t0
-		}
-		out = append(out, sub)
+		out = append(out, d.View(i, j+1))
 		i = j
 	}
 	return out
@@ -452,7 +448,7 @@ func chi2Crit(df int) float64 {
 
 // secondMeans returns d's use (cores) over consecutive 1 s windows.
 func secondMeans(d *Demand) []float64 {
-	var out []float64
+	out := make([]float64, 0, d.Duration()/time.Second+1) // no more: each spans 1 s or more
 	j := 0
 	for k := 1; k < len(d.At); k++ {
 		if d.At[k]-d.At[j] >= time.Second {

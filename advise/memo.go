@@ -12,29 +12,67 @@ import (
 // phases. It keeps each window's cut at each period grid of the first
 // stage (the two phases by need, or every phase), and the exact counts
 // taken there: cutting a day of samples at one grid, or counting a setting
-// the one pass leaves to Replay, costs about what a replay does. A key is
-// used by one goroutine at a time (one job of one window).
+// the one pass leaves to Replay, costs about what a replay does. A window
+// and its slice bound (the same demand, other quotas) share a key: their
+// jobs may run at once, so the cut is made once under the entry's lock.
 type memo struct {
 	mu sync.Mutex
 	m  map[memoKey]*memoCut
+	// along holds a kept cut of each sample times at each grid: the
+	// windows over the same times (the level's, Scaled) take their
+	// cuts along it, sharing its sample index (cfs.Periods.Along).
+	along map[alongKey]*cfs.Periods
 }
 
-// memoKey is a window (a Demand), a grid and whether the quota is the slice
-// bound's (Options.stranded).
+// alongKey is sample times (a demand's At) and a grid.
+type alongKey struct {
+	at             *time.Duration
+	n              int
+	period, offset time.Duration
+}
+
+// memoKey is a window (a Demand) and a grid. The slice bound's quotas
+// (Options.stranded) are other settings on the same cut: a count depends
+// on the cut and the setting alone.
 type memoKey struct {
 	d              *Demand
 	period, offset time.Duration
-	stranded       bool
 }
 
 // memoCut is a window's cut at one grid and the exact counts taken on it.
 type memoCut struct {
+	once   sync.Once // makes ps
 	ps     *cfs.Periods
 	maxW   float64 // the work of ps's busiest period
 	counts map[cfs.Setting]cfs.Count
 }
 
-func newMemo() *memo { return &memo{m: map[memoKey]*memoCut{}} }
+func newMemo() *memo {
+	return &memo{m: map[memoKey]*memoCut{}, along: map[alongKey]*cfs.Periods{}}
+}
+
+// cutAlong cuts d at jb's grid along a kept cut of the same sample times
+// if there is one, else anew, and keeps it for the next.
+func (m *memo) cutAlong(d *Demand, jb job) *memoCut {
+	k := alongKey{&d.At[0], len(d.At), jb.period, jb.offset()}
+	m.mu.Lock()
+	like := m.along[k]
+	m.mu.Unlock()
+	if like == nil {
+		c := newCut(d, jb)
+		m.mu.Lock()
+		if m.along[k] == nil {
+			m.along[k] = c.ps
+		}
+		m.mu.Unlock()
+		return c
+	}
+	c := &memoCut{ps: like.Along(d)}
+	for _, w := range c.ps.Work {
+		c.maxW = max(c.maxW, w)
+	}
+	return c
+}
 
 // at is k's entry (empty the first time).
 func (m *memo) at(k memoKey) *memoCut {
@@ -76,16 +114,21 @@ func (s *stage) cut(j int) *memoCut {
 	}
 	if s.cuts[j] == nil {
 		if s.keep {
-			s.cuts[j] = s.memo.at(memoKey{s.d, jb.period, jb.offset(), s.o.stranded})
+			s.cuts[j] = s.memo.at(memoKey{s.d, jb.period, jb.offset()})
 		} else {
 			s.cuts[j] = &memoCut{}
 		}
 	}
 	c := s.cuts[j]
-	if c.ps == nil {
-		nc := newCut(s.d, jb)
+	c.once.Do(func() {
+		var nc *memoCut
+		if s.keep {
+			nc = s.memo.cutAlong(s.d, jb) // kept: never recycled
+		} else {
+			nc = newCut(s.d, jb)
+		}
 		c.ps, c.maxW = nc.ps, nc.maxW
-	}
+	})
 	return c
 }
 

@@ -211,7 +211,18 @@ func (s *stage) run(which []bool, prev *stage) {
 	n := len(s.points)
 	o := s.o
 	s.cuts = make([]*memoCut, len(s.jobs))
-	defer func() { s.cuts = nil }()
+	defer func() {
+		if !s.keep && !s.o.before {
+			// Cuts at grids only this stage uses: their storage serves
+			// the next window's (cfs.Periods.Recycle).
+			for _, c := range s.cuts {
+				if c != nil && c.ps != nil {
+					c.ps.Recycle()
+				}
+			}
+		}
+		s.cuts = nil
+	}()
 	s.replay = make([]bool, n)
 	s.results = make([][]*cfs.Result, len(s.jobs))
 	from := make([]int, len(s.jobs)) // from[j]: prev's job j's is, or -1

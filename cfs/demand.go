@@ -12,7 +12,8 @@ import (
 // their real timestamps; nothing assumes they are exactly 10 ms apart.
 type Demand struct {
 	// At is each sample's time since the first one (At[0] is 0), strictly
-	// increasing.
+	// increasing; a View's At is its source's, read from the view's first
+	// sample (the replay reads At[i] less that sample's time).
 	At []time.Duration
 	// Usage is the cumulative CPU time at each sample, non-decreasing.
 	Usage []time.Duration
@@ -47,6 +48,9 @@ type Demand struct {
 	// percent lower and higher is held once, not three times (Scaled).
 	// Code that reads Usage directly must go through UsageAt.
 	Scale float64
+	// origin is the time the replay takes At from (At[i]-origin): a
+	// View's first sample's time in its source's At, 0 otherwise.
+	origin time.Duration
 	// maxSeen is the highest use over a sample of the samples before
 	// Reconstruct moved work (MaxCores gives it then: moved work is not use).
 	maxSeen float64
@@ -116,6 +120,20 @@ func (d *Demand) Scaled(f float64) *Demand {
 	return o
 }
 
+// View returns samples i to j-1 of d (a time block), replayed as d is
+// (Derive) with its time from sample i on, as if At started at 0 there:
+// d's samples are shared, not copied, so that the blocks of a day of
+// samples are not held twice. The view is not scaled (Derive).
+func (d *Demand) View(i, j int) *Demand {
+	o := d.Derive(d.At[i:j], d.Usage[i:j], i)
+	o.origin = d.At[i]
+	return o
+}
+
+// at is sample i's time as the replay reads it: At[i] from the origin (a
+// View's first sample; exact, so a view replays as a copy rebased to 0).
+func (d *Demand) at(i int) time.Duration { return d.At[i] - d.origin }
+
 // MeanCores is the mean use in cores.
 func (d *Demand) MeanCores() float64 {
 	if d.Duration() <= 0 {
@@ -172,10 +190,11 @@ func (d *Demand) Pinned() *Demand {
 // Derive returns other samples (a block of d, d's use scaled) replayed as
 // d is: on d's parallelism bound, as arrivals when d's usage holds them,
 // with d's per-CPU split from sample i on (at and usage start at d's
-// sample i). The result is not scaled: usage is its use as given, whatever
-// d's Scale (Scaled keeps a scale).
+// sample i), at on d's time axis (a View's origin is kept). The result is
+// not scaled: usage is its use as given, whatever d's Scale (Scaled keeps
+// a scale).
 func (d *Demand) Derive(at, usage []time.Duration, i int) *Demand {
-	o := &Demand{At: at, Usage: usage, Cores: int(d.Bound()), Arrivals: d.Arrivals}
+	o := &Demand{At: at, Usage: usage, Cores: int(d.Bound()), Arrivals: d.Arrivals, origin: d.origin}
 	if d.PerCPU != nil {
 		o.PerCPU = make([][]time.Duration, len(d.PerCPU))
 		for c, u := range d.PerCPU {
@@ -253,6 +272,9 @@ func (d *Demand) Check(minSpan time.Duration) error {
 	for i := 1; i < len(d.At); i++ {
 		if d.At[i] <= d.At[i-1] {
 			return fmt.Errorf("sample %d: time %d ns is not after the previous %d ns: samples must be in time order", i+1, d.At[i], d.At[i-1])
+		}
+		if d.Usage[i] >= d.Usage[i-1] && d.Scale >= 0 {
+			continue // use that does not fall does not fall scaled by f >= 0
 		}
 		if u, prev := d.UsageAt(i), d.UsageAt(i-1); u < prev {
 			return fmt.Errorf("sample %d: usage %d ns is below the previous %d ns: usage must be cumulative", i+1, u, prev)

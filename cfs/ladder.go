@@ -2,6 +2,7 @@ package cfs
 
 import (
 	"math"
+	"sync"
 	"time"
 )
 
@@ -106,6 +107,9 @@ func (ps *Periods) CountLadder(settings []Setting) []Count {
 			free = i
 		}
 	}
+	for _, t := range caps {
+		t.release()
+	}
 	return out
 }
 
@@ -127,23 +131,53 @@ type capTable struct {
 // capPageLen is how many periods' capacities a page holds.
 const capPageLen = 1024
 
-// capPage is the capacities of capPageLen periods, and which are taken.
+// capPage is the capacities of capPageLen periods, and which are taken:
+// of each only what takes the samples to know (capAt's one value), 8
+// bytes a period, not 16.
 type capPage struct {
-	cs   [capPageLen]capacity
+	vs   [capPageLen]float64
 	done [capPageLen]bool
+}
+
+// capPages lends pages from one CountLadder call to the next: made anew
+// in each call, a day's pages were a large part of the heap a process
+// grows by before the collector runs (what its resident size follows).
+var capPages = sync.Pool{New: func() any { return new(capPage) }}
+
+// release gives t's pages back to capPages, none taken.
+func (t *capTable) release() {
+	for i, pg := range t.pages {
+		if pg != nil {
+			clear(pg.done[:])
+			capPages.Put(pg)
+			t.pages[i] = nil
+		}
+	}
 }
 
 // at returns period k's capacity.
 func (t *capTable) at(k int) capacity {
 	pg := t.pages[k/capPageLen]
 	if pg == nil {
-		pg = new(capPage)
+		pg = capPages.Get().(*capPage)
 		t.pages[k/capPageLen] = pg
 	}
 	if i := k % capPageLen; !pg.done[i] {
-		pg.cs[i], pg.done[i] = t.ps.capAt(k, t.c), true
+		pg.vs[i], pg.done[i] = t.ps.capAt(k, t.c), true
 	}
-	return pg.cs[k%capPageLen]
+	v := pg.vs[k%capPageLen]
+	if t.ps.d.Arrivals {
+		return capacity{room: t.ps.arrivalRoom(k, t.c), left: v}
+	}
+	return capacity{room: v}
+}
+
+// arrivalRoom is period k's room for arrivals (Demand.Arrivals) on c
+// CPUs: c times the part of the period the samples cover.
+func (ps *Periods) arrivalRoom(k int, c float64) float64 {
+	tick0 := ps.Start + time.Duration(k)*ps.Period
+	tick1 := tick0 + ps.Period
+	return c * float64(min(tick1, ps.d.at(len(ps.d.At)-1))-max(tick0, 0))
 }
 
 // capAt is what period k's samples allow c CPUs to serve of the work
@@ -153,14 +187,15 @@ func (t *capTable) at(k int) capacity {
 // what it leaves of c (while use runs faster than c, waiting work waits
 // on): room is w plus that slack, left 0. Arrivals (Demand.Arrivals) queue
 // for c CPUs: room is c times the period, left the queue a period starting
-// empty ends with.
-func (ps *Periods) capAt(k int, c float64) capacity {
+// empty ends with. It returns what takes the samples to know: room for
+// use as sampled (left is 0), left for arrivals (room is arrivalRoom).
+func (ps *Periods) capAt(k int, c float64) float64 {
 	d := ps.d
 	tick0 := ps.Start + time.Duration(k)*ps.Period
 	tick1 := tick0 + ps.Period
 	var slack, q float64
-	for i := int(ps.firstIx[k]); i <= int(ps.firstIx[k+1]) && i < len(d.At); i++ {
-		a, b := max(d.At[i-1], tick0, 0), min(d.At[i], tick1)
+	for i, last := ps.firstIx.at(k), ps.firstIx.at(k+1); i <= last && i < len(d.At); i++ {
+		a, b := max(d.at(i-1), tick0, 0), min(d.at(i), tick1)
 		if b <= a {
 			continue
 		}
@@ -171,9 +206,9 @@ func (ps *Periods) capAt(k int, c float64) capacity {
 		q = max(0, q+(r-c)*float64(b-a))
 	}
 	if d.Arrivals {
-		return capacity{room: c * float64(min(tick1, d.At[len(d.At)-1])-max(tick0, 0)), left: q}
+		return q
 	}
-	return capacity{room: ps.Work[k] + slack}
+	return ps.Work[k] + slack
 }
 
 // skipBlock is how many periods the one pass may step over at once: a
@@ -192,10 +227,10 @@ type blockSums struct {
 }
 
 // blocks sums ps's whole blocks of periods (once).
-func (ps *Periods) blocks() {
-	if ps.blockSums != nil {
-		return
-	}
+func (ps *Periods) blocks() { ps.blocksOnce.Do(ps.sumBlocks) }
+
+// sumBlocks makes blockSums.
+func (ps *Periods) sumBlocks() {
 	n := len(ps.Work) / skipBlock
 	ps.blockSums = make([]blockSums, n)
 	for b := range n {
@@ -231,7 +266,7 @@ func (ps *Periods) count(s Setting, caps *capTable) Count {
 		skipBelow = quota - Eps - ladderMargin - 2*fineMargin
 		n         = len(ps.Work)
 		d         = ps.d
-		from, to  = max(0, d.At[0]), d.At[len(d.At)-1] // the span the samples cover
+		from, to  = max(0, d.at(0)), d.at(len(d.At) - 1) // the span the samples cover
 	)
 	for k := 0; k < n; {
 		// Step over a block that every period of serves on arrival, with

@@ -3,6 +3,7 @@ package cfs
 import (
 	"math"
 	"math/bits"
+	"sync"
 	"time"
 )
 
@@ -39,10 +40,15 @@ type Periods struct {
 	// Work is the work (ns) arriving in each period.
 	Work    []float64
 	d       *Demand
-	firstIx []int32 // index i of the first sample with At[i] > tick k
+	firstIx sampleIx // index i of the first sample with At[i] > tick k
+	// sharedIx: firstIx is another cut's (Along), not given back by
+	// Recycle.
+	sharedIx bool
 	// blockSums sums whole blocks of periods for CountLadder (nil until
-	// it needs them).
-	blockSums []blockSums
+	// it needs them; made once, so that CountLadder and Replay can run on
+	// one Periods at once).
+	blockSums  []blockSums
+	blocksOnce sync.Once
 }
 
 // Cut cuts d at the ticks phase + k*period. d must pass Check.
@@ -51,18 +57,50 @@ func Cut(d *Demand, period, phase time.Duration) *Periods {
 	if phase == 0 {
 		start = 0
 	}
-	end := d.At[len(d.At)-1]
+	end := d.at(len(d.At) - 1)
 	n := int((end-start)/period) + 1
-	ps := &Periods{Start: start, Period: period, Work: make([]float64, n), d: d, firstIx: make([]int32, n+1)}
+	ps := &Periods{Start: start, Period: period, d: d}
+	// Every element is written below: storage a cut gave back serves.
+	if b, _ := cutBufs.Get().(*cutBuf); b != nil && cap(b.work) >= n {
+		ps.Work, ps.firstIx = b.work[:n], newSampleIx(n, b.base, b.off)
+	} else {
+		ps.Work, ps.firstIx = make([]float64, n), newSampleIx(n, nil, nil)
+	}
 	i := 1
 	for k := 0; k < n; k++ {
 		tick := start + time.Duration(k)*period
-		for i < len(d.At) && d.At[i] <= tick {
+		for i < len(d.At) && d.at(i) <= tick {
 			i++
 		}
-		ps.firstIx[k] = int32(i)
+		ps.firstIx.set(k, i)
 	}
-	ps.firstIx[n] = int32(len(d.At))
+	ps.firstIx.set(n, len(d.At))
+	ps.sumWork()
+	return ps
+}
+
+// Along cuts d at ps's ticks (Cut). Where d's samples are at the times of
+// ps's demand (the same At: a Scaled demand of it, as advise's level
+// windows are) the cut shares ps's sample index, held once for both; ps
+// must then not be Recycled while the cut is in use.
+func (ps *Periods) Along(d *Demand) *Periods {
+	src := ps.d
+	if len(d.At) == 0 || len(d.At) != len(src.At) || &d.At[0] != &src.At[0] || d.origin != src.origin {
+		phase := time.Duration(0)
+		if ps.Start != 0 {
+			phase = ps.Start + ps.Period // Cut's start is phase - period
+		}
+		return Cut(d, ps.Period, phase)
+	}
+	o := &Periods{Start: ps.Start, Period: ps.Period, Work: make([]float64, len(ps.Work)), d: d, firstIx: ps.firstIx, sharedIx: true}
+	o.sumWork()
+	return o
+}
+
+// sumWork sets each period's work from the demand's samples, its sample
+// index made.
+func (ps *Periods) sumWork() {
+	d, start, period, n := ps.d, ps.Start, ps.Period, len(ps.Work)
 	// Cumulative usage at each tick, by interpolation inside its sample.
 	at := func(t time.Duration, i int) float64 { // At[i-1] <= t <= At[i]
 		if t <= 0 {
@@ -71,17 +109,42 @@ func Cut(d *Demand, period, phase time.Duration) *Periods {
 		if i >= len(d.At) {
 			return float64(d.UsageAt(len(d.Usage) - 1))
 		}
-		a, b := d.At[i-1], d.At[i]
+		a, b := d.at(i-1), d.at(i)
 		ua, ub := float64(d.UsageAt(i-1)), float64(d.UsageAt(i))
 		return ua + (ub-ua)*float64(t-a)/float64(b-a)
 	}
-	prev := at(start, int(ps.firstIx[0]))
+	prev := at(start, ps.firstIx.at(0))
 	for k := 0; k < n; k++ {
-		next := at(start+time.Duration(k+1)*period, int(ps.firstIx[k+1]))
+		next := at(start+time.Duration(k+1)*period, ps.firstIx.at(k+1))
 		ps.Work[k] = next - prev
 		prev = next
 	}
-	return ps
+}
+
+// cutBuf is the storage of a Periods given back (Recycle) for the next
+// Cut.
+type cutBuf struct {
+	work []float64
+	base []int32
+	off  []uint16
+}
+
+// cutBufs holds the storage of cuts given back.
+var cutBufs sync.Pool
+
+// Recycle gives ps's storage to a later Cut: a caller that cuts many
+// windows at grids it uses once (advise's blocks at every phase) keeps
+// the heap from growing by every one of them before the collector runs.
+// ps must not be used after.
+func (ps *Periods) Recycle() {
+	if ps.Work != nil {
+		b := &cutBuf{work: ps.Work}
+		if !ps.sharedIx {
+			b.base, b.off = ps.firstIx.base, ps.firstIx.off
+		}
+		cutBufs.Put(b)
+	}
+	ps.Work, ps.firstIx, ps.blockSums = nil, sampleIx{}, nil
 }
 
 // Result is what one replay at one phase counted.
@@ -255,9 +318,9 @@ func (ps *Periods) replay(s Setting, hist *DelayHist, scratch *Scratch, wk walk)
 			// (small numbers keep float steps exact).
 			base := float64(tick0)
 			late := 0.0 // work of late readings still to arrive in this period (ns)
-			for i := int(ps.firstIx[k]); i <= int(ps.firstIx[k+1]) && i < len(d.At); i++ {
-				a := max(d.At[i-1], tick0, 0)
-				b := min(d.At[i], tick1)
+			for i, last := ps.firstIx.at(k), ps.firstIx.at(k+1); i <= last && i < len(d.At); i++ {
+				a := max(d.at(i-1), tick0, 0)
+				b := min(d.at(i), tick1)
 				if b <= a {
 					continue
 				}
@@ -375,7 +438,7 @@ func (ps *Periods) replay(s Setting, hist *DelayHist, scratch *Scratch, wk walk)
 		return res
 	}
 	// Work still waiting at the end waited at least until then.
-	end := float64(d.At[len(d.At)-1])
+	end := float64(d.at(len(d.At) - 1))
 	splitHead(lt0, ls0, ls)
 	for ; qh < len(queue); qh++ {
 		hist.Add(max(end-queue[qh].mid, 0), queue[qh].w)

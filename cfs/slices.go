@@ -85,9 +85,9 @@ func (ps *Periods) ReplaySlices(quota, burst time.Duration, sp *Split) (Stat, fl
 	for k := range ps.Work {
 		tick0 := ps.Start + time.Duration(k)*ps.Period
 		tick1 := tick0 + ps.Period
-		for i := int(ps.firstIx[k]); i <= int(ps.firstIx[k+1]) && i < len(d.At); i++ {
-			a := max(d.At[i-1], tick0, 0)
-			b := min(d.At[i], tick1)
+		for i, last := ps.firstIx.at(k), ps.firstIx.at(k+1); i <= last && i < len(d.At); i++ {
+			a := max(d.at(i-1), tick0, 0)
+			b := min(d.at(i), tick1)
 			if b <= a {
 				continue
 			}
