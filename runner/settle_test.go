@@ -62,7 +62,7 @@ func TestUntilSettled(t *testing.T) {
 		b := &fake{}
 		var out, log bytes.Buffer
 		res, err := Run(context.Background(), e, b, Options{Dir: dir, Judge: shrinking{c.spread}, Out: &out, Log: &log,
-			Settle: &Settle{Rule: settle.Default, Budget: time.Hour}})
+			Settle: &Settle{Rule: rule8, Budget: time.Hour}})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -97,7 +97,7 @@ func TestUntilSettled(t *testing.T) {
 
 // TestUntilSettledNeedsACheck refuses an experiment without a judge.
 func TestUntilSettledNeedsACheck(t *testing.T) {
-	_, err := Run(context.Background(), load(t), &fake{}, Options{Dir: t.TempDir(), Settle: &Settle{Rule: settle.Default, Budget: time.Hour}})
+	_, err := Run(context.Background(), load(t), &fake{}, Options{Dir: t.TempDir(), Settle: &Settle{Rule: rule8, Budget: time.Hour}})
 	if err != ErrNoCheck {
 		t.Errorf("no judge: %v, want ErrNoCheck", err)
 	}
@@ -112,7 +112,7 @@ func TestUntilSettledContinues(t *testing.T) {
 	first := &fake{}
 	var out, log bytes.Buffer
 	if _, err := Run(context.Background(), e, first, Options{Dir: dir, Judge: shrinking{0.6}, Out: &out, Log: &log,
-		Settle: &Settle{Rule: settle.Default, Budget: time.Nanosecond}}); err != nil {
+		Settle: &Settle{Rule: rule8, Budget: time.Nanosecond}}); err != nil {
 		t.Fatal(err)
 	}
 	v := record.ReadVerdict(dir)
@@ -125,7 +125,7 @@ func TestUntilSettledContinues(t *testing.T) {
 	}
 	second := &fake{}
 	if _, err := Run(context.Background(), e2, second, Options{Dir: dir, Resume: true, Judge: shrinking{0.6}, Out: &out, Log: &log,
-		Settle: &Settle{Rule: settle.Default, Budget: time.Hour, Continue: true}}); err != nil {
+		Settle: &Settle{Rule: rule8, Budget: time.Hour, Continue: true}}); err != nil {
 		t.Fatal(err)
 	}
 	v = record.ReadVerdict(dir)
@@ -137,8 +137,13 @@ func TestUntilSettledContinues(t *testing.T) {
 	}
 	// A settled directory does not continue: that stop was the rule's.
 	_, err = Run(context.Background(), e2, &fake{}, Options{Dir: dir, Resume: true, Judge: shrinking{0.6}, Log: &log,
-		Settle: &Settle{Rule: settle.Default, Budget: time.Hour, Continue: true}})
+		Settle: &Settle{Rule: rule8, Budget: time.Hour, Continue: true}})
 	if !errors.Is(err, ErrCannotContinue) {
 		t.Errorf("continuing a settled directory: %v, want ErrCannotContinue", err)
 	}
 }
+
+// rule8 is the runner's tests' rule: eight looks growing by half (each at
+// the Bonferroni split's 99.375%), so the schedule is long enough to show
+// every way to stop; settle's own tests measure settle.Default.
+var rule8 = settle.Rule{Alpha: 0.05, MaxLooks: 8, Growth: 1.5, Shrink: 0.9}

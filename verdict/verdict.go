@@ -48,6 +48,10 @@ type Condition struct {
 	// Draws are the bootstrap draws the intervals came from (not written):
 	// JudgeAt draws the interval of another level from them.
 	Draws []float64 `json:"-"`
+	// PerRepeat are the condition's figure from each repeat alone (not
+	// written): JudgeAt judges on their t interval (settle.RepeatInterval)
+	// when there are any, on Draws otherwise.
+	PerRepeat []float64 `json:"-"`
 }
 
 // Verdict is a preset's check, computed from what a run measured. It is

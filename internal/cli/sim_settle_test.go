@@ -59,8 +59,8 @@ func TestSimUntilSettled(t *testing.T) {
 			t.Errorf("%s: first line %q does not say %q", c.preset, first, s.Words)
 		}
 		for _, cd := range v.Conditions {
-			if cd.CI95 != nil && (cd.CISettle == nil || cd.CISettle[0] > cd.CI95[0] || cd.CISettle[1] < cd.CI95[1]) {
-				t.Errorf("%s: condition %s: interval at the rule's level %v, not around the 95%% one %v", c.preset, cd.Name, cd.CISettle, cd.CI95)
+			if cd.CI95 != nil && (cd.CISettle == nil || cd.CISettle[0] > cd.Value || cd.CISettle[1] < cd.Value) {
+				t.Errorf("%s: condition %s: interval at the rule's level %v, missing or not around the point %v", c.preset, cd.Name, cd.CISettle, cd.Value)
 			}
 		}
 		e, _, runs, err := record.ReadResults(dir)
