@@ -12,7 +12,7 @@ import (
 )
 
 // TestSimUntilSettled simulates a preset whose check does not settle at
-// its first look (F12's weights, scaled to 2 cores) until settled, as a
+// its first look (F7's scheduler benchmark, scaled to 2 cores) until settled, as a
 // user would through the root command, and reads what the cell says: the
 // repeats it took, why it stopped and the rule's rate, in verdict.json, on
 // the first line of stdout, and in spec.yaml and the run directories.
@@ -22,7 +22,7 @@ func TestSimUntilSettled(t *testing.T) {
 		reasons []settle.Reason
 		more    bool // took more repeats than the first look's
 	}{
-		{"f12-weights", []settle.Reason{settle.Stalled, settle.LastLook, settle.Budget, settle.Settled}, true},
+		{"f07-sched-bench", []settle.Reason{settle.Stalled, settle.LastLook, settle.Budget, settle.Settled}, true},
 		{"f03-pool-size", []settle.Reason{settle.Settled}, false},
 	} {
 		dir := filepath.Join(t.TempDir(), "out")
