@@ -152,6 +152,13 @@ func TestFalseVerdictRate(t *testing.T) {
 	if rep+not > limit || rep+not < r.Alpha/2 {
 		t.Errorf("false-verdict rate %.4f over %d trials, stated at most %.3f and wanted above %.3f (not needlessly conservative)", rep+not, n, r.Alpha, r.Alpha/2)
 	}
+	lj := judging{first: 1, level: Long.Level(), paired: true, requests: 100}
+	lRep, lNot, lReps := rates(t, Long, lj, n, 1.1, 1.1)
+	lPow, lWrong, lPreps := rates(t, Long, lj, 1000, 1.25, 1.1)
+	t.Logf("Long, per-repeat t intervals: no effect %.4f false verdicts, %.2f repeats on average; known effect %.3f reproduced, %.3f not, %.2f repeats on average", lRep+lNot, lReps, lPow, lWrong, lPreps)
+	if lRep+lNot > limit || lRep+lNot < r.Alpha/2 || lPow < 0.95 {
+		t.Errorf("Long: false-verdict rate %.4f (stated at most %.3f, wanted above %.3f), known effect reproduced %.3f (want 0.95 or more)", lRep+lNot, r.Alpha, r.Alpha/2, lPow)
+	}
 	old := judging{first: 1, level: bonferroni.Level(), paired: true, requests: 100}
 	oRep, oNot, oReps := rates(t, bonferroni, old, n, 1.1, 1.1)
 	t.Logf("Bonferroni over 8 looks, per-repeat t intervals, no effect: %.4f false verdicts, %.2f repeats on average", oRep+oNot, oReps)

@@ -66,11 +66,11 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 		if err := j.Judge(v.Repeats); err != nil {
 			return nil, err
 		}
-		c.Outcome, c.RepeatsNeeded = j.Outcome, j.RepeatsNeeded
+		c.Outcome, c.RepeatsNeeded, c.Indifferent = j.Outcome, j.RepeatsNeeded, j.Indifferent
 		if v.Repeats < settle.MinJudge && c.Draws != nil {
 			// A pilot look judges nothing (settle.MinJudge): its
 			// intervals cannot hold the run-to-run variation.
-			c.Outcome = Inconclusive
+			c.Outcome, c.Indifferent = Inconclusive, false
 			c.RepeatsNeeded = max(c.RepeatsNeeded, settle.MinJudge)
 			open[i] = math.Inf(1)
 			continue

@@ -43,8 +43,8 @@ func TestSimUntilSettled(t *testing.T) {
 		for _, r := range c.reasons {
 			reasonOK = reasonOK || s.Reason == string(r)
 		}
-		if !reasonOK || s.Words != settle.Words(settle.Reason(s.Reason), s.Repeats) || s.Level != settle.Default.Level() || s.Rate != settle.Default.Rate() {
-			t.Errorf("%s: settle %+v: want a reason among %v, its words, and the default rule's level and rate", c.preset, s, c.reasons)
+		if !reasonOK || s.Words != settle.Words(settle.Reason(s.Reason), s.Repeats) || s.Level != settle.Long.Level() || s.Rate != settle.Long.Rate() {
+			t.Errorf("%s: settle %+v: want a reason among %v, its words, and the simulation's rule's level and rate", c.preset, s, c.reasons)
 		}
 		if (s.Reason == string(settle.Settled)) != (v.Outcome != "inconclusive") {
 			t.Errorf("%s: stopped %q with outcome %q", c.preset, s.Reason, v.Outcome)
