@@ -104,7 +104,7 @@ func TestUntilSettledNeedsACheck(t *testing.T) {
 }
 
 // TestUntilSettledContinues stops a first round for its budget after the
-// pilot look, then continues in the same directory on the same schedule:
+// first judging look (a pilot look always goes on to it), then continues in the same directory on the same schedule:
 // the second round runs only the new repeats and settles where one round
 // with time would have (18 repeats for spread 0.6, the sixth look).
 func TestUntilSettledContinues(t *testing.T) {
@@ -116,8 +116,8 @@ func TestUntilSettledContinues(t *testing.T) {
 		t.Fatal(err)
 	}
 	v := record.ReadVerdict(dir)
-	if v == nil || v.Settle == nil || v.Settle.Reason != string(settle.Budget) || v.Settle.First != 2 || v.Settle.Next != 3 {
-		t.Fatalf("first round: settling %+v, want a stop for the budget after the pilot look, first 2 (the spec's), next 3", v.Settle)
+	if v == nil || v.Settle == nil || v.Settle.Reason != string(settle.Budget) || v.Settle.First != 2 || v.Settle.Repeats != 3 || v.Settle.Next != 5 {
+		t.Fatalf("first round: settling %+v, want a stop for the budget after the first judging look, first 2 (the spec's), 3 repeats, next 5", v.Settle)
 	}
 	e2, err := record.ReadSpec(dir)
 	if err != nil {
@@ -132,8 +132,8 @@ func TestUntilSettledContinues(t *testing.T) {
 	if v.Settle.Reason != string(settle.Settled) || v.Settle.Repeats != 18 || v.Settle.Looks != 6 || v.Outcome != verdict.Reproduced {
 		t.Errorf("second round: settling %+v, outcome %q; want settled after 18 repeats at the sixth look", v.Settle, v.Outcome)
 	}
-	if len(first.ran) != 2*2 || len(second.ran) != 2*16 {
-		t.Errorf("%d runs in the first round and %d in the second, want 4 and 32 (each repeat once)", len(first.ran), len(second.ran))
+	if len(first.ran) != 2*3 || len(second.ran) != 2*15 {
+		t.Errorf("%d runs in the first round and %d in the second, want 6 and 30 (each repeat once)", len(first.ran), len(second.ran))
 	}
 	// A settled directory does not continue: that stop was the rule's.
 	_, err = Run(context.Background(), e2, &fake{}, Options{Dir: dir, Resume: true, Judge: shrinking{0.6}, Log: &log,

@@ -230,6 +230,7 @@ func TestWiden(t *testing.T) {
 func TestDecide(t *testing.T) {
 	r := Default
 	sch := []int{3, 5, 8, 12}
+	pilot := []int{1, 3, 5}
 	open := func(w float64) map[int]float64 { return map[int]float64{0: w} }
 	s := time.Second
 	for _, c := range []struct {
@@ -242,6 +243,9 @@ func TestDecide(t *testing.T) {
 		{"next look", []Look{{Repeats: 3, Open: open(1), Took: 3 * s, Added: 3}}, time.Hour, Decision{Next: 5}},
 		// 3 s spent, 2 more repeats at 1 s each: 5 s, over a 4 s budget.
 		{"budget", []Look{{Repeats: 3, Open: open(1), Took: 3 * s, Added: 3}}, 4 * s, Decision{Stop: true, Reason: Budget}},
+		// A pilot at one repeat goes on to the first judging look
+		// whatever the budget.
+		{"pilot goes on", []Look{{Repeats: 1, Open: open(math.Inf(1)), Took: 3 * s, Added: 1}}, time.Second, Decision{Next: 3}},
 		{"just fits", []Look{{Repeats: 3, Open: open(1), Took: 3 * s, Added: 3}}, 5 * s, Decision{Next: 5}},
 		// 9 s spent, 3 more repeats at the slowest, 3 s each: 18 s.
 		{"slowest repeat predicts", []Look{{Repeats: 3, Open: open(1), Took: 3 * s, Added: 3}, {Repeats: 5, Open: open(0.8), Took: 6 * s, Added: 2}}, 17 * s, Decision{Stop: true, Reason: Budget}},
@@ -250,7 +254,11 @@ func TestDecide(t *testing.T) {
 		{"newly open is not stalled", []Look{{Repeats: 3}, {Repeats: 5, Open: open(0.9)}, {Repeats: 8, Open: open(0.95)}}, time.Hour, Decision{Next: 12}},
 		{"last look", []Look{{Repeats: 3, Open: open(1)}, {Repeats: 5, Open: open(0.5)}, {Repeats: 8, Open: open(0.3)}, {Repeats: 12, Open: open(0.2)}}, time.Hour, Decision{Stop: true, Reason: LastLook}},
 	} {
-		if got := r.Decide(c.looks, sch, c.budget); got != c.want {
+		on := sch
+		if c.looks[0].Repeats < MinJudge {
+			on = pilot
+		}
+		if got := r.Decide(c.looks, on, c.budget); got != c.want {
 			t.Errorf("%s: Decide = %+v, want %+v", c.name, got, c.want)
 		}
 	}
