@@ -69,7 +69,24 @@ func (r *Results) latencyRatio(name, num, den string, st stats.Stat, op string, 
 		return verdict.Condition{}, err
 	}
 	d := r.Summary.Draws(r.load(), []string{num, den}, st)
-	return cond(name, pointOf(a, st)/pointOf(b, st), stats.Ratio(d[0], d[1]), op, thr, margin), nil
+	c := cond(name, pointOf(a, st)/pointOf(b, st), stats.Ratio(d[0], d[1]), op, thr, margin)
+	c.PerRepeat = r.pairedRatios(num, den, st)
+	return c, nil
+}
+
+// pairedRatios is st of num over st of den in each repeat that ran both
+// (the configs of one repeat run back to back, so the ratio pairs them):
+// the per-repeat values the stopping rule judges on
+// (settle.RepeatInterval).
+func (r *Results) pairedRatios(num, den string, st stats.Stat) []float64 {
+	g := r.Summary.Groups(r.load(), []string{num, den}, func(run *record.Run) *stats.Sample { return r.Summary.Samples[run.ID] })
+	var out []float64
+	for i := range g[0] {
+		if a, b := g[0][i], g[1][i]; a != nil && b != nil {
+			out = append(out, st.Of(a)/st.Of(b))
+		}
+	}
+	return out
 }
 
 // latencyOf is a condition on one config's latency statistic (ms).

@@ -24,8 +24,8 @@ var f01Logjam = &Preset{
 		per := milli(cores * 1000 / 2 / pods)
 		lim.CPU.Request, lim.CPU.Limit = per, per
 		e.Spec.Loads[0].Workers = pods
-		tileQuick(e, 300)
-		return fmt.Sprintf("%d pods of %s CPU (limits still half of %d cores), %d workers (one per pod, as 8 for 8), 300 random tiles, 1 repeat", pods, per, cores, pods), nil
+		tileQuick(e, 120)
+		return fmt.Sprintf("%d pods of %s CPU (limits still half of %d cores), %d workers (one per pod, as 8 for 8), 120 random tiles, 1 repeat", pods, per, cores, pods), nil
 	},
 	negative: func(e *experiment.Experiment) error {
 		// Limits far above the demand: nothing waits for quota.

@@ -32,8 +32,8 @@ var f02LimitSize = &Preset{
 			got = append(got, lim.String())
 		}
 		e.Spec.Loads[0].Workers = pods
-		tileQuick(e, 200)
-		return fmt.Sprintf("%d pods each at %s / %s / %s CPU (the same shares of %d cores as 1/2/4 CPUs x 8 pods of 16), %d workers, 200 random tiles, 1 repeat",
+		tileQuick(e, 100)
+		return fmt.Sprintf("%d pods each at %s / %s / %s CPU (the same shares of %d cores as 1/2/4 CPUs x 8 pods of 16), %d workers, 100 random tiles, 1 repeat",
 			pods, got[0], got[1], got[2], cores, pods), nil
 	},
 	negative: func(e *experiment.Experiment) error {

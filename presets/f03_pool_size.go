@@ -24,8 +24,8 @@ var f03PoolSize = &Preset{
 			c.CPU.Limit = limit
 		}
 		e.Spec.Loads[0].Workers = m.Count(20, 2)
-		tileQuick(e, 200)
-		return fmt.Sprintf("4 pods of %s against 2 of %s CPU (both add up to %d cores), %d workers (20 of 16), 200 random tiles, 1 repeat",
+		tileQuick(e, 100)
+		return fmt.Sprintf("4 pods of %s against 2 of %s CPU (both add up to %d cores), %d workers (20 of 16), 100 random tiles, 1 repeat",
 			small, big, m.Cores, e.Spec.Loads[0].Workers), nil
 	},
 	negative: func(e *experiment.Experiment) error {

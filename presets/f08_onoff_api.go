@@ -22,7 +22,7 @@ var f08OnoffApi = &Preset{
 		for _, c := range []struct {
 			name string
 			cpus int
-		}{{"limit-2", 2}, {"limit-3", 3}, {"limit-4", 4}} {
+		}{{"limit-2", 2}, {"limit-4", 4}} {
 			m := milli(c.cpus * cores * 1000 / 4)
 			cfg, err := config(e, c.name)
 			if err != nil {
@@ -34,7 +34,10 @@ var f08OnoffApi = &Preset{
 		e.Spec.Loads[0].Sources = m.Count(64, 8)
 		e.Spec.Loads[0].Duration = dur(10 * time.Second)
 		e.Spec.Repeats = 1
-		return fmt.Sprintf("limits %s / %s / %s CPU (2, 3, 4 of 4 cores, scaled to %d), %d sources, 10 s, 1 repeat", got[0], got[1], got[2], cores, e.Spec.Loads[0].Sources), nil
+		// The check reads the smallest and the largest limit: the middle
+		// one would cost a quarter of every repeat and judge nothing.
+		dropConfigs(e, "limit-3")
+		return fmt.Sprintf("limits %s / %s CPU (2 and 4 of 4 cores, scaled to %d; the 3-CPU config left out: the check does not read it), %d sources, 10 s, 1 repeat", got[0], got[1], cores, e.Spec.Loads[0].Sources), nil
 	},
 	negative: func(e *experiment.Experiment) error {
 		// The smallest limit far above the demand: the mean does not rise.

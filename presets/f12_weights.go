@@ -17,14 +17,17 @@ var f12Weights = &Preset{
 	Check:     "p99 at weight 10000 within 1.2x of p99 at weight 100",
 	Published: "weights 100 to 10000 against 1: no improvement",
 	// Four repeats: one flipped between runs on a noisy 2-core machine, and
-	// two left the interval straddling the 1.2 margin.
+	// two left the interval straddling the 1.2 margin (three still do in
+	// the simulation). The weight-1000 config is left out, as the check
+	// does not read it: a third less per repeat.
 	quick: func(e *experiment.Experiment, m Machine) (string, error) {
 		how, err := quickQoS()(e, m)
 		if err != nil {
 			return "", err
 		}
 		e.Spec.Repeats = 4
-		return strings.Replace(how, "1 repeat", "4 repeats", 1), nil
+		dropConfigs(e, "weight-1000")
+		return strings.Replace(how, "1 repeat", "4 repeats, weights 100 and 10000 (the check reads no other)", 1), nil
 	},
 	verdict: func(r *Results) ([]verdict.Condition, string, error) {
 		v, err := p99s(r, "weight-100", "weight-10000")

@@ -87,9 +87,14 @@ var f14Pinning = &Preset{
 			return nil, "", err
 		}
 		ratio, err := r.latencyRatio("p99 pinned / shared", "pinned", "shared", p99Stat, ">=", 0.9, "no more than 10% better")
+		// The finding's effect sits at its threshold (0.91 measured, 0.83
+		// simulated, 2026-11-29): within 0.05 of 0.9 the finding does not
+		// say which side, and no budget settles it, so such an interval is
+		// "not reproduced" with that reason (verdict.Condition.Indifference).
 		if err != nil {
 			return nil, "", err
 		}
+		ratio.Indifference = 0.05
 		conds := []verdict.Condition{cond("pinned throttled periods %", p.ThrottledPct, nil, "<=", 1, "under 1% of periods (a count, no interval)"), ratio}
 		return conds, fmt.Sprintf("pinned: %.1f%% of periods throttled (needs none, under 1%%), p99 %.0f ms against %.0f ms shared (%.2fx, needs >= 0.9)",
 			p.ThrottledPct, p.P99Ms, s.P99Ms, p.P99Ms/s.P99Ms), nil

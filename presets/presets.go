@@ -131,3 +131,9 @@ func config(e *experiment.Experiment, name string) (*experiment.Config, error) {
 	}
 	return &e.Spec.Configs[i], nil
 }
+
+// dropConfigs removes configs the check does not read from a quick
+// variant, so each repeat costs only the runs the verdict needs.
+func dropConfigs(e *experiment.Experiment, names ...string) {
+	e.Spec.Configs = slices.DeleteFunc(e.Spec.Configs, func(c experiment.Config) bool { return slices.Contains(names, c.Name) })
+}

@@ -62,7 +62,7 @@ func TestUntilSettled(t *testing.T) {
 		b := &fake{}
 		var out, log bytes.Buffer
 		res, err := Run(context.Background(), e, b, Options{Dir: dir, Judge: shrinking{c.spread}, Out: &out, Log: &log,
-			Settle: &Settle{Rule: settle.Default, Budget: time.Hour}})
+			Settle: &Settle{Rule: rule8, Budget: time.Hour}})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -97,14 +97,14 @@ func TestUntilSettled(t *testing.T) {
 
 // TestUntilSettledNeedsACheck refuses an experiment without a judge.
 func TestUntilSettledNeedsACheck(t *testing.T) {
-	_, err := Run(context.Background(), load(t), &fake{}, Options{Dir: t.TempDir(), Settle: &Settle{Rule: settle.Default, Budget: time.Hour}})
+	_, err := Run(context.Background(), load(t), &fake{}, Options{Dir: t.TempDir(), Settle: &Settle{Rule: rule8, Budget: time.Hour}})
 	if err != ErrNoCheck {
 		t.Errorf("no judge: %v, want ErrNoCheck", err)
 	}
 }
 
 // TestUntilSettledContinues stops a first round for its budget after the
-// pilot look, then continues in the same directory on the same schedule:
+// first judging look (a pilot look always goes on to it), then continues in the same directory on the same schedule:
 // the second round runs only the new repeats and settles where one round
 // with time would have (18 repeats for spread 0.6, the sixth look).
 func TestUntilSettledContinues(t *testing.T) {
@@ -112,12 +112,12 @@ func TestUntilSettledContinues(t *testing.T) {
 	first := &fake{}
 	var out, log bytes.Buffer
 	if _, err := Run(context.Background(), e, first, Options{Dir: dir, Judge: shrinking{0.6}, Out: &out, Log: &log,
-		Settle: &Settle{Rule: settle.Default, Budget: time.Nanosecond}}); err != nil {
+		Settle: &Settle{Rule: rule8, Budget: time.Nanosecond}}); err != nil {
 		t.Fatal(err)
 	}
 	v := record.ReadVerdict(dir)
-	if v == nil || v.Settle == nil || v.Settle.Reason != string(settle.Budget) || v.Settle.First != 2 || v.Settle.Next != 3 {
-		t.Fatalf("first round: settling %+v, want a stop for the budget after the pilot look, first 2 (the spec's), next 3", v.Settle)
+	if v == nil || v.Settle == nil || v.Settle.Reason != string(settle.Budget) || v.Settle.First != 2 || v.Settle.Repeats != 3 || v.Settle.Next != 5 {
+		t.Fatalf("first round: settling %+v, want a stop for the budget after the first judging look, first 2 (the spec's), 3 repeats, next 5", v.Settle)
 	}
 	e2, err := record.ReadSpec(dir)
 	if err != nil {
@@ -125,20 +125,25 @@ func TestUntilSettledContinues(t *testing.T) {
 	}
 	second := &fake{}
 	if _, err := Run(context.Background(), e2, second, Options{Dir: dir, Resume: true, Judge: shrinking{0.6}, Out: &out, Log: &log,
-		Settle: &Settle{Rule: settle.Default, Budget: time.Hour, Continue: true}}); err != nil {
+		Settle: &Settle{Rule: rule8, Budget: time.Hour, Continue: true}}); err != nil {
 		t.Fatal(err)
 	}
 	v = record.ReadVerdict(dir)
 	if v.Settle.Reason != string(settle.Settled) || v.Settle.Repeats != 18 || v.Settle.Looks != 6 || v.Outcome != verdict.Reproduced {
 		t.Errorf("second round: settling %+v, outcome %q; want settled after 18 repeats at the sixth look", v.Settle, v.Outcome)
 	}
-	if len(first.ran) != 2*2 || len(second.ran) != 2*16 {
-		t.Errorf("%d runs in the first round and %d in the second, want 4 and 32 (each repeat once)", len(first.ran), len(second.ran))
+	if len(first.ran) != 2*3 || len(second.ran) != 2*15 {
+		t.Errorf("%d runs in the first round and %d in the second, want 6 and 30 (each repeat once)", len(first.ran), len(second.ran))
 	}
 	// A settled directory does not continue: that stop was the rule's.
 	_, err = Run(context.Background(), e2, &fake{}, Options{Dir: dir, Resume: true, Judge: shrinking{0.6}, Log: &log,
-		Settle: &Settle{Rule: settle.Default, Budget: time.Hour, Continue: true}})
+		Settle: &Settle{Rule: rule8, Budget: time.Hour, Continue: true}})
 	if !errors.Is(err, ErrCannotContinue) {
 		t.Errorf("continuing a settled directory: %v, want ErrCannotContinue", err)
 	}
 }
+
+// rule8 is the runner's tests' rule: eight looks growing by half (each at
+// the Bonferroni split's 99.375%), so the schedule is long enough to show
+// every way to stop; settle's own tests measure settle.Default.
+var rule8 = settle.Rule{Alpha: 0.05, MaxLooks: 8, Growth: 1.5, Shrink: 0.9}

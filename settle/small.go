@@ -2,6 +2,7 @@ package settle
 
 import (
 	"math"
+	"sync"
 
 	"github.com/throttlelab/throttlelab/stats"
 )
@@ -34,9 +35,24 @@ func Widen(iv stats.Interval, point float64, repeats int, level float64) stats.I
 // normalQuantile is the standard normal's p quantile.
 func normalQuantile(p float64) float64 { return math.Sqrt2 * math.Erfinv(2*p-1) }
 
+// quantiles caches studentQuantile by its arguments: every look of every
+// condition asks for the same few.
+var quantiles sync.Map
+
 // studentQuantile is the p quantile (p above 0.5) of Student's t with df
 // degrees of freedom, by bisection on its distribution function.
 func studentQuantile(p, df float64) float64 {
+	key := [2]float64{p, df}
+	if q, ok := quantiles.Load(key); ok {
+		return q.(float64)
+	}
+	q := bisectQuantile(p, df)
+	quantiles.Store(key, q)
+	return q
+}
+
+// bisectQuantile is studentQuantile uncached.
+func bisectQuantile(p, df float64) float64 {
 	lo, hi := 0.0, 1.0
 	for studentCDF(hi, df) < p {
 		hi *= 2
@@ -77,4 +93,41 @@ func studentCDF(x, df float64) float64 {
 		sum += w * math.Pow(math.Cos(float64(i)*h), df-1)
 	}
 	return 0.5 + c*sum*h/3
+}
+
+// RepeatInterval is the level interval of a condition from its per-repeat
+// values (the figure computed from each repeat's runs alone, every config
+// of one repeat having run back to back, so a ratio of two configs pairs
+// them within the repeat): Student's t interval of their mean with n-1
+// degrees of freedom, widened to contain point as Interval widens its
+// interval. It is exact for normal per-repeat values whatever the split
+// between run-to-run and within-run variation, where a bootstrap widened
+// by Widen errs wide when the within-run part is large. NaNs are left out;
+// ok is false under two values.
+func RepeatInterval(values []float64, point, level float64) (stats.Interval, bool) {
+	var v []float64
+	for _, x := range values {
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			v = append(v, x)
+		}
+	}
+	n := float64(len(v))
+	if n < 2 {
+		return stats.Interval{}, false
+	}
+	mean := 0.0
+	for _, x := range v {
+		mean += x
+	}
+	mean /= n
+	ss := 0.0
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	half := studentQuantile(1-(1-level)/2, n-1) * math.Sqrt(ss/(n-1)/n)
+	iv := stats.Interval{mean - half, mean + half}
+	if !math.IsNaN(point) && !math.IsInf(point, 0) {
+		iv[0], iv[1] = min(iv[0], point), max(iv[1], point)
+	}
+	return iv, true
 }

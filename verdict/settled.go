@@ -35,21 +35,25 @@ type Settling struct {
 }
 
 // JudgeAt judges the verdict again at a sequential rule's level (settle):
-// every condition with bootstrap draws gets its interval at level
-// (CISettle), widened for few repeats (settle.Widen), and its outcome
+// every condition with per-repeat values gets their t interval at level
+// (settle.RepeatInterval), one with only bootstrap draws its interval at
+// level widened for few repeats (settle.Widen), as CISettle, and its outcome
 // from it; below settle.MinJudge repeats every such condition is
 // inconclusive (a pilot look), and the verdict's outcome is summed
 // up from those as Combine sums them. A disturbed verdict stays
 // inconclusive (whatever the widths: more repeats do not undo the runs
 // that were disturbed). It returns the widths of the intervals of the conditions
-// left inconclusive, by index (none: settled). The level interval is at
-// least as wide as the 95% one, so JudgeAt only ever turns a conclusive
-// condition inconclusive, never the other way.
+// left inconclusive, by index (none: settled). The t interval of the
+// per-repeat values can be narrower than the 95% bootstrap one (which
+// counts the within-run spread twice), so a condition inconclusive at 95%
+// can be conclusive at the rule's level.
 func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 	open := map[int]float64{}
 	for i := range v.Conditions {
 		c := &v.Conditions[i]
-		if c.Draws != nil {
+		if iv, ok := settle.RepeatInterval(c.PerRepeat, c.Value, level); ok {
+			c.CISettle = &iv
+		} else if c.Draws != nil {
 			if iv, ok := settle.Interval(c.Draws, c.Value, level); ok {
 				iv = settle.Widen(iv, c.Value, v.Repeats, level)
 				c.CISettle = &iv
@@ -62,11 +66,11 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 		if err := j.Judge(v.Repeats); err != nil {
 			return nil, err
 		}
-		c.Outcome, c.RepeatsNeeded = j.Outcome, j.RepeatsNeeded
+		c.Outcome, c.RepeatsNeeded, c.Indifferent = j.Outcome, j.RepeatsNeeded, j.Indifferent
 		if v.Repeats < settle.MinJudge && c.Draws != nil {
 			// A pilot look judges nothing (settle.MinJudge): its
 			// intervals cannot hold the run-to-run variation.
-			c.Outcome = Inconclusive
+			c.Outcome, c.Indifferent = Inconclusive, false
 			c.RepeatsNeeded = max(c.RepeatsNeeded, settle.MinJudge)
 			open[i] = math.Inf(1)
 			continue

@@ -48,6 +48,19 @@ type Condition struct {
 	// Draws are the bootstrap draws the intervals came from (not written):
 	// JudgeAt draws the interval of another level from them.
 	Draws []float64 `json:"-"`
+	// PerRepeat are the condition's figure from each repeat alone (not
+	// written): JudgeAt judges on their t interval (settle.RepeatInterval)
+	// when there are any, on Draws otherwise.
+	PerRepeat []float64 `json:"-"`
+	// Indifference, for a ">=" or "<=" condition, is the preset's margin
+	// around the threshold within which the side does not matter to the
+	// finding: an interval inside [Threshold - Indifference, Threshold +
+	// Indifference] that straddles the threshold is not reproduced
+	// (Indifferent says so), as no budget would settle its side.
+	Indifference float64 `json:"indifference,omitempty"`
+	// Indifferent marks a condition judged not reproduced because its
+	// interval lies within Indifference of the threshold.
+	Indifferent bool `json:"indifferent,omitempty"`
 }
 
 // Verdict is a preset's check, computed from what a run measured. It is
@@ -169,11 +182,14 @@ func (c *Condition) Judge(repeats int) error {
 			half = hi - c.Value
 		}
 	}
+	c.Indifferent = false
 	switch {
 	case pass:
 		c.Outcome = Reproduced
 	case fail:
 		c.Outcome = NotReproduced
+	case c.Indifference > 0 && c.Op != "between" && lo >= c.Threshold-c.Indifference && hi <= c.Threshold+c.Indifference:
+		c.Outcome, c.Indifferent, c.RepeatsNeeded = NotReproduced, true, 0
 	default:
 		c.Outcome = Inconclusive
 		c.RepeatsNeeded = MaxRepeatsEstimate
@@ -351,6 +367,9 @@ func (c Condition) String() string {
 	}
 	if c.Outcome != "" {
 		s += ": " + string(c.Outcome)
+	}
+	if c.Indifferent {
+		s += fmt.Sprintf(" (the interval lies within %s of the threshold, where the finding does not say which side: no number of repeats would settle it)", num(c.Indifference))
 	}
 	return s
 }

@@ -16,6 +16,9 @@ import (
 type settleFlags struct {
 	untilSettled bool
 	budget       string
+	// rule is the stopping rule (zero: settle.Default); sim sets
+	// settle.Long.
+	rule settle.Rule
 }
 
 // maxBudget bounds --budget: a week of repeats is a mistake, not a plan.
@@ -51,7 +54,7 @@ func (f settleFlags) options(other string) (*runner.Settle, error) {
 	if err := units.CheckDuration("--budget", d, time.Second, maxBudget); err != nil {
 		return nil, usagef("%v", err)
 	}
-	return &runner.Settle{Rule: settle.Default, Budget: d}, nil
+	return &runner.Settle{Rule: f.theRule(), Budget: d}, nil
 }
 
 // settled is the settling's options of flags options has checked.
@@ -77,7 +80,7 @@ func (f settleFlags) checkContinue(dir string, e *experiment.Experiment) error {
 	if !f.untilSettled {
 		return nil
 	}
-	if err := runner.CheckContinue(dir, e, settle.Default); err != nil {
+	if err := runner.CheckContinue(dir, e, f.theRule()); err != nil {
 		return usagef("--resume %s --until-settled: %v", dir, err)
 	}
 	return nil
@@ -91,4 +94,13 @@ func (f settleFlags) settledFor(resume bool) *runner.Settle {
 		s.Continue = resume
 	}
 	return s
+}
+
+// theRule is the stopping rule of these flags: settle.Default (run's)
+// unless the command set another (sim's settle.Long).
+func (f settleFlags) theRule() settle.Rule {
+	if f.rule.MaxLooks > 0 {
+		return f.rule
+	}
+	return settle.Default
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/runner"
+	"github.com/throttlelab/throttlelab/settle"
 	"github.com/throttlelab/throttlelab/sim"
 	"github.com/throttlelab/throttlelab/units"
 )
@@ -71,6 +72,7 @@ says how many repeats it took and why it stopped (docs/methodology.md).`,
 	cmd.Flags().BoolVar(&f.quick, "quick", false, "simulate a preset's quick variant, scaled to --cores or this machine")
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the experiment and show what would be simulated (as throttlelab validate), and stop")
 	addSettleFlags(cmd.Flags(), &f.settle)
+	f.settle.rule = settle.Long // simulated repeats are cheap: more looks
 	return cmd
 }
 

@@ -12,7 +12,7 @@ import (
 )
 
 // TestSimUntilSettled simulates a preset whose check does not settle at
-// its first look (F12's weights, scaled to 2 cores) until settled, as a
+// its first look (F7's scheduler benchmark, scaled to 2 cores) until settled, as a
 // user would through the root command, and reads what the cell says: the
 // repeats it took, why it stopped and the rule's rate, in verdict.json, on
 // the first line of stdout, and in spec.yaml and the run directories.
@@ -22,7 +22,7 @@ func TestSimUntilSettled(t *testing.T) {
 		reasons []settle.Reason
 		more    bool // took more repeats than the first look's
 	}{
-		{"f12-weights", []settle.Reason{settle.Stalled, settle.LastLook, settle.Budget, settle.Settled}, true},
+		{"f07-sched-bench", []settle.Reason{settle.Stalled, settle.LastLook, settle.Budget, settle.Settled}, true},
 		{"f03-pool-size", []settle.Reason{settle.Settled}, false},
 	} {
 		dir := filepath.Join(t.TempDir(), "out")
@@ -43,8 +43,8 @@ func TestSimUntilSettled(t *testing.T) {
 		for _, r := range c.reasons {
 			reasonOK = reasonOK || s.Reason == string(r)
 		}
-		if !reasonOK || s.Words != settle.Words(settle.Reason(s.Reason), s.Repeats) || s.Level != settle.Default.Level() || s.Rate != settle.Default.Rate() {
-			t.Errorf("%s: settle %+v: want a reason among %v, its words, and the default rule's level and rate", c.preset, s, c.reasons)
+		if !reasonOK || s.Words != settle.Words(settle.Reason(s.Reason), s.Repeats) || s.Level != settle.Long.Level() || s.Rate != settle.Long.Rate() {
+			t.Errorf("%s: settle %+v: want a reason among %v, its words, and the simulation's rule's level and rate", c.preset, s, c.reasons)
 		}
 		if (s.Reason == string(settle.Settled)) != (v.Outcome != "inconclusive") {
 			t.Errorf("%s: stopped %q with outcome %q", c.preset, s.Reason, v.Outcome)
@@ -59,8 +59,8 @@ func TestSimUntilSettled(t *testing.T) {
 			t.Errorf("%s: first line %q does not say %q", c.preset, first, s.Words)
 		}
 		for _, cd := range v.Conditions {
-			if cd.CI95 != nil && (cd.CISettle == nil || cd.CISettle[0] > cd.CI95[0] || cd.CISettle[1] < cd.CI95[1]) {
-				t.Errorf("%s: condition %s: interval at the rule's level %v, not around the 95%% one %v", c.preset, cd.Name, cd.CISettle, cd.CI95)
+			if cd.CI95 != nil && (cd.CISettle == nil || cd.CISettle[0] > cd.Value || cd.CISettle[1] < cd.Value) {
+				t.Errorf("%s: condition %s: interval at the rule's level %v, missing or not around the point %v", c.preset, cd.Name, cd.CISettle, cd.Value)
 			}
 		}
 		e, _, runs, err := record.ReadResults(dir)

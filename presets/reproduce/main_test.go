@@ -56,7 +56,8 @@ func TestCellSaysHowItSettled(t *testing.T) {
 }
 
 // TestCostOf estimates a preset's cost per repeat from its quick spec, and
-// takes the last result's time over its repeats when there is one.
+// takes the last result's time over its repeats when there is one of the
+// same spec.
 func TestCostOf(t *testing.T) {
 	p, ok := presets.Lookup("f04-single-thread")
 	if !ok {
@@ -73,6 +74,25 @@ func TestCostOf(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := record.WriteVerdict(dir, &verdict.Verdict{Finding: "F4", Backend: "local", Repeats: 4, Outcome: verdict.Reproduced}); err != nil {
+		t.Fatal(err)
+	}
+	// A result without its spec, or of another spec, is not this one's cost.
+	if c := costOf(p, dir, 2); c.from != "estimated from the spec" {
+		t.Errorf("costOf with a result without its spec = %+v, want the estimate", c)
+	}
+	e, _, err := p.Quick(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Spec.Warmup.Duration += time.Second
+	if err := record.WriteSpec(dir, e); err != nil {
+		t.Fatal(err)
+	}
+	if c := costOf(p, dir, 2); c.from != "estimated from the spec" {
+		t.Errorf("costOf with a result of a changed spec = %+v, want the estimate", c)
+	}
+	e.Spec.Warmup.Duration -= time.Second
+	if err := record.WriteSpec(dir, e); err != nil {
 		t.Fatal(err)
 	}
 	if c := costOf(p, dir, 2); c.perRepeat != 25*time.Second || !strings.HasPrefix(c.from, "measured") {

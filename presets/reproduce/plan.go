@@ -9,8 +9,10 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/settle"
 )
 
 // runOverhead is what a run costs beyond its warmup and load: starting
@@ -19,31 +21,50 @@ import (
 const runOverhead = time.Second
 
 // countLoad is the length assumed for a load of a fixed count of requests
-// (f01 to f03), whose length the spec does not say (docs/methodology.md
-// has what those runs took).
+// whose length the spec does not say and whose count it does not give as
+// a sample of tiles (docs/methodology.md has what such runs took).
 const countLoad = 25 * time.Second
+
+// perTile is the time assumed per tile of a load of a sample of tiles (f01
+// to f03's quick variants): the slowest of the runs of 200 and 300 tiles
+// the 2026-11-29 00:33 UTC run measured on the 2-core reference machine,
+// 33 s for 300 (docs/methodology.md).
+const perTile = 110 * time.Millisecond
 
 // cost is what one repeat of a preset's quick variant is expected to take,
 // and where the figure comes from.
 type cost struct {
 	perRepeat time.Duration
 	from      string
+	// first is the repeats of the first judging look: the quick spec's,
+	// at least settle.MinJudge (0: 1).
+	first int
 }
 
 // costOf is a preset's cost per repeat: measured in dir's last result
-// (its time over its repeats) when there is one, else estimated from the
-// quick spec for a machine of cores CPUs (runs per repeat times warmup,
-// load and runOverhead).
+// (its time over its repeats) when there is one of the same quick spec,
+// else estimated from the quick spec for a machine of cores CPUs (runs per
+// repeat times warmup, load and runOverhead). A result of a spec that has
+// changed since (its estimate differs) is not this spec's cost.
 func costOf(p *presets.Preset, dir string, cores int) cost {
-	if c, ok := measuredCost(dir); ok {
-		return c
-	}
 	e, _, err := p.Quick(cores)
 	if err != nil {
 		// Refused before it runs (presets.ErrNotFaithful): it costs
 		// next to nothing.
 		return cost{perRepeat: time.Second, from: "refused before it runs"}
 	}
+	est, first := estimate(e), max(e.Spec.Repeats, settle.MinJudge)
+	if c, ok := measuredCost(dir); ok {
+		if old, err := record.ReadSpec(dir); err == nil && estimate(old) == est {
+			c.first = first
+			return c
+		}
+	}
+	return cost{perRepeat: est, from: "estimated from the spec", first: first}
+}
+
+// estimate is the time one repeat of e is expected to take.
+func estimate(e *experiment.Experiment) time.Duration {
 	var load time.Duration
 	for _, l := range e.Spec.Loads {
 		switch {
@@ -51,12 +72,14 @@ func costOf(p *presets.Preset, dir string, cores int) cost {
 			load += l.Duration.Duration
 		case !l.Ramp.IsZero():
 			load += time.Duration(l.Ramp.Steps()) * l.Step.Duration
+		case e.Spec.Workload.Tiles.Sample > 0:
+			load += time.Duration(e.Spec.Workload.Tiles.Sample) * perTile
 		default:
 			load += countLoad
 		}
 	}
 	runs := len(e.Spec.Configs) * len(e.Spec.Loads)
-	return cost{perRepeat: time.Duration(runs) * (e.Spec.Warmup.Duration + load + runOverhead), from: "estimated from the spec"}
+	return time.Duration(runs) * (e.Spec.Warmup.Duration + load + runOverhead)
 }
 
 // measuredCost is the time per repeat of the last result in dir.
@@ -113,5 +136,9 @@ func plan(w io.Writer, ps []*presets.Preset, costs []cost, total time.Duration) 
 			p.Name, costs[i].perRepeat.Round(time.Second), costs[i].from, meas.Round(time.Second), sim.Round(time.Second),
 			float64(meas)/float64(costs[i].perRepeat))
 	}
-	fmt.Fprintf(w, "a first judging look (3 repeats) of every preset: %s\n", (3 * sum).Round(time.Second))
+	var firsts time.Duration
+	for _, c := range costs {
+		firsts += time.Duration(max(c.first, 1)) * c.perRepeat
+	}
+	fmt.Fprintf(w, "the first judging look of every preset (%d repeats, or the spec's own when more): %s\n", settle.MinJudge, firsts.Round(time.Second))
 }
