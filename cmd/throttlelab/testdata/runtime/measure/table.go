@@ -240,7 +240,7 @@ func comparePooled(rows []row) {
 	}
 	var keys []key
 	by := map[key]map[int]map[int]*stats.Sample{} // setting -> round -> sample
-	rec := map[key]map[int]int{}                   // recommended value -> count of runs advising it
+	rec := map[key]map[int]int{}                  // recommended value -> count of runs advising it
 	for _, x := range rows {
 		k := key{x.r.Runtime, x.r.LimitMilli}
 		if by[k] == nil {
