@@ -77,3 +77,29 @@ func TestQueueAt(t *testing.T) {
 		t.Errorf("bound to its own two threads: queueing %.1f ms, want none", q)
 	}
 }
+
+// TestRuntimeDelayBound: the runtime's predicted delays are called upper
+// bounds where the demand was rebuilt from throttled samples, lower bounds
+// where its throttled part was never seen, neither otherwise; the line says
+// so.
+func TestRuntimeDelayBound(t *testing.T) {
+	for _, c := range []struct {
+		rebuilt, lower bool
+		bound, says    string
+	}{
+		{false, false, "", ""},
+		{true, false, "upper", "delays at most"},
+		{false, true, "lower", "delays at least"},
+		{true, true, "", ""},
+	} {
+		r := Recommendation{Reconstructed: c.rebuilt, LowerBound: c.lower}
+		r.LimitMilli = 500
+		got := delayBound(r)
+		ra := &RuntimeAdvice{Runtime: "go", Setting: "GOMAXPROCS", AtRecommended: 1, Recommended: 1, RecommendedSetting: "GOMAXPROCS=1",
+			Predicted: []RuntimePrediction{{Parallelism: 1, Cores: 1, DelayP99Ms: 120}}, DelayBound: got}
+		line := RuntimeLine(&Advice{Recommendation: r, Runtime: ra})
+		if got != c.bound || c.says != "" && !strings.Contains(line, c.says) || c.says == "" && strings.Contains(line, "delays at") {
+			t.Errorf("rebuilt %v, lower bound %v: bound %q, line %q; want %q saying %q", c.rebuilt, c.lower, got, line, c.bound, c.says)
+		}
+	}
+}
