@@ -18,6 +18,10 @@
 //	    run --bin /tmp/tl --out /tmp/rt --limit go=300m,jvm=300m --round 1
 //	go run ./cmd/throttlelab/testdata/runtime/measure table /tmp/rt
 //
+// "bounds BIN DIR..." sets the predicted p99 added delay of each limited
+// run beside the same samples replayed without the rebuild and the
+// unlimited calibration run's samples replayed at that limit.
+//
 // "calibrate" runs each runtime once with no limit and its setting at 8
 // and writes the limit and setting advise recommends (calibration.json);
 // "run --limit advised" then uses those limits.
@@ -43,7 +47,7 @@ const cgRoot = "/sys/fs/cgroup"
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: measure calibrate|run|table [flags]")
+		fmt.Fprintln(os.Stderr, "usage: measure calibrate|run|table|bounds [flags]")
 		os.Exit(2)
 	}
 	var err error
@@ -52,8 +56,10 @@ func main() {
 		err = runCmd(os.Args[1], os.Args[2:])
 	case "table":
 		err = tableCmd(os.Args[2:])
+	case "bounds":
+		err = boundsCmd(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown step %q: calibrate, run or table", os.Args[1])
+		err = fmt.Errorf("unknown step %q: calibrate, run, table or bounds", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "measure:", err)

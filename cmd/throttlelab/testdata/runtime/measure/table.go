@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -304,4 +305,91 @@ func comparePooled(rows []row) {
 			fmt.Println()
 		}
 	}
+}
+
+// boundsCmd compares, per run under a limit, the p99 added delay advise
+// predicted at the run's own limit from its samples rebuilt from the
+// throttling counters (what the table shows), the same samples replayed
+// as sampled (advise --csv: no counters, so no rebuild), the unlimited
+// calibration run's samples replayed at the same limit (a demand no limit
+// hid), and the measured p99 latency beside the calibration's unlimited
+// one.
+func boundsCmd(args []string) error {
+	if len(args) < 2 {
+		return errors.New("bounds BIN DIR...: the throttlelab binary and the --out directories (the first holding calibration.json's runs)")
+	}
+	bin := args[0]
+	cal := map[string]string{}
+	for _, out := range args[1:] {
+		dirs, _ := filepath.Glob(filepath.Join(out, "calibrate-*"))
+		for _, d := range dirs {
+			if r, err := readRun(d); err == nil {
+				cal[r.Runtime] = d
+			}
+		}
+	}
+	fmt.Println("| service | limit | setting | round | load average | p99 added delay rebuilt (ms) | as sampled (ms) | unlimited run's samples at this limit (ms) | measured p99 (ms) | unlimited run's measured p99 (ms) |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	for _, out := range args[1:] {
+		dirs, _ := filepath.Glob(filepath.Join(out, "run-*"))
+		for _, d := range dirs {
+			r, err := readRun(d)
+			if err != nil || r.LimitMilli == 0 {
+				continue
+			}
+			a, err := readAdvise(d)
+			if err != nil {
+				return err
+			}
+			lim := fmt.Sprintf("%dm", r.LimitMilli)
+			asSampled, err := replayCSV(bin, filepath.Join(d, "samples.csv"), lim, r.Cores)
+			if err != nil {
+				return err
+			}
+			unl, unlP99 := math.NaN(), math.NaN()
+			if c, ok := cal[r.Runtime]; ok {
+				if unl, err = replayCSV(bin, filepath.Join(c, "samples.csv"), lim, r.Cores); err != nil {
+					return err
+				}
+				cr, _ := readRun(c)
+				v, _, err := latencies(c, cr.runSpec)
+				if err != nil {
+					return err
+				}
+				unlP99 = stats.Quantile(99).Of(stats.NewSample(v))
+			}
+			v, _, err := latencies(d, r.runSpec)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("| %s | %s | %s | %d | %s | %.0f | %.0f | %.0f | %.0f | %.0f |\n", r.Runtime, lim, spell(r.Runtime, r.Setting), r.Round, first(r.LoadavgStart),
+				a.OwnDelayP99, asSampled, unl, stats.Quantile(99).Of(stats.NewSample(v)), unlP99)
+		}
+	}
+	return nil
+}
+
+// replayCSV is advise's p99 added delay at limit for the samples in csv.
+func replayCSV(bin, csvPath, limit string, cores int) (float64, error) {
+	out, err := exec.Command(bin, "advise", "--csv", csvPath, "--limit", limit, "--cores", strconv.Itoa(cores), "-o", "json").Output()
+	if err != nil && len(out) == 0 {
+		return 0, fmt.Errorf("advise --csv %s: %w", csvPath, err)
+	}
+	var doc struct {
+		Evaluations []struct {
+			LimitMilli int64   `json:"limit_millicores"`
+			BurstMilli int64   `json:"burst_millicores"`
+			DelayP99   float64 `json:"added_delay_p99_ms"`
+		} `json:"evaluations"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		return 0, fmt.Errorf("advise --csv %s: %w", csvPath, err)
+	}
+	want, _ := strconv.ParseInt(strings.TrimSuffix(limit, "m"), 10, 64)
+	for _, e := range doc.Evaluations {
+		if e.LimitMilli == want && e.BurstMilli == 0 {
+			return e.DelayP99, nil
+		}
+	}
+	return 0, fmt.Errorf("advise --csv %s: no row at %s", csvPath, limit)
 }
