@@ -77,6 +77,10 @@ type runSpec struct {
 	BurnMs     float64 `json:"burn_ms"`
 	Seconds    float64 `json:"advise_seconds"`
 	Cores      int     `json:"advise_cores"`
+	// Shares is the group's cpu.shares (0: the kernel's 1024): a larger
+	// weight lets the service's threads win the CPUs from other work on a
+	// shared host, to tell that work's delay from the limit's.
+	Shares int `json:"cpu_shares,omitempty"`
 }
 
 // runResult is what a run measured beside its files.
@@ -102,6 +106,7 @@ func runCmd(step string, args []string) error {
 	rate := fs.Float64("rate", 40, "requests per second")
 	burn := fs.Float64("burn", 5, "CPU per request, ms")
 	secs := fs.Float64("seconds", 60, "advise's sampling, s (the load runs 5 s before and 3 s after)")
+	shares := fs.Int("shares", 0, "the groups' cpu.shares (0: the kernel's 1024)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -142,9 +147,12 @@ func runCmd(step string, args []string) error {
 	}
 	var cal []map[string]any
 	for _, s := range specs {
-		s.Round, s.RateRPS, s.BurnMs, s.Seconds = *round, *rate, *burn, *secs
+		s.Round, s.RateRPS, s.BurnMs, s.Seconds, s.Shares = *round, *rate, *burn, *secs, *shares
 		s.Cores = min(s.Setting, 2)
 		dir := filepath.Join(*out, fmt.Sprintf("%s-%s-%d-%dm-r%d", step, s.Runtime, s.Setting, s.LimitMilli, s.Round))
+		if s.Shares > 0 {
+			dir += fmt.Sprintf("-shares%d", s.Shares)
+		}
 		fmt.Fprintf(os.Stderr, "%s %s\n", time.Now().UTC().Format("15:04:05"), dir)
 		if err := oneRun(*bin, classes, dir, s); err != nil {
 			return fmt.Errorf("%s: %w", dir, err)
@@ -238,6 +246,11 @@ func oneRun(bin, classes, dir string, s runSpec) (err error) {
 	}
 	if err := os.WriteFile(filepath.Join(cpu, "cpu.cfs_quota_us"), []byte(quota), 0o644); err != nil {
 		return err
+	}
+	if s.Shares > 0 {
+		if err := os.WriteFile(filepath.Join(cpu, "cpu.shares"), []byte(strconv.Itoa(s.Shares)), 0o644); err != nil {
+			return err
+		}
 	}
 	var argv, env []string
 	n := strconv.Itoa(s.Setting)

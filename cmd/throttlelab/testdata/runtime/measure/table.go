@@ -174,6 +174,9 @@ func tableCmd(args []string) error {
 		if x.r.LimitMilli != y.r.LimitMilli {
 			return int(x.r.LimitMilli - y.r.LimitMilli)
 		}
+		if x.r.Shares != y.r.Shares {
+			return x.r.Shares - y.r.Shares
+		}
 		if x.r.Setting != y.r.Setting {
 			return x.r.Setting - y.r.Setting
 		}
@@ -236,14 +239,15 @@ func runInterval(runs []*stats.Sample, point float64) stats.Interval {
 // or below.
 func comparePooled(rows []row) {
 	type key struct {
-		rt    string
-		limit int64
+		rt     string
+		limit  int64
+		shares int
 	}
 	var keys []key
 	by := map[key]map[int]map[int]*stats.Sample{} // setting -> round -> sample
 	rec := map[key]map[int]int{}                  // recommended value -> count of runs advising it
 	for _, x := range rows {
-		k := key{x.r.Runtime, x.r.LimitMilli}
+		k := key{x.r.Runtime, x.r.LimitMilli, x.r.Shares}
 		if by[k] == nil {
 			keys = append(keys, k)
 			by[k] = map[int]map[int]*stats.Sample{}
@@ -281,7 +285,7 @@ func comparePooled(rows []row) {
 				want, most = v, c
 			}
 		}
-		fmt.Printf("%s under %dm (%d rounds; advised value in most runs: %s):\n", k.rt, k.limit, len(rounds), spell(k.rt, want))
+		fmt.Printf("%s under %dm, cpu.shares %d (%d rounds; advised value in most runs: %s):\n", k.rt, k.limit, max(k.shares, 1024), len(rounds), spell(k.rt, want))
 		ri := slices.Index(settings, want)
 		for i, s := range settings {
 			var ps []float64
