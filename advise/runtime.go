@@ -192,11 +192,12 @@ func RuntimeAt(f *RuntimeFacts, nowMilli, recMilli int64) *RuntimeAdvice {
 
 // MinParallelism is the fewest threads advise recommends for a runtime:
 // 2 for a JVM, whose ergonomics at one processor switch to the serial
-// collector (a cost the CPU replay cannot see: at
-// 300m, -XX:ActiveProcessorCount=1 measured a worse p99 than 8 in both runs
-// of docs/runtimes.md), 1 for the others.
+// collector, and 2 for Go, as Go's own container default (1.25) keeps: one
+// thread runs the requests that arrive together one after another, a wait
+// shorter than the 10 ms samples that the CPU replay cannot see
+// (f15-gomaxprocs; docs/runtimes.md measures both); 1 for the others.
 func MinParallelism(runtime string) int {
-	if runtime == "jvm" {
+	if runtime == "jvm" || runtime == "go" {
 		return 2
 	}
 	return 1

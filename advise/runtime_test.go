@@ -151,7 +151,7 @@ func TestAdviseRuntimeFake(t *testing.T) {
 				t.Errorf("runnable %d on %d CPUs, want 1 on 2", ra.RunnableThreads, ra.CPUs)
 			}
 			rec := a.Recommendation.LimitMilli
-			want := min(2, max(advise.MinParallelism(c.kind), int((rec+999)/1000))) // a JVM: at least 2 (its serial ergonomics at 1)
+			want := min(2, max(advise.MinParallelism(c.kind), int((rec+999)/1000))) // Go and a JVM: at least 2 (one thread queues; a JVM's serial ergonomics at 1)
 			if ra.Recommended != want || ra.RecommendedSetting != strings.Replace(c.set, "=1", "="+strconv.Itoa(want), 1) {
 				t.Errorf("recommended %d (%q) under %dm, want %d", ra.Recommended, ra.RecommendedSetting, rec, want)
 			}
