@@ -308,6 +308,12 @@ func comparePooled(rows []row) {
 			}
 			fmt.Println()
 		}
+		for i := range settings {
+			for j := i + 1; j < len(settings); j++ {
+				div, _ := stats.PercentileInterval(stats.Difference(d[i], d[j]), math.NaN())
+				fmt.Printf("  p99 %s minus %s: [%+.0f, %+.0f] ms\n", spell(k.rt, settings[i]), spell(k.rt, settings[j]), div[0], div[1])
+			}
+		}
 	}
 }
 
