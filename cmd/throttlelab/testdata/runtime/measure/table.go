@@ -182,7 +182,7 @@ func tableCmd(args []string) error {
 		}
 		return x.r.Round - y.r.Round
 	})
-	fmt.Println("| service | limit | setting | round | start (UTC) | load average (1 min, start/end) | requests (failed) | predicted throttled share [interval] | kernel's share (periods) | within max(0.07, 30%) | predicted p99 added delay (ms) | measured p99 (ms) [95% interval] | measured p50 (ms) | advice: limit, setting |")
+	fmt.Println("| service | limit | setting | round | start (UTC) | load average (1 min, start/end) | requests (failed) | predicted throttled share [interval] | kernel's share (periods) | within max(0.07, 30%) of the interval / of the point | predicted p99 added delay (ms) | measured p99 (ms) [95% interval] | measured p50 (ms) | advice: limit, setting |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 	within, total := 0, 0
 	for _, x := range rows {
@@ -191,7 +191,9 @@ func tableCmd(args []string) error {
 		if x.a.HasOwn && x.r.LimitMilli > 0 {
 			w := math.Max(0.07, 0.3*x.a.OwnShare)
 			ok := kern >= x.a.OwnShareRange[0]-w && kern <= x.a.OwnShareRange[1]+w
-			in = map[bool]string{true: "yes", false: "no"}[ok]
+			yes := map[bool]string{true: "yes", false: "no"}
+			// The interval widened, and (stricter) the point widened.
+			in = yes[ok] + " / " + yes[math.Abs(kern-x.a.OwnShare) <= w]
 			total++
 			if ok {
 				within++
