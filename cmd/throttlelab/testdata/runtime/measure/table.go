@@ -322,7 +322,8 @@ func comparePooled(rows []row) {
 // boundsCmd compares, per run under a limit, the p99 added delay advise
 // predicted at the run's own limit from its samples rebuilt from the
 // throttling counters (what the table shows), the same samples replayed
-// as sampled (advise --csv: no counters, so no rebuild), the unlimited
+// as sampled (the sum of their per-CPU columns: --save-csv writes the
+// rebuilt usage beside the raw per-CPU counters), the unlimited
 // calibration run's samples replayed at the same limit (a demand no limit
 // hid), and the measured p99 latency beside the calibration's unlimited
 // one.
@@ -354,7 +355,11 @@ func boundsCmd(args []string) error {
 				return err
 			}
 			lim := fmt.Sprintf("%dm", r.LimitMilli)
-			asSampled, err := replayCSV(bin, filepath.Join(d, "samples.csv"), lim, r.Cores)
+			raw, err := rawCSV(d)
+			if err != nil {
+				return err
+			}
+			asSampled, err := replayCSV(bin, raw, lim, r.Cores)
 			if err != nil {
 				return err
 			}
@@ -404,4 +409,45 @@ func replayCSV(bin, csvPath, limit string, cores int) (float64, error) {
 		}
 	}
 	return 0, fmt.Errorf("advise --csv %s: no row at %s", csvPath, limit)
+}
+
+// rawCSV writes DIR/samples-raw.csv: samples.csv's time and the sum of its
+// per-CPU columns as the usage (the counters as read, not rebuilt).
+func rawCSV(dir string) (string, error) {
+	in, err := os.Open(filepath.Join(dir, "samples.csv"))
+	if err != nil {
+		return "", err
+	}
+	defer in.Close()
+	cr := csv.NewReader(in)
+	head, err := cr.Read()
+	if err != nil {
+		return "", err
+	}
+	if len(head) < 3 {
+		return "", fmt.Errorf("%s/samples.csv has no per-CPU columns", dir)
+	}
+	path := filepath.Join(dir, "samples-raw.csv")
+	out, err := os.Create(path)
+	if err != nil {
+		return "", err
+	}
+	defer out.Close()
+	fmt.Fprintln(out, "time_ns,usage_ns")
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		var sum int64
+		for _, c := range rec[2:] {
+			v, _ := strconv.ParseInt(c, 10, 64)
+			sum += v
+		}
+		fmt.Fprintf(out, "%s,%d\n", rec[0], sum)
+	}
+	return path, out.Close()
 }
