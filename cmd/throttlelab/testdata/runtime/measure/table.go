@@ -201,8 +201,12 @@ func tableCmd(args []string) error {
 		}
 		p99 := stats.Quantile(99).Of(x.sample)
 		iv := runInterval([]*stats.Sample{x.sample}, p99)
-		fmt.Printf("| %s | %dm | %s | %d | %s | %s / %s | %d (%d) | %.1f%% [%.1f-%.1f%%] | %.1f%% (%d) | %s | %.0f | %.0f [%.0f-%.0f] | %.1f | %dm, %s%s |\n",
-			x.r.Runtime, x.r.LimitMilli, spell(x.r.Runtime, x.r.Setting), x.r.Round, x.r.Start.Format("15:04"), first(x.r.LoadavgStart), first(x.r.LoadavgEnd),
+		round := strconv.Itoa(x.r.Round)
+		if x.r.Shares > 0 {
+			round += fmt.Sprintf(", cpu.shares %d", x.r.Shares)
+		}
+		fmt.Printf("| %s | %dm | %s | %s | %s | %s / %s | %d (%d) | %.1f%% [%.1f-%.1f%%] | %.1f%% (%d) | %s | %.0f | %.0f [%.0f-%.0f] | %.1f | %dm, %s%s |\n",
+			x.r.Runtime, x.r.LimitMilli, spell(x.r.Runtime, x.r.Setting), round, x.r.Start.Format("15:04"), first(x.r.LoadavgStart), first(x.r.LoadavgEnd),
 			len(x.sample.Sorted), x.failed, 100*x.a.OwnShare, 100*x.a.OwnShareRange[0], 100*x.a.OwnShareRange[1], 100*kern, x.r.KernelPeriods, in,
 			x.a.OwnDelayP99, p99, iv[0], iv[1], stats.Quantile(50).Of(x.sample), x.a.RecMilli, x.a.RecSetting, map[bool]string{true: " (set)", false: ""}[x.a.SetRec])
 	}
