@@ -383,7 +383,11 @@ func boundsCmd(args []string) error {
 			if err != nil {
 				return err
 			}
-			fmt.Printf("| %s | %s | %s | %d | %s | %.0f | %.0f | %.0f | %.0f | %.0f |\n", r.Runtime, lim, spell(r.Runtime, r.Setting), r.Round, first(r.LoadavgStart),
+			round := strconv.Itoa(r.Round)
+			if r.Shares > 0 {
+				round += fmt.Sprintf(", cpu.shares %d", r.Shares)
+			}
+			fmt.Printf("| %s | %s | %s | %s | %s | %.0f | %.0f | %.0f | %.0f | %.0f |\n", r.Runtime, lim, spell(r.Runtime, r.Setting), round, first(r.LoadavgStart),
 				a.OwnDelayP99, asSampled, unl, stats.Quantile(99).Of(stats.NewSample(v)), unlP99)
 		}
 	}
