@@ -84,6 +84,14 @@ type RuntimeAdvice struct {
 	// the better; Why says what the comparison found.
 	SetRecommended bool   `json:"set_recommended"`
 	Why            string `json:"why"`
+	// DelayBound says which side of the truth the predicted delays err
+	// on: "upper" when the demand was sampled under a limit that
+	// throttled and rebuilt from the throttling counters as the most
+	// bursty demand they allow (the replayed delays are at most these;
+	// docs/runtimes.md measures how far above), "lower" when
+	// the demand above the limit was never seen, "" when the samples were
+	// not throttled (or both apply).
+	DelayBound string `json:"added_delay_bound,omitempty"`
 }
 
 // RuntimePrediction is the replay at the recommended limit with the CPU
@@ -143,7 +151,21 @@ func AddRuntime(a *Advice, d *Demand, f *RuntimeFacts, warning string, o Options
 		}
 	}
 	ra.SetRecommended, ra.Why = judgeRuntime(ra)
+	ra.DelayBound = delayBound(r)
 	return nil
+}
+
+// delayBound is the side the replay's delays err on for the recommendation
+// r: "upper" for a demand rebuilt from throttled samples, "lower" for one
+// whose throttled part was never seen, "" otherwise.
+func delayBound(r Recommendation) string {
+	switch {
+	case r.Reconstructed && !r.LowerBound:
+		return "upper"
+	case r.LowerBound && !r.Reconstructed:
+		return "lower"
+	}
+	return ""
 }
 
 // RuntimeAt is f's runtime advice without the replay: its parallelism
@@ -170,11 +192,12 @@ func RuntimeAt(f *RuntimeFacts, nowMilli, recMilli int64) *RuntimeAdvice {
 
 // MinParallelism is the fewest threads advise recommends for a runtime:
 // 2 for a JVM, whose ergonomics at one processor switch to the serial
-// collector (a cost the CPU replay cannot see: at
-// 300m, -XX:ActiveProcessorCount=1 measured a worse p99 than 8 in both runs
-// of docs/runtimes.md), 1 for the others.
+// collector, and 2 for Go, as Go's own container default (1.25) keeps: one
+// thread runs the requests that arrive together one after another, a wait
+// shorter than the 10 ms samples that the CPU replay cannot see
+// (f15-gomaxprocs; docs/runtimes.md measures both); 1 for the others.
 func MinParallelism(runtime string) int {
-	if runtime == "jvm" {
+	if runtime == "jvm" || runtime == "go" {
 		return 2
 	}
 	return 1
@@ -315,6 +338,12 @@ func RuntimeLine(a *Advice) string {
 		if rec.QueueP99Ms > 0 {
 			s += fmt.Sprintf(" and +%.1f ms waiting for a thread", rec.QueueP99Ms)
 		}
+	}
+	switch ra.DelayBound {
+	case "upper":
+		s += " (delays at most: rebuilt from throttled samples)"
+	case "lower":
+		s += " (delays at least: the demand above the limit was not seen)"
 	}
 	if ra.SetRecommended {
 		return s + ". Set " + ra.RecommendedSetting + " with the limit."

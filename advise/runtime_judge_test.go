@@ -1,6 +1,7 @@
 package advise
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,5 +76,59 @@ func TestQueueAt(t *testing.T) {
 	}
 	if q, ok := queueAt(d, 2, Options{}); ok {
 		t.Errorf("bound to its own two threads: queueing %.1f ms, want none", q)
+	}
+}
+
+// TestRuntimeDelayBound: the runtime's predicted delays are called upper
+// bounds where the demand was rebuilt from throttled samples, lower bounds
+// where its throttled part was never seen, neither otherwise; the line says
+// so.
+func TestRuntimeDelayBound(t *testing.T) {
+	for _, c := range []struct {
+		rebuilt, lower bool
+		bound, says    string
+	}{
+		{false, false, "", ""},
+		{true, false, "upper", "delays at most"},
+		{false, true, "lower", "delays at least"},
+		{true, true, "", ""},
+	} {
+		r := Recommendation{Reconstructed: c.rebuilt, LowerBound: c.lower}
+		r.LimitMilli = 500
+		got := delayBound(r)
+		ra := &RuntimeAdvice{Runtime: "go", Setting: "GOMAXPROCS", AtRecommended: 1, Recommended: 1, RecommendedSetting: "GOMAXPROCS=1",
+			Predicted: []RuntimePrediction{{Parallelism: 1, Cores: 1, DelayP99Ms: 120}}, DelayBound: got}
+		line := RuntimeLine(&Advice{Recommendation: r, Runtime: ra})
+		if got != c.bound || c.says != "" && !strings.Contains(line, c.says) || c.says == "" && strings.Contains(line, "delays at") {
+			t.Errorf("rebuilt %v, lower bound %v: bound %q, line %q; want %q saying %q", c.rebuilt, c.lower, got, line, c.bound, c.says)
+		}
+	}
+}
+
+// TestRuntimeAtFloor: under a limit below one CPU the value recommended to
+// Go and to a JVM is 2, not the limit rounded up (one thread queues
+// requests: f15-gomaxprocs), and 1 to a runtime without that floor; never
+// more than the CPUs.
+func TestRuntimeAtFloor(t *testing.T) {
+	for _, c := range []struct {
+		runtime   string
+		cpus      int
+		recMilli  int64
+		want      int
+		wantSpelt string
+	}{
+		{"go", 2, 470, 2, "N=2"},
+		{"jvm", 2, 510, 2, "N=2"},
+		{"node", 2, 470, 1, "N=1"},
+		{"go", 1, 470, 1, "N=1"},
+		{"go", 8, 2300, 3, "N=3"},
+	} {
+		f := &RuntimeFacts{Runtime: c.runtime, CPUs: c.cpus,
+			Procs: func(float64) (int, string) { return 8, "set" },
+			Spell: func(n int) string { return "N=" + strconv.Itoa(n) }}
+		ra := RuntimeAt(f, 300, c.recMilli)
+		if ra.Recommended != c.want || ra.RecommendedSetting != c.wantSpelt {
+			t.Errorf("%s on %d CPUs under %dm: recommended %d (%q), want %d", c.runtime, c.cpus, c.recMilli, ra.Recommended, ra.RecommendedSetting, c.want)
+		}
 	}
 }

@@ -151,7 +151,7 @@ func TestAdviseRuntimeFake(t *testing.T) {
 				t.Errorf("runnable %d on %d CPUs, want 1 on 2", ra.RunnableThreads, ra.CPUs)
 			}
 			rec := a.Recommendation.LimitMilli
-			want := min(2, max(advise.MinParallelism(c.kind), int((rec+999)/1000))) // a JVM: at least 2 (its serial ergonomics at 1)
+			want := min(2, max(advise.MinParallelism(c.kind), int((rec+999)/1000))) // Go and a JVM: at least 2 (one thread queues; a JVM's serial ergonomics at 1)
 			if ra.Recommended != want || ra.RecommendedSetting != strings.Replace(c.set, "=1", "="+strconv.Itoa(want), 1) {
 				t.Errorf("recommended %d (%q) under %dm, want %d", ra.Recommended, ra.RecommendedSetting, rec, want)
 			}
@@ -239,6 +239,7 @@ func TestRuntimeSchemaRefuses(t *testing.T) {
 		"unknown guessed":  {`"runtime":"go"`, `"runtime":"unknown"`},
 		"count as string":  {`"setting_value":8`, `"setting_value":"8"`},
 		"unknown field":    {`"setting_value":8`, `"setting_value":8,"gomaxprocs":8`},
+		"bound not a side": {`"setting_value":8`, `"setting_value":8,"added_delay_bound":"exact"`},
 	} {
 		if !bytes.Contains(js, []byte(c[0])) {
 			t.Fatalf("%s: the advice lacks %s", name, c[0])
@@ -246,5 +247,8 @@ func TestRuntimeSchemaRefuses(t *testing.T) {
 		if err := schematest.Validate(bytes.Replace(js, []byte(c[0]), []byte(c[1]), 1)); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+	if err := schematest.Validate(bytes.Replace(js, []byte(`"setting_value":8`), []byte(`"setting_value":8,"added_delay_bound":"upper"`), 1)); err != nil {
+		t.Errorf("an upper bound refused: %v", err)
 	}
 }

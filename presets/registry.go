@@ -66,6 +66,7 @@ var presets = []*Preset{
 	f12Weights,
 	f13CpuBurst,
 	f14Pinning,
+	f15Gomaxprocs,
 }
 
 // quickQoS scales the QoS-paper presets from 4 cores: requests, limits and
