@@ -62,6 +62,7 @@ func TestGoldenOnAPIServer(t *testing.T) {
 			applied++
 			if d.GetKind() == "Pod" && d.GetLabels()["app.kubernetes.io/component"] == "server" {
 				checkQoS(t, f, e, out)
+				checkPodResources(t, f, d, out)
 			}
 		}
 		for _, warning := range w.Take() {
@@ -122,4 +123,24 @@ func checkQoS(t *testing.T, file string, e *experiment.Experiment, pod *unstruct
 		return
 	}
 	t.Errorf("%s: pod %s has config label %q, which is no config", file, pod.GetName(), config)
+}
+
+// checkPodResources: a pod-level limit the API server kept (it drops
+// spec.resources where the PodLevelResources feature is off), and the pod's
+// request defaulted to its limit as the kubelet's pod group takes it.
+func checkPodResources(t *testing.T, file string, sent, got *unstructured.Unstructured) {
+	t.Helper()
+	want, ok, _ := unstructured.NestedString(sent.Object, "spec", "resources", "limits", "cpu")
+	if !ok || got == nil {
+		return
+	}
+	limit, _, _ := unstructured.NestedString(got.Object, "spec", "resources", "limits", "cpu")
+	request, _, _ := unstructured.NestedString(got.Object, "spec", "resources", "requests", "cpu")
+	sentRequest, hasRequest, _ := unstructured.NestedString(sent.Object, "spec", "resources", "requests", "cpu")
+	if !hasRequest {
+		sentRequest = want
+	}
+	if limit != want || request != sentRequest {
+		t.Errorf("%s: pod %s: the API server has pod-level cpu limit %q request %q, sent limit %q request %q", file, got.GetName(), limit, request, want, sentRequest)
+	}
 }

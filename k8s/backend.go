@@ -104,9 +104,6 @@ func RESTConfig(kubeconfig, kubecontext string) (*rest.Config, error) {
 // missing, and describes the cluster.
 func (x *Backend) Prepare(ctx context.Context, e *experiment.Experiment) (record.Env, error) {
 	x.e = e
-	if err := e.RefusePod("kubernetes"); err != nil {
-		return record.Env{}, err
-	}
 	cfg := x.opt.Config
 	if cfg == nil {
 		var err error
@@ -294,8 +291,8 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 	if err := WaitReady(ctx, x.cs, ns, names, x.opt.ReadyTimeout, x.opt.Poll, x.opt.Log); err != nil {
 		return nil, err
 	}
-	for _, p := range co.Instances {
-		rs.Instances = append(rs.Instances, p.Name)
+	for _, s := range co.Servers {
+		rs.Instances = append(rs.Instances, s.Name)
 	}
 
 	if w := co.Warmups[li]; w != nil {
@@ -311,9 +308,9 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 	}
 
 	// Each server measures itself from now on.
-	for i, p := range co.Instances {
-		if err := podHTTP(ctx, x.cfg, x.cs, ns, p.Name, co.Ports[i], "POST", "/cgroup/start", nil); err != nil {
-			return nil, fmt.Errorf("starting the measurement of %s: %w", p.Name, err)
+	for _, s := range co.Servers {
+		if err := podHTTP(ctx, x.cfg, x.cs, ns, s.Pod, s.Port, "POST", "/cgroup/start", nil); err != nil {
+			return nil, fmt.Errorf("starting the measurement of %s: %w", s.Name, err)
 		}
 	}
 	job := co.Loads[li]
@@ -326,18 +323,18 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 	if loadErr != nil {
 		return nil, loadErr
 	}
-	windows := make([]*server.CgroupWindow, len(co.Instances))
-	statuses := make([]server.CgroupStatus, len(co.Instances))
-	for i, p := range co.Instances {
+	windows := make([]*server.CgroupWindow, len(co.Servers))
+	statuses := make([]server.CgroupStatus, len(co.Servers))
+	for i, s := range co.Servers {
 		var w server.CgroupWindow
-		if err := podHTTP(context.WithoutCancel(ctx), x.cfg, x.cs, ns, p.Name, co.Ports[i], "POST", "/cgroup/stop", &w); err != nil {
-			return nil, fmt.Errorf("ending the measurement of %s: %w", p.Name, err)
+		if err := podHTTP(context.WithoutCancel(ctx), x.cfg, x.cs, ns, s.Pod, s.Port, "POST", "/cgroup/stop", &w); err != nil {
+			return nil, fmt.Errorf("ending the measurement of %s: %w", s.Name, err)
 		}
 		if w.Err != "" || w.After == nil || w.Before == nil {
-			return nil, fmt.Errorf("the measurement of %s failed: %s", p.Name, w.Err)
+			return nil, fmt.Errorf("the measurement of %s failed: %s", s.Name, w.Err)
 		}
 		windows[i] = &w
-		if err := podHTTP(ctx, x.cfg, x.cs, ns, p.Name, co.Ports[i], "GET", "/cgroup", &statuses[i]); err != nil {
+		if err := podHTTP(ctx, x.cfg, x.cs, ns, s.Pod, s.Port, "GET", "/cgroup", &statuses[i]); err != nil {
 			return nil, err
 		}
 	}
