@@ -21,6 +21,11 @@
 #    directory) and checks them: the limited pods' cgroups had quota
 #    25000/100000 and were throttled, and the limited p99 is above the
 #    unlimited p99;
+#    Then examples/pod-limit.yaml the same way: its pod config is one pod
+#    whose containers are the instances under a pod-level limit; the check
+#    wants each container's own quota, the pod cgroup's 80000/100000 (read
+#    through the kubelet's cAdvisor) and the pod cgroup throttled.
+#    E2E_K8S_ONLY=pod runs the rig and this step alone.
 # 6. tears everything down, also on failure and Ctrl-C: processes (the
 #    pods' too), mounts, the kubepods cgroups, iptables chains the kubelet
 #    added, the sysctls it changed, the directories.
@@ -30,6 +35,19 @@ REPO=$(pwd)
 
 RIG=e2e-k8s
 . hack/k8s-rig.sh
+
+# --- the pod-level step ---------------------------------------------------------
+pod_step() {
+	say "running examples/pod-limit.yaml with the kubernetes backend (a pod-level limit)"
+	bin/throttlelab run examples/pod-limit.yaml --backend kubernetes --kubeconfig "$KC" --host-network \
+		--image "throttlelab:$VERSION" --out "$E2E_OUT/pod-limit" --ready-timeout 2m || { say "the pod-level run failed" >&2; exit 1; }
+	go run ./hack/e2e-k8s/check -pod -dir "$E2E_OUT/pod-limit"
+}
+if [ "${E2E_K8S_ONLY:-}" = pod ]; then
+	pod_step
+	say "passed (the pod-level step only)"
+	exit 0
+fi
 
 # --- the experiment -----------------------------------------------------------
 say "running examples/limits.yaml with the kubernetes backend"
@@ -79,4 +97,5 @@ bin/throttlelab run --resume "$E2E_OUT/killed" --kubeconfig "$KC" --host-network
 grep -q "removed .* objects a killed run of limits left" "$work/resumed.log" || { say "the resumed run did not remove the killed run's objects" >&2; tail -20 "$work/resumed.log" >&2; exit 1; }
 go run ./hack/e2e-k8s/check -dir "$E2E_OUT/killed"
 say "SIGKILL during the load, then --resume: leftovers removed by label, experiment finished"
+pod_step
 say "passed"

@@ -307,6 +307,21 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 		}
 	}
 
+	// The pod group of a pod block: cAdvisor's first reading taken after
+	// the warm-up, the load's window's start.
+	var podBefore *podSample
+	var podNode, podUID string
+	if co.Pod != nil {
+		if podNode, podUID, err = x.podIdentity(ctx, co.Pod.Name); err != nil {
+			return nil, err
+		}
+		s, err := readPodGroup(ctx, x.cs, podNode, ns, co.Pod.Name, podUID, time.Now(), podGroupWait, x.opt.Poll)
+		if err != nil {
+			fmt.Fprintf(x.opt.Log, "throttlelab: the pod group of %s will not be recorded: %v\n", co.Pod.Name, err)
+		} else {
+			podBefore = &s
+		}
+	}
 	// Each server measures itself from now on.
 	for _, s := range co.Servers {
 		if err := podHTTP(ctx, x.cfg, x.cs, ns, s.Pod, s.Port, "POST", "/cgroup/start", nil); err != nil {
@@ -340,6 +355,18 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if podBefore != nil {
+		after, err := readPodGroup(ctx, x.cs, podNode, ns, co.Pod.Name, podUID, start.Add(time.Duration(rs.Seconds*float64(time.Second))), podGroupWait, x.opt.Poll)
+		if err != nil {
+			fmt.Fprintf(x.opt.Log, "throttlelab: the pod group of %s will not be recorded: %v\n", co.Pod.Name, err)
+		} else {
+			g := podGroupOf(run.ID(), co.Pod.Name, podNode, *podBefore, after, rs.Seconds)
+			if err := record.WriteJSON(filepath.Join(dir, PodGroupFile), g); err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(x.opt.Log, "pod group %s: quota %d/%d, throttled %d of %d periods, %.3f cores\n", co.Pod.Name, g.QuotaUsec, g.PeriodUsec, g.CPUStat.ThrottledPeriods, g.CPUStat.Periods, g.UsageCores)
+		}
 	}
 	return rs, x.assemble(ctx, run, co, rs, windows, statuses, dir)
 }
@@ -546,11 +573,11 @@ func (x *Backend) assemble(ctx context.Context, run experiment.Run, co *ConfigOb
 	// Where each server pod ran and what its cgroup really had.
 	var pods []record.KubePod
 	for i, name := range rs.Instances {
-		p, err := x.cs.CoreV1().Pods(x.m.Namespace.Name).Get(ctx, name, metav1.GetOptions{})
+		p, err := x.cs.CoreV1().Pods(x.m.Namespace.Name).Get(ctx, co.Servers[i].Pod, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		kp := record.KubePod{Run: run.ID(), Pod: name, Node: p.Spec.NodeName, QoS: string(p.Status.QOSClass), CgroupVersion: statuses[i].Version, Group: statuses[i].Dir}
+		kp := record.KubePod{Run: run.ID(), Pod: p.Name, Node: p.Spec.NodeName, QoS: string(p.Status.QOSClass), CgroupVersion: statuses[i].Version, Group: statuses[i].Dir}
 		if l := statuses[i].Limits; l != nil {
 			kp.QuotaUsec, kp.PeriodUsec, kp.Shares, kp.Weight, kp.LimitCores = l.QuotaUsec, l.PeriodUsec, l.Shares, l.Weight, l.LimitCores
 		}
@@ -562,6 +589,20 @@ func (x *Backend) assemble(ctx context.Context, run experiment.Run, co *ConfigOb
 	}
 	x.kube.Pods = append(x.kube.Pods, pods...)
 	return record.WriteJSON(filepath.Join(dir, record.PodsFile), pods)
+}
+
+// podGroupWait bounds the wait for a cAdvisor reading of a pod group newer
+// than a moment: the kubelet's cAdvisor refreshes every 10-15 s.
+const podGroupWait = time.Minute
+
+// podIdentity returns the node and UID of a pod (its cgroup is named after
+// the UID).
+func (x *Backend) podIdentity(ctx context.Context, pod string) (node, uid string, err error) {
+	p, err := x.cs.CoreV1().Pods(x.m.Namespace.Name).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		return "", "", fmt.Errorf("reading pod %s: %w", pod, err)
+	}
+	return p.Spec.NodeName, string(p.UID), nil
 }
 
 // onceWarnings writes each distinct API server warning once.

@@ -5,6 +5,13 @@
 // local backend. It prints the figures and exits 1 on a failed check.
 //
 //	go run ./hack/e2e-k8s/check -dir RESULTS
+//
+// With -pod it judges examples/pod-limit.yaml instead: the pod config ran
+// as one pod whose containers had their own 600m quotas, its pod cgroup
+// (read through the kubelet's cAdvisor) had the pod-level 800m quota and
+// was throttled, and the per-container config's pods had 400m each.
+//
+//	go run ./hack/e2e-k8s/check -pod -dir RESULTS
 package main
 
 import (
@@ -14,13 +21,19 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/throttlelab/throttlelab/k8s"
 	"github.com/throttlelab/throttlelab/record"
 )
 
 func main() {
 	dir := flag.String("dir", "", "results directory")
+	pod := flag.Bool("pod", false, "judge a run of examples/pod-limit.yaml")
 	flag.Parse()
-	if err := check(*dir); err != nil {
+	run := check
+	if *pod {
+		run = checkPod
+	}
+	if err := run(*dir); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e-k8s check: FAILED: %v\n", err)
 		os.Exit(1)
 	}
@@ -80,4 +93,65 @@ func check(dir string) error {
 	}
 	fmt.Println("e2e-k8s check: passed")
 	return nil
+}
+
+// checkPod judges a results directory of examples/pod-limit.yaml.
+func checkPod(dir string) error {
+	e, env, runs, err := record.ReadResults(dir)
+	if err != nil {
+		return err
+	}
+	if env.Backend != "kubernetes" || len(runs) != len(e.Runs()) {
+		return fmt.Errorf("backend %q, %d of %d runs finished", env.Backend, len(runs), len(e.Runs()))
+	}
+	for _, r := range runs {
+		var pods []record.KubePod
+		if err := readJSON(filepath.Join(dir, "runs", r.ID, record.PodsFile), &pods); err != nil {
+			return err
+		}
+		want, names := int64(40000), map[string]bool{}
+		if r.Config == "pod" {
+			want = 60000
+		}
+		for _, p := range pods {
+			names[p.Pod] = true
+			if p.QuotaUsec != want || p.PeriodUsec != 100000 {
+				return fmt.Errorf("run %s: a container of pod %s had quota %d/%d, want %d/100000", r.ID, p.Pod, p.QuotaUsec, p.PeriodUsec, want)
+			}
+		}
+		line := fmt.Sprintf("run %s: %d requests, p99 %.1f ms, containers throttled %d of %d periods, %d containers in %d pods",
+			r.ID, r.Summary.Requests, r.Summary.Latency.P99, r.Total.ThrottledPeriods, r.Total.Periods, len(pods), len(names))
+		if r.Config != "pod" {
+			if len(pods) != 2 || len(names) != 2 {
+				return fmt.Errorf("%s: want 2 containers in 2 pods", line)
+			}
+			fmt.Println(line)
+			continue
+		}
+		if len(pods) != 2 || len(names) != 1 {
+			return fmt.Errorf("%s: want 2 containers in 1 pod", line)
+		}
+		var g k8s.PodGroup
+		if err := readJSON(filepath.Join(dir, "runs", r.ID, k8s.PodGroupFile), &g); err != nil {
+			return fmt.Errorf("run %s: the pod group: %w", r.ID, err)
+		}
+		fmt.Printf("%s; pod group %s: quota %d/%d, throttled %d of %d periods (%.1f ms), %.3f cores over the load, window %.1f s\n", line,
+			g.Group, g.QuotaUsec, g.PeriodUsec, g.CPUStat.ThrottledPeriods, g.CPUStat.Periods, float64(g.CPUStat.ThrottledUsec)/1000, g.UsageCores, g.WindowSec)
+		if g.QuotaUsec != 80000 || g.PeriodUsec != 100000 {
+			return fmt.Errorf("run %s: the pod group had quota %d/%d, want the pod-level 80000/100000", r.ID, g.QuotaUsec, g.PeriodUsec)
+		}
+		if g.CPUStat.ThrottledPeriods == 0 || g.CPUStat.Periods == 0 {
+			return fmt.Errorf("run %s: the pod group was never throttled (%+v)", r.ID, g.CPUStat)
+		}
+	}
+	fmt.Println("e2e-k8s check (pod-level): passed")
+	return nil
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, v)
 }
