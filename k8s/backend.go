@@ -282,8 +282,13 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 	}
 	var names []string
 	for _, p := range append(append([]*corev1.Pod{}, co.Instances...), co.Neighbours...) {
-		if _, err := x.cs.CoreV1().Pods(ns).Create(ctx, p.DeepCopy(), metav1.CreateOptions{}); err != nil {
+		made, err := x.cs.CoreV1().Pods(ns).Create(ctx, p.DeepCopy(), metav1.CreateOptions{})
+		if err != nil {
 			return nil, fmt.Errorf("creating pod %s: %w", p.Name, err)
+		}
+		if p.Spec.Resources != nil && made.Spec.Resources == nil {
+			// An API server without the feature drops the field silently.
+			return nil, fmt.Errorf("%w: pod %s lost its spec.resources: the cluster does not have pod-level resources (Kubernetes 1.34+, feature gate PodLevelResources): use a newer cluster, or the local backend", ErrPodLevelDropped, p.Name)
 		}
 		names = append(names, p.Name)
 	}
@@ -590,6 +595,9 @@ func (x *Backend) assemble(ctx context.Context, run experiment.Run, co *ConfigOb
 	x.kube.Pods = append(x.kube.Pods, pods...)
 	return record.WriteJSON(filepath.Join(dir, record.PodsFile), pods)
 }
+
+// ErrPodLevelDropped is a pod-level limit the cluster did not keep.
+var ErrPodLevelDropped = errors.New("pod-level resources dropped")
 
 // podGroupWait bounds the wait for a cAdvisor reading of a pod group newer
 // than a moment: the kubelet's cAdvisor refreshes every 10-15 s.
