@@ -367,7 +367,7 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 			fmt.Fprintf(x.opt.Log, "throttlelab: the pod group of %s will not be recorded: %v\n", co.Pod.Name, err)
 		} else {
 			g := podGroupOf(run.ID(), co.Pod.Name, podNode, *podBefore, after, rs.Seconds)
-			if err := record.WriteJSON(filepath.Join(dir, PodGroupFile), g); err != nil {
+			if err := record.WriteJSON(filepath.Join(dir, record.PodGroupFile), g); err != nil {
 				return nil, err
 			}
 			fmt.Fprintf(x.opt.Log, "pod group %s: quota %d/%d, throttled %d of %d periods, %.3f cores\n", co.Pod.Name, g.QuotaUsec, g.PeriodUsec, g.CPUStat.ThrottledPeriods, g.CPUStat.Periods, g.UsageCores)

@@ -13,35 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/throttlelab/throttlelab/cgroup"
+	"github.com/throttlelab/throttlelab/record"
 )
-
-// PodGroupFile is the kubernetes backend's record of a run's pod-level
-// group, for a config with a pod block (in the run's directory).
-const PodGroupFile = "pod-group.json"
-
-// PodGroup is what the pod's own cgroup (the kubelet's pod directory under
-// kubepods, holding the pod-level limit) did over a run's load, as the
-// kubelet's cAdvisor reports it: a server reads only its own container's
-// group, which is inside it.
-type PodGroup struct {
-	Run  string `json:"run"`
-	Pod  string `json:"pod"`
-	Node string `json:"node"`
-	// Group is the pod cgroup's path (cAdvisor's id).
-	Group      string `json:"group"`
-	QuotaUsec  int64  `json:"quota_usec"`
-	PeriodUsec uint64 `json:"period_usec"`
-	// CPUStat is the group's counts over the window; cAdvisor has no
-	// nr_bursts or pressure.
-	CPUStat cgroup.CPUStat `json:"cpu_stat"`
-	// UsageCores is the group's use over the load's duration (the window
-	// holds idle time around it, see WindowSec).
-	UsageCores float64 `json:"usage_cores"`
-	// WindowSec is the time between the two readings: cAdvisor refreshes
-	// its figures every 10-15 s, so the window holds the load and some
-	// idle time around it, never the warm-up.
-	WindowSec float64 `json:"window_sec"`
-}
 
 // podSample is one reading of a pod cgroup from cAdvisor.
 type podSample struct {
@@ -129,7 +102,8 @@ func parsePodSample(b []byte, ns, pod, uid string) (podSample, error) {
 	return s, nil
 }
 
-// readPodGroup reads the pod's group from the kubelet's cAdvisor metrics
+// readPodGroup reads the pod's group (a server reads only its own
+// container's group, which is inside it) from the kubelet's cAdvisor metrics
 // through the API server's node proxy, waiting (up to timeout, polling
 // every poll) for a reading taken after since: cAdvisor refreshes its
 // figures every 10-15 s.
@@ -160,8 +134,8 @@ func readPodGroup(ctx context.Context, cs kubernetes.Interface, node, ns, pod, u
 
 // podGroupOf is the pod group's record over a window from two readings;
 // loadSec is the load's duration.
-func podGroupOf(run, pod, node string, before, after podSample, loadSec float64) PodGroup {
-	g := PodGroup{Run: run, Pod: pod, Node: node, Group: after.group, QuotaUsec: after.quotaUsec, PeriodUsec: after.periodUsec,
+func podGroupOf(run, pod, node string, before, after podSample, loadSec float64) record.PodGroup {
+	g := record.PodGroup{Run: run, Pod: pod, Node: node, Group: after.group, QuotaUsec: after.quotaUsec, PeriodUsec: after.periodUsec,
 		CPUStat: after.stat.Sub(before.stat), WindowSec: after.at.Sub(before.at).Seconds()}
 	if loadSec > 0 {
 		g.UsageCores = float64(after.usageUsec-before.usageUsec) / 1e6 / loadSec

@@ -21,7 +21,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/throttlelab/throttlelab/k8s"
 	"github.com/throttlelab/throttlelab/record"
 )
 
@@ -131,8 +130,8 @@ func checkPod(dir string) error {
 		if len(pods) != 2 || len(names) != 1 {
 			return fmt.Errorf("%s: want 2 containers in 1 pod", line)
 		}
-		var g k8s.PodGroup
-		if err := readJSON(filepath.Join(dir, "runs", r.ID, k8s.PodGroupFile), &g); err != nil {
+		var g record.PodGroup
+		if err := readJSON(filepath.Join(dir, "runs", r.ID, record.PodGroupFile), &g); err != nil {
 			return fmt.Errorf("run %s: the pod group: %w", r.ID, err)
 		}
 		fmt.Printf("%s; pod group %s: quota %d/%d, throttled %d of %d periods (%.1f ms), %.3f cores over the load, window %.1f s\n", line,
