@@ -112,7 +112,14 @@ func readPodGroup(ctx context.Context, cs kubernetes.Interface, node, ns, pod, u
 	for {
 		b, err := cs.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes", node, "proxy", "metrics", "cadvisor").DoRaw(ctx)
 		if err != nil {
-			return podSample{}, fmt.Errorf("reading the kubelet's cAdvisor metrics on node %s: %w (the pod group's figures need get on nodes/proxy)", node, err)
+			// The API server's own words are in the body: "address not
+			// allowed" for a node on loopback (it proxies to global
+			// unicast addresses only), forbidden without nodes/proxy.
+			body := strings.TrimSpace(string(b))
+			if len(body) > 200 {
+				body = body[:200]
+			}
+			return podSample{}, fmt.Errorf("reading the kubelet's cAdvisor metrics through the node proxy of %s: %w: %s (the pod group's figures need get on nodes/proxy and a node address the API server proxies to)", node, err, body)
 		}
 		s, err := parsePodSample(b, ns, pod, uid)
 		if err == nil && !s.at.Before(since) {

@@ -15,18 +15,27 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/record"
 )
+
+// hostPodCgroups is a directory of the rig's last readings of each pod
+// cgroup with a quota (hack/e2e-k8s.sh's watch_pod_cgroups).
+var hostPodCgroups string
 
 func main() {
 	dir := flag.String("dir", "", "results directory")
 	pod := flag.Bool("pod", false, "judge a run of examples/pod-limit.yaml")
+	flag.StringVar(&hostPodCgroups, "host-pod-cgroups", "", "with -pod: the rig's readings of the pod cgroups from the host, for a node the API server cannot proxy to")
 	flag.Parse()
 	run := check
 	if *pod {
@@ -132,7 +141,15 @@ func checkPod(dir string) error {
 		}
 		var g record.PodGroup
 		if err := readJSON(filepath.Join(dir, "runs", r.ID, record.PodGroupFile), &g); err != nil {
-			return fmt.Errorf("run %s: the pod group: %w", r.ID, err)
+			if !errors.Is(err, os.ErrNotExist) || hostPodCgroups == "" {
+				return fmt.Errorf("run %s: the pod group: %w", r.ID, err)
+			}
+			// The backend could not read it (a node on loopback): the
+			// host's reading of the pod's cgroup, from its start.
+			fmt.Printf("run %s: no %s (the backend could not reach cAdvisor), the host's reading instead\n", r.ID, record.PodGroupFile)
+			if g, err = hostPodGroup(hostPodCgroups); err != nil {
+				return fmt.Errorf("run %s: %w", r.ID, err)
+			}
 		}
 		fmt.Printf("%s; pod group %s: quota %d/%d, throttled %d of %d periods (%.1f ms), %.3f cores over the load, window %.1f s\n", line,
 			g.Group, g.QuotaUsec, g.PeriodUsec, g.CPUStat.ThrottledPeriods, g.CPUStat.Periods, float64(g.CPUStat.ThrottledUsec)/1000, g.UsageCores, g.WindowSec)
@@ -153,4 +170,43 @@ func readJSON(path string, v any) error {
 		return err
 	}
 	return json.Unmarshal(b, v)
+}
+
+// hostPodGroup reads the one pod cgroup with a quota of 80000 among the
+// rig's readings: "group DIR", "quota QUOTA PERIOD" (v1) or "quota max
+// PERIOD" (v2), then its cpu.stat.
+func hostPodGroup(dir string) (record.PodGroup, error) {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.txt"))
+	var found []record.PodGroup
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return record.PodGroup{}, err
+		}
+		var g record.PodGroup
+		stat := &bytes.Buffer{}
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, _ := strings.Cut(line, " ")
+			switch k {
+			case "group":
+				g.Group = v
+			case "quota":
+				if _, err := fmt.Sscan(v, &g.QuotaUsec, &g.PeriodUsec); err != nil {
+					return g, fmt.Errorf("%s: quota %q: %w", f, v, err)
+				}
+			default:
+				stat.WriteString(line + "\n")
+			}
+		}
+		if g.CPUStat, err = cgroup.ParseCPUStat(stat.Bytes()); err != nil {
+			return g, fmt.Errorf("%s: %w", f, err)
+		}
+		if g.QuotaUsec == 80000 {
+			found = append(found, g)
+		}
+	}
+	if len(found) != 1 {
+		return record.PodGroup{}, fmt.Errorf("%d pod cgroups with the pod-level quota 80000 among the host's readings (%d files in %s), want 1", len(found), len(files), dir)
+	}
+	return found[0], nil
 }
