@@ -41,8 +41,6 @@ type Group struct {
 	parent   *Group
 	children int
 	rate     float64
-	// slackArmed: the slack timer is pending (slack_started).
-	slackArmed bool
 }
 
 // rq is a group's run queue on one core (the kernel's per-CPU cfs_rq).
@@ -256,42 +254,6 @@ func (g *Group) returnSlack(m *Machine, c int) {
 	}
 	// The kernel hands returned runtime to throttled cores from its slack timer
 	// (5 ms later), and only when more than a slice is free.
-	if g.Pool > float64(m.p.Slice) && len(g.throttledRqs) > 0 {
-		g.startSlack(m)
-	}
-}
-
-// The kernel's slack timer: cfs_bandwidth_slack_period, and how close the
-// period's refill may be for the slack timer to leave the runtime to it
-// (min_bandwidth_expiration).
-const (
-	slackPeriod            = 5 * time.Millisecond
-	minBandwidthExpiration = 2 * time.Millisecond
-)
-
-// startSlack arms the group's slack timer (start_cfs_slack_bandwidth): not
-// when the period's refill comes within the slack period and 2 ms (it will
-// hand the runtime out), nor again while armed (an armed timer is not pushed
-// forwards).
-func (g *Group) startSlack(m *Machine) {
-	if g.slackArmed || g.NextTick(m.now, g.phase)-m.now < slackPeriod+minBandwidthExpiration {
-		return
-	}
-	g.slackArmed = true
-	m.q.push(m.now+slackPeriod, slackTimer{g}, 0)
-}
-
-type slackTimer struct{ g *Group }
-
-// handle is the slack timer (do_sched_cfs_slack_timer): the returned runtime
-// goes to the throttled cores if more than a slice of it is free and the
-// period's refill is not within 2 ms.
-func (s slackTimer) handle(m *Machine, _ int64) {
-	g := s.g
-	g.slackArmed = false
-	if g.NextTick(m.now, g.phase)-m.now < minBandwidthExpiration {
-		return
-	}
 	if g.Pool > float64(m.p.Slice) && len(g.throttledRqs) > 0 {
 		g.distribute(m)
 	}
