@@ -151,8 +151,12 @@ func checkPod(dir string) error {
 				return fmt.Errorf("run %s: %w", r.ID, err)
 			}
 		}
-		fmt.Printf("%s; pod group %s: quota %d/%d, throttled %d of %d periods (%.1f ms), %.3f cores over the load, window %.1f s\n", line,
-			g.Group, g.QuotaUsec, g.PeriodUsec, g.CPUStat.ThrottledPeriods, g.CPUStat.Periods, float64(g.CPUStat.ThrottledUsec)/1000, g.UsageCores, g.WindowSec)
+		use := fmt.Sprintf(", %.3f cores over the load, window %.1f s", g.UsageCores, g.WindowSec)
+		if g.WindowSec == 0 {
+			use = " since the pod started (the host's reading)"
+		}
+		fmt.Printf("%s; pod group %s: quota %d/%d, throttled %d of %d periods (%.1f ms)%s\n", line,
+			g.Group, g.QuotaUsec, g.PeriodUsec, g.CPUStat.ThrottledPeriods, g.CPUStat.Periods, float64(g.CPUStat.ThrottledUsec)/1000, use)
 		if g.QuotaUsec != 80000 || g.PeriodUsec != 100000 {
 			return fmt.Errorf("run %s: the pod group had quota %d/%d, want the pod-level 80000/100000", r.ID, g.QuotaUsec, g.PeriodUsec)
 		}
