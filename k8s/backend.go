@@ -286,9 +286,8 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 		if err != nil {
 			return nil, fmt.Errorf("creating pod %s: %w", p.Name, err)
 		}
-		if p.Spec.Resources != nil && made.Spec.Resources == nil {
-			// An API server without the feature drops the field silently.
-			return nil, fmt.Errorf("%w: pod %s lost its spec.resources: the cluster does not have pod-level resources (Kubernetes 1.34+, feature gate PodLevelResources): use a newer cluster, or the local backend", ErrPodLevelDropped, p.Name)
+		if err := podLevelKept(p, made); err != nil {
+			return nil, err
 		}
 		names = append(names, p.Name)
 	}
@@ -598,6 +597,16 @@ func (x *Backend) assemble(ctx context.Context, run experiment.Run, co *ConfigOb
 
 // ErrPodLevelDropped is a pod-level limit the cluster did not keep.
 var ErrPodLevelDropped = errors.New("pod-level resources dropped")
+
+// podLevelKept checks that the API server kept a pod's pod-level resources:
+// one without the feature drops the field silently, and the pod would run
+// without the limit.
+func podLevelKept(sent, made *corev1.Pod) error {
+	if sent.Spec.Resources != nil && made.Spec.Resources == nil {
+		return fmt.Errorf("%w: pod %s lost its spec.resources: the cluster does not have pod-level resources (Kubernetes 1.34+, feature gate PodLevelResources): use a newer cluster, or the local backend", ErrPodLevelDropped, sent.Name)
+	}
+	return nil
+}
 
 // podGroupWait bounds the wait for a cAdvisor reading of a pod group newer
 // than a moment: the kubelet's cAdvisor refreshes every 10-15 s.
