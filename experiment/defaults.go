@@ -581,9 +581,9 @@ func (r *resolver) pod(c *Config, path string, m cgroup.WeightMapping) error {
 	return nil
 }
 
-// PodUnapplied says which backends do not apply a pod-level limit: the plan
-// warns with it, and those backends refuse a spec with one.
-const PodUnapplied = "the pod-level limit is applied by the local backend and the simulator only (nested groups): the kubernetes backend refuses the spec"
+// PodUnapplied says where a pod-level limit may not apply: the plan warns
+// with it.
+const PodUnapplied = "the pod-level limit needs Kubernetes 1.34+ (PodLevelResources) with the kubernetes backend, which refuses a cluster that drops it; the local backend and the simulator nest the groups"
 
 // last is the last element of a path: spec.load.timeout -> timeout.
 func last(path string) string {

@@ -85,7 +85,7 @@ func TestPodBlockWarnsUnapplied(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range e.Warnings() {
-		if strings.Contains(w.String(), "pod.cpu") && strings.Contains(w.String(), "local backend and the simulator only") && strings.Contains(w.String(), "kubernetes backend refuses") {
+		if strings.Contains(w.String(), "pod.cpu") && strings.Contains(w.String(), "PodLevelResources") && strings.Contains(w.String(), "refuses a cluster that drops it") {
 			return
 		}
 	}

@@ -2,13 +2,16 @@ package k8s
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/k8s/k8stest"
@@ -62,6 +65,7 @@ func TestGoldenOnAPIServer(t *testing.T) {
 			applied++
 			if d.GetKind() == "Pod" && d.GetLabels()["app.kubernetes.io/component"] == "server" {
 				checkQoS(t, f, e, out)
+				checkPodResources(t, f, d, out)
 			}
 		}
 		for _, warning := range w.Take() {
@@ -122,4 +126,62 @@ func checkQoS(t *testing.T, file string, e *experiment.Experiment, pod *unstruct
 		return
 	}
 	t.Errorf("%s: pod %s has config label %q, which is no config", file, pod.GetName(), config)
+}
+
+// checkPodResources: a pod-level limit the API server kept (it drops
+// spec.resources where the PodLevelResources feature is off), and the pod's
+// request defaulted to its limit as the kubelet's pod group takes it.
+func checkPodResources(t *testing.T, file string, sent, got *unstructured.Unstructured) {
+	t.Helper()
+	want, ok, _ := unstructured.NestedString(sent.Object, "spec", "resources", "limits", "cpu")
+	if !ok || got == nil {
+		return
+	}
+	limit, _, _ := unstructured.NestedString(got.Object, "spec", "resources", "limits", "cpu")
+	request, _, _ := unstructured.NestedString(got.Object, "spec", "resources", "requests", "cpu")
+	sentRequest, hasRequest, _ := unstructured.NestedString(sent.Object, "spec", "resources", "requests", "cpu")
+	if !hasRequest {
+		sentRequest = want
+	}
+	if limit != want || request != sentRequest {
+		t.Errorf("%s: pod %s: the API server has pod-level cpu limit %q request %q, sent limit %q request %q", file, got.GetName(), limit, request, want, sentRequest)
+	}
+}
+
+// TestPodLevelDroppedOnAPIServer: an API server without pod-level resources
+// (the PodLevelResources gate off) takes the pod of a pod block and drops
+// its spec.resources; the backend sees that and stops with
+// ErrPodLevelDropped, naming the gate.
+func TestPodLevelDroppedOnAPIServer(t *testing.T) {
+	bin := k8stest.Binaries(t)
+	cp := k8stest.Start(t, bin, "--feature-gates=PodLevelResources=false,PodLevelResourcesFixKubeletQOSClass=false,PodLevelResourcesFixDefaulting=false,InPlacePodLevelResourcesVerticalScaling=false")
+	cs, err := kubernetes.NewForConfig(cp.RESTConfig(&k8stest.Warnings{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := experiment.LoadFile("../examples/pod-limit.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Render(e, Options{Image: "throttlelab:dev", HostNetwork: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, m.Namespace, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	k8stest.NewApplier(t, cp, &k8stest.Warnings{}).DefaultServiceAccount(ctx, t, m.Namespace.Name)
+	sent := m.Configs[0].Pod
+	made, err := cs.CoreV1().Pods(sent.Namespace).Create(ctx, sent.DeepCopy(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = podLevelKept(sent, made)
+	if !errors.Is(err, ErrPodLevelDropped) || !strings.Contains(err.Error(), "PodLevelResources") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("the pod without its spec.resources: %v, want one line naming the gate", err)
+	}
+	if err := podLevelKept(sent, sent); err != nil {
+		t.Errorf("a pod that kept them: %v", err)
+	}
 }

@@ -104,9 +104,6 @@ func RESTConfig(kubeconfig, kubecontext string) (*rest.Config, error) {
 // missing, and describes the cluster.
 func (x *Backend) Prepare(ctx context.Context, e *experiment.Experiment) (record.Env, error) {
 	x.e = e
-	if err := e.RefusePod("kubernetes"); err != nil {
-		return record.Env{}, err
-	}
 	cfg := x.opt.Config
 	if cfg == nil {
 		var err error
@@ -285,8 +282,12 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 	}
 	var names []string
 	for _, p := range append(append([]*corev1.Pod{}, co.Instances...), co.Neighbours...) {
-		if _, err := x.cs.CoreV1().Pods(ns).Create(ctx, p.DeepCopy(), metav1.CreateOptions{}); err != nil {
+		made, err := x.cs.CoreV1().Pods(ns).Create(ctx, p.DeepCopy(), metav1.CreateOptions{})
+		if err != nil {
 			return nil, fmt.Errorf("creating pod %s: %w", p.Name, err)
+		}
+		if err := podLevelKept(p, made); err != nil {
+			return nil, err
 		}
 		names = append(names, p.Name)
 	}
@@ -294,8 +295,8 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 	if err := WaitReady(ctx, x.cs, ns, names, x.opt.ReadyTimeout, x.opt.Poll, x.opt.Log); err != nil {
 		return nil, err
 	}
-	for _, p := range co.Instances {
-		rs.Instances = append(rs.Instances, p.Name)
+	for _, s := range co.Servers {
+		rs.Instances = append(rs.Instances, s.Name)
 	}
 
 	if w := co.Warmups[li]; w != nil {
@@ -310,10 +311,25 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 		}
 	}
 
+	// The pod group of a pod block: cAdvisor's first reading taken after
+	// the warm-up, the load's window's start.
+	var podBefore *podSample
+	var podNode, podUID string
+	if co.Pod != nil {
+		if podNode, podUID, err = x.podIdentity(ctx, co.Pod.Name); err != nil {
+			return nil, err
+		}
+		s, err := readPodGroup(ctx, x.cs, podNode, ns, co.Pod.Name, podUID, time.Now(), podGroupWait, x.opt.Poll)
+		if err != nil {
+			fmt.Fprintf(x.opt.Log, "throttlelab: the pod group of %s will not be recorded: %v\n", co.Pod.Name, err)
+		} else {
+			podBefore = &s
+		}
+	}
 	// Each server measures itself from now on.
-	for i, p := range co.Instances {
-		if err := podHTTP(ctx, x.cfg, x.cs, ns, p.Name, co.Ports[i], "POST", "/cgroup/start", nil); err != nil {
-			return nil, fmt.Errorf("starting the measurement of %s: %w", p.Name, err)
+	for _, s := range co.Servers {
+		if err := podHTTP(ctx, x.cfg, x.cs, ns, s.Pod, s.Port, "POST", "/cgroup/start", nil); err != nil {
+			return nil, fmt.Errorf("starting the measurement of %s: %w", s.Name, err)
 		}
 	}
 	job := co.Loads[li]
@@ -326,23 +342,35 @@ func (x *Backend) Run(ctx context.Context, run experiment.Run, dir string) (rs *
 	if loadErr != nil {
 		return nil, loadErr
 	}
-	windows := make([]*server.CgroupWindow, len(co.Instances))
-	statuses := make([]server.CgroupStatus, len(co.Instances))
-	for i, p := range co.Instances {
+	windows := make([]*server.CgroupWindow, len(co.Servers))
+	statuses := make([]server.CgroupStatus, len(co.Servers))
+	for i, s := range co.Servers {
 		var w server.CgroupWindow
-		if err := podHTTP(context.WithoutCancel(ctx), x.cfg, x.cs, ns, p.Name, co.Ports[i], "POST", "/cgroup/stop", &w); err != nil {
-			return nil, fmt.Errorf("ending the measurement of %s: %w", p.Name, err)
+		if err := podHTTP(context.WithoutCancel(ctx), x.cfg, x.cs, ns, s.Pod, s.Port, "POST", "/cgroup/stop", &w); err != nil {
+			return nil, fmt.Errorf("ending the measurement of %s: %w", s.Name, err)
 		}
 		if w.Err != "" || w.After == nil || w.Before == nil {
-			return nil, fmt.Errorf("the measurement of %s failed: %s", p.Name, w.Err)
+			return nil, fmt.Errorf("the measurement of %s failed: %s", s.Name, w.Err)
 		}
 		windows[i] = &w
-		if err := podHTTP(ctx, x.cfg, x.cs, ns, p.Name, co.Ports[i], "GET", "/cgroup", &statuses[i]); err != nil {
+		if err := podHTTP(ctx, x.cfg, x.cs, ns, s.Pod, s.Port, "GET", "/cgroup", &statuses[i]); err != nil {
 			return nil, err
 		}
 	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if podBefore != nil {
+		after, err := readPodGroup(ctx, x.cs, podNode, ns, co.Pod.Name, podUID, start.Add(time.Duration(rs.Seconds*float64(time.Second))), podGroupWait, x.opt.Poll)
+		if err != nil {
+			fmt.Fprintf(x.opt.Log, "throttlelab: the pod group of %s will not be recorded: %v\n", co.Pod.Name, err)
+		} else {
+			g := podGroupOf(run.ID(), co.Pod.Name, podNode, *podBefore, after, rs.Seconds)
+			if err := record.WriteJSON(filepath.Join(dir, record.PodGroupFile), g); err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(x.opt.Log, "pod group %s: quota %d/%d, throttled %d of %d periods, %.3f cores\n", co.Pod.Name, g.QuotaUsec, g.PeriodUsec, g.CPUStat.ThrottledPeriods, g.CPUStat.Periods, g.UsageCores)
+		}
 	}
 	return rs, x.assemble(ctx, run, co, rs, windows, statuses, dir)
 }
@@ -549,11 +577,11 @@ func (x *Backend) assemble(ctx context.Context, run experiment.Run, co *ConfigOb
 	// Where each server pod ran and what its cgroup really had.
 	var pods []record.KubePod
 	for i, name := range rs.Instances {
-		p, err := x.cs.CoreV1().Pods(x.m.Namespace.Name).Get(ctx, name, metav1.GetOptions{})
+		p, err := x.cs.CoreV1().Pods(x.m.Namespace.Name).Get(ctx, co.Servers[i].Pod, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		kp := record.KubePod{Run: run.ID(), Pod: name, Node: p.Spec.NodeName, QoS: string(p.Status.QOSClass), CgroupVersion: statuses[i].Version, Group: statuses[i].Dir}
+		kp := record.KubePod{Run: run.ID(), Pod: p.Name, Node: p.Spec.NodeName, QoS: string(p.Status.QOSClass), CgroupVersion: statuses[i].Version, Group: statuses[i].Dir}
 		if l := statuses[i].Limits; l != nil {
 			kp.QuotaUsec, kp.PeriodUsec, kp.Shares, kp.Weight, kp.LimitCores = l.QuotaUsec, l.PeriodUsec, l.Shares, l.Weight, l.LimitCores
 		}
@@ -565,6 +593,33 @@ func (x *Backend) assemble(ctx context.Context, run experiment.Run, co *ConfigOb
 	}
 	x.kube.Pods = append(x.kube.Pods, pods...)
 	return record.WriteJSON(filepath.Join(dir, record.PodsFile), pods)
+}
+
+// ErrPodLevelDropped is a pod-level limit the cluster did not keep.
+var ErrPodLevelDropped = errors.New("pod-level resources dropped")
+
+// podLevelKept checks that the API server kept a pod's pod-level resources:
+// one without the feature drops the field silently, and the pod would run
+// without the limit.
+func podLevelKept(sent, made *corev1.Pod) error {
+	if sent.Spec.Resources != nil && made.Spec.Resources == nil {
+		return fmt.Errorf("%w: pod %s lost its spec.resources: the cluster does not have pod-level resources (Kubernetes 1.34+, feature gate PodLevelResources): use a newer cluster, or the local backend", ErrPodLevelDropped, sent.Name)
+	}
+	return nil
+}
+
+// podGroupWait bounds the wait for a cAdvisor reading of a pod group newer
+// than a moment: the kubelet's cAdvisor refreshes every 10-15 s.
+const podGroupWait = time.Minute
+
+// podIdentity returns the node and UID of a pod (its cgroup is named after
+// the UID).
+func (x *Backend) podIdentity(ctx context.Context, pod string) (node, uid string, err error) {
+	p, err := x.cs.CoreV1().Pods(x.m.Namespace.Name).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		return "", "", fmt.Errorf("reading pod %s: %w", pod, err)
+	}
+	return p.Spec.NodeName, string(p.UID), nil
 }
 
 // onceWarnings writes each distinct API server warning once.

@@ -6,11 +6,13 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/throttlelab/throttlelab/cgroup"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/k8s/manifest"
 	"github.com/throttlelab/throttlelab/loadgen"
@@ -77,8 +79,14 @@ type ConfigObjects struct {
 	// Instances are the server pods, NAME-0, NAME-1, ... as in the local
 	// backend: bare pods, so each instance keeps its name (it is the
 	// X-Instance the records carry) and a crash ends the run rather than
-	// being replaced behind its back.
+	// being replaced behind its back. A config with a pod block has one
+	// pod, named NAME, whose containers are the instances (see Servers).
 	Instances []*corev1.Pod
+	// Servers are the instances, one per container, in order; Pod is set
+	// for a config with a pod block (the pod holding them all and its
+	// pod-level limit).
+	Servers []Server
+	Pod     *corev1.Pod
 	// Neighbours are the config's neighbours (the spec's and its own, probes
 	// aside: a probe runs in the load Job), one pod each, named CONFIG-NAME.
 	Neighbours []*corev1.Pod
@@ -88,8 +96,27 @@ type ConfigObjects struct {
 	// run to its end before the load's Job so that what the servers measure
 	// of themselves covers the load alone; nil without a warm-up.
 	Warmups []*batchv1.Job
-	// Ports are the instances' ports (Port, or with HostNetwork each its own).
-	Ports []int
+}
+
+// Server is one instance of a config: the pod and container it runs in and
+// the port it listens on (Port in a pod of its own; with HostNetwork, or
+// beside other instances in one pod, each its own).
+type Server struct {
+	Name, Pod, Container string
+	Port                 int
+}
+
+// ServerContainer returns an instance's pod and container (nil, nil if the
+// config has none such).
+func (co *ConfigObjects) ServerContainer(s Server) (*corev1.Pod, *corev1.Container) {
+	for _, p := range co.Instances {
+		for i := range p.Spec.Containers {
+			if p.Name == s.Pod && p.Spec.Containers[i].Name == s.Container {
+				return p, &p.Spec.Containers[i]
+			}
+		}
+	}
+	return nil, nil
 }
 
 // Objects returns every object in the order to apply them.
@@ -122,11 +149,6 @@ func Render(e *experiment.Experiment, opt Options) (*Manifests, error) {
 	}
 	if err := checkSpec(e); err != nil {
 		return nil, err
-	}
-	for i, c := range e.Spec.Configs {
-		if c.Pod != nil {
-			return nil, &SpecError{fmt.Sprintf("spec.configs[%d].pod", i), "a pod-level limit is not rendered yet (the instances would run without it): render without the pod block, or run it with the local backend"}
-		}
 	}
 	if opt.RunID == "" {
 		opt.RunID = e.Metadata.Name
@@ -249,24 +271,58 @@ func (b *builder) config(path string, c experiment.Config) (ConfigObjects, error
 	if err != nil {
 		return co, err
 	}
+	if c.Pod != nil {
+		// The instances share one pod: kube-proxy would pick the pod, not
+		// an instance, so the load generator balances over their ports.
+		headless = true
+		co.Service.Spec.ClusterIP = corev1.ClusterIPNone
+	}
 	var targets []string
+	var containers []corev1.Container
 	for i := 0; i < c.Instances; i++ {
 		name, err := b.name(path+".name", c.Name+"-"+strconv.Itoa(i))
 		if err != nil {
 			return co, err
 		}
 		port := b.port()
-		co.Ports = append(co.Ports, port)
-		p := b.pod(name, b.labels("server", c.Name), serverContainer(name, c.Server, res, b.opt, port))
-		if b.opt.HostNetwork {
-			targets = append(targets, fmt.Sprintf("http://127.0.0.1:%d", port))
-		} else if headless {
-			// With a headless Service of the subdomain's name, the pod is
-			// NAME.SERVICE in DNS.
-			p.Spec.Hostname, p.Spec.Subdomain = name, svc
-			targets = append(targets, fmt.Sprintf("http://%s.%s:%d", name, svc, Port))
+		if c.Pod != nil && !b.opt.HostNetwork {
+			port = Port + i // one network namespace: a port each
 		}
-		co.Instances = append(co.Instances, p)
+		sc := serverContainer(name, c.Server, res, b.opt, port)
+		s := Server{Name: name, Pod: name, Container: sc.Name, Port: port}
+		if c.Pod != nil {
+			sc.Name, s.Pod, s.Container = name, c.Name, name
+			if i > 0 {
+				// Port names are one namespace in a pod: the Service's
+				// "http" is the first instance's (DNS only, the load
+				// generator balances).
+				pn := "http-" + strconv.Itoa(i)
+				sc.Ports[0].Name, sc.ReadinessProbe.HTTPGet.Port = pn, intstr.FromString(pn)
+			}
+			containers = append(containers, sc)
+		} else {
+			p := b.pod(name, b.labels("server", c.Name), sc)
+			if headless && !b.opt.HostNetwork {
+				// With a headless Service of the subdomain's name, the pod is
+				// NAME.SERVICE in DNS.
+				p.Spec.Hostname, p.Spec.Subdomain = name, svc
+			}
+			co.Instances = append(co.Instances, p)
+		}
+		co.Servers = append(co.Servers, s)
+		switch {
+		case b.opt.HostNetwork:
+			targets = append(targets, fmt.Sprintf("http://127.0.0.1:%d", port))
+		case headless:
+			targets = append(targets, fmt.Sprintf("http://%s.%s:%d", s.Pod, svc, port))
+		}
+	}
+	if c.Pod != nil {
+		p, err := b.podOf(path, c, svc, containers)
+		if err != nil {
+			return co, err
+		}
+		co.Pod, co.Instances = p, []*corev1.Pod{p}
 	}
 	if !headless && !b.opt.HostNetwork {
 		targets = []string{fmt.Sprintf("http://%s:%d", svc, Port)}
@@ -313,6 +369,66 @@ func (b *builder) config(path string, c experiment.Config) (ConfigObjects, error
 		co.Warmups = append(co.Warmups, warm)
 	}
 	return co, nil
+}
+
+// podOf is the one pod of a config with a pod block: its instances'
+// containers, each with its own resources, under the pod's spec.resources
+// (Kubernetes 1.34+, the PodLevelResources feature): the kubelet writes the
+// pod-level limit on the pod's cgroup, its containers' groups inside it.
+func (b *builder) podOf(path string, c experiment.Config, svc string, containers []corev1.Container) (*corev1.Pod, error) {
+	name, err := b.name(path+".name", c.Name)
+	if err != nil {
+		return nil, err
+	}
+	res, err := podResources(path+".pod.cpu", c)
+	if err != nil {
+		return nil, err
+	}
+	p := b.pod(name, b.labels("server", c.Name), containers[0])
+	p.Spec.Containers = containers
+	p.Spec.Resources = &res
+	if !b.opt.HostNetwork {
+		p.Spec.Hostname, p.Spec.Subdomain = name, svc
+	}
+	return p, nil
+}
+
+// podResources are the pod-level resources of a config with a pod block: its
+// CPU request (the limit if not given) and limit. With pod-level resources the API server takes the
+// pod's QoS class from them alone, so the pod has a memory request and limit
+// (the containers' sum) only where its containers and its CPU make it
+// Guaranteed: the class is then the local backend's, the containers'.
+func podResources(path string, c experiment.Config) (corev1.ResourceRequirements, error) {
+	res, err := resources(path, c.Pod.CPU)
+	if err != nil {
+		return res, err
+	}
+	delete(res.Requests, corev1.ResourceMemory)
+	delete(res.Limits, corev1.ResourceMemory)
+	if _, ok := res.Requests[corev1.ResourceCPU]; !ok {
+		// The API server defaults a pod's request to its containers' sum,
+		// not to its limit as the spec (and the local backend's pod group)
+		// does: given, the pod group's weight is the same on both.
+		if res.Requests == nil {
+			res.Requests = corev1.ResourceList{}
+		}
+		res.Requests[corev1.ResourceCPU] = res.Limits[corev1.ResourceCPU]
+	}
+	own, err := resources(path, c.CPU)
+	if err != nil {
+		return res, err
+	}
+	if _, ok := own.Limits[corev1.ResourceMemory]; ok {
+		if pk, err := c.Pod.CPU.Kube(); err == nil && cgroup.QoSOf(pk.RequestMilli, pk.LimitMilli) == cgroup.Guaranteed {
+			mem := resource.MustParse(GuaranteedMemory)
+			mem.Mul(int64(c.Instances))
+			if res.Requests == nil {
+				res.Requests = corev1.ResourceList{}
+			}
+			res.Requests[corev1.ResourceMemory], res.Limits[corev1.ResourceMemory] = mem, mem
+		}
+	}
+	return res, nil
 }
 
 // neighbour is one neighbour of a config's runs; path is its field.

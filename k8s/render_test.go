@@ -197,9 +197,6 @@ spec:
 		{"config's neighbour cpuset", func(e *experiment.Experiment, o *Options) {
 			e.Spec.Configs[0].Neighbours = []experiment.Neighbour{{Name: "n", Kind: "noise", CPU: experiment.CPU{Cpuset: experiment.CPURange(1, 1)}}}
 		}, "spec.configs[0].neighbours[0].cpu.cpuset", "cpuset"},
-		{"pod block", func(e *experiment.Experiment, o *Options) {
-			e.Spec.Configs[0].Pod = &experiment.Pod{CPU: experiment.CPU{Limit: units.Millicores(2000)}}
-		}, "spec.configs[0].pod", "not rendered yet"},
 		{"upper case name", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].Name = "Limited" }, "spec.configs[0].name", "not a DNS label"},
 		{"underscore", func(e *experiment.Experiment, o *Options) { e.Spec.Configs[0].Name = "a_b" }, "spec.configs[0].name", "not a DNS label"},
 		{"dot", func(e *experiment.Experiment, o *Options) { e.Metadata.Name = "a.b" }, "metadata.name", "not a DNS label"},
@@ -394,39 +391,95 @@ func qosOf(r corev1.ResourceRequirements) cgroup.QoSClass {
 }
 
 // TestHostNetwork: the rig's option puts every pod on the host's network,
-// servers on loopback at distinct ports, the load sent there directly.
+// servers on loopback at distinct ports (also the containers of one pod
+// under a pod-level limit), the load sent there directly.
 func TestHostNetwork(t *testing.T) {
-	e, err := experiment.LoadFile("../examples/limits.yaml")
+	for _, tt := range []struct {
+		file    string
+		servers int
+	}{{"limits", 5}, {"pod-limit", 4}} {
+		t.Run(tt.file, func(t *testing.T) {
+			e, err := experiment.LoadFile("../examples/" + tt.file + ".yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := Render(e, Options{Image: "throttlelab:dev", HostNetwork: true, HostPort: 20000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Namespace.Labels["pod-security.kubernetes.io/enforce"] != "privileged" {
+				t.Errorf("namespace labels %v", m.Namespace.Labels)
+			}
+			seen := map[int]bool{}
+			for _, co := range m.Configs {
+				args := strings.Join(co.Loads[0].Spec.Template.Spec.Containers[0].Args, " ")
+				for _, s := range co.Servers {
+					if seen[s.Port] || s.Port < 20000 {
+						t.Errorf("%s: port %d again or below the first", s.Name, s.Port)
+					}
+					seen[s.Port] = true
+					p, c := co.ServerContainer(s)
+					if c == nil {
+						t.Fatalf("%s: no container %s in a pod %s", s.Name, s.Container, s.Pod)
+					}
+					if !p.Spec.HostNetwork || len(p.Spec.Tolerations) != 1 || !strings.Contains(strings.Join(c.Args, " "), "--listen 127.0.0.1:"+strconv.Itoa(s.Port)) ||
+						c.ReadinessProbe.HTTPGet.Host != "127.0.0.1" || !strings.Contains(args, "--target http://127.0.0.1:"+strconv.Itoa(s.Port)) {
+						t.Errorf("%s: host network %v, args %v, probe %+v, load %s", s.Name, p.Spec.HostNetwork, c.Args, c.ReadinessProbe.HTTPGet, args)
+					}
+				}
+				if strings.Contains(args, "--new-connection") {
+					t.Errorf("%s: the load generator picks itself on the host network: %s", co.Name, args)
+				}
+			}
+			if len(seen) != tt.servers {
+				t.Errorf("%d distinct ports for %d instances", len(seen), tt.servers)
+			}
+		})
+	}
+}
+
+// TestPodLevel: a config with a pod block is one pod whose containers are
+// its instances, each with its own resources and port, under spec.resources
+// with the pod block's limit (and its request, the limit if not given); the
+// load goes to every container's port, balanced by the load generator.
+func TestPodLevel(t *testing.T) {
+	e, err := experiment.LoadFile("../examples/pod-limit.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := Render(e, Options{Image: "throttlelab:dev", HostNetwork: true, HostPort: 20000})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.Namespace.Labels["pod-security.kubernetes.io/enforce"] != "privileged" {
-		t.Errorf("namespace labels %v", m.Namespace.Labels)
-	}
-	seen := map[int]bool{}
-	for _, co := range m.Configs {
-		args := strings.Join(co.Loads[0].Spec.Template.Spec.Containers[0].Args, " ")
-		for i, p := range co.Instances {
-			port := co.Ports[i]
-			if seen[port] || port < 20000 {
-				t.Errorf("%s: port %d again or below the first", p.Name, port)
-			}
-			seen[port] = true
-			c := p.Spec.Containers[0]
-			if !p.Spec.HostNetwork || len(p.Spec.Tolerations) != 1 || !strings.Contains(strings.Join(c.Args, " "), "--listen 127.0.0.1:"+strconv.Itoa(port)) ||
-				c.ReadinessProbe.HTTPGet.Host != "127.0.0.1" || !strings.Contains(args, "--target http://127.0.0.1:"+strconv.Itoa(port)) {
-				t.Errorf("%s: host network %v, args %v, probe %+v, load %s", p.Name, p.Spec.HostNetwork, c.Args, c.ReadinessProbe.HTTPGet, args)
-			}
+	for _, hostNet := range []bool{false, true} {
+		m, err := Render(e, Options{Image: "throttlelab:dev", HostNetwork: hostNet})
+		if err != nil {
+			t.Fatal(err)
 		}
-		if strings.Contains(args, "--new-connection") {
-			t.Errorf("%s: the load generator picks itself on the host network: %s", co.Name, args)
+		pod, per := m.Configs[0], m.Configs[1]
+		if len(pod.Instances) != 1 || pod.Pod != pod.Instances[0] || len(pod.Servers) != 2 || len(pod.Pod.Spec.Containers) != 2 {
+			t.Fatalf("host network %v: %d pods, %d servers for a pod of 2 instances", hostNet, len(pod.Instances), len(pod.Servers))
 		}
-	}
-	if len(seen) != 5 {
-		t.Errorf("%d distinct ports for 5 instances", len(seen))
+		r := pod.Pod.Spec.Resources
+		if r == nil || r.Limits.Cpu().MilliValue() != 800 || r.Requests.Cpu().MilliValue() != 800 || !r.Limits.Memory().IsZero() {
+			t.Errorf("host network %v: pod-level resources %+v, want cpu 800m/800m and no memory", hostNet, r)
+		}
+		if per.Pod != nil || len(per.Instances) != 2 || per.Instances[0].Spec.Resources != nil {
+			t.Errorf("host network %v: the per-container config has a pod-level block or %d pods", hostNet, len(per.Instances))
+		}
+		args := strings.Join(pod.Loads[0].Spec.Template.Spec.Containers[0].Args, " ")
+		ports := map[int]bool{}
+		for i, s := range pod.Servers {
+			p, c := pod.ServerContainer(s)
+			if p != pod.Pod || c == nil || c.Name != s.Name || s.Name != "pod-"+strconv.Itoa(i) {
+				t.Fatalf("host network %v: server %+v is not container %d of pod %s", hostNet, s, i, pod.Pod.Name)
+			}
+			if c.Resources.Limits.Cpu().MilliValue() != 600 || c.Resources.Requests.Cpu().MilliValue() != 300 {
+				t.Errorf("%s: container resources %+v, want 300m/600m", s.Name, c.Resources)
+			}
+			if ports[s.Port] || int(c.Ports[0].ContainerPort) != s.Port || !strings.Contains(args, ":"+strconv.Itoa(s.Port)) {
+				t.Errorf("%s: port %d again, or not the container's %d, or not in the load's targets %s", s.Name, s.Port, c.Ports[0].ContainerPort, args)
+			}
+			ports[s.Port] = true
+		}
+		if strings.Contains(args, "--new-connection") || pod.Service.Spec.ClusterIP != corev1.ClusterIPNone {
+			t.Errorf("host network %v: kube-proxy would pick the pod, not an instance: service %q, load %s", hostNet, pod.Service.Spec.ClusterIP, args)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -173,8 +174,10 @@ type running struct {
 	instances []*proc
 	targets   []string
 	probe     *experiment.Neighbour
-	// pod is the pod-level group the instances are nested in, or nil.
-	pod *cgroup.Group
+	// pod is the pod-level group the instances are nested in, or nil;
+	// runID the run's ID for its record.
+	pod   *cgroup.Group
+	runID string
 }
 
 // stop stops every process.
@@ -209,7 +212,7 @@ func (r *running) settings() []cgroup.Settings {
 // them, and waits until the instances answer. What it started is in the
 // returned running, also on error, for close.
 func (x *Backend) start(ctx context.Context, run experiment.Run, settings cgroup.Settings, rw *record.RunWriter, rs *record.Run) (*running, error) {
-	r := &running{}
+	r := &running{runID: run.ID()}
 	if run.Config.Pod != nil {
 		// The kubelet's nesting: the pod's group holds the pod-level quota,
 		// each instance's group inside it its own; both apply.
@@ -313,6 +316,10 @@ func (x *Backend) measure(ctx context.Context, r *running, lc loadgen.Config, rw
 			return nil, start, nil, err
 		}
 	}
+	pod, err := r.podBefore()
+	if err != nil {
+		return nil, start, nil, err
+	}
 	hostBefore, hostErr := x.markHost(r.groups)
 	stopSampling, err := sample(r.groups, rw)
 	if err != nil {
@@ -376,7 +383,60 @@ func (x *Backend) measure(ctx context.Context, r *running, lc loadgen.Config, rw
 		}
 		stats[i] = after.Sub(before[i])
 	}
+	if err := r.podAfter(pod, rs.Seconds, rw); err != nil {
+		return nil, start, nil, err
+	}
 	return res, start, stats, nil
+}
+
+// podReading is the pod group's counts and use at the load's start.
+type podReading struct {
+	stat  cgroup.CPUStat
+	usage time.Duration
+}
+
+// podBefore reads the pod group, if the run has one, before the load.
+func (r *running) podBefore() (*podReading, error) {
+	if r.pod == nil {
+		return nil, nil
+	}
+	st, err := r.pod.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("the pod group: %w", err)
+	}
+	u, err := r.pod.Usage()
+	if err != nil {
+		return nil, fmt.Errorf("the pod group: %w", err)
+	}
+	return &podReading{st, u}, nil
+}
+
+// podAfter writes the pod group's record over the load (record.PodGroupFile):
+// its own throttling, which its instances' groups do not count.
+func (r *running) podAfter(before *podReading, loadSec float64, rw *record.RunWriter) error {
+	if before == nil {
+		return nil
+	}
+	after, err := r.podBefore()
+	if err != nil {
+		return err
+	}
+	s := r.pod.Settings
+	g := record.PodGroup{Run: r.runID, Pod: r.pod.Name, Group: r.pod.Dirs["cpu"], QuotaUsec: s.QuotaUsec, PeriodUsec: s.PeriodUsec,
+		CPUStat: after.stat.Sub(before.stat), WindowSec: loadSec}
+	if loadSec > 0 {
+		g.UsageCores = (after.usage - before.usage).Seconds() / loadSec
+	}
+	w, err := rw.Create(record.PodGroupFile)
+	if err != nil || w == nil {
+		return err
+	}
+	b, err := json.MarshalIndent(g, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // sample hands each group's usage and throttled periods to rw every 10 ms

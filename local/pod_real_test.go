@@ -2,6 +2,7 @@ package local_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"github.com/throttlelab/throttlelab/cgroup/cgrouptest"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/local"
+	"github.com/throttlelab/throttlelab/record"
 )
 
 const podRealSpec = `apiVersion: throttlelab/v1alpha1
@@ -95,7 +97,8 @@ func TestPodNestedReal(t *testing.T) {
 			}
 		}
 	}()
-	rs, err := b.Run(context.Background(), run, t.TempDir())
+	dir := t.TempDir()
+	rs, err := b.Run(context.Background(), run, dir)
 	close(stop)
 	<-watched
 	if cerr := b.Close(); cerr != nil {
@@ -115,6 +118,19 @@ func TestPodNestedReal(t *testing.T) {
 	if len(rs.Usage) != 2 || sum > 0.3+0.05 || sum <= 0 {
 		t.Errorf("two instances under a 300m pod used %.3f CPU together (%v), want at most the pod's 0.3 (+0.05)", sum, rs.Usage)
 	}
+	// The pod group's own record: its quota, and throttled under twice its
+	// limit of demand (the instances' own groups are throttled less, or not).
+	var pg record.PodGroup
+	if b, err := os.ReadFile(filepath.Join(dir, record.PodGroupFile)); err != nil {
+		t.Error(err)
+	} else if err := json.Unmarshal(b, &pg); err != nil {
+		t.Error(err)
+	}
+	if pg.QuotaUsec != 30000 || pg.PeriodUsec != 100000 || pg.CPUStat.Periods == 0 || pg.CPUStat.ThrottledPeriods == 0 ||
+		pg.UsageCores <= 0 || pg.UsageCores > 0.3+0.05 || pg.Run != run.ID() {
+		t.Errorf("the pod group's record %+v: want quota 30000/100000, throttled, at most 0.35 CPU", pg)
+	}
+	t.Logf("the pod group: throttled %d of %d periods, %.3f CPU", pg.CPUStat.ThrottledPeriods, pg.CPUStat.Periods, pg.UsageCores)
 	if _, err := os.Stat(filepath.Join(mount, "throttlelab", runID)); !os.IsNotExist(err) {
 		t.Errorf("the run's groups are left behind: %v", err)
 	}

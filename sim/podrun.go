@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
 )
 
 // podGroup makes the pod-level group of a run whose config has a pod block
@@ -21,4 +23,28 @@ func podGroup(m *Machine, e *experiment.Experiment, run experiment.Run, seed uin
 	}
 	g, _, err := groupOf(m, fmt.Sprintf("pod-%s", run.Config.Name), s, rand.New(rand.NewPCG(seed, 0x706f64)))
 	return g, err
+}
+
+// writePodGroup writes the pod group's record over the run (nothing without
+// one, or for a run kept in memory), as the real backends write theirs.
+func writePodGroup(m *Machine, pod *Group, run experiment.Run, seconds float64, rw *record.RunWriter) error {
+	if pod == nil || rw.Dir() == "" {
+		return nil
+	}
+	s := bandwidthOf(pod)
+	g := record.PodGroup{Run: run.ID(), Pod: pod.Name, Group: pod.Name, QuotaUsec: s.QuotaUsec, PeriodUsec: s.PeriodUsec,
+		CPUStat: pod.CPUStat(m), WindowSec: seconds}
+	if seconds > 0 {
+		g.UsageCores = pod.UsageNs / 1e9 / seconds
+	}
+	b, err := json.MarshalIndent(g, "", "  ")
+	if err != nil {
+		return err
+	}
+	w, err := rw.Create(record.PodGroupFile)
+	if err != nil || w == nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

@@ -360,6 +360,7 @@ type placed struct {
 	servers []*Server
 	bursts  []*burstWorker
 	probe   *experiment.Neighbour
+	pod     *Group // the pod group, or nil
 }
 
 // place makes the run's groups on m (named through rw), with their period
@@ -371,6 +372,7 @@ func place(m *Machine, e *experiment.Experiment, run experiment.Run, opt Options
 	if err != nil {
 		return nil, err
 	}
+	sc.pod = pod
 	for i := 0; i < run.Config.Instances; i++ {
 		name := fmt.Sprintf("%s-%d", run.Config.Name, i)
 		g, cpus, err := groupOf(m, rw.AddInstance(name), settings, rng)
@@ -541,6 +543,9 @@ func simulate(ctx context.Context, e *experiment.Experiment, run experiment.Run,
 		stats[i], sets[i] = g.CPUStat(m), bandwidthOf(g)
 	}
 	rw.Assemble(rs, stats, sets)
+	if err := writePodGroup(m, sc.pod, run, rs.Seconds, rw); err != nil {
+		return nil, 0, err
+	}
 	for _, b := range bursts {
 		if err := b.write(rw); err != nil {
 			return nil, 0, err

@@ -55,9 +55,11 @@ func newK8sCmd() *cobra.Command {
 		Long: `Print, as multi-document YAML, the objects that run an experiment on a
 Kubernetes cluster: a Namespace enforcing the restricted Pod Security
 Standard; per config its server pods (CONFIG-0, CONFIG-1, ...) with the
-config's CPU requests and limits, a Service (ClusterIP for the random
-balancer, headless for the client-side ones), its neighbours as pods, and
-one load Job per load. The same spec gives the same bytes.
+config's CPU requests and limits (a config with a pod block: one pod CONFIG
+whose containers are the instances, under spec.resources with the pod-level
+limit), a Service (ClusterIP for the random balancer, headless for the
+client-side ones and a pod block), its neighbours as pods, and one load Job
+per load. The same spec gives the same bytes.
 
 "agent" renders the per-node agent instead (docs/fleet.md): Namespace,
 ServiceAccount, list-pods RBAC with --owners, DaemonSet, headless Service,

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -156,15 +157,19 @@ func TestK8sServerArgs(t *testing.T) {
 		}
 		for ci, co := range m.Configs {
 			cfg := e.Spec.Configs[ci]
-			for _, p := range co.Instances {
-				fl := parseArgs(t, name, p.Spec.Containers[0].Args).Flags()
+			for _, s := range co.Servers {
+				p, c := co.ServerContainer(s)
+				if c == nil {
+					t.Fatalf("%s: no container %s in a pod %s", name, s.Container, s.Pod)
+				}
+				fl := parseArgs(t, name, c.Args).Flags()
 				got := func(flag string) string { v, _ := fl.GetString(flag); return v }
 				single, _ := fl.GetBool("single")
 				clock, _ := fl.GetBool("cpu-clock")
 				burn, _ := fl.GetFloat64("burn-calibration")
-				if got("name") != p.Name || got("gomaxprocs") != cfg.Server.GOMAXPROCS.String() || single != cfg.Server.Single ||
-					clock != (cfg.Server.CPUClock == nil || *cfg.Server.CPUClock) || burn != 123456.7 || got("listen") != ":8080" {
-					t.Errorf("%s: %s runs %v for server settings %+v", name, p.Name, p.Spec.Containers[0].Args, cfg.Server)
+				if got("name") != s.Name || got("gomaxprocs") != cfg.Server.GOMAXPROCS.String() || single != cfg.Server.Single ||
+					clock != (cfg.Server.CPUClock == nil || *cfg.Server.CPUClock) || burn != 123456.7 || got("listen") != ":"+strconv.Itoa(s.Port) {
+					t.Errorf("%s: %s in pod %s runs %v for server settings %+v", name, s.Name, p.Name, c.Args, cfg.Server)
 				}
 			}
 			for _, p := range co.Neighbours {
