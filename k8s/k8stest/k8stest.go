@@ -275,6 +275,27 @@ func waitFor(t testing.TB, p *proc, limit time.Duration, ready func() bool) {
 	}
 }
 
+// AwaitRBAC waits until a role or binding just created is in force: the
+// API server's RBAC authorizer sees it through its informers, a moment
+// later (longer on a loaded machine or an unoptimized build). try makes
+// a request the grant allows; it is polled until it returns anything but
+// Forbidden, and the test fails after 30 s of Forbidden or on any other
+// error, naming what (the request in words).
+func AwaitRBAC(t testing.TB, what string, try func() error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := try()
+		if err == nil {
+			return
+		}
+		if !apierrors.IsForbidden(err) || time.Now().After(deadline) {
+			t.Fatalf("%s after the grant: %v", what, err)
+		}
+		time.Sleep(50 * time.Millisecond) // polling the condition, bounded by the deadline
+	}
+}
+
 // tail is the end of a log file.
 func tail(path string) string {
 	b, err := os.ReadFile(path)

@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -150,17 +149,10 @@ func TestResizeOnAPIServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	k8stest.AwaitRBAC(t, "alice reading a pod", func() error {
 		_, err := acs.CoreV1().Pods("shop").Get(ctx, "web-1", metav1.GetOptions{})
-		if err == nil {
-			break
-		}
-		if !apierrors.IsForbidden(err) || time.Now().After(deadline) {
-			t.Fatalf("alice reading a pod after the binding: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond) // polling the condition, bounded by the deadline
-	}
+		return err
+	})
 	res, err = Resize(ctx, alice, rows(), true)
 	if !errors.Is(err, ErrNotApplied) {
 		t.Errorf("RBAC without pods/resize: %v", err)

@@ -295,6 +295,12 @@ func TestOnAPIServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The RBAC authorizer sees the new binding through its informers:
+		// wait until the reader may read what it grants.
+		k8stest.AwaitRBAC(t, "the reader getting deploy/web", func() error {
+			_, err := r.Clientset().AppsV1().Deployments("shop").Get(ctx, "web", metav1.GetOptions{})
+			return err
+		})
 		web, err := Resolve(ctx, r.Clientset(), Query{Namespace: "shop", Refs: []Ref{{Deployment, "web"}}})
 		if err != nil {
 			t.Fatalf("the reader resolving deploy/web: %v", err)
