@@ -16,7 +16,7 @@ func TestPresetsList(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
-	for i := 1; i <= 14; i++ {
+	for i := 1; i <= 15; i++ {
 		if !strings.Contains(r.stdout, " F"+strconv.Itoa(i)+" ") {
 			t.Errorf("no preset for F%d in\n%s", i, r.stdout)
 		}
@@ -26,7 +26,7 @@ func TestPresetsList(t *testing.T) {
 		t.Errorf("show: exit %d\n%s", r.code, r.stdout)
 	}
 	r = run(t, "presets", "show", "f01-logjam", "--quick", "--cores", "2")
-	if r.code != 0 || !strings.Contains(r.stdout, "# f01-logjam --quick for 2 cores:") || !strings.Contains(r.stdout, "sample:300") {
+	if r.code != 0 || !strings.Contains(r.stdout, "# f01-logjam --quick for 2 cores:") || !strings.Contains(r.stdout, "sample:120") {
 		t.Errorf("show --quick: exit %d\n%s", r.code, r.stdout)
 	}
 	for _, c := range []struct {
