@@ -48,15 +48,7 @@ func TestAgentReadsRuntimeAtDiscoveryAndOnExec(t *testing.T) {
 	sleepPID := startChild(t, "sleep")
 	var group string
 	n := newFakeNode(t, "v2-kubepods-systemd", func(root string) {
-		filepath.WalkDir(filepath.Join(root, "sys/fs/cgroup"), func(p string, d os.DirEntry, err error) error {
-			if err == nil && group == "" && d.IsDir() && strings.HasPrefix(d.Name(), "cri-containerd-") {
-				group = p
-			}
-			return nil
-		})
-		if group == "" {
-			t.Fatal("the fake tree has no container group")
-		}
+		group = firstContainerGroup(t, root)
 		if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(strconv.Itoa(goPID)+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -131,12 +123,7 @@ func TestAgentRuntimeWithoutHostProc(t *testing.T) {
 	} {
 		var group string
 		n := newFakeNode(t, "v2-kubepods-systemd", func(root string) {
-			filepath.WalkDir(filepath.Join(root, "sys/fs/cgroup"), func(p string, d os.DirEntry, err error) error {
-				if err == nil && group == "" && d.IsDir() && strings.HasPrefix(d.Name(), "cri-containerd-") {
-					group = p
-				}
-				return nil
-			})
+			group = firstContainerGroup(t, root)
 			if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(c.procs), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -147,4 +134,22 @@ func TestAgentRuntimeWithoutHostProc(t *testing.T) {
 			t.Errorf("cgroup.procs %q: runtime %+v, why %q: want none, saying %q and what to set", c.procs, v.Runtime, v.RuntimeWhy, c.want)
 		}
 	}
+}
+
+// firstContainerGroup is the first container group (cri-containerd-*) the
+// walk of a fake node's cgroup tree under root meets; the test fails if
+// there is none.
+func firstContainerGroup(t *testing.T, root string) string {
+	t.Helper()
+	var group string
+	filepath.WalkDir(filepath.Join(root, "sys/fs/cgroup"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && group == "" && d.IsDir() && strings.HasPrefix(d.Name(), "cri-containerd-") {
+			group = p
+		}
+		return nil
+	})
+	if group == "" {
+		t.Fatal("the fake tree has no container group")
+	}
+	return group
 }
