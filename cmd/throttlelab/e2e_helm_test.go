@@ -64,6 +64,8 @@ func TestHelmChart(t *testing.T) {
 		{"agent flags", []string{"args={--window=24h,--max-throttled=1%}"}, []string{"--agent-arg=--window=24h", "--agent-arg=--max-throttled=1%"}},
 		{"namespace made", []string{"namespace.create=true"}, []string{"--create-namespace"}},
 		{"state in an emptyDir", []string{"state.volume=emptyDir"}, []string{"--state", "emptyDir"}},
+		{"host proc", []string{"runtime.hostProc=true"}, []string{"--host-proc"}},
+		{"host proc, state in an emptyDir", []string{"runtime.hostProc=true", "state.volume=emptyDir"}, []string{"--host-proc", "--state", "emptyDir"}},
 		{"another release", []string{"-n=team-a", "--release=r1"}, []string{"--namespace", "team-a", "--release", "r1"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -24,12 +24,13 @@ type k8sRenderFlags struct {
 	agentArgs          []string
 	release, state     string
 	createNamespace    bool
+	hostProc           bool
 }
 
 // agentOptions are the agent's render options from the flags.
 func (f k8sRenderFlags) agentOptions() (agentmanifest.Options, error) {
 	opt := agentmanifest.Options{Namespace: f.namespace, Image: f.image, Owners: f.owners, PodMonitor: f.podMonitor, Args: f.agentArgs,
-		Release: f.release, CreateNamespace: f.createNamespace}
+		Release: f.release, CreateNamespace: f.createNamespace, HostProc: f.hostProc}
 	switch f.state {
 	case "hostPath":
 	case "emptyDir":
@@ -84,6 +85,7 @@ refused before anything is printed.`,
 	fl.StringArrayVar(&f.agentArgs, "agent-arg", nil, "agent: a flag for the agent (repeat)")
 	fl.StringVar(&f.release, "release", agentmanifest.Name, "agent: name the objects as this Helm release of the chart would")
 	fl.BoolVar(&f.createNamespace, "create-namespace", false, "agent: add the Namespace, labelled for the hostPath volumes (the chart's namespace.create)")
+	fl.BoolVar(&f.hostProc, "host-proc", false, "agent: run in the host's PID namespace to read each container's runtime (the chart's runtime.hostProc; the agent can then read every process's environment)")
 	fl.StringVar(&f.state, "state", "hostPath", "agent: where the checkpoints live: hostPath (kept across rollouts) or emptyDir")
 	cmd.AddCommand(render, newK8sHoldCmd(), newK8sPackCmd(), newK8sStateDirCmd())
 	return cmd

@@ -46,6 +46,12 @@ type Options struct {
 	// pod: every rollout starts the window again) instead of the default
 	// hostPath StateHostDir/NAMESPACE/RELEASE, which outlives the pods.
 	StateEmptyDir bool
+	// HostProc runs the agent in the host's PID namespace, as root with
+	// only CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, so that it reads each
+	// container's runtime (Go, JVM, ...) from /proc (the chart's
+	// runtime.hostProc). The agent can then read every process's
+	// environment: off by default.
+	HostProc bool
 }
 
 // Name is the chart's name, and every object's with the default release.
@@ -224,13 +230,22 @@ func Render(opt Options) (*Manifests, error) {
 		ic := manifest.Container("state-owner", opt.Image, corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("64Mi")},
-		}, "k8s", "state-dir", StateHostDir, "--owner", fmt.Sprintf("%d:%d", manifest.UID, manifest.UID))
+		}, "k8s", "state-dir", StateHostDir, "--owner", stateOwner(opt.HostProc))
 		root, no := int64(0), false
 		ic.SecurityContext.RunAsUser = &root
 		ic.SecurityContext.RunAsNonRoot = &no
 		ic.SecurityContext.Capabilities.Add = []corev1.Capability{"CHOWN"}
 		ic.VolumeMounts = append(ic.VolumeMounts, stateMount)
 		inits = append(inits, ic)
+	}
+	if opt.HostProc {
+		// Other users' /proc/PID/exe and environ need root, CAP_SYS_PTRACE
+		// (read access only: no attach is made) and CAP_DAC_READ_SEARCH
+		// (environ is 0400, its process's user's).
+		root, no := int64(0), false
+		c.SecurityContext.RunAsUser = &root
+		c.SecurityContext.RunAsNonRoot = &no
+		c.SecurityContext.Capabilities.Add = []corev1.Capability{"SYS_PTRACE", "DAC_READ_SEARCH"}
 	}
 	t, f := true, false
 	uid := int64(manifest.UID)
@@ -244,6 +259,7 @@ func Render(opt Options) (*Manifests, error) {
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},
 				Spec: corev1.PodSpec{
 					ServiceAccountName:            name,
+					HostPID:                       opt.HostProc,
 					AutomountServiceAccountToken:  &opt.Owners,
 					EnableServiceLinks:            &f,
 					TerminationGracePeriodSeconds: &grace,
@@ -279,6 +295,15 @@ func Render(opt Options) (*Manifests, error) {
 		}}
 	}
 	return m, nil
+}
+
+// stateOwner is the user:group the state directory is handed to: the
+// agent's own user, or root's when the agent runs as root (HostProc).
+func stateOwner(hostProc bool) string {
+	if hostProc {
+		return "0:0"
+	}
+	return fmt.Sprintf("%d:%d", manifest.UID, manifest.UID)
 }
 
 // imageTag is an image reference's tag, if it is a valid label value (the

@@ -18,9 +18,11 @@ import (
 
 // agentGolden are the rendered agent's cases: the default (state on a
 // hostPath), and another release with the owner lookup, extra flags, a
-// PodMonitor, its namespace made and its state in an emptyDir.
+// PodMonitor, its namespace made and its state in an emptyDir; and the
+// default in the host's PID namespace (the runtime read from /proc).
 var agentGolden = map[string]Options{
-	"agent": {Image: "throttlelab:test"},
+	"agent":          {Image: "throttlelab:test"},
+	"agent-hostproc": {Image: "throttlelab:test", HostProc: true},
 	"agent-full": {Image: "registry.example/throttlelab:v1", Namespace: "monitoring-agents", Release: "nodes", CreateNamespace: true, StateEmptyDir: true,
 		Owners: true, PodMonitor: true, Args: []string{"--window", "24h", "--max-throttled", "0.01", "--max-delay", "10ms"}},
 }
