@@ -26,6 +26,7 @@ func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*ver
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
 	}
+	p.attachPriors(r, conds, scaled != "")
 	reps := r.repeats()
 	out, need, err := verdict.Combine(conds, reps)
 	if err != nil {

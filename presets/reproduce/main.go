@@ -54,7 +54,16 @@ func main() {
 	lock := flag.String("lock", "", "a lock file to hold (flock) during each measured run, so runs on a shared host take turns")
 	total := flag.Duration("budget", 22*time.Minute, "time for every preset together (0: a fixed number of repeats, no --until-settled); each preset's share is what is left, in proportion to its cost per repeat among the presets left")
 	planOnly := flag.Bool("plan", false, "print each preset's cost per repeat and share of -budget, and run nothing")
+	priorsFrom := flag.String("priors-from", "", "comma-separated measured results directories (one machine, one scale) to pool into the run-to-run priors of -priors-out, replacing that machine's; runs nothing else")
+	priorsOut := flag.String("priors-out", "presets/priors.json", "the priors file -priors-from writes")
 	flag.Parse()
+	if *priorsFrom != "" {
+		if err := writePriors(strings.Split(*priorsFrom, ","), *priorsOut); err != nil {
+			fmt.Fprintf(os.Stderr, "reproduce: %v\n", err)
+			os.Exit(2)
+		}
+		return
+	}
 	started := time.Now()
 	history := filepath.Join(*results, "history.jsonl")
 	want := map[string]bool{}
@@ -434,4 +443,31 @@ func cell(o outcome) string {
 		}
 	}
 	return c
+}
+
+// writePriors pools the per-repeat spreads of the results in dirs
+// (presets.PriorsFrom) into the priors file at path, replacing the set of
+// the same machine and scale and keeping the others.
+func writePriors(dirs []string, path string) error {
+	p, err := presets.PriorsFrom(dirs)
+	if err != nil {
+		return err
+	}
+	var sets []presets.Priors
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &sets); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	out := []presets.Priors{p}
+	for _, s := range sets {
+		if s.Machine != p.Machine || s.Quick != p.Quick {
+			out = append(out, s)
+		}
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

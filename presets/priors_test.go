@@ -1,0 +1,82 @@
+package presets
+
+import (
+	"testing"
+	"time"
+)
+
+// TestPriors holds priors.json to the presets (every prior names a preset
+// and one of its per-repeat conditions, with a spread and degrees of
+// freedom), pools a committed quick run into a prior, and attaches a
+// machine's priors to a measured run of that machine only: not to a
+// simulation, another machine, another scale or a run the prior came from.
+func TestPriors(t *testing.T) {
+	if len(known) == 0 {
+		t.Fatal("priors.json holds no priors")
+	}
+	for _, set := range known {
+		if set.Kind != PriorsKind || set.Machine == "" || len(set.Runs) == 0 {
+			t.Errorf("priors for %q: kind %q, %d runs", set.Machine, set.Kind, len(set.Runs))
+		}
+		for name, conds := range set.Presets {
+			if _, ok := Lookup(name); !ok {
+				t.Errorf("priors for %q: no preset %q", set.Machine, name)
+			}
+			for c, pr := range conds {
+				if !(pr.SD > 0) || pr.DF < 1 || pr.Repeats <= pr.DF || pr.Date == "" || pr.Source == "" {
+					t.Errorf("prior of %s %q: %+v", name, c, pr)
+				}
+			}
+		}
+	}
+	dir := "testdata/f14-quick"
+	set, err := PriorsFrom([]string{dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, ok := set.Presets["f14-pinning"]["p99 pinned / shared"]
+	if !ok || pr.DF != 2 || pr.Repeats != 3 || !set.Quick || set.Machine != "AMD EPYC, 2 cores, cgroup hybrid with the cpu controller on v1" {
+		t.Fatalf("prior from %s: %+v in %+v", dir, pr, set)
+	}
+	if _, err := PriorsFrom([]string{dir, "testdata/f14-quick-sim"}); err == nil {
+		t.Error("a simulated run pooled into a prior")
+	}
+	r, err := readResults(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := Lookup("f14-pinning")
+	other := set
+	other.Runs = []time.Time{r.Env.Started.Add(time.Hour)}
+	saved := known
+	defer func() { known = saved }()
+	for _, c := range []struct {
+		name    string
+		set     Priors
+		backend string
+		quick   bool
+		want    bool
+	}{
+		{"this machine, another run", other, "local", true, true},
+		{"the run the prior came from", set, "local", true, false},
+		{"full scale", other, "local", false, false},
+		{"simulated", other, "sim", true, false},
+	} {
+		known = []Priors{c.set}
+		r.Env.Backend = c.backend
+		conds, _, err := p.verdict(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.attachPriors(r, conds, c.quick)
+		got := false
+		for _, cd := range conds {
+			if cd.Prior != nil {
+				got = cd.Name == "p99 pinned / shared" && *cd.Prior == pr
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: prior attached %v, want %v", c.name, got, c.want)
+		}
+	}
+}
