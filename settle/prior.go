@@ -100,7 +100,8 @@ func meanSS(v []float64) (mean, ss float64) {
 
 // PriorOf pools the per-repeat values of earlier runs (one slice a run;
 // runs with under two values add nothing) into a Prior: SD^2 = sum (n_i-1)
-// s_i^2 / sum (n_i-1). ok is false when no run had two values.
+// s_i^2 / sum (n_i-1). ok is false when no run had two values, or none
+// spread (a figure every repeat gives alike needs no prior).
 func PriorOf(runs [][]float64, date, source string) (Prior, bool) {
 	var ss float64
 	df, reps := 0, 0
@@ -114,7 +115,7 @@ func PriorOf(runs [][]float64, date, source string) (Prior, bool) {
 		df += len(v) - 1
 		reps += len(v)
 	}
-	if df == 0 {
+	if df == 0 || ss == 0 {
 		return Prior{}, false
 	}
 	return Prior{SD: math.Sqrt(ss / float64(df)), DF: df, Repeats: reps, Date: date, Source: source}, true
