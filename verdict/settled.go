@@ -121,6 +121,12 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 		out = Inconclusive
 	}
 	v.Outcome, v.Reproduced, v.RepeatsNeeded = out, out == Reproduced, need
+	switch {
+	case out == Reproduced:
+		v.Why = ""
+	case v.Why == "":
+		v.Why = v.Reading
+	}
 	if final && out != Inconclusive {
 		v.Settle.Words = fmt.Sprintf("%s after %d repeats: judged with the indifference margin", v.Settle.Reason, v.Settle.Repeats)
 	}

@@ -68,7 +68,8 @@ func TestJudgeAt(t *testing.T) {
 // interval straddles the threshold: with the margin it ends in a verdict
 // ("does not hold by more than the margin" below, "holds within the
 // margin" above), one wider than the margin on both sides stays
-// inconclusive, a look before the last stays inconclusive, and a prior
+// inconclusive, a look before the last stays inconclusive (every one
+// not reproduced with the run's reading as its why), and a prior
 // that matches the spread pools and says so in the cell.
 func TestJudgeAtLastLook(t *testing.T) {
 	const level = 0.9818
@@ -78,7 +79,7 @@ func TestJudgeAtLastLook(t *testing.T) {
 			mean += x / float64(len(per))
 		}
 		c := Condition{Name: "p99 pinned / shared", Value: mean, Op: ">=", Threshold: 0.9, Indifference: 0.05, PerRepeat: per, Draws: per, Prior: prior}
-		v := &Verdict{Conditions: []Condition{c}, Repeats: len(per)}
+		v := &Verdict{Conditions: []Condition{c}, Repeats: len(per), Reading: "the run's reading"}
 		if reason != "" {
 			v.Settle = &Settling{Reason: reason, Repeats: len(per), Words: settle.Words(settle.Reason(reason), len(per))}
 		}
@@ -107,6 +108,9 @@ func TestJudgeAtLastLook(t *testing.T) {
 		cd := v.Conditions[0]
 		if v.Outcome != c.want || cd.WithinMargin != c.words {
 			t.Errorf("%s: %q (%q) on %v, want %q (%q)", c.name, v.Outcome, cd.WithinMargin, cd.CISettle, c.want, c.words)
+		}
+		if want := map[bool]string{true: "", false: "the run's reading"}[v.Outcome == Reproduced]; v.Why != want {
+			t.Errorf("%s: %s with why %q: a verdict not reproduced carries its reading, a reproduced one none", c.name, v.Outcome, v.Why)
 		}
 		if c.words != "" && (!strings.Contains(cd.String(), c.words) || !strings.Contains(v.Settle.Words, "judged with the indifference margin")) {
 			t.Errorf("%s: words %q; %q", c.name, cd.String(), v.Settle.Words)

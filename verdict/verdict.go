@@ -101,6 +101,10 @@ type Verdict struct {
 	CIMethod string `json:"ci_method,omitempty"`
 	// Why explains a check that did not pass, where the results can tell.
 	Why string `json:"why,omitempty"`
+	// Reading is the explanation computed from the results whatever the
+	// outcome (not written): JudgeAt makes it Why when the outcome at the
+	// rule's level is not reproduced, and drops Why when it is.
+	Reading string `json:"-"`
 	// Disturbed names the runs during which other work on the host used
 	// more than record.DisturbedShare of its CPUs; such a verdict is inconclusive
 	// whatever its intervals say, since they measured that work too.
