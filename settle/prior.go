@@ -62,7 +62,7 @@ func PooledInterval(values []float64, point, level float64, p *Prior) (stats.Int
 	ratio := s2 / (p.SD * p.SD)
 	if limit := fQuantile(1-GuardLevel, float64(n-1), float64(p.DF)); ratio > limit {
 		iv, ok := RepeatInterval(values, point, level)
-		return iv, Pooling{DF: n - 1, Words: fmt.Sprintf("own spread only: %s times the prior's from %s, past the guard's %s at %g%%",
+		return iv, Pooling{DF: n - 1, Words: fmt.Sprintf("own spread only: %s times the prior's from %s, above the %s its F test at %g%% allows",
 			trim(math.Sqrt(ratio)), p.Date, trim(math.Sqrt(limit)), 100*GuardLevel)}, ok
 	}
 	df := n - 1 + p.DF
