@@ -99,18 +99,12 @@ func (r *Results) latencyOf(name, config string, st stats.Stat, op string, thr f
 	return cond(name, pointOf(a, st), d[0], op, thr, margin), nil
 }
 
-// samples builds each config's per-repeat samples of a per-run figure
-// (values from f) and resamples st of them: draws[g][b], and the points
-// (median over repeats of st of each run's values).
-func (r *Results) samples(configs []string, st stats.Stat, f func(run *record.Run) ([]float64, error)) ([][]float64, []float64, error) {
-	d, points, _, err := r.samplesPer(configs, st, f)
-	return d, points, err
-}
-
-// samplesPer is samples with st of each config's run in each repeat,
-// per[g][repeat] (NaN where the repeat has no such run, or it had no
-// values): the per-repeat figures a condition's PerRepeat is made of
-// (perRatio, perDiff).
+// samplesPer builds each config's per-repeat samples of a per-run figure
+// (values from f) and resamples st of them: draws[g][b], the points
+// (median over repeats of st of each run's values), and st of each
+// config's run in each repeat, per[g][repeat] (NaN where the repeat has no
+// such run, or it had no values): the per-repeat figures a condition's
+// PerRepeat is made of (perRatio, perDiff).
 func (r *Results) samplesPer(configs []string, st stats.Stat, f func(run *record.Run) ([]float64, error)) ([][]float64, []float64, [][]float64, error) {
 	smp := map[string]*stats.Sample{}
 	points := make([]float64, len(configs))
