@@ -78,8 +78,10 @@ func (p *Preset) attachPriors(r *Results, conds []verdict.Condition, quick bool)
 // PriorsFrom pools the per-repeat values of each condition of the results
 // in dirs (measured runs of presets on one machine, at one scale) into
 // priors: one run's values a sample, pooled with settle.PriorOf. It is an
-// error for the dirs to mix machines or scales, or for a dir to hold no
-// preset's results.
+// error for the dirs to mix machines or scales, for a dir to hold no
+// preset's results, or for other work to have disturbed its runs (their
+// spread would be that work's too; a self-check's figures are
+// throttlelab's own seeded choices, which other work does not disturb).
 func PriorsFrom(dirs []string) (Priors, error) {
 	out := Priors{APIVersion: "throttlelab/v1alpha1", Kind: PriorsKind, Presets: map[string]map[string]settle.Prior{}}
 	per := map[string]map[string][][]float64{}
@@ -102,6 +104,9 @@ func PriorsFrom(dirs []string) (Priors, error) {
 		}
 		if r.Env.Backend != "local" {
 			return Priors{}, fmt.Errorf("%s: backend %q: priors come from measured runs (local) only", dir, r.Env.Backend)
+		}
+		if d := r.disturbed(); d != "" && !p.SelfCheck {
+			return Priors{}, fmt.Errorf("%s: %s: leave it out of the priors", dir, d)
 		}
 		m, quick := MachineOf(r.Env), info.Scaled != ""
 		if i == 0 {

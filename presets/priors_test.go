@@ -1,6 +1,9 @@
 package presets
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -8,7 +11,8 @@ import (
 // TestPriors holds priors.json to the presets (every prior names a preset
 // and one of its per-repeat conditions, with a spread and degrees of
 // freedom), pools a committed quick run into a prior, and attaches a
-// machine's priors to a measured run of that machine only: not to a
+// machine's priors to a measured run of that machine only (refusing a
+// disturbed run as a source): not to a
 // simulation, another machine, another scale or a run the prior came from.
 func TestPriors(t *testing.T) {
 	if len(known) == 0 {
@@ -29,7 +33,23 @@ func TestPriors(t *testing.T) {
 			}
 		}
 	}
-	dir := "testdata/f14-quick"
+	// The committed run was disturbed in one of its runs: refused. A copy
+	// with that run's other work set quiet is pooled.
+	if _, err := PriorsFrom([]string{"testdata/f14-quick"}); err == nil {
+		t.Error("a disturbed run pooled into a prior")
+	}
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS("testdata/f14-quick")); err != nil {
+		t.Fatal(err)
+	}
+	sum := filepath.Join(dir, "runs/pinned/load0/r3/summary.json")
+	b, err := os.ReadFile(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(sum, bytes.Replace(b, []byte(`"host_other_cores": 0.9098510474517083`), []byte(`"host_other_cores": 0.02`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	set, err := PriorsFrom([]string{dir})
 	if err != nil {
 		t.Fatal(err)
