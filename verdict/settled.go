@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/throttlelab/throttlelab/settle"
 )
@@ -127,7 +128,8 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 	case v.Why == "":
 		v.Why = v.Reading
 	}
-	if final && out != Inconclusive {
+	byMargin := slices.ContainsFunc(v.Conditions, func(c Condition) bool { return c.WithinMargin != "" })
+	if final && out != Inconclusive && byMargin {
 		v.Settle.Words = fmt.Sprintf("%s after %d repeats: judged with the indifference margin", v.Settle.Reason, v.Settle.Repeats)
 	}
 	return open, nil
