@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -64,7 +65,7 @@ func (p *Preset) attachPriors(r *Results, conds []verdict.Condition, quick bool)
 	}
 	m := MachineOf(r.Env)
 	for _, set := range known {
-		if set.Machine != m || set.Quick != quick || slices.ContainsFunc(set.Runs, r.Env.Started.Equal) {
+		if set.Machine != m || set.Quick != quick || set.Has(r.Env.Started) {
 			continue
 		}
 		for i := range conds {
@@ -141,3 +142,38 @@ func PriorsFrom(dirs []string) (Priors, error) {
 	}
 	return out, nil
 }
+
+// Merge pools the priors of q into p's, both of one machine and scale
+// (ok false otherwise): per condition the sums of squares and the degrees
+// of freedom add, as PriorOf pools runs, so earlier runs' priors and new
+// ones make one; the runs are listed once. A run in both would count
+// twice: leave such runs out of q (Has).
+func (p Priors) Merge(q Priors) (Priors, bool) {
+	if p.Machine != q.Machine || p.Quick != q.Quick {
+		return Priors{}, false
+	}
+	out := Priors{APIVersion: p.APIVersion, Kind: p.Kind, Machine: p.Machine, Quick: p.Quick,
+		Runs: slices.Concat(p.Runs, q.Runs), Presets: map[string]map[string]settle.Prior{}}
+	for _, set := range []Priors{p, q} {
+		for name, conds := range set.Presets {
+			if out.Presets[name] == nil {
+				out.Presets[name] = map[string]settle.Prior{}
+			}
+			for c, b := range conds {
+				a, ok := out.Presets[name][c]
+				if !ok {
+					out.Presets[name][c] = b
+					continue
+				}
+				df := a.DF + b.DF
+				ss := float64(a.DF)*a.SD*a.SD + float64(b.DF)*b.SD*b.SD
+				out.Presets[name][c] = settle.Prior{SD: math.Sqrt(ss / float64(df)), DF: df, Repeats: a.Repeats + b.Repeats,
+					Date: max(a.Date, b.Date), Source: a.Source + "; " + b.Source}
+			}
+		}
+	}
+	return out, true
+}
+
+// Has says whether the run that started at started is among p's.
+func (p Priors) Has(started time.Time) bool { return slices.ContainsFunc(p.Runs, started.Equal) }

@@ -2,10 +2,13 @@ package presets
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/throttlelab/throttlelab/settle"
 )
 
 // TestPriors holds priors.json to the presets (every prior names a preset
@@ -98,5 +101,29 @@ func TestPriors(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: prior attached %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// TestPriorsMerge pools two sets of priors of one machine as PriorOf pools
+// their runs together, and refuses sets of two machines.
+func TestPriorsMerge(t *testing.T) {
+	runA, runB := [][]float64{{1, 3}, {2, 2, 5}}, [][]float64{{4, 4.5, 6, 5}}
+	a, _ := settle.PriorOf(runA, "2026-11-28", "a")
+	b, _ := settle.PriorOf(runB, "2026-11-29", "b")
+	all, _ := settle.PriorOf(append(runA, runB...), "", "")
+	t0 := time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
+	pa := Priors{Machine: "m", Quick: true, Runs: []time.Time{t0}, Presets: map[string]map[string]settle.Prior{"f14-pinning": {"c": a}}}
+	pb := Priors{Machine: "m", Quick: true, Runs: []time.Time{t0.Add(time.Hour)}, Presets: map[string]map[string]settle.Prior{"f14-pinning": {"c": b}, "f12-weights": {"d": b}}}
+	m, ok := pa.Merge(pb)
+	got := m.Presets["f14-pinning"]["c"]
+	if !ok || got.DF != all.DF || got.Repeats != all.Repeats || math.Abs(got.SD-all.SD) > 1e-12 || got.Date != "2026-11-29" || m.Presets["f12-weights"]["d"] != b {
+		t.Errorf("merged %+v (ok %v), want %+v as the runs pooled together", m, ok, all)
+	}
+	if !m.Has(t0) || !m.Has(t0.Add(time.Hour)) || m.Has(t0.Add(time.Minute)) {
+		t.Errorf("merged runs %v", m.Runs)
+	}
+	pb.Machine = "other"
+	if _, ok := pa.Merge(pb); ok {
+		t.Error("priors of two machines merged")
 	}
 }

@@ -9,10 +9,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -54,11 +56,11 @@ func main() {
 	lock := flag.String("lock", "", "a lock file to hold (flock) during each measured run, so runs on a shared host take turns")
 	total := flag.Duration("budget", 22*time.Minute, "time for every preset together (0: a fixed number of repeats, no --until-settled); each preset's share is what is left, in proportion to its cost per repeat among the presets left")
 	planOnly := flag.Bool("plan", false, "print each preset's cost per repeat and share of -budget, and run nothing")
-	priorsFrom := flag.String("priors-from", "", "comma-separated measured results directories (one machine, one scale) to pool into the run-to-run priors of -priors-out, replacing that machine's; runs nothing else")
+	priorsFrom := flag.String("priors-from", "", "comma-separated measured results directories (one machine, one scale), or directories of them (results/reproduce), to pool into the run-to-run priors of -priors-out with those it has of that machine; runs nothing else")
 	priorsOut := flag.String("priors-out", "presets/priors.json", "the priors file -priors-from writes")
 	flag.Parse()
 	if *priorsFrom != "" {
-		if err := writePriors(strings.Split(*priorsFrom, ","), *priorsOut); err != nil {
+		if err := writePriors(os.Stderr, strings.Split(*priorsFrom, ","), *priorsOut); err != nil {
 			fmt.Fprintf(os.Stderr, "reproduce: %v\n", err)
 			os.Exit(2)
 		}
@@ -447,29 +449,75 @@ func cell(o outcome) string {
 	return c
 }
 
-// writePriors pools the per-repeat spreads of the results in dirs
-// (presets.PriorsFrom) into the priors file at path, replacing the set of
-// the same machine and scale and keeping the others.
-func writePriors(dirs []string, path string) error {
-	p, err := presets.PriorsFrom(dirs)
-	if err != nil {
-		return err
-	}
+// writePriors pools the per-repeat spreads of the measured results in
+// dirs into the priors file at path: a directory that ran no preset stands
+// for its subdirectories that did, measured (results/reproduce), with the
+// ones other work disturbed left out (a self-check's excepted, as its
+// verdict takes it), and so are the runs the file has already pooled.
+// The new spreads are pooled with the file's for the same machine and
+// scale (presets.Priors.Merge); the other machines' are kept. What it
+// pooled and left out goes to log.
+func writePriors(log io.Writer, dirs []string, path string) error {
 	var sets []presets.Priors
 	if b, err := os.ReadFile(path); err == nil {
 		if err := json.Unmarshal(b, &sets); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	out := []presets.Priors{p}
+	var use []string
+	for _, d := range dirs {
+		if info, err := presets.ReadInfo(d); err != nil || info != nil {
+			use = append(use, d)
+			continue
+		}
+		subs, err := os.ReadDir(d)
+		if err != nil {
+			return err
+		}
+		for _, e := range subs {
+			sub := filepath.Join(d, e.Name())
+			v := record.ReadVerdict(sub)
+			switch {
+			case v == nil || v.Backend != "local":
+			case v.Disturbed != "" && !v.SelfCheck:
+				fmt.Fprintf(log, "%s: left out, disturbed by other work\n", sub)
+			default:
+				use = append(use, sub)
+			}
+		}
+	}
+	var fresh []string
+	for _, d := range use {
+		env, err := record.ReadEnv(d)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(sets, func(s presets.Priors) bool { return s.Has(env.Started) }) {
+			fmt.Fprintf(log, "%s: left out, already pooled\n", d)
+			continue
+		}
+		fresh = append(fresh, d)
+	}
+	if len(fresh) == 0 {
+		return fmt.Errorf("no new measured results in %s to pool", strings.Join(dirs, ", "))
+	}
+	p, err := presets.PriorsFrom(fresh)
+	if err != nil {
+		return err
+	}
+	out := []presets.Priors{}
 	for _, s := range sets {
-		if s.Machine != p.Machine || s.Quick != p.Quick {
+		if m, ok := s.Merge(p); ok {
+			p = m
+		} else {
 			out = append(out, s)
 		}
 	}
+	out = append([]presets.Priors{p}, out...)
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err
 	}
+	fmt.Fprintf(log, "pooled %d runs into %s (%s)\n", len(fresh), path, p.Machine)
 	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
