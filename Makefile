@@ -9,7 +9,7 @@ IMAGE_OUT ?= bin/throttlelab-oci.tar
 GOARCH ?= $(shell $(GO) env GOARCH)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: test-shared all build validate-advise validate-slices image release k8s-binaries e2e-k8s e2e-fleet test test-vm test-kernels cgmode-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce reproduce-plan clean
+.PHONY: test-shared all build validate-advise validate-slices image release k8s-binaries e2e-k8s e2e-fleet test test-vm test-kernels cgmode-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce reproduce-plan reproduce-priors clean
 
 all: build
 
@@ -176,6 +176,12 @@ reproduce: build
 
 reproduce-plan:
 	$(GO) run ./presets/reproduce -plan -budget $(REPRODUCE_BUDGET) $(REPRODUCE_FLAGS)
+
+# Pools the measured rows of the last make reproduce (those no other work
+# disturbed, and not pooled before) into presets/priors.json, the
+# run-to-run spreads a look at few repeats on this machine pools with.
+reproduce-priors:
+	$(GO) run ./presets/reproduce -priors-from results/reproduce
 
 clean:
 	rm -rf bin

@@ -99,10 +99,13 @@ func (r *Results) latencyOf(name, config string, st stats.Stat, op string, thr f
 	return cond(name, pointOf(a, st), d[0], op, thr, margin), nil
 }
 
-// samples builds each config's per-repeat samples of a per-run figure
-// (values from f) and resamples st of them: draws[g][b], and the points
-// (median over repeats of st of each run's values).
-func (r *Results) samples(configs []string, st stats.Stat, f func(run *record.Run) ([]float64, error)) ([][]float64, []float64, error) {
+// samplesPer builds each config's per-repeat samples of a per-run figure
+// (values from f) and resamples st of them: draws[g][b], the points
+// (median over repeats of st of each run's values), and st of each
+// config's run in each repeat, per[g][repeat] (NaN where the repeat has no
+// such run, or it had no values): the per-repeat figures a condition's
+// PerRepeat is made of (perRatio, perDiff).
+func (r *Results) samplesPer(configs []string, st stats.Stat, f func(run *record.Run) ([]float64, error)) ([][]float64, []float64, [][]float64, error) {
 	smp := map[string]*stats.Sample{}
 	points := make([]float64, len(configs))
 	for g, c := range configs {
@@ -110,7 +113,7 @@ func (r *Results) samples(configs []string, st stats.Stat, f func(run *record.Ru
 		for _, run := range r.runsOf(c) {
 			v, err := f(run)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			s := stats.NewSample(v)
 			smp[run.ID] = s
@@ -119,12 +122,41 @@ func (r *Results) samples(configs []string, st stats.Stat, f func(run *record.Ru
 			}
 		}
 		if len(per) == 0 {
-			return nil, nil, fmt.Errorf("no data for config %q", c)
+			return nil, nil, nil, fmt.Errorf("no data for config %q", c)
 		}
 		points[g] = stats.Median(per)
 	}
 	groups := r.Summary.Groups(r.load(), configs, func(run *record.Run) *stats.Sample { return smp[run.ID] })
-	return stats.Resample(groups, st, stats.Resamples, stats.BootstrapSeed), points, nil
+	per := make([][]float64, len(groups))
+	for g := range groups {
+		for _, s := range groups[g] {
+			v := math.NaN()
+			if s != nil && len(s.Sorted) > 0 {
+				v = st.Of(s)
+			}
+			per[g] = append(per[g], v)
+		}
+	}
+	return stats.Resample(groups, st, stats.Resamples, stats.BootstrapSeed), points, per, nil
+}
+
+// perRatio is a over b in each repeat (NaN where either is missing:
+// settle.RepeatInterval leaves NaNs out).
+func perRatio(a, b []float64) []float64 {
+	out := make([]float64, min(len(a), len(b)))
+	for i := range out {
+		out[i] = a[i] / b[i]
+	}
+	return out
+}
+
+// perDiff is a less b in each repeat.
+func perDiff(a, b []float64) []float64 {
+	out := make([]float64, min(len(a), len(b)))
+	for i := range out {
+		out[i] = a[i] - b[i]
+	}
+	return out
 }
 
 // records reads a run's request records.

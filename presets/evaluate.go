@@ -26,6 +26,7 @@ func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*ver
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
 	}
+	p.attachPriors(r, conds, scaled != "")
 	reps := r.repeats()
 	out, need, err := verdict.Combine(conds, reps)
 	if err != nil {
@@ -44,18 +45,21 @@ func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*ver
 	}
 	// A cell that did not pass says why from its own figures: the preset's
 	// reading where it has one, then every group's throttling, run-queue
-	// wait, CPUs and use (because).
+	// wait, CPUs and use (because). The stopping rule may judge another
+	// outcome than the 95% one (verdict.JudgeAt), so the reading is kept
+	// for it whatever the outcome here.
+	var why []string
+	if p.why != nil {
+		if w := p.why(r); w != "" {
+			why = append(why, w)
+		}
+	}
+	if b := because(r); b != "" {
+		why = append(why, b)
+	}
+	v.Reading = strings.Join(why, ". ")
 	if v.Outcome != verdict.Reproduced {
-		var why []string
-		if p.why != nil {
-			if w := p.why(r); w != "" {
-				why = append(why, w)
-			}
-		}
-		if b := because(r); b != "" {
-			why = append(why, b)
-		}
-		v.Why = strings.Join(why, ". ")
+		v.Why = v.Reading
 	}
 	return v, record.WriteVerdict(dir, v)
 }

@@ -37,7 +37,7 @@ var f04SingleThread = &Preset{
 		return setLimit(e, "threaded-1cpu", milli(100))
 	},
 	verdict: func(r *Results) ([]verdict.Condition, string, error) {
-		d, v, err := r.samples([]string{"single", "threaded-1cpu"}, p99Stat, func(run *record.Run) ([]float64, error) {
+		d, v, per, err := r.samplesPer([]string{"single", "threaded-1cpu"}, p99Stat, func(run *record.Run) ([]float64, error) {
 			return r.stepLatencies(run, 2)
 		})
 		if err != nil {
@@ -45,6 +45,7 @@ var f04SingleThread = &Preset{
 		}
 		s, th := v[0], v[1]
 		c := cond("p99 at 2 clients single / threaded", s/th, stats.Ratio(d[0], d[1]), ">=", 1.1, "10% slower: more than a draw of the same distribution")
+		c.PerRepeat = perRatio(per[0], per[1])
 		return []verdict.Condition{c}, fmt.Sprintf("at 2 clients: p99 %.1f ms single-threaded, %.1f ms threaded with a limit", s, th), nil
 	},
 }

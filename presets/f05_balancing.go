@@ -57,7 +57,7 @@ func roundRobin(e *experiment.Experiment) error {
 // tested); what the kernel decides does not enter it.
 func sameRate(r *Results, factor float64) ([]verdict.Condition, string, error) {
 	c := r.Spec.Spec.Configs[0]
-	d, v, err := r.samples([]string{c.Name}, stats.Mean, r.sameInstance)
+	d, v, per, err := r.samplesPer([]string{c.Name}, stats.Mean, r.sameInstance)
 	if err != nil {
 		return nil, "", err
 	}
@@ -65,6 +65,7 @@ func sameRate(r *Results, factor float64) ([]verdict.Condition, string, error) {
 	want := factor / float64(c.Instances)
 	cd := cond("same-pod rate", got, d[0], "between", 0.8*want, "within 20% of the expected rate")
 	cd.High = 1.2 * want
+	cd.PerRepeat = per[0]
 	return []verdict.Condition{cd}, fmt.Sprintf("%.1f%% of consecutive requests went to the same pod (balancer %s, %d pods); expected %.1f%% +- 20%%",
 		100*got, r.Spec.Spec.Balancer, c.Instances, 100*want), nil
 }

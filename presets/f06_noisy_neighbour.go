@@ -80,12 +80,13 @@ var f06NoisyNeighbour = &Preset{
 		}
 		// Busy cores per second of each run, resampled: the difference of
 		// the idle CPU must clear 5% of the machine, not just be positive.
-		d, _, err := r.samples([]string{"noise", "noise-limited"}, stats.Mean, r.busyBlocks)
+		d, _, per, err := r.samplesPer([]string{"noise", "noise-limited"}, stats.Mean, r.busyBlocks)
 		if err != nil {
 			return nil, "", err
 		}
 		idle := cond("idle cores limited - unlimited noise", idleL-idleU, stats.Difference(d[0], d[1]), ">=", 0.05*cores,
 			fmt.Sprintf("5%% of the machine (%.2f cores) more idle", 0.05*cores))
+		idle.PerRepeat = perDiff(per[0], per[1])
 		sum := fmt.Sprintf("probe p99 %.1f ms alone, %.1f ms beside noise, %.1f ms beside limited noise (%.2fx alone, needs > 1.1); idle %.2f cores with limited noise against %.2f with unlimited",
 			v[0], v[1], v[2], v[2]/v[0], idleL, idleU)
 		// How close the limited noise kept to its limits: at small quotas

@@ -93,17 +93,21 @@ var f09BurnFlow = &Preset{
 			}
 		}
 		all := func(float64) bool { return true }
-		ds, _, err := r.samples([]string{"cpu-100m"}, stats.Mean, indicator(all, isSlow))
+		ds, _, dper, err := r.samplesPer([]string{"cpu-100m"}, stats.Mean, indicator(all, isSlow))
 		if err != nil {
 			return nil, "", err
 		}
-		conds := []verdict.Condition{p50, p99, cond("share waiting over half a period at 0.1 CPU", slowFrac, ds[0], ">=", 1.0/3, "a third of the requests")}
+		share := cond("share waiting over half a period at 0.1 CPU", slowFrac, ds[0], ">=", 1.0/3, "a third of the requests")
+		share.PerRepeat = dper[0]
+		conds := []verdict.Condition{p50, p99, share}
 		if slow > 0 {
-			dn, _, err := r.samples([]string{"cpu-100m"}, stats.Mean, indicator(isSlow, isNear))
+			dn, _, nper, err := r.samplesPer([]string{"cpu-100m"}, stats.Mean, indicator(isSlow, isNear))
 			if err != nil {
 				return nil, "", err
 			}
-			conds = append(conds, cond("share of those near a multiple of the period", frac, dn[0], ">=", 0.8, "four in five"))
+			near := cond("share of those near a multiple of the period", frac, dn[0], ">=", 0.8, "four in five")
+			near.PerRepeat = nper[0]
+			conds = append(conds, near)
 		} else {
 			conds = append(conds, cond("share of those near a multiple of the period", 0, nil, ">=", 0.8, "four in five"))
 		}

@@ -310,10 +310,11 @@ func finish(e *experiment.Experiment, out *Outcome, complete bool, opt Options) 
 			fmt.Fprintf(opt.Log, "throttlelab: %v\n", err)
 		}
 		if sv, ok := v.(*verdict.Verdict); ok && opt.settleLevel > 0 {
+			// Settle first: JudgeAt judges the rule's last look with the margin.
+			sv.Settle = opt.settling
 			if _, err := sv.JudgeAt(opt.settleLevel); err != nil {
 				return err
 			}
-			sv.Settle = opt.settling
 			if err := record.WriteVerdict(opt.Dir, sv); err != nil {
 				return err
 			}

@@ -17,7 +17,10 @@
 // repeats. A condition with a figure from each repeat is judged on the t
 // interval of those (RepeatInterval, the configs of a repeat paired);
 // one with only bootstrap draws on their interval widened for few repeats
-// (Interval, Widen).
+// (Interval, Widen). With a Prior, the run-to-run spread of earlier runs
+// on the same machine, the t interval pools its variance with the
+// prior's (PooledInterval), unless a one-sided F test at GuardLevel finds
+// the look's own spread too large for it.
 //
 // Example:
 //

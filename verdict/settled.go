@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/throttlelab/throttlelab/settle"
 )
@@ -47,12 +48,21 @@ type Settling struct {
 // per-repeat values can be narrower than the 95% bootstrap one (which
 // counts the within-run spread twice), so a condition inconclusive at 95%
 // can be conclusive at the rule's level.
+//
+// A condition with per-repeat values and a Prior is judged on the t
+// interval of the variance pooled with the prior's (settle.PooledInterval),
+// and Pooled says so. When the repeats stopped for the rule (its last look,
+// or the intervals no longer shrinking: v.Settle set before the call), a
+// condition still straddling its threshold with an Indifference is judged
+// with the margin (withinMargin): more repeats were not going to settle it.
 func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 	open := map[int]float64{}
+	final := v.Settle != nil && (v.Settle.Reason == string(settle.LastLook) || v.Settle.Reason == string(settle.Stalled))
 	for i := range v.Conditions {
 		c := &v.Conditions[i]
-		if iv, ok := settle.RepeatInterval(c.PerRepeat, c.Value, level); ok {
-			c.CISettle = &iv
+		c.Pooled = ""
+		if iv, pool, ok := settle.PooledInterval(c.PerRepeat, c.Value, level, c.Prior); ok {
+			c.CISettle, c.Pooled = &iv, pool.Words
 		} else if c.Draws != nil {
 			if iv, ok := settle.Interval(c.Draws, c.Value, level); ok {
 				iv = settle.Widen(iv, c.Value, v.Repeats, level)
@@ -67,6 +77,13 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 			return nil, err
 		}
 		c.Outcome, c.RepeatsNeeded, c.Indifferent = j.Outcome, j.RepeatsNeeded, j.Indifferent
+		c.WithinMargin = ""
+		if final && c.Outcome == Inconclusive && v.Repeats >= settle.MinJudge {
+			c.Outcome, c.WithinMargin = j.withinMargin()
+			if c.Outcome != Inconclusive {
+				c.RepeatsNeeded = 0
+			}
+		}
 		if v.Repeats < settle.MinJudge && c.Draws != nil {
 			// A pilot look judges nothing (settle.MinJudge): its
 			// intervals cannot hold the run-to-run variation.
@@ -105,7 +122,44 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 		out = Inconclusive
 	}
 	v.Outcome, v.Reproduced, v.RepeatsNeeded = out, out == Reproduced, need
+	switch {
+	case out == Reproduced:
+		v.Why = ""
+	case v.Why == "":
+		v.Why = v.Reading
+	}
+	byMargin := slices.ContainsFunc(v.Conditions, func(c Condition) bool { return c.WithinMargin != "" })
+	if final && out != Inconclusive && byMargin {
+		v.Settle.Words = fmt.Sprintf("%s after %d repeats: judged with the indifference margin", v.Settle.Reason, v.Settle.Repeats)
+	}
 	return open, nil
+}
+
+// withinMargin judges a ">=" or "<=" condition whose interval (CI95)
+// straddles its threshold by the margin Indifference around it, as an
+// equivalence test: an interval that leaves the finding's side by no more
+// than the margin "holds within the margin" (reproduced); one that reaches
+// past the threshold on the finding's side by no more than the margin
+// "does not hold by more than the margin" (not reproduced). An interval
+// wider than the margin on both sides stays inconclusive; so does a
+// condition without a margin or on a range.
+func (c Condition) withinMargin() (Reproduction, string) {
+	m := c.Indifference
+	if m <= 0 || c.CI95 == nil || c.Op == "between" {
+		return Inconclusive, ""
+	}
+	lo, hi := c.CI95[0], c.CI95[1]
+	holds, bounded := lo >= c.Threshold-m, hi <= c.Threshold+m
+	if c.Op == "<=" {
+		holds, bounded = hi <= c.Threshold+m, lo >= c.Threshold-m
+	}
+	switch {
+	case holds:
+		return Reproduced, "holds within the margin"
+	case bounded:
+		return NotReproduced, "does not hold by more than the margin"
+	}
+	return Inconclusive, ""
 }
 
 // settledWords is how the repeats ended, for the verdict's lines ("" for a

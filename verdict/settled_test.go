@@ -1,8 +1,10 @@
 package verdict
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/throttlelab/throttlelab/settle"
 	"github.com/throttlelab/throttlelab/stats"
 )
 
@@ -58,5 +60,80 @@ func TestJudgeAt(t *testing.T) {
 	v.Disturbed = "other work"
 	if _, _ = v.JudgeAt(0.95); v.Outcome != Inconclusive {
 		t.Errorf("disturbed: %q, want inconclusive", v.Outcome)
+	}
+}
+
+// TestJudgeAtLastLook judges F14's kind of condition (p99 ratio >= 0.9,
+// indifference 0.05) at the rule's last look on per-repeat values whose
+// interval straddles the threshold: with the margin it ends in a verdict
+// ("does not hold by more than the margin" below, "holds within the
+// margin" above), one wider than the margin on both sides stays
+// inconclusive, a look before the last stays inconclusive (every one
+// not reproduced with the run's reading as its why), and a prior
+// that matches the spread pools and says so in the cell.
+func TestJudgeAtLastLook(t *testing.T) {
+	const level = 0.9818
+	mk := func(per []float64, reason string, prior *settle.Prior) *Verdict {
+		mean := 0.0
+		for _, x := range per {
+			mean += x / float64(len(per))
+		}
+		c := Condition{Name: "p99 pinned / shared", Value: mean, Op: ">=", Threshold: 0.9, Indifference: 0.05, PerRepeat: per, Draws: per, Prior: prior}
+		v := &Verdict{Conditions: []Condition{c}, Repeats: len(per), Reading: "the run's reading"}
+		if reason != "" {
+			v.Settle = &Settling{Reason: reason, Repeats: len(per), Words: settle.Words(settle.Reason(reason), len(per))}
+		}
+		return v
+	}
+	below := []float64{0.83, 0.91, 0.86, 0.89, 0.82, 0.87, 0.90, 0.88} // mean 0.87, interval about [0.835, 0.905]: hi under 0.95
+	above := []float64{0.93, 0.99, 0.89, 0.95, 0.97, 0.92, 0.96, 0.88} // mean 0.936, interval about [0.89, 0.98]: lo over 0.85
+	wide := []float64{0.5, 1.3, 0.9, 0.7, 1.1, 0.6, 1.2, 0.9}
+	for _, c := range []struct {
+		name   string
+		per    []float64
+		reason string
+		want   Reproduction
+		words  string
+	}{
+		{"below, last look", below, string(settle.LastLook), NotReproduced, "does not hold by more than the margin"},
+		{"above, stalled", above, string(settle.Stalled), Reproduced, "holds within the margin"},
+		{"wide, last look", wide, string(settle.LastLook), Inconclusive, ""},
+		{"below, mid-schedule", below, "", Inconclusive, ""},
+		{"below, budget spent", below, string(settle.Budget), Inconclusive, ""},
+	} {
+		v := mk(c.per, c.reason, nil)
+		if _, err := v.JudgeAt(level); err != nil {
+			t.Fatal(err)
+		}
+		cd := v.Conditions[0]
+		if v.Outcome != c.want || cd.WithinMargin != c.words {
+			t.Errorf("%s: %q (%q) on %v, want %q (%q)", c.name, v.Outcome, cd.WithinMargin, cd.CISettle, c.want, c.words)
+		}
+		if want := map[bool]string{true: "", false: "the run's reading"}[v.Outcome == Reproduced]; v.Why != want {
+			t.Errorf("%s: %s with why %q: a verdict not reproduced carries its reading, a reproduced one none", c.name, v.Outcome, v.Why)
+		}
+		if c.words != "" && (!strings.Contains(cd.String(), c.words) || !strings.Contains(v.Settle.Words, "judged with the indifference margin")) {
+			t.Errorf("%s: words %q; %q", c.name, cd.String(), v.Settle.Words)
+		}
+	}
+	// Three repeats of the spread below: inconclusive on their own (2
+	// df), pooled with a prior of the same spread from 7 earlier
+	// repeats the interval is far narrower, and the cell says so.
+	three := below[:3]
+	own := mk(three, "", nil)
+	if _, err := own.JudgeAt(level); err != nil {
+		t.Fatal(err)
+	}
+	p := &settle.Prior{SD: 0.05, DF: 6, Repeats: 7, Date: "2026-11-29"}
+	pooled := mk(three, "", p)
+	if _, err := pooled.JudgeAt(level); err != nil {
+		t.Fatal(err)
+	}
+	o, q := own.Conditions[0], pooled.Conditions[0]
+	if q.Pooled != "pooled with 7 earlier repeats from 2026-11-29" || !strings.Contains(q.String(), q.Pooled) || o.Pooled != "" {
+		t.Errorf("pooled words %q (%q), own %q", q.Pooled, q.String(), o.Pooled)
+	}
+	if w, ow := q.CISettle[1]-q.CISettle[0], o.CISettle[1]-o.CISettle[0]; w > ow/2 {
+		t.Errorf("pooled interval %v not under half the own %v", *q.CISettle, *o.CISettle)
 	}
 }

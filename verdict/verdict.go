@@ -61,6 +61,17 @@ type Condition struct {
 	// Indifferent marks a condition judged not reproduced because its
 	// interval lies within Indifference of the threshold.
 	Indifferent bool `json:"indifferent,omitempty"`
+	// Prior is the run-to-run spread of PerRepeat from earlier runs on
+	// this machine (not written): JudgeAt pools it with this run's
+	// (settle.PooledInterval). Nil: none for this machine.
+	Prior *settle.Prior `json:"-"`
+	// Pooled says how CISettle used the prior ("pooled with 7 earlier
+	// repeats from 2026-11-29", or why it did not).
+	Pooled string `json:"pooled,omitempty"`
+	// WithinMargin, at the rule's last look: "holds within the margin" or "does not
+	// hold by more than the margin" when a straddling interval was judged
+	// at the rule's last look with Indifference (JudgeAt).
+	WithinMargin string `json:"within_margin,omitempty"`
 }
 
 // Verdict is a preset's check, computed from what a run measured. It is
@@ -90,6 +101,10 @@ type Verdict struct {
 	CIMethod string `json:"ci_method,omitempty"`
 	// Why explains a check that did not pass, where the results can tell.
 	Why string `json:"why,omitempty"`
+	// Reading is the explanation computed from the results whatever the
+	// outcome (not written): JudgeAt makes it Why when the outcome at the
+	// rule's level is not reproduced, and drops Why when it is.
+	Reading string `json:"-"`
 	// Disturbed names the runs during which other work on the host used
 	// more than record.DisturbedShare of its CPUs; such a verdict is inconclusive
 	// whatever its intervals say, since they measured that work too.
@@ -358,7 +373,11 @@ func (c Condition) String() string {
 		s += fmt.Sprintf(" [%s, %s]", num(c.CI95[0]), num(c.CI95[1]))
 	}
 	if c.CISettle != nil {
-		s += fmt.Sprintf(" (judged on [%s, %s] at the stopping rule's level)", num(c.CISettle[0]), num(c.CISettle[1]))
+		pooled := ""
+		if c.Pooled != "" {
+			pooled = ", " + c.Pooled
+		}
+		s += fmt.Sprintf(" (judged on [%s, %s] at the stopping rule's level%s)", num(c.CISettle[0]), num(c.CISettle[1]), pooled)
 	}
 	if c.Op == "between" {
 		s += fmt.Sprintf(" in %s-%s", num(c.Threshold), num(c.High))
@@ -370,6 +389,9 @@ func (c Condition) String() string {
 	}
 	if c.Indifferent {
 		s += fmt.Sprintf(" (the interval lies within %s of the threshold, where the finding does not say which side: no number of repeats would settle it)", num(c.Indifference))
+	}
+	if c.WithinMargin != "" {
+		s += fmt.Sprintf(" (at the rule's last look: %s of %s)", c.WithinMargin, num(c.Indifference))
 	}
 	return s
 }

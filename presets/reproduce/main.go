@@ -9,10 +9,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -54,7 +56,16 @@ func main() {
 	lock := flag.String("lock", "", "a lock file to hold (flock) during each measured run, so runs on a shared host take turns")
 	total := flag.Duration("budget", 22*time.Minute, "time for every preset together (0: a fixed number of repeats, no --until-settled); each preset's share is what is left, in proportion to its cost per repeat among the presets left")
 	planOnly := flag.Bool("plan", false, "print each preset's cost per repeat and share of -budget, and run nothing")
+	priorsFrom := flag.String("priors-from", "", "comma-separated measured results directories (one machine, one scale), or directories of them (results/reproduce), to pool into the run-to-run priors of -priors-out with those it has of that machine; runs nothing else")
+	priorsOut := flag.String("priors-out", "presets/priors.json", "the priors file -priors-from writes")
 	flag.Parse()
+	if *priorsFrom != "" {
+		if err := writePriors(os.Stderr, strings.Split(*priorsFrom, ","), *priorsOut); err != nil {
+			fmt.Fprintf(os.Stderr, "reproduce: %v\n", err)
+			os.Exit(2)
+		}
+		return
+	}
 	started := time.Now()
 	history := filepath.Join(*results, "history.jsonl")
 	want := map[string]bool{}
@@ -162,9 +173,11 @@ func main() {
 	fmt.Fprintf(&b, "among the rows left, so unspent time rolls forward, and what is left at the end continues the measured rows that stopped for their budget;\n")
 	fmt.Fprintf(&b, "`-plan` prints the shares) each row runs `--until-settled`: repeats are\n")
 	fmt.Fprintf(&b, "added while a check is inconclusive and its intervals still shrink, each look judging at a sequential rule's level, a ratio of two configs on\n")
-	fmt.Fprintf(&b, "Student's t interval of its per-repeat ratios (the configs of a repeat run back to back) and any other figure on its bootstrap interval widened for few repeats\n")
+	fmt.Fprintf(&b, "Student's t interval of its per-repeat ratios (the configs of a repeat run back to back), as are the shares, rates and differences with a figure from each repeat, and any other figure on its bootstrap interval widened for few repeats\n")
 	fmt.Fprintf(&b, "(a first look under %d repeats is a pilot that judges nothing); measured rows: %s; simulated rows, whose repeats are cheap: %s;\n", settle.MinJudge, settle.Default.Rate(), settle.Long.Rate())
+	fmt.Fprintf(&b, "a measured row's t interval pools its spread with the earlier runs' on this machine (`presets/priors.json`) unless its own spread is too large for them, and its cell says which;\n")
 	fmt.Fprintf(&b, "a condition whose interval lies within the margin its preset writes around the threshold is not reproduced, its cell saying no number of repeats would settle its side;\n")
+	fmt.Fprintf(&b, "at the rule's last look a condition still straddling its threshold is judged with that margin: it holds within the margin, or does not hold by more than it;\n")
 	fmt.Fprintf(&b, "the cell says how many repeats it took and why it stopped ([methodology.md](methodology.md#the-stopping-rule)). Intervals: a hierarchical bootstrap, %d resamples of the repeats (the same for every config) and then of each\n", stats.Resamples)
 	fmt.Fprintf(&b, "drawn run's requests; with one repeat, of the requests only, so they leave out run-to-run variation ([methodology.md](methodology.md)).\n")
 	fmt.Fprintf(&b, "Each cell says when it ran and which attempt at that row it was (every attempt is kept in `%s`;\n", filepath.ToSlash(history))
@@ -434,4 +447,77 @@ func cell(o outcome) string {
 		}
 	}
 	return c
+}
+
+// writePriors pools the per-repeat spreads of the measured results in
+// dirs into the priors file at path: a directory that ran no preset stands
+// for its subdirectories that did, measured (results/reproduce), with the
+// ones other work disturbed left out (a self-check's excepted, as its
+// verdict takes it), and so are the runs the file has already pooled.
+// The new spreads are pooled with the file's for the same machine and
+// scale (presets.Priors.Merge); the other machines' are kept. What it
+// pooled and left out goes to log.
+func writePriors(log io.Writer, dirs []string, path string) error {
+	var sets []presets.Priors
+	if b, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(b, &sets); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	var use []string
+	for _, d := range dirs {
+		if info, err := presets.ReadInfo(d); err != nil || info != nil {
+			use = append(use, d)
+			continue
+		}
+		subs, err := os.ReadDir(d)
+		if err != nil {
+			return err
+		}
+		for _, e := range subs {
+			sub := filepath.Join(d, e.Name())
+			v := record.ReadVerdict(sub)
+			switch {
+			case v == nil || v.Backend != "local":
+			case v.Disturbed != "" && !v.SelfCheck:
+				fmt.Fprintf(log, "%s: left out, disturbed by other work\n", sub)
+			default:
+				use = append(use, sub)
+			}
+		}
+	}
+	var fresh []string
+	for _, d := range use {
+		env, err := record.ReadEnv(d)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(sets, func(s presets.Priors) bool { return s.Has(env.Started) }) {
+			fmt.Fprintf(log, "%s: left out, already pooled\n", d)
+			continue
+		}
+		fresh = append(fresh, d)
+	}
+	if len(fresh) == 0 {
+		return fmt.Errorf("no new measured results in %s to pool", strings.Join(dirs, ", "))
+	}
+	p, err := presets.PriorsFrom(fresh)
+	if err != nil {
+		return err
+	}
+	out := []presets.Priors{}
+	for _, s := range sets {
+		if m, ok := s.Merge(p); ok {
+			p = m
+		} else {
+			out = append(out, s)
+		}
+	}
+	out = append([]presets.Priors{p}, out...)
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "pooled %d runs into %s (%s)\n", len(fresh), path, p.Machine)
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
