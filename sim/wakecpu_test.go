@@ -2,8 +2,10 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,6 +30,50 @@ func TestWakeCPUFromRun(t *testing.T) {
 	}
 	if w := r.Costs.WakeCPU; w != DefaultCosts().WakeCPU {
 		t.Errorf("tiles-closed (a closed loop): wake-up CPU %v, want the default %v", w, DefaultCosts().WakeCPU)
+	}
+}
+
+// TestWakeCPUArithmetic: 200 requests of 5 ms of handler CPU every 10 ms
+// to one instance, answered in 6 ms, whose group used 0.8 ms more per
+// wake-up than the handlers and the idle background (0.005 cores over each
+// 10 ms between arrivals): the first request finds no idle spell, the 199
+// others one of 4 ms. Sent every 6.5 ms instead (idle 0.5 ms), none wakes
+// the server and the default stays.
+func TestWakeCPUArithmetic(t *testing.T) {
+	c := DefaultCosts()
+	for _, tc := range []struct {
+		every time.Duration
+		want  time.Duration
+		ok    bool
+	}{{10 * time.Millisecond, 800 * time.Microsecond, true}, {6500 * time.Microsecond, 0, false}} {
+		dir := t.TempDir()
+		run := &record.Run{ID: "x/load0/r1", Seconds: 2}
+		var csv strings.Builder
+		csv.WriteString("seq,intended_ns,start_ns,latency_ns,target,instance,status,bytes,error,server_queue_ns,server_cpu_ns,server_wall_ns,tile,step,worker,waited,throttled_ns\n")
+		used := 0.0
+		for i := 0; i < 200; i++ {
+			at := time.Duration(i) * tc.every
+			fmt.Fprintf(&csv, "%d,%d,%d,%d,0,a,200,51,,0,%d,%d,\"\",0,0,0,-1\n", i, at, at, 6*time.Millisecond, 5*time.Millisecond, 5500*time.Microsecond)
+			used += float64(5 * time.Millisecond)
+			if i > 0 {
+				used += c.Background*float64(tc.every) + float64(800*time.Microsecond)
+			}
+		}
+		run.Usage = map[string]record.UsageStats{"a": {Mean: used / 2e9}}
+		rd := record.RunIDDir(dir, run.ID)
+		if err := os.MkdirAll(rd, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(rd, record.RequestsFile), []byte(csv.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := wakeCPU(dir, []*record.Run{run}, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok != tc.ok || tc.ok && (got < tc.want-time.Microsecond || got > tc.want+time.Microsecond) {
+			t.Errorf("every %v: wake-up CPU %v (taken: %v), want %v (taken: %v)", tc.every, got, ok, tc.want, tc.ok)
+		}
 	}
 }
 
