@@ -33,7 +33,8 @@ type Costs struct {
 	Background float64
 	// WakeCPU is the CPU a Go server spends on waking from idle (idle for
 	// over a millisecond) for a request: its scheduler spins threads up, polls
-	// the network, parks them again. It runs beside the request.
+	// the network, parks them again. It runs beside the request. It differs
+	// from day to day; a replay takes the measured runs' own (MeasuredCosts).
 	WakeCPU time.Duration
 	// IdleWake is the extra delay of a message (a request or a response) to
 	// a machine whose every CPU has been idle for over IdleWakeAfter: the

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -23,8 +24,9 @@ import (
 // handler CPU of its tile requests, less TileOverhead each, over their
 // catalogue iterations. A CPU is not equally fast every day, and the tiles'
 // cost per iteration differs between tile sets (docs/simulator.md has the
-// figures), so the run's own figure replaces the default. The latencies the
-// simulation is compared on are not used.
+// figures), so the run's own figure replaces the default. So does the Go
+// runtime's CPU per wake-up from idle (wakeCPU), which differs from day to
+// day. The latencies the simulation is compared on are not used.
 func MeasuredCosts(dir string, e *experiment.Experiment, env record.Env, runs []*record.Run, base Costs) (Costs, error) {
 	c := base
 	if env.BurnIterationsPerMs > 0 {
@@ -34,6 +36,11 @@ func MeasuredCosts(dir string, e *experiment.Experiment, env record.Env, runs []
 		return c, err
 	} else if ok {
 		c.BurstGap = gap
+	}
+	if wake, ok, err := wakeCPU(dir, runs, c); err != nil {
+		return c, err
+	} else if ok {
+		c.WakeCPU = wake
 	}
 	if e.Spec.Workload.Request != string(loadgen.KindTile) {
 		return c, nil
@@ -112,4 +119,66 @@ func burstGap(dir string, e *experiment.Experiment, runs []*record.Run) (time.Du
 		return 0, false, nil
 	}
 	return time.Duration(max(0, stats.Median(gaps))), true, nil
+}
+
+// minWakes is the fewest wake-ups from idle that wakeCPU takes a figure from.
+const minWakes = 100
+
+// wakeCPU is the measured runs' CPU per wake-up of an idle server
+// (Costs.WakeCPU): what the instances' groups used (usage_cores over the
+// load) beyond their handlers' CPU (the thread clock's, which holds the
+// request's own work) and beyond the idle background the model charges
+// (Costs.Background for each idle spell over 2 ms), over the requests that
+// found their instance idle for over a millisecond, as the model charges
+// it. An instance's idle spells are read from the client's side: from the
+// end of its last response to the next send. ok is false where the runs
+// recorded no usage or server timing, fewer than minWakes wake-ups, or
+// wake-ups for fewer than half the requests.
+func wakeCPU(dir string, runs []*record.Run, c Costs) (time.Duration, bool, error) {
+	var other float64 // ns
+	wakes, n := 0, 0
+	for _, r := range runs {
+		if len(r.Usage) == 0 || r.Seconds <= 0 {
+			return 0, false, nil
+		}
+		for _, u := range r.Usage {
+			other += u.Mean * r.Seconds * 1e9
+		}
+		recs, err := record.ReadRequests(record.RunIDDir(dir, r.ID))
+		if err != nil {
+			return 0, false, fmt.Errorf("measured wake-up CPU: %w", err)
+		}
+		slices.SortStableFunc(recs, func(a, b loadgen.Record) int { return cmp.Compare(a.Start, b.Start) })
+		type spell struct{ end, arrival time.Duration }
+		last := map[string]*spell{}
+		for _, rec := range recs {
+			if rec.Err != "" {
+				continue
+			}
+			if rec.ServerCPU < 0 {
+				return 0, false, nil // no server timing: the handlers' CPU is not known
+			}
+			other -= float64(rec.ServerCPU)
+			n++
+			s := last[rec.Instance]
+			if s == nil {
+				s = &spell{end: rec.Start, arrival: rec.Start}
+				last[rec.Instance] = s
+			}
+			if rec.Start-s.end > time.Millisecond {
+				wakes++
+			}
+			if idle := min(rec.Start-s.arrival, time.Second); idle > 2*time.Millisecond {
+				other -= c.Background * float64(idle)
+			}
+			s.end = max(s.end, rec.Intended+rec.Latency)
+			s.arrival = rec.Start
+		}
+	}
+	if wakes < minWakes || 2*wakes < n {
+		// Mostly busy servers (a closed loop): their CPU beyond the
+		// handlers is not the wake-ups'.
+		return 0, false, nil
+	}
+	return time.Duration(max(other, 0) / float64(wakes)), true, nil
 }
