@@ -483,7 +483,7 @@ type DelayHist struct {
 }
 
 func bucketOf(ns float64) int {
-	v := uint64(ns / 1e3)
+	v := uint64(int64(ns / 1e3)) // as uint64(ns/1e3) for every delay (ns >= 0), without its test for 2^63 and more
 	if v < 64 {
 		return int(v)
 	}
