@@ -284,36 +284,49 @@ func (s *stage) run(which []bool, prev *stage) {
 			}
 		}
 	}
+	// The jobs' cuts first, then every point at every job replayed on its
+	// own, as many at once as there are workers: a job's points no longer
+	// wait for each other on one CPU while another CPU has nothing left.
+	// A quota that covers the busiest period of a job's phase never
+	// throttles: every period takes replay's fast path, and the counts and
+	// delays are the same for every such point (periods depend only on
+	// when work arrives, bursts need a period above its quota). The first
+	// such point is replayed once, and the others at that job share it.
+	cuts := s.cutsAt(todo)
+	type at struct{ j, i, free int } // free: the point whose replay i shares, or -1
+	var tasks, shares []at
 	out := make([][]*cfs.Result, len(s.jobs))
-	s.each(todo, func(j int, scratch *cfs.Scratch) {
-		c := s.cut(j)
-		row := make([]*cfs.Result, n)
-		// A quota that covers the busiest period of this phase never
-		// throttles: every period takes replay's fast path, and the
-		// counts and delays are the same for every such point (periods
-		// depend only on when work arrives, bursts need a period above
-		// its quota). Replay the first such point once.
-		var free *cfs.Result
-		for i, p := range s.points {
+	for _, j := range todo {
+		c := cuts[j]
+		out[j] = make([]*cfs.Result, n)
+		free := -1
+		for i := range s.points {
 			if !s.toReplay(j, i) {
 				continue
 			}
-			if free != nil && s.freeAt(c, i) {
-				row[i] = free
-				continue
-			}
-			q := o.quota(p, s.cores)
-			r := c.ps.Replay(cfs.Setting{Quota: q, Burst: p.Burst(), Cores: s.cores, WallClock: o.WallClock}, newHist(), scratch)
-			if s.sp != nil {
-				r.Stat, r.ThrottledNs = c.ps.ReplaySlices(q, p.Burst(), s.sp)
-			}
-			row[i] = &r
 			if s.freeAt(c, i) {
-				free = &r
+				if free >= 0 {
+					shares = append(shares, at{j, i, free})
+					continue
+				}
+				free = i
 			}
+			tasks = append(tasks, at{j, i, -1})
 		}
-		out[j] = row
+	}
+	s.each(indices(len(tasks)), func(k int, scratch *cfs.Scratch) {
+		j, i := tasks[k].j, tasks[k].i
+		c, p := cuts[j], s.points[i]
+		q := o.quota(p, s.cores)
+		r := c.ps.Replay(cfs.Setting{Quota: q, Burst: p.Burst(), Cores: s.cores, WallClock: o.WallClock}, newHist(), scratch)
+		if s.sp != nil {
+			r.Stat, r.ThrottledNs = c.ps.ReplaySlices(q, p.Burst(), s.sp)
+		}
+		out[j][i] = &r
 	})
+	for _, sh := range shares {
+		out[sh.j][sh.i] = out[sh.j][sh.free]
+	}
 	for _, j := range todo {
 		if s.results[j] == nil {
 			s.results[j] = out[j]
@@ -516,37 +529,49 @@ func (s *stage) setting(p Point) cfs.Setting {
 // replay's counts there. A near tie at one phase costs that phase's
 // replay, not the ten.
 func (s *stage) fixCounts(todo []int, which []bool) {
+	// Each setting on its own, as many at once as there are workers.
+	type at struct{ j, i int }
+	var tasks []at
 	var fix []int
 	for _, j := range todo {
+		n := len(tasks)
 		for i, p := range s.points {
 			if which[i] && p.Period == s.jobs[j].period && !s.counts[j][i].Exact {
-				fix = append(fix, j)
-				break
+				tasks = append(tasks, at{j, i})
 			}
 		}
+		if len(tasks) > n {
+			fix = append(fix, j)
+		}
 	}
-	s.each(fix, func(j int, scratch *cfs.Scratch) {
+	cuts := s.cutsAt(fix)
+	s.each(indices(len(tasks)), func(k int, scratch *cfs.Scratch) {
+		j, i := tasks[k].j, tasks[k].i
 		var h *cfs.DelayHist // nil: the replay counts only
 		if s.o.before {
 			h = newHist()
 			defer histPool.Put(h)
 		}
-		jb := s.jobs[j]
-		c := s.cut(j)
-		for i, p := range s.points {
-			if !which[i] || p.Period != jb.period || s.counts[j][i].Exact {
-				continue
-			}
-			if h != nil {
-				*h = cfs.DelayHist{}
-			}
-			st := s.setting(p)
-			r := c.ps.Replay(st, h, scratch)
-			s.counts[j][i] = cfs.Count{Periods: r.Stat.Periods, ThrottledPeriods: r.Stat.ThrottledPeriods, Exact: true}
-			s.memo.keepCount(c, st, s.counts[j][i])
-		}
+		c := cuts[j]
+		st := s.setting(s.points[i])
+		r := c.ps.Replay(st, h, scratch)
+		s.counts[j][i] = cfs.Count{Periods: r.Stat.Periods, ThrottledPeriods: r.Stat.ThrottledPeriods, Exact: true}
+		s.memo.keepCount(c, st, s.counts[j][i])
 	})
 }
+
+// cutsAt makes the cuts of the jobs todo (s.cut), a job at a time on each
+// worker, and returns them by job (nil at the others): the path before,
+// which cuts anew at every use, then cuts once per job, as it did when a
+// job's points were replayed one after the other.
+func (s *stage) cutsAt(todo []int) []*memoCut {
+	cuts := make([]*memoCut, len(s.jobs))
+	s.each(todo, func(j int, _ *cfs.Scratch) { cuts[j] = s.cut(j) })
+	return cuts
+}
+
+// indices is 0..n-1.
+func indices(n int) []int { return everyPhase(n) }
 
 // countsOnly is e with point i's counts over the jobs (mean over the
 // phases, as Evaluate gives a replay's).

@@ -251,7 +251,7 @@ func (ps *Periods) replay(s Setting, hist *DelayHist, scratch *Scratch, wk walk)
 			if s > 0 {
 				dep = t0 + (c.a-c.w/2-s0)/s
 			}
-			hist.Add(max(dep-c.mid, 0), c.w)
+			hist.Add(floor0(dep-c.mid), c.w)
 			qh++
 		}
 		if qh == len(queue) {
@@ -267,7 +267,7 @@ func (ps *Periods) replay(s Setting, hist *DelayHist, scratch *Scratch, wk walk)
 		c := &queue[qh]
 		x := served - (c.a - c.w)
 		start := c.mid - c.dur/2
-		hist.Add(max(t0+(c.a-c.w+x/2-s0)/s-(start+c.dur*x/c.w/2), 0), x)
+		hist.Add(floor0(t0+(c.a-c.w+x/2-s0)/s-(start+c.dur*x/c.w/2)), x)
 		c.mid, c.dur, c.w = start+c.dur*x/c.w+c.dur*(c.w-x)/c.w/2, c.dur*(c.w-x)/c.w, c.w-x
 	}
 	var lt0, ls0, ls float64 // the last catch-up: from time lt0 and cumulative ls0 at rate ls
@@ -352,7 +352,7 @@ func (ps *Periods) replay(s Setting, hist *DelayHist, scratch *Scratch, wk walk)
 						if r*dt > 0 {
 							res.LostNs += r * dt
 							denied = true
-							res.ThrottledNs += dt * min(cores, max(1, math.Ceil(r-1e-9)))
+							res.ThrottledNs += dt * waitingCPUs(r, cores)
 						}
 					case bw.Pool <= Eps:
 						// Dry: arrivals wait for the refill.
@@ -360,20 +360,20 @@ func (ps *Periods) replay(s Setting, hist *DelayHist, scratch *Scratch, wk walk)
 						backlog += r * dt
 						arrived += r * dt
 						if backlog > Eps {
-							res.ThrottledNs += dt * min(cores, max(1, math.Ceil(r-1e-9)))
+							res.ThrottledNs += dt * waitingCPUs(r, cores)
 						}
 					case backlog > Eps || (d.Arrivals && r > cores):
 						// Waiting work catches up on up to cores CPUs;
 						// moved work that arrives faster waits too.
-						s := max(cores, r)
+						s := larger(cores, r)
 						if d.Arrivals {
 							s = cores
 						}
 						dt = tb - t
 						if s > r {
-							dt = min(dt, backlog/(s-r))
+							dt = smaller(dt, backlog/(s-r))
 						}
-						dt = min(dt, bw.Pool/s)
+						dt = smaller(dt, bw.Pool/s)
 						s0 := served
 						take(s * dt)
 						served += s * dt
@@ -391,7 +391,7 @@ func (ps *Periods) replay(s Setting, hist *DelayHist, scratch *Scratch, wk walk)
 					case r <= 0:
 						dt = tb - t
 					default:
-						dt = min(tb-t, bw.Pool/r)
+						dt = smaller(tb-t, bw.Pool/r)
 						take(r * dt)
 						served += r * dt
 						arrived += r * dt
@@ -441,11 +441,56 @@ func (ps *Periods) replay(s Setting, hist *DelayHist, scratch *Scratch, wk walk)
 	end := float64(d.at(len(d.At) - 1))
 	splitHead(lt0, ls0, ls)
 	for ; qh < len(queue); qh++ {
-		hist.Add(max(end-queue[qh].mid, 0), queue[qh].w)
+		hist.Add(floor0(end-queue[qh].mid), queue[qh].w)
 	}
 	hist.Add(0, served0)
 	res.Stat = bw.Stat
 	return res
+}
+
+// waitingCPUs is how many CPUs wait while work arriving at r cores finds
+// the pool dry: r rounded up, at least 1, at most cores. The same as
+// min(cores, max(1, math.Ceil(r-1e-9))) for every r and cores a replay
+// meets (neither is NaN), without the builtins' NaN and signed-zero cases,
+// which cost the replay's walk a few percent where work waits in most
+// periods.
+func waitingCPUs(r, cores float64) float64 {
+	n := math.Ceil(r - 1e-9)
+	if n < 1 {
+		n = 1
+	}
+	if n > cores {
+		n = cores
+	}
+	return n
+}
+
+// floor0, smaller and larger are max(x, 0), min(a, b) and max(a, b) for
+// the replay's walk, whose values are never NaN: plain comparisons,
+// without the builtins' NaN and signed-zero cases (a few percent of a walk
+// where work waits in most periods). A -0 floor0 keeps is a delay of 0 to
+// the histogram all the same; smaller and larger meet no zeros of both
+// signs (their arguments are spans and rates above 0, or a backlog and a
+// span of which the span is above 0).
+func floor0(x float64) float64 {
+	if x < 0 {
+		return 0
+	}
+	return x
+}
+
+func smaller(a, b float64) float64 {
+	if b < a {
+		return b
+	}
+	return a
+}
+
+func larger(a, b float64) float64 {
+	if b > a {
+		return b
+	}
+	return a
 }
 
 // lateReading returns the rate (cores) at which the work of a piece of a
@@ -483,7 +528,7 @@ type DelayHist struct {
 }
 
 func bucketOf(ns float64) int {
-	v := uint64(ns / 1e3)
+	v := uint64(int64(ns / 1e3)) // as uint64(ns/1e3) for every delay (ns >= 0), without its test for 2^63 and more
 	if v < 64 {
 		return int(v)
 	}
@@ -515,7 +560,9 @@ func (h *DelayHist) Add(ns, w float64) {
 	}
 	h.w[bucketOf(ns)] += w
 	h.total += w
-	h.maxNs = max(h.maxNs, ns)
+	if ns > h.maxNs { // max(h.maxNs, ns) for a delay (never NaN), without its NaN case
+		h.maxNs = ns
+	}
 }
 
 // Merge adds o's counts to h.

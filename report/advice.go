@@ -6,8 +6,10 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
@@ -106,8 +108,19 @@ func kneeAxis(a *advise.Advice) Axis {
 // throttled hid its demand above its limit: its advice is a lower bound and
 // says so. Runs too short for a period are listed with the reason.
 func AdviceSection(sources []*Source) template.HTML {
-	var b strings.Builder
-	n := 0
+	// Each config's advice is worked out at once, as many at a time as
+	// there are CPUs (a simulated preset's report waits for them after
+	// its runs), and written in order: the section does not depend on
+	// the order they finish in.
+	type item struct {
+		si    int
+		label string
+		d     *advise.Demand
+		a     *advise.Advice
+		err   error
+	}
+	var items []*item
+	var todo []func()
 	for si, s := range sources {
 		seen := map[string]bool{}
 		for _, r := range s.Runs {
@@ -125,27 +138,36 @@ func AdviceSection(sources []*Source) template.HTML {
 			if g == nil || len(g.At) < 2 {
 				continue
 			}
-			label := fmt.Sprintf("%s, config %s: instance %s in run %s", s.Label, r.Config, r.Instances[0], r.ID)
-			rec := r.Run.Demand(r.Instances[0], g.At, g.Usage, g.Throttled)
-			d := rec.Demand
-			sampled := advise.Sampled{Source: label, CPUStat: rec.CPUStat, LimitMilli: rec.LimitMilli, PeriodUsec: rec.PeriodUsec}
-			fmt.Fprintf(&b, "<h3>%s</h3>\n", html.EscapeString(label))
-			a, err := advise.Advise(d, advise.Request{}, sampled)
-			if err != nil {
-				fmt.Fprintf(&b, "<p class=\"note\">No advice: %s.</p>\n", html.EscapeString(err.Error()))
-				continue
-			}
-			b.WriteString(adviceSummary(a))
-			for _, w := range a.Warnings {
-				fmt.Fprintf(&b, "<p class=\"note\">Warning: %s.</p>\n", html.EscapeString(w))
-			}
-			b.WriteString(`<div class="grid2">`)
-			for _, c := range AdviceCharts(d, a, fmt.Sprintf("adv%d-%d", si, n)) {
-				fmt.Fprintf(&b, "<figure>%s</figure>", c.SVG())
-			}
-			b.WriteString("</div>\n")
-			n++
+			it := &item{si: si, label: fmt.Sprintf("%s, config %s: instance %s in run %s", s.Label, r.Config, r.Instances[0], r.ID)}
+			items = append(items, it)
+			todo = append(todo, func() {
+				rec := r.Run.Demand(r.Instances[0], g.At, g.Usage, g.Throttled)
+				it.d = rec.Demand
+				sampled := advise.Sampled{Source: it.label, CPUStat: rec.CPUStat, LimitMilli: rec.LimitMilli, PeriodUsec: rec.PeriodUsec}
+				it.a, it.err = advise.Advise(it.d, advise.Request{}, sampled)
+			})
 		}
+	}
+	runAll(todo)
+	var b strings.Builder
+	n := 0
+	for _, it := range items {
+		fmt.Fprintf(&b, "<h3>%s</h3>\n", html.EscapeString(it.label))
+		if it.err != nil {
+			fmt.Fprintf(&b, "<p class=\"note\">No advice: %s.</p>\n", html.EscapeString(it.err.Error()))
+			continue
+		}
+		a := it.a
+		b.WriteString(adviceSummary(a))
+		for _, w := range a.Warnings {
+			fmt.Fprintf(&b, "<p class=\"note\">Warning: %s.</p>\n", html.EscapeString(w))
+		}
+		b.WriteString(`<div class="grid2">`)
+		for _, c := range AdviceCharts(it.d, a, fmt.Sprintf("adv%d-%d", it.si, n)) {
+			fmt.Fprintf(&b, "<figure>%s</figure>", c.SVG())
+		}
+		b.WriteString("</div>\n")
+		n++
 	}
 	if b.Len() == 0 {
 		return ""
@@ -217,4 +239,19 @@ func steps(d *advise.Demand, w time.Duration) []Point {
 		j = k
 	}
 	return pts
+}
+
+// runAll calls every f in fs, up to GOMAXPROCS at a time, and returns when
+// all have returned.
+func runAll(fs []func()) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for _, f := range fs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f()
+		})
+	}
+	wg.Wait()
 }

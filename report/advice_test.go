@@ -1,10 +1,15 @@
 package report
 
 import (
+	"bytes"
 	"html"
+	"html/template"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
 	"github.com/throttlelab/throttlelab/record"
@@ -83,4 +88,76 @@ func TestAdviceShowsTheKnee(t *testing.T) {
 	if svg := curve.SVG(); !strings.Contains(svg, `<path class="band" data-series="0"`) {
 		t.Error("the curve's SVG draws no band path")
 	}
+}
+
+// TestSectionsDrawnAtOnce: WriteHTML draws its sections at once (beside the
+// loads and each other) and places them in the order given, not the order
+// they finish in, and the advice section over two sources (each config's
+// advice worked out at once) is the same, byte for byte, every time and
+// with the sources in one section or two.
+func TestSectionsDrawnAtOnce(t *testing.T) {
+	srcs := load(t, []string{"testdata/limits", "testdata/limits-sim"})
+	second := make(chan struct{})
+	first := func([]*Source) template.HTML {
+		select {
+		case <-second: // the second section ran before this one ended
+		case <-time.After(time.Minute):
+			t.Error("the first section never saw the second one run: the sections are drawn one after the other")
+		}
+		return "<p>first section</p>"
+	}
+	last := func([]*Source) template.HTML { close(second); return "<p>second section</p>" }
+	var b bytes.Buffer
+	if err := WriteHTML(&b, srcs, Options{Sections: []Section{first, last}}); err != nil {
+		t.Fatal(err)
+	}
+	i, j := strings.Index(b.String(), "first section"), strings.Index(b.String(), "second section")
+	if i < 0 || j < i {
+		t.Errorf("sections at %d and %d: want both, the first one first", i, j)
+	}
+	both := AdviceSection(srcs)
+	if both == "" || !strings.Contains(string(both), "adv1-") {
+		t.Fatalf("the advice section over two sources has no advice of the second:\n%s", both)
+	}
+	for range 3 {
+		if again := AdviceSection(srcs); again != both {
+			t.Fatal("the advice section differs from one drawing to the next")
+		}
+	}
+	one, two := AdviceSection(srcs[:1]), AdviceSection(srcs[1:])
+	if !strings.HasPrefix(string(both), strings.TrimSuffix(string(one), "</section>\n")) {
+		t.Error("the advice section over two sources does not start with the first source's")
+	}
+	if two == "" {
+		t.Error("no advice section over the second source alone")
+	}
+}
+
+// BenchmarkAdviceSection draws the advice section over the testdata's
+// measured and simulated runs (four configs' advices) on one CPU and on
+// every CPU, in alternating rounds so that a shared machine's load hits
+// both alike, and reports the medians' ratio: how much sooner the section
+// is done with its advices worked out at once. Its CPU time is the same
+// either way; the ratio is at most the number of CPUs, and less on a busy
+// machine.
+func BenchmarkAdviceSection(b *testing.B) {
+	srcs := load(b, []string{"testdata/limits", "testdata/limits-sim"})
+	procs := runtime.GOMAXPROCS(0)
+	timeAt := func(n int) float64 {
+		prev := runtime.GOMAXPROCS(n)
+		defer runtime.GOMAXPROCS(prev)
+		start := time.Now()
+		if AdviceSection(srcs) == "" {
+			b.Fatal("no advice section")
+		}
+		return time.Since(start).Seconds()
+	}
+	var one, all []float64
+	for range b.N * 5 {
+		one, all = append(one, timeAt(1)), append(all, timeAt(procs))
+	}
+	median := func(xs []float64) float64 { slices.Sort(xs); return xs[len(xs)/2] }
+	b.ReportMetric(median(one), "s/section-1cpu")
+	b.ReportMetric(median(all), "s/section")
+	b.ReportMetric(median(one)/median(all), "1cpu/all")
 }

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"strings"
+	"sync"
 
 	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
@@ -78,6 +79,13 @@ func WriteHTML(w io.Writer, sources []*Source, opt Options) error {
 	if opt.MaxInstances == 0 {
 		opt.MaxInstances = 4
 	}
+	// The sections (advise's replays) are drawn while the loads are: they
+	// only read the sources.
+	extra := make([]template.HTML, len(opt.Sections))
+	var secs sync.WaitGroup
+	for i, sec := range opt.Sections {
+		secs.Go(func() { extra[i] = sec(sources) })
+	}
 	es := buildEntries(sources)
 	p := page{CSS: template.CSS(css), JS: template.JS(js)}
 	var names []string
@@ -124,8 +132,9 @@ func WriteHTML(w io.Writer, sources []*Source, opt Options) error {
 		lv.Tiles = tileMaps(es, load, id)
 		p.Loads = append(p.Loads, lv)
 	}
-	for _, sec := range opt.Sections {
-		if h := sec(sources); h != "" {
+	secs.Wait()
+	for _, h := range extra {
+		if h != "" {
 			p.Extra = append(p.Extra, h)
 		}
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -130,16 +131,27 @@ func percentileBand(e *entry, pts []Point) (lo, hi []Point) {
 		runs = append(runs, stats.NewSample(okLatencies([]*Run{r})))
 	}
 	groups := [][]*stats.Sample{runs}
-	for i, p := range pts {
-		l, h := p.Y, p.Y
-		if i < len(pts)-1 && p.X > 0 {
-			d := stats.Resample(groups, stats.Quantile(p.X), bandResamples, stats.BootstrapSeed)
-			if iv, ok := stats.PercentileInterval(d[0], p.Y); ok {
-				l, h = iv[0], iv[1]
+	lo, hi = make([]Point, len(pts)), make([]Point, len(pts))
+	// Each point's resamples are seeded on their own: the points are
+	// drawn at once, a share of them on each CPU.
+	n := min(runtime.GOMAXPROCS(0), len(pts))
+	var todo []func()
+	for w := range n {
+		todo = append(todo, func() {
+			for i := w; i < len(pts); i += n {
+				p := pts[i]
+				l, h := p.Y, p.Y
+				if i < len(pts)-1 && p.X > 0 {
+					d := stats.Resample(groups, stats.Quantile(p.X), bandResamples, stats.BootstrapSeed)
+					if iv, ok := stats.PercentileInterval(d[0], p.Y); ok {
+						l, h = iv[0], iv[1]
+					}
+				}
+				lo[i], hi[i] = Point{p.X, l}, Point{p.X, h}
 			}
-		}
-		lo, hi = append(lo, Point{p.X, l}), append(hi, Point{p.X, h})
+		})
 	}
+	runAll(todo)
 	return lo, hi
 }
 
