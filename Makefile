@@ -9,7 +9,7 @@ IMAGE_OUT ?= bin/throttlelab-oci.tar
 GOARCH ?= $(shell $(GO) env GOARCH)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: test-shared all build validate-advise validate-slices image release k8s-binaries e2e-k8s e2e-fleet test test-vm test-kernels cgmode-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce reproduce-plan clean
+.PHONY: test-shared test-host build-host build-shared all build validate-advise validate-slices image release k8s-binaries e2e-k8s e2e-fleet test test-vm test-kernels cgmode-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce reproduce-plan clean
 
 all: build
 
@@ -79,11 +79,19 @@ NORACE_AGENT ?= ^(TestByNeed|TestSummaryAgreesWithAdvise$$)
 # The race-detector tests in two sets (hack/test-packages.sh): the packages
 # whose tests use the host itself (real cgroups, a browser, wall-clock
 # measurement) one at a time, as they always ran, after their test binaries
-# are built two at a time; every other package two at a time, beside the VM
-# step (make -j2 -O: each target's output stays together), whose guests'
-# tests allow for a busy host (testenv.Emulated).
-HOST_PKGS = $(shell sh hack/test-packages.sh host)
-SHARED_PKGS = $(shell sh hack/test-packages.sh shared)
+# are built two at a time, beside the VM step (make -j3 -O: each target's
+# output stays together), whose guests' tests allow for a busy host
+# (testenv.Emulated), and beside the build of the other packages' race test
+# binaries at nice 10 (build-shared: work for the core the two leave idle);
+# then every other package two at a time. The packages whose tests start
+# etcd and kube-apiserver (K8S_*_PKGS) run last: CI builds those binaries
+# in the background meanwhile, and $(K8S_WAIT) (set by .ci/run:
+# hack/k8s-wait.sh) waits for that build before them and fails when it failed.
+HOST_PKGS = $(shell sh hack/test-packages.sh host no-k8s)
+SHARED_PKGS = $(shell sh hack/test-packages.sh shared no-k8s)
+K8S_HOST_PKGS = $(shell sh hack/test-packages.sh host k8s)
+K8S_SHARED_PKGS = $(shell sh hack/test-packages.sh shared k8s)
+K8S_WAIT ?=
 # Each step runs through hack/step.sh, which notes its wall and CPU time in
 # $(STEP_TIMES) when that is set (.ci/run prints them at its end).
 STEP = sh hack/step.sh
@@ -91,14 +99,30 @@ test:
 	@$(STEP) fmt-check $(MAKE) --no-print-directory fmt-check
 	@$(STEP) vet $(MAKE) --no-print-directory vet
 	@$(STEP) lint $(MAKE) --no-print-directory lint
-	@$(STEP) shared-and-vm $(MAKE) --no-print-directory -j2 -O test-shared test-vm
-	$(STEP) build-host $(GO) test -race -p 2 -run '^$$' $(HOST_PKGS)
-	$(STEP) test-host $(GO) test -race -p 1 $(HOST_PKGS)
+	@$(STEP) host-and-vm $(MAKE) --no-print-directory -j3 -O test-host test-vm build-shared
+	$(STEP) test-shared $(GO) test -race -p 2 $(SHARED_PKGS)
+	$(if $(K8S_WAIT),@$(STEP) k8s-wait $(K8S_WAIT))
+	$(STEP) test-k8s-host $(GO) test -race -p 1 $(K8S_HOST_PKGS)
+	$(STEP) test-k8s-shared $(GO) test -race -p 2 $(K8S_SHARED_PKGS)
 	$(STEP) test-norace $(GO) test -p 2 $(NORACE_PKGS)
 	$(STEP) test-norace-agent $(GO) test -p 1 -run '$(NORACE_AGENT)' ./agent
 	@$(STEP) fuzz $(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
-# The shared set alone (the first half of make test's race tests).
+# The host set alone (without the packages that need etcd and kube-apiserver):
+# their race test binaries built two at a time, then run one at a time.
+test-host: build-host
+	$(STEP) test-host $(GO) test -race -p 1 $(HOST_PKGS)
+
+build-host:
+	$(STEP) build-host $(GO) test -race -p 2 -run '^$$' $(HOST_PKGS)
+
+# The other race test binaries, built at nice 10 once the host set's are
+# (they share most dependencies): make test runs it beside the host set and
+# the VM cells, so that test-shared and the k8s steps find them built.
+build-shared: build-host
+	$(STEP) build-shared nice -n 10 $(GO) test -race -p 2 -run '^$$' $(SHARED_PKGS) $(K8S_SHARED_PKGS) $(K8S_HOST_PKGS)
+
+# The shared set alone (without the packages that need etcd and kube-apiserver).
 test-shared:
 	$(STEP) test-shared $(GO) test -race -p 2 $(SHARED_PKGS)
 
