@@ -84,12 +84,21 @@ NORACE_PKGS ?= ./advise ./cfs ./agent
 # CPUs (demand's nested replay checks that nothing else ran beside it; the
 # cgroup tests' spinners and run examples/limits.yaml's p99s fail beside a
 # qemu guest), so nothing runs beside them. Their race test binaries are
-# built in the compute lane. The packages whose tests start etcd and
+# built in the compute lane, and their tests that only compute run there. The packages whose tests start etcd and
 # kube-apiserver (K8S_*_PKGS) run after the others of their set: CI builds
 # those binaries in the background meanwhile, and $(K8S_WAIT) (set by
 # .ci/run: hack/k8s-wait.sh) waits for that build before them and fails when
 # it failed.
 HOST_PKGS = $(shell sh hack/test-packages.sh host no-k8s)
+# The host set in two parts: HOST_REAL_PKGS are there only for their
+# real-kernel tests, which HOST_TESTS names (the project's naming rule:
+# Real, and the end-to-end TestRun*, TestTop*, TestPresetMeasured,
+# TestMapMeasured); their other tests only compute and run in the compute
+# lane (-skip). HOST_WHOLE_PKGS (a browser, wall-clock measurement) run
+# whole on the quiet machine.
+HOST_TESTS := Real|^TestRun|^TestPresetMeasured|^TestTop|^TestMapMeasured
+HOST_REAL_PKGS = $(shell sh hack/test-packages.sh host-real no-k8s)
+HOST_WHOLE_PKGS = $(shell sh hack/test-packages.sh host-whole no-k8s)
 # LATE_PKGS: shared packages run with the k8s ones, late in the compute lane:
 # internal/ociimage's test builds the static binary the VM step builds first,
 # and finds it in the build cache then instead of compiling it beside it.
@@ -106,18 +115,21 @@ test:
 	@$(STEP) vet $(MAKE) --no-print-directory vet
 	@$(STEP) lint $(MAKE) --no-print-directory lint
 	@$(STEP) compute-and-vm $(MAKE) --no-print-directory -j2 -O test-compute test-vm
-	$(STEP) test-host $(GO) test -race -p 1 $(HOST_PKGS) $(K8S_HOST_PKGS)
+	$(STEP) test-host-real $(GO) test -race -p 1 -run '$(HOST_TESTS)' $(HOST_REAL_PKGS)
+	$(STEP) test-host-whole $(GO) test -race -p 1 $(HOST_WHOLE_PKGS) $(K8S_HOST_PKGS)
 
 # Everything of make test that only computes (no real cgroup, no browser, no
 # wall-clock measurement), in order: the shared set under -race, the k8s
-# packages of it once the control plane is there (and LATE_PKGS), the host set's race test
-# binaries (built, not run), the arithmetic tests without -race, and each
+# packages of it once the control plane is there (and LATE_PKGS), the tests of
+# HOST_REAL_PKGS that are not real-kernel tests, the other host packages'
+# race test binaries (built, not run), the arithmetic tests without -race, and each
 # fuzz target for 3 s.
 test-compute:
 	$(STEP) test-shared $(GO) test -race -p 2 $(SHARED_PKGS)
 	$(if $(K8S_WAIT),@$(STEP) k8s-wait $(K8S_WAIT))
 	$(STEP) test-k8s-shared $(GO) test -race -p 2 $(K8S_SHARED_PKGS) $(LATE_PKGS)
-	$(STEP) build-host $(GO) test -race -p 2 -run '^$$' $(HOST_PKGS) $(K8S_HOST_PKGS)
+	$(STEP) test-host-compute $(GO) test -race -p 2 -skip '$(HOST_TESTS)' $(HOST_REAL_PKGS)
+	$(STEP) build-host $(GO) test -race -p 2 -run '^$$' $(HOST_WHOLE_PKGS) $(K8S_HOST_PKGS)
 	$(STEP) test-norace $(GO) test -p 2 -run "$$(sh hack/arithmetic-tests.sh $(NORACE_PKGS))" $(NORACE_PKGS)
 	@$(STEP) fuzz $(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
