@@ -9,7 +9,7 @@ IMAGE_OUT ?= bin/throttlelab-oci.tar
 GOARCH ?= $(shell $(GO) env GOARCH)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
 
-.PHONY: test-shared all build validate-advise validate-slices image release k8s-binaries e2e-k8s e2e-fleet test test-vm test-kernels cgmode-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce reproduce-plan reproduce-priors clean
+.PHONY: test-shared test-host test-compute all build validate-advise validate-slices image release k8s-binaries e2e-k8s e2e-fleet test test-vm test-kernels cgmode-layouts cgroup-restore fmt-check vet lint fuzz catalog bench bench-kernel bench-server bench-loadgen bench-sim reproduce reproduce-plan reproduce-priors clean
 
 all: build
 
@@ -65,25 +65,48 @@ lint:
 	@$(STATICCHECK) -version 2>/dev/null | grep -qF '$(STATICCHECK_VERSION)' || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 	$(STATICCHECK) ./...
 
-# NORACE_PKGS run again without -race: their tests of single-goroutine
-# arithmetic at scale skip under the race detector (testenv.Arithmetic),
-# which finds nothing in them and makes them about 8x slower; their concurrent
-# paths keep tests that run under -race (and run instrumented from the
-# packages that call them).
-# NORACE_AGENT: the agent's tests of the same kind (its sampling by need
-# replayed against 10 ms sampling, one goroutine), run alone without -race:
-# the rest of the package (real cgroups, the agent's goroutines) runs under
-# -race only.
-NORACE_PKGS ?= ./advise ./cfs
-NORACE_AGENT ?= ^(TestByNeed|TestSummaryAgreesWithAdvise$$)
-# The race-detector tests in two sets (hack/test-packages.sh): the packages
-# whose tests use the host itself (real cgroups, a browser, wall-clock
-# measurement) one at a time, as they always ran, after their test binaries
-# are built two at a time; every other package two at a time, beside the VM
-# step (make -j2 -O: each target's output stays together), whose guests'
-# tests allow for a busy host (testenv.Emulated).
-HOST_PKGS = $(shell sh hack/test-packages.sh host)
-SHARED_PKGS = $(shell sh hack/test-packages.sh shared)
+# NORACE_PKGS: their tests of single-goroutine arithmetic at scale skip under
+# the race detector (testenv.Arithmetic), which finds nothing in them and
+# makes them about 8x slower; make test runs those tests again without -race,
+# and only those (hack/arithmetic-tests.sh names them; the packages' other
+# tests, their concurrent paths among them, ran under -race already). In the
+# agent they are its sampling by need replayed against 10 ms sampling, one
+# goroutine; the rest of that package (real cgroups, the agent's goroutines)
+# runs under -race only.
+NORACE_PKGS ?= ./advise ./cfs ./agent
+# The race-detector tests in two sets (hack/test-packages.sh): every package
+# whose tests only compute, or talk to servers they start on loopback, two
+# at a time (the compute lane below) beside the VM step (make -j2 -O: each
+# target's output stays together), whose guests' tests allow for a busy host
+# (testenv.Emulated); then the packages whose tests use the host itself (real
+# cgroups, a browser, wall-clock measurement) one at a time on an otherwise
+# quiet machine, as they always ran: they fail when other work shares the
+# CPUs (demand's nested replay checks that nothing else ran beside it; the
+# cgroup tests' spinners and run examples/limits.yaml's p99s fail beside a
+# qemu guest), so nothing runs beside them. Their race test binaries are
+# built in the compute lane, and their tests that only compute run there. The packages whose tests start etcd and
+# kube-apiserver (K8S_*_PKGS) run after the others of their set: CI builds
+# those binaries in the background meanwhile, and $(K8S_WAIT) (set by
+# .ci/run: hack/k8s-wait.sh) waits for that build before them and fails when
+# it failed.
+HOST_PKGS = $(shell sh hack/test-packages.sh host no-k8s)
+# The host set in two parts: HOST_REAL_PKGS are there only for their
+# real-kernel tests, which HOST_TESTS names (the project's naming rule:
+# Real, and the end-to-end TestRun*, TestTop*, TestPresetMeasured,
+# TestMapMeasured); their other tests only compute and run in the compute
+# lane (-skip). HOST_WHOLE_PKGS (a browser, wall-clock measurement) run
+# whole on the quiet machine.
+HOST_TESTS := Real|^TestRun|^TestPresetMeasured|^TestTop|^TestMapMeasured
+HOST_REAL_PKGS = $(shell sh hack/test-packages.sh host-real no-k8s)
+HOST_WHOLE_PKGS = $(shell sh hack/test-packages.sh host-whole no-k8s)
+# LATE_PKGS: shared packages run with the k8s ones, late in the compute lane:
+# internal/ociimage's test builds the static binary the VM step builds first,
+# and finds it in the build cache then instead of compiling it beside it.
+LATE_PKGS = ./internal/ociimage
+SHARED_PKGS = $(filter-out $(LATE_PKGS),$(shell sh hack/test-packages.sh shared no-k8s))
+K8S_HOST_PKGS = $(shell sh hack/test-packages.sh host k8s)
+K8S_SHARED_PKGS = $(shell sh hack/test-packages.sh shared k8s)
+K8S_WAIT ?=
 # Each step runs through hack/step.sh, which notes its wall and CPU time in
 # $(STEP_TIMES) when that is set (.ci/run prints them at its end).
 STEP = sh hack/step.sh
@@ -91,16 +114,35 @@ test:
 	@$(STEP) fmt-check $(MAKE) --no-print-directory fmt-check
 	@$(STEP) vet $(MAKE) --no-print-directory vet
 	@$(STEP) lint $(MAKE) --no-print-directory lint
-	@$(STEP) shared-and-vm $(MAKE) --no-print-directory -j2 -O test-shared test-vm
-	$(STEP) build-host $(GO) test -race -p 2 -run '^$$' $(HOST_PKGS)
-	$(STEP) test-host $(GO) test -race -p 1 $(HOST_PKGS)
-	$(STEP) test-norace $(GO) test -p 2 $(NORACE_PKGS)
-	$(STEP) test-norace-agent $(GO) test -p 1 -run '$(NORACE_AGENT)' ./agent
+	@$(STEP) compute-and-vm $(MAKE) --no-print-directory -j2 -O test-compute test-vm
+	$(STEP) test-host-real $(GO) test -race -p 1 -run '$(HOST_TESTS)' $(HOST_REAL_PKGS)
+	$(STEP) test-host-whole $(GO) test -race -p 1 $(HOST_WHOLE_PKGS) $(K8S_HOST_PKGS)
+
+# Everything of make test that only computes (no real cgroup, no browser, no
+# wall-clock measurement), in order: the shared set under -race, the k8s
+# packages of it once the control plane is there (and LATE_PKGS), the tests of
+# HOST_REAL_PKGS that are not real-kernel tests, the other host packages'
+# race test binaries (built, not run), the arithmetic tests without -race, and each
+# fuzz target for 3 s.
+test-compute:
+	$(STEP) test-shared $(GO) test -race -p 2 $(SHARED_PKGS)
+	$(if $(K8S_WAIT),@$(STEP) k8s-wait $(K8S_WAIT))
+	$(STEP) test-k8s-shared $(GO) test -race -p 2 $(K8S_SHARED_PKGS) $(LATE_PKGS)
+	$(STEP) test-host-compute $(GO) test -race -p 2 -skip '$(HOST_TESTS)' $(HOST_REAL_PKGS)
+	$(STEP) build-host $(GO) test -race -p 2 -run '^$$' $(HOST_WHOLE_PKGS) $(K8S_HOST_PKGS)
+	$(STEP) test-norace $(GO) test -p 2 -run "$$(sh hack/arithmetic-tests.sh $(NORACE_PKGS))" $(NORACE_PKGS)
 	@$(STEP) fuzz $(MAKE) --no-print-directory fuzz FUZZTIME=3s
 
-# The shared set alone (the first half of make test's race tests).
+# The shared set alone (all of it: the k8s packages skip without etcd and
+# kube-apiserver outside CI).
 test-shared:
-	$(STEP) test-shared $(GO) test -race -p 2 $(SHARED_PKGS)
+	$(STEP) test-shared $(GO) test -race -p 2 $(SHARED_PKGS) $(K8S_SHARED_PKGS) $(LATE_PKGS)
+
+# The host set alone: its race test binaries built two at a time, then run
+# one at a time.
+test-host:
+	$(STEP) build-host $(GO) test -race -p 2 -run '^$$' $(HOST_PKGS) $(K8S_HOST_PKGS)
+	$(STEP) test-host $(GO) test -race -p 1 $(HOST_PKGS) $(K8S_HOST_PKGS)
 
 # The real-kernel tests inside VMs (hack/vmtest, docs/testing.md): Debian's
 # kernels 6.1 and 6.12 booted under qemu with a cgroup layout mounted in the

@@ -26,10 +26,13 @@ import (
 const testVersion = "v0.0.0-imagetest"
 
 // buildBinary builds throttlelab as make image does: static, with a version.
+// Without make image's -trimpath, which only changes the file paths inside:
+// with it every package is compiled again, where this way the build cache
+// already holds them from the VM step's identical build (hack/vmtest).
 func buildBinary(t *testing.T) []byte {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "throttlelab")
-	cmd := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w -X github.com/throttlelab/throttlelab/internal/cli.Version="+testVersion, "-o", out, "../../cmd/throttlelab")
+	cmd := exec.Command("go", "build", "-ldflags", "-s -w -X github.com/throttlelab/throttlelab/internal/cli.Version="+testVersion, "-o", out, "../../cmd/throttlelab")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building throttlelab: %v\n%s", err, b)
