@@ -231,6 +231,9 @@ type container struct {
 	// had an error (Update): its summary is kept meanwhile.
 	errReports int
 	rt         *runtimeRead // its runtime, read at discovery and on exec (runtime.go)
+	// rtUsageSeconds is its usage at the report that last read or checked
+	// rt (runtimeUnchanged).
+	rtUsageSeconds float64
 }
 
 // New finds the node's cgroup hierarchy and its groups.

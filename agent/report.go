@@ -64,14 +64,20 @@ func (a *Agent) Update(stats []watch.Stats, at time.Duration) {
 		}
 		c.id, c.last = st.Identity, st
 		c.sum.NoteThrottled(at, st.ThrottledPeriods)
-		old := c.rt
+		old, usage := c.rt, st.Totals.UsageSeconds
+		unchanged := st.UsageCores != nil && runtimeUnchanged(old, c.rtUsageSeconds, usage)
 		c.mu.Unlock()
 		// The runtime: read when the group is new, again when its
 		// processes or the deciding binary changed (an exec); one file and
-		// one link a report otherwise, never a sample (runtime.go).
-		if rt := a.readRuntime(st.Path, old); rt != old {
+		// one link a report where the container used CPU since the last
+		// check, nothing where it did not, never a sample (runtime.go).
+		if !unchanged {
+			rt := a.readRuntime(st.Path, old)
 			c.mu.Lock()
-			c.rt, c.view, c.advice = rt, nil, nil
+			if rt != old {
+				c.rt, c.view, c.advice = rt, nil, nil
+			}
+			c.rtUsageSeconds = usage
 			c.mu.Unlock()
 		}
 	}
