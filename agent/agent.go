@@ -336,6 +336,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		return true
 	})
+	a.catchUpAll() // the samples held since the last report, before the checkpoint
 	if a.cfg.StateDir != "" {
 		if err := a.SaveState(a.cfg.StateDir); err != nil {
 			a.cfg.Logger.Warn("checkpoint", "err", err)

@@ -100,6 +100,22 @@ func (a *Agent) catchUp(c *container) {
 	c.pending = c.pending[:0]
 }
 
+// catchUpAll takes the samples every container holds (catchUp): at each
+// report, and when Run ends (before its checkpoint).
+func (a *Agent) catchUpAll() {
+	a.mu.Lock()
+	var held []*container
+	for _, c := range a.containers {
+		if len(c.pending) > 0 {
+			held = append(held, c)
+		}
+	}
+	a.mu.Unlock()
+	for _, c := range held {
+		a.catchUp(c)
+	}
+}
+
 // take takes one sample of container c at agent time t into its summary
 // and its sampling state, and says whether it is hot.
 func (a *Agent) take(c *container, t time.Duration, usageNs, throttled uint64, perCPU []uint64) bool {

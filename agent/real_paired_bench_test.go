@@ -21,11 +21,11 @@ import (
 )
 
 // pairedEnv makes the test binary one agent of BenchmarkAgentRealIdlePaired
-// (runPairedAgent): "byneed" or "always" (HotConfig.Always, the 10 ms
-// design).
+// (runPairedAgent): "byneed", "byneed-each" (Config.takeIdle) or "always"
+// (HotConfig.Always, the 10 ms design).
 const pairedEnv = "THROTTLELAB_TEST_AGENT"
 
-// BenchmarkAgentRealIdlePaired runs three agents at once, each a process of
+// BenchmarkAgentRealIdlePaired runs four agents at once, each a process of
 // its own, on the 200 idle pods of BenchmarkAgentRealNode200 for 150 s
 // from their start: one sampling by need, as a node runs it, and one
 // reading every container every 10 ms (HotConfig.Always: the 10 ms
@@ -39,20 +39,22 @@ const pairedEnv = "THROTTLELAB_TEST_AGENT"
 // all10ms-steady-core% the 10 ms design's, and all10ms/min1 and
 // all10ms/steady the ratios (what by need saves, load or no load);
 // procs1-min1-core% and procs1-steady-core% a third agent's, by need with
-// GOMAXPROCS=1 (the DaemonSet sets 2; the others run with 2). hot is
+// GOMAXPROCS=1 (the DaemonSet sets 2; the others run with 2), and
+// each-min1-core% and each-steady-core% a fourth's, by need taking every
+// idle sample at once (Config.takeIdle: as before observe held them). hot is
 // the by-need agent's hot containers at the end (0 is what idle
 // containers should give). Each run is logged with the load average at
 // its start and end.
 func BenchmarkAgentRealIdlePaired(b *testing.B) {
 	realNode200(b)
 	marks := []time.Duration{time.Minute, 90 * time.Second, 150 * time.Second}
-	var min1, steady, min1All, steadyAll, min1One, steadyOne time.Duration
+	var min1, steady, min1All, steadyAll, min1One, steadyOne, min1Each, steadyEach time.Duration
 	hot := 0
 	for run := range b.N {
 		load0 := loadAvg(b)
 		// by need at the DaemonSet's GOMAXPROCS, the 10 ms design, and by need
 		// with one P (what the chart's setting costs)
-		agents := []*pairedAgent{startPaired(b, "byneed", 2), startPaired(b, "always", 2), startPaired(b, "byneed", 1)}
+		agents := []*pairedAgent{startPaired(b, "byneed", 2), startPaired(b, "always", 2), startPaired(b, "byneed", 1), startPaired(b, "byneed-each", 2)}
 		cpu := make([][]time.Duration, len(agents))
 		start := time.Now()
 		for _, m := range marks {
@@ -64,15 +66,18 @@ func BenchmarkAgentRealIdlePaired(b *testing.B) {
 		h, _ := agents[0].stop(b)
 		agents[1].stop(b)
 		agents[2].stop(b)
+		agents[3].stop(b)
 		hot += h
 		pct := func(d time.Duration) float64 { return float64(d) / float64(time.Minute) * 100 }
 		m1, st := cpu[0][0], cpu[0][2]-cpu[0][1]
 		m1All, stAll := cpu[1][0], cpu[1][2]-cpu[1][1]
 		m1One, stOne := cpu[2][0], cpu[2][2]-cpu[2][1]
-		b.Logf("run %d: by need first minute %.3f%%, steady %.3f%%; 10 ms design %.3f%%, %.3f%% (%.1fx, %.1fx); by need with GOMAXPROCS=1 %.3f%%, %.3f%%; hot at the end %d; load average %s -> %s",
-			run+1, pct(m1), pct(st), pct(m1All), pct(stAll), float64(m1All)/float64(m1), float64(stAll)/float64(st), pct(m1One), pct(stOne), h, load0, loadAvg(b))
+		m1Each, stEach := cpu[3][0], cpu[3][2]-cpu[3][1]
+		b.Logf("run %d: by need first minute %.3f%%, steady %.3f%%; 10 ms design %.3f%%, %.3f%% (%.1fx, %.1fx); by need with GOMAXPROCS=1 %.3f%%, %.3f%%; by need taking idle samples at once %.3f%%, %.3f%%; hot at the end %d; load average %s -> %s",
+			run+1, pct(m1), pct(st), pct(m1All), pct(stAll), float64(m1All)/float64(m1), float64(stAll)/float64(st), pct(m1One), pct(stOne), pct(m1Each), pct(stEach), h, load0, loadAvg(b))
 		min1, steady, min1All, steadyAll = min1+m1, steady+st, min1All+m1All, steadyAll+stAll
 		min1One, steadyOne = min1One+m1One, steadyOne+stOne
+		min1Each, steadyEach = min1Each+m1Each, steadyEach+stEach
 	}
 	share := func(d time.Duration) float64 { return float64(d) / float64(time.Duration(b.N)*time.Minute) * 100 }
 	b.ReportMetric(share(min1), "min1-core%")
@@ -83,6 +88,8 @@ func BenchmarkAgentRealIdlePaired(b *testing.B) {
 	b.ReportMetric(float64(steadyAll)/float64(steady), "all10ms/steady")
 	b.ReportMetric(share(min1One), "procs1-min1-core%")
 	b.ReportMetric(share(steadyOne), "procs1-steady-core%")
+	b.ReportMetric(share(min1Each), "each-min1-core%")
+	b.ReportMetric(share(steadyEach), "each-steady-core%")
 	b.ReportMetric(float64(hot)/float64(b.N), "hot")
 }
 
@@ -170,7 +177,7 @@ func runPairedAgent(mode string) error {
 	selected := func(id watch.Identity) bool {
 		return id.Kind == watch.KindContainer && strings.HasPrefix(id.ContainerID, "c")
 	}
-	a, err := New(Config{Root: "/", Node: "bench", MaxMilli: 2000, Select: selected, Hot: HotConfig{Always: mode == "always"}})
+	a, err := New(Config{Root: "/", Node: "bench", MaxMilli: 2000, Select: selected, Hot: HotConfig{Always: mode == "always"}, takeIdle: mode == "byneed-each"})
 	if err != nil {
 		return err
 	}

@@ -22,19 +22,7 @@ const UnreadableAfter = 6
 // the group was there) keeps the container's summary and last settings
 // (UnreadableAfter).
 func (a *Agent) Update(stats []watch.Stats, at time.Duration) {
-	// The idle samples held (observe) go in first: the report's
-	// settings and throttle counts come after them.
-	a.mu.Lock()
-	var held []*container
-	for _, c := range a.containers {
-		if len(c.pending) > 0 {
-			held = append(held, c)
-		}
-	}
-	a.mu.Unlock()
-	for _, c := range held {
-		a.catchUp(c)
-	}
+	a.catchUpAll() // the report's settings and throttle counts come after the samples held
 	seen := make(map[string]bool, len(stats))
 	all := make(map[string]bool, len(stats))
 	var keep []watch.Stats
