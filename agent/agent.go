@@ -79,6 +79,9 @@ type Config struct {
 	// open opens the watcher's counter files (nil: cgroup's; tests wrap
 	// it to fail reads).
 	open cgroup.OpenFunc
+	// takeIdle takes every sample at once, idle or not (observe holds
+	// idle ones for catchUp; tests compare the two).
+	takeIdle bool
 }
 
 func (c *Config) defaults() {
@@ -231,6 +234,18 @@ type container struct {
 	// had an error (Update): its summary is kept meanwhile.
 	errReports int
 	rt         *runtimeRead // its runtime, read at discovery and on exec (runtime.go)
+	// Sampling by need's idle samples (observe): the counters of its last
+	// sample (obsHave: there was one), and the agent times of the samples
+	// that found them unchanged, not taken yet (catchUp); startupUntil is
+	// its summary's, as of its last sample taken. Only the sampling
+	// goroutine touches them.
+	obsHave                bool
+	obsUsage, obsThrottled uint64
+	pending                []time.Duration
+	startupUntil           time.Duration
+	// rtUsageSeconds is its usage at the report that last read or checked
+	// rt (runtimeUnchanged).
+	rtUsageSeconds float64
 }
 
 // New finds the node's cgroup hierarchy and its groups.
@@ -321,6 +336,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		return true
 	})
+	a.catchUpAll() // the samples held since the last report, before the checkpoint
 	if a.cfg.StateDir != "" {
 		if err := a.SaveState(a.cfg.StateDir); err != nil {
 			a.cfg.Logger.Warn("checkpoint", "err", err)

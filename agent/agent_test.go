@@ -38,6 +38,8 @@ type counter struct {
 	rest  string
 	usage time.Duration
 	seed  int
+	// frozen: its usage does not move (an idle group)
+	frozen bool
 }
 
 func newFakeNode(t *testing.T, tree string, edit func(root string)) *fakeNode {
@@ -97,6 +99,9 @@ func (n *fakeNode) run(d time.Duration) {
 		n.step++
 		for i := range n.files {
 			f := &n.files[i]
+			if f.frozen {
+				continue
+			}
 			// a 30 ms burst of two threads every 70+seed*10 ms, over a trickle
 			if n.step%(7+f.seed) < 3 {
 				f.usage += 20 * time.Millisecond

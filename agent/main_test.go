@@ -20,12 +20,20 @@ import (
 )
 
 // TestMain runs the tests, or, with THROTTLELAB_TEST_LOAD set, the load
-// helper of BenchmarkAgentRealRunBusy, or, with serveEnv set, the workload
-// server of TestRealAgentPredictsAHigherLimit.
+// helper of BenchmarkAgentRealRunBusy, or, with pairedEnv set, an agent
+// process of BenchmarkAgentRealIdlePaired, or, with serveEnv set, the
+// workload server of TestRealAgentPredictsAHigherLimit.
 func TestMain(m *testing.M) {
 	if list := os.Getenv("THROTTLELAB_TEST_LOAD"); list != "" {
 		if err := runLoad(list); err != nil {
 			fmt.Fprintln(os.Stderr, "load helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if mode := os.Getenv(pairedEnv); mode != "" {
+		if err := runPairedAgent(mode); err != nil {
+			fmt.Fprintln(os.Stderr, "agent process:", err)
 			os.Exit(1)
 		}
 		os.Exit(0)

@@ -58,12 +58,74 @@ func (a *Agent) observe(s watch.Sample) bool {
 	}
 	t := a.base + at
 	a.mu.Unlock()
+	if a.byNeed && !a.cfg.takeIdle && perCPU == nil && c.idle(t, usageNs, throttled) && a.cfg.Summary.OnGrid(t, a.off) {
+		c.pending = append(c.pending, t)
+		if len(c.pending) >= maxIdleHeld {
+			a.catchUp(c)
+		}
+		return false
+	}
+	a.catchUp(c) // at the counters of the last sample, which it held
+	c.obsHave, c.obsUsage, c.obsThrottled = true, usageNs, throttled
+	return a.take(c, t, usageNs, throttled, perCPU)
+}
+
+// maxIdleHeld bounds the idle samples a container holds for catchUp.
+const maxIdleHeld = 256
+
+// idle reports whether the sample at agent time t, of usage usageNs and
+// nr_throttled throttled, may wait for catchUp: the container's counters
+// stand as at its last sample, it is cold and asks not to be hot, it has
+// its advice (its first busy period taken against it), and it is neither
+// held hot nor starting. Such a sample changes nothing that decides
+// sampling (need.wants: a grid period's sum of 0 reaches no threshold, no
+// throttle moved, no state trigger), so taking it later, in order with the
+// others, gives the summary and the sampling state the same values; what
+// it saves is each sample's first touch of the container's state, ten
+// times a second for each of 200 idle containers. Only the sampling
+// goroutine calls it.
+func (c *container) idle(t time.Duration, usageNs, throttled uint64) bool {
+	n := &c.need
+	return c.obsHave && usageNs == c.obsUsage && throttled == c.obsThrottled && !n.hot && !n.want && !n.gone && n.floor.Load() > 0 && n.first.sum <= 0 && t >= n.hotUntil && t >= c.startupUntil
+}
+
+// catchUp takes the samples c holds (idle), in order, as observe would
+// have at their instants: before c's next sample that is not idle, and at
+// each report (Update), so that what the summary holds lags its last
+// sample by one report at most.
+func (a *Agent) catchUp(c *container) {
+	for _, t := range c.pending {
+		a.take(c, t, c.obsUsage, c.obsThrottled, nil)
+	}
+	c.pending = c.pending[:0]
+}
+
+// catchUpAll takes the samples every container holds (catchUp): at each
+// report, and when Run ends (before its checkpoint).
+func (a *Agent) catchUpAll() {
+	a.mu.Lock()
+	var held []*container
+	for _, c := range a.containers {
+		if len(c.pending) > 0 {
+			held = append(held, c)
+		}
+	}
+	a.mu.Unlock()
+	for _, c := range held {
+		a.catchUp(c)
+	}
+}
+
+// take takes one sample of container c at agent time t into its summary
+// and its sampling state, and says whether it is hot.
+func (a *Agent) take(c *container, t time.Duration, usageNs, throttled uint64, perCPU []uint64) bool {
 	c.mu.Lock()
 	if perCPU != nil {
 		c.sum.NotePerCPU(t, perCPU) // before the sample it goes with
 	}
 	c.sum.noteRestart(t, time.Duration(usageNs), a.cfg.Startup)                               // a counter that fell: a start-up again (startup.go)
 	chunks := append([]*Chunk(nil), c.sum.AddCounts(t, time.Duration(usageNs), throttled)...) // nil, no allocation, mostly
+	c.startupUntil = c.sum.startupUntil
 	starting := t < c.sum.startupUntil
 	c.mu.Unlock()
 	hot := false

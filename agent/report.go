@@ -22,6 +22,7 @@ const UnreadableAfter = 6
 // the group was there) keeps the container's summary and last settings
 // (UnreadableAfter).
 func (a *Agent) Update(stats []watch.Stats, at time.Duration) {
+	a.catchUpAll() // the report's settings and throttle counts come after the samples held
 	seen := make(map[string]bool, len(stats))
 	all := make(map[string]bool, len(stats))
 	var keep []watch.Stats
@@ -64,14 +65,20 @@ func (a *Agent) Update(stats []watch.Stats, at time.Duration) {
 		}
 		c.id, c.last = st.Identity, st
 		c.sum.NoteThrottled(at, st.ThrottledPeriods)
-		old := c.rt
+		old, usage := c.rt, st.Totals.UsageSeconds
+		unchanged := st.UsageCores != nil && runtimeUnchanged(old, c.rtUsageSeconds, usage)
 		c.mu.Unlock()
 		// The runtime: read when the group is new, again when its
 		// processes or the deciding binary changed (an exec); one file and
-		// one link a report otherwise, never a sample (runtime.go).
-		if rt := a.readRuntime(st.Path, old); rt != old {
+		// one link a report where the container used CPU since the last
+		// check, nothing where it did not, never a sample (runtime.go).
+		if !unchanged {
+			rt := a.readRuntime(st.Path, old)
 			c.mu.Lock()
-			c.rt, c.view, c.advice = rt, nil, nil
+			if rt != old {
+				c.rt, c.view, c.advice = rt, nil, nil
+			}
+			c.rtUsageSeconds = usage
 			c.mu.Unlock()
 		}
 	}

@@ -99,6 +99,57 @@ func TestAgentReadsRuntimeAtDiscoveryAndOnExec(t *testing.T) {
 	}
 }
 
+// TestAgentRuntimeReadAfterUseOnly: a container whose usage did not move
+// since the last report has its runtime kept without reading its
+// cgroup.procs (no process of it ran, so none exec'd): the fake's "exec"
+// (its pid's /proc link to another binary) is not seen while its counter
+// stands still, and is at the first report after it moves.
+func TestAgentRuntimeReadAfterUseOnly(t *testing.T) {
+	goPID := startChild(t, "gofmt", "GOMAXPROCS=3")
+	sleepPID := startChild(t, "sleep")
+	var group string
+	n := newFakeNode(t, "v2-kubepods-systemd", func(root string) {
+		group = firstContainerGroup(t, root)
+		if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(strconv.Itoa(goPID)+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("/proc/"+strconv.Itoa(goPID), filepath.Join(root, "proc", strconv.Itoa(goPID))); err != nil {
+			t.Fatal(err)
+		}
+	})
+	n.run(2 * time.Second)
+	if r := viewOfGroup(t, n, group).Runtime; r == nil || r.Runtime != "go" {
+		t.Fatalf("runtime %+v before the exec, want go", r)
+	}
+	counter := -1
+	for i, f := range n.files {
+		if filepath.Dir(f.path) == group {
+			counter = i
+		}
+	}
+	if counter < 0 {
+		t.Fatalf("no counter file in %s", group)
+	}
+	n.files[counter].frozen = true
+	n.run(time.Second) // a report that sees the last move, then idle
+	link := filepath.Join(n.root, "proc", strconv.Itoa(goPID))
+	if err := os.Remove(link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/proc/"+strconv.Itoa(sleepPID), link); err != nil {
+		t.Fatal(err)
+	}
+	n.run(3 * time.Second)
+	if r := viewOfGroup(t, n, group).Runtime; r == nil || r.Runtime != "go" {
+		t.Errorf("runtime %+v while the container's usage stood still: want go, as read before (nothing read)", r)
+	}
+	n.files[counter].frozen = false
+	n.run(time.Second)
+	if v := viewOfGroup(t, n, group); v.Runtime != nil || !strings.Contains(v.RuntimeWhy, "runtime unknown") {
+		t.Errorf("after the usage moved: runtime %+v, why %q; want it read again (none: the exec)", v.Runtime, v.RuntimeWhy)
+	}
+}
+
 // viewOfGroup is /advice's entry for the group at directory dir.
 func viewOfGroup(t *testing.T, n *fakeNode, dir string) *View {
 	t.Helper()
