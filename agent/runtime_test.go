@@ -44,18 +44,7 @@ func startChild(t testing.TB, name string, env ...string) int {
 // The same pid then links to another binary (what an exec does), and the
 // next report reads it again: the runtime is gone, with the reason.
 func TestAgentReadsRuntimeAtDiscoveryAndOnExec(t *testing.T) {
-	goPID := startChild(t, "gofmt", "GOMAXPROCS=3")
-	sleepPID := startChild(t, "sleep")
-	var group string
-	n := newFakeNode(t, "v2-kubepods-systemd", func(root string) {
-		group = firstContainerGroup(t, root)
-		if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(strconv.Itoa(goPID)+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink("/proc/"+strconv.Itoa(goPID), filepath.Join(root, "proc", strconv.Itoa(goPID))); err != nil {
-			t.Fatal(err)
-		}
-	})
+	n, group, goPID, sleepPID := goInFakeContainer(t)
 	n.run(8 * time.Second)
 	h := n.a.Handler()
 	v := viewOfGroup(t, n, group)
@@ -105,18 +94,7 @@ func TestAgentReadsRuntimeAtDiscoveryAndOnExec(t *testing.T) {
 // (its pid's /proc link to another binary) is not seen while its counter
 // stands still, and is at the first report after it moves.
 func TestAgentRuntimeReadAfterUseOnly(t *testing.T) {
-	goPID := startChild(t, "gofmt", "GOMAXPROCS=3")
-	sleepPID := startChild(t, "sleep")
-	var group string
-	n := newFakeNode(t, "v2-kubepods-systemd", func(root string) {
-		group = firstContainerGroup(t, root)
-		if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(strconv.Itoa(goPID)+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink("/proc/"+strconv.Itoa(goPID), filepath.Join(root, "proc", strconv.Itoa(goPID))); err != nil {
-			t.Fatal(err)
-		}
-	})
+	n, group, goPID, sleepPID := goInFakeContainer(t)
 	n.run(2 * time.Second)
 	if r := viewOfGroup(t, n, group).Runtime; r == nil || r.Runtime != "go" {
 		t.Fatalf("runtime %+v before the exec, want go", r)
@@ -148,6 +126,26 @@ func TestAgentRuntimeReadAfterUseOnly(t *testing.T) {
 	if v := viewOfGroup(t, n, group); v.Runtime != nil || !strings.Contains(v.RuntimeWhy, "runtime unknown") {
 		t.Errorf("after the usage moved: runtime %+v, why %q; want it read again (none: the exec)", v.Runtime, v.RuntimeWhy)
 	}
+}
+
+// goInFakeContainer starts a real Go process (gofmt, GOMAXPROCS=3) and a
+// sleep, and a fake v2 node whose first container's group lists the Go
+// process, its /proc entry linked under the fake root (the sleep's pid is
+// for the tests' "exec": relinking the Go pid to another binary).
+func goInFakeContainer(t *testing.T) (n *fakeNode, group string, goPID, sleepPID int) {
+	t.Helper()
+	goPID = startChild(t, "gofmt", "GOMAXPROCS=3")
+	sleepPID = startChild(t, "sleep")
+	n = newFakeNode(t, "v2-kubepods-systemd", func(root string) {
+		group = firstContainerGroup(t, root)
+		if err := os.WriteFile(filepath.Join(group, "cgroup.procs"), []byte(strconv.Itoa(goPID)+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("/proc/"+strconv.Itoa(goPID), filepath.Join(root, "proc", strconv.Itoa(goPID))); err != nil {
+			t.Fatal(err)
+		}
+	})
+	return n, group, goPID, sleepPID
 }
 
 // viewOfGroup is /advice's entry for the group at directory dir.
