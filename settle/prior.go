@@ -67,11 +67,7 @@ func PooledInterval(values []float64, point, level float64, p *Prior) (stats.Int
 	}
 	df := n - 1 + p.DF
 	sp2 := (ss + float64(p.DF)*p.SD*p.SD) / float64(df)
-	half := studentQuantile(1-(1-level)/2, float64(df)) * math.Sqrt(sp2/float64(n))
-	iv := stats.Interval{mean - half, mean + half}
-	if !math.IsNaN(point) && !math.IsInf(point, 0) {
-		iv[0], iv[1] = min(iv[0], point), max(iv[1], point)
-	}
+	iv := tInterval(mean, sp2, n, df, point, level)
 	return iv, Pooling{Pooled: true, DF: df, Words: fmt.Sprintf("pooled with %d earlier repeats from %s", p.Repeats, p.Date)}, true
 }
 

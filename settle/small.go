@@ -105,29 +105,23 @@ func studentCDF(x, df float64) float64 {
 // by Widen errs wide when the within-run part is large. NaNs are left out;
 // ok is false under two values.
 func RepeatInterval(values []float64, point, level float64) (stats.Interval, bool) {
-	var v []float64
-	for _, x := range values {
-		if !math.IsNaN(x) && !math.IsInf(x, 0) {
-			v = append(v, x)
-		}
-	}
-	n := float64(len(v))
+	v := finite(values)
+	n := len(v)
 	if n < 2 {
 		return stats.Interval{}, false
 	}
-	mean := 0.0
-	for _, x := range v {
-		mean += x
-	}
-	mean /= n
-	ss := 0.0
-	for _, x := range v {
-		ss += (x - mean) * (x - mean)
-	}
-	half := studentQuantile(1-(1-level)/2, n-1) * math.Sqrt(ss/(n-1)/n)
+	mean, ss := meanSS(v)
+	return tInterval(mean, ss/float64(n-1), n, n-1, point, level), true
+}
+
+// tInterval is the level t interval of a mean of n values whose variance
+// is s2, with df degrees of freedom, widened to contain point (when it is
+// a number) as Interval widens its interval.
+func tInterval(mean, s2 float64, n, df int, point, level float64) stats.Interval {
+	half := studentQuantile(1-(1-level)/2, float64(df)) * math.Sqrt(s2/float64(n))
 	iv := stats.Interval{mean - half, mean + half}
 	if !math.IsNaN(point) && !math.IsInf(point, 0) {
 		iv[0], iv[1] = min(iv[0], point), max(iv[1], point)
 	}
-	return iv, true
+	return iv
 }
