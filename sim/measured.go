@@ -37,7 +37,20 @@ func MeasuredCosts(dir string, e *experiment.Experiment, env record.Env, runs []
 	} else if ok {
 		c.BurstGap = gap
 	}
-	if wake, ok, err := wakeCPU(dir, runs, c); err != nil {
+	// Each run's request records, read once for the figures below that
+	// need them (wakeCPU, the tiles' costs).
+	read := make([][]loadgen.Record, len(runs))
+	requests := func(i int) ([]loadgen.Record, error) {
+		if read[i] == nil {
+			recs, err := record.ReadRequests(record.RunIDDir(dir, runs[i].ID))
+			if err != nil {
+				return nil, err
+			}
+			read[i] = recs
+		}
+		return read[i], nil
+	}
+	if wake, ok, err := wakeCPU(runs, requests, c); err != nil {
 		return c, err
 	} else if ok {
 		c.WakeCPU = wake
@@ -50,8 +63,8 @@ func MeasuredCosts(dir string, e *experiment.Experiment, env record.Env, runs []
 		return c, err
 	}
 	var cpu, iters float64
-	for _, r := range runs {
-		recs, err := record.ReadRequests(record.RunIDDir(dir, r.ID))
+	for i := range runs {
+		recs, err := requests(i)
 		if err != nil {
 			return c, fmt.Errorf("measured tile costs: %w", err)
 		}
@@ -134,17 +147,17 @@ const minWakes = 100
 // end of its last response to the next send. ok is false where the runs
 // recorded no usage or server timing, fewer than minWakes wake-ups, or
 // wake-ups for fewer than half the requests.
-func wakeCPU(dir string, runs []*record.Run, c Costs) (time.Duration, bool, error) {
+func wakeCPU(runs []*record.Run, requests func(int) ([]loadgen.Record, error), c Costs) (time.Duration, bool, error) {
 	var other float64 // ns
 	wakes, n := 0, 0
-	for _, r := range runs {
+	for i, r := range runs {
 		if len(r.Usage) == 0 || r.Seconds <= 0 {
 			return 0, false, nil
 		}
 		for _, u := range r.Usage {
 			other += u.Mean * r.Seconds * 1e9
 		}
-		recs, err := record.ReadRequests(record.RunIDDir(dir, r.ID))
+		recs, err := requests(i)
 		if err != nil {
 			return 0, false, fmt.Errorf("measured wake-up CPU: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/throttlelab/throttlelab/loadgen"
 	"github.com/throttlelab/throttlelab/record"
 )
 
@@ -67,7 +68,7 @@ func TestWakeCPUArithmetic(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(rd, record.RequestsFile), []byte(csv.String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got, ok, err := wakeCPU(dir, []*record.Run{run}, c)
+		got, ok, err := wakeCPU([]*record.Run{run}, func(int) ([]loadgen.Record, error) { return record.ReadRequests(rd) }, c)
 		if err != nil {
 			t.Fatal(err)
 		}
