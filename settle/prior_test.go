@@ -77,22 +77,8 @@ func pooledTrial(r Rule, schedule []int, seed uint64, truth, thr, sd float64, pr
 		for len(v) < want {
 			v = append(v, truth+sd*rng.NormFloat64())
 		}
-		out := 0
 		iv, _, ok := PooledInterval(v, math.NaN(), r.Level(), p)
-		switch {
-		case !ok:
-		case iv[0] >= thr:
-			out = 1
-		case iv[1] < thr:
-			out = -1
-		}
-		l := Look{Repeats: want, Took: time.Second, Added: want}
-		if out == 0 {
-			l.Open = map[int]float64{0: math.Inf(1)}
-			if ok {
-				l.Open[0] = iv[1] - iv[0]
-			}
-		}
+		out, l := judgeLook(want, iv, ok, thr)
 		looks = append(looks, l)
 		if d := r.Decide(looks, schedule, time.Hour); d.Stop {
 			return out, want

@@ -82,26 +82,35 @@ func trial(t *testing.T, r Rule, j judging, seed uint64, truth, thr float64) (in
 				iv = Widen(iv, point, want, j.level)
 			}
 		}
-		out := 0
-		switch {
-		case pilot:
-		case iv[0] >= thr:
-			out = 1
-		case iv[1] < thr:
-			out = -1
-		}
-		l := Look{Repeats: want, Took: time.Second, Added: want}
-		if out == 0 {
-			l.Open = map[int]float64{0: iv[1] - iv[0]}
-			if pilot {
-				l.Open[0] = math.Inf(1)
-			}
-		}
+		out, l := judgeLook(want, iv, !pilot, thr)
 		looks = append(looks, l)
 		if dec := r.Decide(looks, schedule, time.Hour); dec.Stop {
 			return out, want
 		}
 	}
+}
+
+// judgeLook is the look at want repeats of a condition "value >= thr"
+// judged on iv (judged false: a pilot, or no interval, which judges
+// nothing): its outcome (1, -1, 0) and the Look, whose open condition's
+// width is the interval's, or infinite when not judged.
+func judgeLook(want int, iv stats.Interval, judged bool, thr float64) (int, Look) {
+	out := 0
+	switch {
+	case !judged:
+	case iv[0] >= thr:
+		out = 1
+	case iv[1] < thr:
+		out = -1
+	}
+	l := Look{Repeats: want, Took: time.Second, Added: want}
+	if out == 0 {
+		l.Open = map[int]float64{0: math.Inf(1)}
+		if judged {
+			l.Open[0] = iv[1] - iv[0]
+		}
+	}
+	return out, l
 }
 
 // rates runs n trials and returns the share of them that ended
