@@ -6,6 +6,7 @@ import (
 	"github.com/throttlelab/throttlelab/demand"
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/fleet"
+	"github.com/throttlelab/throttlelab/k8s"
 	"github.com/throttlelab/throttlelab/source"
 )
 
@@ -46,7 +47,8 @@ func (e exitError) Unwrap() error { return e.err }
 // exitCode maps an error to the exit status by its type or sentinel, never
 // its text; this is the one place that does. An exitError carries its own;
 // bad input (a usage error, an invalid spec, a bad demand input, a name a
-// source does not know) is ExitUsage; a data source failing
+// source does not know, a pod-level limit sent to a cluster without
+// pod-level resources) is ExitUsage; a data source failing
 // (source.Failed, and fleet's own sentinels for Prometheus and the agents)
 // is ExitSource; anything else is ExitOver.
 func exitCode(err error) int {
@@ -57,7 +59,7 @@ func exitCode(err error) int {
 		return ExitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ue) || errors.Is(err, experiment.ErrInvalidSpec) || errors.Is(err, demand.ErrInput) || errors.Is(err, source.ErrNotFound):
+	case errors.As(err, &ue) || errors.Is(err, experiment.ErrInvalidSpec) || errors.Is(err, demand.ErrInput) || errors.Is(err, source.ErrNotFound) || errors.Is(err, k8s.ErrPodLevelDropped):
 		return ExitUsage
 	case source.Failed(err) || errors.Is(err, fleet.ErrUnreachable) || errors.Is(err, fleet.ErrNoData):
 		return ExitSource

@@ -15,6 +15,7 @@ import (
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/fleet"
 	"github.com/throttlelab/throttlelab/fleet/fleettest"
+	"github.com/throttlelab/throttlelab/k8s"
 	"github.com/throttlelab/throttlelab/source"
 	"github.com/throttlelab/throttlelab/watch/watchtest"
 )
@@ -140,6 +141,7 @@ func TestExitCodeMapping(t *testing.T) {
 		{fmt.Errorf("spec: %w", experiment.ErrInvalidSpec), ExitUsage},
 		{&demand.InputError{Field: "CSV", Err: errors.New("no such file")}, ExitUsage},
 		{&source.Error{Source: "API server", Err: fmt.Errorf("deployment web: %w", source.ErrNotFound)}, ExitUsage},
+		{fmt.Errorf("run: %w", fmt.Errorf("%w: pod p lost its spec.resources", k8s.ErrPodLevelDropped)), ExitUsage},
 		{fmt.Errorf("reading: %w", &source.Error{Source: "API server", Addr: "https://k:6443", Err: errors.New("forbidden")}), ExitSource},
 		{fmt.Errorf("x: %w", source.ErrUnreachable), ExitSource},
 		{fmt.Errorf("x: %w", source.ErrNoData), ExitSource},
