@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/throttlelab/throttlelab/advise"
@@ -255,6 +256,14 @@ func Sample(ctx context.Context, g *Group, duration time.Duration, progress func
 		missed = m
 		u, th, err := s.ReadCounts()
 		if err != nil {
+			if len(at) >= 2 && groupGone(err) {
+				// Removed while sampled (its pod replaced, say): advice
+				// from what was sampled before, as for a pid that exited;
+				// the samples are kept, not lost with the group.
+				out = demand()
+				out.Warnings = append(out.Warnings, fmt.Sprintf("group %s was removed after %s of sampling: the advice rests on the samples before that", g.Path, at[len(at)-1].Round(time.Millisecond)))
+				return false
+			}
 			outErr = fmt.Errorf("group %s: reading usage after %s: %w (was the group removed?)", g.Path, now.Round(time.Millisecond), err)
 			return false
 		}
@@ -332,4 +341,10 @@ func underLimit(g *Group, d *cfs.Demand, thr []uint64) *cfs.Demand {
 		d.Warnings = append(d.Warnings, closed)
 	}
 	return d
+}
+
+// groupGone reports whether a read failed because its cgroup was removed:
+// an open file of a removed group reads ENODEV, a path of one ENOENT.
+func groupGone(err error) bool {
+	return errors.Is(err, syscall.ENODEV) || errors.Is(err, fs.ErrNotExist)
 }

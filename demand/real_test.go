@@ -2,6 +2,7 @@ package demand
 
 import (
 	"context"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,42 @@ func TestSamplePidGone(t *testing.T) {
 	}
 	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "pid 999999 exited") {
 		t.Fatalf("warnings %q: want one naming pid 999999", d.Warnings)
+	}
+}
+
+// TestSampleGroupGoneReal: a group removed while sampled (a pod replaced)
+// ends sampling with the samples taken before and a warning naming it, not
+// an error that loses them (advise --save-csv then still writes them).
+func TestSampleGroupGoneReal(t *testing.T) {
+	g := cgrouptest.LimitedGroup(t, 50000, 100000)
+	dirs := watchtest.WithUsage(t, g) // no process in it: an empty group can be removed
+	grp, err := FindPath("/", watchtest.CgroupPath(t, g.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed := false
+	d, _, err := Sample(context.Background(), grp, time.Minute, func(done time.Duration) {
+		if done < 200*time.Millisecond || removed {
+			return
+		}
+		for _, dir := range dirs {
+			if err := os.Remove(dir); err != nil {
+				t.Errorf("removing %s while sampled: %v", dir, err)
+			}
+		}
+		removed = true
+	})
+	if !removed {
+		t.Fatal("sampling ended before the group was removed")
+	}
+	if err != nil {
+		t.Fatalf("sampling a group removed after 200 ms: %v, want the samples so far and a warning", err)
+	}
+	if len(d.At) < 20 {
+		t.Errorf("%d samples kept, want the 20 or more taken before the removal", len(d.At))
+	}
+	if len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], "was removed after") || !strings.Contains(d.Warnings[0], grp.Path) {
+		t.Fatalf("warnings %q: want one saying the group %s was removed", d.Warnings, grp.Path)
 	}
 }
 
