@@ -22,7 +22,7 @@ func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*ver
 	}
 	// A spec changed by hand may lack a config the check reads: the check
 	// says so as an error.
-	conds, numbers, err := p.verdict(r)
+	conds, numbers, err := p.conditions(r)
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
 	}

@@ -22,7 +22,14 @@ type Prior struct {
 	// Date is when the runs ran (YYYY-MM-DD); Source names them.
 	Date   string `json:"date"`
 	Source string `json:"source"`
+	// Scale is LogScale when SD is a spread of the natural logs of the
+	// values (a ratio's), "" when of the values themselves: a prior
+	// pools only with values on its own scale.
+	Scale string `json:"scale,omitempty"`
 }
+
+// LogScale is Prior.Scale for a spread of natural logs.
+const LogScale = "log"
 
 // GuardLevel is the level of the guard's F test: a look whose own
 // per-repeat spread exceeds the prior's by more than the test's
