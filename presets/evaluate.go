@@ -14,8 +14,24 @@ func (p *Preset) Evaluate(dir, scaled string) (*verdict.Verdict, error) {
 	return p.evaluate(dir, scaled, nil)
 }
 
+// Rejudge computes the preset's check from the results in dir as
+// Evaluate does, with the priors and the rule of this build, and writes
+// nothing: a stored run judged again (reproduce -rejudge).
+func (p *Preset) Rejudge(dir, scaled string) (*verdict.Verdict, error) {
+	return p.judge(dir, scaled, nil)
+}
+
 // evaluate is Evaluate with dir's summary already read (nil: read it).
 func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*verdict.Verdict, error) {
+	v, err := p.judge(dir, scaled, s)
+	if err != nil {
+		return nil, err
+	}
+	return v, record.WriteVerdict(dir, v)
+}
+
+// judge is evaluate without writing the verdict.
+func (p *Preset) judge(dir, scaled string, s *record.ExperimentSummary) (*verdict.Verdict, error) {
 	r, err := readResults(dir, s)
 	if err != nil {
 		return nil, err
@@ -61,7 +77,7 @@ func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*ver
 	if v.Outcome != verdict.Reproduced {
 		v.Why = v.Reading
 	}
-	return v, record.WriteVerdict(dir, v)
+	return v, nil
 }
 
 // Line is the verdict in one line, as run and sim print it.

@@ -58,7 +58,17 @@ func main() {
 	planOnly := flag.Bool("plan", false, "print each preset's cost per repeat and share of -budget, and run nothing")
 	priorsFrom := flag.String("priors-from", "", "comma-separated measured results directories (one machine, one scale), or directories of them (results/reproduce), to pool into the run-to-run priors of -priors-out with those it has of that machine; runs nothing else")
 	priorsOut := flag.String("priors-out", "presets/priors.json", "the priors file -priors-from writes")
+	rejudgeDir := flag.String("rejudge", "", "a directory of stored runs (results/reproduce): judge each preset's measured run in it again with this build's checks, priors and rule, print old and new verdicts side by side, and run and write nothing")
 	flag.Parse()
+	if *rejudgeDir != "" {
+		rows, err := rejudgeAll(*rejudgeDir)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "reproduce: %v\n", err)
+			os.Exit(2)
+		}
+		printRejudged(os.Stdout, *rejudgeDir, rows)
+		return
+	}
 	if *priorsFrom != "" {
 		if err := writePriors(os.Stderr, strings.Split(*priorsFrom, ","), *priorsOut); err != nil {
 			fmt.Fprintf(os.Stderr, "reproduce: %v\n", err)
