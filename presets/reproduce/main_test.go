@@ -14,26 +14,24 @@ import (
 	"github.com/throttlelab/throttlelab/verdict"
 )
 
-// TestShare splits what is left in proportion to the cost per repeat
-// among the presets left, carries unused time on, gives the measurement
-// the whole share and the simulation a fifth of it on top (at most a
-// minute), and still gives a preset past the total its first look (1s).
-func TestShare(t *testing.T) {
+// TestSimBudget gives the simulation a fifth of the preset's part of what
+// is left, in proportion to its cost per repeat among the presets left,
+// at most a minute and at least a second.
+func TestSimBudget(t *testing.T) {
 	m, s := time.Minute, time.Second
 	for _, c := range []struct {
 		name                  string
 		total, elapsed, w, wl time.Duration
-		meas, sim             time.Duration
+		sim                   time.Duration
 	}{
-		{"a third of the cost, a third of the time", 24 * m, 0, 10 * s, 30 * s, 8 * m, m}, // the simulation at most a minute
-		{"the rest of the time", 24 * m, 20 * m, 40 * s, 40 * s, 4 * m, 48 * s},           // the last preset gets what is left
-		{"cheap preset", 24 * m, 0, 5 * s, 500 * s, 14*s + 400*time.Millisecond, 2880 * time.Millisecond},
-		{"past the total", 23 * m, 30 * m, 10 * s, 30 * s, s, s}, // first looks only
-		{"no budget", 0, 0, 10 * s, 30 * s, 0, 0},                // no --until-settled
+		{"a third of the cost, a third of the time", 24 * m, 0, 10 * s, 30 * s, m}, // at most a minute
+		{"the rest of the time", 24 * m, 20 * m, 40 * s, 40 * s, 48 * s},
+		{"cheap preset", 24 * m, 0, 5 * s, 500 * s, 2880 * time.Millisecond},
+		{"past the total", 23 * m, 30 * m, 10 * s, 30 * s, s},
+		{"no budget", 0, 0, 10 * s, 30 * s, 0}, // no --until-settled
 	} {
-		meas, sim := share(c.total, c.elapsed, c.w, c.wl)
-		if meas != c.meas || sim != c.sim {
-			t.Errorf("%s: share(%s, %s, %s, %s) = %s, %s; want %s, %s", c.name, c.total, c.elapsed, c.w, c.wl, meas, sim, c.meas, c.sim)
+		if sim := simBudget(c.total, c.elapsed, c.w, c.wl); sim != c.sim {
+			t.Errorf("%s: simBudget(%s, %s, %s, %s) = %s; want %s", c.name, c.total, c.elapsed, c.w, c.wl, sim, c.sim)
 		}
 	}
 	if got := settled(90*time.Second, "run", "f04-single-thread", "--quick"); !slices.Equal(got, []string{"run", "f04-single-thread", "--quick", "--until-settled", "--budget", "1m30s"}) {
@@ -50,8 +48,55 @@ func TestCellSaysHowItSettled(t *testing.T) {
 	v := &verdict.Verdict{Finding: "F12", Outcome: verdict.Inconclusive, Numbers: "n", Repeats: 14,
 		Settle: &verdict.Settling{Repeats: 14, Reason: "interval stopped shrinking", Words: "interval stopped shrinking after 14 repeats: still inconclusive", Budget: "1m0s"}}
 	c := cell(outcome{verdict: v})
-	if !strings.Contains(c, "Repeats: interval stopped shrinking after 14 repeats: still inconclusive (budget 1m0s)") {
+	if !strings.Contains(c, "Repeats: interval stopped shrinking after 14 repeats: still inconclusive") {
 		t.Errorf("cell %q does not say how it settled", c)
+	}
+	c = cell(outcome{verdict: v, note: noTime(candidate{next: 68 * time.Second, toSettle: 4 * time.Minute}, 30*time.Second)})
+	if !strings.Contains(c, "not enough time for this row: its next look takes about 1m8s and settling it about 4m0s, 30s of the budget was left") {
+		t.Errorf("cell %q does not say the row ran out of time", c)
+	}
+}
+
+// TestPick spends the next look on the open row likeliest to settle
+// soonest whose next look fits in what is left, and on none when no next
+// look fits; candidateOf reads a row stopped for its budget, and no other.
+func TestPick(t *testing.T) {
+	s := time.Second
+	cands := []candidate{
+		{row: 0, next: 60 * s, toSettle: 600 * s}, // F7-like: far from settled
+		{row: 1, next: 70 * s, toSettle: 70 * s},  // one look likely settles it
+		{row: 2, next: 20 * s, toSettle: 200 * s},
+		{row: 3, next: 300 * s, toSettle: 50 * s}, // the least need, but its look is dear
+	}
+	for _, c := range []struct {
+		left time.Duration
+		want int
+	}{
+		{time.Hour, 3},
+		{100 * s, 1},
+		{65 * s, 2},
+		{30 * s, 2},
+		{10 * s, -1},
+	} {
+		if got := pick(cands, c.left); got != c.want {
+			t.Errorf("pick with %s left = %d, want %d", c.left, got, c.want)
+		}
+	}
+	open := func(reason string, out verdict.Reproduction, repeats, next, need int) outcome {
+		return outcome{took: time.Duration(repeats) * 30 * s, verdict: &verdict.Verdict{Outcome: out, Repeats: repeats, RepeatsNeeded: need,
+			Settle: &verdict.Settling{Reason: reason, Repeats: repeats, Next: next}}}
+	}
+	if c, ok := candidateOf(4, open("budget spent", verdict.Inconclusive, 3, 5, 11)); !ok || c.row != 4 || c.next != 60*s || c.toSettle != 240*s {
+		t.Errorf("candidateOf a row needing 11 repeats at 3 with its next look at 5: %+v, %v; want next 1m, to settle 4m", c, ok)
+	}
+	// Needing fewer than the next look adds: the next look is the cost.
+	if c, _ := candidateOf(0, open("budget spent", verdict.Inconclusive, 3, 5, 4)); c.toSettle != 60*s {
+		t.Errorf("candidateOf a row needing 4 repeats: to settle %s, want its next look's 1m", c.toSettle)
+	}
+	for _, o := range []outcome{open("settled", verdict.Reproduced, 3, 0, 0), open("last look of the rule", verdict.Inconclusive, 8, 0, 20), open("budget spent", verdict.Reproduced, 3, 5, 0), {}} {
+		if _, ok := candidateOf(0, o); ok {
+			t.Errorf("a candidate from %+v", o.verdict)
+		}
 	}
 }
 
