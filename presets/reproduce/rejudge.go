@@ -64,7 +64,9 @@ func rejudgeAll(dir string) ([]judged, error) {
 }
 
 // printRejudged writes the rows judged again: per row the outcome stored
-// and now, each condition's interval then and now, and for a row still
+// and now, each condition's interval then and now (and a ratio's linear
+// interval without a prior, to tell the log scale's part from the
+// priors'), and for a row still
 // inconclusive the repeats that would likely settle it and what they
 // would cost at the stored run's time per repeat; then the counts.
 func printRejudged(w io.Writer, dir string, rows []judged) {
@@ -84,6 +86,13 @@ func printRejudged(w io.Writer, dir string, rows []judged) {
 				fmt.Fprintf(w, "  stored: %s\n", strings.TrimSpace(r.old.Conditions[i].String()))
 			}
 			fmt.Fprintf(w, "  now:    %s\n", c)
+			if c.LogScale && r.now.Settle != nil {
+				// The same ratios on the linear scale without a prior:
+				// what the log scale alone changed.
+				if iv, ok := settle.RepeatInterval(c.PerRepeat, c.Value, r.now.Settle.Level); ok {
+					fmt.Fprintf(w, "  linear: [%.3g, %.3g], the t interval of the ratios themselves without a prior\n", iv[0], iv[1])
+				}
+			}
 		}
 		if r.now.Outcome == verdict.Inconclusive && r.now.RepeatsNeeded > 0 && r.now.Disturbed == "" {
 			extra := r.perRepeat * time.Duration(max(r.now.RepeatsNeeded-r.now.Repeats, 0))
