@@ -15,23 +15,25 @@ func (p *Preset) Evaluate(dir, scaled string) (*verdict.Verdict, error) {
 }
 
 // Rejudge computes the preset's check from the results in dir as
-// Evaluate does, with the priors and the rule of this build, and writes
-// nothing: a stored run judged again (reproduce -rejudge).
-func (p *Preset) Rejudge(dir, scaled string) (*verdict.Verdict, error) {
-	return p.judge(dir, scaled, nil)
+// Evaluate does, with the checks of this build and the priors sets (nil:
+// this build's), and writes nothing: a stored run judged
+// again (reproduce -rejudge).
+func (p *Preset) Rejudge(dir, scaled string, sets []Priors) (*verdict.Verdict, error) {
+	return p.judge(dir, scaled, nil, sets)
 }
 
 // evaluate is Evaluate with dir's summary already read (nil: read it).
 func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*verdict.Verdict, error) {
-	v, err := p.judge(dir, scaled, s)
+	v, err := p.judge(dir, scaled, s, nil)
 	if err != nil {
 		return nil, err
 	}
 	return v, record.WriteVerdict(dir, v)
 }
 
-// judge is evaluate without writing the verdict.
-func (p *Preset) judge(dir, scaled string, s *record.ExperimentSummary) (*verdict.Verdict, error) {
+// judge is evaluate without writing the verdict, with the priors sets
+// (nil: this build's).
+func (p *Preset) judge(dir, scaled string, s *record.ExperimentSummary, sets []Priors) (*verdict.Verdict, error) {
 	r, err := readResults(dir, s)
 	if err != nil {
 		return nil, err
@@ -42,7 +44,7 @@ func (p *Preset) judge(dir, scaled string, s *record.ExperimentSummary) (*verdic
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
 	}
-	p.attachPriors(r, conds, scaled != "")
+	p.attachPriors(r, conds, scaled != "", sets)
 	reps := r.repeats()
 	out, need, err := verdict.Combine(conds, reps)
 	if err != nil {

@@ -91,16 +91,20 @@ func (p *Preset) conditions(r *Results) ([]verdict.Condition, string, error) {
 	return conds, numbers, err
 }
 
-// attachPriors gives each condition with per-repeat values the prior this
-// build carries for its preset on this machine at this scale and of this
-// quick design (DesignOf), if any: only measured runs (a simulation is no
-// run of this machine), and never a run the prior was pooled from.
-func (p *Preset) attachPriors(r *Results, conds []verdict.Condition, quick bool) {
+// attachPriors gives each condition with per-repeat values the prior of
+// sets (this build's, known, for nil) for its preset on this machine at
+// this scale and of this quick design (DesignOf), if any: only measured
+// runs (a simulation is no run of this machine), and never a run the
+// prior was pooled from.
+func (p *Preset) attachPriors(r *Results, conds []verdict.Condition, quick bool, sets []Priors) {
 	if r.Env.Backend != "local" {
 		return
 	}
+	if sets == nil {
+		sets = known
+	}
 	m, design := MachineOf(r.Env), DesignOf(r.Spec)
-	for _, set := range known {
+	for _, set := range sets {
 		if set.Machine != m || set.Quick != quick || set.Has(r.Env.Started) || set.Designs[p.Name] != design {
 			continue
 		}

@@ -91,7 +91,7 @@ func TestPriors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.attachPriors(r, conds, c.quick)
+		p.attachPriors(r, conds, c.quick, nil)
 		got := false
 		for _, cd := range conds {
 			if cd.Prior != nil {
@@ -170,7 +170,7 @@ func TestPriorsDesign(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.attachPriors(r, conds, true)
+		p.attachPriors(r, conds, true, nil)
 		got := false
 		for _, cd := range conds {
 			got = got || cd.Prior != nil

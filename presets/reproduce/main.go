@@ -61,9 +61,21 @@ func main() {
 	priorsFrom := flag.String("priors-from", "", "comma-separated measured results directories (one machine, one scale), or directories of them (results/reproduce), to pool into the run-to-run priors of -priors-out with those it has of that machine; runs nothing else")
 	priorsOut := flag.String("priors-out", "presets/priors.json", "the priors file -priors-from writes")
 	rejudgeDir := flag.String("rejudge", "", "a directory of stored runs (results/reproduce): judge each preset's measured run in it again with this build's checks, priors and rule, print old and new verdicts side by side, and run and write nothing")
+	priorsFile := flag.String("priors", "", "with -rejudge: a priors file (as -priors-out writes) to judge with instead of this build's presets/priors.json")
 	flag.Parse()
 	if *rejudgeDir != "" {
-		rows, err := rejudgeAll(*rejudgeDir)
+		var sets []presets.Priors
+		if *priorsFile != "" {
+			b, err := os.ReadFile(*priorsFile)
+			if err == nil {
+				err = json.Unmarshal(b, &sets)
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "reproduce: -priors %s: %v: give a file -priors-out wrote\n", *priorsFile, err)
+				os.Exit(2)
+			}
+		}
+		rows, err := rejudgeAll(*rejudgeDir, sets)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "reproduce: %v\n", err)
 			os.Exit(2)
@@ -137,6 +149,7 @@ func main() {
 	// its schedule's next look), each time to the row likeliest to settle
 	// soonest whose next look fits in what is left (pick); a row that was
 	// never given a look it could afford says so (noTime).
+	more := map[int]bool{}
 	for *total > 0 {
 		left := *total - time.Since(started)
 		var cands []candidate
@@ -160,8 +173,16 @@ func main() {
 		r.meas = locked(*lock, func() outcome {
 			return again(*bin, measDir, r.meas, settled(firstLook, "run", "--resume", measDir)...)
 		})
-		r.cmp = do(*bin, filepath.Join(*results, r.p.Name+"-simq"), "sim", "--compare", measDir)
+		more[cands[k].row] = true
 		fmt.Fprintf(os.Stderr, "%s: one more look: measured %s\n", r.p.Name, word(r.meas))
+	}
+	// The rows given more looks are simulated against measured again, once.
+	for i := range rows {
+		if !more[i] {
+			continue
+		}
+		r := &rows[i]
+		r.cmp = do(*bin, filepath.Join(*results, r.p.Name+"-simq"), "sim", "--compare", filepath.Join(*results, r.p.Name))
 	}
 	for i := range rows {
 		r := &rows[i]

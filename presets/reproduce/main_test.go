@@ -11,6 +11,7 @@ import (
 
 	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/settle"
 	"github.com/throttlelab/throttlelab/verdict"
 )
 
@@ -186,5 +187,54 @@ func TestSecondRound(t *testing.T) {
 	}
 	if p := load(dir); p.cmd != o.cmd {
 		t.Errorf("reproduce.json says %q, want %q", p.cmd, o.cmd)
+	}
+}
+
+// TestRejudge judges a stored measured run (F14's committed quick run)
+// again without writing: the ratio is on the log scale, the priors given
+// (a prior of its machine and design) are the ones it judges with, its
+// cell saying whether it pooled, and the
+// listing gives the stored and the new verdict with the linear interval
+// beside.
+func TestRejudge(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "f14-pinning")
+	if err := os.CopyFS(run, os.DirFS("../testdata/f14-quick")); err != nil {
+		t.Fatal(err)
+	}
+	stored := &verdict.Verdict{Preset: "f14-pinning", Finding: "F14", Outcome: verdict.Inconclusive, Repeats: 3,
+		Settle: &verdict.Settling{Reason: "budget spent", Repeats: 3, Looks: 2, First: 1, Next: 5}}
+	if err := record.WriteVerdict(run, stored); err != nil {
+		t.Fatal(err)
+	}
+	r, err := presets.ReadResults(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := settle.Prior{SD: 0.05, DF: 20, Repeats: 24, Date: "2026-11-29", Source: "test", Scale: settle.LogScale}
+	sets := []presets.Priors{{Machine: presets.MachineOf(r.Env), Quick: true, Runs: []time.Time{r.Env.Started.Add(time.Hour)},
+		Presets: map[string]map[string]settle.Prior{"f14-pinning": {"p99 pinned / shared": pr}}, Designs: map[string]string{"f14-pinning": presets.DesignOf(r.Spec)}}}
+	rows, err := rejudgeAll(dir, sets)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("rejudgeAll: %d rows, %v", len(rows), err)
+	}
+	var ratio *verdict.Condition
+	for i, c := range rows[0].now.Conditions {
+		if c.Name == "p99 pinned / shared" {
+			ratio = &rows[0].now.Conditions[i]
+		}
+	}
+	if ratio == nil || !ratio.LogScale || ratio.Pooled == "" || ratio.CISettle == nil {
+		t.Fatalf("the ratio judged again: %+v", ratio)
+	}
+	var b strings.Builder
+	printRejudged(&b, dir, rows)
+	for _, want := range []string{"F14 f14-pinning (3 repeats", "stored inconclusive, now ", "on the log scale", "  linear: [", "the t interval of the ratios themselves without a prior"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("listing lacks %q:\n%s", want, b.String())
+		}
+	}
+	if v := record.ReadVerdict(run); v.Outcome != verdict.Inconclusive || v.Conditions != nil {
+		t.Errorf("rejudge wrote the verdict: %+v", v)
 	}
 }

@@ -22,13 +22,13 @@ type judged struct {
 }
 
 // rejudgeAll judges the stored measured run of every preset in dir again
-// (dir/PRESET, as make reproduce writes them) with this build's checks,
-// priors and stopping rule, running and writing nothing: each row's
+// (dir/PRESET, as make reproduce writes them) with this build's checks
+// and stopping rule and the priors sets (nil: this build's), running and writing nothing: each row's
 // stored verdict with this build's beside it. A stored run that stopped
 // for the rule (its last look, stalled) keeps that reason, so the margin
 // judges it as it did; one that stopped for its budget is judged at the
 // repeats it had.
-func rejudgeAll(dir string) ([]judged, error) {
+func rejudgeAll(dir string, sets []presets.Priors) ([]judged, error) {
 	var out []judged
 	for _, p := range presets.All() {
 		d := filepath.Join(dir, p.Name)
@@ -40,7 +40,7 @@ func rejudgeAll(dir string) ([]judged, error) {
 		if info, err := presets.ReadInfo(d); err == nil && info != nil {
 			scaled = info.Scaled
 		}
-		now, err := p.Rejudge(d, scaled)
+		now, err := p.Rejudge(d, scaled, sets)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", d, err)
 		}
