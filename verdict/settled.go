@@ -62,7 +62,8 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 	for i := range v.Conditions {
 		c := &v.Conditions[i]
 		c.Pooled = ""
-		if iv, pool, ok := c.repeatInterval(level); ok {
+		iv, pool, perRepeat := c.repeatInterval(level)
+		if perRepeat {
 			c.CISettle, c.Pooled = &iv, pool.Words
 		} else if c.Draws != nil {
 			if iv, ok := settle.Interval(c.Draws, c.Value, level); ok {
@@ -78,6 +79,12 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 			return nil, err
 		}
 		c.Outcome, c.RepeatsNeeded, c.Indifferent = j.Outcome, j.RepeatsNeeded, j.Indifferent
+		if perRepeat && c.Outcome == Inconclusive {
+			// Judge's estimate counts only the standard error's
+			// shrinking; a t interval's quantile shrinks too.
+			dist, half := j.distHalf(iv[0], iv[1])
+			c.RepeatsNeeded = max(settle.RepeatsNeeded(pool.N, pool.DF, half, dist, level, MaxRepeatsEstimate), v.Repeats+1)
+		}
 		c.WithinMargin = ""
 		if final && c.Outcome == Inconclusive && v.Repeats >= settle.MinJudge {
 			c.Outcome, c.WithinMargin = j.withinMargin()

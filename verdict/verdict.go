@@ -175,32 +175,13 @@ func (c *Condition) Judge(repeats int) error {
 		lo, hi = c.CI95[0], c.CI95[1]
 	}
 	pass, fail := false, false
-	var dist, half float64
 	switch c.Op {
 	case ">=":
 		pass, fail = lo >= c.Threshold, hi < c.Threshold
-		dist = math.Abs(c.Value - c.Threshold)
-		half = c.Value - lo
-		if c.Value < c.Threshold {
-			half = hi - c.Value
-		}
 	case "<=":
 		pass, fail = hi <= c.Threshold, lo > c.Threshold
-		dist = math.Abs(c.Value - c.Threshold)
-		half = hi - c.Value
-		if c.Value > c.Threshold {
-			half = c.Value - lo
-		}
 	case "between":
 		pass, fail = lo >= c.Threshold && hi <= c.High, hi < c.Threshold || lo > c.High
-		dl, dh := math.Abs(c.Value-c.Threshold), math.Abs(c.Value-c.High)
-		dist, half = dl, c.Value-lo
-		if c.Value < c.Threshold || (c.Value <= c.High && dh < dl) {
-			dist, half = dh, hi-c.Value
-		}
-		if c.Value < c.Threshold {
-			half = hi - c.Value
-		}
 	}
 	c.Indifferent = false
 	switch {
@@ -215,12 +196,7 @@ func (c *Condition) Judge(repeats int) error {
 	default:
 		c.Outcome = Inconclusive
 		c.RepeatsNeeded = MaxRepeatsEstimate
-		if c.LogScale && lo > 0 && c.Value > 0 && c.Threshold > 0 {
-			// On the log scale the interval is symmetric about the
-			// point and shrinks as 1/sqrt(repeats) there.
-			dist, half = logDistHalf(c.Value, lo, hi, c.Threshold, c.High, c.Op)
-		}
-		if dist > 0 {
+		if dist, half := c.distHalf(lo, hi); dist > 0 {
 			n := float64(max(repeats, 1)) * (half / dist) * (half / dist)
 			c.RepeatsNeeded = min(int(math.Ceil(n)), MaxRepeatsEstimate)
 		}
@@ -229,7 +205,50 @@ func (c *Condition) Judge(repeats int) error {
 	return nil
 }
 
-// logDistHalf is Judge's distance of the point from the threshold it is
+// distHalf is the distance of the point from the threshold it is nearest
+// (High for a range when nearer, or when the point is past it) and the
+// interval [lo, hi]'s half-width on that side: what the repeats needed
+// are estimated from. A LogScale condition with a positive interval has
+// both on the log scale, where its interval is symmetric and shrinks as
+// 1/sqrt(repeats).
+func (c *Condition) distHalf(lo, hi float64) (dist, half float64) {
+	if c.LogScale && lo > 0 && c.Value > 0 && c.Threshold > 0 {
+		return logDistHalf(c.Value, lo, hi, c.Threshold, c.High, c.Op)
+	}
+	switch c.Op {
+	case ">=":
+		dist = math.Abs(c.Value - c.Threshold)
+		half = c.Value - lo
+		if c.Value < c.Threshold {
+			half = hi - c.Value
+		}
+	case "<=":
+		dist = math.Abs(c.Value - c.Threshold)
+		half = hi - c.Value
+		if c.Value > c.Threshold {
+			half = c.Value - lo
+		}
+	case "between":
+		// Below the range its low end, above it its high end, inside it
+		// the nearer end (before 2026-11-29 a point below the range was
+		// measured from the high end).
+		dl, dh := math.Abs(c.Value-c.Threshold), math.Abs(c.Value-c.High)
+		switch {
+		case c.Value < c.Threshold:
+			dist, half = dl, hi-c.Value
+		case c.Value > c.High || dh < dl:
+			dist, half = dh, hi-c.Value
+			if c.Value > c.High {
+				half = c.Value - lo
+			}
+		default:
+			dist, half = dl, c.Value-lo
+		}
+	}
+	return dist, half
+}
+
+// logDistHalf is distHalf's distance of the point from the threshold it is
 // nearest (High for a range when nearer) and the interval's half-width on
 // that side, both on the log scale.
 func logDistHalf(v, lo, hi, thr, high float64, op string) (dist, half float64) {

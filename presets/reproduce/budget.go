@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/throttlelab/throttlelab/settle"
 	"github.com/throttlelab/throttlelab/verdict"
 )
 
@@ -15,8 +16,8 @@ const firstLook = time.Second
 
 // candidate is a measured row still open after a look, stopped for its
 // budget: what its next look would cost and what settling it would
-// likely cost (its repeats needed, verdict.Verdict.RepeatsNeeded, at its
-// time per repeat).
+// likely cost (the repeats of the first look of its schedule with its
+// repeats needed, verdict.Verdict.RepeatsNeeded, at its time per repeat).
 type candidate struct {
 	row            int
 	next, toSettle time.Duration
@@ -30,8 +31,24 @@ func candidateOf(i int, o outcome) (candidate, bool) {
 		return candidate{}, false
 	}
 	per := perRepeatOf(o)
-	need := max(o.verdict.RepeatsNeeded-o.verdict.Repeats, n)
+	need := max(lookFor(o.verdict.Settle.First, o.verdict.RepeatsNeeded)-o.verdict.Repeats, n)
 	return candidate{row: i, next: per * time.Duration(n), toSettle: per * time.Duration(need)}, true
+}
+
+// lookFor is the repeats of the first look of the schedule that starts at
+// first (settle.Default's) with at least need repeats, or its last look;
+// need itself when the schedule is not known (first 0).
+func lookFor(first, need int) int {
+	if first < 1 {
+		return need
+	}
+	sch := settle.Default.Schedule(first, verdict.MaxRepeatsEstimate)
+	for _, r := range sch {
+		if r >= need {
+			return r
+		}
+	}
+	return sch[len(sch)-1]
 }
 
 // pick is the candidate to spend the next look on, with left of the total

@@ -90,6 +90,13 @@ func TestPick(t *testing.T) {
 	if c, ok := candidateOf(4, open("budget spent", verdict.Inconclusive, 3, 5, 11)); !ok || c.row != 4 || c.next != 60*s || c.toSettle != 240*s {
 		t.Errorf("candidateOf a row needing 11 repeats at 3 with its next look at 5: %+v, %v; want next 1m, to settle 4m", c, ok)
 	}
+	// With its schedule known (1, 3, 5, 8, a pilot first), a need of 6 is
+	// the look at 8.
+	o := open("budget spent", verdict.Inconclusive, 3, 5, 6)
+	o.verdict.Settle.First = 1
+	if c, _ := candidateOf(0, o); c.toSettle != 150*s {
+		t.Errorf("candidateOf a row needing 6 on the schedule 1, 3, 5, 8: to settle %s, want 2m30s (5 repeats to the look at 8)", c.toSettle)
+	}
 	// Needing fewer than the next look adds: the next look is the cost.
 	if c, _ := candidateOf(0, open("budget spent", verdict.Inconclusive, 3, 5, 4)); c.toSettle != 60*s {
 		t.Errorf("candidateOf a row needing 4 repeats: to settle %s, want its next look's 1m", c.toSettle)
