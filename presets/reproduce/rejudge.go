@@ -77,7 +77,7 @@ func printRejudged(w io.Writer, dir string, rows []judged) {
 		}
 		return m
 	}
-	var more time.Duration
+	var more, onSchedule time.Duration
 	fmt.Fprintf(w, "the stored runs in %s judged again with this build's rule (%s):\n", dir, settle.Default.Rate())
 	for _, r := range rows {
 		fmt.Fprintf(w, "%s %s (%d repeats, %s a repeat): stored %s, now %s\n", r.now.Finding, r.name, r.now.Repeats, r.perRepeat.Round(time.Second), r.old.Outcome, r.now.Outcome)
@@ -97,10 +97,17 @@ func printRejudged(w io.Writer, dir string, rows []judged) {
 		if r.now.Outcome == verdict.Inconclusive && r.now.RepeatsNeeded > 0 && r.now.Disturbed == "" {
 			extra := r.perRepeat * time.Duration(max(r.now.RepeatsNeeded-r.now.Repeats, 0))
 			more += extra
-			fmt.Fprintf(w, "  needs: %s would likely settle it, %s more at %s a repeat\n", r.now.RepeatsWords(), extra.Round(time.Second), r.perRepeat.Round(time.Second))
+			line := fmt.Sprintf("  needs: %s would likely settle it, %s more at %s a repeat", r.now.RepeatsWords(), extra.Round(time.Second), r.perRepeat.Round(time.Second))
+			if st := r.now.Settle; st != nil && st.First > 0 {
+				at := lookFor(st.First, r.now.RepeatsNeeded)
+				look := r.perRepeat * time.Duration(max(at-r.now.Repeats, 0))
+				onSchedule += look
+				line += fmt.Sprintf("; its schedule's look at %d repeats: %s more", at, look.Round(time.Second))
+			}
+			fmt.Fprintln(w, line)
 		}
 	}
 	o, n := count(func(r judged) *verdict.Verdict { return r.old }), count(func(r judged) *verdict.Verdict { return r.now })
-	fmt.Fprintf(w, "stored: %d reproduced, %d not reproduced, %d inconclusive; now: %d reproduced, %d not reproduced, %d inconclusive, about %s more to settle the inconclusive ones\n",
-		o[verdict.Reproduced], o[verdict.NotReproduced], o[verdict.Inconclusive], n[verdict.Reproduced], n[verdict.NotReproduced], n[verdict.Inconclusive], more.Round(time.Second))
+	fmt.Fprintf(w, "stored: %d reproduced, %d not reproduced, %d inconclusive; now: %d reproduced, %d not reproduced, %d inconclusive, about %s more to settle the inconclusive ones (%s to the looks of their schedules that cover it)\n",
+		o[verdict.Reproduced], o[verdict.NotReproduced], o[verdict.Inconclusive], n[verdict.Reproduced], n[verdict.NotReproduced], n[verdict.Inconclusive], more.Round(time.Second), onSchedule.Round(time.Second))
 }
