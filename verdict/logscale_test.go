@@ -29,8 +29,8 @@ func logTrial(seed uint64, mu, sd, thr float64) (int, int) {
 		for _, x := range per {
 			logs += math.Log(x) / float64(len(per))
 		}
-		// Draws as the checks give them: a pilot look judges nothing.
-		c := Condition{Name: "a / b", Value: math.Exp(logs), Op: ">=", Threshold: thr, PerRepeat: per, Draws: per, LogScale: true}
+		// Per-repeat values alone: a pilot look judges nothing.
+		c := Condition{Name: "a / b", Value: math.Exp(logs), Op: ">=", Threshold: thr, PerRepeat: per, LogScale: true}
 		v := &Verdict{Conditions: []Condition{c}, Repeats: want}
 		open, err := v.JudgeAt(r.Level())
 		if err != nil {

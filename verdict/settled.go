@@ -92,7 +92,7 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 				c.RepeatsNeeded = 0
 			}
 		}
-		if v.Repeats < settle.MinJudge && c.Draws != nil {
+		if v.Repeats < settle.MinJudge && (c.Draws != nil || c.PerRepeat != nil) {
 			// A pilot look judges nothing (settle.MinJudge): its
 			// intervals cannot hold the run-to-run variation.
 			c.Outcome, c.Indifferent = Inconclusive, false
