@@ -205,12 +205,12 @@ bench-sim:
 
 # Every preset: its quick variant measured here (as root), and simulated at
 # its original scale; rewrites docs/findings.md. Not part of make test.
-# Each preset runs until its check settles (--until-settled) within its
-# share of REPRODUCE_BUDGET, the time for every preset together (22m, so
-# that first looks past a share and the writing stay within 25 minutes on
-# 2 cores; 0: the spec's repeats only), in proportion to its cost per
-# repeat; what is left at the end continues the rows that stopped for
-# their budget. make reproduce-plan prints the shares and runs nothing.
+# Each preset runs until its check settles (--until-settled) within
+# REPRODUCE_BUDGET, the time for every preset together (22m, so that the
+# first looks and the writing stay within 25 minutes on 2 cores; 0: the
+# spec's repeats only): every row its first judging look, then one look
+# at a time to the open row likeliest to settle soonest whose next look
+# fits. make reproduce-plan prints the costs and runs nothing.
 # REPRODUCE_FLAGS=-lock=FILE holds an flock on FILE during each measured run.
 REPRODUCE_BUDGET ?= 22m
 reproduce: build

@@ -14,19 +14,37 @@ func (p *Preset) Evaluate(dir, scaled string) (*verdict.Verdict, error) {
 	return p.evaluate(dir, scaled, nil)
 }
 
+// Rejudge computes the preset's check from the results in dir as
+// Evaluate does, with the checks of this build and the priors sets (nil:
+// this build's), and writes nothing: a stored run judged
+// again (reproduce -rejudge).
+func (p *Preset) Rejudge(dir, scaled string, sets []Priors) (*verdict.Verdict, error) {
+	return p.judge(dir, scaled, nil, sets)
+}
+
 // evaluate is Evaluate with dir's summary already read (nil: read it).
 func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*verdict.Verdict, error) {
+	v, err := p.judge(dir, scaled, s, nil)
+	if err != nil {
+		return nil, err
+	}
+	return v, record.WriteVerdict(dir, v)
+}
+
+// judge is evaluate without writing the verdict, with the priors sets
+// (nil: this build's).
+func (p *Preset) judge(dir, scaled string, s *record.ExperimentSummary, sets []Priors) (*verdict.Verdict, error) {
 	r, err := readResults(dir, s)
 	if err != nil {
 		return nil, err
 	}
 	// A spec changed by hand may lack a config the check reads: the check
 	// says so as an error.
-	conds, numbers, err := p.verdict(r)
+	conds, numbers, err := p.conditions(r)
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
 	}
-	p.attachPriors(r, conds, scaled != "")
+	p.attachPriors(r, conds, scaled != "", sets)
 	reps := r.repeats()
 	out, need, err := verdict.Combine(conds, reps)
 	if err != nil {
@@ -61,7 +79,7 @@ func (p *Preset) evaluate(dir, scaled string, s *record.ExperimentSummary) (*ver
 	if v.Outcome != verdict.Reproduced {
 		v.Why = v.Reading
 	}
-	return v, record.WriteVerdict(dir, v)
+	return v, nil
 }
 
 // Line is the verdict in one line, as run and sim print it.

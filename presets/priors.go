@@ -1,13 +1,17 @@
 package presets
 
 import (
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/settle"
 	"github.com/throttlelab/throttlelab/verdict"
@@ -30,6 +34,11 @@ type Priors struct {
 	Runs []time.Time `json:"runs"`
 	// Presets are the priors by preset, then by condition name.
 	Presets map[string]map[string]settle.Prior `json:"presets"`
+	// Designs are the fingerprints (DesignOf) of the quick design each
+	// preset's runs ran, by preset: a run of another design (its quick
+	// variant changed since) gets no prior, and is not pooled with them
+	// (Merge keeps the newer design's alone).
+	Designs map[string]string `json:"designs"`
 }
 
 // PriorsKind is the kind of a priors document.
@@ -55,17 +64,48 @@ func MachineOf(env record.Env) string {
 	return fmt.Sprintf("%s, %d cores, cgroup %s with the cpu controller on %s", env.CPUModel, env.Cores, env.CgroupMode, env.CPUController)
 }
 
-// attachPriors gives each condition with per-repeat values the prior this
-// build carries for its preset on this machine at this scale, if any: only
-// measured runs (a simulation is no run of this machine), and never a run
-// the prior was pooled from.
-func (p *Preset) attachPriors(r *Results, conds []verdict.Condition, quick bool) {
+// DesignOf is the fingerprint of the design a run ran: the first 12 hex
+// digits of the SHA-256 of its resolved spec (as the run stored it) with
+// the repeats left out, since a run continued until settled keeps its
+// design with more repeats. Runs of one preset with another fingerprint
+// ran another quick design, whose spread is not this one's.
+func DesignOf(e *experiment.Experiment) string {
+	c := *e
+	c.Spec.Repeats = 0
+	b, err := json.Marshal(c)
+	if err != nil {
+		return ""
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:6])
+}
+
+// conditions is the preset's check on r (p.verdict) with every ratio
+// marked LogScale: a condition named "A / B" with per-repeat values is a
+// ratio of two positive figures, as the checks name them.
+func (p *Preset) conditions(r *Results) ([]verdict.Condition, string, error) {
+	conds, numbers, err := p.verdict(r)
+	for i := range conds {
+		conds[i].LogScale = conds[i].PerRepeat != nil && strings.Contains(conds[i].Name, " / ")
+	}
+	return conds, numbers, err
+}
+
+// attachPriors gives each condition with per-repeat values the prior of
+// sets (this build's, known, for nil) for its preset on this machine at
+// this scale and of this quick design (DesignOf), if any: only measured
+// runs (a simulation is no run of this machine), and never a run the
+// prior was pooled from.
+func (p *Preset) attachPriors(r *Results, conds []verdict.Condition, quick bool, sets []Priors) {
 	if r.Env.Backend != "local" {
 		return
 	}
-	m := MachineOf(r.Env)
-	for _, set := range known {
-		if set.Machine != m || set.Quick != quick || set.Has(r.Env.Started) {
+	if sets == nil {
+		sets = known
+	}
+	m, design := MachineOf(r.Env), DesignOf(r.Spec)
+	for _, set := range sets {
+		if set.Machine != m || set.Quick != quick || set.Has(r.Env.Started) || set.Designs[p.Name] != design {
 			continue
 		}
 		for i := range conds {
@@ -84,9 +124,9 @@ func (p *Preset) attachPriors(r *Results, conds []verdict.Condition, quick bool)
 // spread would be that work's too; a self-check's figures are
 // throttlelab's own seeded choices, which other work does not disturb).
 func PriorsFrom(dirs []string) (Priors, error) {
-	out := Priors{APIVersion: "throttlelab/v1alpha1", Kind: PriorsKind, Presets: map[string]map[string]settle.Prior{}}
+	out := Priors{APIVersion: "throttlelab/v1alpha1", Kind: PriorsKind, Presets: map[string]map[string]settle.Prior{}, Designs: map[string]string{}}
 	per := map[string]map[string][][]float64{}
-	dates := map[string]map[string]string{}
+	dates, scales := map[string]map[string]string{}, map[string]map[string]string{}
 	for i, dir := range dirs {
 		info, err := ReadInfo(dir)
 		if err != nil {
@@ -115,32 +155,58 @@ func PriorsFrom(dirs []string) (Priors, error) {
 		} else if m != out.Machine || quick != out.Quick {
 			return Priors{}, fmt.Errorf("%s: ran on %q (quick %v), not %q (quick %v) as the first: give one machine's runs at one scale", dir, m, quick, out.Machine, out.Quick)
 		}
-		conds, _, err := p.verdict(r)
+		conds, _, err := p.conditions(r)
 		if err != nil {
 			return Priors{}, fmt.Errorf("%s: %w", dir, err)
 		}
+		design := DesignOf(r.Spec)
+		if d, ok := out.Designs[p.Name]; ok && d != design {
+			return Priors{}, fmt.Errorf("%s: %s ran quick design %s, another run given ran %s: give runs of one design per preset", dir, p.Name, design, d)
+		}
+		out.Designs[p.Name] = design
 		out.Runs = append(out.Runs, r.Env.Started)
 		for _, c := range conds {
 			if len(c.PerRepeat) < 2 {
 				continue
 			}
 			if per[p.Name] == nil {
-				per[p.Name], dates[p.Name] = map[string][][]float64{}, map[string]string{}
+				per[p.Name], dates[p.Name], scales[p.Name] = map[string][][]float64{}, map[string]string{}, map[string]string{}
 			}
-			per[p.Name][c.Name] = append(per[p.Name][c.Name], c.PerRepeat)
+			v := c.PerRepeat
+			if c.LogScale {
+				if v = logs(v); v == nil {
+					continue // a ratio with a figure not above zero
+				}
+				scales[p.Name][c.Name] = settle.LogScale
+			}
+			per[p.Name][c.Name] = append(per[p.Name][c.Name], v)
 			dates[p.Name][c.Name] = r.Env.Started.UTC().Format(time.DateOnly)
 		}
 	}
 	for name, conds := range per {
 		out.Presets[name] = map[string]settle.Prior{}
 		for c, runs := range conds {
-			src := fmt.Sprintf("%d measured run(s) of %s on %s", len(runs), name, out.Machine)
+			src := fmt.Sprintf("%d measured run(s) of %s (design %s) on %s", len(runs), name, out.Designs[name], out.Machine)
 			if pr, ok := settle.PriorOf(runs, dates[name][c], src); ok {
+				pr.Scale = scales[name][c]
 				out.Presets[name][c] = pr
 			}
 		}
 	}
 	return out, nil
+}
+
+// logs is the natural logs of v, NaNs kept (settle leaves them out); nil
+// when a value is not above zero.
+func logs(v []float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		if x <= 0 {
+			return nil
+		}
+		out[i] = math.Log(x)
+	}
+	return out
 }
 
 // Merge pools the priors of q into p's, both of one machine and scale
@@ -153,22 +219,27 @@ func (p Priors) Merge(q Priors) (Priors, bool) {
 		return Priors{}, false
 	}
 	out := Priors{APIVersion: p.APIVersion, Kind: p.Kind, Machine: p.Machine, Quick: p.Quick,
-		Runs: slices.Concat(p.Runs, q.Runs), Presets: map[string]map[string]settle.Prior{}}
+		Runs: slices.Concat(p.Runs, q.Runs), Presets: map[string]map[string]settle.Prior{}, Designs: map[string]string{}}
 	for _, set := range []Priors{p, q} {
 		for name, conds := range set.Presets {
+			if d := set.Designs[name]; out.Designs[name] != d {
+				// q's design is the newer: p's runs of another
+				// design are not pooled with it.
+				out.Presets[name], out.Designs[name] = map[string]settle.Prior{}, d
+			}
 			if out.Presets[name] == nil {
 				out.Presets[name] = map[string]settle.Prior{}
 			}
 			for c, b := range conds {
 				a, ok := out.Presets[name][c]
-				if !ok {
+				if !ok || a.Scale != b.Scale {
 					out.Presets[name][c] = b
 					continue
 				}
 				df := a.DF + b.DF
 				ss := float64(a.DF)*a.SD*a.SD + float64(b.DF)*b.SD*b.SD
 				out.Presets[name][c] = settle.Prior{SD: math.Sqrt(ss / float64(df)), DF: df, Repeats: a.Repeats + b.Repeats,
-					Date: max(a.Date, b.Date), Source: a.Source + "; " + b.Source}
+					Date: max(a.Date, b.Date), Source: a.Source + "; " + b.Source, Scale: a.Scale}
 			}
 		}
 	}

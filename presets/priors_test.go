@@ -91,7 +91,7 @@ func TestPriors(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.attachPriors(r, conds, c.quick)
+		p.attachPriors(r, conds, c.quick, nil)
 		got := false
 		for _, cd := range conds {
 			if cd.Prior != nil {
@@ -125,5 +125,73 @@ func TestPriorsMerge(t *testing.T) {
 	pb.Machine = "other"
 	if _, ok := pa.Merge(pb); ok {
 		t.Error("priors of two machines merged")
+	}
+}
+
+// TestPriorsDesign: a prior pools runs of one quick design only. DesignOf
+// ignores the repeats (a run continued until settled keeps its design)
+// and changes with what runs in a repeat; a run of another design gets no
+// prior; Merge keeps the newer design's priors alone.
+func TestPriorsDesign(t *testing.T) {
+	p, _ := Lookup("f14-pinning")
+	e, _, err := p.Quick(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := DesignOf(e)
+	more := *e
+	more.Spec.Repeats = e.Spec.Repeats + 5
+	if DesignOf(&more) != d || len(d) != 12 {
+		t.Errorf("DesignOf %q changed with the repeats to %q", d, DesignOf(&more))
+	}
+	other := *e
+	other.Spec.Warmup.Duration += time.Second
+	if DesignOf(&other) == d {
+		t.Error("DesignOf did not change with the warmup")
+	}
+	dir := "testdata/f14-quick"
+	r, err := readResults(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := settle.Prior{SD: 0.1, DF: 7, Repeats: 8, Date: "2026-11-29", Source: "s", Scale: settle.LogScale}
+	set := Priors{Machine: MachineOf(r.Env), Quick: true, Runs: []time.Time{r.Env.Started.Add(time.Hour)},
+		Presets: map[string]map[string]settle.Prior{p.Name: {"p99 pinned / shared": pr}}, Designs: map[string]string{p.Name: DesignOf(r.Spec)}}
+	saved := known
+	defer func() { known = saved }()
+	for _, c := range []struct {
+		name   string
+		design string
+		want   bool
+	}{{"the run's design", DesignOf(r.Spec), true}, {"another design", "000000000000", false}} {
+		set.Designs[p.Name] = c.design
+		known = []Priors{set}
+		conds, _, err := p.conditions(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.attachPriors(r, conds, true, nil)
+		got := false
+		for _, cd := range conds {
+			got = got || cd.Prior != nil
+			if cd.Name == "p99 pinned / shared" && !cd.LogScale {
+				t.Error("the p99 ratio is not on the log scale")
+			}
+		}
+		if got != c.want {
+			t.Errorf("%s: prior attached %v, want %v", c.name, got, c.want)
+		}
+	}
+	old := set
+	old.Designs = map[string]string{p.Name: "111111111111"}
+	newer := set
+	newer.Runs = []time.Time{r.Env.Started.Add(2 * time.Hour)}
+	newer.Designs = map[string]string{p.Name: "222222222222"}
+	np := pr
+	np.SD, np.DF = 0.2, 2
+	newer.Presets = map[string]map[string]settle.Prior{p.Name: {"p99 pinned / shared": np}}
+	m, ok := old.Merge(newer)
+	if got := m.Presets[p.Name]["p99 pinned / shared"]; !ok || got != np || m.Designs[p.Name] != "222222222222" {
+		t.Errorf("merged across designs: %+v (design %q), want the newer design's %+v alone", got, m.Designs[p.Name], np)
 	}
 }

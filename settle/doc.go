@@ -20,7 +20,9 @@
 // (Interval, Widen). With a Prior, the run-to-run spread of earlier runs
 // on the same machine, the t interval pools its variance with the
 // prior's (PooledInterval), unless a one-sided F test at GuardLevel finds
-// the look's own spread too large for it.
+// the look's own spread too large for it. RepeatsNeeded estimates the
+// repeats at which such a t interval would likely clear its threshold,
+// counting the quantile's fall with the degrees of freedom.
 //
 // Example:
 //

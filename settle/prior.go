@@ -22,7 +22,14 @@ type Prior struct {
 	// Date is when the runs ran (YYYY-MM-DD); Source names them.
 	Date   string `json:"date"`
 	Source string `json:"source"`
+	// Scale is LogScale when SD is a spread of the natural logs of the
+	// values (a ratio's), "" when of the values themselves: a prior
+	// pools only with values on its own scale.
+	Scale string `json:"scale,omitempty"`
 }
+
+// LogScale is Prior.Scale for a spread of natural logs.
+const LogScale = "log"
 
 // GuardLevel is the level of the guard's F test: a look whose own
 // per-repeat spread exceeds the prior's by more than the test's
@@ -35,8 +42,8 @@ const GuardLevel = 0.5
 type Pooling struct {
 	// Pooled is true when the interval used the pooled spread.
 	Pooled bool
-	// DF is the interval's degrees of freedom.
-	DF int
+	// DF is the interval's degrees of freedom; N how many values it had.
+	DF, N int
 	// Words says it in the cell's words ("pooled with 7 earlier repeats
 	// from 2026-11-29").
 	Words string
@@ -55,20 +62,20 @@ func PooledInterval(values []float64, point, level float64, p *Prior) (stats.Int
 	n := len(v)
 	if p == nil || p.DF < 1 || !(p.SD > 0) || n < 2 {
 		iv, ok := RepeatInterval(values, point, level)
-		return iv, Pooling{DF: max(n-1, 0)}, ok
+		return iv, Pooling{DF: max(n-1, 0), N: n}, ok
 	}
 	mean, ss := meanSS(v)
 	s2 := ss / float64(n-1)
 	ratio := s2 / (p.SD * p.SD)
 	if limit := fQuantile(1-GuardLevel, float64(n-1), float64(p.DF)); ratio > limit {
 		iv, ok := RepeatInterval(values, point, level)
-		return iv, Pooling{DF: n - 1, Words: fmt.Sprintf("own spread only: %s times the prior's from %s, above the %s its F test at %g%% allows",
+		return iv, Pooling{DF: n - 1, N: n, Words: fmt.Sprintf("own spread only: %s times the prior's from %s, above the %s its F test at %g%% allows",
 			trim(math.Sqrt(ratio)), p.Date, trim(math.Sqrt(limit)), 100*GuardLevel)}, ok
 	}
 	df := n - 1 + p.DF
 	sp2 := (ss + float64(p.DF)*p.SD*p.SD) / float64(df)
 	iv := tInterval(mean, sp2, n, df, point, level)
-	return iv, Pooling{Pooled: true, DF: df, Words: fmt.Sprintf("pooled with %d earlier repeats from %s", p.Repeats, p.Date)}, true
+	return iv, Pooling{Pooled: true, DF: df, N: n, Words: fmt.Sprintf("pooled with %d earlier repeats from %s", p.Repeats, p.Date)}, true
 }
 
 // finite is values without NaNs and infinities.

@@ -302,3 +302,30 @@ func TestWords(t *testing.T) {
 		t.Errorf("Words(Budget, 6) = %q", got)
 	}
 }
+
+// TestRepeatsNeeded: F4's p99 ratio of the 2026-11-29 09:19 run on the
+// log scale (1.23 judged on [0.907, 1.67] at 3 repeats against >= 1.1:
+// half-width 0.305 toward the threshold, 0.112 from it) would likely
+// settle at 7 repeats, where the t quantile has fallen from 7.30 to 3.50;
+// a standard error shrinking alone would say 23. The answer is the first
+// repeats at which the interval fits, and the cap when none does.
+func TestRepeatsNeeded(t *testing.T) {
+	level := Default.Level()
+	got := RepeatsNeeded(3, 2, 0.305, 0.112, level, 100)
+	q := 1 - (1-level)/2
+	sd := 0.305 / studentQuantile(q, 2) * math.Sqrt(3)
+	fits := func(m int) bool { return studentQuantile(q, float64(m-1))*sd/math.Sqrt(float64(m)) <= 0.112 }
+	if got != 6 || !fits(got) || fits(got-1) {
+		t.Errorf("RepeatsNeeded(3, 2, 0.305, 0.112) = %d, want 6, the first that fits", got)
+	}
+	// A prior's degrees of freedom: the quantile is near its limit already.
+	if got := RepeatsNeeded(3, 22, 0.1, 0.05, level, 100); got < 8 || got > 13 {
+		t.Errorf("pooled, half-width twice the distance: %d repeats, want 8 to 13 (4 times 3, less the quantile's small fall)", got)
+	}
+	if got := RepeatsNeeded(3, 2, 1, 0.001, level, 100); got != 100 {
+		t.Errorf("far from settling: %d, want the cap", got)
+	}
+	if got := RepeatsNeeded(3, 2, 0, 0.1, level, 100); got != 100 {
+		t.Errorf("no interval: %d, want the cap", got)
+	}
+}

@@ -3,7 +3,10 @@
 // reproduced or inconclusive, and Combine sums them into the Verdict that a
 // results directory keeps as verdict.json. Package presets computes the
 // conditions from what was measured; record reads and writes verdict.json;
-// the report and the runner show it. The package imports nothing of
+// the report and the runner show it. A ratio (LogScale) is judged by
+// the stopping rule on the t interval of the logs of its per-repeat
+// values; an interval within a condition's Indifference of its threshold
+// holds within the margin at every look. The package imports nothing of
 // throttlelab but stats and settle (the stopping rule JudgeAt judges by),
 // so every reader of a verdict can reach it.
 //

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/throttlelab/throttlelab/settle"
+	"github.com/throttlelab/throttlelab/stats"
 )
 
 // Settling is how a verdict of repeats until settled came about: the rule
@@ -61,7 +62,8 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 	for i := range v.Conditions {
 		c := &v.Conditions[i]
 		c.Pooled = ""
-		if iv, pool, ok := settle.PooledInterval(c.PerRepeat, c.Value, level, c.Prior); ok {
+		iv, pool, perRepeat := c.repeatInterval(level)
+		if perRepeat {
 			c.CISettle, c.Pooled = &iv, pool.Words
 		} else if c.Draws != nil {
 			if iv, ok := settle.Interval(c.Draws, c.Value, level); ok {
@@ -77,6 +79,12 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 			return nil, err
 		}
 		c.Outcome, c.RepeatsNeeded, c.Indifferent = j.Outcome, j.RepeatsNeeded, j.Indifferent
+		if perRepeat && c.Outcome == Inconclusive {
+			// Judge's estimate counts only the standard error's
+			// shrinking; a t interval's quantile shrinks too.
+			dist, half := j.distHalf(iv[0], iv[1])
+			c.RepeatsNeeded = max(settle.RepeatsNeeded(pool.N, pool.DF, half, dist, level, MaxRepeatsEstimate), v.Repeats+1)
+		}
 		c.WithinMargin = ""
 		if final && c.Outcome == Inconclusive && v.Repeats >= settle.MinJudge {
 			c.Outcome, c.WithinMargin = j.withinMargin()
@@ -84,7 +92,7 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 				c.RepeatsNeeded = 0
 			}
 		}
-		if v.Repeats < settle.MinJudge && c.Draws != nil {
+		if v.Repeats < settle.MinJudge && (c.Draws != nil || c.PerRepeat != nil) {
 			// A pilot look judges nothing (settle.MinJudge): its
 			// intervals cannot hold the run-to-run variation.
 			c.Outcome, c.Indifferent = Inconclusive, false
@@ -133,6 +141,33 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 		v.Settle.Words = fmt.Sprintf("%s after %d repeats: judged with the indifference margin", v.Settle.Reason, v.Settle.Repeats)
 	}
 	return open, nil
+}
+
+// repeatInterval is the condition's interval at level from its per-repeat
+// values pooled with its prior (settle.PooledInterval). A LogScale
+// condition whose values and point are all positive is judged on the
+// logs, with a prior of logs only (Prior.Scale), and the interval is
+// back-transformed: a ratio's spread grows with its size, which a linear
+// t interval of three ratios turns into a wide, even negative, interval.
+// A prior on the other scale is not used.
+func (c Condition) repeatInterval(level float64) (stats.Interval, settle.Pooling, bool) {
+	values, point, prior := c.PerRepeat, c.Value, c.Prior
+	logged := c.LogScale && point > 0 && !slices.ContainsFunc(values, func(x float64) bool { return x <= 0 })
+	if logged {
+		values = make([]float64, len(c.PerRepeat))
+		for i, x := range c.PerRepeat {
+			values[i] = math.Log(x)
+		}
+		point = math.Log(point)
+	}
+	if prior != nil && (prior.Scale == settle.LogScale) != logged {
+		prior = nil
+	}
+	iv, pool, ok := settle.PooledInterval(values, point, level, prior)
+	if ok && logged {
+		iv = stats.Interval{math.Exp(iv[0]), math.Exp(iv[1])}
+	}
+	return iv, pool, ok
 }
 
 // withinMargin judges a ">=" or "<=" condition whose interval (CI95)

@@ -137,3 +137,48 @@ func TestJudgeAtLastLook(t *testing.T) {
 		t.Errorf("pooled interval %v not under half the own %v", *q.CISettle, *o.CISettle)
 	}
 }
+
+// TestJudgeAtLogScale judges F8's kind of ratio (15.5x against >= 1.5 from
+// three per-repeat ratios that spread with their size) at the rule's
+// level: on the linear scale its t interval reaches below zero and is
+// inconclusive; on the log scale (LogScale) it is the back-transformed t
+// interval of the logs, all above 1.5, and reproduced. A prior of the
+// other scale is not pooled; one of logs is.
+func TestJudgeAtLogScale(t *testing.T) {
+	const level = 0.9818
+	per := []float64{12, 15.5, 30}
+	mk := func(log bool, prior *settle.Prior) *Verdict {
+		c := Condition{Name: "mean smallest limit / unlimited", Value: 15.5, Op: ">=", Threshold: 1.5, PerRepeat: per, LogScale: log, Prior: prior}
+		return &Verdict{Conditions: []Condition{c}, Repeats: 3}
+	}
+	v := mk(false, nil)
+	if _, err := v.JudgeAt(level); err != nil || v.Outcome != Inconclusive || v.Conditions[0].CISettle[0] > 0 {
+		t.Fatalf("linear: %q on %v (%v), want inconclusive reaching below zero", v.Outcome, v.Conditions[0].CISettle, err)
+	}
+	v = mk(true, nil)
+	if _, err := v.JudgeAt(level); err != nil || v.Outcome != Reproduced {
+		t.Fatalf("log scale: %q on %v (%v), want reproduced", v.Outcome, v.Conditions[0].CISettle, err)
+	}
+	// exp(mean of logs +- t(2) s/sqrt(3)): the geometric mean 17.7 inside.
+	iv := *v.Conditions[0].CISettle
+	if !(iv[0] > 1.5 && iv[0] < 12 && iv[1] > 30 && iv[1] < 200) || !strings.Contains(v.Conditions[0].String(), "on the log scale") {
+		t.Errorf("log-scale interval %v (%s)", iv, v.Conditions[0])
+	}
+	linear := &settle.Prior{SD: 0.1, DF: 20, Repeats: 24, Date: "2026-11-29"}
+	v = mk(true, linear)
+	if v.JudgeAt(level); v.Conditions[0].Pooled != "" {
+		t.Errorf("a linear prior pooled with logs: %q", v.Conditions[0].Pooled)
+	}
+	logs := *linear
+	logs.SD, logs.Scale = 0.8, settle.LogScale
+	v = mk(true, &logs)
+	if v.JudgeAt(level); !strings.HasPrefix(v.Conditions[0].Pooled, "pooled with 24") || v.Outcome != Reproduced {
+		t.Errorf("a prior of logs: %q, %q", v.Conditions[0].Pooled, v.Outcome)
+	}
+	// A ratio with a value not above zero falls back to the linear scale.
+	v = mk(true, nil)
+	v.Conditions[0].PerRepeat = []float64{-1, 15.5, 31}
+	if v.JudgeAt(level); v.Conditions[0].CISettle == nil || v.Conditions[0].CISettle[0] > 0 {
+		t.Errorf("a ratio with a negative value: %v, want the linear interval", v.Conditions[0].CISettle)
+	}
+}

@@ -55,12 +55,17 @@ type Condition struct {
 	// Indifference, for a ">=" or "<=" condition, is the preset's margin
 	// around the threshold within which the side does not matter to the
 	// finding: an interval inside [Threshold - Indifference, Threshold +
-	// Indifference] that straddles the threshold is not reproduced
-	// (Indifferent says so), as no budget would settle its side.
+	// Indifference] that straddles the threshold holds within the margin
+	// (reproduced; Indifferent says so), as no budget would settle its
+	// side, and as the rule's last look judges it (withinMargin).
 	Indifference float64 `json:"indifference,omitempty"`
-	// Indifferent marks a condition judged not reproduced because its
-	// interval lies within Indifference of the threshold.
+	// Indifferent marks a condition judged reproduced within the margin
+	// because its interval lies within Indifference of the threshold.
 	Indifferent bool `json:"indifferent,omitempty"`
+	// LogScale marks a ratio of two positive figures: the stopping rule
+	// judges it on the t interval of the logs of its per-repeat values,
+	// back-transformed (JudgeAt), and its prior is a spread of logs.
+	LogScale bool `json:"log_scale,omitempty"`
 	// Prior is the run-to-run spread of PerRepeat from earlier runs on
 	// this machine (not written): JudgeAt pools it with this run's
 	// (settle.PooledInterval). Nil: none for this machine.
@@ -170,32 +175,13 @@ func (c *Condition) Judge(repeats int) error {
 		lo, hi = c.CI95[0], c.CI95[1]
 	}
 	pass, fail := false, false
-	var dist, half float64
 	switch c.Op {
 	case ">=":
 		pass, fail = lo >= c.Threshold, hi < c.Threshold
-		dist = math.Abs(c.Value - c.Threshold)
-		half = c.Value - lo
-		if c.Value < c.Threshold {
-			half = hi - c.Value
-		}
 	case "<=":
 		pass, fail = hi <= c.Threshold, lo > c.Threshold
-		dist = math.Abs(c.Value - c.Threshold)
-		half = hi - c.Value
-		if c.Value > c.Threshold {
-			half = c.Value - lo
-		}
 	case "between":
 		pass, fail = lo >= c.Threshold && hi <= c.High, hi < c.Threshold || lo > c.High
-		dl, dh := math.Abs(c.Value-c.Threshold), math.Abs(c.Value-c.High)
-		dist, half = dl, c.Value-lo
-		if c.Value < c.Threshold || (c.Value <= c.High && dh < dl) {
-			dist, half = dh, hi-c.Value
-		}
-		if c.Value < c.Threshold {
-			half = hi - c.Value
-		}
 	}
 	c.Indifferent = false
 	switch {
@@ -204,17 +190,78 @@ func (c *Condition) Judge(repeats int) error {
 	case fail:
 		c.Outcome = NotReproduced
 	case c.Indifference > 0 && c.Op != "between" && lo >= c.Threshold-c.Indifference && hi <= c.Threshold+c.Indifference:
-		c.Outcome, c.Indifferent, c.RepeatsNeeded = NotReproduced, true, 0
+		// The same side as the rule's last look gives such an interval
+		// (withinMargin): it holds within the margin.
+		c.Outcome, c.Indifferent, c.RepeatsNeeded = Reproduced, true, 0
 	default:
 		c.Outcome = Inconclusive
 		c.RepeatsNeeded = MaxRepeatsEstimate
-		if dist > 0 {
+		if dist, half := c.distHalf(lo, hi); dist > 0 {
 			n := float64(max(repeats, 1)) * (half / dist) * (half / dist)
 			c.RepeatsNeeded = min(int(math.Ceil(n)), MaxRepeatsEstimate)
 		}
 		c.RepeatsNeeded = max(c.RepeatsNeeded, repeats+1)
 	}
 	return nil
+}
+
+// distHalf is the distance of the point from the threshold it is nearest
+// (High for a range when nearer, or when the point is past it) and the
+// interval [lo, hi]'s half-width on that side: what the repeats needed
+// are estimated from. A LogScale condition with a positive interval has
+// both on the log scale, where its interval is symmetric and shrinks as
+// 1/sqrt(repeats).
+func (c *Condition) distHalf(lo, hi float64) (dist, half float64) {
+	if c.LogScale && lo > 0 && c.Value > 0 && c.Threshold > 0 {
+		return logDistHalf(c.Value, lo, hi, c.Threshold, c.High, c.Op)
+	}
+	switch c.Op {
+	case ">=":
+		dist = math.Abs(c.Value - c.Threshold)
+		half = c.Value - lo
+		if c.Value < c.Threshold {
+			half = hi - c.Value
+		}
+	case "<=":
+		dist = math.Abs(c.Value - c.Threshold)
+		half = hi - c.Value
+		if c.Value > c.Threshold {
+			half = c.Value - lo
+		}
+	case "between":
+		// Below the range its low end, above it its high end, inside it
+		// the nearer end (before 2026-11-29 a point below the range was
+		// measured from the high end).
+		dl, dh := math.Abs(c.Value-c.Threshold), math.Abs(c.Value-c.High)
+		switch {
+		case c.Value < c.Threshold:
+			dist, half = dl, hi-c.Value
+		case c.Value > c.High || dh < dl:
+			dist, half = dh, hi-c.Value
+			if c.Value > c.High {
+				half = c.Value - lo
+			}
+		default:
+			dist, half = dl, c.Value-lo
+		}
+	}
+	return dist, half
+}
+
+// logDistHalf is distHalf's distance of the point from the threshold it is
+// nearest (High for a range when nearer) and the interval's half-width on
+// that side, both on the log scale.
+func logDistHalf(v, lo, hi, thr, high float64, op string) (dist, half float64) {
+	t := thr
+	if op == "between" && high > 0 && math.Abs(math.Log(v/high)) < math.Abs(math.Log(v/thr)) {
+		t = high
+	}
+	dist = math.Abs(math.Log(v / t))
+	half = math.Log(v / lo)
+	if t > v {
+		half = math.Log(hi / v)
+	}
+	return dist, half
 }
 
 // Combine judges every condition and sums them up: not reproduced if any
@@ -377,7 +424,11 @@ func (c Condition) String() string {
 		if c.Pooled != "" {
 			pooled = ", " + c.Pooled
 		}
-		s += fmt.Sprintf(" (judged on [%s, %s] at the stopping rule's level%s)", num(c.CISettle[0]), num(c.CISettle[1]), pooled)
+		scale := ""
+		if c.LogScale {
+			scale = ", on the log scale"
+		}
+		s += fmt.Sprintf(" (judged on [%s, %s] at the stopping rule's level%s%s)", num(c.CISettle[0]), num(c.CISettle[1]), scale, pooled)
 	}
 	if c.Op == "between" {
 		s += fmt.Sprintf(" in %s-%s", num(c.Threshold), num(c.High))
@@ -388,7 +439,7 @@ func (c Condition) String() string {
 		s += ": " + string(c.Outcome)
 	}
 	if c.Indifferent {
-		s += fmt.Sprintf(" (the interval lies within %s of the threshold, where the finding does not say which side: no number of repeats would settle it)", num(c.Indifference))
+		s += fmt.Sprintf(" (holds within the margin: the interval lies within %s of the threshold, where the finding does not say which side, and no number of repeats would settle it)", num(c.Indifference))
 	}
 	if c.WithinMargin != "" {
 		s += fmt.Sprintf(" (at the rule's last look: %s of %s)", c.WithinMargin, num(c.Indifference))

@@ -38,6 +38,8 @@ type outcome struct {
 	// history, this one last.
 	date     time.Time
 	attempts []attempt
+	// note says why an open row got no more looks (noTime).
+	note string
 }
 
 // attempt is one line of history.jsonl: every run of a row, kept, so a
@@ -54,11 +56,33 @@ func main() {
 	results := flag.String("results", "results/reproduce", "where the runs go")
 	only := flag.String("only", "", "comma-separated presets to run again; the others' last results are read from -results")
 	lock := flag.String("lock", "", "a lock file to hold (flock) during each measured run, so runs on a shared host take turns")
-	total := flag.Duration("budget", 22*time.Minute, "time for every preset together (0: a fixed number of repeats, no --until-settled); each preset's share is what is left, in proportion to its cost per repeat among the presets left")
-	planOnly := flag.Bool("plan", false, "print each preset's cost per repeat and share of -budget, and run nothing")
+	total := flag.Duration("budget", 22*time.Minute, "time for every preset together (0: a fixed number of repeats, no --until-settled): every measured row gets its first judging look, then what is left goes one look at a time to the open row likeliest to settle soonest whose next look fits")
+	planOnly := flag.Bool("plan", false, "print each preset's cost per repeat and first look, what is left of -budget after the first looks, and run nothing")
 	priorsFrom := flag.String("priors-from", "", "comma-separated measured results directories (one machine, one scale), or directories of them (results/reproduce), to pool into the run-to-run priors of -priors-out with those it has of that machine; runs nothing else")
 	priorsOut := flag.String("priors-out", "presets/priors.json", "the priors file -priors-from writes")
+	rejudgeDir := flag.String("rejudge", "", "a directory of stored runs (results/reproduce): judge each preset's measured run in it again with this build's checks, priors and rule, print old and new verdicts side by side, and run and write nothing")
+	priorsFile := flag.String("priors", "", "with -rejudge: a priors file (as -priors-out writes) to judge with instead of this build's presets/priors.json")
 	flag.Parse()
+	if *rejudgeDir != "" {
+		var sets []presets.Priors
+		if *priorsFile != "" {
+			b, err := os.ReadFile(*priorsFile)
+			if err == nil {
+				err = json.Unmarshal(b, &sets)
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "reproduce: -priors %s: %v: give a file -priors-out wrote\n", *priorsFile, err)
+				os.Exit(2)
+			}
+		}
+		rows, err := rejudgeAll(*rejudgeDir, sets)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "reproduce: %v\n", err)
+			os.Exit(2)
+		}
+		printRejudged(os.Stdout, *rejudgeDir, rows)
+		return
+	}
 	if *priorsFrom != "" {
 		if err := writePriors(os.Stderr, strings.Split(*priorsFrom, ","), *priorsOut); err != nil {
 			fmt.Fprintf(os.Stderr, "reproduce: %v\n", err)
@@ -79,9 +103,8 @@ func main() {
 		meas, sim, cmp outcome
 	}
 	var rows []row
-	// Each preset to run gets a share of what is left in proportion to
-	// its cost per repeat (costOf): measured in its last result, else
-	// estimated from its quick spec.
+	// Each preset's cost per repeat (costOf): measured in its last
+	// result, else estimated from its quick spec.
 	var todo []*presets.Preset
 	var costs []cost
 	var wLeft time.Duration
@@ -106,8 +129,10 @@ func main() {
 		if len(want) > 0 && !want[p.Name] {
 			r.meas, r.sim, r.cmp = load(measDir), load(simDir), load(cmpDir)
 		} else {
-			meas, sim := share(*total, time.Since(started), perRepeat[p.Name], wLeft)
+			sim := simBudget(*total, time.Since(started), perRepeat[p.Name], wLeft)
 			wLeft -= perRepeat[p.Name]
+			// The first round: every row its first judging look only.
+			meas := min(*total, firstLook)
 			r.meas = locked(*lock, func() outcome { return do(*bin, measDir, settled(meas, "run", p.Name, "--quick")...) })
 			r.sim = do(*bin, simDir, settled(sim, "sim", p.Name)...)
 			// The measured experiment simulated on a machine like this one,
@@ -119,30 +144,45 @@ func main() {
 		rows = append(rows, r)
 	}
 	// The second round: what is left of the total goes to the measured
-	// rows that stopped for their budget, in proportion to their cost per
-	// repeat, each continuing its own schedule (run --resume
-	// --until-settled) if its share pays for its next look.
-	var more []int
-	var wMore time.Duration
-	for i, r := range rows {
-		if ran[r.p.Name] && nextLook(r.meas) > 0 {
-			more = append(more, i)
-			wMore += perRepeatOf(r.meas)
+	// rows still open after their first judging look, one look at a time
+	// (run --resume --until-settled with a budget of a second runs exactly
+	// its schedule's next look), each time to the row likeliest to settle
+	// soonest whose next look fits in what is left (pick); a row that was
+	// never given a look it could afford says so (noTime).
+	more := map[int]bool{}
+	for *total > 0 {
+		left := *total - time.Since(started)
+		var cands []candidate
+		for i, r := range rows {
+			if c, ok := candidateOf(i, r.meas); ok && ran[r.p.Name] {
+				cands = append(cands, c)
+			}
 		}
+		k := pick(cands, left)
+		if k < 0 {
+			for _, c := range cands {
+				r := &rows[c.row]
+				r.meas.note = noTime(c, max(left, 0))
+				save(filepath.Join(*results, r.p.Name), r.meas)
+				fmt.Fprintf(os.Stderr, "%s: %s\n", r.p.Name, r.meas.note)
+			}
+			break
+		}
+		r := &rows[cands[k].row]
+		measDir := filepath.Join(*results, r.p.Name)
+		r.meas = locked(*lock, func() outcome {
+			return again(*bin, measDir, r.meas, settled(firstLook, "run", "--resume", measDir)...)
+		})
+		more[cands[k].row] = true
+		fmt.Fprintf(os.Stderr, "%s: one more look: measured %s\n", r.p.Name, word(r.meas))
 	}
-	for _, i := range more {
-		r := &rows[i]
-		w := perRepeatOf(r.meas)
-		meas, _ := share(*total, time.Since(started), w, wMore)
-		wMore -= w
-		if need := w * time.Duration(nextLook(r.meas)); *total <= 0 || meas < need {
-			fmt.Fprintf(os.Stderr, "%s: no second round (%s left for it, its next look takes about %s)\n", r.p.Name, meas.Round(time.Second), need.Round(time.Second))
+	// The rows given more looks are simulated against measured again, once.
+	for i := range rows {
+		if !more[i] {
 			continue
 		}
-		measDir := filepath.Join(*results, r.p.Name)
-		r.meas = locked(*lock, func() outcome { return again(*bin, measDir, r.meas, settled(meas, "run", "--resume", measDir)...) })
-		r.cmp = do(*bin, filepath.Join(*results, r.p.Name+"-simq"), "sim", "--compare", measDir)
-		fmt.Fprintf(os.Stderr, "%s: second round: measured %s\n", r.p.Name, word(r.meas))
+		r := &rows[i]
+		r.cmp = do(*bin, filepath.Join(*results, r.p.Name+"-simq"), "sim", "--compare", filepath.Join(*results, r.p.Name))
 	}
 	for i := range rows {
 		r := &rows[i]
@@ -169,15 +209,15 @@ func main() {
 	fmt.Fprintf(&b, "the published figures are the studies' own, from their machines ([the studies](#the-studies) below cite each).\n\n")
 	fmt.Fprintf(&b, "Each check has three outcomes: **reproduced** (the 95%% interval of every figure clears its threshold), **not reproduced**\n")
 	fmt.Fprintf(&b, "(an interval clears the opposite) and **inconclusive** (an interval straddles its threshold; the cell says how many repeats\n")
-	fmt.Fprintf(&b, "would likely settle it). With a budget (`-budget`, %s for every preset together here, each row's share in proportion to its cost per repeat\n", *total)
-	fmt.Fprintf(&b, "among the rows left, so unspent time rolls forward, and what is left at the end continues the measured rows that stopped for their budget;\n")
-	fmt.Fprintf(&b, "`-plan` prints the shares) each row runs `--until-settled`: repeats are\n")
+	fmt.Fprintf(&b, "would likely settle it). With a budget (`-budget`, %s for every preset together here) each row runs `--until-settled`: every measured row first gets its first judging look;\n", *total)
+	fmt.Fprintf(&b, "then what is left goes one look at a time (`run --resume`, the row's own schedule) to the open row likeliest to settle soonest (the least repeats needed, at its cost per repeat)\n")
+	fmt.Fprintf(&b, "whose next look fits in what is left, and a row that never got a look it could afford says so; a settled row stops (`-plan` prints the costs). Repeats are\n")
 	fmt.Fprintf(&b, "added while a check is inconclusive and its intervals still shrink, each look judging at a sequential rule's level, a ratio of two configs on\n")
-	fmt.Fprintf(&b, "Student's t interval of its per-repeat ratios (the configs of a repeat run back to back), as are the shares, rates and differences with a figure from each repeat, and any other figure on its bootstrap interval widened for few repeats\n")
+	fmt.Fprintf(&b, "Student's t interval of the logs of its per-repeat ratios, back-transformed (the configs of a repeat run back to back), the shares, rates and differences with a figure from each repeat on the t interval of those, and any other figure on its bootstrap interval widened for few repeats\n")
 	fmt.Fprintf(&b, "(a first look under %d repeats is a pilot that judges nothing); measured rows: %s; simulated rows, whose repeats are cheap: %s;\n", settle.MinJudge, settle.Default.Rate(), settle.Long.Rate())
-	fmt.Fprintf(&b, "a measured row's t interval pools its spread with the earlier runs' on this machine (`presets/priors.json`) unless its own spread is too large for them, and its cell says which;\n")
-	fmt.Fprintf(&b, "a condition whose interval lies within the margin its preset writes around the threshold is not reproduced, its cell saying no number of repeats would settle its side;\n")
-	fmt.Fprintf(&b, "at the rule's last look a condition still straddling its threshold is judged with that margin: it holds within the margin, or does not hold by more than it;\n")
+	fmt.Fprintf(&b, "a measured row's t interval pools its spread with the earlier runs' of the same quick design on this machine, on the same scale (`presets/priors.json`), unless its own spread is too large for them, and its cell says which;\n")
+	fmt.Fprintf(&b, "a condition whose interval straddles its threshold within the margin its preset writes around it holds within the margin (no number of repeats would settle its side);\n")
+	fmt.Fprintf(&b, "at the rule's last look a condition still straddling its threshold is judged with that margin: it holds within the margin when its interval does not reach below the threshold by more than it, else does not hold by more than it when it does not reach above by more;\n")
 	fmt.Fprintf(&b, "the cell says how many repeats it took and why it stopped ([methodology.md](methodology.md#the-stopping-rule)). Intervals: a hierarchical bootstrap, %d resamples of the repeats (the same for every config) and then of each\n", stats.Resamples)
 	fmt.Fprintf(&b, "drawn run's requests; with one repeat, of the requests only, so they leave out run-to-run variation ([methodology.md](methodology.md)).\n")
 	fmt.Fprintf(&b, "Each cell says when it ran and which attempt at that row it was (every attempt is kept in `%s`;\n", filepath.ToSlash(history))
@@ -326,8 +366,7 @@ func do(bin, dir string, args ...string) outcome {
 		o.err = fmt.Sprintf("%v: %s", err, lines[len(lines)-1])
 	}
 	os.MkdirAll(dir, 0o755)
-	b, _ := json.Marshal(provenance{Cmd: o.cmd, TookSec: o.took.Seconds(), Err: o.err, Date: o.date})
-	os.WriteFile(filepath.Join(dir, "reproduce.json"), b, 0o644)
+	save(dir, o)
 	return read(dir, o)
 }
 
@@ -364,8 +403,7 @@ func again(bin, dir string, prev outcome, args ...string) outcome {
 		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 		o.err = fmt.Sprintf("%v: %s", err, lines[len(lines)-1])
 	}
-	b, _ := json.Marshal(provenance{Cmd: o.cmd, TookSec: o.took.Seconds(), Err: o.err, Date: o.date})
-	os.WriteFile(filepath.Join(dir, "reproduce.json"), b, 0o644)
+	save(dir, o)
 	return read(dir, o)
 }
 
@@ -375,6 +413,13 @@ type provenance struct {
 	TookSec float64   `json:"took_sec"`
 	Err     string    `json:"error,omitempty"`
 	Date    time.Time `json:"date"`
+	Note    string    `json:"note,omitempty"`
+}
+
+// save writes o's provenance into dir (reproduce.json).
+func save(dir string, o outcome) {
+	b, _ := json.Marshal(provenance{Cmd: o.cmd, TookSec: o.took.Seconds(), Err: o.err, Date: o.date, Note: o.note})
+	os.WriteFile(filepath.Join(dir, "reproduce.json"), b, 0o644)
 }
 
 // load reads an earlier result of this program.
@@ -385,7 +430,7 @@ func load(dir string) outcome {
 		return outcome{err: "not run yet: run make reproduce"}
 	}
 	json.Unmarshal(b, &rec)
-	return read(dir, outcome{cmd: rec.Cmd, took: time.Duration(rec.TookSec * float64(time.Second)), err: rec.Err, date: rec.Date})
+	return read(dir, outcome{cmd: rec.Cmd, took: time.Duration(rec.TookSec * float64(time.Second)), err: rec.Err, date: rec.Date, note: rec.Note})
 }
 
 func read(dir string, o outcome) outcome {
@@ -425,7 +470,10 @@ func cell(o outcome) string {
 		c += fmt.Sprintf(". %s would likely settle it (this run had %d)", o.verdict.RepeatsWords(), max(o.verdict.Repeats, 1))
 	}
 	if st := o.verdict.Settle; st != nil {
-		c += fmt.Sprintf(". Repeats: %s (budget %s)", st.Words, st.Budget)
+		c += fmt.Sprintf(". Repeats: %s", st.Words)
+	}
+	if o.note != "" {
+		c += ". " + o.note
 	}
 	if o.verdict.Disturbed != "" {
 		c += ". Disturbed: " + o.verdict.Disturbed

@@ -11,29 +11,28 @@ import (
 
 	"github.com/throttlelab/throttlelab/presets"
 	"github.com/throttlelab/throttlelab/record"
+	"github.com/throttlelab/throttlelab/settle"
 	"github.com/throttlelab/throttlelab/verdict"
 )
 
-// TestShare splits what is left in proportion to the cost per repeat
-// among the presets left, carries unused time on, gives the measurement
-// the whole share and the simulation a fifth of it on top (at most a
-// minute), and still gives a preset past the total its first look (1s).
-func TestShare(t *testing.T) {
+// TestSimBudget gives the simulation a fifth of the preset's part of what
+// is left, in proportion to its cost per repeat among the presets left,
+// at most a minute and at least a second.
+func TestSimBudget(t *testing.T) {
 	m, s := time.Minute, time.Second
 	for _, c := range []struct {
 		name                  string
 		total, elapsed, w, wl time.Duration
-		meas, sim             time.Duration
+		sim                   time.Duration
 	}{
-		{"a third of the cost, a third of the time", 24 * m, 0, 10 * s, 30 * s, 8 * m, m}, // the simulation at most a minute
-		{"the rest of the time", 24 * m, 20 * m, 40 * s, 40 * s, 4 * m, 48 * s},           // the last preset gets what is left
-		{"cheap preset", 24 * m, 0, 5 * s, 500 * s, 14*s + 400*time.Millisecond, 2880 * time.Millisecond},
-		{"past the total", 23 * m, 30 * m, 10 * s, 30 * s, s, s}, // first looks only
-		{"no budget", 0, 0, 10 * s, 30 * s, 0, 0},                // no --until-settled
+		{"a third of the cost, a third of the time", 24 * m, 0, 10 * s, 30 * s, m}, // at most a minute
+		{"the rest of the time", 24 * m, 20 * m, 40 * s, 40 * s, 48 * s},
+		{"cheap preset", 24 * m, 0, 5 * s, 500 * s, 2880 * time.Millisecond},
+		{"past the total", 23 * m, 30 * m, 10 * s, 30 * s, s},
+		{"no budget", 0, 0, 10 * s, 30 * s, 0}, // no --until-settled
 	} {
-		meas, sim := share(c.total, c.elapsed, c.w, c.wl)
-		if meas != c.meas || sim != c.sim {
-			t.Errorf("%s: share(%s, %s, %s, %s) = %s, %s; want %s, %s", c.name, c.total, c.elapsed, c.w, c.wl, meas, sim, c.meas, c.sim)
+		if sim := simBudget(c.total, c.elapsed, c.w, c.wl); sim != c.sim {
+			t.Errorf("%s: simBudget(%s, %s, %s, %s) = %s; want %s", c.name, c.total, c.elapsed, c.w, c.wl, sim, c.sim)
 		}
 	}
 	if got := settled(90*time.Second, "run", "f04-single-thread", "--quick"); !slices.Equal(got, []string{"run", "f04-single-thread", "--quick", "--until-settled", "--budget", "1m30s"}) {
@@ -50,8 +49,62 @@ func TestCellSaysHowItSettled(t *testing.T) {
 	v := &verdict.Verdict{Finding: "F12", Outcome: verdict.Inconclusive, Numbers: "n", Repeats: 14,
 		Settle: &verdict.Settling{Repeats: 14, Reason: "interval stopped shrinking", Words: "interval stopped shrinking after 14 repeats: still inconclusive", Budget: "1m0s"}}
 	c := cell(outcome{verdict: v})
-	if !strings.Contains(c, "Repeats: interval stopped shrinking after 14 repeats: still inconclusive (budget 1m0s)") {
+	if !strings.Contains(c, "Repeats: interval stopped shrinking after 14 repeats: still inconclusive") {
 		t.Errorf("cell %q does not say how it settled", c)
+	}
+	c = cell(outcome{verdict: v, note: noTime(candidate{next: 68 * time.Second, toSettle: 4 * time.Minute}, 30*time.Second)})
+	if !strings.Contains(c, "not enough time for this row: its next look takes about 1m8s and settling it about 4m0s, 30s of the budget was left") {
+		t.Errorf("cell %q does not say the row ran out of time", c)
+	}
+}
+
+// TestPick spends the next look on the open row likeliest to settle
+// soonest whose next look fits in what is left, and on none when no next
+// look fits; candidateOf reads a row stopped for its budget, and no other.
+func TestPick(t *testing.T) {
+	s := time.Second
+	cands := []candidate{
+		{row: 0, next: 60 * s, toSettle: 600 * s}, // F7-like: far from settled
+		{row: 1, next: 70 * s, toSettle: 70 * s},  // one look likely settles it
+		{row: 2, next: 20 * s, toSettle: 200 * s},
+		{row: 3, next: 300 * s, toSettle: 50 * s}, // the least need, but its look is dear
+	}
+	for _, c := range []struct {
+		left time.Duration
+		want int
+	}{
+		{time.Hour, 3},
+		{100 * s, 1},
+		{65 * s, 2},
+		{30 * s, 2},
+		{10 * s, -1},
+	} {
+		if got := pick(cands, c.left); got != c.want {
+			t.Errorf("pick with %s left = %d, want %d", c.left, got, c.want)
+		}
+	}
+	open := func(reason string, out verdict.Reproduction, repeats, next, need int) outcome {
+		return outcome{took: time.Duration(repeats) * 30 * s, verdict: &verdict.Verdict{Outcome: out, Repeats: repeats, RepeatsNeeded: need,
+			Settle: &verdict.Settling{Reason: reason, Repeats: repeats, Next: next}}}
+	}
+	if c, ok := candidateOf(4, open("budget spent", verdict.Inconclusive, 3, 5, 11)); !ok || c.row != 4 || c.next != 60*s || c.toSettle != 240*s {
+		t.Errorf("candidateOf a row needing 11 repeats at 3 with its next look at 5: %+v, %v; want next 1m, to settle 4m", c, ok)
+	}
+	// With its schedule known (1, 3, 5, 8, a pilot first), a need of 6 is
+	// the look at 8.
+	o := open("budget spent", verdict.Inconclusive, 3, 5, 6)
+	o.verdict.Settle.First = 1
+	if c, _ := candidateOf(0, o); c.toSettle != 150*s {
+		t.Errorf("candidateOf a row needing 6 on the schedule 1, 3, 5, 8: to settle %s, want 2m30s (5 repeats to the look at 8)", c.toSettle)
+	}
+	// Needing fewer than the next look adds: the next look is the cost.
+	if c, _ := candidateOf(0, open("budget spent", verdict.Inconclusive, 3, 5, 4)); c.toSettle != 60*s {
+		t.Errorf("candidateOf a row needing 4 repeats: to settle %s, want its next look's 1m", c.toSettle)
+	}
+	for _, o := range []outcome{open("settled", verdict.Reproduced, 3, 0, 0), open("last look of the rule", verdict.Inconclusive, 8, 0, 20), open("budget spent", verdict.Reproduced, 3, 5, 0), {}} {
+		if _, ok := candidateOf(0, o); ok {
+			t.Errorf("a candidate from %+v", o.verdict)
+		}
 	}
 }
 
@@ -141,5 +194,54 @@ func TestSecondRound(t *testing.T) {
 	}
 	if p := load(dir); p.cmd != o.cmd {
 		t.Errorf("reproduce.json says %q, want %q", p.cmd, o.cmd)
+	}
+}
+
+// TestRejudge judges a stored measured run (F14's committed quick run)
+// again without writing: the ratio is on the log scale, the priors given
+// (a prior of its machine and design) are the ones it judges with, its
+// cell saying whether it pooled, and the
+// listing gives the stored and the new verdict with the linear interval
+// beside.
+func TestRejudge(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "f14-pinning")
+	if err := os.CopyFS(run, os.DirFS("../testdata/f14-quick")); err != nil {
+		t.Fatal(err)
+	}
+	stored := &verdict.Verdict{Preset: "f14-pinning", Finding: "F14", Outcome: verdict.Inconclusive, Repeats: 3,
+		Settle: &verdict.Settling{Reason: "budget spent", Repeats: 3, Looks: 2, First: 1, Next: 5}}
+	if err := record.WriteVerdict(run, stored); err != nil {
+		t.Fatal(err)
+	}
+	r, err := presets.ReadResults(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := settle.Prior{SD: 0.05, DF: 20, Repeats: 24, Date: "2026-11-29", Source: "test", Scale: settle.LogScale}
+	sets := []presets.Priors{{Machine: presets.MachineOf(r.Env), Quick: true, Runs: []time.Time{r.Env.Started.Add(time.Hour)},
+		Presets: map[string]map[string]settle.Prior{"f14-pinning": {"p99 pinned / shared": pr}}, Designs: map[string]string{"f14-pinning": presets.DesignOf(r.Spec)}}}
+	rows, err := rejudgeAll(dir, sets)
+	if err != nil || len(rows) != 1 {
+		t.Fatalf("rejudgeAll: %d rows, %v", len(rows), err)
+	}
+	var ratio *verdict.Condition
+	for i, c := range rows[0].now.Conditions {
+		if c.Name == "p99 pinned / shared" {
+			ratio = &rows[0].now.Conditions[i]
+		}
+	}
+	if ratio == nil || !ratio.LogScale || ratio.Pooled == "" || ratio.CISettle == nil {
+		t.Fatalf("the ratio judged again: %+v", ratio)
+	}
+	var b strings.Builder
+	printRejudged(&b, dir, rows)
+	for _, want := range []string{"F14 f14-pinning (3 repeats", "stored inconclusive, now ", "on the log scale", "  linear: [", "the t interval of the ratios themselves without a prior"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("listing lacks %q:\n%s", want, b.String())
+		}
+	}
+	if v := record.ReadVerdict(run); v.Outcome != verdict.Inconclusive || v.Conditions != nil {
+		t.Errorf("rejudge wrote the verdict: %+v", v)
 	}
 }

@@ -97,48 +97,39 @@ func measuredCost(dir string) (cost, bool) {
 	return cost{perRepeat: time.Duration(rec.TookSec / float64(n) * float64(time.Second)), from: fmt.Sprintf("measured %s ago over %d repeats", time.Since(rec.Date).Round(time.Minute), n)}, true
 }
 
-// share is a preset's part of what is left of the total, elapsed of it
-// spent: in proportion to its cost per repeat (w) among the costs of the
-// presets left (wLeft, its own included), so every preset can afford about
-// as many repeats, and time one preset did not use goes to the ones after
-// it. The measurement gets the whole share; the simulation, which runs
-// after it, a fifth of the share on top, at most simShare: simulated
+// simBudget is a preset's simulation budget: a fifth of its part of what
+// is left of the total (elapsed of it spent), that part in proportion to
+// its cost per repeat (w) among the costs of the presets left (wLeft, its
+// own included), at most simShare and at least a second: simulated
 // repeats take seconds, and whatever the simulation takes comes out of
-// the shares after it (elapsed). A total of 0 is no budget (0, 0): the
-// spec's repeats, as before.
-func share(total, elapsed, w, wLeft time.Duration) (meas, sim time.Duration) {
+// the time after it (elapsed). A total of 0 is no budget (0): the spec's
+// repeats, as before.
+func simBudget(total, elapsed, w, wLeft time.Duration) time.Duration {
 	if total <= 0 {
-		return 0, 0
+		return 0
 	}
 	left := max(total-elapsed, 0)
 	s := time.Duration(float64(left) * float64(w) / float64(max(wLeft, w, 1)))
-	// The flags take a second at least: a preset past the budget gets its
-	// first look only (the spec's repeats).
-	return max(s, time.Second), max(min(s/5, simShare), time.Second)
+	return max(min(s/5, simShare), time.Second)
 }
 
 // plan writes, before anything runs, each preset's cost per repeat, where
-// it comes from, its share if every preset before it spends its own, and
-// the repeats that buys; then the repeats a first judging look needs
-// (settle.MinJudge) cost in all.
+// it comes from, and what its first judging look (the first round) would
+// cost; then the first looks together and what is left of total for the
+// further looks, which go one at a time to the open rows likeliest to
+// settle soonest (pick).
 func plan(w io.Writer, ps []*presets.Preset, costs []cost, total time.Duration) {
 	var sum time.Duration
 	for _, c := range costs {
 		sum += c.perRepeat
 	}
 	fmt.Fprintf(w, "budget %s over %d presets on %d CPUs; one repeat of every preset: %s\n", total, len(ps), runtime.NumCPU(), sum.Round(time.Second))
-	wLeft, elapsed := sum, time.Duration(0)
-	for i, p := range ps {
-		meas, sim := share(total, elapsed, costs[i].perRepeat, wLeft)
-		wLeft -= costs[i].perRepeat
-		elapsed += meas
-		fmt.Fprintf(w, "%-20s %8s per repeat (%s): %8s measured, %5s simulated, about %.1f repeats\n",
-			p.Name, costs[i].perRepeat.Round(time.Second), costs[i].from, meas.Round(time.Second), sim.Round(time.Second),
-			float64(meas)/float64(costs[i].perRepeat))
-	}
 	var firsts time.Duration
-	for _, c := range costs {
-		firsts += time.Duration(max(c.first, 1)) * c.perRepeat
+	for i, p := range ps {
+		f := time.Duration(max(costs[i].first, 1)) * costs[i].perRepeat
+		firsts += f
+		fmt.Fprintf(w, "%-20s %8s per repeat (%s): first judging look %s\n", p.Name, costs[i].perRepeat.Round(time.Second), costs[i].from, f.Round(time.Second))
 	}
-	fmt.Fprintf(w, "the first judging look of every preset (%d repeats, or the spec's own when more): %s\n", settle.MinJudge, firsts.Round(time.Second))
+	fmt.Fprintf(w, "the first judging look of every preset (%d repeats, or the spec's own when more): %s; left for further looks: %s\n",
+		settle.MinJudge, firsts.Round(time.Second), max(total-firsts, 0).Round(time.Second))
 }
