@@ -293,36 +293,61 @@ func (s *stage) run(which []bool, prev *stage) {
 	// when work arrives, bursts need a period above its quota). The first
 	// such point is replayed once, and the others at that job share it.
 	cuts := s.cutsAt(todo)
-	type at struct{ j, i, free int } // free: the point whose replay i shares, or -1
-	var tasks, shares []at
+	type share struct{ j, i, free int } // point i at job j shares point free's replay
+	type group struct {
+		j    int
+		is   []int   // the points replayed in one walk (cfs.ReplayMany)
+		cost float64 // the periods they throttle in, as counted
+	}
+	var tasks []group
+	var shares []share
 	out := make([][]*cfs.Result, len(s.jobs))
 	for _, j := range todo {
 		c := cuts[j]
 		out[j] = make([]*cfs.Result, n)
 		free := -1
+		var g group
 		for i := range s.points {
 			if !s.toReplay(j, i) {
 				continue
 			}
 			if s.freeAt(c, i) {
 				if free >= 0 {
-					shares = append(shares, at{j, i, free})
+					shares = append(shares, share{j, i, free})
 					continue
 				}
 				free = i
 			}
-			tasks = append(tasks, at{j, i, -1})
+			if g.is == nil {
+				g = group{j: j}
+			}
+			g.is = append(g.is, i)
+			if s.counts != nil && s.counts[j] != nil {
+				g.cost += float64(s.counts[j][i].ThrottledPeriods)
+			}
+			if len(g.is) == replayTogether {
+				tasks, g = append(tasks, g), group{}
+			}
+		}
+		if g.is != nil {
+			tasks = append(tasks, g)
 		}
 	}
+	// The costliest walks first, so that the last to end is a short one.
+	sort.SliceStable(tasks, func(a, b int) bool { return tasks[a].cost > tasks[b].cost })
 	s.each(indices(len(tasks)), func(k int, scratch *cfs.Scratch) {
-		j, i := tasks[k].j, tasks[k].i
-		c, p := cuts[j], s.points[i]
-		q := o.quota(p, s.cores)
-		r := c.ps.Replay(cfs.Setting{Quota: q, Burst: p.Burst(), Cores: s.cores, WallClock: o.WallClock}, newHist(), scratch)
-		if s.sp != nil {
-			r.Stat, r.ThrottledNs = c.ps.ReplaySlices(q, p.Burst(), s.sp)
+		t := tasks[k]
+		c := cuts[t.j]
+		settings, hists := make([]cfs.Setting, len(t.is)), make([]*cfs.DelayHist, len(t.is))
+		for m, i := range t.is {
+			settings[m], hists[m] = s.setting(s.points[i]), newHist()
 		}
-		out[j][i] = &r
+		for m, r := range c.ps.ReplayMany(settings, hists, scratch) {
+			if s.sp != nil {
+				r.Stat, r.ThrottledNs = c.ps.ReplaySlices(settings[m].Quota, settings[m].Burst, s.sp)
+			}
+			out[t.j][t.is[m]] = &r
+		}
 	})
 	for _, sh := range shares {
 		out[sh.j][sh.i] = out[sh.j][sh.free]
@@ -600,3 +625,10 @@ func countsOnly(e Evaluation, jobs []job, counts [][]cfs.Count, i int) Evaluatio
 	e.CountsOnly = true
 	return e
 }
+
+// replayTogether is how many points of one job are replayed in one walk
+// over the demand (cfs.ReplayMany): the walk reads and spreads each sample
+// once for all of them. More than a few walks at once hold more queues and
+// histograms than a CPU's caches do, and leave fewer tasks to share out
+// among the workers (docs/performance.md).
+const replayTogether = 4
