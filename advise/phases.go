@@ -554,16 +554,30 @@ func (s *stage) setting(p Point) cfs.Setting {
 // replay's counts there. A near tie at one phase costs that phase's
 // replay, not the ten.
 func (s *stage) fixCounts(todo []int, which []bool) {
-	// Each setting on its own, as many at once as there are workers.
-	type at struct{ j, i int }
-	var tasks []at
+	// A job's settings replayed replayTogether at a time (one walk over
+	// the demand each), as many walks at once as there are workers.
+	type group struct {
+		j  int
+		is []int
+	}
+	var tasks []group
 	var fix []int
 	for _, j := range todo {
 		n := len(tasks)
+		var g group
 		for i, p := range s.points {
 			if which[i] && p.Period == s.jobs[j].period && !s.counts[j][i].Exact {
-				tasks = append(tasks, at{j, i})
+				if g.is == nil {
+					g = group{j: j}
+				}
+				g.is = append(g.is, i)
+				if len(g.is) == replayTogether {
+					tasks, g = append(tasks, g), group{}
+				}
 			}
+		}
+		if g.is != nil {
+			tasks = append(tasks, g)
 		}
 		if len(tasks) > n {
 			fix = append(fix, j)
@@ -571,17 +585,21 @@ func (s *stage) fixCounts(todo []int, which []bool) {
 	}
 	cuts := s.cutsAt(fix)
 	s.each(indices(len(tasks)), func(k int, scratch *cfs.Scratch) {
-		j, i := tasks[k].j, tasks[k].i
-		var h *cfs.DelayHist // nil: the replay counts only
-		if s.o.before {
-			h = newHist()
-			defer histPool.Put(h)
+		t := tasks[k]
+		c := cuts[t.j]
+		settings, hists := make([]cfs.Setting, len(t.is)), make([]*cfs.DelayHist, len(t.is)) // nil: the replay counts only
+		for m, i := range t.is {
+			settings[m] = s.setting(s.points[i])
+			if s.o.before {
+				hists[m] = newHist()
+				defer histPool.Put(hists[m])
+			}
 		}
-		c := cuts[j]
-		st := s.setting(s.points[i])
-		r := c.ps.Replay(st, h, scratch)
-		s.counts[j][i] = cfs.Count{Periods: r.Stat.Periods, ThrottledPeriods: r.Stat.ThrottledPeriods, Exact: true}
-		s.memo.keepCount(c, st, s.counts[j][i])
+		for m, r := range c.ps.ReplayMany(settings, hists, scratch) {
+			i := t.is[m]
+			s.counts[t.j][i] = cfs.Count{Periods: r.Stat.Periods, ThrottledPeriods: r.Stat.ThrottledPeriods, Exact: true}
+			s.memo.keepCount(c, settings[m], s.counts[t.j][i])
+		}
 	})
 }
 
