@@ -142,13 +142,23 @@ func (ps *Periods) pieces(k int, cores float64, buf []piece) []piece {
 	tick1 := tick0 + ps.Period
 	late := 0.0 // work of late readings still to arrive in this period (ns)
 	buf = buf[:0]
-	for i, last := ps.firstIx.at(k), ps.firstIx.at(k+1); i <= last && i < len(d.At); i++ {
+	i, last := ps.firstIx.at(k), ps.firstIx.at(k+1)
+	if i > last || i >= len(d.At) {
+		return buf
+	}
+	// The use at each sample, read once: a scaled demand's rounding
+	// (UsageAt) is done once a sample, not twice (du).
+	u0 := d.UsageAt(i - 1)
+	for ; i <= last && i < len(d.At); i++ {
+		u1 := d.UsageAt(i)
+		du := u1 - u0 // du(i)
+		u0 = u1
 		a := max(d.at(i-1), tick0, 0)
 		b := min(d.at(i), tick1)
 		if b <= a {
 			continue
 		}
-		r := float64(d.du(i)) / float64(d.At[i]-d.At[i-1]) // cores
+		r := float64(du) / float64(d.At[i]-d.At[i-1]) // cores
 		if !d.Arrivals && cores > 0 {
 			r, late = lateReading(r, late, float64(b-a), cores, b == tick1 || i == len(d.At)-1)
 		}
