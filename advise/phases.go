@@ -306,7 +306,7 @@ func (s *stage) run(which []bool, prev *stage) {
 		c := cuts[j]
 		out[j] = make([]*cfs.Result, n)
 		free := -1
-		var g group
+		var is []int // the points to replay at job j
 		for i := range s.points {
 			if !s.toReplay(j, i) {
 				continue
@@ -318,19 +318,23 @@ func (s *stage) run(which []bool, prev *stage) {
 				}
 				free = i
 			}
-			if g.is == nil {
-				g = group{j: j}
-			}
-			g.is = append(g.is, i)
-			if s.counts != nil && s.counts[j] != nil {
-				g.cost += float64(s.counts[j][i].ThrottledPeriods)
-			}
-			if len(g.is) == replayTogether {
-				tasks, g = append(tasks, g), group{}
-			}
+			is = append(is, i)
 		}
-		if g.is != nil {
-			tasks = append(tasks, g)
+		// Points of like cost walk together: those that throttle in most
+		// periods walk most of the same periods' samples.
+		cost := func(i int) float64 {
+			if s.counts == nil || s.counts[j] == nil {
+				return 0
+			}
+			return float64(s.counts[j][i].ThrottledPeriods)
+		}
+		sort.SliceStable(is, func(a, b int) bool { return cost(is[a]) > cost(is[b]) })
+		for len(is) > 0 {
+			g := group{j: j, is: is[:min(replayTogether, len(is))]}
+			for _, i := range g.is {
+				g.cost += cost(i)
+			}
+			tasks, is = append(tasks, g), is[len(g.is):]
 		}
 	}
 	// The costliest walks first, so that the last to end is a short one.
