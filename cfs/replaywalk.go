@@ -111,7 +111,19 @@ func (ps *Periods) replay(settings []Setting, hists []*DelayHist, scratch *Scrat
 	}
 	cores, wallClock := settings[0].Cores, settings[0].WallClock
 	pieces := scratch.pieces[:0]
-	for k, n := 0, len(ps.Work); k < n; {
+	if len(rps) == 1 {
+		// One setting: its walk runs on through the periods it walks,
+		// its state held in the walk's locals.
+		rp := &rps[0]
+		for k := 0; k < len(ps.Work); {
+			if rp.step(ps, k, wk.periodByPeriod) {
+				k = rp.upto
+				continue
+			}
+			k, pieces = rp.walk(ps, k, pieces, true, cores, wallClock, wk)
+		}
+	}
+	for k, n := 0, len(ps.Work); k < n && len(rps) > 1; {
 		made, next := false, n
 		for j := range rps {
 			rp := &rps[j]
@@ -119,8 +131,7 @@ func (ps *Periods) replay(settings []Setting, hists []*DelayHist, scratch *Scrat
 				if !made {
 					pieces, made = ps.pieces(k, cores, pieces), true
 				}
-				rp.walk(ps, k, pieces, cores, wallClock, wk.neverCompact)
-				rp.upto = k + 1
+				rp.upto, _ = rp.walk(ps, k, pieces, false, cores, wallClock, wk)
 			}
 			next = min(next, rp.upto)
 		}
@@ -245,17 +256,18 @@ func (rp *replayer) step(ps *Periods, k int, byPeriod bool) bool {
 	return false
 }
 
-// walk replays period k over its pieces. The state it changes is held in
-// locals while it walks (and the queue's service in closures that inline):
-// the walk is most of a replay's time where work waits in most periods.
-func (rp *replayer) walk(ps *Periods, k int, pieces []piece, cores float64, wallClock, neverCompact bool) {
+// walk replays period k over its pieces and returns the next period to
+// replay and the pieces' storage. Alone (the one setting of a replay) it
+// makes each period's pieces itself and runs on through the periods after
+// k while they need their samples. The state it changes is held in locals
+// while it walks (and the queue's service in closures that inline): the
+// walk is most of a replay's time where work waits in most periods.
+func (rp *replayer) walk(ps *Periods, k int, pieces []piece, alone bool, cores float64, wallClock bool, wk walk) (int, []piece) {
 	d, hist, bw := ps.d, rp.hist, &rp.bw
 	backlog, arrived, served := rp.backlog, rp.arrived, rp.served
 	throttledNs, lostNs := rp.res.ThrottledNs, rp.res.LostNs
 	queue, qh := rp.queue, rp.qh
 	lt0, ls0, ls := rp.lt0, rp.ls0, rp.ls
-	base := float64(ps.Start + time.Duration(k)*ps.Period)
-	denied := false // wallClock: work found the pool dry this period
 	take := func(amt float64) {
 		if amt <= 0 {
 			return
@@ -284,112 +296,129 @@ func (rp *replayer) walk(ps *Periods, k int, pieces []piece, cores float64, wall
 			queue[qh].split(hist, t0, s0, s, served)
 		}
 	}
-	for _, p := range pieces {
-		r, t, tb := p.r, p.t, p.tb
-		lost0 := lostNs
-		seg, segArr := t, arrived // the part of the sample not queued yet
-		dried := false            // the catch-up ran the pool dry in this sample
-		for t < tb {
-			var dt float64
-			if hist != nil && bw.Pool <= Eps && !wallClock && t > seg && arrived > segArr {
-				// The pool ran dry within the sample: what came
-				// before is a chunk of its own.
-				queue = append(queue, chunk{mid: base + (seg+t)/2, dur: t - seg, a: arrived, w: arrived - segArr})
-				serveQueue(base+t, served, 0)
-				if dried {
-					splitHead(lt0, ls0, ls) // what the catch-up served of it before
+	for {
+		if alone {
+			pieces = ps.pieces(k, cores, pieces)
+		}
+		base := float64(ps.Start + time.Duration(k)*ps.Period)
+		denied := false // wallClock: work found the pool dry this period
+		for _, p := range pieces {
+			r, t, tb := p.r, p.t, p.tb
+			lost0 := lostNs
+			seg, segArr := t, arrived // the part of the sample not queued yet
+			dried := false            // the catch-up ran the pool dry in this sample
+			for t < tb {
+				var dt float64
+				if hist != nil && bw.Pool <= Eps && !wallClock && t > seg && arrived > segArr {
+					// The pool ran dry within the sample: what came
+					// before is a chunk of its own.
+					queue = append(queue, chunk{mid: base + (seg+t)/2, dur: t - seg, a: arrived, w: arrived - segArr})
+					serveQueue(base+t, served, 0)
+					if dried {
+						splitHead(lt0, ls0, ls) // what the catch-up served of it before
+					}
+					seg, segArr = t, arrived
 				}
-				seg, segArr = t, arrived
+				switch {
+				case bw.Pool <= Eps && wallClock:
+					// Dry: arrivals are lost; the group stays
+					// throttled until the refill.
+					dt = tb - t
+					if r*dt > 0 {
+						lostNs += r * dt
+						denied = true
+						throttledNs += dt * waitingCPUs(r, cores)
+					}
+				case bw.Pool <= Eps:
+					// Dry: arrivals wait for the refill.
+					dt = tb - t
+					backlog += r * dt
+					arrived += r * dt
+					if backlog > Eps {
+						throttledNs += dt * waitingCPUs(r, cores)
+					}
+				case backlog > Eps || (d.Arrivals && r > cores):
+					// Waiting work catches up on up to cores CPUs;
+					// moved work that arrives faster waits too.
+					s := larger(cores, r)
+					if d.Arrivals {
+						s = cores
+					}
+					dt = tb - t
+					if s > r {
+						dt = smaller(dt, backlog/(s-r))
+					}
+					dt = smaller(dt, bw.Pool/s)
+					s0 := served
+					take(s * dt)
+					served += s * dt
+					arrived += r * dt
+					backlog -= (s - r) * dt
+					if backlog <= Eps {
+						backlog, served = 0, arrived
+					}
+					serveQueue(base+t, s0, s)
+					lt0, ls0, ls = base+t, s0, s
+					if bw.Pool <= Eps {
+						splitHead(lt0, ls0, ls)
+						dried = true
+					}
+				case r <= 0:
+					dt = tb - t
+				default:
+					dt = smaller(tb-t, bw.Pool/r)
+					take(r * dt)
+					served += r * dt
+					arrived += r * dt
+				}
+				if t+dt <= t { // a step below float resolution: end the segment
+					dt = tb - t
+				}
+				t += dt
 			}
-			switch {
-			case bw.Pool <= Eps && wallClock:
-				// Dry: arrivals are lost; the group stays
-				// throttled until the refill.
-				dt = tb - t
-				if r*dt > 0 {
-					lostNs += r * dt
-					denied = true
-					throttledNs += dt * waitingCPUs(r, cores)
-				}
-			case bw.Pool <= Eps:
-				// Dry: arrivals wait for the refill.
-				dt = tb - t
-				backlog += r * dt
-				arrived += r * dt
-				if backlog > Eps {
-					throttledNs += dt * waitingCPUs(r, cores)
-				}
-			case backlog > Eps || (d.Arrivals && r > cores):
-				// Waiting work catches up on up to cores CPUs;
-				// moved work that arrives faster waits too.
-				s := larger(cores, r)
-				if d.Arrivals {
-					s = cores
-				}
-				dt = tb - t
-				if s > r {
-					dt = smaller(dt, backlog/(s-r))
-				}
-				dt = smaller(dt, bw.Pool/s)
-				s0 := served
-				take(s * dt)
-				served += s * dt
-				arrived += r * dt
-				backlog -= (s - r) * dt
-				if backlog <= Eps {
-					backlog, served = 0, arrived
-				}
-				serveQueue(base+t, s0, s)
-				lt0, ls0, ls = base+t, s0, s
-				if bw.Pool <= Eps {
-					splitHead(lt0, ls0, ls)
-					dried = true
-				}
-			case r <= 0:
-				dt = tb - t
-			default:
-				dt = smaller(tb-t, bw.Pool/r)
-				take(r * dt)
-				served += r * dt
-				arrived += r * dt
+			if hist == nil {
+				continue
 			}
-			if t+dt <= t { // a step below float resolution: end the segment
-				dt = tb - t
+			if wallClock { // nothing waits: what ran, ran on arrival
+				hist.Add(0, r*p.l-(lostNs-lost0))
+				continue
 			}
-			t += dt
+			if !wk.neverCompact && qh > compactAfter && qh >= len(queue)/2 {
+				// Move the chunks still waiting to the front: the queue
+				// holds what waits, not every sample since it last emptied
+				// (a limit near the mean use leaves work waiting for hours).
+				queue = queue[:copy(queue, queue[qh:])]
+				qh = 0
+			}
+			if arrived > segArr {
+				queue = append(queue, chunk{mid: base + (seg+tb)/2, dur: tb - seg, a: arrived, w: arrived - segArr})
+			}
+			serveQueue(base+tb, served, 0)
+			if dried {
+				// The pool ran dry at the sample's end: the part of it the
+				// catch-up served before is recorded now, not at the
+				// refill's rate after the wait.
+				splitHead(lt0, ls0, ls)
+			}
 		}
-		if hist == nil {
-			continue
+		if bw.Running() {
+			bw.Refill(bw.Pool <= Eps && (backlog > Eps || denied))
 		}
-		if wallClock { // nothing waits: what ran, ran on arrival
-			hist.Add(0, r*p.l-(lostNs-lost0))
-			continue
+		k++
+		if !alone || k == len(ps.Work) {
+			break
 		}
-		if !neverCompact && qh > compactAfter && qh >= len(queue)/2 {
-			// Move the chunks still waiting to the front: the queue
-			// holds what waits, not every sample since it last emptied
-			// (a limit near the mean use leaves work waiting for hours).
-			queue = queue[:copy(queue, queue[qh:])]
-			qh = 0
+		// Alone, the walk runs on while the next period needs its samples
+		// (while step would not take it).
+		if w := ps.Work[k]; backlog <= Eps && (w <= bw.Pool-Eps || !wk.periodByPeriod && bw.Pool == rp.full && bw.snap == rp.full && w <= rp.settled) {
+			break
 		}
-		if arrived > segArr {
-			queue = append(queue, chunk{mid: base + (seg+tb)/2, dur: tb - seg, a: arrived, w: arrived - segArr})
-		}
-		serveQueue(base+tb, served, 0)
-		if dried {
-			// The pool ran dry at the sample's end: the part of it the
-			// catch-up served before is recorded now, not at the
-			// refill's rate after the wait.
-			splitHead(lt0, ls0, ls)
-		}
-	}
-	if bw.Running() {
-		bw.Refill(bw.Pool <= Eps && (backlog > Eps || denied))
 	}
 	rp.backlog, rp.arrived, rp.served = backlog, arrived, served
 	rp.res.ThrottledNs, rp.res.LostNs = throttledNs, lostNs
 	rp.queue, rp.qh = queue, qh
 	rp.lt0, rp.ls0, rp.ls = lt0, ls0, ls
+	return k, pieces
 }
 
 // delay is how long c waited: service ran at rate s from cumulative s0 at
