@@ -653,4 +653,4 @@ func countsOnly(e Evaluation, jobs []job, counts [][]cfs.Count, i int) Evaluatio
 // once for all of them. More than a few walks at once hold more queues and
 // histograms than a CPU's caches do, and leave fewer tasks to share out
 // among the workers (docs/performance.md).
-const replayTogether = 4
+const replayTogether = 8
