@@ -390,7 +390,13 @@ func (rp *replayer) walk(ps *Periods, k int, pieces []piece, alone bool, cores f
 				queue = queue[:copy(queue, queue[qh:])]
 				qh = 0
 			}
-			if arrived > segArr {
+			switch {
+			case arrived <= segArr:
+			case qh == len(queue) && arrived <= served+Eps:
+				// Nothing waits and the piece was served as it arrived:
+				// serveQueue would take it at once, with no delay.
+				hist.Add(0, arrived-segArr)
+			default:
 				queue = append(queue, chunk{mid: base + (seg+tb)/2, dur: tb - seg, a: arrived, w: arrived - segArr})
 			}
 			serveQueue(base+tb, served, 0)
