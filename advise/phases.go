@@ -293,36 +293,65 @@ func (s *stage) run(which []bool, prev *stage) {
 	// when work arrives, bursts need a period above its quota). The first
 	// such point is replayed once, and the others at that job share it.
 	cuts := s.cutsAt(todo)
-	type at struct{ j, i, free int } // free: the point whose replay i shares, or -1
-	var tasks, shares []at
+	type share struct{ j, i, free int } // point i at job j shares point free's replay
+	type group struct {
+		j    int
+		is   []int   // the points replayed in one walk (cfs.ReplayMany)
+		cost float64 // the periods they throttle in, as counted
+	}
+	var tasks []group
+	var shares []share
 	out := make([][]*cfs.Result, len(s.jobs))
 	for _, j := range todo {
 		c := cuts[j]
 		out[j] = make([]*cfs.Result, n)
 		free := -1
+		var is []int // the points to replay at job j
 		for i := range s.points {
 			if !s.toReplay(j, i) {
 				continue
 			}
 			if s.freeAt(c, i) {
 				if free >= 0 {
-					shares = append(shares, at{j, i, free})
+					shares = append(shares, share{j, i, free})
 					continue
 				}
 				free = i
 			}
-			tasks = append(tasks, at{j, i, -1})
+			is = append(is, i)
+		}
+		// Points of like cost walk together: those that throttle in most
+		// periods walk most of the same periods' samples.
+		cost := func(i int) float64 {
+			if s.counts == nil || s.counts[j] == nil {
+				return 0
+			}
+			return float64(s.counts[j][i].ThrottledPeriods)
+		}
+		sort.SliceStable(is, func(a, b int) bool { return cost(is[a]) > cost(is[b]) })
+		for len(is) > 0 {
+			g := group{j: j, is: is[:min(replayTogether, len(is))]}
+			for _, i := range g.is {
+				g.cost += cost(i)
+			}
+			tasks, is = append(tasks, g), is[len(g.is):]
 		}
 	}
+	// The costliest walks first, so that the last to end is a short one.
+	sort.SliceStable(tasks, func(a, b int) bool { return tasks[a].cost > tasks[b].cost })
 	s.each(indices(len(tasks)), func(k int, scratch *cfs.Scratch) {
-		j, i := tasks[k].j, tasks[k].i
-		c, p := cuts[j], s.points[i]
-		q := o.quota(p, s.cores)
-		r := c.ps.Replay(cfs.Setting{Quota: q, Burst: p.Burst(), Cores: s.cores, WallClock: o.WallClock}, newHist(), scratch)
-		if s.sp != nil {
-			r.Stat, r.ThrottledNs = c.ps.ReplaySlices(q, p.Burst(), s.sp)
+		t := tasks[k]
+		c := cuts[t.j]
+		settings, hists := make([]cfs.Setting, len(t.is)), make([]*cfs.DelayHist, len(t.is))
+		for m, i := range t.is {
+			settings[m], hists[m] = s.setting(s.points[i]), newHist()
 		}
-		out[j][i] = &r
+		for m, r := range c.ps.ReplayMany(settings, hists, scratch) {
+			if s.sp != nil {
+				r.Stat, r.ThrottledNs = c.ps.ReplaySlices(settings[m].Quota, settings[m].Burst, s.sp)
+			}
+			out[t.j][t.is[m]] = &r
+		}
 	})
 	for _, sh := range shares {
 		out[sh.j][sh.i] = out[sh.j][sh.free]
@@ -529,16 +558,30 @@ func (s *stage) setting(p Point) cfs.Setting {
 // replay's counts there. A near tie at one phase costs that phase's
 // replay, not the ten.
 func (s *stage) fixCounts(todo []int, which []bool) {
-	// Each setting on its own, as many at once as there are workers.
-	type at struct{ j, i int }
-	var tasks []at
+	// A job's settings replayed replayTogether at a time (one walk over
+	// the demand each), as many walks at once as there are workers.
+	type group struct {
+		j  int
+		is []int
+	}
+	var tasks []group
 	var fix []int
 	for _, j := range todo {
 		n := len(tasks)
+		var g group
 		for i, p := range s.points {
 			if which[i] && p.Period == s.jobs[j].period && !s.counts[j][i].Exact {
-				tasks = append(tasks, at{j, i})
+				if g.is == nil {
+					g = group{j: j}
+				}
+				g.is = append(g.is, i)
+				if len(g.is) == replayTogether {
+					tasks, g = append(tasks, g), group{}
+				}
 			}
+		}
+		if g.is != nil {
+			tasks = append(tasks, g)
 		}
 		if len(tasks) > n {
 			fix = append(fix, j)
@@ -546,17 +589,21 @@ func (s *stage) fixCounts(todo []int, which []bool) {
 	}
 	cuts := s.cutsAt(fix)
 	s.each(indices(len(tasks)), func(k int, scratch *cfs.Scratch) {
-		j, i := tasks[k].j, tasks[k].i
-		var h *cfs.DelayHist // nil: the replay counts only
-		if s.o.before {
-			h = newHist()
-			defer histPool.Put(h)
+		t := tasks[k]
+		c := cuts[t.j]
+		settings, hists := make([]cfs.Setting, len(t.is)), make([]*cfs.DelayHist, len(t.is)) // nil: the replay counts only
+		for m, i := range t.is {
+			settings[m] = s.setting(s.points[i])
+			if s.o.before {
+				hists[m] = newHist()
+				defer histPool.Put(hists[m])
+			}
 		}
-		c := cuts[j]
-		st := s.setting(s.points[i])
-		r := c.ps.Replay(st, h, scratch)
-		s.counts[j][i] = cfs.Count{Periods: r.Stat.Periods, ThrottledPeriods: r.Stat.ThrottledPeriods, Exact: true}
-		s.memo.keepCount(c, st, s.counts[j][i])
+		for m, r := range c.ps.ReplayMany(settings, hists, scratch) {
+			i := t.is[m]
+			s.counts[t.j][i] = cfs.Count{Periods: r.Stat.Periods, ThrottledPeriods: r.Stat.ThrottledPeriods, Exact: true}
+			s.memo.keepCount(c, settings[m], s.counts[t.j][i])
+		}
 	})
 }
 
@@ -600,3 +647,10 @@ func countsOnly(e Evaluation, jobs []job, counts [][]cfs.Count, i int) Evaluatio
 	e.CountsOnly = true
 	return e
 }
+
+// replayTogether is how many points of one job are replayed in one walk
+// over the demand (cfs.ReplayMany): the walk reads and spreads each sample
+// once for all of them. More than a few walks at once hold more queues and
+// histograms than a CPU's caches do, and leave fewer tasks to share out
+// among the workers (docs/performance.md).
+const replayTogether = 8

@@ -86,6 +86,14 @@ func (d *Demand) UsageAt(i int) time.Duration {
 	if d.Scale == 0 {
 		return d.Usage[i]
 	}
+	return d.scaledUsageAt(i)
+}
+
+// scaledUsageAt is UsageAt with Scale set (out of line, so that UsageAt
+// inlines into the replay's walk).
+//
+//go:noinline
+func (d *Demand) scaledUsageAt(i int) time.Duration {
 	return d.Usage[0] + time.Duration(math.Round(float64(d.Usage[i]-d.Usage[0])*d.Scale))
 }
 

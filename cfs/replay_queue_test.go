@@ -43,14 +43,14 @@ func TestReplayCountsOnlyAndQueue(t *testing.T) {
 					if q == 28*ms && !wall {
 						// Below the mean use: work waits from the start
 						// to the end, and the queue holds what waits.
-						if c := cap(scratch.queue); c < len(at)/4 {
+						if c := cap(scratch.queues[0]); c < len(at)/4 {
 							compacted++
 						} else {
 							t.Errorf("quota %s burst %s phase %s: the queue grew to %d chunks for %d samples", q, burst, phase, c, len(at))
 						}
 					}
 					var rh DelayHist
-					ref := ps.replay(s, &rh, nil, walk{neverCompact: true, periodByPeriod: true})
+					ref := ps.replay([]Setting{s}, []*DelayHist{&rh}, nil, walk{neverCompact: true, periodByPeriod: true})[0]
 					if got.Stat != ref.Stat || got.ThrottledNs != ref.ThrottledNs || got.LostNs != ref.LostNs || !reflect.DeepEqual(h, rh) {
 						t.Errorf("quota %s burst %s wall %v phase %s: compacted %+v, never compacted %+v", q, burst, wall, phase, got, ref)
 					}
