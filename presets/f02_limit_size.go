@@ -32,11 +32,8 @@ var f02LimitSize = &Preset{
 			got = append(got, lim.String())
 		}
 		e.Spec.Loads[0].Workers = pods
-		// 70 tiles: with 100 the lead's run of 2026-11-29 settled all four
-		// conditions at its first look, the nearest ([0.986, 1.04] against
-		// 1.3) far from its threshold; fewer tiles cost less each repeat.
-		tileQuick(e, 70)
-		return fmt.Sprintf("%d pods each at %s / %s / %s CPU (the same shares of %d cores as 1/2/4 CPUs x 8 pods of 16), %d workers, 70 random tiles, 1 repeat",
+		tileQuick(e, 100)
+		return fmt.Sprintf("%d pods each at %s / %s / %s CPU (the same shares of %d cores as 1/2/4 CPUs x 8 pods of 16), %d workers, 100 random tiles, 1 repeat",
 			pods, got[0], got[1], got[2], cores, pods), nil
 	},
 	negative: func(e *experiment.Experiment) error {
