@@ -91,3 +91,19 @@ func TestQuickF04HoldsTheStepItReads(t *testing.T) {
 		t.Errorf("ramp %d..%d clients, the check reads %d", r.From, r.To, f04Clients)
 	}
 }
+
+// TestQuickF05CountsEnoughPairs holds the balancing presets' quick runs to
+// 10000 pairs of consecutive requests a repeat: 3000 left a repeat's
+// same-pod rate 0.006 either way and three repeats straddling the margins.
+func TestQuickF05CountsEnoughPairs(t *testing.T) {
+	for _, p := range []*Preset{f05Service, f05Ingress} {
+		q, _, err := p.Quick(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := q.Spec.Loads[0]
+		if pairs := l.Rate*l.Duration.Seconds() - 1; pairs < 9999 {
+			t.Errorf("%s: %g requests/s for %s: %g pairs a repeat, want 10000", p.Name, l.Rate, l.Duration.Duration, pairs)
+		}
+	}
+}
