@@ -34,7 +34,7 @@ var f07SchedBench = &Preset{
 			}
 		}
 		e.Spec.Loads[0].Duration = dur(11 * time.Second)
-		return fmt.Sprintf("%d burst workers and a %s-CPU limit (4 and 2 of 4 cores, scaled), 11 s; asleep %s so that successive bursts start at phases of the period spread evenly (about 8 bursts)", workers, lim, sleep), nil
+		return fmt.Sprintf("%d burst workers and a %s-CPU limit (4 and 2 of 4 cores, scaled), 11 s; asleep %s so that successive bursts start at phases of the period spread evenly (8 or 9 bursts)", workers, lim, sleep), nil
 	},
 	negative: func(e *experiment.Experiment) error {
 		// A limit far above the burst's demand: goodput does not fall.
