@@ -6,7 +6,7 @@ var f11Reservations = &Preset{
 	Claim:     "a Burstable neighbour's load raises a Guaranteed service's latency although each requests half the cores",
 	Check:     "service1 p99 under service2 load >= 1.5x alone",
 	Published: "service1 mean 6 -> 9.5 ms, p99 7 -> 22 ms",
-	quick:     quickQoS(),
+	quick:     quickQoS(quickQoSSettled),
 	negative:  dropNeighbours("service2-load"),
 	verdict:   p99Worse("alone", "service2-load", 1.5),
 }
