@@ -31,15 +31,6 @@ var f06NoisyNeighbour = &Preset{
 		pods := min(4, all)
 		workers := all / pods
 		req, lim := m.Share(1), milli(3*workers*1000/4)
-		// A burst's CPU under its limit depends on where in the period it
-		// starts (225 to 250 ms of a 300 ms burst at 750m), and a cycle of
-		// 1 s is whole periods: every burst of a run would start at one
-		// phase. A tenth of a period less sleep steps the ~10 bursts of a
-		// 10 s run through the period evenly (the duty cycle moves by 1%).
-		step := time.Duration(0)
-		if lc, err := config(e, "noise-limited"); err == nil && len(lc.Neighbours) > 0 {
-			step = lc.Neighbours[0].CPU.Period.Duration / 10
-		}
 		for i := range e.Spec.Configs {
 			c := &e.Spec.Configs[i]
 			c.CPU.Request = req
@@ -49,9 +40,6 @@ var f06NoisyNeighbour = &Preset{
 			for j := range c.Neighbours {
 				n := &c.Neighbours[j]
 				n.Workers, n.CPU.Request = workers, req
-				if n.Sleep.Duration > step {
-					n.Sleep = dur(n.Sleep.Duration - step)
-				}
 				if !n.CPU.Limit.IsZero() {
 					n.CPU.Limit = lim
 				}
@@ -59,7 +47,7 @@ var f06NoisyNeighbour = &Preset{
 		}
 		e.Spec.Loads[0].Duration = dur(10 * time.Second)
 		e.Spec.Repeats = 2
-		return fmt.Sprintf("requests %s, %d noise pod(s) of %d burst worker(s) (as many workers as cores, as 16 on 16), limited to %s CPU each (three quarters of their workers' cores, as 3 CPUs for 4), asleep %s less so that bursts start at phases of the period spread evenly, 10 s, 2 repeats", req, pods, workers, lim, step), nil
+		return fmt.Sprintf("requests %s, %d noise pod(s) of %d burst worker(s) (as many workers as cores, as 16 on 16), limited to %s CPU each (three quarters of their workers' cores, as 3 CPUs for 4), 10 s, 2 repeats", req, pods, workers, lim), nil
 	},
 	negative: func(e *experiment.Experiment) error {
 		// The limited noise without its limits: it leaves no more CPU idle

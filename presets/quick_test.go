@@ -63,45 +63,21 @@ func TestQuickF07BurstsSweepThePeriod(t *testing.T) {
 		t.Errorf("asleep %s: a second may hold parts of two bursts", n.Sleep.Duration)
 	}
 	for bursts := 4; bursts <= 12; bursts++ {
-		if gap, limit := phaseGap(cycle, period, bursts); gap > limit {
-			t.Errorf("%d bursts of a %s cycle leave a gap of %s of the %s period, want at most %s", bursts, cycle, gap, period, limit)
+		var phases []time.Duration
+		for i := range bursts {
+			phases = append(phases, time.Duration(i)*cycle%period)
+		}
+		slices.Sort(phases)
+		gap := phases[0] + period - phases[len(phases)-1]
+		for i := 1; i < len(phases); i++ {
+			gap = max(gap, phases[i]-phases[i-1])
+		}
+		// Evenly spread: no gap over 2.5 times the even one (the golden
+		// ratio's steps leave at most three gap sizes).
+		if limit := period * 5 / 2 / time.Duration(bursts); gap > limit {
+			t.Errorf("%d bursts of a %s cycle: phases %v leave a gap of %s of the %s period, want at most %s", bursts, cycle, phases, gap, period, limit)
 		}
 	}
-}
-
-// TestQuickF06BurstsSweepThePeriod holds F6's limited noise bursts to
-// phases of the period spread evenly over the 10 bursts of a run.
-func TestQuickF06BurstsSweepThePeriod(t *testing.T) {
-	q, _, err := f06NoisyNeighbour.Quick(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := config(q, "noise-limited")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := c.Neighbours[0]
-	period, cycle := n.CPU.Period.Duration, n.Busy.Duration+n.Sleep.Duration
-	bursts := int(q.Spec.Loads[0].Duration.Duration / cycle)
-	if gap, limit := phaseGap(cycle, period, bursts); gap > limit {
-		t.Errorf("%d bursts of a %s cycle leave a gap of %s of the %s period, want at most %s", bursts, cycle, gap, period, limit)
-	}
-}
-
-// phaseGap is the largest gap between the phases within period at which
-// bursts of the given cycle start, and the most an even spread may leave
-// (2.5 times the even gap).
-func phaseGap(cycle, period time.Duration, bursts int) (gap, limit time.Duration) {
-	var phases []time.Duration
-	for i := range bursts {
-		phases = append(phases, time.Duration(i)*cycle%period)
-	}
-	slices.Sort(phases)
-	gap = phases[0] + period - phases[len(phases)-1]
-	for i := 1; i < len(phases); i++ {
-		gap = max(gap, phases[i]-phases[i-1])
-	}
-	return gap, period * 5 / 2 / time.Duration(bursts)
 }
 
 // TestQuickF04HoldsTheStepItReads holds F4's quick load at the one step its
