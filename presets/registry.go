@@ -101,9 +101,9 @@ func quickQoS(run time.Duration) func(e *experiment.Experiment, m Machine) (stri
 
 // quickQoSSettled is the run length of the QoS-paper presets whose checks
 // settled at the first look of the quiet run of 2026-11-29 with room to
-// spare (F10 2.49x and F11 3.94x the p99 alone, against at least 1.5): 6 s
-// at 100 requests/s still gives each p99 600 requests, and the 4 s a run
-// saved go to the presets still short of repeats.
+// spare (F10 2.49x the p99 alone, against at least 1.5): 6 s at 100
+// requests/s still gives each p99 600 requests, and the 4 s a run saved go
+// to the presets still short of repeats.
 const quickQoSSettled = 6 * time.Second
 
 func p99Worse(base, with string, factor float64) func(r *Results) ([]verdict.Condition, string, error) {
