@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
+	"github.com/throttlelab/throttlelab/record"
 	"github.com/throttlelab/throttlelab/stats"
 	"github.com/throttlelab/throttlelab/units"
 	"github.com/throttlelab/throttlelab/verdict"
@@ -13,6 +14,7 @@ import (
 // f06NoisyNeighbour is f06-noisy-neighbour.yaml.
 var f06NoisyNeighbour = &Preset{
 	Name: "f06-noisy-neighbour", Finding: "F6", Source: mandelbrot, Cores: 16,
+	why:       noiseBurstsWhy,
 	Claim:     "limits on noisy neighbours did not protect a probe's latency and left CPU idle",
 	Check:     "probe p99 with limited noise > 1.1x alone, and more idle CPU with limited than with unlimited noise",
 	Published: "limits on the noise pods did not protect the probe and left the machine idle",
@@ -121,4 +123,56 @@ func noiseLimitAndPeak(r *Results, name string) (limit, peak float64) {
 		}
 	}
 	return limit, peak
+}
+
+// noiseBurstsWhy says, from the noise pods' own bursts, how much CPU the
+// limits took from the noise: the CPU each burst got without and with the
+// limit, against what its workers would use in the busy phase alone. The
+// idle CPU the limits leave is that difference and nothing else, so a
+// small one is read here: the unlimited noise held back by the machine it
+// shares with the service, or a quota that lets a burst keep most of its
+// CPU ("" when the runs have no bursts).
+func noiseBurstsWhy(r *Results) string {
+	type burst struct{ cpuMs, wantMs float64 }
+	per := func(name string) (b burst, pods, n int) {
+		c, err := config(r.Spec, name)
+		if err != nil {
+			return b, 0, 0
+		}
+		for _, run := range r.runsOf(name) {
+			for _, nb := range c.Neighbours {
+				cycles, err := record.ReadBurstCycles(record.RunIDDir(r.Dir, run.ID), nb.Name)
+				if err != nil {
+					continue
+				}
+				for _, cy := range cycles {
+					for _, ms := range cy.CPUMs {
+						b.cpuMs += ms
+					}
+					b.wantMs += cy.BusyWallMs * float64(len(cy.CPUMs))
+					n++
+				}
+			}
+		}
+		if n > 0 {
+			b.cpuMs /= float64(n)
+			b.wantMs /= float64(n)
+		}
+		return b, len(c.Neighbours), n
+	}
+	u, pods, nu := per("noise")
+	l, _, nl := per("noise-limited")
+	if nu == 0 || nl == 0 || pods == 0 {
+		return ""
+	}
+	limit, _ := noiseLimitAndPeak(r, "noise-limited")
+	c, err := config(r.Spec, "noise-limited")
+	if err != nil || len(c.Neighbours) == 0 {
+		return ""
+	}
+	cycle := c.Neighbours[0].Busy.Duration + c.Neighbours[0].Sleep.Duration
+	freed := float64(pods) * (u.cpuMs - l.cpuMs) / float64(cycle.Milliseconds())
+	return fmt.Sprintf("a noise pod's burst got %.0f ms of CPU without a limit and %.0f ms with its %g-CPU limit, of the %.0f ms its workers would use in the busy phase (%d and %d bursts): "+
+		"the limits took %.0f ms a burst, %.3f cores of %d pods (%.1f%% of the %d-core machine); without a limit the pods got %.0f%% of their busy phase's CPU, the rest held back by the machine they share",
+		u.cpuMs, l.cpuMs, limit, u.wantMs, nu, nl, u.cpuMs-l.cpuMs, freed, pods, 100*freed/float64(r.Env.Cores), r.Env.Cores, 100*u.cpuMs/u.wantMs)
 }

@@ -3,6 +3,7 @@ package presets
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
 	"github.com/throttlelab/throttlelab/verdict"
@@ -21,7 +22,7 @@ var f12Weights = &Preset{
 	// the simulation). The weight-1000 config is left out, as the check
 	// does not read it: a third less per repeat.
 	quick: func(e *experiment.Experiment, m Machine) (string, error) {
-		how, err := quickQoS()(e, m)
+		how, err := quickQoS(10*time.Second)(e, m)
 		if err != nil {
 			return "", err
 		}

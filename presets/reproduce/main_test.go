@@ -117,10 +117,10 @@ func TestCostOf(t *testing.T) {
 		t.Fatal("no f04-single-thread")
 	}
 	dir := t.TempDir()
-	// 3 configs, each 1 s of warmup, a ramp of 3 steps of 3 s and a
+	// 2 configs, each 1 s of warmup, one 8 s step at 2 clients and a
 	// second of overhead.
-	if c := costOf(p, dir, 2); c.perRepeat != 33*time.Second || c.from != "estimated from the spec" {
-		t.Errorf("costOf without a result = %+v, want 33s estimated from the spec", c)
+	if c := costOf(p, dir, 2); c.perRepeat != 20*time.Second || c.from != "estimated from the spec" {
+		t.Errorf("costOf without a result = %+v, want 20s estimated from the spec", c)
 	}
 	b, _ := json.Marshal(provenance{Cmd: "throttlelab run f04-single-thread --quick", TookSec: 100, Date: time.Now()})
 	if err := os.WriteFile(filepath.Join(dir, "reproduce.json"), b, 0o644); err != nil {
