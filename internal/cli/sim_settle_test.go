@@ -12,7 +12,9 @@ import (
 )
 
 // TestSimUntilSettled simulates a preset whose check does not settle at
-// its first look (F7's scheduler benchmark, scaled to 2 cores) until settled, as a
+// its first look (F13's CPU burst, scaled to 2 cores: 5 repeats over 3
+// looks on 2026-11-29; F7's quick bursts, whose phase is now fixed, settle
+// at their first) until settled, as a
 // user would through the root command, and reads what the cell says: the
 // repeats it took, why it stopped and the rule's rate, in verdict.json, on
 // the first line of stdout, and in spec.yaml and the run directories.
@@ -22,7 +24,7 @@ func TestSimUntilSettled(t *testing.T) {
 		reasons []settle.Reason
 		more    bool // took more repeats than the first look's
 	}{
-		{"f07-sched-bench", []settle.Reason{settle.Stalled, settle.LastLook, settle.Budget, settle.Settled}, true},
+		{"f13-cpu-burst", []settle.Reason{settle.Stalled, settle.LastLook, settle.Budget, settle.Settled}, true},
 		{"f03-pool-size", []settle.Reason{settle.Settled}, false},
 	} {
 		dir := filepath.Join(t.TempDir(), "out")
