@@ -26,7 +26,7 @@ func TestPresetsList(t *testing.T) {
 		t.Errorf("show: exit %d\n%s", r.code, r.stdout)
 	}
 	r = run(t, "presets", "show", "f01-logjam", "--quick", "--cores", "2")
-	if r.code != 0 || !strings.Contains(r.stdout, "# f01-logjam --quick for 2 cores:") || !strings.Contains(r.stdout, "sample:120") {
+	if r.code != 0 || !strings.Contains(r.stdout, "# f01-logjam --quick for 2 cores:") || !strings.Contains(r.stdout, "sample:100") {
 		t.Errorf("show --quick: exit %d\n%s", r.code, r.stdout)
 	}
 	for _, c := range []struct {
