@@ -294,12 +294,7 @@ func (s *stage) run(which []bool, prev *stage) {
 	// such point is replayed once, and the others at that job share it.
 	cuts := s.cutsAt(todo)
 	type share struct{ j, i, free int } // point i at job j shares point free's replay
-	type group struct {
-		j    int
-		is   []int   // the points replayed in one walk (cfs.ReplayMany)
-		cost float64 // the periods they throttle in, as counted
-	}
-	var tasks []group
+	var tasks []replayGroup
 	var shares []share
 	out := make([][]*cfs.Result, len(s.jobs))
 	for _, j := range todo {
@@ -329,12 +324,11 @@ func (s *stage) run(which []bool, prev *stage) {
 			return float64(s.counts[j][i].ThrottledPeriods)
 		}
 		sort.SliceStable(is, func(a, b int) bool { return cost(is[a]) > cost(is[b]) })
-		for len(is) > 0 {
-			g := group{j: j, is: is[:min(replayTogether, len(is))]}
+		for _, g := range replayGroups(j, is) {
 			for _, i := range g.is {
 				g.cost += cost(i)
 			}
-			tasks, is = append(tasks, g), is[len(g.is):]
+			tasks = append(tasks, g)
 		}
 	}
 	// The costliest walks first, so that the last to end is a short one.
@@ -560,31 +554,17 @@ func (s *stage) setting(p Point) cfs.Setting {
 func (s *stage) fixCounts(todo []int, which []bool) {
 	// A job's settings replayed replayTogether at a time (one walk over
 	// the demand each), as many walks at once as there are workers.
-	type group struct {
-		j  int
-		is []int
-	}
-	var tasks []group
+	var tasks []replayGroup
 	var fix []int
 	for _, j := range todo {
-		n := len(tasks)
-		var g group
+		var is []int
 		for i, p := range s.points {
 			if which[i] && p.Period == s.jobs[j].period && !s.counts[j][i].Exact {
-				if g.is == nil {
-					g = group{j: j}
-				}
-				g.is = append(g.is, i)
-				if len(g.is) == replayTogether {
-					tasks, g = append(tasks, g), group{}
-				}
+				is = append(is, i)
 			}
 		}
-		if g.is != nil {
-			tasks = append(tasks, g)
-		}
-		if len(tasks) > n {
-			fix = append(fix, j)
+		if len(is) > 0 {
+			tasks, fix = append(tasks, replayGroups(j, is)...), append(fix, j)
 		}
 	}
 	cuts := s.cutsAt(fix)
@@ -654,3 +634,21 @@ func countsOnly(e Evaluation, jobs []job, counts [][]cfs.Count, i int) Evaluatio
 // histograms than a CPU's caches do, and leave fewer tasks to share out
 // among the workers (docs/performance.md).
 const replayTogether = 8
+
+// replayGroup is points of job j replayed in one walk (cfs.ReplayMany).
+type replayGroup struct {
+	j    int
+	is   []int
+	cost float64 // the band's order: the periods they throttle in, as counted
+}
+
+// replayGroups splits job j's points is, in their order, into walks of
+// replayTogether points.
+func replayGroups(j int, is []int) []replayGroup {
+	var out []replayGroup
+	for len(is) > 0 {
+		k := min(replayTogether, len(is))
+		out, is = append(out, replayGroup{j: j, is: is[:k:k]}), is[k:]
+	}
+	return out
+}
