@@ -174,7 +174,7 @@ func PriorsFrom(dirs []string) (Priors, error) {
 			}
 			v := c.PerRepeat
 			if c.LogScale {
-				if v = logs(v); v == nil {
+				if v = settle.Logs(v); v == nil {
 					continue // a ratio with a figure not above zero
 				}
 				scales[p.Name][c.Name] = settle.LogScale
@@ -194,19 +194,6 @@ func PriorsFrom(dirs []string) (Priors, error) {
 		}
 	}
 	return out, nil
-}
-
-// logs is the natural logs of v, NaNs kept (settle leaves them out); nil
-// when a value is not above zero.
-func logs(v []float64) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		if x <= 0 {
-			return nil
-		}
-		out[i] = math.Log(x)
-	}
-	return out
 }
 
 // Merge pools the priors of q into p's, both of one machine and scale

@@ -31,6 +31,20 @@ type Prior struct {
 // LogScale is Prior.Scale for a spread of natural logs.
 const LogScale = "log"
 
+// Logs is the natural logs of values, the scale a ratio's spread and
+// interval are taken on (NaNs kept: the intervals leave them out); nil
+// when a value is not above zero, which has no log.
+func Logs(values []float64) []float64 {
+	out := make([]float64, len(values))
+	for i, x := range values {
+		if x <= 0 {
+			return nil
+		}
+		out[i] = math.Log(x)
+	}
+	return out
+}
+
 // GuardLevel is the level of the guard's F test: a look whose own
 // per-repeat spread exceeds the prior's by more than the test's
 // 1-GuardLevel quantile is judged on its own t interval alone, since the

@@ -152,13 +152,11 @@ func (v *Verdict) JudgeAt(level float64) (map[int]float64, error) {
 // A prior on the other scale is not used.
 func (c Condition) repeatInterval(level float64) (stats.Interval, settle.Pooling, bool) {
 	values, point, prior := c.PerRepeat, c.Value, c.Prior
-	logged := c.LogScale && point > 0 && !slices.ContainsFunc(values, func(x float64) bool { return x <= 0 })
-	if logged {
-		values = make([]float64, len(c.PerRepeat))
-		for i, x := range c.PerRepeat {
-			values[i] = math.Log(x)
+	logged := false
+	if c.LogScale && point > 0 {
+		if l := settle.Logs(values); l != nil {
+			values, point, logged = l, math.Log(point), true
 		}
-		point = math.Log(point)
 	}
 	if prior != nil && (prior.Scale == settle.LogScale) != logged {
 		prior = nil
