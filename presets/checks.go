@@ -70,7 +70,10 @@ func (r *Results) latencyRatio(name, num, den string, st stats.Stat, op string, 
 	}
 	d := r.Summary.Draws(r.load(), []string{num, den}, st)
 	c := cond(name, pointOf(a, st)/pointOf(b, st), stats.Ratio(d[0], d[1]), op, thr, margin)
+	// A ratio of two positive figures: judged on the logs of its
+	// per-repeat values (verdict.Condition.LogScale).
 	c.PerRepeat = r.pairedRatios(num, den, st)
+	c.LogScale = c.PerRepeat != nil
 	return c, nil
 }
 

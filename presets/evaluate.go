@@ -40,7 +40,7 @@ func (p *Preset) judge(dir, scaled string, s *record.ExperimentSummary, sets []P
 	}
 	// A spec changed by hand may lack a config the check reads: the check
 	// says so as an error.
-	conds, numbers, err := p.conditions(r)
+	conds, numbers, err := p.verdict(r)
 	if err != nil {
 		return nil, fmt.Errorf("preset %s: cannot check %s: %w", p.Name, dir, err)
 	}

@@ -54,7 +54,7 @@ var f04SingleThread = &Preset{
 		}
 		s, th := v[0], v[1]
 		c := cond("p99 at 2 clients single / threaded", s/th, stats.Ratio(d[0], d[1]), ">=", 1.1, "10% slower: more than a draw of the same distribution")
-		c.PerRepeat = perRatio(per[0], per[1])
+		c.PerRepeat, c.LogScale = perRatio(per[0], per[1]), true
 		return []verdict.Condition{c}, fmt.Sprintf("at 2 clients: p99 %.1f ms single-threaded, %.1f ms threaded with a limit", s, th), nil
 	},
 }

@@ -83,7 +83,7 @@ var f07SchedBench = &Preset{
 		}
 		g := cond("goodput limited / unlimited", ratio, stats.Ratio(d[0], d[1]), "between", 0.45, "the published range around -43%")
 		g.High = 0.75
-		g.PerRepeat = perRatio(per[0], per[1])
+		g.PerRepeat, g.LogScale = perRatio(per[0], per[1]), true
 		// Peaks are the highest windows of one run: no interval, judged as
 		// they are, with 10% room under the limit.
 		peak := cond("limited 100 ms peak cores", u.Peak100ms, nil, ">=", 0.9*limit, "within 10% of the limit")

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/throttlelab/throttlelab/experiment"
@@ -80,17 +79,6 @@ func DesignOf(e *experiment.Experiment) string {
 	return hex.EncodeToString(h[:6])
 }
 
-// conditions is the preset's check on r (p.verdict) with every ratio
-// marked LogScale: a condition named "A / B" with per-repeat values is a
-// ratio of two positive figures, as the checks name them.
-func (p *Preset) conditions(r *Results) ([]verdict.Condition, string, error) {
-	conds, numbers, err := p.verdict(r)
-	for i := range conds {
-		conds[i].LogScale = conds[i].PerRepeat != nil && strings.Contains(conds[i].Name, " / ")
-	}
-	return conds, numbers, err
-}
-
 // attachPriors gives each condition with per-repeat values the prior of
 // sets (this build's, known, for nil) for its preset on this machine at
 // this scale and of this quick design (DesignOf), if any: only measured
@@ -155,7 +143,7 @@ func PriorsFrom(dirs []string) (Priors, error) {
 		} else if m != out.Machine || quick != out.Quick {
 			return Priors{}, fmt.Errorf("%s: ran on %q (quick %v), not %q (quick %v) as the first: give one machine's runs at one scale", dir, m, quick, out.Machine, out.Quick)
 		}
-		conds, _, err := p.conditions(r)
+		conds, _, err := p.verdict(r)
 		if err != nil {
 			return Priors{}, fmt.Errorf("%s: %w", dir, err)
 		}

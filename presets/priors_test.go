@@ -166,7 +166,7 @@ func TestPriorsDesign(t *testing.T) {
 	}{{"the run's design", DesignOf(r.Spec), true}, {"another design", "000000000000", false}} {
 		set.Designs[p.Name] = c.design
 		known = []Priors{set}
-		conds, _, err := p.conditions(r)
+		conds, _, err := p.verdict(r)
 		if err != nil {
 			t.Fatal(err)
 		}
