@@ -71,8 +71,6 @@ func TestPriors(t *testing.T) {
 	p, _ := Lookup("f14-pinning")
 	other := set
 	other.Runs = []time.Time{r.Env.Started.Add(time.Hour)}
-	saved := known
-	defer func() { known = saved }()
 	for _, c := range []struct {
 		name    string
 		set     Priors
@@ -85,13 +83,12 @@ func TestPriors(t *testing.T) {
 		{"full scale", other, "local", false, false},
 		{"simulated", other, "sim", true, false},
 	} {
-		known = []Priors{c.set}
 		r.Env.Backend = c.backend
 		conds, _, err := p.verdict(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.attachPriors(r, conds, c.quick, nil)
+		p.attachPriors(r, conds, c.quick, []Priors{c.set})
 		got := false
 		for _, cd := range conds {
 			if cd.Prior != nil {
@@ -157,20 +154,17 @@ func TestPriorsDesign(t *testing.T) {
 	pr := settle.Prior{SD: 0.1, DF: 7, Repeats: 8, Date: "2026-11-29", Source: "s", Scale: settle.LogScale}
 	set := Priors{Machine: MachineOf(r.Env), Quick: true, Runs: []time.Time{r.Env.Started.Add(time.Hour)},
 		Presets: map[string]map[string]settle.Prior{p.Name: {"p99 pinned / shared": pr}}, Designs: map[string]string{p.Name: DesignOf(r.Spec)}}
-	saved := known
-	defer func() { known = saved }()
 	for _, c := range []struct {
 		name   string
 		design string
 		want   bool
 	}{{"the run's design", DesignOf(r.Spec), true}, {"another design", "000000000000", false}} {
 		set.Designs[p.Name] = c.design
-		known = []Priors{set}
 		conds, _, err := p.verdict(r)
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.attachPriors(r, conds, true, nil)
+		p.attachPriors(r, conds, true, []Priors{set})
 		got := false
 		for _, cd := range conds {
 			got = got || cd.Prior != nil
