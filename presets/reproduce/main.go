@@ -56,7 +56,7 @@ func main() {
 	results := flag.String("results", "results/reproduce", "where the runs go")
 	only := flag.String("only", "", "comma-separated presets to run again; the others' last results are read from -results")
 	lock := flag.String("lock", "", "a lock file to hold (flock) during each measured run, so runs on a shared host take turns")
-	total := flag.Duration("budget", 22*time.Minute, "time for every preset together (0: a fixed number of repeats, no --until-settled): every measured row gets its first judging look, then what is left goes one look at a time to the open row likeliest to settle soonest whose next look fits")
+	total := flag.Duration("budget", 24*time.Minute, "time for every preset together (0: a fixed number of repeats, no --until-settled): every measured row gets its first judging look, then what is left goes one look at a time to the open row likeliest to settle soonest whose next look fits")
 	planOnly := flag.Bool("plan", false, "print each preset's cost per repeat and first look, what is left of -budget after the first looks, and run nothing")
 	priorsFrom := flag.String("priors-from", "", "comma-separated measured results directories (one machine, one scale), or directories of them (results/reproduce), to pool into the run-to-run priors of -priors-out with those it has of that machine; runs nothing else")
 	priorsOut := flag.String("priors-out", "presets/priors.json", "the priors file -priors-from writes")
