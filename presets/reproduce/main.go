@@ -62,7 +62,13 @@ func main() {
 	priorsOut := flag.String("priors-out", "presets/priors.json", "the priors file -priors-from writes")
 	rejudgeDir := flag.String("rejudge", "", "a directory of stored runs (results/reproduce): judge each preset's measured run in it again with this build's checks, priors and rule, print old and new verdicts side by side, and run and write nothing")
 	priorsFile := flag.String("priors", "", "with -rejudge: a priors file (as -priors-out writes) to judge with instead of this build's presets/priors.json")
+	since := flag.Int64("since", 0, "the UNIX time (date +%s) the budget counts from, so that what ran before this program (make reproduce's build, compiling it) is spent from -budget; 0: now")
 	flag.Parse()
+	started, err := budgetStart(*since, time.Now())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "reproduce: %v\n", err)
+		os.Exit(2)
+	}
 	if *rejudgeDir != "" {
 		var sets []presets.Priors
 		if *priorsFile != "" {
@@ -90,7 +96,6 @@ func main() {
 		}
 		return
 	}
-	started := time.Now()
 	history := filepath.Join(*results, "history.jsonl")
 	want := map[string]bool{}
 	for _, n := range strings.Split(*only, ",") {
@@ -117,7 +122,7 @@ func main() {
 			wLeft += c.perRepeat
 		}
 	}
-	plan(os.Stderr, todo, costs, *total)
+	plan(os.Stderr, todo, costs, *total, time.Since(started))
 	if *planOnly {
 		return
 	}
@@ -568,4 +573,20 @@ func writePriors(log io.Writer, dirs []string, path string) error {
 	}
 	fmt.Fprintf(log, "pooled %d runs into %s (%s)\n", len(fresh), path, p.Machine)
 	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// budgetStart is when the budget counts from: since (UNIX seconds) when
+// given, so that make reproduce's build and this program's compiling are
+// spent from it and the whole make reproduce keeps to the budget; now
+// otherwise. A since in the future, or more than a day ago, is not the
+// start of this make reproduce.
+func budgetStart(since int64, now time.Time) (time.Time, error) {
+	if since == 0 {
+		return now, nil
+	}
+	t := time.Unix(since, 0)
+	if t.After(now.Add(time.Minute)) || now.Sub(t) > 24*time.Hour {
+		return time.Time{}, fmt.Errorf("-since %d is %s, not when this make reproduce began: give the UNIX time it began (date +%%s), or leave -since out", since, t.UTC().Format(time.RFC3339))
+	}
+	return t, nil
 }

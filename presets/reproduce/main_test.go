@@ -245,3 +245,38 @@ func TestRejudge(t *testing.T) {
 		t.Errorf("rejudge wrote the verdict: %+v", v)
 	}
 }
+
+// TestBudgetCountsTheBuild: with -since the budget counts from when make
+// reproduce began, so the plan spends the build from it; a since that is
+// not the start of this make reproduce is refused with what to give.
+func TestBudgetCountsTheBuild(t *testing.T) {
+	now := time.Date(2026, 11, 29, 16, 0, 0, 0, time.UTC)
+	if got, err := budgetStart(0, now); err != nil || !got.Equal(now) {
+		t.Errorf("budgetStart(0) = %s, %v; want now", got, err)
+	}
+	began := now.Add(-95 * time.Second)
+	if got, err := budgetStart(began.Unix(), now); err != nil || !got.Equal(began) {
+		t.Errorf("budgetStart(95 s ago) = %s, %v; want %s", got, err, began)
+	}
+	for _, bad := range []time.Time{now.Add(time.Hour), now.Add(-48 * time.Hour)} {
+		if _, err := budgetStart(bad.Unix(), now); err == nil || !strings.Contains(err.Error(), "date +%s") {
+			t.Errorf("budgetStart(%s): %v; want an error saying what to give", bad, err)
+		}
+	}
+	ps := presets.All()[:2]
+	costs := []cost{{perRepeat: 10 * time.Second, from: "a", first: 3}, {perRepeat: 20 * time.Second, from: "b", first: 3}}
+	var b strings.Builder
+	plan(&b, ps, costs, 10*time.Minute, 95*time.Second)
+	out := b.String()
+	// 10 min, less the 95 s before, less the first looks' 90 s: 6m55s.
+	for _, want := range []string{"spent before the first run (the build, with -since): 1m35s", "first judging look of every preset (3 repeats, or the spec's own when more): 1m30s; left for further looks: 6m55s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan does not say %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	plan(&b, ps, costs, 10*time.Minute, 0)
+	if out := b.String(); strings.Contains(out, "spent before") || !strings.Contains(out, "left for further looks: 8m30s") {
+		t.Errorf("plan without -since:\n%s", out)
+	}
+}

@@ -117,13 +117,18 @@ func simBudget(total, elapsed, w, wLeft time.Duration) time.Duration {
 // it comes from, and what its first judging look (the first round) would
 // cost; then the first looks together and what is left of total for the
 // further looks, which go one at a time to the open rows likeliest to
-// settle soonest (pick).
-func plan(w io.Writer, ps []*presets.Preset, costs []cost, total time.Duration) {
+// settle soonest (pick). spent is what the budget had spent before (the
+// build, with -since).
+func plan(w io.Writer, ps []*presets.Preset, costs []cost, total, spent time.Duration) {
 	var sum time.Duration
 	for _, c := range costs {
 		sum += c.perRepeat
 	}
 	fmt.Fprintf(w, "budget %s over %d presets on %d CPUs; one repeat of every preset: %s\n", total, len(ps), runtime.NumCPU(), sum.Round(time.Second))
+	if spent >= time.Second {
+		fmt.Fprintf(w, "spent before the first run (the build, with -since): %s\n", spent.Round(time.Second))
+		total = max(total-spent, 0)
+	}
 	var firsts time.Duration
 	for i, p := range ps {
 		f := time.Duration(max(costs[i].first, 1)) * costs[i].perRepeat
