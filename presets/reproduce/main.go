@@ -122,7 +122,8 @@ func main() {
 			wLeft += c.perRepeat
 		}
 	}
-	plan(os.Stderr, todo, costs, *total, time.Since(started))
+	spentBefore := time.Since(started)
+	plan(os.Stderr, todo, costs, *total, spentBefore)
 	if *planOnly {
 		return
 	}
@@ -214,7 +215,11 @@ func main() {
 	fmt.Fprintf(&b, "the published figures are the studies' own, from their machines ([the studies](#the-studies) below cite each).\n\n")
 	fmt.Fprintf(&b, "Each check has three outcomes: **reproduced** (the 95%% interval of every figure clears its threshold), **not reproduced**\n")
 	fmt.Fprintf(&b, "(an interval clears the opposite) and **inconclusive** (an interval straddles its threshold; the cell says how many repeats\n")
-	fmt.Fprintf(&b, "would likely settle it). With a budget (`-budget`, %s for every preset together here) each row runs `--until-settled`: every measured row first gets its first judging look;\n", *total)
+	whole := ""
+	if *since != 0 {
+		whole = fmt.Sprintf(", counted from before the build (`-since`), which took %s of it", spentBefore.Round(time.Second))
+	}
+	fmt.Fprintf(&b, "would likely settle it). With a budget (`-budget`, %s for every preset together here%s) each row runs `--until-settled`: every measured row first gets its first judging look;\n", *total, whole)
 	fmt.Fprintf(&b, "then what is left goes one look at a time (`run --resume`, the row's own schedule) to the open row likeliest to settle soonest (the least repeats needed, at its cost per repeat)\n")
 	fmt.Fprintf(&b, "whose next look fits in what is left, and a row that never got a look it could afford says so; a settled row stops (`-plan` prints the costs). Repeats are\n")
 	fmt.Fprintf(&b, "added while a check is inconclusive and its intervals still shrink, each look judging at a sequential rule's level, a ratio of two configs on\n")
