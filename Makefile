@@ -208,7 +208,9 @@ bench-sim:
 # Each preset runs until its check settles (--until-settled) within
 # REPRODUCE_BUDGET, the time for the whole make reproduce, its build and
 # the driver's compiling included (-since: a cold build spends minutes of
-# it; 0: the spec's repeats only): every row its first judging look, then
+# it; 0: the spec's repeats only; 24m: 23.2-24.1 minutes in all in four
+# runs on 2 cores on 2026-11-29, two of which left F8 and F12 open, and
+# 29m settled every row in 27.6): every row its first judging look, then
 # one look at a time to the open row likeliest to settle soonest whose
 # next look fits. make reproduce-plan prints the costs and runs nothing.
 # REPRODUCE_FLAGS=-lock=FILE holds an flock on FILE during each measured run.
