@@ -56,7 +56,7 @@ func main() {
 	results := flag.String("results", "results/reproduce", "where the runs go")
 	only := flag.String("only", "", "comma-separated presets to run again; the others' last results are read from -results")
 	lock := flag.String("lock", "", "a lock file to hold (flock) during each measured run, so runs on a shared host take turns")
-	total := flag.Duration("budget", 24*time.Minute, "time for every preset together (0: a fixed number of repeats, no --until-settled): every measured row gets its first judging look, then what is left goes one look at a time to the open row likeliest to settle soonest whose next look fits")
+	total := flag.Duration("budget", 24*time.Minute, "time for every preset together, from -since when given (0: a fixed number of repeats, no --until-settled): every measured row gets its first judging look, then what is left goes one look at a time to the open row likeliest to settle soonest whose next look fits")
 	planOnly := flag.Bool("plan", false, "print each preset's cost per repeat and first look, what is left of -budget after the first looks, and run nothing")
 	priorsFrom := flag.String("priors-from", "", "comma-separated measured results directories (one machine, one scale), or directories of them (results/reproduce), to pool into the run-to-run priors of -priors-out with those it has of that machine; runs nothing else")
 	priorsOut := flag.String("priors-out", "presets/priors.json", "the priors file -priors-from writes")
@@ -64,11 +64,6 @@ func main() {
 	priorsFile := flag.String("priors", "", "with -rejudge: a priors file (as -priors-out writes) to judge with instead of this build's presets/priors.json")
 	since := flag.Int64("since", 0, "the UNIX time (date +%s) the budget counts from, so that what ran before this program (make reproduce's build, compiling it) is spent from -budget; 0: now")
 	flag.Parse()
-	started, err := budgetStart(*since, time.Now())
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "reproduce: %v\n", err)
-		os.Exit(2)
-	}
 	if *rejudgeDir != "" {
 		var sets []presets.Priors
 		if *priorsFile != "" {
@@ -96,6 +91,11 @@ func main() {
 		}
 		return
 	}
+	started, err := budgetStart(*since, time.Now())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "reproduce: %v\n", err)
+		os.Exit(2)
+	}
 	history := filepath.Join(*results, "history.jsonl")
 	want := map[string]bool{}
 	for _, n := range strings.Split(*only, ",") {
@@ -122,7 +122,12 @@ func main() {
 			wLeft += c.perRepeat
 		}
 	}
-	spentBefore := time.Since(started)
+	// What the budget spent before this program's first run: the build,
+	// with -since; nothing without it.
+	var spentBefore time.Duration
+	if *since != 0 {
+		spentBefore = time.Since(started)
+	}
 	plan(os.Stderr, todo, costs, *total, spentBefore)
 	if *planOnly {
 		return
@@ -216,7 +221,7 @@ func main() {
 	fmt.Fprintf(&b, "Each check has three outcomes: **reproduced** (the 95%% interval of every figure clears its threshold), **not reproduced**\n")
 	fmt.Fprintf(&b, "(an interval clears the opposite) and **inconclusive** (an interval straddles its threshold; the cell says how many repeats\n")
 	whole := ""
-	if *since != 0 {
+	if spentBefore > 0 {
 		whole = fmt.Sprintf(", counted from before the build (`-since`), which took %s of it", spentBefore.Round(time.Second))
 	}
 	fmt.Fprintf(&b, "would likely settle it). With a budget (`-budget`, %s for every preset together here%s) each row runs `--until-settled`: every measured row first gets its first judging look;\n", *total, whole)

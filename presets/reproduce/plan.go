@@ -118,14 +118,14 @@ func simBudget(total, elapsed, w, wLeft time.Duration) time.Duration {
 // cost; then the first looks together and what is left of total for the
 // further looks, which go one at a time to the open rows likeliest to
 // settle soonest (pick). spent is what the budget had spent before (the
-// build, with -since).
+// build, with -since; 0 without it).
 func plan(w io.Writer, ps []*presets.Preset, costs []cost, total, spent time.Duration) {
 	var sum time.Duration
 	for _, c := range costs {
 		sum += c.perRepeat
 	}
 	fmt.Fprintf(w, "budget %s over %d presets on %d CPUs; one repeat of every preset: %s\n", total, len(ps), runtime.NumCPU(), sum.Round(time.Second))
-	if spent >= time.Second {
+	if spent > 0 {
 		fmt.Fprintf(w, "spent before the first run (the build, with -since): %s\n", spent.Round(time.Second))
 		total = max(total-spent, 0)
 	}
